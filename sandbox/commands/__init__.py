@@ -1,0 +1,1 @@
+"""CLI subcommands: every module here has ``register(subparsers)`` and is found automatically."""

@@ -1,0 +1,224 @@
+"""The mirror store: exact URLs mapped to recorded responses (a manifest plus body files).
+
+Layout: ``mirrors/<host>/manifest.json`` lists entries; each entry's ``body`` is a path
+relative to that folder. Lookups use the URL exactly as requested, minus its fragment:
+scheme, host, path and query must match byte for byte (no decoding, no reordering).
+
+Pure module: no Playwright, no aiohttp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MANIFEST = "manifest.json"
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["reconstructed", "captured"]
+    basis: str | None = Field(None, description="What a reconstruction is built from.")
+    captured_at: str | None = Field(None, description="ISO time of a capture.")
+
+
+class MirrorEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: str
+    status: int = 200
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: str = Field(description="Body file, relative to the manifest's folder.")
+    sha256: str
+    provenance: Provenance
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    entries: list[MirrorEntry] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MirroredResponse:
+    url: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    entry: MirrorEntry
+
+
+def url_key(url: str) -> str:
+    """The lookup key: the URL exactly as given, without its fragment."""
+    return url.split("#", 1)[0]
+
+
+def _safe_body_path(folder: Path, body: str) -> Path:
+    path = (folder / body).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise ValueError(f"body path {body!r} escapes its mirror folder {folder}")
+    return path
+
+
+class MirrorStore:
+    """All entries of one or more mirror roots, keyed by exact URL (fragment removed)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Path, MirrorEntry]] = {}
+
+    @classmethod
+    def load(cls, *roots: Path) -> "MirrorStore":
+        store = cls()
+        for root in roots:
+            root = Path(root)
+            manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
+            for manifest_path in manifests:
+                store.add_manifest(manifest_path)
+        return store
+
+    def add_manifest(self, manifest_path: Path) -> None:
+        try:
+            manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        except Exception as exc:  # pydantic or JSON error: name the file
+            raise ValueError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
+        for entry in manifest.entries:
+            self._entries[url_key(entry.url)] = (manifest_path.parent, entry)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def urls(self) -> list[str]:
+        return sorted(self._entries)
+
+    def lookup(self, url: str) -> MirroredResponse | None:
+        found = self._entries.get(url_key(url))
+        if found is None:
+            return None
+        folder, entry = found
+        body = _safe_body_path(folder, entry.body).read_bytes()
+        return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
+
+    def nearest(self, url: str, n: int = 3) -> list[str]:
+        return get_close_matches(url_key(url), list(self._entries), n=n, cutoff=0.5)
+
+    def checksum(self) -> str:
+        """One hash over every entry's URL and body hash: stamps traces and scores."""
+        digest = hashlib.sha256()
+        for key in sorted(self._entries):
+            digest.update(f"{key}\0{self._entries[key][1].sha256}\n".encode())
+        return digest.hexdigest()[:16]
+
+
+def default_body_path(url: str, content_type: str) -> str:
+    """A readable body file name for a URL: its path, plus a short hash of the query."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    path = parts.path.strip("/") or "index"
+    if parts.path.endswith("/"):
+        path += "/index"
+    stem = path.replace("/", "__")
+    if parts.query:
+        stem += "__q" + hashlib.sha256(parts.query.encode()).hexdigest()[:8]
+    if "." not in stem.rsplit("__", 1)[-1]:
+        ext = mimetypes.guess_extension(content_type.split(";")[0].strip()) or ".bin"
+        stem += ext
+    return f"bodies/{stem}"
+
+
+def write_entry(
+    folder: Path,
+    url: str,
+    body: bytes,
+    content_type: str,
+    provenance: Provenance,
+    *,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    body_path: str | None = None,
+) -> MirrorEntry:
+    """Write a body file and add (or replace) its entry in ``folder/manifest.json``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    body_path = body_path or default_body_path(url, content_type)
+    target = _safe_body_path(folder, body_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(body)
+    all_headers = {"content-type": content_type, **(headers or {})}
+    entry = MirrorEntry(
+        url=url, status=status, headers=all_headers, body=body_path,
+        sha256=hashlib.sha256(body).hexdigest(), provenance=provenance,
+    )
+    manifest_path = folder / MANIFEST
+    manifest = (
+        Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        if manifest_path.exists() else Manifest()
+    )
+    kept = [e for e in manifest.entries if url_key(e.url) != url_key(url)]
+    manifest.entries = sorted([*kept, entry], key=lambda e: e.url)
+    manifest_path.write_text(
+        json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    return entry
+
+
+def captured(now: datetime | None = None) -> Provenance:
+    return Provenance(kind="captured", captured_at=(now or datetime.now(timezone.utc)).isoformat(timespec="seconds"))
+
+
+def reconstructed(basis: str) -> Provenance:
+    return Provenance(kind="reconstructed", basis=basis)
+
+
+_SANE_TYPES = ("text/", "application/json", "application/javascript", "application/pdf",
+               "image/", "font/", "application/octet-stream", "application/xml", "application/hal+json")
+
+
+def check(*roots: Path) -> list[str]:
+    """Problems in the mirror roots: missing bodies, hash mismatches, odd types, escapes."""
+    problems: list[str] = []
+    for root in roots:
+        root = Path(root)
+        manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
+        if not manifests:
+            problems.append(f"{root}: no {MANIFEST} found")
+        for manifest_path in manifests:
+            try:
+                manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+            except Exception as exc:
+                problems.append(f"{manifest_path}: invalid manifest: {exc}")
+                continue
+            seen: set[str] = set()
+            for entry in manifest.entries:
+                where = f"{manifest_path}: {entry.url}"
+                if url_key(entry.url) in seen:
+                    problems.append(f"{where}: duplicate URL")
+                seen.add(url_key(entry.url))
+                if "#" in entry.url:
+                    problems.append(f"{where}: URL has a fragment (fragments are never requested)")
+                try:
+                    body_file = _safe_body_path(manifest_path.parent, entry.body)
+                except ValueError as exc:
+                    problems.append(f"{where}: {exc}")
+                    continue
+                if not body_file.is_file():
+                    problems.append(f"{where}: body file {entry.body} is missing")
+                    continue
+                actual = hashlib.sha256(body_file.read_bytes()).hexdigest()
+                if actual != entry.sha256:
+                    problems.append(f"{where}: sha256 mismatch (manifest {entry.sha256[:12]}…, file {actual[:12]}…)")
+                ctype = {k.lower(): v for k, v in entry.headers.items()}.get("content-type", "")
+                if not ctype.startswith(_SANE_TYPES):
+                    problems.append(f"{where}: unexpected content-type {ctype!r}")
+                if entry.provenance.kind == "reconstructed" and not entry.provenance.basis:
+                    problems.append(f"{where}: reconstructed entry without a basis")
+                if entry.provenance.kind == "captured" and not entry.provenance.captured_at:
+                    problems.append(f"{where}: captured entry without captured_at")
+    return problems
