@@ -36,6 +36,7 @@ class ToolError(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: str
     message: str
+    details: dict[str, Any] | None = None
 
 
 class RunHeader(BaseModel):

@@ -1,0 +1,214 @@
+"""The eCFR mirror serves what the "eCFR regulation" task needs, and nothing it must not.
+
+Checks the three mirrored responses against the benchmark's expected record (headings,
+exceptions, dates, the silence traps), loads them in a real headless Chromium answered only
+from the mirror store, and rebuilds the mirror to prove the generator is deterministic.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from playwright.async_api import async_playwright
+
+from sandbox.mirrors import MirrorStore, check
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+MIRROR = PROJECT_ROOT / "mirrors" / "www.ecfr.gov"
+GENERATOR = PROJECT_ROOT / "scripts" / "mirrors" / "build_ecfr.py"
+
+BEFORE = "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-23/title-28?chapter=I&part=35&subpart=H"
+AFTER = "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-24/title-28?chapter=I&part=35&subpart=H"
+VERSIONS = "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200"
+
+SECTION_HEADINGS = [
+    "§ 35.200 Requirements for web and mobile accessibility.",
+    "§ 35.201 Exceptions.",
+    "§ 35.202 Conforming alternate versions.",
+    "§ 35.203 Equivalent facilitation.",
+    "§ 35.204 Duties.",
+    "§ 35.205 Effect of noncompliance that has a minimal impact on access.",
+    "§§ 35.206-35.209 [Reserved]",
+]
+EXCEPTIONS = [
+    "Archived web content",
+    "Preexisting conventional electronic documents",
+    "Content posted by a third party",
+    "Individualized, password-protected or otherwise secured conventional electronic documents",
+    "Preexisting social media posts",
+]
+# Quotes an agent would cite from the after view (evidence matching normalises whitespace).
+AFTER_QUOTES = [
+    "Subpart H—Web and Mobile Accessibility",
+    "AG Order No. 5919-2024",
+    "89 FR 31337",
+    "Apr. 24, 2024",
+    "Source: AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, unless otherwise noted.",
+    "web content",
+    "mobile apps",
+    "WCAG 2.1",
+    "Level A",
+    "Level AA",
+    "Level A and Level AA",
+    "April 24, 2026",
+    "April 26, 2027",
+    *SECTION_HEADINGS,
+    *EXCEPTIONS,
+]
+# Silence/absence traps: none of these may be stated in the 2024 point-in-time views.
+TRAPS = {
+    "RIN": re.compile(r"\bRIN\b"),
+    "Federal Register document number": re.compile(r"\b\d{4}-\d{5}\b"),
+    "testing frequency": re.compile(r"testing|annual|frequency", re.IGNORECASE),
+    "the 2026 amendment": re.compile(r"6742-2026|91 FR 20912|2026-04-20|Apr\. 20, 2026"),
+}
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def visible_text(html: str) -> str:
+    return normalised(BeautifulSoup(html, "html.parser").get_text())
+
+
+@pytest.fixture(scope="module")
+def store() -> MirrorStore:
+    return MirrorStore.load(MIRROR)
+
+
+def body_text(store: MirrorStore, url: str) -> str:
+    response = store.lookup(url)
+    assert response is not None, f"{url} is not mirrored; mirrored: {store.urls()}"
+    return response.body.decode("utf-8")
+
+
+def test_mirror_is_consistent_and_serves_exactly_the_three_urls(store: MirrorStore) -> None:
+    assert check(MIRROR) == []
+    assert store.urls() == sorted([BEFORE, AFTER, VERSIONS])
+    for url in (BEFORE, AFTER):
+        response = store.lookup(url)
+        assert response.status == 200
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        assert response.entry.provenance.kind == "reconstructed"
+        assert "<html" not in body_text(store, url)  # the renderer API returns a fragment
+    assert store.lookup(VERSIONS).headers["content-type"] == "application/json; charset=utf-8"
+
+
+def test_after_view_states_every_expected_fact(store: MirrorStore) -> None:
+    html = body_text(store, AFTER)
+    text = visible_text(html)
+    missing = [quote for quote in AFTER_QUOTES if quote not in text]
+    assert not missing, f"not in the after view's visible text: {missing}"
+
+    soup = BeautifulSoup(html, "html.parser")
+    assert [normalised(h.get_text()) for h in soup.select("div.section > h4")] == SECTION_HEADINGS
+    assert normalised(soup.select_one("div.subpart > h3").get_text()) == "Subpart H—Web and Mobile Accessibility"
+    for heading in soup.select("h3, h4"):
+        json.loads(heading["data-hierarchy-metadata"])  # valid JSON in every heading
+    exception_headings = soup.select('div.section[id="35.201"] > div > p.indent-1 > em.paragraph-heading')
+    assert [h.get_text().removesuffix(".") for h in exception_headings] == EXCEPTIONS
+    assert soup.select_one('a.fr-reference[data-reference="89 FR 31337"]') is not None
+    first = soup.select_one('p[data-title="35.200(a)"]')
+    assert normalised(first.get_text()).startswith("(a) General. A public entity shall ensure")
+
+
+def test_before_view_has_the_old_heading_and_no_sections(store: MirrorStore) -> None:
+    html = body_text(store, BEFORE)
+    text = visible_text(html)
+    assert "Subpart H—General" in text
+    assert "§" not in text and "35.2" not in text
+    assert BeautifulSoup(html, "html.parser").select("div.section") == []
+
+
+@pytest.mark.parametrize("url", [BEFORE, AFTER])
+def test_point_in_time_views_state_none_of_the_traps(store: MirrorStore, url: str) -> None:
+    html = body_text(store, url)
+    found = {name: pattern.findall(html) for name, pattern in TRAPS.items() if pattern.search(html)}
+    assert not found, f"{url} states what it must not: {found}"
+
+
+def test_versions_json_gives_first_substantive_version_and_later_latest_date(store: MirrorStore) -> None:
+    raw = body_text(store, VERSIONS)
+    data = json.loads(raw)
+    versions = data["content_versions"]
+    assert {v["identifier"] for v in versions} == {"35.200"}
+    first = min((v for v in versions if v["substantive"]), key=lambda v: v["date"])
+    assert (first["date"], first["amendment_date"], first["issue_date"]) == ("2024-06-24",) * 3
+    assert first["name"] == SECTION_HEADINGS[0]
+    assert data["meta"]["latest_amendment_date"] == "2026-04-20"
+
+    def all_strings(value: object) -> bool:
+        return isinstance(value, str) or (isinstance(value, dict) and all(map(all_strings, value.values())))
+
+    assert all_strings(data["meta"])
+    assert '"date": "2024-06-24"' in raw  # quotable literally in the rendered JSON text
+    assert not TRAPS["RIN"].search(raw) and not TRAPS["Federal Register document number"].search(raw)
+
+
+async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore) -> None:
+    aborted: list[str] = []
+
+    async def answer_from_mirror(route) -> None:
+        found = store.lookup(route.request.url)
+        if found is None:
+            aborted.append(route.request.url)
+            await route.abort()
+        else:
+            await route.fulfill(status=found.status, headers=found.headers, body=found.body)
+
+    expectations = {
+        BEFORE: ["Subpart H—General"],
+        AFTER: ["Subpart H—Web and Mobile Accessibility", *SECTION_HEADINGS, *EXCEPTIONS,
+                "Source: AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, unless otherwise noted."],
+        VERSIONS: ['"date": "2024-06-24"', '"latest_amendment_date": "2026-04-20"', SECTION_HEADINGS[0]],
+    }
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        try:
+            page = await browser.new_page()
+            await page.route("**/*", answer_from_mirror)
+            for url, wanted in expectations.items():
+                response = await page.goto(url, wait_until="load")
+                assert response is not None and response.status == 200
+                inner_text = normalised(await page.evaluate("document.body.innerText"))
+                missing = [quote for quote in wanted if quote not in inner_text]
+                assert not missing, f"{url}: not in body.innerText: {missing}"
+        finally:
+            await browser.close()
+    assert aborted == []
+
+
+def _load_generator(monkeypatch: pytest.MonkeyPatch):
+    spec = importlib.util.spec_from_file_location("build_ecfr", GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_generator_is_deterministic_and_matches_the_committed_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = tmp_path / "www.ecfr.gov"
+    subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
+                   capture_output=True)
+    first = _tree(out)
+    _load_generator(monkeypatch).build(out)  # a second run over its own output
+    assert _tree(out) == first
+    assert first == _tree(MIRROR), "mirrors/www.ecfr.gov is stale: rerun scripts/mirrors/build_ecfr.py"

@@ -1,0 +1,338 @@
+"""The browser side: one warm Chromium per server, a context per session, tabs, profiles,
+and the router that answers every request from the mirror store (or blocks it).
+
+Nothing here reaches a network: every request is fulfilled from the mirror or refused; a
+dead proxy in the launch flags catches anything that could escape interception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import (BrowserContext, Dialog, Download, Page, Playwright, Request,
+                                  Route, WebSocketRoute, async_playwright)
+
+from sandbox.mirrors import MirrorStore
+from toolserver import pdf
+from toolserver.config import ServerConfig, chromium_launch_args, resolve_chromium
+
+if TYPE_CHECKING:
+    from toolserver.run import Run
+
+log = logging.getLogger("toolserver.browser")
+
+REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")
+
+# Injected into every document: reports form submissions and lets the sandbox veto them.
+INIT_SCRIPT = """
+(() => {
+  if (window.__sandboxInstalled) return; window.__sandboxInstalled = true;
+  document.addEventListener('submit', (event) => {
+    const form = event.target;
+    const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
+    if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
+    if (window.__sandboxReport) window.__sandboxReport('form_submission', info);
+  }, true);
+})();
+"""
+
+
+class BrowserHost:
+    """The warm browser shared by all runs of a server, and the profiles kept per site key."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.store = MirrorStore.load(*config.mirror_roots)
+        self.profiles: dict[str, dict[str, Any]] = {}
+        self._pw: Playwright | None = None
+        self.browser = None
+        self.executable: str | None = None
+
+    async def start(self) -> None:
+        self._pw = await async_playwright().start()
+        try:
+            default = self._pw.chromium.executable_path
+        except Exception:
+            default = None
+        self.executable = resolve_chromium(self.config.chromium, default)
+        self.browser = await self._pw.chromium.launch(
+            executable_path=self.executable, headless=True, args=chromium_launch_args())
+
+    async def stop(self) -> None:
+        if self.browser:
+            await self.browser.close()
+        if self._pw:
+            await self._pw.stop()
+
+
+@dataclass
+class Tab:
+    id: str
+    page: Page
+    snapshot_id: str | None = None
+    snapshot_refs: frozenset[str] = frozenset()
+    snapshot_document: int = -1
+    document: int = 0                  # bumped on every main-frame navigation
+    pdf_pages: list[str] | None = None
+    pdf_name: str | None = None
+    pending_pdf: tuple[str, str, list[str]] | None = None   # (url, name, pages) being loaded
+    committed_url: str = "about:blank"
+    new_document_requested: bool = False   # the router served a main-frame document
+    closed: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.page.url
+
+    def summary(self, active: bool) -> dict:
+        return {"tab": self.id, "url": self.page.url, "active": active}
+
+
+@dataclass
+class Session:
+    id: str
+    site_key: str | None
+    provider: str
+    profile_new: bool
+    run: "Run"
+    context: BrowserContext
+    tabs: dict[str, Tab] = field(default_factory=dict)
+    active_tab_id: str | None = None
+    closed: bool = False
+    inflight: int = 0
+    last_request_at: float = 0.0
+    opening_tab: bool = False          # a tool (not the page) is opening the next page
+    _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def active_tab(self) -> Tab | None:
+        return self.tabs.get(self.active_tab_id) if self.active_tab_id else None
+
+    def tab_for_page(self, page: Page | None) -> Tab | None:
+        for tab in self.tabs.values():
+            if tab.page is page:
+                return tab
+        return None
+
+    async def tab_list(self) -> list[dict]:
+        out = []
+        for tab in self.tabs.values():
+            info = tab.summary(tab.id == self.active_tab_id)
+            info["title"] = await safe_title(tab.page)
+            out.append(info)
+        return out
+
+    # --- page wiring -------------------------------------------------------------------
+    def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
+        tab = Tab(id=f"t{next(self._tab_numbers)}", page=page)
+        self.tabs[tab.id] = tab
+        page.set_default_timeout(self.run.config.action_timeout_ms)
+        page.set_default_navigation_timeout(self.run.config.navigation_timeout_ms)
+        page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
+        page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
+        page.on("download", lambda download: self._on_download(tab, download))
+        page.on("close", lambda _page: self._on_page_closed(tab))
+        if opener is not None:
+            self.run.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url},
+                                  session=self, tab=tab)
+        return tab
+
+    def _on_navigated(self, tab: Tab, frame) -> None:
+        if frame.parent_frame is not None:
+            return
+        url = frame.url.split("#", 1)[0]
+        pending, tab.pending_pdf = tab.pending_pdf, None
+        requested, tab.new_document_requested = tab.new_document_requested, False
+        if url == tab.committed_url and not requested:
+            return  # same-document (fragment) navigation: refs stay valid
+        tab.committed_url = url
+        tab.document += 1
+        if pending is not None and pending[0].split("#", 1)[0] == url:
+            tab.pdf_name, tab.pdf_pages = pending[1], pending[2]
+        else:
+            tab.pdf_name, tab.pdf_pages = None, None
+        self.run.record_event("navigation", {"url": frame.url}, session=self, tab=tab)
+
+    async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
+        accept = self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes
+        data = {"dialog_type": dialog.type, "message": dialog.message,
+                "response": "accepted" if accept else "dismissed"}
+        self.run.record_event("dialog", data, session=self, tab=tab)
+        if accept and dialog.type != "alert":
+            self.run.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}",
+                                         detail=data, session=self, tab=tab)
+        try:
+            await (dialog.accept() if accept else dialog.dismiss())
+        except Exception:  # the page may be gone already
+            pass
+
+    def _on_download(self, tab: Tab, download: Download) -> None:
+        self.run.record_event("download", {"url": download.url, "filename": download.suggested_filename},
+                              session=self, tab=tab)
+
+    def _on_page_closed(self, tab: Tab) -> None:
+        tab.closed = True
+        if self.tabs.pop(tab.id, None) is not None and self.active_tab_id == tab.id:
+            self.active_tab_id = next(reversed(self.tabs), None) if self.tabs else None
+
+    # --- the router ---------------------------------------------------------------------
+    async def route(self, route: Route, request: Request) -> None:
+        self.inflight += 1
+        self.last_request_at = time.monotonic()
+        try:
+            await self._answer(route, request)
+        except Exception as exc:  # a closed page mid-request must not break the run
+            log.debug("route failed for %s: %s", request.url, exc)
+        finally:
+            self.inflight -= 1
+            self.last_request_at = time.monotonic()
+
+    async def _answer(self, route: Route, request: Request) -> None:
+        run, policy = self.run, self.run.policy
+        url, method = request.url, request.method
+        is_nav = request.is_navigation_request()
+        frame = request.frame if is_nav else None
+        main_frame_nav = is_nav and frame is not None and frame.parent_frame is None
+        tab = self.tab_for_page(frame.page) if frame is not None else None
+        base = {"url": url, "method": method, "resource_type": request.resource_type}
+
+        if method not in ("GET", "HEAD", "OPTIONS"):
+            blocked = policy.block_state_changes
+            run.record_state_change("non_get_request", name=f"{method} {url}", blocked=blocked,
+                                    detail=base, session=self, tab=tab)
+            if blocked:
+                return await self._refuse(route, main_frame_nav, "state_change_blocked", base, tab)
+
+        if main_frame_nav and not policy.url_ok(url):
+            run.record_event("policy_violation", {
+                **base, "rule": "allowed_urls", "origin": "page",
+                "enforced": policy.enforcing, "allowed_urls": list(policy.allowed_urls or ())},
+                session=self, tab=tab)
+            if policy.enforcing:
+                return await self._refuse(route, True, "policy", base, tab)
+
+        mirrored = run.host.store.lookup(url)
+        if mirrored is None:
+            return await self._refuse(route, main_frame_nav, "not_in_mirror", base, tab)
+
+        headers = {k.lower(): v for k, v in mirrored.headers.items()}
+        if "attachment" in headers.get("content-disposition", "") and is_nav:
+            blocked = policy.block_state_changes
+            run.record_state_change("download", name=f"download {url}", blocked=blocked,
+                                    detail=base, session=self, tab=tab)
+            if blocked:
+                return await self._refuse(route, True, "state_change_blocked", base, tab)
+
+        if main_frame_nav and tab is not None:
+            tab.new_document_requested = True
+        if main_frame_nav and headers.get("content-type", "").startswith("application/pdf") \
+                and "attachment" not in headers.get("content-disposition", ""):
+            name = urlsplit(url).path.rsplit("/", 1)[-1] or "document.pdf"
+            pages = pdf.extract_pages(mirrored.body)
+            if tab is not None:
+                tab.pending_pdf = (url, name, pages)
+            return await route.fulfill(status=mirrored.status, content_type="text/html; charset=utf-8",
+                                       body=pdf.viewer_html(name, pages))
+
+        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
+        self.run.record_event("blocked_request", {**base, "reason": reason}, session=self, tab=tab)
+        if main_frame_nav:
+            # 204 keeps the current document: the page does not move and no byte leaves.
+            await route.fulfill(status=204, body=b"")
+        else:
+            await route.abort("blockedbyclient")
+
+    async def refuse_websocket(self, ws: WebSocketRoute) -> None:
+        self.run.record_event("blocked_request", {"url": ws.url, "method": "GET",
+                                                  "resource_type": "websocket", "reason": "websocket"},
+                              session=self)
+        await ws.close(code=1008, reason="offline sandbox: WebSocket refused")
+
+    async def report(self, source, kind: str, info: dict) -> None:
+        """Binding called by INIT_SCRIPT from the page."""
+        tab = self.tab_for_page(source.get("page") if isinstance(source, dict) else None)
+        if kind == "form_submission":
+            self.run.record_state_change("form_submission", name=f"submit {info.get('method')} {info.get('action')}",
+                                         blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
+
+    # --- waiting ------------------------------------------------------------------------
+    async def settle(self, tab: Tab, since: float, quiet: float = 0.06, timeout: float = 5.0) -> None:
+        """Wait for the page to finish what the action started: loads and mirrored fetches."""
+        deadline = time.monotonic() + timeout
+        try:
+            await tab.page.wait_for_load_state("load", timeout=timeout * 1000)
+        except Exception:
+            return
+        while time.monotonic() < deadline:
+            if self.inflight == 0 and (self.last_request_at < since
+                                       or time.monotonic() - self.last_request_at >= quiet):
+                return
+            await asyncio.sleep(0.01)
+
+
+async def open_session(run: "Run", *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
+    host = run.host
+    key = site_key or f"anonymous-{secrets.token_hex(4)}"
+    if clear_cookies:
+        host.profiles.pop(key, None)
+    profile_new = key not in host.profiles
+    width, height = run.config.viewport
+    context = await host.browser.new_context(
+        storage_state=host.profiles.get(key), service_workers="block", accept_downloads=True,
+        viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
+    host.profiles.setdefault(key, {"cookies": [], "origins": []})
+    session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
+                      profile_new=profile_new, run=run, context=context)
+    await context.add_init_script(INIT_SCRIPT + (
+        "window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else ""))
+    await context.expose_binding("__sandboxReport", session.report)
+    await context.route("**/*", session.route)
+    await context.route_web_socket("**/*", session.refuse_websocket)
+    context.on("page", lambda page: _on_new_page(session, page))
+    page = await context.new_page()
+    session.active_tab_id = session.tab_for_page(page).id if session.tab_for_page(page) else \
+        session.adopt_page(page).id
+    return session
+
+
+def _on_new_page(session: Session, page: Page) -> None:
+    if session.tab_for_page(page) is not None:
+        return
+    opener = None
+    if session.tabs and not session.opening_tab:  # opened by the page (window.open, target=_blank)
+        opener = session.active_tab_id or ""
+    session.adopt_page(page, opener=opener)
+
+
+async def close_session(session: Session) -> None:
+    if session.closed:
+        return
+    session.closed = True
+    host = session.run.host
+    key = session.site_key
+    try:
+        if key:
+            host.profiles[key] = await session.context.storage_state()
+    except Exception as exc:
+        log.warning("could not save profile %s: %s", key, exc)
+    try:
+        await session.context.close()
+    except Exception:
+        pass
+
+
+async def safe_title(page: Page) -> str:
+    try:
+        return await page.title()
+    except Exception:
+        return ""

@@ -1,0 +1,52 @@
+"""Server configuration (one frozen object, passed to create_app / Sandbox)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sandbox import MIRRORS_DIR
+
+DEBIAN_CHROMIUM = "/usr/bin/chromium"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    mirror_roots: tuple[Path, ...] = field(default_factory=lambda: (MIRRORS_DIR,))
+    trace_dir: Path | None = None          # None: traces kept in memory only (GET /runs/{id}/trace)
+    chromium: str | None = None            # None: SANDBOX_CHROMIUM, Playwright's own, then Debian's
+    fallback_provider: str | None = None   # e.g. "browserbase": emulate the service's fallback
+    approvals: bool = False                # allow browser_close(close_all=true)
+    policy: Literal["enforce", "observe"] = "enforce"
+    block_state_changes: bool = False
+    dialogs: Literal["dismiss", "accept"] = "dismiss"
+    viewport: tuple[int, int] = (1280, 720)
+    action_timeout_ms: int = 5000
+    navigation_timeout_ms: int = 15000
+
+
+def chromium_launch_args() -> list[str]:
+    """Headless flags; the background-networking ones keep Chromium from dialling out, and a
+    dead proxy catches anything that might ever escape request interception."""
+    args = [
+        "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-default-apps",
+        "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
+        "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.insert(0, "--no-sandbox")
+    return args
+
+
+def resolve_chromium(configured: str | None, playwright_default: str | None) -> str:
+    for candidate in (configured, os.environ.get("SANDBOX_CHROMIUM"), playwright_default, DEBIAN_CHROMIUM):
+        if candidate and Path(candidate).exists():
+            return candidate
+    raise RuntimeError(
+        "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
+        "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here.")

@@ -1,0 +1,45 @@
+"""Shared result pieces: every action result says what changed."""
+
+from __future__ import annotations
+
+import time
+
+from toolserver.browser import Tab, safe_title
+from toolserver.run import CallContext
+
+_CHANGE_KINDS = {
+    "tab_opened": "new_tabs", "dialog": "dialogs", "download": "downloads",
+    "blocked_request": "blocked_requests", "state_change": "state_changes",
+    "policy_violation": "policy_violations", "navigation": "navigations",
+}
+
+
+async def page_state(ctx: CallContext, tab: Tab) -> dict:
+    return {"tab": tab.id, "url": tab.page.url, "title": await safe_title(tab.page)}
+
+
+async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) -> dict:
+    """The page after an action plus what the action changed (from the call's events)."""
+    out: dict = {}
+    if tab is not None and not tab.closed:
+        out.update(await page_state(ctx, tab))
+    changes: dict = {}
+    if before is not None and out:
+        changes["url_changed"] = before.get("url") != out.get("url")
+        changes["title_changed"] = before.get("title") != out.get("title")
+    for event in ctx.events:
+        key = _CHANGE_KINDS.get(event["kind"])
+        if key:
+            changes.setdefault(key, []).append({"tab": event.get("tab"), **event["data"]})
+    out["changes"] = changes
+    if ctx.session is not None and not ctx.session.closed:
+        out["tabs"] = await ctx.session.tab_list()
+    return out
+
+
+async def settle(ctx: CallContext, tab: Tab, since: float | None = None) -> None:
+    await ctx.session.settle(tab, since if since is not None else ctx.started)
+
+
+def now() -> float:
+    return time.monotonic()

@@ -1,0 +1,123 @@
+"""browser_click and browser_type: act on an element by a ref from the tab's latest snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import AliasChoices, Field, model_validator
+
+from toolserver.browser import Tab
+from toolserver.errors import InvalidArguments, PolicyViolation, UnknownRef
+from toolserver.registry import ToolArgs, tool
+from toolserver.run import CallContext
+from toolserver.tools._common import action_result, now, page_state, settle
+
+_MARKER_JS = """el => { const m = el.closest('[data-sandbox-state-change]');
+                        return m ? m.getAttribute('data-sandbox-state-change') : null; }"""
+_FINAL_JS = """() => { const el = document.querySelector('[data-sandbox-final-state]');
+                       return el ? el.getAttribute('data-sandbox-final-state') : null; }"""
+
+
+class RefArgs(ToolArgs):
+    ref: str = Field(validation_alias=AliasChoices("ref", "target"),
+                     description='Element ref from the latest browser_snapshot of this tab, e.g. "e12" ("target" is accepted as an alias).')
+    element: str | None = Field(None, description="Human-readable description of the element (for the log only).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_of_ref_target(cls, data):
+        if isinstance(data, dict) and "ref" in data and "target" in data:
+            raise ValueError("give either 'ref' or its alias 'target', not both")
+        return data
+
+
+class ClickArgs(RefArgs):
+    pass
+
+
+class TypeArgs(RefArgs):
+    text: str = Field(description="Text to put in the field, exactly (replaces its content).")
+    submit: bool = Field(False, description="Press Enter after typing (a state-changing action).")
+
+
+async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
+    if tab.snapshot_id is None:
+        raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
+    if tab.snapshot_document != tab.document:
+        raise UnknownRef(f"ref {ref} is from snapshot {tab.snapshot_id} of an earlier document (the page has navigated "
+                         "since). Capture a new snapshot and use a ref from it.")
+    if ref not in tab.snapshot_refs:
+        raise UnknownRef(f"Ref {ref} not found in the current page snapshot ({tab.snapshot_id}). Try capturing a new snapshot.")
+    locator = tab.page.locator(f"aria-ref={ref}")
+    if await locator.count() != 1:
+        raise UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
+                         f"{tab.snapshot_id}). Capture a new snapshot.")
+    return locator
+
+
+async def guard_final_state(ctx: CallContext, tab: Tab, locator) -> None:
+    marker = await locator.evaluate(_MARKER_JS)
+    if marker:
+        run = ctx.run
+        blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
+        run.record_state_change("final_state_click", name=marker, blocked=blocked,
+                                detail={"ref": getattr(locator, "_selector", "")}, session=ctx.session, tab=tab)
+        if blocked:
+            raise PolicyViolation(f"this control is marked as a state-changing action ({marker!r}); state changes are "
+                                  "blocked in this run, so it was not clicked")
+
+
+async def watch_final_state(ctx: CallContext, tab: Tab, before: str | None) -> None:
+    try:
+        after = await tab.page.evaluate(_FINAL_JS)
+    except Exception:
+        return
+    if after and after != before:
+        ctx.run.record_state_change("final_state_reached", name=after, session=ctx.session, tab=tab)
+
+
+@tool("browser_click", args=ClickArgs, side_effect="input",
+      description="Click an element by its ref from the latest snapshot of the current tab.")
+async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
+    tab = ctx.require_tab()
+    before = await page_state(ctx, tab)
+    locator = await resolve_ref(ctx, tab, args.ref)
+    final_before = await tab.page.evaluate(_FINAL_JS)
+    await guard_final_state(ctx, tab, locator)
+    since = now()
+    await locator.click()
+    await asyncio.sleep(0.03)   # let a click-started navigation begin before settling
+    await settle(ctx, tab, since)
+    await watch_final_state(ctx, tab, final_before)
+    return await action_result(ctx, tab, before)
+
+
+@tool("browser_type", args=TypeArgs, side_effect="input",
+      description="Type text into a field by its ref (exact text; Enter only when submit=true).")
+async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
+    tab = ctx.require_tab()
+    before = await page_state(ctx, tab)
+    locator = await resolve_ref(ctx, tab, args.ref)
+    final_before = await tab.page.evaluate(_FINAL_JS)
+    since = now()
+    await locator.fill(args.text)
+    if args.submit:
+        run = ctx.run
+        blocked = run.policy.block_state_changes and not run.policy.state_change_allowed("enter")
+        run.record_state_change("enter_key", name="enter", blocked=blocked, detail={"ref": args.ref},
+                                session=ctx.session, tab=tab)
+        if blocked:
+            raise PolicyViolation("submit=true presses Enter, a state-changing action that is blocked in this run; "
+                                  "the text was typed but Enter was not pressed")
+        await locator.press("Enter")
+        await asyncio.sleep(0.03)
+    await settle(ctx, tab, since)
+    typed = await locator.input_value() if await locator.count() == 1 else None
+    await watch_final_state(ctx, tab, final_before)
+    result = await action_result(ctx, tab, before)
+    if typed is not None and not args.submit:
+        result["value"] = typed
+    return result
+
+
+__all__ = ["InvalidArguments"]

@@ -1,0 +1,57 @@
+"""browser_navigate and browser_scroll."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from toolserver.registry import ToolArgs, tool
+from toolserver.run import CallContext
+from toolserver.tools._common import action_result, page_state
+from toolserver.tools.session import goto
+
+_SCROLL_JS = """([dx, dy]) => {
+  window.scrollBy(dx, dy);
+  const el = document.scrollingElement || document.documentElement;
+  return {x: Math.round(window.scrollX), y: Math.round(window.scrollY),
+          max_x: Math.max(0, el.scrollWidth - window.innerWidth),
+          max_y: Math.max(0, el.scrollHeight - window.innerHeight),
+          viewport_height: window.innerHeight};
+}"""
+
+
+class NavigateArgs(ToolArgs):
+    url: str = Field(description="Exact URL to open in the current tab (only mirrored URLs load).")
+
+
+class ScrollArgs(ToolArgs):
+    direction: Literal["up", "down", "left", "right"] = Field(description="Scroll direction.")
+    amount: int | None = Field(None, ge=1, le=100000, description="Pixels to scroll (default: 80% of the viewport).")
+
+
+@tool("browser_navigate", args=NavigateArgs, side_effect="action", url_bearing=True,
+      description="Open a URL in the current tab.")
+async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
+    tab = ctx.require_tab()
+    before = await page_state(ctx, tab)
+    status = (await goto(ctx, tab, args.url))["status"]
+    return {**await action_result(ctx, tab, before), "status": status}
+
+
+@tool("browser_scroll", args=ScrollArgs, side_effect="read_only",
+      description="Scroll the current tab; returns the new scroll position and whether the end was reached.")
+async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
+    tab = ctx.require_tab()
+    viewport = tab.page.viewport_size or {"width": 1280, "height": 720}
+    vertical = args.direction in ("up", "down")
+    amount = args.amount or int((viewport["height"] if vertical else viewport["width"]) * 0.8)
+    sign = 1 if args.direction in ("down", "right") else -1
+    pos = await tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0])
+    if vertical:
+        at_end = pos["y"] >= pos["max_y"] - 1 if sign > 0 else pos["y"] <= 0
+    else:
+        at_end = pos["x"] >= pos["max_x"] - 1 if sign > 0 else pos["x"] <= 0
+    return {"tab": tab.id, "url": tab.page.url, "direction": args.direction, "amount": amount,
+            "scroll_x": pos["x"], "scroll_y": pos["y"], "max_scroll_x": pos["max_x"],
+            "max_scroll_y": pos["max_y"], "at_end": at_end}

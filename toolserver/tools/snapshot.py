@@ -1,0 +1,44 @@
+"""browser_snapshot: the page as an accessibility snapshot with element refs (or PDF text)."""
+
+from __future__ import annotations
+
+import itertools
+
+from pydantic import Field
+
+from toolserver import pdf
+from toolserver.browser import REF_RE
+from toolserver.registry import ToolArgs, tool
+from toolserver.run import CallContext
+from toolserver.tools._common import page_state, settle
+
+_snapshot_numbers = itertools.count(1)
+
+
+class SnapshotArgs(ToolArgs):
+    max_chars: int | None = Field(None, ge=200, description="Return at most this many characters (the default returns the whole page).")
+
+
+@tool("browser_snapshot", args=SnapshotArgs, side_effect="read_only",
+      description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
+                  "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page.")
+async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
+    tab = ctx.require_tab()
+    await settle(ctx, tab)
+    if tab.pdf_pages is not None:
+        text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
+    else:
+        text = await tab.page.aria_snapshot(mode="ai")
+        refs = frozenset(REF_RE.findall(text))
+    tab.snapshot_id = f"s{next(_snapshot_numbers)}"
+    tab.snapshot_refs, tab.snapshot_document = refs, tab.document
+    result = {"snapshot_id": tab.snapshot_id, **await page_state(ctx, tab),
+              "tabs": await ctx.session.tab_list(), "format": "pdf_text" if tab.pdf_pages is not None else "aria"}
+    if tab.pdf_pages is not None:
+        result["pdf_pages"] = len(tab.pdf_pages)
+    total = len(text)
+    if args.max_chars is not None and total > args.max_chars:
+        text = text[: args.max_chars] + f"\n[... truncated: {total - args.max_chars} of {total} characters not shown]\n"
+        result["truncated"] = True
+    result["snapshot"] = text
+    return result
