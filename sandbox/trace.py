@@ -99,6 +99,7 @@ class TraceWriter:
         self.t0 = time.monotonic()
         self._lock = threading.Lock()
         self._lines: list[str] = []
+        self.closed = False
         self._file = open(self.path, "a", encoding="utf-8") if self.path else None
         self.write(header)
 
@@ -119,8 +120,11 @@ class TraceWriter:
             return "".join(line + "\n" for line in self._lines)
 
     def close(self, reason: str = "closed") -> None:
-        if self._file and not self._file.closed:
-            self.write(RunEnd(t=self.now(), wall=wall_now(), reason=reason))
+        if self.closed:
+            return
+        self.write(RunEnd(t=self.now(), wall=wall_now(), reason=reason))
+        self.closed = True
+        if self._file:
             self._file.close()
 
 

@@ -8,14 +8,16 @@ dead proxy in the launch flags catches anything that could escape interception.
 from __future__ import annotations
 
 import asyncio
+import html
 import itertools
+import json
 import logging
 import re
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import (BrowserContext, Dialog, Download, Page, Playwright, Request,
                                   Route, WebSocketRoute, async_playwright)
@@ -189,8 +191,15 @@ class Session:
         self.last_request_at = time.monotonic()
         try:
             await self._answer(route, request)
-        except Exception as exc:  # a closed page mid-request must not break the run
+        except Exception as exc:  # never leave a request hanging, never let it through
             log.debug("route failed for %s: %s", request.url, exc)
+            if "closed" not in str(exc).lower():
+                self.run.record_event("server_fault", {"where": "router", "url": request.url, "error": repr(exc)},
+                                      session=self)
+            try:
+                await route.abort("failed")
+            except Exception:
+                pass
         finally:
             self.inflight -= 1
             self.last_request_at = time.monotonic()
@@ -199,8 +208,13 @@ class Session:
         run, policy = self.run, self.run.policy
         url, method = request.url, request.method
         is_nav = request.is_navigation_request()
-        frame = request.frame if is_nav else None
-        main_frame_nav = is_nav and frame is not None and frame.parent_frame is None
+        frame = None
+        if is_nav:
+            try:
+                frame = request.frame
+            except Exception:  # a popup's first navigation comes before its frame exists
+                frame = None
+        main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
         tab = self.tab_for_page(frame.page) if frame is not None else None
         base = {"url": url, "method": method, "resource_type": request.resource_type}
 
@@ -224,6 +238,8 @@ class Session:
             return await self._refuse(route, main_frame_nav, "not_in_mirror", base, tab)
 
         headers = {k.lower(): v for k, v in mirrored.headers.items()}
+        if 300 <= mirrored.status < 400 and "location" in headers:
+            return await self._redirect(route, request, urljoin(url, headers["location"]), main_frame_nav, base, tab)
         if "attachment" in headers.get("content-disposition", "") and is_nav:
             blocked = policy.block_state_changes
             run.record_state_change("download", name=f"download {url}", blocked=blocked,
@@ -242,6 +258,34 @@ class Session:
             return await route.fulfill(status=mirrored.status, content_type="text/html; charset=utf-8",
                                        body=pdf.viewer_html(name, pages))
 
+        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    async def _redirect(self, route: Route, request: Request, target: str, main_frame_nav: bool,
+                        base: dict, tab: Tab | None, hops: int = 0) -> None:
+        """Chromium sends a fulfilled redirect's next request past interception, so the router
+        follows redirects itself: the target is checked and answered like any other request."""
+        run, policy = self.run, self.run.policy
+        run.record_event("redirect", {**base, "location": target}, session=self, tab=tab)
+        if main_frame_nav:
+            if not policy.url_ok(target):
+                run.record_event("policy_violation", {
+                    **base, "url": target, "rule": "allowed_urls", "origin": "redirect",
+                    "enforced": policy.enforcing, "allowed_urls": list(policy.allowed_urls or ())},
+                    session=self, tab=tab)
+                if policy.enforcing:
+                    return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
+            if run.host.store.lookup(target) is None:
+                return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
+            # A stub document replaces itself with the target: that navigation is routed again.
+            stub = (f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
+                    f"<script>location.replace({json.dumps(target)})</script>")
+            return await route.fulfill(status=200, content_type="text/html", body=stub)
+        mirrored = run.host.store.lookup(target)
+        if mirrored is None or hops >= 5:
+            return await self._refuse(route, False, "not_in_mirror", {**base, "url": target}, tab)
+        location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
+        if 300 <= mirrored.status < 400 and location:
+            return await self._redirect(route, request, urljoin(target, location), False, base, tab, hops + 1)
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
     async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
@@ -266,16 +310,20 @@ class Session:
                                          blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
 
     # --- waiting ------------------------------------------------------------------------
-    async def settle(self, tab: Tab, since: float, quiet: float = 0.06, timeout: float = 5.0) -> None:
-        """Wait for the page to finish what the action started: loads and mirrored fetches."""
+    async def settle(self, tab: Tab, since: float, quiet: float = 0.06, timeout: float = 5.0,
+                     min_quiet_after_action: bool = False) -> None:
+        """Wait for the page to finish what the action started: loads and mirrored fetches.
+
+        After a click, the action itself counts as activity (a navigation or popup it starts
+        may take a few milliseconds to issue its first request)."""
         deadline = time.monotonic() + timeout
-        try:
-            await tab.page.wait_for_load_state("load", timeout=timeout * 1000)
-        except Exception:
-            return
         while time.monotonic() < deadline:
-            if self.inflight == 0 and (self.last_request_at < since
-                                       or time.monotonic() - self.last_request_at >= quiet):
+            try:
+                await tab.page.wait_for_load_state("load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
+            except Exception:
+                return
+            last = max(self.last_request_at, since) if min_quiet_after_action else self.last_request_at
+            if self.inflight == 0 and (last < since or time.monotonic() - last >= quiet):
                 return
             await asyncio.sleep(0.01)
 

@@ -37,8 +37,8 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
     return out
 
 
-async def settle(ctx: CallContext, tab: Tab, since: float | None = None) -> None:
-    await ctx.session.settle(tab, since if since is not None else ctx.started)
+async def settle(ctx: CallContext, tab: Tab, since: float | None = None, after_action: bool = False) -> None:
+    await ctx.session.settle(tab, since if since is not None else ctx.started, min_quiet_after_action=after_action)
 
 
 def now() -> float:

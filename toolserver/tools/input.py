@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from pydantic import AliasChoices, Field, model_validator
 
 from toolserver.browser import Tab
@@ -86,8 +84,7 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     await guard_final_state(ctx, tab, locator)
     since = now()
     await locator.click()
-    await asyncio.sleep(0.03)   # let a click-started navigation begin before settling
-    await settle(ctx, tab, since)
+    await settle(ctx, tab, since, after_action=True)
     await watch_final_state(ctx, tab, final_before)
     return await action_result(ctx, tab, before)
 
@@ -110,8 +107,7 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
             raise PolicyViolation("submit=true presses Enter, a state-changing action that is blocked in this run; "
                                   "the text was typed but Enter was not pressed")
         await locator.press("Enter")
-        await asyncio.sleep(0.03)
-    await settle(ctx, tab, since)
+    await settle(ctx, tab, since, after_action=args.submit)
     typed = await locator.input_value() if await locator.count() == 1 else None
     await watch_final_state(ctx, tab, final_before)
     result = await action_result(ctx, tab, before)

@@ -1,0 +1,328 @@
+/*
+ * Offline mirror of SAM.gov's contract-opportunity view (https://sam.gov/opp/<id>/view).
+ * A RECONSTRUCTION, not the real Angular bundle: like the real app, the served HTML is only a
+ * shell; this script reads the notice id from the path, fetches the notice-data JSON
+ * (?latest=true), follows `_links["opportunity:previous"]` to the earlier versions, fetches the
+ * attachment index, and renders the page with the element ids public scrapers rely on.
+ *
+ * Deterministic on purpose: no clock, no randomness, no Intl/locale formatting. Dates are
+ * formatted here from the JSON, in the notice's own time zone (US DST rules written out).
+ * Label tables below stand in for SAM's location-services and federal-hierarchy lookups,
+ * which this mirror does not reproduce; they hold only the codes these notices use.
+ */
+(function () {
+  'use strict';
+
+  var API = 'https://sam.gov/api/prod';
+
+  var NOTICE_TYPES = {
+    k: 'Combined Synopsis/Solicitation', o: 'Solicitation', p: 'Presolicitation',
+    r: 'Sources Sought', s: 'Special Notice', a: 'Award Notice'
+  };
+  var SET_ASIDES = { SBA: 'Total Small Business Set-Aside (FAR 19.5)' };
+  var NAICS = {
+    '237310': 'Highway, Street, and Bridge Construction',
+    '337920': 'Blind and Shade Manufacturing'
+  };
+  var PSC = {
+    Y1LB: 'CONSTRUCTION OF HIGHWAYS, ROADS, STREETS, BRIDGES, AND RAILWAYS',
+    '7230': 'DRAPERIES, AWNINGS, AND SHADES'
+  };
+  // organizationId -> [level label, name] pairs (stand-in for the federal hierarchy service).
+  var ORGANIZATIONS = {
+    '100540311': [['Department/Ind. Agency', 'HOMELAND SECURITY, DEPARTMENT OF'],
+                  ['Sub-tier', 'US COAST GUARD'], ['Office', 'BASE ALAMEDA(00031)']],
+    '100236955': [['Department/Ind. Agency', 'DEPT OF DEFENSE'],
+                  ['Sub-tier', 'DEPT OF THE ARMY'], ['Office', 'W50S9H USPFO ACTIVITY WI ANG']]
+  };
+  var ARCHIVE_POLICIES = {
+    auto15: '15 days after date offers due', auto30: '30 days after date offers due',
+    autocustom: 'Manual'
+  };
+  // Offsets in minutes east of UTC; dst null = no daylight saving time.
+  var ZONES = {
+    'America/New_York': { std: -300, dst: -240, stdAbbr: 'EST', dstAbbr: 'EDT' },
+    'America/Chicago': { std: -360, dst: -300, stdAbbr: 'CST', dstAbbr: 'CDT' },
+    'America/Denver': { std: -420, dst: -360, stdAbbr: 'MST', dstAbbr: 'MDT' },
+    'America/Phoenix': { std: -420, dst: null, stdAbbr: 'MST', dstAbbr: 'MST' },
+    'America/Los_Angeles': { std: -480, dst: -420, stdAbbr: 'PST', dstAbbr: 'PDT' }
+  };
+  var MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+  function pad(n, width) { var s = String(n); while (s.length < (width || 2)) { s = '0' + s; } return s; }
+
+  /* ISO 8601 with an offset ("2025-11-15T02:57:52.270+00:00", "...-05:00", "...Z") -> epoch ms. */
+  function parseInstant(iso) {
+    var m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/.exec(iso || '');
+    if (!m) { return null; }
+    var ms = m[7] ? Number((m[7] + '00').slice(0, 3)) : 0;
+    var utc = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], m[6] ? +m[6] : 0, ms);
+    var offset = 0;
+    if (m[8] !== 'Z') {
+      var o = m[8].replace(':', '');
+      offset = (o[0] === '-' ? -1 : 1) * (Number(o.slice(1, 3)) * 60 + Number(o.slice(3, 5)));
+    }
+    return utc - offset * 60000;
+  }
+
+  /* Day of month of the n-th Sunday of a month (US DST rules: 2nd Sunday of March, 1st of Nov). */
+  function nthSunday(year, month, n) {
+    var first = new Date(Date.UTC(year, month, 1)).getUTCDay();
+    return 1 + ((7 - first) % 7) + 7 * (n - 1);
+  }
+
+  function zoneAt(epochMs, zoneName) {
+    var zone = ZONES[zoneName] || ZONES['America/New_York'];
+    if (zone.dst === null) { return { offset: zone.std, abbr: zone.stdAbbr }; }
+    var year = new Date(epochMs + zone.std * 60000).getUTCFullYear();
+    var start = Date.UTC(year, 2, nthSunday(year, 2, 2), 2) - zone.std * 60000;
+    var end = Date.UTC(year, 10, nthSunday(year, 10, 1), 2) - zone.dst * 60000;
+    return epochMs >= start && epochMs < end
+      ? { offset: zone.dst, abbr: zone.dstAbbr } : { offset: zone.std, abbr: zone.stdAbbr };
+  }
+
+  /* "Nov 14, 2025 08:57 PM CST": minute precision, in the notice's time zone. */
+  function formatDateTime(iso, zoneName) {
+    var t = parseInstant(iso);
+    if (t === null) { return iso || ''; }
+    var z = zoneAt(t, zoneName);
+    var d = new Date(t + z.offset * 60000);
+    var h = d.getUTCHours();
+    var h12 = h % 12 === 0 ? 12 : h % 12;
+    return MONTHS[d.getUTCMonth()] + ' ' + pad(d.getUTCDate()) + ', ' + d.getUTCFullYear() + ' ' +
+      pad(h12) + ':' + pad(d.getUTCMinutes()) + ' ' + (h < 12 ? 'AM' : 'PM') + ' ' + z.abbr;
+  }
+
+  /* "Jul 02, 2026" for a timestamp (in the notice's zone) or a plain "2026-07-02" date. */
+  function formatDate(value, zoneName) {
+    var plain = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value || '');
+    if (plain) { return MONTHS[+plain[2] - 1] + ' ' + plain[3] + ', ' + plain[1]; }
+    var t = parseInstant(value);
+    if (t === null) { return value || ''; }
+    var d = new Date(t + zoneAt(t, zoneName).offset * 60000);
+    return MONTHS[d.getUTCMonth()] + ' ' + pad(d.getUTCDate()) + ', ' + d.getUTCFullYear();
+  }
+
+  function formatSize(bytes) {
+    if (typeof bytes !== 'number') { return ''; }
+    return bytes < 1024 ? bytes + ' B' : Math.round(bytes / 1024) + ' KB';
+  }
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    (children || []).forEach(function (c) {
+      if (c === null || c === undefined) { return; }
+      node.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    });
+    return node;
+  }
+
+  function field(id, label, value) {
+    var content = typeof value === 'string' ? [' ' + value] : [' ', value];
+    return el('li', { id: id }, [el('strong', {}, [label + ':'])].concat(content));
+  }
+
+  function getJson(url) {
+    return fetch(url, { headers: { Accept: 'application/hal+json' }, credentials: 'same-origin' })
+      .then(function (r) {
+        if (!r.ok) { throw new Error('HTTP ' + r.status + ' for ' + url); }
+        return r.json();
+      });
+  }
+
+  /* The current version first, then each `opportunity:previous`, back to the original. */
+  function loadVersions(current) {
+    var versions = [current];
+    function step(notice) {
+      var prev = notice._links && notice._links['opportunity:previous'];
+      if (!prev || !prev.href || versions.length > 20) { return Promise.resolve(versions); }
+      return getJson(API + prev.href).then(function (older) { versions.push(older); return step(older); });
+    }
+    return step(current);
+  }
+
+  function placeText(pop) {
+    if (!pop) { return ''; }
+    var city = pop.city && pop.city.name ? pop.city.name + ', ' : '';
+    var state = pop.state && pop.state.code ? pop.state.code + ' ' : '';
+    var country = pop.country && pop.country.code ? ' ' + pop.country.code : '';
+    return (city + state + (pop.zip || '')).trim() + country;
+  }
+
+  function render(root, versions, resources) {
+    var current = versions[0];
+    var original = versions[versions.length - 1];
+    var data = current.data2 || {};
+    var zone = (data.solicitation && data.solicitation.deadlines && data.solicitation.deadlines.responseTz) ||
+      'America/New_York';
+    var typeName = NOTICE_TYPES[data.type] || data.type || '';
+    var amended = versions.length > 1;
+    var page = el('main', { id: 'main-container', 'class': 'sam-page' });
+
+    if (current.archived || current.cancelled) {
+      page.appendChild(el('div', { id: 'opp-inactive-banner', 'class': 'usa-alert', role: 'status' }, [
+        el('strong', {}, ['Inactive']),
+        current.cancelled ? ' This contract opportunity has been cancelled.'
+          : ' This contract opportunity is archived (inactive).'
+      ]));
+    }
+    page.appendChild(el('span', { 'class': 'sup header' }, ['Contract Opportunity']));
+    page.appendChild(el('h1', {}, [data.title || '']));
+    if (current.archived) { page.appendChild(el('span', { 'class': 'usa-tag' }, ['Inactive'])); }
+
+    page.appendChild(el('div', { id: 'header-solicitation-number', 'class': 'header-block' }, [
+      el('div', { 'class': 'content' }, [
+        el('div', { 'class': 'header' }, ['Notice ID']),
+        el('div', { 'class': 'description' }, [data.solicitationNumber || ''])
+      ])
+    ]));
+    var levels = ORGANIZATIONS[data.organizationId] || [];
+    var hierarchy = el('div', { 'class': 'content' });
+    levels.forEach(function (pair) {
+      hierarchy.appendChild(el('div', { 'class': 'header' }, [pair[0]]));
+      hierarchy.appendChild(el('div', { 'class': 'description' }, [pair[1]]));
+    });
+    page.appendChild(el('div', { id: 'header-hierarchy-level', 'class': 'header-block' }, [hierarchy]));
+
+    // General Information
+    var firstData = original.data2 || {};
+    var firstDue = firstData.solicitation && firstData.solicitation.deadlines && firstData.solicitation.deadlines.response;
+    var due = data.solicitation && data.solicitation.deadlines && data.solicitation.deadlines.response;
+    var general = el('ul', { 'class': 'sam-fields' }, [
+      field('general-type', 'Contract Opportunity Type', typeName + (amended ? ' (Updated)' : ' (Original)')),
+      field('general-original-published-date', 'Original Published Date', formatDateTime(original.postedDate, zone)),
+      amended ? field('general-published-date', 'Updated Published Date', formatDateTime(current.postedDate, zone)) : null,
+      firstDue ? field('general-original-response-date', 'Original Date Offers Due', formatDateTime(firstDue, zone)) : null,
+      amended && due ? field('general-response-date', 'Updated Date Offers Due', formatDateTime(due, zone)) : null,
+      field('general-archiving-policy', 'Inactive Policy',
+        ARCHIVE_POLICIES[(data.archive || {}).type] || (data.archive || {}).type || ''),
+      firstData.archive && firstData.archive.date ?
+        field('general-original-archive-date', 'Original Inactive Date', formatDate(firstData.archive.date, zone)) : null,
+      amended && data.archive && data.archive.date ?
+        field('general-archive-date', 'Updated Inactive Date', formatDate(data.archive.date, zone)) : null,
+      field('general-notice-timezone', 'Notice Time Zone', zone)
+    ]);
+    page.appendChild(el('section', { id: 'general' }, [el('h2', {}, ['General Information']), general]));
+
+    // Classification
+    var naicsList = el('ul', {});
+    (data.naics || []).forEach(function (n) {
+      (n.code || []).forEach(function (code) {
+        naicsList.appendChild(el('li', {}, [code + (NAICS[code] ? ' - ' + NAICS[code] : '')]));
+      });
+    });
+    var firstSetAside = (firstData.solicitation || {}).setAside;
+    var psc = data.classificationCode || '';
+    page.appendChild(el('section', { id: 'classification' }, [
+      el('h2', {}, ['Classification']),
+      el('ul', { 'class': 'sam-fields' }, [
+        field('classification-original-set-aside', 'Original Set Aside',
+          SET_ASIDES[firstSetAside] || firstSetAside || 'None'),
+        field('classification-classification-code', 'Product Service Code', psc + (PSC[psc] ? ' - ' + PSC[psc] : '')),
+        field('classification-naics-code', 'NAICS Code', naicsList),
+        field('classification-pop', 'Place of Performance', placeText(data.placeOfPerformance))
+      ])
+    ]));
+
+    // Description (HTML authored by the contracting office, from the notice data)
+    var body = el('div', { 'class': 'ng-star-inserted' });
+    body.innerHTML = ((current.description || [])[0] || {}).body || '';
+    page.appendChild(el('section', { id: 'description-section' }, [
+      el('h2', {}, ['Description']), el('div', { id: 'description' }, [body])
+    ]));
+
+    // Attachments/Links
+    var rows = el('tbody', {});
+    var files = [];
+    ((resources._embedded || {}).opportunityAttachmentList || []).forEach(function (group) {
+      (group.attachments || []).forEach(function (a) {
+        if (a.type === 'file' && a.fileExists === '1' && a.deletedFlag !== '1') { files.push(a); }
+      });
+    });
+    files.sort(function (a, b) { return (a.attachmentOrder || 0) - (b.attachmentOrder || 0); });
+    files.forEach(function (a, n) {
+      var href = API + '/opps/v3/opportunities/resources/files/' + a.resourceId + '/download';
+      rows.appendChild(el('tr', {}, [
+        el('td', {}, [el('a', { id: 'opp-view-attachments-fileLinkId' + n, href: href }, [a.name])]),
+        el('td', {}, [formatSize(a.size)]),
+        el('td', {}, [a.accessLevel === 'public' ? 'Public' : (a.accessLevel || '')]),
+        el('td', { id: 'opp-view-attachments-date' + n }, [formatDate(a.postedDate, zone)])
+      ]));
+    });
+    page.appendChild(el('section', { id: 'attachments-links' }, [
+      el('h2', {}, ['Attachments/Links']),
+      el('table', { id: 'opp-view-attachments-tableId', 'class': 'usa-table' }, [
+        el('thead', {}, [el('tr', {}, [el('th', {}, ['Document']), el('th', {}, ['File Size']),
+          el('th', {}, ['Access']), el('th', {}, ['Updated Date'])])]),
+        rows
+      ])
+    ]));
+
+    // Contact Information
+    var contact = el('section', { id: 'contact' }, [el('h2', {}, ['Contact Information'])]);
+    (data.pointOfContact || []).forEach(function (poc) {
+      var kind = poc.type === 'secondary' ? 'secondary' : 'primary';
+      var prefix = 'contact-' + kind + '-poc';
+      contact.appendChild(el('div', { id: prefix }, [
+        el('h3', {}, [kind === 'primary' ? 'Primary Point of Contact' : 'Secondary Point of Contact']),
+        el('ul', { 'class': 'sam-fields' }, [
+          el('li', { id: prefix + '-full-name' }, [poc.fullName || '']),
+          poc.email ? el('li', { id: prefix + '-email' }, ['Email ',
+            el('a', { href: 'mailto:' + poc.email }, [poc.email])]) : null,
+          poc.phone ? el('li', { id: prefix + '-phone' }, ['Phone Number ' + poc.phone]) : null
+        ])
+      ]));
+    });
+    page.appendChild(contact);
+
+    // History: newest first; amendments numbered along the opportunity:previous chain.
+    var history = el('ul', { id: 'history' });
+    versions.forEach(function (v, i) {
+      var number = versions.length - 1 - i;
+      var label = typeName + (number === 0 ? ' (Original)' : ' (Updated) - Amendment ' + pad(number, 4));
+      var vData = v.data2 || {};
+      var vDue = vData.solicitation && vData.solicitation.deadlines && vData.solicitation.deadlines.response;
+      history.appendChild(el('li', {}, [
+        el('strong', {}, [formatDateTime(v.postedDate, zone)]), ' ' + label +
+        (vDue ? ' - Date Offers Due ' + formatDateTime(vDue, zone) : '')
+      ]));
+    });
+    page.appendChild(el('section', { id: 'history-section' }, [el('h2', {}, ['History']), history]));
+
+    root.textContent = '';
+    root.appendChild(el('div', { 'class': 'sam-header' }, ['SAM.gov']));
+    root.appendChild(page);
+    root.setAttribute('data-render-state', 'complete');
+  }
+
+  function start() {
+    var root = document.querySelector('app-root');
+    root.textContent = '';
+    root.appendChild(el('div', { 'class': 'sam-loading' }, ['Loading...']));
+    var match = /^\/opp\/([0-9a-f]{32})\/view\/?$/i.exec(location.pathname);
+    if (!match) {
+      root.textContent = 'Page not found.';
+      root.setAttribute('data-render-state', 'error');
+      return;
+    }
+    var id = match[1];
+    Promise.all([
+      getJson(API + '/opps/v2/opportunities/' + id + '?latest=true').then(loadVersions),
+      getJson(API + '/opps/v3/opportunities/' + id + '/resources')
+    ]).then(function (results) {
+      render(root, results[0], results[1]);
+    }).catch(function (err) {
+      root.textContent = '';
+      root.appendChild(el('div', { id: 'opp-load-error', 'class': 'usa-alert', role: 'alert' },
+        ['We are unable to load this notice right now. ' + err.message]));
+      root.setAttribute('data-render-state', 'error');
+    });
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', start);
+  } else {
+    start();
+  }
+}());

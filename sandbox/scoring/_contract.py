@@ -1,0 +1,87 @@
+"""The output contract: one JSON array between ``BENCHMARK_JSON_BEGIN`` and
+``BENCHMARK_JSON_END``, no Markdown fence, valid against the pack's JSON Schema (Draft
+2020-12 with format checking). Every breach is a named ``ContractError``, never an exception.
+
+Text outside the markers is tolerated (not a contract error). When a fence wraps otherwise
+valid JSON, the JSON is still parsed so the report can show the fields, but the contract
+fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from sandbox.packs import Pack
+from sandbox.scoring._report import ContractError
+
+BEGIN = "BENCHMARK_JSON_BEGIN"
+END = "BENCHMARK_JSON_END"
+MAX_SCHEMA_ERRORS = 20
+_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+NOT_PARSED = object()
+
+
+@dataclass
+class ParsedOutput:
+    data: Any = NOT_PARSED
+    errors: list[ContractError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def records(self) -> list[Any]:
+        return self.data if isinstance(self.data, list) else []
+
+
+def schema_validator(pack: Pack) -> Draft202012Validator:
+    key = ("schema_validator",)
+    if key not in pack.derived:
+        pack.derived[key] = Draft202012Validator(pack.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return pack.derived[key]
+
+
+def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
+    parsed.errors.append(ContractError(code=code, message=message))
+    return parsed
+
+
+def parse_output(text: Any, pack: Pack) -> ParsedOutput:
+    parsed = ParsedOutput()
+    if not isinstance(text, str) or not text.strip():
+        return _error(parsed, "empty_output", "the output is empty")
+    begins, ends = text.count(BEGIN), text.count(END)
+    if not begins or not ends:
+        missing = " and ".join(m for m, n in ((BEGIN, begins), (END, ends)) if not n)
+        return _error(parsed, "missing_markers", f"{missing} not found; emit the JSON array between "
+                                                 f"{BEGIN} and {END}")
+    start = text.rindex(BEGIN) + len(BEGIN)
+    stop = text.find(END, start)
+    if begins > 1 or ends > 1:
+        _error(parsed, "multiple_markers", f"{BEGIN} appears {begins} times and {END} {ends} times; "
+                                           "exactly one pair is expected (the last BEGIN was used)")
+    if stop < 0:
+        return _error(parsed, "markers_out_of_order", f"no {END} after the last {BEGIN}")
+    body = text[start:stop]
+    if _FENCE.search(text):
+        _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
+        body = _FENCE.sub("", body).replace("json\n", "\n", 1) if body.lstrip().startswith(("```", "~~~")) \
+            else _FENCE.sub("", body)
+    try:
+        parsed.data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc.msg} "
+                                              f"(line {exc.lineno}, column {exc.colno})")
+    errors = sorted(schema_validator(pack).iter_errors(parsed.data), key=lambda e: list(e.absolute_path))
+    for error in errors[:MAX_SCHEMA_ERRORS]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        _error(parsed, "schema_violation", f"{where}: {error.message}")
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        _error(parsed, "schema_violation", f"... and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
+    return parsed

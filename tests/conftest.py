@@ -1,0 +1,152 @@
+"""Shared fixtures: one warm sandbox (real Chromium) for the session, a small test mirror
+built at start-up, a real aiohttp tool server on loopback, and a canary server that must
+never receive a request."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from sandbox import MIRRORS_DIR
+from sandbox.mirrors import reconstructed, write_entry
+from toolserver.api import Sandbox
+from toolserver.app import create_app
+from toolserver.config import ServerConfig
+
+SITE = "https://test.sandbox.example"
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=letter, invariant=1)
+    for text in pages:
+        y = 720
+        for line in text.splitlines():
+            pdf.drawString(72, y, line)
+            y -= 16
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+class Canary:
+    """A loopback server that mirrored pages try to reach; it must stay at zero requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.url = ""
+
+    async def start(self) -> None:
+        async def record(request: web.Request) -> web.Response:
+            self.requests.append(f"{request.method} {request.path_qs}")
+            return web.Response(text="canary")
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", record)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+
+def build_test_mirror(root: Path, canary: str) -> Path:
+    folder = root / "test.sandbox.example"
+    prov = reconstructed("test page written for the sandbox's own tests")
+    html = "text/html; charset=utf-8"
+
+    def page(path: str, body: str, content_type: str = html, **kw) -> None:
+        write_entry(folder, f"{SITE}{path}", body.encode(), content_type, prov,
+                    body_path=f"bodies{path.replace('?', '_q_') or '/index'}.bin", **kw)
+
+    page("/", """<!doctype html><html><head><title>Home</title><link rel=stylesheet href="/style.css"></head>
+      <body><h1>Test home</h1><a href="/second">Second page</a>
+      <button onclick="document.getElementById('out').textContent='clicked ' + (++window.n || (window.n=1))">Press</button>
+      <p id=out>none</p><label for=name>Name</label><input id=name>
+      <label for=bio>Bio</label><textarea id=bio></textarea>
+      <script>document.cookie = 'visited=yes; path=/; max-age=3600'; localStorage.setItem('seen', '1');</script>
+      </body></html>""")
+    page("/style.css", "body { font-family: sans-serif }", "text/css")
+    page("/second", "<!doctype html><title>Second</title><h1>Second page</h1><p id=cookie></p>"
+         "<script>document.getElementById('cookie').textContent = 'cookie=' + document.cookie + ' ls=' + localStorage.getItem('seen')</script>")
+    long_paragraphs = "".join(f"<p>Paragraph {i}: " + "lorem ipsum dolor sit amet " * 12 + "</p>" for i in range(300))
+    page("/long", f"<!doctype html><title>Long</title><h1>Long page</h1>{long_paragraphs}<p id=end>THE END</p>")
+    write_entry(folder, f"{SITE}/doc.pdf", make_pdf(["Page one says hello.", "Page two holds the holding."]),
+                "application/pdf", prov, body_path="bodies/doc.pdf")
+    page("/outside", f"""<!doctype html><title>Outside</title><h1>Reaches out</h1>
+      <img src="{canary}/img.png"><script src="{canary}/script.js"></script>
+      <script>fetch('{canary}/fetch').catch(() => {{}});</script>""")
+    page("/redirect", "", status=302, headers={"location": f"{SITE}/second"})
+    page("/popup", """<!doctype html><title>Popup</title><a href="/second" target="_blank">Open second</a>
+      <button onclick="window.open('/long')">Open long</button>""")
+    return root
+
+
+@pytest_asyncio.fixture(scope="session")
+async def canary() -> Canary:
+    server = Canary()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def sandbox(tmp_path_factory, canary) -> Sandbox:
+    root = build_test_mirror(tmp_path_factory.mktemp("mirror"), canary.url)
+    config = ServerConfig(mirror_roots=(root, MIRRORS_DIR), fallback_provider=None)
+    async with Sandbox(config) as sb:
+        yield sb
+
+
+@pytest_asyncio.fixture(scope="session")
+async def client(sandbox) -> TestClient:
+    """A real aiohttp server on a loopback port, sharing the warm sandbox."""
+    server = TestServer(create_app(sandbox=sandbox), host="127.0.0.1")
+    async with TestClient(server) as test_client:
+        yield test_client
+
+
+@pytest_asyncio.fixture
+async def run(sandbox):
+    run = sandbox.create_run()
+    yield run
+    await run.close()
+
+
+async def start(run, url: str = f"{SITE}/", site_key: str = "test-key", **extra) -> dict:
+    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": site_key,
+                                                     "clear_cookies": False, "url": url, **extra})
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+async def snapshot(run) -> dict:
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+def ref_of(snapshot_text: str, needle: str) -> str:
+    """The ref on the first snapshot line that contains ``needle``."""
+    import re
+
+    for line in snapshot_text.splitlines():
+        if needle in line:
+            found = re.search(r"\[ref=(\w+)\]", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"{needle!r} not in snapshot:\n{snapshot_text}")
+
+
