@@ -111,7 +111,7 @@ class TraceWriter:
         line = json.dumps(data, ensure_ascii=False, default=str)
         with self._lock:
             self._lines.append(line)
-            if self._file:
+            if self._file and not self._file.closed:
                 self._file.write(line + "\n")
                 self._file.flush()
 

@@ -62,6 +62,8 @@ class Sandbox:
         run = self.runs.get(run_id)
         if run is None:
             raise UnknownRun(f"no run {run_id!r}; create one with POST /runs")
+        if run.closed:
+            raise UnknownRun(f"run {run_id!r} has ended; its trace stays readable at GET /runs/{run_id}/trace")
         return run
 
     async def end_run(self, run_id: str, reason: str = "deleted") -> Run:

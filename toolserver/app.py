@@ -95,7 +95,9 @@ async def call_tool(request: web.Request) -> web.Response:
 
 
 async def get_trace(request: web.Request) -> web.Response:
-    run = request.app[SANDBOX].get_run(request.match_info["run_id"])
+    run = request.app[SANDBOX].runs.get(request.match_info["run_id"])  # ended runs keep their trace
+    if run is None:
+        raise UnknownRun(f"no run {request.match_info['run_id']!r}")
     return web.Response(text=run.trace.text(), content_type="application/x-ndjson")
 
 

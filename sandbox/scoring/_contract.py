@@ -23,6 +23,7 @@ BEGIN = "BENCHMARK_JSON_BEGIN"
 END = "BENCHMARK_JSON_END"
 MAX_SCHEMA_ERRORS = 20
 _FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)[^\n]*$", re.M)
 NOT_PARSED = object()
 
 
@@ -71,14 +72,13 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     body = text[start:stop]
     if _FENCE.search(text):
         _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
-        body = _FENCE.sub("", body).replace("json\n", "\n", 1) if body.lstrip().startswith(("```", "~~~")) \
-            else _FENCE.sub("", body)
+        body = _FENCE_LINE.sub("", body)
     try:
         parsed.data = json.loads(body)
     except json.JSONDecodeError as exc:
         return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc.msg} "
                                               f"(line {exc.lineno}, column {exc.colno})")
-    errors = sorted(schema_validator(pack).iter_errors(parsed.data), key=lambda e: list(e.absolute_path))
+    errors = sorted(schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     for error in errors[:MAX_SCHEMA_ERRORS]:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         _error(parsed, "schema_violation", f"{where}: {error.message}")

@@ -78,7 +78,7 @@ body { font-family: Georgia, 'Times New Roman', serif; font-size: 14px; color: #
 #proceedings table { border-top: 1px solid #ccc; margin: 0; }
 #proceedings th, #Contacts th { text-align: left; background: #e9e4d4; padding: 6px; }
 #proceedings td { padding: 5px 6px; vertical-align: top; }
-td.ProceedingDate { width: 18%; white-space: nowrap; }
+.ProceedingDate { width: 18%; white-space: nowrap; }
 span.documentlinks { margin-right: 10px; font-size: 12px; }
 a.documentanchor { color: #2a5b84; }
 #Contacts td { padding: 4px 6px; vertical-align: top; }

@@ -1,0 +1,297 @@
+"""The supremecourt.gov mirror serves what the "Court docket" task needs, and nothing it must not.
+
+Checks the docket page (docket info, the proceedings in order, the three rows before the
+decision row, the attorneys) and the generated slip-opinion PDF (pages, running heads, the
+holding with line-end hyphenation, authorship) against the benchmark's expected record and
+its traps; loads the docket in a real headless Chromium answered only from the mirror store;
+and rebuilds the mirror twice to prove the generator is deterministic and the committed
+mirror current.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from playwright.async_api import async_playwright
+from pypdf import PdfReader
+
+from sandbox.mirrors import MirrorStore, check
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"
+GENERATOR = PROJECT_ROOT / "scripts" / "mirrors" / "build_court.py"
+PDF_SCRIPT = PROJECT_ROOT / "scripts" / "make_opinion_pdf.py"
+
+DOCKET = "https://www.supremecourt.gov/docket/docketfiles/html/public/22-174.html"
+OPINION = "https://www.supremecourt.gov/opinions/22pdf/22-174_k536.pdf"
+
+CASE_NAME = "Gerald E. Groff, Petitioner v. Louis DeJoy, Postmaster General"
+LAST_THREE_BEFORE_DECISION = [
+    (date(2023, 4, 7), "Letter filed. (Distributed)"),
+    (date(2023, 4, 7), "Reply of petitioner Gerald E. Groff filed. (Distributed)"),
+    (date(2023, 4, 18), "Argued. For petitioner: Aaron Streett, Houston, Tex. For respondent: "
+                        "Elizabeth B. Prelogar, Solicitor General, Department of Justice, Washington, D. C."),
+]
+DECISION = (date(2023, 6, 29), "Judgment VACATED and case REMANDED. Alito, J., delivered the opinion for a "
+                               "unanimous Court. Sotomayor, J., filed a concurring opinion, in which Jackson, J., joined.")
+JUDGMENT_ISSUED = (date(2023, 7, 31), "JUDGMENT ISSUED.")
+HOLDING = ("Title VII requires an employer that denies a religious accommodation to show that the burden of "
+           "granting an accommodation would result in substantial increased costs in relation to the conduct "
+           "of its particular business.")
+AUTHORSHIP = ("ALITO, J., delivered the opinion for a unanimous Court. SOTOMAYOR, J., filed a concurring "
+              "opinion, in which JACKSON, J., joined.")
+# Absence/silence traps: no dissent, no panel vote, no vote count or majority count anywhere.
+TRAPS = {
+    "dissent": re.compile(r"dissent", re.IGNORECASE),
+    "panel": re.compile(r"\bpanel\b", re.IGNORECASE),
+    "majority": re.compile(r"majority", re.IGNORECASE),
+    "vote count": re.compile(r"(?<![\d/])\d\s*[–—-]\s*\d(?![\d/])|\bvote", re.IGNORECASE),
+}
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def dehyphenated(text: str) -> str:
+    """Join words split with a hyphen at a line end (the evidence rule's normalisation)."""
+    return re.sub(r"(?<=\w)-[ \t]*\n\s*(?=\w)", "", text)
+
+
+def traps_in(text: str) -> dict[str, list[str]]:
+    return {name: pattern.findall(text) for name, pattern in TRAPS.items() if pattern.search(text)}
+
+
+@pytest.fixture(scope="module")
+def store() -> MirrorStore:
+    return MirrorStore.load(MIRROR)
+
+
+@pytest.fixture(scope="module")
+def docket(store: MirrorStore) -> BeautifulSoup:
+    return BeautifulSoup(store.lookup(DOCKET).body.decode("utf-8"), "html.parser")
+
+
+@pytest.fixture(scope="module")
+def pages(store: MirrorStore) -> list[str]:
+    return [page.extract_text() for page in PdfReader(io.BytesIO(store.lookup(OPINION).body)).pages]
+
+
+def proceedings(soup: BeautifulSoup) -> list[tuple[date, str]]:
+    """(date, description) per table.ProceedingItem, document link labels left out."""
+    rows = []
+    for item in soup.select("#proceedings table.ProceedingItem"):
+        cells = item.find_all("td")
+        assert len(cells) == 2 and "ProceedingDate" in cells[0]["class"]
+        description = cells[1].__copy__()
+        for links in description.select("span.documentlinks"):
+            links.decompose()
+        rows.append((datetime.strptime(cells[0].get_text(strip=True), "%b %d %Y").date(),
+                     normalised(description.get_text(" "))))
+    return rows
+
+
+# ---------------------------------------------------------------- the mirror
+
+def test_mirror_is_consistent_and_serves_exactly_the_two_urls(store: MirrorStore) -> None:
+    assert check(MIRROR) == []
+    assert store.urls() == sorted([DOCKET, OPINION])
+    docket, opinion = store.lookup(DOCKET), store.lookup(OPINION)
+    assert docket.status == opinion.status == 200
+    assert docket.headers["content-type"] == "text/html; charset=utf-8"
+    assert opinion.headers["content-type"] == "application/pdf"
+    assert opinion.body.startswith(b"%PDF-")
+    for response in (docket, opinion):
+        assert response.entry.provenance.kind == "reconstructed"
+    assert "scripts/make_opinion_pdf.py" in opinion.entry.provenance.basis
+
+
+# ---------------------------------------------------------------- docket page
+
+def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
+    assert docket.title.string == "Docket for 22-174 "
+    metas = {m["name"]: m["content"] for m in docket.select("meta[name]")}
+    assert {"Term", "CaseNumber", "Petitioner", "Docketed"} <= set(metas)
+    assert docket.select_one("#docketwrappers > #docketwrapper table#docketinfo") is not None
+
+    info: dict[str, str] = {}
+    for row in docket.select("table#docketinfo tr"):
+        cells = row.find_all("td")
+        if len(cells) == 2:
+            info[normalised(cells[0].get_text())] = normalised(cells[1].get_text(" "))
+    assert normalised(docket.select_one("table#docketinfo tr").get_text()) == "No. 22-174"
+    assert normalised(docket.select_one("table#docketinfo span.title").get_text(" ")) == CASE_NAME
+    assert info["Docketed:"] == "August 25, 2022"
+    assert info["Lower Ct:"] == "United States Court of Appeals for the Third Circuit"
+    assert info["Case Numbers:"] == "(21-1900)"
+    assert info["Decision Date:"] == "May 25, 2022"
+
+
+def test_proceedings_run_in_order_from_petition_to_judgment(docket: BeautifulSoup) -> None:
+    header = docket.select_one("#proceedings")
+    assert "Proceedings and Orders" in header.get_text()
+    rows = proceedings(docket)
+    dates = [when for when, _ in rows]
+    assert dates == sorted(dates), "proceedings must be in date order"
+    assert rows[0][0].strftime("%Y-%m") == "2022-07" and rows[0][1].startswith("Petition for a writ of certiorari filed.")
+    assert (date(2023, 1, 13), "Petition GRANTED.") in rows
+    assert rows[-2:] == [DECISION, JUDGMENT_ISSUED]
+
+    decision_rows = [i for i, (_, text) in enumerate(rows) if text.startswith("Judgment VACATED")]
+    assert decision_rows == [len(rows) - 2]
+    assert rows[decision_rows[0] - 3 : decision_rows[0]] == LAST_THREE_BEFORE_DECISION
+
+
+def test_row_descriptions_are_quotable_from_the_page_text(docket: BeautifulSoup) -> None:
+    text = normalised(docket.get_text(" "))
+    for _, description in [*LAST_THREE_BEFORE_DECISION, DECISION, JUDGMENT_ISSUED]:
+        assert description in text
+    for quote in ("22-174", "Jun 29 2023", "unanimous Court", "Judgment VACATED and case REMANDED"):
+        assert quote in text
+
+
+def test_attorneys(docket: BeautifulSoup) -> None:
+    contacts = docket.select_one("#Contacts")
+    assert "Attorneys" in contacts.get_text()
+    names = [normalised(c.get_text(" ")) for c in contacts.select(".ContactName")]
+    data = [normalised(c.get_text(" ")) for c in contacts.select(".ContactData2")]
+    parties = [normalised(c.get_text(" ")) for c in contacts.select(".partyname")]
+    assert names[0].startswith("Aaron M. Streett") and names[1].startswith("Elizabeth B. Prelogar")
+    assert "Baker Botts L.L.P." in data[0] and "Houston" in data[0]
+    assert any("Solicitor General" in d for d in data)
+    assert parties == ["Party name: Gerald E. Groff", "Party name: Louis DeJoy, Postmaster General"]
+
+
+def test_docket_states_none_of_the_traps(store: MirrorStore) -> None:
+    assert traps_in(store.lookup(DOCKET).body.decode("utf-8")) == {}
+
+
+# ---------------------------------------------------------------- slip opinion
+
+def test_opinion_pdf_has_the_slip_opinion_layout(pages: list[str]) -> None:
+    assert 6 <= len(pages) <= 12
+    first = normalised(pages[0])
+    for quote in ("(Slip Opinion) OCTOBER TERM, 2022 1", "Syllabus", "NOTE: Where it is feasible",
+                  "SUPREME COURT OF THE UNITED STATES", "GROFF v. DeJOY, POSTMASTER GENERAL",
+                  "CERTIORARI TO THE UNITED STATES COURT OF APPEALS FOR THE THIRD CIRCUIT",
+                  "No. 22–174. Argued April 18, 2023—Decided June 29, 2023"):
+        assert quote in first, quote
+    assert pages[0].splitlines()[0] == "(Slip Opinion) OCTOBER TERM, 2022 1"
+    assert pages[1].splitlines()[:2] == ["2 GROFF v. DeJOY", "Syllabus"]
+    assert pages[2].splitlines()[:2] == ["Cite as: 600 U. S. ____ (2023) 3", "Syllabus"]
+    labels = [page.splitlines()[1] for page in pages]
+    assert "Opinion of the Court" in labels and labels[-1] == "SOTOMAYOR, J., concurring"
+
+
+def test_holding_is_on_page_one_hyphenated_at_a_line_end(pages: list[str]) -> None:
+    page_one = pages[0]
+    assert "Held: " + HOLDING + " Pp. 4–21." in normalised(dehyphenated(page_one))
+    raw_holding = page_one[page_one.index("Held:") : page_one.index("Pp. 4–21.")]
+    assert re.search(r"[a-z]-\n[a-z]", raw_holding), f"no line-end hyphenation in:\n{raw_holding}"
+    assert HOLDING not in normalised(page_one), "the holding must need dehyphenation to be found"
+
+
+def test_opinion_states_authorship_and_disposition(pages: list[str]) -> None:
+    text = normalised(dehyphenated("\n".join(pages)))
+    assert HOLDING in text
+    assert "35 F. 4th 162, vacated and remanded." in text
+    assert AUTHORSHIP in text
+    assert "unanimous" in text
+    assert "JUSTICE ALITO delivered the opinion of the Court." in text
+    assert "JUSTICE SOTOMAYOR, with whom JUSTICE JACKSON joins, concurring." in text
+
+
+def test_opinion_states_none_of_the_traps(pages: list[str]) -> None:
+    text = "\n".join(pages)
+    assert traps_in(text) == {} and traps_in(dehyphenated(text)) == {}
+
+
+# ---------------------------------------------------------------- browser
+
+async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorStore) -> None:
+    requested: list[str] = []
+    aborted: list[str] = []
+
+    async def answer_from_mirror(route) -> None:
+        requested.append(route.request.url)
+        found = store.lookup(route.request.url)
+        if found is None:
+            aborted.append(route.request.url)
+            await route.abort()
+        else:
+            await route.fulfill(status=found.status, headers=found.headers, body=found.body)
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        try:
+            page = await browser.new_page()
+            await page.route("**/*", answer_from_mirror)
+            response = await page.goto(DOCKET, wait_until="load")
+            assert response is not None and response.status == 200
+            assert await page.title() == "Docket for 22-174"  # browsers trim the title
+            assert await page.locator("table.ProceedingItem").count() == len(proceedings(
+                BeautifulSoup(store.lookup(DOCKET).body, "html.parser")))
+            inner_text = normalised(await page.evaluate("document.body.innerText"))
+            for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "JUDGMENT ISSUED."]:
+                assert quote in inner_text, quote
+        finally:
+            await browser.close()
+    assert requested == [DOCKET]
+    assert aborted == []
+
+
+# ---------------------------------------------------------------- generator
+
+def _load(path: Path, name: str, monkeypatch: pytest.MonkeyPatch):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_generator_is_deterministic_and_matches_the_committed_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = tmp_path / "www.supremecourt.gov"
+    subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
+                   capture_output=True)
+    first = _tree(out)
+    _load(GENERATOR, "build_court", monkeypatch).build(out)  # a second run over its own output
+    assert _tree(out) == first
+    assert first == _tree(MIRROR), "mirrors/www.supremecourt.gov is stale: rerun scripts/mirrors/build_court.py"
+
+
+def test_pdf_script_writes_the_same_bytes_as_the_mirror(tmp_path: Path) -> None:
+    out = tmp_path / "opinion.pdf"
+    subprocess.run([sys.executable, str(PDF_SCRIPT), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
+                   capture_output=True)
+    assert out.read_bytes() == (MIRROR / "opinions" / "22pdf" / "22-174_k536.pdf").read_bytes()
+
+
+def test_line_breaker_hyphenates_only_where_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    pdf = _load(PDF_SCRIPT, "make_opinion_pdf", monkeypatch)
+    assert pdf.hyphenation_points("accommodation") == [2, 5, 7, 9]
+    assert pdf.hyphenation_points("reasonable") == [3, 6]
+    words = pdf.split_words("an accommodation to *Hardison*’s test")
+    assert [len(w) for w in words] == [1, 1, 1, 2, 1]  # "Hardison" italic + "’s" roman
+    lines = pdf.break_lines(words, pdf.BODY, 60.0)
+    rebuilt = "\n".join(" ".join("".join(p.text for p in w) for w in line.words) for line in lines)
+    assert re.search(r"[a-z]-\n[a-z]", rebuilt) and "accommodation" in dehyphenated(rebuilt)
+    assert all("Hardison-" not in "".join(p.text for p in w) for line in lines for w in line.words)
