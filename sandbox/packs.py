@@ -468,7 +468,7 @@ def _check_schema(schema: Any, path: Path) -> None:
 
 def _check_expected(pack: Pack) -> None:
     """Every rule must find a valid expected value (a wrong expected record is a pack error)."""
-    from sandbox.scoring.rules import expected_problem  # late import: scoring depends on packs
+    from sandbox.scoring import expected_problem  # late import: scoring depends on packs
 
     path = pack.dir / "expected.json"
     keys = set()

@@ -306,7 +306,7 @@ DOUBLED = {c * 2 for c in "bcdfgklmnprstz"}
 
 
 def hyphenation_points(core: str) -> list[int]:
-    """Positions inside an all-letter lowercase word where a hyphen may go."""
+    """Positions inside an all-letter word where a hyphen may go."""
     lower = core.lower()
     if lower in HYPHENATED_WORDS:
         points, position = [], 0
@@ -328,7 +328,8 @@ def hyphenation_points(core: str) -> list[int]:
     return sorted(p for p in set(points) if p >= 2 and len(core) - p >= 3)
 
 
-WORD_CORE = re.compile(r"^(?P<lead>[^A-Za-z]*)(?P<core>[a-z][a-z]{5,})(?P<tail>[^A-Za-z]*)$")
+# A word of at least six letters, capitalised or not (never all capitals), with punctuation around it.
+WORD_CORE = re.compile(r"^(?P<lead>[^A-Za-z]*)(?P<core>[A-Za-z][a-z]{5,})(?P<tail>[^A-Za-z]*)$")
 
 
 def hyphenate(word: Word, style: Style, room: float) -> tuple[Word, Word] | None:
@@ -338,7 +339,7 @@ def hyphenate(word: Word, style: Style, room: float) -> tuple[Word, Word] | None
     piece = word[0]
     match = WORD_CORE.match(piece.text)
     if not match:
-        return None  # capitalised names, numbers, compounds with hyphens or dashes stay whole
+        return None  # capitals, numbers, compounds with hyphens or dashes stay whole
     lead, core = match["lead"], match["core"]
     font = font_of(piece, style)
     for point in reversed(hyphenation_points(core)):
@@ -354,6 +355,7 @@ class Line:
     words: list[Word]
     natural: float  # width with plain spaces
     last: bool = False  # the last line of a paragraph is not stretched
+    hyphenated: bool = False  # ends with the head of a split word
 
 
 def break_lines(words: list[Word], style: Style, width: float, first_indent: float = 0.0) -> list[Line]:
@@ -383,7 +385,7 @@ def break_lines(words: list[Word], style: Style, width: float, first_indent: flo
             used = word_width(word, style)
         else:
             queue.insert(0, word)
-        lines.append(Line(current, used))
+        lines.append(Line(current, used, hyphenated=bool(split)))
         current, used = [], 0.0
     if current:
         lines.append(Line(current, used))
@@ -408,17 +410,22 @@ class PageWriter:
         self.y = BODY_TOP
         self.page_open = False
 
+    @staticmethod
+    def _words_out(drawn, words: list[Word], style: Style) -> None:
+        """Append words to a text object with real space characters between them."""
+        for word_index, word in enumerate(words):
+            for piece_index, piece in enumerate(word):
+                drawn.setFont(font_of(piece, style), style.size)
+                prefix = " " if word_index and piece_index == 0 else ""
+                drawn.textOut(prefix + piece.text)
+
     # heads -----------------------------------------------------------
     def _line_of_segments(self, y: float, segments: list[tuple[float, str]], style: Style) -> None:
         """Draw several pieces of one baseline in a single text object (read as one line)."""
         drawn = self.canvas.beginText()
         for x, text in segments:
             drawn.setTextOrigin(x, y)
-            for word_index, word in enumerate(split_words(text)):
-                for piece_index, piece in enumerate(word):
-                    drawn.setFont(font_of(piece, style), style.size)
-                    prefix = " " if word_index and piece_index == 0 else ""
-                    drawn.textOut(prefix + piece.text)
+            self._words_out(drawn, split_words(text), style)
         self.canvas.drawText(drawn)
 
     def _width(self, text: str, style: Style) -> float:
@@ -467,12 +474,8 @@ class PageWriter:
         stretch = 0.0 if line.last or gaps == 0 else (width - line.natural) / gaps
         drawn = self.canvas.beginText()
         drawn.setTextOrigin(x, self.y)
-        drawn.setWordSpace(stretch)  # Tw: widens each space character, keeps spaces in the text
-        for word_index, word in enumerate(line.words):
-            for piece_index, piece in enumerate(word):
-                drawn.setFont(font_of(piece, style), style.size)
-                prefix = " " if word_index and piece_index == 0 else ""
-                drawn.textOut(prefix + piece.text)
+        drawn.setWordSpace(stretch)  # Tw widens each space character; the spaces stay in the text
+        self._words_out(drawn, line.words, style)
         self.canvas.drawText(drawn)
 
     def paragraph(self, block: Block) -> None:
@@ -484,8 +487,7 @@ class PageWriter:
         for index, line in enumerate(lines):
             # A word is never hyphenated across a page break: if this line ends with a
             # hyphen and the next one would start a new page, start it here instead.
-            ends_hyphenated = not line.last and line.words[-1][-1].text.endswith("-")
-            self.need(style.leading * (2 if ends_hyphenated else 1))
+            self.need(style.leading * (2 if line.hyphenated else 1))
             self.y -= style.leading
             offset = indent if index == 0 else 0.0
             self.justified_line(line, style, LEFT + offset, TEXT_WIDTH - offset)

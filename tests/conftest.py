@@ -91,6 +91,52 @@ def build_test_mirror(root: Path, canary: str) -> Path:
     page("/redirect", "", status=302, headers={"location": f"{SITE}/second"})
     page("/popup", """<!doctype html><title>Popup</title><a href="/second" target="_blank">Open second</a>
       <button onclick="window.open('/long')">Open long</button>""")
+    # --- pages for the live policy (allow-list, page-initiated navigation, state changes) ---
+    page("/allowed?a=1&b=2", "<!doctype html><title>Allowed</title><h1>Allowed page</h1>")
+    page("/forbidden", "<!doctype html><title>Forbidden</title><h1>Forbidden page</h1>")
+    page("/policy", f"""<!doctype html><title>Policy</title>
+      <a href="/forbidden">plain link</a>
+      <button onclick="location.href='/forbidden'">location change</button>
+      <a href="/meta">meta refresh</a>
+      <a href="/redirect-out">redirect out</a>
+      <button onclick="window.open('/forbidden')">window open</button>
+      <a href="/forbidden" target="_blank">blank target</a>
+      <form action="/forbidden" method="get"><input name=q aria-label=query><button>search</button></form>
+      <a href="{canary}/escape">canary link</a>""")
+    page("/meta", "<!doctype html><title>Meta</title><meta http-equiv=refresh content='0;url=/forbidden'><h1>Meta</h1>")
+    page("/redirect-out", "", status=302, headers={"location": f"{SITE}/forbidden"})
+    page("/changes", """<!doctype html><title>Changes</title>
+      <button onclick="fetch('/api/save', {method: 'POST', body: 'x'}).catch(() => {})">post data</button>
+      <form action="/allowed" method="post"><input aria-label=field name=f><button>post form</button></form>
+      <button data-sandbox-state-change="final-submit" onclick="document.getElementById('done').hidden=false">Confirm</button>
+      <div id=done hidden data-sandbox-final-state="submitted"><h2>Done</h2></div>
+      <button data-sandbox-state-change="save-draft">Save draft</button>
+      <a href="/file.pdf">attachment</a>
+      <button onclick="document.getElementById('answer').textContent = confirm('Really?')">ask</button>
+      <p id=answer>unanswered</p>
+      <label for=q>Query</label><input id=q>""")
+    write_entry(folder, f"{SITE}/file.pdf", make_pdf(["attachment"]), "application/pdf", prov,
+                headers={"content-disposition": 'attachment; filename="file.pdf"'}, body_path="bodies/file.pdf")
+    page("/canary", f"""<!doctype html><title>Canary</title><h1>Tries every way out</h1>
+      <img src="{canary}/img.png">
+      <script src="{canary}/script.js"></script>
+      <link rel="prefetch" href="{canary}/prefetch">
+      <link rel="stylesheet" href="{canary}/style.css">
+      <iframe src="{canary}/iframe"></iframe>
+      <form id=f action="{canary}/form-post" method=post target="sink"><input name=a value=1></form>
+      <iframe name=sink></iframe>
+      <script>
+        fetch('{canary}/fetch').catch(() => {{}});
+        const xhr = new XMLHttpRequest(); xhr.open('GET', '{canary}/xhr'); xhr.onerror = () => {{}}; xhr.send();
+        navigator.sendBeacon('{canary}/beacon', 'data');
+        try {{ new WebSocket('{canary.replace('http', 'ws')}/ws'); }} catch (e) {{}}
+        try {{ new EventSource('{canary}/events'); }} catch (e) {{}}
+        fetch('/redirect-canary').catch(() => {{}});
+        if (navigator.serviceWorker) navigator.serviceWorker.register('/sw.js').catch(() => {{}});
+        document.getElementById('f').submit();
+      </script>""")
+    page("/redirect-canary", "", status=302, headers={"location": f"{canary}/redirected"})
+    page("/sw.js", "self.addEventListener('fetch', () => {});", "text/javascript")
     return root
 
 

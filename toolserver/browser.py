@@ -43,6 +43,14 @@ INIT_SCRIPT = """
     if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
     if (window.__sandboxReport) window.__sandboxReport('form_submission', info);
   }, true);
+  // Service workers are blocked; record each registration attempt instead of letting it fail silently.
+  if (navigator.serviceWorker) {
+    const register = (url) => {
+      if (window.__sandboxReport) window.__sandboxReport('service_worker', {url: String(url)});
+      return Promise.reject(new DOMException('service workers are blocked in the offline sandbox', 'SecurityError'));
+    };
+    try { Object.defineProperty(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}
+  }
 })();
 """
 
@@ -225,6 +233,15 @@ class Session:
             if blocked:
                 return await self._refuse(route, main_frame_nav, "state_change_blocked", base, tab)
 
+        mirrored = run.host.store.lookup(url)
+        headers = {k.lower(): v for k, v in mirrored.headers.items()} if mirrored else {}
+        if is_nav and "attachment" in headers.get("content-disposition", ""):
+            refused = policy.block_state_changes or (main_frame_nav and policy.enforcing and not policy.url_ok(url))
+            run.record_state_change("download", name=f"download {url}", blocked=refused,
+                                    detail=base, session=self, tab=tab)
+            if policy.block_state_changes:
+                return await self._refuse(route, True, "state_change_blocked", base, tab)
+
         if main_frame_nav and not policy.url_ok(url):
             run.record_event("policy_violation", {
                 **base, "rule": "allowed_urls", "origin": "page",
@@ -233,20 +250,11 @@ class Session:
             if policy.enforcing:
                 return await self._refuse(route, True, "policy", base, tab)
 
-        mirrored = run.host.store.lookup(url)
         if mirrored is None:
             return await self._refuse(route, main_frame_nav, "not_in_mirror", base, tab)
 
-        headers = {k.lower(): v for k, v in mirrored.headers.items()}
         if 300 <= mirrored.status < 400 and "location" in headers:
             return await self._redirect(route, request, urljoin(url, headers["location"]), main_frame_nav, base, tab)
-        if "attachment" in headers.get("content-disposition", "") and is_nav:
-            blocked = policy.block_state_changes
-            run.record_state_change("download", name=f"download {url}", blocked=blocked,
-                                    detail=base, session=self, tab=tab)
-            if blocked:
-                return await self._refuse(route, True, "state_change_blocked", base, tab)
-
         if main_frame_nav and tab is not None:
             tab.new_document_requested = True
         if main_frame_nav and headers.get("content-type", "").startswith("application/pdf") \
@@ -290,7 +298,12 @@ class Session:
 
     async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
         self.run.record_event("blocked_request", {**base, "reason": reason}, session=self, tab=tab)
-        if main_frame_nav:
+        if main_frame_nav and (tab is None or tab.document == 0):
+            # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
+            await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=(
+                "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
+                f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"))
+        elif main_frame_nav:
             # 204 keeps the current document: the page does not move and no byte leaves.
             await route.fulfill(status=204, body=b"")
         else:
@@ -305,6 +318,10 @@ class Session:
     async def report(self, source, kind: str, info: dict) -> None:
         """Binding called by INIT_SCRIPT from the page."""
         tab = self.tab_for_page(source.get("page") if isinstance(source, dict) else None)
+        if kind == "service_worker":
+            url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
+            self.run.record_event("blocked_request", {"url": url, "method": "GET", "resource_type": "service_worker",
+                                                      "reason": "service_worker"}, session=self, tab=tab)
         if kind == "form_submission":
             self.run.record_state_change("form_submission", name=f"submit {info.get('method')} {info.get('action')}",
                                          blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)

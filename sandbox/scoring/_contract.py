@@ -22,6 +22,7 @@ from sandbox.scoring._report import ContractError
 BEGIN = "BENCHMARK_JSON_BEGIN"
 END = "BENCHMARK_JSON_END"
 MAX_SCHEMA_ERRORS = 20
+MAX_DEPTH = 64  # the deepest schema here is 5 levels; deeper input would only risk recursion limits
 _FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
 _FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)[^\n]*$", re.M)
 NOT_PARSED = object()
@@ -39,6 +40,19 @@ class ParsedOutput:
     @property
     def records(self) -> list[Any]:
         return self.data if isinstance(self.data, list) else []
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
 
 
 def schema_validator(pack: Pack) -> Draft202012Validator:
@@ -70,15 +84,28 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     if stop < 0:
         return _error(parsed, "markers_out_of_order", f"no {END} after the last {BEGIN}")
     body = text[start:stop]
-    if _FENCE.search(text):
+    fenced = bool(_FENCE.search(text))
+    if fenced:
         _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
         body = _FENCE_LINE.sub("", body)
     try:
-        parsed.data = json.loads(body)
+        data = json.loads(body)
+    except RecursionError:
+        return _error(parsed, "invalid_json", "the JSON is nested too deeply to read")
     except json.JSONDecodeError as exc:
+        if not fenced:  # position in the whole output, as the reader sees it
+            position = start + exc.pos
+            line = text.count("\n", 0, position) + 1
+            column = position - (text.rfind("\n", 0, position) + 1) + 1
+        else:
+            line, column = exc.lineno, exc.colno
         return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc.msg} "
-                                              f"(line {exc.lineno}, column {exc.colno})")
-    errors = sorted(schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+                                              f"(output line {line}, column {column})")
+    if _depth(data) > MAX_DEPTH:
+        return _error(parsed, "invalid_json", f"the JSON is nested deeper than {MAX_DEPTH} levels")
+    parsed.data = data
+    errors = sorted(schema_validator(pack).iter_errors(parsed.data),
+                    key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     for error in errors[:MAX_SCHEMA_ERRORS]:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         _error(parsed, "schema_violation", f"{where}: {error.message}")

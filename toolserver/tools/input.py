@@ -12,8 +12,9 @@ from toolserver.tools._common import action_result, now, page_state, settle
 
 _MARKER_JS = """el => { const m = el.closest('[data-sandbox-state-change]');
                         return m ? m.getAttribute('data-sandbox-state-change') : null; }"""
-_FINAL_JS = """() => { const el = document.querySelector('[data-sandbox-final-state]');
-                       return el ? el.getAttribute('data-sandbox-final-state') : null; }"""
+_FINAL_JS = """() => { for (const el of document.querySelectorAll('[data-sandbox-final-state]')) {
+                         if (el.checkVisibility()) return el.getAttribute('data-sandbox-final-state'); }
+                       return null; }"""
 
 
 class RefArgs(ToolArgs):
@@ -53,13 +54,13 @@ async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
     return locator
 
 
-async def guard_final_state(ctx: CallContext, tab: Tab, locator) -> None:
+async def guard_final_state(ctx: CallContext, tab: Tab, locator, ref: str) -> None:
     marker = await locator.evaluate(_MARKER_JS)
     if marker:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
         run.record_state_change("final_state_click", name=marker, blocked=blocked,
-                                detail={"ref": getattr(locator, "_selector", "")}, session=ctx.session, tab=tab)
+                                detail={"ref": ref}, session=ctx.session, tab=tab)
         if blocked:
             raise PolicyViolation(f"this control is marked as a state-changing action ({marker!r}); state changes are "
                                   "blocked in this run, so it was not clicked")
@@ -81,7 +82,7 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     before = await page_state(ctx, tab)
     locator = await resolve_ref(ctx, tab, args.ref)
     final_before = await tab.page.evaluate(_FINAL_JS)
-    await guard_final_state(ctx, tab, locator)
+    await guard_final_state(ctx, tab, locator, args.ref)
     since = now()
     await locator.click()
     await settle(ctx, tab, since, after_action=True)
