@@ -13,6 +13,7 @@ from toolserver.run import CallContext
 from toolserver.tools._common import page_state, settle
 
 _snapshot_numbers = itertools.count(1)
+HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
 
 
 class SnapshotArgs(ToolArgs):
@@ -21,19 +22,28 @@ class SnapshotArgs(ToolArgs):
 
 @tool("browser_snapshot", args=SnapshotArgs, side_effect="read_only",
       description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
-                  "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page.")
+                  "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page; "
+                  "a JSON or plain-text document shows its text.")
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.require_tab()
     await settle(ctx, tab)
+    content_type = await tab.page.evaluate("document.contentType")
     if tab.pdf_pages is not None:
+        kind = "pdf_text"
         text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
+    elif content_type not in HTML_TYPES:
+        # JSON or plain text shown by the browser as text: give the text itself, unescaped
+        # (an accessibility snapshot would render it as one quoted, escaped string).
+        kind = "text"
+        text, refs = f"- document ({content_type}; shown as text)\n" + await tab.page.inner_text("body"), frozenset()
     else:
+        kind = "aria"
         text = await tab.page.aria_snapshot(mode="ai")
         refs = frozenset(REF_RE.findall(text))
     tab.snapshot_id = f"s{next(_snapshot_numbers)}"
     tab.snapshot_refs, tab.snapshot_document = refs, tab.document
     result = {"snapshot_id": tab.snapshot_id, **await page_state(ctx, tab),
-              "tabs": await ctx.session.tab_list(), "format": "pdf_text" if tab.pdf_pages is not None else "aria"}
+              "tabs": await ctx.session.tab_list(), "format": kind}
     if tab.pdf_pages is not None:
         result["pdf_pages"] = len(tab.pdf_pages)
     total = len(text)

@@ -1,0 +1,1 @@
+"""Running agents on packs: attempts, batches, agents (reference, cmd, openai, replay)."""

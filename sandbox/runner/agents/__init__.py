@@ -1,0 +1,1 @@
+"""Agents. Each agent is ``async run(task: AgentTask) -> AgentResult``; see sandbox.runner.task."""

@@ -1,0 +1,91 @@
+"""What an agent gets (AgentTask) and gives back (AgentResult), and the tool client it uses.
+
+An agent never sees expected records, fixtures or mirror files: only the prompt, the pack's
+public parts (task input, output schema, time limit) and the tool API.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ToolCallError(Exception):
+    """A tool answered ok=false. ``type`` and ``message`` are the tool's error."""
+
+    def __init__(self, tool: str, error: dict) -> None:
+        super().__init__(f"{tool}: {error.get('type')}: {error.get('message')}")
+        self.tool, self.type, self.message = tool, error.get("type"), error.get("message")
+
+
+class ToolClient(Protocol):
+    async def call_raw(self, name: str, args: Any) -> dict: ...
+
+
+class InProcessClient:
+    """Calls a Run directly (the same dispatcher and trace as HTTP)."""
+
+    def __init__(self, run) -> None:
+        self.run = run
+
+    async def call_raw(self, name: str, args: Any) -> dict:
+        return await self.run.call(name, args)
+
+
+class HttpClient:
+    """Calls the HTTP tool server (what external agents do)."""
+
+    def __init__(self, base_url: str, run_id: str) -> None:
+        self.base_url, self.run_id = base_url.rstrip("/"), run_id
+
+    async def call_raw(self, name: str, args: Any) -> dict:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{self.base_url}/runs/{self.run_id}/tools/{name}", data=json.dumps(args),
+                                 headers={"content-type": "application/json"}) as response:
+                return await response.json()
+
+
+@dataclass
+class Tools:
+    """Convenience wrapper for scripted agents: ``await tools.call("browser_snapshot")``."""
+    client: ToolClient
+    calls: int = 0
+
+    async def call(self, name: str, **args: Any) -> dict:
+        self.calls += 1
+        reply = await self.client.call_raw(name, args)
+        if not reply.get("ok"):
+            raise ToolCallError(name, reply.get("error") or {})
+        return reply["result"]
+
+
+@dataclass(frozen=True)
+class AgentTask:
+    pack_id: str
+    workflow: str
+    prompt: str                 # the full agent-facing prompt (runner prompt + task + schema + input)
+    site_key: str
+    time_limit_seconds: float
+    input_text: str
+    output_schema: dict
+    sandbox_url: str | None = None   # the HTTP tool server, for external agents
+    run_id: str | None = None
+    client: ToolClient | None = None
+
+
+@dataclass
+class AgentResult:
+    output: str
+    status: str = "completed"            # completed | error | timeout | crashed
+    error: str | None = None
+    token_usage: dict[str, int] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    name: str
+
+    async def run(self, task: AgentTask) -> AgentResult: ...
