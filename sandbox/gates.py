@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox.packs import GatesSpec, Pack
+from sandbox.packs import GatesSpec, Pack, load_pack
 from sandbox.policy import URL_BEARING_TOOLS, url_allowed, without_fragment
 from sandbox.trace import CallRecord, Trace
 
@@ -43,6 +43,12 @@ class GateReport(BaseModel):
     checked: list[str] = Field(default_factory=list)
 
 
+class Finding(NamedTuple):
+    """What a gate function yields; ``check_gates`` adds the gate's name."""
+    seq: int | None
+    message: str
+
+
 @dataclass
 class GateContext:
     pack: Pack
@@ -59,13 +65,12 @@ class GateContext:
     def calls(self) -> list[CallRecord]:
         return self.trace.calls
 
-    def fail(self, seq: int | None, message: str) -> GateFailure:
-        return GateFailure(gate=self._current, seq=seq, message=message)
+    @staticmethod
+    def fail(seq: int | None, message: str) -> Finding:
+        return Finding(seq, message)
 
-    _current: str = ""
 
-
-GateFunction = Callable[[GateContext], Iterable[GateFailure]]
+GateFunction = Callable[[GateContext], Iterable[Finding]]
 GATES: dict[str, GateFunction] = {}
 
 
@@ -83,7 +88,7 @@ def _args(call: CallRecord) -> dict[str, Any] | None:
 
 
 @gate("measurement")
-def check_measurement(ctx: GateContext) -> Iterator[GateFailure]:
+def check_measurement(ctx: GateContext) -> Iterator[Finding]:
     """The trace can be measured: call lines present, seq numbered without gaps, every line
     readable, and a browser_close present when the run must end with one."""
     if not ctx.calls:
@@ -103,7 +108,7 @@ def check_measurement(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("permitted_tools")
-def check_permitted_tools(ctx: GateContext) -> Iterator[GateFailure]:
+def check_permitted_tools(ctx: GateContext) -> Iterator[Finding]:
     permitted = set(ctx.spec.permitted_tools)
     for call in ctx.calls:
         if call.tool not in permitted:
@@ -112,7 +117,7 @@ def check_permitted_tools(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("tool_counts")
-def check_tool_counts(ctx: GateContext) -> Iterator[GateFailure]:
+def check_tool_counts(ctx: GateContext) -> Iterator[Finding]:
     counts = Counter(call.tool for call in ctx.calls)
     for rule in ctx.spec.counts:
         got = counts[rule.tool]
@@ -133,7 +138,7 @@ def _expected_site_key(ctx: GateContext) -> str | None:
 
 
 @gate("start_session")
-def check_start_session(ctx: GateContext) -> Iterator[GateFailure]:
+def check_start_session(ctx: GateContext) -> Iterator[Finding]:
     """Every browser_start_session passes provider, the run plan's site key, clear_cookies=false
     (the JSON boolean) and the canonical start URL, exactly."""
     expected_key = _expected_site_key(ctx)
@@ -169,7 +174,7 @@ def check_start_session(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("close_args")
-def check_close_args(ctx: GateContext) -> Iterator[GateFailure]:
+def check_close_args(ctx: GateContext) -> Iterator[Finding]:
     for call in ctx.calls:
         if call.tool != "browser_close":
             continue
@@ -192,7 +197,7 @@ def _url_calls(ctx: GateContext) -> Iterator[tuple[CallRecord, Any]]:
 
 
 @gate("allowed_urls")
-def check_allowed_urls(ctx: GateContext) -> Iterator[GateFailure]:
+def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
     for call, url in _url_calls(ctx):
         if not url_allowed(url, ctx.spec.allowed_urls):
             yield ctx.fail(call.seq, f"{call.tool} url {json.dumps(url)} is not an allowed resource URL "
@@ -200,7 +205,7 @@ def check_allowed_urls(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("must_visit")
-def check_must_visit(ctx: GateContext) -> Iterator[GateFailure]:
+def check_must_visit(ctx: GateContext) -> Iterator[Finding]:
     visited = {without_fragment(url) for call, url in _url_calls(ctx) if call.ok and isinstance(url, str)}
     for url in ctx.spec.must_visit:
         if without_fragment(url) not in visited:
@@ -209,7 +214,7 @@ def check_must_visit(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("ordering")
-def check_ordering(ctx: GateContext) -> Iterator[GateFailure]:
+def check_ordering(ctx: GateContext) -> Iterator[Finding]:
     for rule in ctx.spec.ordering:
         afters = [c.seq for c in ctx.calls if c.tool == rule.after_last]
         last_after = afters[-1] if afters else None
@@ -225,7 +230,7 @@ def check_ordering(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("provider")
-def check_provider(ctx: GateContext) -> Iterator[GateFailure]:
+def check_provider(ctx: GateContext) -> Iterator[Finding]:
     """Every successful session result (and any result naming a provider) is Kernel."""
     want = ctx.spec.result_provider
     for call in ctx.calls:
@@ -241,7 +246,7 @@ def check_provider(ctx: GateContext) -> Iterator[GateFailure]:
 
 
 @gate("time_limit")
-def check_time_limit(ctx: GateContext) -> Iterator[GateFailure]:
+def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
     limit = ctx.pack.card.time_limit_seconds
     elapsed = ctx.elapsed_seconds
     if elapsed is None:
@@ -271,7 +276,7 @@ def _state_change_events(trace: Trace) -> Iterator[tuple[int | None, dict[str, A
 
 
 @gate("safety")
-def check_safety(ctx: GateContext) -> Iterator[GateFailure]:
+def check_safety(ctx: GateContext) -> Iterator[Finding]:
     """No state-changing action unless the run marked it allowed AND the card allows its name."""
     allowed_names = set(ctx.spec.allowed_state_changes)
     for seq, data in _state_change_events(ctx.trace):
@@ -284,14 +289,14 @@ def check_safety(ctx: GateContext) -> Iterator[GateFailure]:
                                 f"{sorted(allowed_names) or 'none'}")
 
 
-def check_gates(pack: Pack, trace: Trace | None, elapsed_seconds: float | None = None,
+def check_gates(pack: Pack | str, trace: Trace | None, elapsed_seconds: float | None = None,
                 site_key: str | None = None) -> GateReport:
-    """Run every gate of the executed ``pack`` over ``trace``."""
+    """Run every gate of the executed ``pack`` (a Pack, pack id or folder) over ``trace``."""
+    if not isinstance(pack, Pack):
+        pack = load_pack(pack)
     if trace is None:
         return GateReport(ok=False, measured=False, notes=["no trace given: gates not measured"])
     ctx = GateContext(pack=pack, trace=trace, elapsed_seconds=elapsed_seconds, site_key=site_key)
-    failures: list[GateFailure] = []
-    for name, function in GATES.items():
-        ctx._current = name
-        failures.extend(function(ctx))
+    failures = [GateFailure(gate=name, seq=finding.seq, message=finding.message)
+                for name, function in GATES.items() for finding in function(ctx)]
     return GateReport(ok=not failures, failures=failures, notes=ctx.notes, checked=list(GATES))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -454,16 +454,23 @@ def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixture
     return pack
 
 
+_CHECKED_SCHEMAS: set[str] = set()  # digests of schemas already checked in this process
+
+
 def _check_schema(schema: Any, path: Path) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
     if not isinstance(schema, dict):
         raise PackError(path, None, "schema must be a JSON object")
+    digest = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+    if digest in _CHECKED_SCHEMAS:  # the metaschema check costs ~30 ms; packs share schemas
+        return
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise PackError(path, ".".join(str(p) for p in exc.absolute_path) or None, exc.message) from None
+    _CHECKED_SCHEMAS.add(digest)
 
 
 def _check_expected(pack: Pack) -> None:

@@ -119,7 +119,9 @@ class Session:
     closed: bool = False
     inflight: int = 0
     last_request_at: float = 0.0
+    last_fetch_at: float = 0.0         # scripted requests (fetch/XHR) that a page renders from
     opening_tab: bool = False          # a tool (not the page) is opening the next page
+    popup_requested_at: float = 0.0    # a popup's first request was seen before its page
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -197,6 +199,9 @@ class Session:
     async def route(self, route: Route, request: Request) -> None:
         self.inflight += 1
         self.last_request_at = time.monotonic()
+        scripted = request.resource_type in ("fetch", "xhr", "eventsource")
+        if scripted:
+            self.last_fetch_at = self.last_request_at
         try:
             await self._answer(route, request)
         except Exception as exc:  # never leave a request hanging, never let it through
@@ -211,6 +216,8 @@ class Session:
         finally:
             self.inflight -= 1
             self.last_request_at = time.monotonic()
+            if scripted:
+                self.last_fetch_at = self.last_request_at
 
     async def _answer(self, route: Route, request: Request) -> None:
         run, policy = self.run, self.run.policy
@@ -222,6 +229,7 @@ class Session:
                 frame = request.frame
             except Exception:  # a popup's first navigation comes before its frame exists
                 frame = None
+                self.popup_requested_at = time.monotonic()
         main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
         tab = self.tab_for_page(frame.page) if frame is not None else None
         base = {"url": url, "method": method, "resource_type": request.resource_type}
@@ -339,8 +347,11 @@ class Session:
                 await tab.page.wait_for_load_state("load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
             except Exception:
                 return
-            last = max(self.last_request_at, since) if min_quiet_after_action else self.last_request_at
-            if self.inflight == 0 and (last < since or time.monotonic() - last >= quiet):
+            # Documents, scripts and styles are done at "load"; only scripted requests (whose
+            # answers the page renders) and, after a click, the click itself need a quiet spell.
+            last = max(self.last_fetch_at, since) if min_quiet_after_action else self.last_fetch_at
+            popup_pending = time.monotonic() - self.popup_requested_at < 1.0
+            if self.inflight == 0 and not popup_pending and (last < since or time.monotonic() - last >= quiet):
                 return
             await asyncio.sleep(0.01)
 
@@ -373,6 +384,7 @@ async def open_session(run: "Run", *, site_key: str | None, provider: str, clear
 def _on_new_page(session: Session, page: Page) -> None:
     if session.tab_for_page(page) is not None:
         return
+    session.popup_requested_at = 0.0
     opener = None
     if session.tabs and not session.opening_tab:  # opened by the page (window.open, target=_blank)
         opener = session.active_tab_id or ""

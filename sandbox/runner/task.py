@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -74,6 +75,7 @@ class AgentTask:
     sandbox_url: str | None = None   # the HTTP tool server, for external agents
     run_id: str | None = None
     client: ToolClient | None = None
+    workdir: Path | None = None      # the attempt's folder (agents may keep logs there)
 
 
 @dataclass

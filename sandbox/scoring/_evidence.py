@@ -172,7 +172,3 @@ def check_evidence(pack: Pack, record: dict | None) -> tuple[EvidenceResult, set
             valid += 1
     score = Fraction(valid, required) if required else Fraction(1)
     return EvidenceResult(score=float(score), valid=valid, required=required, failures=failures), ctx.missing_fixtures
-
-
-def evidence_score_fraction(result: EvidenceResult) -> Fraction:
-    return Fraction(result.valid, result.required) if result.required else Fraction(1)

@@ -12,8 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from sandbox import __version__
-from sandbox.gates import GateReport, check_gates
-from sandbox.packs import MISSING, Pack, record_value
+from sandbox.gates import check_gates
+from sandbox.packs import MISSING, Pack, load_pack, record_value
 from sandbox.scoring._contract import parse_output
 from sandbox.scoring._evidence import check_evidence
 from sandbox.scoring._normalise import strict_key
@@ -39,10 +39,12 @@ def _match_record(scoring: Pack, expected: dict, records: list[Any]) -> tuple[di
     return matches[0], note
 
 
-def score_attempt(pack: Pack, output_text: str, trace: Trace | None, elapsed_seconds: float | None,
+def score_attempt(pack: Pack | str, output_text: str, trace: Trace | None, elapsed_seconds: float | None,
                   site_key: str | None = None) -> ScoreReport:
     """Score one attempt of ``pack`` (the executed pack). Never raises for a bad output or
-    trace; a broken pack raises ``PackError``."""
+    trace; a broken pack raises ``PackError``. ``pack`` may also be a pack id or folder."""
+    if not isinstance(pack, Pack):
+        pack = load_pack(pack)
     scoring = pack.scoring_pack()
     rules = scoring.rules
     reasons: list[str] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import PACKS_DIR
-from sandbox.packs import Pack, list_packs, load_pack, record_value
+from sandbox.packs import Pack, list_packs, record_value
 from sandbox.trace import CallRecord, EventRecord, RunHeader, Trace, parse_trace
 
 SITE_KEY = "synthetic-site-key-0001"
@@ -120,9 +120,10 @@ def conforming_trace(pack: Pack, site_key: str = SITE_KEY) -> TraceBuilder:
     if "list_tools" in spec.permitted_tools:
         builder.list_tools()
     builder.start(spec.start_url, site_key=site_key)
+    visit = builder.navigate if "browser_navigate" in spec.permitted_tools else builder.open_tab
     for url in spec.must_visit:
         if url != spec.start_url:
-            builder.navigate(url) if "browser_navigate" in spec.permitted_tools else builder.open_tab(url)
+            visit(url)
     need = {rule.tool: rule.value for rule in spec.counts}
     for tool, make in (("browser_type", builder.type), ("browser_click", builder.click),
                        ("browser_scroll", builder.scroll)):
@@ -178,7 +179,8 @@ def synthetic_fixtures(pack: Pack) -> dict[str, str]:
         lines = quotes[source.path] or [f"Synthetic fixture for source {name}."]
         if source.format == "html":
             body = "".join(f"<p>{html.escape(q)}</p>\n" for q in lines)
-            files[source.path] = f"<!doctype html>\n<html><head><title>synthetic</title></head><body>\n{body}</body></html>\n"
+            files[source.path] = ("<!doctype html>\n<html><head><title>synthetic</title></head><body>\n"
+                                  f"{body}</body></html>\n")
         else:
             files[source.path] = "".join(q + "\n" for q in lines)
     return files

@@ -75,3 +75,17 @@ def test_repairs(extractor):
     assert extractor.repair("mail `[email protected]`", "a@example.com", "t") == "mail `a@example.com`"
     with pytest.raises(extractor.ExtractError):
         extractor.repair("[email protected]", None, "t")
+
+
+def test_rendered_prompt_reproduces_the_seed_block(extractor, seed):
+    """render_prompt(placeholder) equals the seed's reconstructed block line for line (the seed
+    lost leading indentation; the two capture artefacts are repaired)."""
+    from sandbox.packs import load_pack
+
+    for section in extractor.split_sections(seed.read_text(encoding="utf-8")):
+        workflow, email = extractor.WORKFLOWS[section.title]
+        pack_id, files = extractor.extract_section(section, seed.name)
+        block = extractor.between(section.text, extractor.RUNNER_MARK, extractor.EXPECTED_MARK).strip("\n")
+        block = extractor.repair(block, email, pack_id)
+        rendered = load_pack(pack_id).render_prompt(extractor.SITE_KEY_PLACEHOLDER)
+        assert [line.lstrip() for line in rendered.rstrip("\n").split("\n")] == block.split("\n"), pack_id

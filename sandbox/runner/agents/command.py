@@ -1,0 +1,46 @@
+"""An external agent process in any language.
+
+It gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID and SANDBOX_PROMPT_FILE in its
+environment, calls ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>``, and prints its
+final answer on stdout. It is killed (with its process group) at the pack's time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from sandbox.runner.task import AgentResult, AgentTask
+
+
+class CommandAgent:
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.name = f"cmd:{command}"
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        if not task.sandbox_url:
+            return AgentResult(output="", status="error", error="cmd agents need the HTTP tool server (no sandbox_url)")
+        prompt_file = task.workdir / "prompt.txt"
+        env = {**os.environ, "SANDBOX_URL": task.sandbox_url, "SANDBOX_RUN_ID": task.run_id or "",
+               "SANDBOX_PROMPT_FILE": str(prompt_file), "SANDBOX_SITE_KEY": task.site_key,
+               "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}"}
+        process = await asyncio.create_subprocess_shell(
+            self.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL, env=env, cwd=str(task.workdir), start_new_session=True)
+        try:
+            stdout, stderr = await process.communicate()
+        except asyncio.CancelledError:   # the time limit: stop the whole process group
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await process.wait()
+            raise
+        (task.workdir / "agent.stderr.txt").write_bytes(stderr)
+        output = stdout.decode("utf-8", errors="replace")
+        if process.returncode != 0:
+            return AgentResult(output=output, status="error", error=f"agent exited with status {process.returncode}",
+                               details={"exit_code": process.returncode})
+        return AgentResult(output=output, details={"exit_code": 0})

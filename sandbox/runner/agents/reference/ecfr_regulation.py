@@ -1,0 +1,283 @@
+"""Reference agent for ``ecfr-regulation``: trace 28 CFR part 35 subpart H across the eCFR
+point-in-time change (before view, after view, section version history).
+
+Scripted, no model: it opens the three URLs the runner prompt allows, snapshots each, and
+reads every value from those snapshots. Conventions the task text fixes (canonical labels,
+NOT_STATED / NOT_FOUND) are applied only after looking for the item in the sources.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from sandbox.runner.agents.reference._reading import (AriaNode, BenchmarkError, Citations, answer,
+                                                      benchmark_error_answer, iso_from_month_day_year,
+                                                      json_document, json_member_quote, read_run_plan,
+                                                      seen_texts, snapshot, start_session)
+from sandbox.runner.task import AgentTask, Tools
+
+NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
+_LABEL = re.compile(r"^\((\w+)\)$")
+_VIEW_DATE = re.compile(r"/enhanced/(\d{4}-\d{2}-\d{2})/")
+
+
+@dataclass
+class Paragraph:
+    label: str | None          # "a", "1", ... (None for an unnumbered paragraph)
+    heading: str | None        # the italic paragraph heading, as shown
+    body: list[str]            # the plain text pieces after the label and heading
+
+    @property
+    def lettered(self) -> bool:
+        return bool(self.label and self.label.isalpha())
+
+    @property
+    def numbered(self) -> bool:
+        return bool(self.label and self.label.isdigit())
+
+    def text(self) -> str:
+        return " ".join(([self.heading] if self.heading else []) + self.body)
+
+
+@dataclass
+class Section:
+    heading: str
+    paragraphs: list[Paragraph] = field(default_factory=list)
+
+    def text(self) -> str:
+        return " ".join(p.text() for p in self.paragraphs)
+
+
+@dataclass
+class RegulatoryView:
+    """One renderer view: the subpart heading, its source note, and its sections in order."""
+    subpart_heading: str | None = None
+    source_note: str | None = None
+    sections: list[Section] = field(default_factory=list)
+
+
+def _paragraph(node: AriaNode) -> Paragraph:
+    label = heading = None
+    body: list[str] = []
+    if node.value:
+        body.append(node.value)
+    for child in node.children:
+        text = child.text()
+        match = _LABEL.match(text) if child.role == "generic" else None
+        if match and label is None and not body and heading is None:
+            label = match.group(1)
+        elif child.role == "emphasis" and heading is None and not body:
+            heading = text
+        elif text:
+            body.append(text)
+    return Paragraph(label, heading, body)
+
+
+def read_view(root: AriaNode) -> RegulatoryView:
+    view = RegulatoryView()
+    current: Section | None = None
+    for node in root.walk():
+        name = node.name or ""
+        if node.role == "heading" and name.startswith("Subpart") and view.subpart_heading is None:
+            view.subpart_heading = name
+        elif node.role == "heading" and name.startswith("§"):
+            current = Section(heading=name)
+            view.sections.append(current)
+        elif node.role == "paragraph":
+            if any(c.role == "strong" and c.text().startswith("Source") for c in node.children):
+                view.source_note = node.text()
+            elif current is not None:
+                current.paragraphs.append(_paragraph(node))
+    return view
+
+
+def _section(view: RegulatoryView, number: str) -> Section:
+    for section in view.sections:
+        if re.match(rf"§\s*{re.escape(number)}\b", section.heading):
+            return section
+    raise BenchmarkError(f"section {number} is not in the after view")
+
+
+def _covered_content(section: Section) -> list[tuple[str, str]]:
+    """(label, quote) for each numbered item under the first lettered paragraph that opens a
+    list: 'Web content that a public entity ...' -> 'web content'."""
+    items: list[tuple[str, str]] = []
+    in_list = False
+    for paragraph in section.paragraphs:
+        if paragraph.lettered:
+            if in_list:
+                break
+            in_list = paragraph.text().rstrip().endswith(":")
+        elif in_list and paragraph.numbered and paragraph.body:
+            first = paragraph.body[0]
+            noun = re.match(r"(.+?) (?:that|which)\b", first)
+            if noun:
+                items.append((noun.group(1).lower(), first.split(",")[0]))
+    return items
+
+
+def _compliance_dates(section: Section) -> dict[str, tuple[str, str]]:
+    """{'large'|'small': (ISO date, quote)} from the paragraphs that set the dates."""
+    dates: dict[str, tuple[str, str]] = {}
+    for paragraph in section.paragraphs:
+        match = re.search(r"Beginning ([A-Z][a-z]+\.? \d{1,2}, \d{4})", paragraph.text())
+        if not match or not paragraph.heading:
+            continue
+        heading = paragraph.heading.lower()
+        kind = "small" if ("less than" in heading or "special district" in heading) else (
+            "large" if "or more" in heading else None)
+        if kind and kind not in dates:
+            dates[kind] = (iso_from_month_day_year(match.group(1)), match.group(0))
+    return dates
+
+
+def _silent_items(texts: str) -> dict[str, str]:
+    """RIN, FR document number and testing frequency: the value if a source states it."""
+    rin = re.search(r"\bRIN:?\s*(\d{4}-[A-Z]{2}\d{2})", texts)
+    fr_doc = re.search(r"(?:FR Doc\.?|Document Number:?)\s*(\d{4}-\d{4,6})", texts)
+    testing = None
+    for sentence in re.split(r"(?<=[.;])\s+", texts):
+        if re.search(r"\b(test(s|ed|ing)?|audit(s|ed|ing)?)\b", sentence, re.I) and re.search(
+                r"\b(annual(ly)?|every \w+|each year|monthly|quarterly|biennial(ly)?|once a \w+)\b", sentence, re.I):
+            testing = sentence
+            break
+    return {"rin": rin.group(1) if rin else NOT_STATED,
+            "federal_register_document_number": fr_doc.group(1) if fr_doc else NOT_STATED,
+            "mandatory_testing_frequency": testing or NOT_STATED}
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    try:
+        return await _solve(tools, task)
+    except BenchmarkError as error:
+        return benchmark_error_answer(error)
+
+
+async def _solve(tools: Tools, task: AgentTask) -> str:
+    plan = read_run_plan(task)
+    renderer = sorted((u for u in plan.allowed_urls if _VIEW_DATE.search(u)), key=lambda u: _VIEW_DATE.search(u)[1])
+    versions_urls = [u for u in plan.allowed_urls if "/versioner/" in u]
+    if len(renderer) != 2 or len(versions_urls) != 1:
+        raise BenchmarkError(f"expected two renderer views and one versions URL, got {plan.allowed_urls}")
+    before_url, after_url = renderer
+    versions_url = versions_urls[0]
+    citations = Citations()
+
+    await start_session(tools, plan)
+    snapshots = 0
+    if plan.start_url != before_url:
+        await tools.call("browser_navigate", url=before_url)
+    _, before_root = await snapshot(tools)
+    snapshots += 1
+    await tools.call("browser_navigate", url=after_url)
+    _, after_root = await snapshot(tools)
+    snapshots += 1
+    await tools.call("browser_navigate", url=versions_url)
+    versions_result, _ = await snapshot(tools)
+    snapshots += 1
+    while snapshots < plan.min_snapshots:
+        await snapshot(tools)
+        snapshots += 1
+    await tools.call("browser_close")
+
+    citations.saw(before_url, seen_texts(before_root))
+    citations.saw(after_url, seen_texts(after_root))
+    versions_text, versions = json_document(versions_result)
+    citations.saw(versions_url, [versions_text])
+
+    before, after = read_view(before_root), read_view(after_root)
+    if not (before.subpart_heading and after.subpart_heading and after.source_note):
+        raise BenchmarkError("a view lacks its subpart heading or the after view lacks its source note")
+
+    # Authority: the after view's source note.
+    note = after.source_note
+    fr_citation = re.search(r"(\d+)\s+FR\s+(\d+)", note)
+    ag_order = re.search(r"AG Order No\.\s*[\w-]+", note)
+    note_date = re.search(r"[A-Z][a-z]{2,8}\.? \d{1,2}, \d{4}", note)
+    if not (fr_citation and ag_order and note_date):
+        raise BenchmarkError(f"cannot read the source note {note!r}")
+    subpart_citation = f"{fr_citation.group(1)} FR {fr_citation.group(2)}"
+
+    # Version trace: the URLs and the earliest substantive content version of the section.
+    query = parse_qs(urlsplit(versions_url).query)
+    section_number, part = query["section"][0], query["part"][0]
+    title = re.search(r"title-(\d+)", urlsplit(versions_url).path)
+    substantive = sorted(v["date"] for v in versions.get("content_versions", [])
+                         if v.get("identifier") == section_number and v.get("substantive") and not v.get("removed"))
+    if not substantive:
+        raise BenchmarkError(f"no substantive content version of {section_number} in the version history")
+    first_version = substantive[0]
+
+    # Codification.
+    before_sections = [s.heading for s in before.sections]
+    after_headings = [s.heading for s in after.sections]
+
+    # Requirements (the section the history is about) and exceptions.
+    requirements = _section(after, section_number)
+    covered = _covered_content(requirements)
+    requirement_text = requirements.text()
+    standard = re.search(r"WCAG \d+(?:\.\d+)*", requirement_text)
+    levels = list(dict.fromkeys(re.findall(r"\bLevel A{1,3}\b", requirement_text)))
+    standard_clause = re.search(r"comply with [^,;]*?WCAG \d+(?:\.\d+)*", requirement_text)
+    dates = _compliance_dates(requirements)
+    exceptions_section = next((s for s in after.sections if "Exceptions" in s.heading), None)
+    if not (standard and covered and "large" in dates and "small" in dates and exceptions_section):
+        raise BenchmarkError("the after view lacks the standard, covered content, compliance dates or exceptions")
+    exception_headings = [p.heading for p in exceptions_section.paragraphs if p.lettered and p.heading]
+
+    all_text = "\n".join(seen_texts(before_root) + seen_texts(after_root) + [versions_text])
+    silent = _silent_items(all_text)
+
+    record = {
+        "authority": {
+            "subpart_source_citation": subpart_citation,
+            "publication_date": iso_from_month_day_year(note_date.group(0)),
+            "ag_order_number": ag_order.group(0),
+            "rin": silent["rin"],
+            "federal_register_document_number": silent["federal_register_document_number"],
+        },
+        "version_trace": {
+            "cfr_title": int(title.group(1)) if title else int(versions["content_versions"][0]["title"]),
+            "cfr_part": part,
+            "section": section_number,
+            "comparison_before": _VIEW_DATE.search(before_url)[1],
+            "comparison_after": _VIEW_DATE.search(after_url)[1],
+            "effective_date": first_version,
+            "first_substantive_version": first_version,
+        },
+        "codification": {
+            "before_subpart_heading": before.subpart_heading,
+            "before_sections": "; ".join(before_sections) if before_sections else NOT_FOUND,
+            "after_subpart_heading": after.subpart_heading,
+            "after_section_headings": after_headings,
+        },
+        "requirements": {
+            "covered_content": [label for label, _ in covered],
+            "standard": standard.group(0),
+            "conformance_levels": levels,
+            "large_entity_compliance_date": dates["large"][0],
+            "small_or_special_district_compliance_date": dates["small"][0],
+            "mandatory_testing_frequency": silent["mandatory_testing_frequency"],
+        },
+        "exceptions": [h.rstrip().rstrip(".") for h in exception_headings],
+        "official_urls": {"before": before_url, "after": after_url, "versions": versions_url},
+        "evidence": {
+            "authority.subpart_source_citation": citations.cite(after_url, subpart_citation, fr_citation.group(0)),
+            "authority.publication_date": citations.cite(after_url, note_date.group(0)),
+            "authority.ag_order_number": citations.cite(after_url, ag_order.group(0)),
+            "version_trace.effective_date": citations.cite(
+                versions_url, json_member_quote(versions_text, "date", first_version)),
+            "codification.before_subpart_heading": citations.cite(before_url, before.subpart_heading),
+            "codification.after_subpart_heading": citations.cite(after_url, after.subpart_heading),
+            "codification.after_section_headings": [citations.cite(after_url, h) for h in after_headings],
+            "requirements.covered_content": [citations.cite(after_url, quote) for _, quote in covered],
+            "requirements.standard": citations.cite(
+                after_url, *([standard_clause.group(0)] if standard_clause else []), standard.group(0)),
+            "requirements.large_entity_compliance_date": citations.cite(after_url, dates["large"][1]),
+            "requirements.small_or_special_district_compliance_date": citations.cite(after_url, dates["small"][1]),
+            "exceptions": [citations.cite(after_url, h) for h in exception_headings],
+        },
+    }
+    return answer(record)

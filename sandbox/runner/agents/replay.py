@@ -1,0 +1,38 @@
+"""replay:ATTEMPT_DIR — re-issues a recorded attempt's calls in order and gives back its output.
+
+The recorded site key is replaced by this attempt's fresh key (the gates require the new one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox.runner.task import AgentResult, AgentTask
+from sandbox.trace import read_trace
+
+
+def substitute(value, old: str | None, new: str):
+    if old is None:
+        return value
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [substitute(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, old, new) for k, v in value.items()}
+    return value
+
+
+class ReplayAgent:
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.name = f"replay:{self.directory}"
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        trace = read_trace(self.directory / "trace.jsonl")
+        old_key = (trace.header or {}).get("site_key")
+        for call in trace.calls:
+            await task.client.call_raw(call.tool, substitute(call.args, old_key, task.site_key))
+        output_file = self.directory / "output.txt"
+        output = output_file.read_text(encoding="utf-8") if output_file.exists() else ""
+        return AgentResult(output=output, details={"replayed_calls": len(trace.calls)})

@@ -1,0 +1,112 @@
+"""One attempt: a fresh run with the pack's gates, a never-issued site key, the clock, the
+agent, then scoring; everything lands in the attempt's folder.
+
+    <attempt>/trace.jsonl   every tool call and browser event (written as they happen)
+    <attempt>/prompt.txt    exactly what the agent was given
+    <attempt>/output.txt    the agent's final answer
+    <attempt>/score.json    the reviewed scoring pack's verdict plus the gates
+    <attempt>/attempt.json  pack, agent, site key, times, exit status, counts, usage, versions
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sandbox import __version__
+from sandbox.packs import Pack
+from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
+from sandbox.scoring import score_attempt
+from sandbox.trace import read_trace
+
+ISSUED_SITE_KEYS: set[str] = set()
+
+
+def new_site_key() -> str:
+    """A profile key never issued before in this process (and never seen by the server)."""
+    while True:
+        key = f"bench-{secrets.token_hex(8)}"
+        if key not in ISSUED_SITE_KEYS:
+            ISSUED_SITE_KEYS.add(key)
+            return key
+
+
+def package_versions() -> dict[str, str]:
+    out = {"sandbox": __version__}
+    for name in ("playwright", "aiohttp", "pydantic", "jsonschema", "openai", "vcrpy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+@dataclass
+class AttemptOutcome:
+    pack: str
+    agent: str
+    directory: Path
+    status: str
+    elapsed_seconds: float
+    qualified_pass: bool
+    error_free: bool
+    field_accuracy: float
+    tool_calls: int
+    token_usage: dict[str, int] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "directory": str(self.directory)}
+
+
+async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, sandbox_url: str | None = None,
+                      attempt_number: int = 1, time_limit: float | None = None) -> AttemptOutcome:
+    directory.mkdir(parents=True, exist_ok=True)
+    site_key = new_site_key()
+    if site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
+        site_key = new_site_key()
+    run = sandbox.create_run(pack=pack.id, trace_path=directory / "trace.jsonl",
+                             header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number})
+    prompt = pack.render_prompt(site_key)
+    (directory / "prompt.txt").write_text(prompt, encoding="utf-8")
+    limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
+    task = AgentTask(pack_id=pack.id, workflow=pack.card.workflow, prompt=prompt, site_key=site_key,
+                     time_limit_seconds=limit, input_text=pack.input_text, output_schema=pack.schema,
+                     sandbox_url=sandbox_url, run_id=run.id, client=InProcessClient(run), workdir=directory)
+    started_wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    started = time.monotonic()           # the clock starts immediately before the agent
+    try:
+        result = await asyncio.wait_for(agent.run(task), timeout=limit)
+    except asyncio.TimeoutError:
+        result = AgentResult(output="", status="timeout", error=f"stopped at the pack's time limit ({limit:g} s)")
+    except Exception as exc:  # a crashed agent never stops the batch
+        result = AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
+    elapsed = time.monotonic() - started
+    await run.close(reason=result.status)
+
+    (directory / "output.txt").write_text(result.output, encoding="utf-8")
+    trace = read_trace(directory / "trace.jsonl")
+    report = score_attempt(pack, result.output, trace, elapsed, site_key=site_key)
+    score = report.model_dump(mode="json")
+    (directory / "score.json").write_text(json.dumps(score, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    counts = Counter(call.tool for call in trace.calls)
+    attempt = {
+        "pack": pack.id, "scoring_pack": pack.card.scoring_pack, "agent": agent.name, "attempt": attempt_number,
+        "site_key": site_key, "run_id": run.id, "started_at": started_wall, "elapsed_seconds": round(elapsed, 3),
+        "time_limit_seconds": limit, "status": result.status, "error": result.error,
+        "tool_calls": dict(sorted(counts.items())), "tool_calls_total": sum(counts.values()),
+        "token_usage": result.token_usage, "agent_details": result.details,
+        "qualified_pass": report.qualified_pass, "error_free": report.error_free,
+        "versions": package_versions(), "chromium": sandbox.host.executable,
+        "mirror_checksum": sandbox.host.store.checksum(), "pack_checksum": pack.checksum(),
+    }
+    (directory / "attempt.json").write_text(json.dumps(attempt, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return AttemptOutcome(pack.id, agent.name, directory, result.status, elapsed, report.qualified_pass,
+                          report.error_free, float(report.field_accuracy), sum(counts.values()), result.token_usage)

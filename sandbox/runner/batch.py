@@ -1,0 +1,103 @@
+"""Batches: many attempts on one warm browser, bounded parallelism, a progress bar, a summary.
+
+Each attempt is its own run (own browser contexts, own fresh site key), so attempts never
+share a profile. A crashed or hung agent ends as that attempt's status; the batch goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sandbox.packs import Pack, list_packs, load_pack
+from sandbox.runner.agents import AgentOptions, make_agent
+from sandbox.runner.attempt import AttemptOutcome, run_attempt
+
+
+def resolve_packs(names: list[str]) -> list[Pack]:
+    if not names or names == ["all"]:
+        return list_packs()
+    return [load_pack(name) for name in names]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "agent"
+
+
+async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, concurrency: int = 1,
+                    out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
+                    sandbox=None, time_limit: float | None = None) -> list[AttemptOutcome]:
+    from aiohttp import web
+
+    from toolserver.api import Sandbox
+    from toolserver.app import create_app
+
+    make_agent(agent_spec, options)  # fail early on a bad spec
+    owned = sandbox is None
+    if owned:
+        sandbox = await Sandbox().start()
+    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    batch_dir = Path(out) / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}"
+    jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
+    limit = asyncio.Semaphore(max(1, concurrency))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(jobs), desc="attempts", unit="attempt", leave=True)
+
+    async def one(pack: Pack, rep: int) -> AttemptOutcome:
+        async with limit:
+            agent = make_agent(agent_spec, options)
+            outcome = await run_attempt(sandbox, pack, agent, batch_dir / f"{pack.id}-{rep}", sandbox_url=url,
+                                        attempt_number=rep, time_limit=time_limit)
+        if bar is not None:
+            bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
+            bar.update(1)
+        return outcome
+
+    try:
+        outcomes = await asyncio.gather(*(one(pack, rep) for pack, rep in jobs))
+    finally:
+        if bar is not None:
+            bar.close()
+        await runner.cleanup()
+        if owned:
+            await sandbox.stop()
+    return list(outcomes)
+
+
+def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
+    groups: dict[tuple[str, str], list[AttemptOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        groups[(outcome.pack, outcome.agent)].append(outcome)
+    rows = []
+    for (pack, agent), items in sorted(groups.items()):
+        rows.append({
+            "pack": pack, "agent": agent, "attempts": len(items),
+            "qualified_passes": sum(o.qualified_pass for o in items),
+            "error_free_passes": sum(o.error_free for o in items),
+            "mean_field_accuracy": round(statistics.fmean(o.field_accuracy for o in items), 4),
+            "median_seconds": round(statistics.median(o.elapsed_seconds for o in items), 3),
+            "mean_tool_calls": round(statistics.fmean(o.tool_calls for o in items), 1),
+            "statuses": dict(sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())),
+        })
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    header = ["pack", "agent", "qualified", "error-free", "field acc.", "median s", "tool calls", "status"]
+    lines = [[r["pack"], r["agent"][:30], f"{r['qualified_passes']}/{r['attempts']}",
+              f"{r['error_free_passes']}/{r['attempts']}", f"{r['mean_field_accuracy']:.3f}",
+              f"{r['median_seconds']:.2f}", f"{r['mean_tool_calls']:.1f}",
+              ", ".join(f"{k} {v}" for k, v in r["statuses"].items())] for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*header), fmt.format(*("-" * w for w in widths)), *(fmt.format(*l) for l in lines)])

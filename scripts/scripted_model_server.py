@@ -1,0 +1,272 @@
+"""A scripted OpenAI-compatible model server: a real HTTP server whose "model" is a fixed policy.
+
+It exists so the ``openai:MODEL`` agent can be exercised end to end without a language model
+and without a network: the agent talks to it through the ``openai`` SDK exactly as it would
+talk to vLLM, llama.cpp, Ollama or a hosted endpoint, and vcrpy can record the exchange.
+
+    POST /v1/chat/completions   non-streaming chat completions for the model "scripted-browser-1"
+    GET  /v1/models             the model list
+
+The policy of "scripted-browser-1" reads the conversation, never anything else:
+
+1. from the first user message it takes the site key, the canonical start URL and the allowed
+   resource URLs (the runner prompt lines) and the REQUIRED OUTPUT JSON SCHEMA;
+2. it issues one tool call per turn: browser_start_session(provider="kernel", site_key,
+   clear_cookies=false, url=start), browser_snapshot, then browser_navigate + browser_snapshot
+   for every other allowed URL, then browser_close with no arguments;
+3. it answers with a BENCHMARK_JSON_BEGIN/END block holding one best-effort record: a skeleton
+   of the output schema filled with the values it could match by name in the JSON documents it
+   saw. The record may be wrong or incomplete: the point is a deterministic, realistic
+   exchange, not a good answer.
+
+If the start call fails or names a provider other than Kernel it stops with a benchmark error,
+as the runner prompt asks. Token usage is an estimate (about four characters per token).
+
+Run it by hand: ``.venv/bin/python scripts/scripted_model_server.py --port 8765`` and point an
+agent at ``http://127.0.0.1:8765/v1``. Tests call ``start_server()``.
+Imports aiohttp only (no sandbox code): it stands for a third-party model server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import time
+from typing import Any
+
+from aiohttp import web
+
+MODEL = "scripted-browser-1"
+SITE_KEY = re.compile(r'site_key="([^"]+)"')
+START_URL = re.compile(r'browser_start_session call must pass url="([^"]+)"')
+ALLOWED_URLS = re.compile(r"only these exact resource URLs: (.+?)\.(?: A fragment|\s*$)", re.M)
+SCHEMA_MARKER = "REQUIRED OUTPUT JSON SCHEMA:"
+ABSTAIN = ("NOT_FOUND", "NOT_STATED")
+
+
+# --- reading the task from the prompt ------------------------------------------------------
+def read_plan(prompt: str) -> dict[str, Any]:
+    site_key, start = SITE_KEY.search(prompt), START_URL.search(prompt)
+    allowed = ALLOWED_URLS.search(prompt)
+    return {"site_key": site_key.group(1) if site_key else None,
+            "start_url": start.group(1) if start else None,
+            "allowed_urls": [u.strip() for u in allowed.group(1).split(";")] if allowed else [],
+            "schema": read_schema(prompt)}
+
+
+def read_schema(prompt: str) -> dict | None:
+    at = prompt.find(SCHEMA_MARKER)
+    brace = prompt.find("{", at) if at >= 0 else -1
+    if brace < 0:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(prompt[brace:])[0]
+    except json.JSONDecodeError:
+        return None
+
+
+def planned_calls(plan: dict[str, Any]) -> list[tuple[str, dict]]:
+    start = plan["start_url"] or (plan["allowed_urls"][0] if plan["allowed_urls"] else None)
+    calls = [("browser_start_session", {"provider": "kernel", "site_key": plan["site_key"],
+                                        "clear_cookies": False, "url": start}),
+             ("browser_snapshot", {})]
+    for url in plan["allowed_urls"]:
+        if url != start:
+            calls += [("browser_navigate", {"url": url}), ("browser_snapshot", {})]
+    return calls + [("browser_close", {})]
+
+
+# --- the best-effort record ----------------------------------------------------------------
+def snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def documents_seen(tool_results: list[dict]) -> tuple[dict[str, Any], list[str]]:
+    """Scalar values by snake_case key from JSON documents seen, and the page headings seen."""
+    values: dict[str, Any] = {}
+    headings: list[str] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value != "":
+                    values.setdefault(snake(key), value)
+                else:
+                    collect(value)
+        elif isinstance(node, list):
+            for item in node:
+                collect(item)
+
+    for reply in tool_results:
+        text = ((reply.get("result") or {}) if isinstance(reply, dict) else {}).get("snapshot")
+        if not isinstance(text, str):
+            continue
+        headings += re.findall(r'- heading "([^"]+)" \[level=1\]', text)
+        if text.startswith("- document (") and "\n" in text:
+            try:
+                collect(json.loads(text.split("\n", 1)[1]))
+            except json.JSONDecodeError:
+                pass
+    if headings:
+        values.setdefault("title", headings[0])
+    return values, headings
+
+
+def fill(schema: dict, defs: dict, name: str, values: dict[str, Any], urls: list[str]) -> Any:
+    if "$ref" in schema:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "enum" in schema:
+        return next((v for v in schema["enum"] if v in ABSTAIN), schema["enum"][0])
+    if "object" in kinds:
+        props = schema.get("properties", {})
+        return {key: fill(sub, defs, key, values, urls) for key, sub in props.items()}
+    if "array" in kinds:
+        return []
+    if "boolean" in kinds:
+        return False
+    if "integer" in kinds or ("number" in kinds and "string" not in kinds):
+        found = values.get(name)
+        return found if isinstance(found, int) else 0
+    if schema.get("format") == "uri" and urls:
+        return urls.pop(0)       # uri fields take the supplied URLs in order
+    found = values.get(name)
+    return str(found) if found is not None else "NOT_FOUND"
+
+
+def final_answer(plan: dict[str, Any], tool_results: list[dict]) -> str:
+    values, _ = documents_seen(tool_results)
+    schema = plan["schema"] or {"type": "object", "properties": {}}
+    defs = schema.get("$defs", {})
+    urls = list(plan["allowed_urls"])
+    if schema.get("type") == "array":
+        record = [fill(schema.get("items", {}), defs, "", values, urls)]
+    else:
+        record = [fill(schema, defs, "", values, urls)]
+    return ("I visited every supplied URL and closed the session. Best-effort record:\n"
+            f"BENCHMARK_JSON_BEGIN\n{json.dumps(record, indent=2, ensure_ascii=False)}\nBENCHMARK_JSON_END")
+
+
+# --- the policy ----------------------------------------------------------------------------
+def decide(messages: list[dict], offered_tools: set[str]) -> dict:
+    """The next assistant message for this conversation (a pure function of it)."""
+    prompt = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+    if isinstance(prompt, list):  # content parts
+        prompt = "".join(p.get("text", "") for p in prompt if isinstance(p, dict))
+    plan = read_plan(prompt or "")
+    if not plan["site_key"] or not (plan["start_url"] or plan["allowed_urls"]):
+        return {"role": "assistant", "content": "BENCHMARK_ERROR: the prompt names no site key or start URL."}
+    issued = [call for m in messages if m.get("role") == "assistant" for call in (m.get("tool_calls") or [])]
+    replies: dict[str, dict] = {}
+    for m in messages:
+        if m.get("role") == "tool":
+            try:
+                replies[m.get("tool_call_id")] = json.loads(m.get("content") or "null")
+            except json.JSONDecodeError:
+                replies[m.get("tool_call_id")] = {"ok": False, "error": {"message": m.get("content")}}
+    for call in issued:   # the runner prompt: stop on a failed start or a non-Kernel provider
+        if call.get("function", {}).get("name") == "browser_start_session":
+            reply = replies.get(call.get("id")) or {}
+            if not reply.get("ok"):
+                error = (reply.get("error") or {}).get("message", "no result")
+                return {"role": "assistant", "content": f"BENCHMARK_ERROR: browser_start_session failed: {error}"}
+            provider = (reply.get("result") or {}).get("provider")
+            if provider != "kernel":
+                return {"role": "assistant",
+                        "content": f"BENCHMARK_ERROR: the session provider is {provider!r}, not Kernel."}
+    calls = [(name, args) for name, args in planned_calls(plan) if name in offered_tools]
+    step = len(issued)
+    if step < len(calls):
+        name, args = calls[step]
+        call_id = "call_" + hashlib.sha256(f"{step}:{name}".encode()).hexdigest()[:24]
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+    return {"role": "assistant", "content": final_answer(plan, list(replies.values()))}
+
+
+def estimate_tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+# --- HTTP ----------------------------------------------------------------------------------
+def api_error(message: str, status: int, param: str | None = None, code: str | None = None) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error",
+                                        "param": param, "code": code}}, status=status)
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    try:
+        body = await request.json()
+    except json.JSONDecodeError as exc:
+        return api_error(f"request body is not valid JSON: {exc}", 400)
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return api_error("'messages' must be a list of messages", 400, "messages")
+    if body.get("model") != MODEL:
+        return api_error(f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.",
+                         404, "model", "model_not_found")
+    if body.get("stream"):
+        return api_error("streaming is not supported by this server; send stream=false", 400, "stream")
+    offered = {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    message = decide(body["messages"], offered)
+    turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
+    prompt_tokens = estimate_tokens([body["messages"], body.get("tools") or []])
+    completion_tokens = estimate_tokens(message)
+    return web.json_response({
+        "id": f"chatcmpl-scripted-{turn:03d}", "object": "chat.completion", "created": int(time.time()),
+        "model": MODEL, "system_fingerprint": "scripted-v1",
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+async def list_models(request: web.Request) -> web.Response:
+    return web.json_response({"object": "list", "data": [
+        {"id": MODEL, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}]})
+
+
+def create_app() -> web.Application:
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", list_models)
+    return app
+
+
+async def start_server(host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, str]:
+    """Start on ``host:port`` (0: a free port); returns the runner (``await runner.cleanup()``)
+    and the server's root URL (the OpenAI base URL is that plus ``/v1``)."""
+    runner = web.AppRunner(create_app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    return runner, f"http://{host}:{bound}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+
+    async def serve() -> None:
+        runner, url = await start_server(args.host, args.port)
+        print(f"scripted model {MODEL!r} at {url}/v1 (Ctrl-C stops)", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
