@@ -120,9 +120,8 @@ def default_body_path(url: str, content_type: str) -> str:
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    path = parts.path.strip("/") or "index"
-    if parts.path.endswith("/"):
-        path += "/index"
+    path = parts.path.strip("/")
+    path = f"{path}/index" if path and parts.path.endswith("/") else (path or "index")
     stem = path.replace("/", "__")
     if parts.query:
         stem += "__q" + hashlib.sha256(parts.query.encode()).hexdigest()[:8]
@@ -177,8 +176,10 @@ def reconstructed(basis: str) -> Provenance:
     return Provenance(kind="reconstructed", basis=basis)
 
 
-_SANE_TYPES = ("text/", "application/json", "application/javascript", "application/pdf",
-               "image/", "font/", "application/octet-stream", "application/xml", "application/hal+json")
+_SANE_TYPES = ("text/", "application/json", "application/javascript", "application/x-javascript",
+               "application/pdf", "image/", "font/", "application/font", "application/octet-stream",
+               "application/xml", "application/hal+json", "application/ld+json", "application/manifest+json",
+               "application/wasm", "application/xhtml+xml")
 
 
 def check(*roots: Path) -> list[str]:

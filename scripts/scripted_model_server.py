@@ -133,7 +133,7 @@ def fill(schema: dict, defs: dict, name: str, values: dict[str, Any], urls: list
         found = values.get(name)
         return found if isinstance(found, int) else 0
     if schema.get("format") == "uri" and urls:
-        return urls.pop(0)       # uri fields take the supplied URLs in order
+        return urls[0]           # a guess: the canonical start URL
     found = values.get(name)
     return str(found) if found is not None else "NOT_FOUND"
 
@@ -142,7 +142,7 @@ def final_answer(plan: dict[str, Any], tool_results: list[dict]) -> str:
     values, _ = documents_seen(tool_results)
     schema = plan["schema"] or {"type": "object", "properties": {}}
     defs = schema.get("$defs", {})
-    urls = list(plan["allowed_urls"])
+    urls = [u for u in [plan["start_url"], *plan["allowed_urls"]] if u]
     if schema.get("type") == "array":
         record = [fill(schema.get("items", {}), defs, "", values, urls)]
     else:

@@ -83,7 +83,7 @@ def test_rendered_prompt_reproduces_the_seed_block(extractor, seed):
     from sandbox.packs import load_pack
 
     for section in extractor.split_sections(seed.read_text(encoding="utf-8")):
-        workflow, email = extractor.WORKFLOWS[section.title]
+        _, email = extractor.WORKFLOWS[section.title]
         pack_id, files = extractor.extract_section(section, seed.name)
         block = extractor.between(section.text, extractor.RUNNER_MARK, extractor.EXPECTED_MARK).strip("\n")
         block = extractor.repair(block, email, pack_id)

@@ -267,6 +267,14 @@ def json_member_quote(json_text: str, key: str, value: Any) -> str:
     return match.group(0)
 
 
+def find_span(text: str, pattern: str, flags: int = 0) -> str:
+    """The literal span of ``text`` a regular expression matches (to quote it)."""
+    match = re.search(pattern, text, flags)
+    if not match:
+        raise BenchmarkError(f"no span matching {pattern!r} in the source text")
+    return match.group(0)
+
+
 # --- dates -----------------------------------------------------------------------------------
 
 MONTHS = {m: i for i, m in enumerate(

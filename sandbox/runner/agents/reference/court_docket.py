@@ -1,0 +1,229 @@
+"""Reference agent for the court-docket workflow (packs ``court-docket`` and ``court-docket-p4``).
+
+Reads the case header and the Proceedings and Orders rows from the Supreme Court docket,
+then opens the slip opinion PDF (the only other allowed URL) in a new tab, whose snapshot is
+the PDF's extracted text, and reads the author, the separate opinions and the syllabus
+holding from it. Abstentions (panel vote, majority count, dissent) follow from searching
+both sources. Evidence quotes are spans of the snapshot texts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from sandbox.runner.agents.reference._aria import Node, normalise_space, parse_snapshot
+from sandbox.runner.agents.reference._task_text import (benchmark_output, other_allowed_url, start_session,
+                                                        start_url)
+from sandbox.runner.task import AgentTask, Tools
+
+NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
+_ROW_DATE = re.compile(r"[A-Z][a-z]{2} \d{1,2} \d{4}")
+_DECISION = re.compile(r"delivered the opinion|\bper curiam\b|^Judgment (?!ISSUED)[A-Z]{4,}|"
+                       r"\b(?:AFFIRMED|REVERSED|VACATED|DISMISSED)\b", re.I)
+_JUSTICE = r"[A-Z][A-Za-z'’\-]+"
+_PAGE_SEPARATOR = re.compile(r"^--- Page \d+ of \d+ ---$", re.M)
+DISPOSITIONS = ("AFFIRMED", "REVERSED", "REVERSED_AND_REMANDED", "VACATED", "VACATED_AND_REMANDED", "DISMISSED",
+                "OTHER")
+
+
+class ReadingError(ValueError):
+    """A required item was not found on the page."""
+
+
+@dataclass(frozen=True)
+class Proceeding:
+    date: str          # ISO
+    date_text: str     # as shown, e.g. "Apr 18 2023"
+    description: str   # the row's own text, whitespace normalised (link labels are not part of it)
+
+
+@dataclass(frozen=True)
+class Docket:
+    number: str
+    number_text: str
+    header: dict[str, str]
+    proceedings: list[Proceeding]
+
+
+def _iso(text: str, form: str) -> str:
+    return datetime.strptime(normalise_space(text), form).date().isoformat()
+
+
+def _cell_text(cell: Node) -> str:
+    return normalise_space(cell.full_text(skip_roles=("/url", "/placeholder", "link")))
+
+
+def read_docket(tree: Node) -> Docket:
+    header: dict[str, str] = {}
+    proceedings: list[Proceeding] = []
+    number = number_text = None
+    for row in tree.find_all("row"):
+        cells = [c for c in row.children if c.role in ("cell", "gridcell")]
+        texts = [_cell_text(c) for c in cells]
+        if len(texts) == 1 and (found := re.fullmatch(r"No\. (\S+)", texts[0])):
+            number, number_text = found.group(1), texts[0]
+        elif len(texts) >= 2 and texts[0].endswith(":"):
+            header.setdefault(texts[0].rstrip(":").strip(), texts[1])
+        elif len(texts) >= 2 and _ROW_DATE.fullmatch(texts[0]):
+            proceedings.append(Proceeding(_iso(texts[0], "%b %d %Y"), texts[0], texts[1]))
+    if number is None or not proceedings:
+        raise ReadingError("the docket shows no 'No. ...' line or no dated Proceedings and Orders rows")
+    return Docket(number, number_text, header, proceedings)
+
+
+def _disposition(sentence: str) -> str:
+    words = {w for w in ("affirmed", "reversed", "vacated", "remanded", "dismissed")
+             if re.search(rf"\b{w}\b", sentence, re.I)}
+    outcomes = words - {"remanded"}
+    if len(outcomes) != 1:
+        return "OTHER"
+    (outcome,) = outcomes
+    if "remanded" in words and outcome in ("reversed", "vacated"):
+        return f"{outcome.upper()}_AND_REMANDED"
+    return outcome.upper()
+
+
+def _justice(surname: str) -> str:
+    parts = re.split(r"(['’\-])", surname)
+    return "Justice " + "".join(p[:1].upper() + p[1:].lower() if p.isalpha() else p for p in parts)
+
+
+def _separate_opinions(text: str, kind: str) -> list[str]:
+    """``Justice X (joined by Justice Y)`` for each ``X, J., filed a <kind> opinion, in which Y, J., joined``."""
+    pattern = re.compile(rf"({_JUSTICE}), (?:C\. ?)?J\., filed an? (?:{kind} opinion|opinion {kind}[^,.]*)"
+                         rf"(?:, in which (.+?),? (?:C\. ?)?JJ?\.,? (?:join|joined))?", re.S)
+    out = []
+    for found in pattern.finditer(text):
+        entry = _justice(found.group(1))
+        if found.group(2):
+            joiners = [j for j in re.split(r",\s*(?:C\. ?J\.,\s*)?(?:and\s+)?|\s+and\s+", found.group(2)) if j.strip()]
+            entry += " (joined by " + " and ".join(_justice(j.strip()) for j in joiners) + ")"
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def _pdf_text(snapshot: str) -> str:
+    """The PDF's text with page separators removed, line-break hyphenation undone and
+    whitespace normalised."""
+    text = _PAGE_SEPARATOR.sub("\n", snapshot)
+    text = re.sub(r"(?<=[a-z])-[ \t]*\n\s*(?=[a-z])", "", text)
+    return normalise_space(text)
+
+
+def _panel_vote(*texts: str) -> str:
+    for text in texts:
+        for sentence in re.split(r"(?<=\.)\s+", text):
+            if re.search(r"\bpanel\b|\bdivided\b", sentence, re.I):
+                vote = re.search(r"\b(\d)[–-](\d)\b", sentence)
+                if vote:
+                    return vote.group(0)
+    return NOT_STATED
+
+
+def _majority_count(*texts: str) -> int | str:
+    for text in texts:
+        vote = re.search(r"\b(?:by a vote of|voted) (\d)[–-](\d)\b|\b(\d)[–-](\d) (?:decision|vote|majority)\b", text)
+        if vote:
+            return int(vote.group(1) or vote.group(3))
+    return NOT_STATED
+
+
+def _holding(text: str, prompt: str) -> str:
+    held = re.search(r"\bHeld:\s*", text)
+    if not held:
+        raise ReadingError("the opinion's syllabus has no 'Held:' label")
+    rest = text[held.end():]
+    stop = re.search(r"stop after `([^`]+)`", prompt)
+    end = rest.find(stop.group(1)) + len(stop.group(1)) if stop and stop.group(1) in rest else -1
+    if end < 0:  # no stop word given: the first sentence
+        sentence = re.match(r".+?\.(?=\s|$)", rest)
+        end = sentence.end() if sentence else len(rest)
+    return rest[:end].strip()
+
+
+def _record(task: AgentTask, docket_url: str, opinion_url: str, docket: Docket, opinion_text: str) -> dict:
+    rows = docket.proceedings
+    decision_index = next((i for i, r in enumerate(rows) if _DECISION.search(r.description)), None)
+    if decision_index is None or decision_index < 3:
+        raise ReadingError("the docket shows no decision row with three rows before it")
+    decision = rows[decision_index]
+    disposition_sentence = re.match(r".+?\.(?=\s|$)", decision.description).group(0)
+    argued = next((r for r in rows if r.description.startswith("Argued")), None)
+    judgment = next((r for r in rows[decision_index + 1:] if re.match(r"JUDGMENT ISSUED", r.description, re.I)), None)
+    events = rows[decision_index - 3:decision_index]
+
+    descriptions = [e.description for e in events]
+    event_quotes = [e.description if descriptions.count(e.description) == 1 else f"{e.date_text} {e.description}"
+                    for e in events]
+
+    opinion_line = re.search(r"(?:delivered|announced) the (?:opinion|judgment)[^.]*", decision.description)
+    unanimous = bool(re.search(r"\bunanimous\b", decision.description, re.I)) and \
+        not re.search(r"dissent", decision.description, re.I)
+
+    author = re.search(rf"({_JUSTICE}), (?:C\. ?)?J\., delivered the opinion[^.]*\.", opinion_text) or \
+        re.search(rf"JUSTICE ({_JUSTICE}) delivered the opinion[^.]*\.", opinion_text)
+    if not author:
+        raise ReadingError("the opinion names no author ('X, J., delivered the opinion')")
+    concurrences = _separate_opinions(opinion_text, "concurring") or \
+        _separate_opinions(decision.description.upper(), "CONCURRING".lower())
+    dissents = _separate_opinions(opinion_text, "dissenting") or _separate_opinions(decision.description, "dissenting")
+    holding = _holding(opinion_text, task.prompt)
+
+    header = docket.header
+    lower_number = header.get("Case Numbers", NOT_FOUND).strip()
+    if lower_number.startswith("(") and lower_number.endswith(")"):
+        lower_number = lower_number[1:-1].strip()
+    return {
+        "case": {"name": header.get("Title", NOT_FOUND), "docket_number": docket.number},
+        "lower_court": {
+            "name": header.get("Lower Ct", NOT_FOUND),
+            "case_number": lower_number,
+            "decision_date": _iso(header["Decision Date"], "%B %d, %Y"),
+            "panel_vote": _panel_vote(*(r.description for r in rows), opinion_text),
+        },
+        "dates": {
+            "docketed": _iso(header["Docketed"], "%B %d, %Y"),
+            "argued": argued.date if argued else NOT_FOUND,
+            "decided": decision.date,
+        },
+        "disposition": {"result": _disposition(disposition_sentence),
+                        "judgment_issued_date": judgment.date if judgment else NOT_FOUND},
+        "opinion": {
+            "author": _justice(author.group(1)),
+            "unanimous": unanimous,
+            "majority_count": _majority_count(decision.description, opinion_text),
+            "concurrences": concurrences,
+            "dissent_author": "; ".join(re.sub(r" \(joined by .*\)$", "", d) for d in dissents) or NOT_FOUND,
+        },
+        "last_three_pre_disposition_events": [{"date": e.date, "description": e.description} for e in events],
+        "holding": holding,
+        "official_urls": {"docket": docket_url, "opinion": opinion_url},
+        "evidence": {
+            "case.docket_number": {"url": docket_url, "quote": docket.number_text},
+            "dates.decided": {"url": docket_url, "quote": decision.date_text},
+            "disposition.result": {"url": docket_url, "quote": disposition_sentence},
+            "opinion.author": {"url": opinion_url, "quote": author.group(0)},
+            "opinion.unanimous": {"url": docket_url,
+                                  "quote": opinion_line.group(0) if opinion_line else decision.description},
+            "last_three_pre_disposition_events": [{"url": docket_url, "quote": q} for q in event_quotes],
+            "holding": {"url": opinion_url, "quote": holding},
+        },
+    }
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    docket_url = start_url(task)
+    opinion_url = other_allowed_url(task)
+    await start_session(tools, task, docket_url)
+    try:
+        docket = read_docket(parse_snapshot((await tools.call("browser_snapshot"))["snapshot"]))
+        await tools.call("browser_open_tab", url=opinion_url)
+        opinion = await tools.call("browser_snapshot")
+        if opinion.get("format") != "pdf_text":
+            raise ReadingError(f"the opinion tab did not show PDF text (format {opinion.get('format')!r})")
+    finally:
+        await tools.call("browser_close")
+    return benchmark_output(_record(task, docket_url, opinion_url, docket, _pdf_text(opinion["snapshot"])))
