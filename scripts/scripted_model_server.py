@@ -203,8 +203,9 @@ async def chat_completions(request: web.Request) -> web.Response:
         body = await request.json()
     except json.JSONDecodeError as exc:
         return api_error(f"request body is not valid JSON: {exc}", 400)
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return api_error("'messages' must be a list of messages", 400, "messages")
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return api_error("'messages' must be a list of message objects", 400, "messages")
     if body.get("model") != MODEL:
         return api_error(f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.",
                          404, "model", "model_not_found")

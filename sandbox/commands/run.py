@@ -23,6 +23,9 @@ def register(subparsers) -> None:
     p.add_argument("--cassette", type=Path, help="openai agents: record/replay the model's HTTP exchanges here")
     p.add_argument("--record-mode", choices=["once", "none", "all"], default="once")
     p.add_argument("--max-turns", type=int, default=80, help="openai agents: most model turns per attempt")
+    p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
+                   help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
+    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
 
@@ -45,7 +48,8 @@ def command(args: argparse.Namespace) -> int:
         return 2
     outcomes = asyncio.run(run_batch(packs, args.agent, repeats=args.repeats, concurrency=args.concurrency,
                                      out=args.out, options=options, progress=not args.no_progress and not args.json,
-                                     time_limit=args.time_limit))
+                                     time_limit=args.time_limit, policy=args.policy,
+                                     block_state_changes=args.block_state_changes or None))
     rows = summarise(outcomes)
     if args.json:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))

@@ -67,12 +67,14 @@ class AttemptOutcome:
 
 
 async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, sandbox_url: str | None = None,
-                      attempt_number: int = 1, time_limit: float | None = None) -> AttemptOutcome:
+                      attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
+                      block_state_changes: bool | None = None) -> AttemptOutcome:
     directory.mkdir(parents=True, exist_ok=True)
     site_key = new_site_key()
     if site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
         site_key = new_site_key()
-    run = sandbox.create_run(pack=pack.id, trace_path=directory / "trace.jsonl",
+    run = sandbox.create_run(pack=pack.id, trace_path=directory / "trace.jsonl", policy=policy,
+                             block_state_changes=block_state_changes,
                              header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number})
     prompt = pack.render_prompt(site_key)
     (directory / "prompt.txt").write_text(prompt, encoding="utf-8")

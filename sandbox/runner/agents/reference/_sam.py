@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sandbox.runner.agents.reference._reading import AriaNode, BenchmarkError, instant, rendered_snapshot
+from sandbox.runner.agents.reference._aria import Node
+from sandbox.runner.agents.reference._reading import BenchmarkError, instant, rendered_snapshot
 from sandbox.runner.task import Tools
 
 NOTICE_PAGE = re.compile(r"^https://sam\.gov/opp/[0-9a-f]{32}/view$")
@@ -35,20 +36,20 @@ def classify_urls(urls: tuple[str, ...]) -> SamUrls:
     return SamUrls(notice[0], data, index[0])
 
 
-async def notice_page(tools: Tools) -> tuple[dict, AriaNode]:
+async def notice_page(tools: Tools) -> tuple[dict, Node]:
     """Snapshot the notice page once its script has rendered the notice (an h1 title)."""
-    def rendered(root: AriaNode) -> bool:
-        return any(n.role == "heading" and n.level() == 1 for n in root.walk())
+    def rendered(root: Node) -> bool:
+        return any(n.role == "heading" and n.attributes.get("level") == "1" for n in root.walk())
 
     return await rendered_snapshot(tools, rendered)
 
 
-def labelled_value(root: AriaNode, label: str) -> str | None:
+def labelled_value(root: Node, label: str) -> str | None:
     """The text shown right after a node whose whole text is ``label`` (header blocks)."""
-    nodes = [n for n in root.walk() if n.own_texts()]
+    nodes = [n for n in root.walk() if n.own_text and not n.role.startswith("/")]
     for node, following in zip(nodes, nodes[1:]):
-        if node.own_texts() == [label]:
-            return following.own_texts()[0]
+        if node.own_text == label:
+            return following.own_text
     return None
 
 

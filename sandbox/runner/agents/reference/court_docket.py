@@ -20,8 +20,10 @@ from sandbox.runner.task import AgentTask, Tools
 
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _ROW_DATE = re.compile(r"[A-Z][a-z]{2} \d{1,2} \d{4}")
-_DECISION = re.compile(r"delivered the opinion|\bper curiam\b|^Judgment (?!ISSUED)[A-Z]{4,}|"
-                       r"\b(?:AFFIRMED|REVERSED|VACATED|DISMISSED)\b", re.I)
+# A decision row announces the opinion or states the judgment in the docket's capitals
+# ("Judgment VACATED and case REMANDED."); lower-case words in filings do not count.
+_DECISION = re.compile(r"(?i:delivered the opinion|\bper curiam\b)|^Judgment (?!ISSUED)[A-Z]{4,}|"
+                       r"\b(?:AFFIRMED|REVERSED|VACATED|DISMISSED)\b")
 _JUSTICE = r"[A-Z][A-Za-z'’\-]+"
 _PAGE_SEPARATOR = re.compile(r"^--- Page \d+ of \d+ ---$", re.M)
 DISPOSITIONS = ("AFFIRMED", "REVERSED", "REVERSED_AND_REMANDED", "VACATED", "VACATED_AND_REMANDED", "DISMISSED",
@@ -93,7 +95,7 @@ def _justice(surname: str) -> str:
 def _separate_opinions(text: str, kind: str) -> list[str]:
     """``Justice X (joined by Justice Y)`` for each ``X, J., filed a <kind> opinion, in which Y, J., joined``."""
     pattern = re.compile(rf"({_JUSTICE}), (?:C\. ?)?J\., filed an? (?:{kind} opinion|opinion {kind}[^,.]*)"
-                         rf"(?:, in which (.+?),? (?:C\. ?)?JJ?\.,? (?:join|joined))?", re.S)
+                         rf"(?:, in which ((?:[^.]|C\. ?J\.)+?),? (?:C\. ?)?JJ?\.,? (?:join|joined))?")
     out = []
     for found in pattern.finditer(text):
         entry = _justice(found.group(1))
@@ -125,7 +127,8 @@ def _panel_vote(*texts: str) -> str:
 
 def _majority_count(*texts: str) -> int | str:
     for text in texts:
-        vote = re.search(r"\b(?:by a vote of|voted) (\d)[–-](\d)\b|\b(\d)[–-](\d) (?:decision|vote|majority)\b", text)
+        vote = re.search(r"\b(?:by a vote of|voted) (\d)[–-](\d)\b|"
+                         r"\b(\d)[–-](\d) (?:decision|vote|majority)\b", text)
         if vote:
             return int(vote.group(1) or vote.group(3))
     return NOT_STATED
@@ -168,7 +171,7 @@ def _record(task: AgentTask, docket_url: str, opinion_url: str, docket: Docket, 
     if not author:
         raise ReadingError("the opinion names no author ('X, J., delivered the opinion')")
     concurrences = _separate_opinions(opinion_text, "concurring") or \
-        _separate_opinions(decision.description.upper(), "CONCURRING".lower())
+        _separate_opinions(decision.description, "concurring")
     dissents = _separate_opinions(opinion_text, "dissenting") or _separate_opinions(decision.description, "dissenting")
     holding = _holding(opinion_text, task.prompt)
 

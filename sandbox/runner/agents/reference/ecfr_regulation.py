@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
-from sandbox.runner.agents.reference._reading import (AriaNode, BenchmarkError, Citations, answer,
+from sandbox.runner.agents.reference._aria import Node
+from sandbox.runner.agents.reference._reading import (BenchmarkError, Citations, answer,
                                                       benchmark_error_answer, iso_from_month_day_year,
                                                       json_document, json_member_quote, read_run_plan,
                                                       seen_texts, snapshot, start_session)
@@ -58,13 +59,13 @@ class RegulatoryView:
     sections: list[Section] = field(default_factory=list)
 
 
-def _paragraph(node: AriaNode) -> Paragraph:
+def _paragraph(node: Node) -> Paragraph:
     label = heading = None
     body: list[str] = []
-    if node.value:
-        body.append(node.value)
+    if node.text:
+        body.append(node.text)
     for child in node.children:
-        text = child.text()
+        text = child.full_text()
         match = _LABEL.match(text) if child.role == "generic" else None
         if match and label is None and not body and heading is None:
             label = match.group(1)
@@ -75,7 +76,7 @@ def _paragraph(node: AriaNode) -> Paragraph:
     return Paragraph(label, heading, body)
 
 
-def read_view(root: AriaNode) -> RegulatoryView:
+def read_view(root: Node) -> RegulatoryView:
     view = RegulatoryView()
     current: Section | None = None
     for node in root.walk():
@@ -86,8 +87,8 @@ def read_view(root: AriaNode) -> RegulatoryView:
             current = Section(heading=name)
             view.sections.append(current)
         elif node.role == "paragraph":
-            if any(c.role == "strong" and c.text().startswith("Source") for c in node.children):
-                view.source_note = node.text()
+            if any(c.role == "strong" and c.full_text().startswith("Source") for c in node.children):
+                view.source_note = node.full_text()
             elif current is not None:
                 current.paragraphs.append(_paragraph(node))
     return view
@@ -165,7 +166,7 @@ async def _solve(tools: Tools, task: AgentTask) -> str:
     versions_url = versions_urls[0]
     citations = Citations()
 
-    await start_session(tools, plan)
+    await start_session(tools, task, plan)
     snapshots = 0
     if plan.start_url != before_url:
         await tools.call("browser_navigate", url=before_url)

@@ -28,7 +28,11 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
 _NUMBER_WORDS.update({"twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50, "sixty": 60,
                       "seventy": 70, "eighty": 80, "ninety": 90, "one hundred": 100, "one hundred twenty": 120,
                       "one hundred eighty": 180})
-_COMPANY_SUFFIX = r"(?:,? (?:Inc\.|Inc|LLC|L\.L\.C\.|Ltd\.|Ltd|Corp\.|Corporation|Co\.|L\.P\.|plc|N\.V\.|S\.A\.|AG|GmbH|B\.V\.))?"
+_COMPANY_SUFFIX = (r"(?:,? (?:Inc\.|Inc|LLC|L\.L\.C\.|Ltd\.|Ltd|Corp\.|Corporation|Co\.|L\.P\.|plc|N\.V\.|S\.A\.|"
+                   r"AG|GmbH|B\.V\.))?")
+# "ninety (90) days", "90 days" or "ninety days"; read by _days().
+_DAYS = (r"(?:(?P<words>[a-z][a-z\- ]*?)\s*\((?P<digits>\d+)\)|(?P<bare>\d+)|(?P<only>[a-z][a-z\- ]*?))"
+         r"\s+(?:calendar |business )?days")
 
 
 class ReadingError(ValueError):
@@ -64,14 +68,14 @@ def _blocks(tree: Node) -> list[str]:
     return out
 
 
-def _days(words: str, digits: str | None) -> int:
+def _days(match: re.Match) -> int:
+    """The day count of a ``_DAYS`` match: the digits when given, else the number words."""
+    digits = match.group("digits") or match.group("bare")
     if digits:
         return int(digits)
-    key = words.strip().lower()
-    if key.isdigit():
-        return int(key)
-    if key in _NUMBER_WORDS:
-        return _NUMBER_WORDS[key]
+    words = match.group("only").strip().lower()
+    if words in _NUMBER_WORDS:
+        return _NUMBER_WORDS[words]
     raise ReadingError(f"cannot read the number {words!r}")
 
 
@@ -176,7 +180,9 @@ def read_agreement(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
     found["agreement.effective_date"] = Found(_iso(date.group(1)), date.group(0))
 
     def party(group: str) -> str:
-        return rf"(?P<{group}>[A-Z][^,(“\"\n]*?{_COMPANY_SUFFIX})(?:, an? [^()\n]*?)? \((?:the )?{OPEN_Q}(?P<{group}_short>[^”\"]+){CLOSE_Q}\)"
+        # "Name, Inc., a Delaware corporation with ... (“Short”)": the name without jurisdiction
+        return (rf"(?P<{group}>[A-Z][^,(“\"\n]*?{_COMPANY_SUFFIX})(?:, an? [^()\n]*?)? "
+                rf"\((?:the )?{OPEN_Q}(?P<{group}_short>[^”\"]+){CLOSE_Q}\)")
 
     parties = a.search(rf"by and between {party('a')},? and {party('b')}")
     if not parties:
@@ -192,7 +198,8 @@ def read_agreement(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
     trigger = next((t for t in a.defined_terms() if after_words.startswith(t)), None)
     if trigger is None:  # not a defined term: keep the capitalised phrase
         trigger = re.match(r"[A-Z][\w-]*(?:\s+(?:of|the|for|and|[A-Z][\w-]*))*", after_words).group(0)
-    found["agreement.expiration_trigger"] = Found(trigger, f"{expiry.group(0)[:expiry.start(1) - expiry.start(0)]}{trigger}")
+    lead_in = expiry.group(0)[:expiry.start(1) - expiry.start(0)]
+    found["agreement.expiration_trigger"] = Found(trigger, lead_in + trigger)
 
     _read_defined_terms(a, found)
     _read_termination(a, found)
@@ -231,7 +238,8 @@ def _read_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
         section = claims.group(3)
     block = a.section(section) or ""
     found["defined_terms.claims.definition_section"] = Found(f"Section {section}", claims.group(0))
-    costs = re.search(r"reasonable (?:outside )?(?:attorneys|attorney|legal|counsel)[’'s]* (?:fees|costs|expenses)", block)
+    costs = re.search(r"reasonable (?:outside )?(?:attorneys|attorney|legal|counsel)[’'s]* (?:fees|costs|expenses)",
+                      block)
     found["defined_terms.claims.includes_reasonable_legal_costs"] = Found(bool(costs), costs.group(0) if costs else "")
 
 
@@ -239,22 +247,20 @@ def _read_termination(a: Agreement, found: dict[str, Found]) -> None:
     cause = a.titled(r"Termination for (?:Cause|Breach|Material Breach)")
     if cause is None:
         raise ReadingError("no termination-for-cause section")
-    cure = re.search(r"(?:fails|failure) to cure[^.]*?within ([a-z][a-z\- ]*?)\s*(?:\((\d+)\))?\s+(?:calendar |business )?days",
-                     cause[1])
+    cure = re.search(rf"(?:fails|failure) to cure[^.]*?within {_DAYS}", cause[1])
     if not cure:
         raise ReadingError(f"Section {cause[0]} states no cure period")
     found["termination.for_cause_section"] = Found(f"Section {cause[0]}", cause[1][:40])
-    found["termination.breach_cure_days"] = Found(_days(cure.group(1), cure.group(2)), cure.group(0))
+    found["termination.breach_cure_days"] = Found(_days(cure), cure.group(0))
 
     convenience = a.titled(r"Termination for Convenience|Termination without Cause")
     if convenience is None:
         raise ReadingError("no termination-for-convenience section")
-    notice = re.search(r"upon ([a-z][a-z\- ]*?)\s*(?:\((\d+)\))?\s+(?:calendar |business )?days[’']? (?:prior )?(?:written )?notice",
-                       convenience[1])
+    notice = re.search(rf"upon {_DAYS}[’']? (?:prior )?(?:written )?notice", convenience[1])
     if not notice:
         raise ReadingError(f"Section {convenience[0]} states no notice period")
     found["termination.for_convenience_section"] = Found(f"Section {convenience[0]}", convenience[1][:40])
-    found["termination.convenience_notice_days"] = Found(_days(notice.group(1), notice.group(2)), notice.group(0))
+    found["termination.convenience_notice_days"] = Found(_days(notice), notice.group(0))
 
     survival = a.search(r"(Articles?\s+\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)\s+(?:shall|will)\s+survive")
     if not survival:
@@ -282,8 +288,9 @@ def _read_indemnification(a: Agreement, found: dict[str, Found], shorts: list[st
     found["indemnification.nonsole_injury_cross_reference"] = Found(f"Section {cross.group(1)}", cross.group(0))
 
     joint = a.search(r"(?:(?:the|such) )?(?:\w+ )?(?:shall|will) (not )?be jointly and severally liable")
+    # Without such words the answer is false; the cross-referenced section is then the evidence.
     found["indemnification.joint_and_several_liability"] = Found(
-        bool(joint) and not joint.group(1), joint.group(0) if joint else "")
+        bool(joint) and not joint.group(1), joint.group(0) if joint else cross.group(0))
 
     found["indemnification.aggregate_liability_cap"] = Found(_liability_cap(a), "")
 
@@ -339,64 +346,32 @@ def _read_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) 
 
 # --- the run -------------------------------------------------------------------------------------
 
-EVIDENCE_FIELDS = (
-    "agreement.effective_date", "agreement.parties", "agreement.expiration_trigger",
-    "defined_terms.confidential_information.definition_section",
-    "defined_terms.confidential_information.reasonable_person_override",
-    "defined_terms.claims.definition_section", "termination.breach_cure_days",
-    "termination.convenience_notice_days", "termination.surviving_articles",
-)
+def _nest(flat: dict[str, object]) -> dict:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``, keeping the order of first appearance."""
+    out: dict = {}
+    for dotted, value in flat.items():
+        *parents, leaf = dotted.split(".")
+        node = out
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return out
 
 
-def _record(index_url: str, exhibit_url: str, filing: FilingIndex, terms: dict[str, Found]) -> dict:
-    def value(name: str):
-        return terms[name].value
-
-    indemnities = {k.split(".", 1)[1]: v.value for k, v in terms.items() if k.endswith("_indemnifies")}
-    evidence = {"filing.accession_number": {"url": index_url, "quote": filing.accession_number}}
-    for name in (*EVIDENCE_FIELDS, *(k for k in terms if k.endswith("_indemnifies")),
-                 "indemnification.nonsole_injury_cross_reference", "indemnification.joint_and_several_liability",
-                 "miscellaneous.governing_law", "miscellaneous.assignment_requires_consent",
-                 "miscellaneous.amendment_formality"):
-        evidence[name] = {"url": exhibit_url, "quote": terms[name].quote}
-    return {
-        "filing": {"accession_number": filing.accession_number, "form": filing.form,
-                   "filing_date": filing.filing_date, "filer": filing.filer, "exhibit_number": filing.exhibit_number},
-        "agreement": {"title": value("agreement.title"), "effective_date": value("agreement.effective_date"),
-                      "parties": value("agreement.parties"),
-                      "expiration_trigger": value("agreement.expiration_trigger")},
-        "defined_terms": {
-            "confidential_information": {
-                "pointer_section": value("defined_terms.confidential_information.pointer_section"),
-                "definition_section": value("defined_terms.confidential_information.definition_section"),
-                "reasonable_person_override": value("defined_terms.confidential_information.reasonable_person_override"),
-            },
-            "claims": {"definition_section": value("defined_terms.claims.definition_section"),
-                       "includes_reasonable_legal_costs": value("defined_terms.claims.includes_reasonable_legal_costs")},
-        },
-        "termination": {
-            "for_cause_section": value("termination.for_cause_section"),
-            "breach_cure_days": value("termination.breach_cure_days"),
-            "for_convenience_section": value("termination.for_convenience_section"),
-            "convenience_notice_days": value("termination.convenience_notice_days"),
-            "surviving_articles": value("termination.surviving_articles"),
-            "termination_fee": value("termination.termination_fee"),
-        },
-        "indemnification": {
-            **indemnities,
-            "nonsole_injury_cross_reference": value("indemnification.nonsole_injury_cross_reference"),
-            "joint_and_several_liability": value("indemnification.joint_and_several_liability"),
-            "aggregate_liability_cap": value("indemnification.aggregate_liability_cap"),
-        },
-        "miscellaneous": {
-            "governing_law": value("miscellaneous.governing_law"),
-            "assignment_requires_consent": value("miscellaneous.assignment_requires_consent"),
-            "amendment_formality": value("miscellaneous.amendment_formality"),
-            "arbitration_clause": value("miscellaneous.arbitration_clause"),
-        },
-        "official_urls": {"filing_index": index_url, "exhibit": exhibit_url},
-        "evidence": evidence,
-    }
+def _record(task: AgentTask, index_url: str, exhibit_url: str, filing: FilingIndex, terms: dict[str, Found]) -> dict:
+    quotes = {"filing.accession_number": Found(filing.accession_number, filing.accession_number), **terms}
+    # The output schema lists the fields that need a citation; filing fields cite the index.
+    required = task.output_schema["items"]["properties"]["evidence"]["required"]
+    evidence = {name: {"url": index_url if name.startswith("filing.") else exhibit_url, "quote": quotes[name].quote}
+                for name in required}
+    record = _nest({
+        "filing.accession_number": filing.accession_number, "filing.form": filing.form,
+        "filing.filing_date": filing.filing_date, "filing.filer": filing.filer,
+        "filing.exhibit_number": filing.exhibit_number,
+        **{name: found.value for name, found in terms.items()},
+        "official_urls.filing_index": index_url, "official_urls.exhibit": exhibit_url,
+    })
+    return {**record, "evidence": evidence}
 
 
 async def solve(tools: Tools, task: AgentTask) -> str:
@@ -411,4 +386,4 @@ async def solve(tools: Tools, task: AgentTask) -> str:
         exhibit = Agreement(_blocks(parse_snapshot((await tools.call("browser_snapshot"))["snapshot"])))
     finally:
         await tools.call("browser_close")
-    return benchmark_output(_record(index_url, exhibit_url, filing, read_agreement(exhibit, task)))
+    return benchmark_output(_record(task, index_url, exhibit_url, filing, read_agreement(exhibit, task)))

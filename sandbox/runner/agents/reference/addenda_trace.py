@@ -1,0 +1,303 @@
+"""Reference agent for ``addenda-trace`` (packs ``addenda-trace`` and ``addenda-trace-p6``):
+reconcile a SAM.gov solicitation's versions, amendments, deadlines and attachments, and make
+the monitoring decision the prompt defines at the task's as-of timestamp.
+
+Scripted, no model: it visits the five supplied URLs (notice page first), reads the three
+notice-data versions, the description and the attachment index from what the tools show,
+and computes the timeline and monitoring values. NOT_STATED / NOT_FOUND are returned only
+after the sources were searched for the item.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sandbox.runner.agents.reference._reading import (BenchmarkError, Citations, answer, benchmark_error_answer,
+                                                      instant, iso_datetime_from_text, json_document,
+                                                      json_member_quote, local_date, read_run_plan, seen_texts,
+                                                      snapshot, start_session)
+from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
+                                                  description_paragraphs, lifecycle_at, notice_page, primary_naics,
+                                                  response_due, sentences, set_aside_category)
+from sandbox.runner.task import AgentTask, Tools
+
+NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
+_AMENDMENT = re.compile(r"^AMENDMENT (\d{4})\b[^:]*:\s*(.*)$", re.I)
+_CLOCK = r"\d{1,2}:\d{2} ?[AP]\.?M\.?"
+
+
+def amendment_notes(paragraphs: list[str]) -> dict[str, str]:
+    """{'0001': text, ...} from the description's ``AMENDMENT nnnn (date): ...`` paragraphs."""
+    notes: dict[str, str] = {}
+    for paragraph in paragraphs:
+        match = _AMENDMENT.match(paragraph)
+        if match:
+            notes.setdefault(match.group(1), match.group(2))
+    return dict(sorted(notes.items()))
+
+
+def changed_project_areas(note: str) -> list[int]:
+    match = re.search(r"project areas? ([\d,\s]+(?:,? and \d+)?) (?:has|have) been (?:changed|revised|modified)",
+                      note, re.I)
+    return [int(n) for n in re.findall(r"\d+", match.group(1))] if match else []
+
+
+def specific_scope_changes(note: str) -> str:
+    """What an amendment says changed in the work itself (not dates or a republished SOW)."""
+    stated = [s for s in sentences(note)
+              if re.search(r"\b(changed|revised|modified|added|deleted|removed|increased|decreased)\b", s, re.I)
+              and not re.search(r"response date|due date|deadline|statement of work|\bSOW\b", s, re.I)]
+    return " ".join(stated) if stated else NOT_STATED
+
+
+def window_count_deltas(note: str) -> str:
+    stated = [s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)]
+    return " ".join(stated) if stated else NOT_STATED
+
+
+def find_paragraph(paragraphs: list[str], prefix: str) -> str | None:
+    return next((p for p in paragraphs if p.upper().startswith(prefix)), None)
+
+
+def read_site_visit(paragraph: str | None) -> dict | None:
+    if not paragraph:
+        return None
+    held = re.search(rf"held on (?P<date>.+?) at (?P<time>{_CLOCK}(?: [A-Z]{{2,4}})?) at (?P<location>.+?)\.\s+"
+                     r"(?=[^.]*\bregister\b)", paragraph)
+    register = re.search(r"[^.]*\bregister\b.*?\bby (?P<deadline>.+?)\.?$", paragraph)
+    if not (held and register):
+        return None
+    return {"date": held.group("date"), "time": held.group("time"), "location": held.group("location"),
+            "deadline": register.group("deadline"), "deadline_quote": register.group(0).strip().rstrip(".")}
+
+
+def read_questions_due(paragraph: str | None) -> tuple[str, str] | None:
+    """(ISO due time, quote) of the ``QUESTIONS:`` paragraph."""
+    match = re.search(rf"no later than (\d{{1,2}} [A-Za-z]+ \d{{4}}) at ({_CLOCK}) ([A-Z]{{2,4}})", paragraph or "")
+    if not match:
+        return None
+    return iso_datetime_from_text(match.group(1), match.group(2), match.group(3)), match.group(0)
+
+
+def acknowledgments(paragraphs: list[str]) -> tuple[list[str], str | None]:
+    """(amendment numbers oldest first, quote) from the sentence asking to acknowledge them."""
+    for paragraph in paragraphs:
+        for sentence in sentences(paragraph):
+            if re.search(r"\backnowledge\b", sentence, re.I):
+                numbers = re.findall(r"\bAmendments? (\d{4})\b|\band (\d{4})\b", sentence, re.I)
+                found = sorted({a or b for a, b in numbers})
+                if found:
+                    last = list(re.finditer(r"\d{4}", sentence))[-1]
+                    return found, sentence[:last.end()]
+    return [], None
+
+
+def funds_statement(paragraphs: list[str]) -> tuple[bool, str] | None:
+    for paragraph in paragraphs:
+        for sentence in sentences(paragraph):
+            match = re.search(r"\bfunds (?:are|is) (not )?(?:presently|currently) available\b", sentence, re.I)
+            if match:
+                return match.group(1) is None, sentence
+    return None
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    try:
+        return await _solve(tools, task)
+    except BenchmarkError as error:
+        return benchmark_error_answer(error)
+
+
+async def _solve(tools: Tools, task: AgentTask) -> str:
+    plan = read_run_plan(task)
+    urls = classify_urls(plan.allowed_urls)
+    citations = Citations()
+
+    await start_session(tools, task, plan)
+    if plan.start_url != urls.notice:
+        await tools.call("browser_navigate", url=urls.notice)
+    _, page = await notice_page(tools)
+    citations.saw(urls.notice, seen_texts(page))
+    versions: dict[str, tuple[str, dict]] = {}     # url -> (JSON text, notice data)
+    for url in urls.notice_data:
+        await tools.call("browser_navigate", url=url)
+        result, _ = await snapshot(tools)
+        versions[url] = json_document(result)
+        citations.saw(url, [versions[url][0]])
+    await tools.call("browser_navigate", url=urls.attachment_index)
+    index_result, _ = await snapshot(tools)
+    await tools.call("browser_close")
+    index_text, resources = json_document(index_result)
+    citations.saw(urls.attachment_index, [index_text])
+
+    # The versions in posting order: baseline, after Amendment 0001, current.
+    ordered = sorted(versions, key=lambda u: instant(versions[u][1]["postedDate"]))
+    if len(ordered) != 3:
+        raise BenchmarkError(f"expected three notice-data versions, got {len(ordered)}")
+    baseline_url, amendment_url, current_url = ordered
+    baseline, amended, current = (versions[u][1] for u in ordered)
+    text_of = {u: versions[u][0] for u in ordered}
+    fields = data2(current)
+    as_of_text, as_of = as_of_from(task.input_text)
+
+    # Deadlines.
+    dues = [response_due(v) for v in (baseline, amended, current)]
+    if not all(dues):
+        raise BenchmarkError("a version lacks its response deadline")
+    sequence: list[str] = []
+    for due in dues:
+        day = local_date(due).isoformat()
+        if not sequence or sequence[-1] != day:
+            sequence.append(day)
+    extension_days = (local_date(dues[-1]) - local_date(dues[0])).days
+
+    # The description: amendments, acknowledgments, site visit, questions, funds.
+    current_paragraphs = description_paragraphs(current)
+    baseline_paragraphs = description_paragraphs(baseline)
+    notes = amendment_notes(current_paragraphs)
+    note_0001, note_0002 = notes.get("0001", ""), notes.get("0002", "")
+    acknowledge, acknowledge_quote = acknowledgments(current_paragraphs)
+    areas_0002 = changed_project_areas(note_0002)
+    areas_quote = re.search(r"project areas? [^.]*?been (?:changed|revised|modified)\.?", note_0002, re.I)
+    site_visit = read_site_visit(find_paragraph(baseline_paragraphs, "SITE VISIT"))
+    current_site_visit = read_site_visit(find_paragraph(current_paragraphs, "SITE VISIT"))
+    questions = read_questions_due(find_paragraph(baseline_paragraphs, "QUESTIONS"))
+    current_questions = read_questions_due(find_paragraph(current_paragraphs, "QUESTIONS"))
+    funds = funds_statement(current_paragraphs)
+    if not (site_visit and questions and funds and acknowledge_quote):
+        raise BenchmarkError("the description lacks the site visit, questions, funds or acknowledgment statement")
+    revised_visit = next((n for n in notes.values() if re.search(r"site visit", n, re.I)), None)
+    if current_site_visit and current_site_visit["date"] != site_visit["date"]:
+        revised_visit_date = current_site_visit["date"]
+    elif revised_visit:
+        revised_visit_date = revised_visit
+    else:
+        revised_visit_date = NOT_STATED
+    solicitation_year = instant(baseline["postedDate"]).year
+    deadline_year = re.search(r"\b(\d{4})\b", site_visit["deadline"])
+    all_text = " ".join(current_paragraphs + baseline_paragraphs + description_paragraphs(amended))
+    bonding = [s for s in sentences(all_text) if re.search(r"\bbond(s|ing)?\b", s, re.I)]
+    amount = award_amount(current)
+
+    # Attachments, oldest first.
+    files = sorted(attachment_files(resources), key=lambda a: instant(a["postedDate"]))
+    amendment_files = [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)]
+    sow_files = [f["name"] for f in files if re.search(r"STATEMENT OF WORK|\bSOW\b", f["name"], re.I)]
+    if not sow_files:
+        raise BenchmarkError("the attachment index lists no statement of work")
+
+    # Monitoring at the as-of time.
+    prior_due_passed = instant(dues[-2]) <= as_of
+    lifecycle = lifecycle_at(current, as_of)
+    current_open = lifecycle == "ACTIVE" and instant(dues[-1]) > as_of
+    sow_updated = {n: bool(re.search(r"updated statement of work|updated SOW", t, re.I)) for n, t in notes.items()}
+    scope_stated = bool(areas_0002) or any(specific_scope_changes(t) != NOT_STATED for t in notes.values())
+    documents_changed = any(sow_updated.values()) or any(
+        instant(f["postedDate"]) > instant(baseline["postedDate"]) for f in files)
+    categories = [name for name, present in (("DEADLINE", len(sequence) > 1), ("SCOPE", scope_stated),
+                                             ("DOCUMENTS", documents_changed), ("ACKNOWLEDGMENT", bool(acknowledge)))
+                  if present]
+    days_left = (local_date(dues[-1]) - as_of.date()).days
+    if current_open and days_left <= 3 and ("DEADLINE" in categories or "SCOPE" in categories):
+        priority = "URGENT_REVIEW"
+    elif current_open and categories:
+        priority = "NORMAL_REVIEW"
+    else:
+        priority = "NO_ACTION"
+
+    place = fields.get("placeOfPerformance") or {}
+    record = {
+        "identity": {
+            "title": fields.get("title"),
+            "solicitation_number": fields.get("solicitationNumber"),
+            "current_version_id": current.get("id") or current.get("opportunityId"),
+            "lifecycle_status": lifecycle,
+        },
+        "classification": {"naics_code": primary_naics(current), "set_aside": set_aside_category(current)},
+        "place": {
+            "city": (place.get("city") or {}).get("name"),
+            "state": (place.get("state") or {}).get("code") or (place.get("state") or {}).get("name"),
+            "postal_code": place.get("zip"),
+        },
+        "timeline": {
+            "baseline_version_id": baseline.get("id") or baseline.get("opportunityId"),
+            "baseline_posted_at": baseline["postedDate"],
+            "baseline_due_at": dues[0],
+            "amendment_0001_version_id": amended.get("id") or amended.get("opportunityId"),
+            "amendment_0001_posted_at": amended["postedDate"],
+            "after_amendment_0001_due_at": dues[1],
+            "current_posted_at": current["postedDate"],
+            "current_due_at": dues[2],
+            "deadline_sequence": sequence,
+            "deadline_changes_count": len(sequence) - 1,
+            "total_extension_calendar_days": extension_days,
+            "amendments_requiring_acknowledgment": acknowledge,
+        },
+        "scope_changes": {
+            "amendment_0001_updated_sow_published": sow_updated.get("0001", False),
+            "amendment_0001_specific_scope_changes": specific_scope_changes(note_0001),
+            "amendment_0002_changed_project_areas": areas_0002,
+            "amendment_0002_exact_window_count_deltas": window_count_deltas(note_0002),
+            "amendment_0002_updated_sow_published": sow_updated.get("0002", False),
+        },
+        "site_visit": {
+            "scheduled_date_as_stated": site_visit["date"],
+            "scheduled_time_as_stated": site_visit["time"],
+            "location": site_visit["location"],
+            "registration_deadline_as_stated": site_visit["deadline"],
+            "registration_year_conflict": bool(deadline_year and int(deadline_year.group(1)) != solicitation_year),
+            "revised_site_visit_date": revised_visit_date,
+        },
+        "questions": {
+            "original_due_at": questions[0],
+            "revised_due_at": current_questions[0] if current_questions and current_questions[0] != questions[0]
+            else NOT_STATED,
+        },
+        "document_control": {
+            "attachment_count": len(files),
+            "amendment_filenames": amendment_files,
+            "sow_filenames": sow_files,
+            "latest_sow_filename": sow_files[-1],
+        },
+        "commercial": {
+            "award_amount": amount if amount is not None else NOT_FOUND,
+            "bonding_requirement": " ".join(bonding) if bonding else NOT_STATED,
+            "funds_currently_available": funds[0],
+        },
+        "monitoring": {
+            "as_of_at": as_of_text,
+            "prior_due_date_passed": prior_due_passed,
+            "current_due_date_open": current_open,
+            # The extension kept the response window open past an earlier, now-passed deadline.
+            "deadline_extension_preserved_response_window": current_open and prior_due_passed and len(sequence) > 1,
+            "change_categories": categories,
+            "review_priority": priority,
+        },
+        "official_urls": {
+            "notice": urls.notice,
+            "current_notice_data": current_url,
+            "baseline_version": baseline_url,
+            "after_amendment_0001_version": amendment_url,
+            "attachment_index": urls.attachment_index,
+        },
+        "evidence": {
+            "identity.solicitation_number": citations.cite(current_url, json_member_quote(
+                text_of[current_url], "solicitationNumber", fields.get("solicitationNumber"))),
+            "timeline.baseline_due_at": citations.cite(
+                baseline_url, json_member_quote(text_of[baseline_url], "response", dues[0])),
+            "timeline.after_amendment_0001_due_at": citations.cite(
+                amendment_url, json_member_quote(text_of[amendment_url], "response", dues[1])),
+            "timeline.current_due_at": citations.cite(
+                current_url, json_member_quote(text_of[current_url], "response", dues[2])),
+            "timeline.amendments_requiring_acknowledgment": citations.cite(current_url, acknowledge_quote),
+            "scope_changes.amendment_0002_changed_project_areas": citations.cite(
+                current_url, *([areas_quote.group(0)] if areas_quote else [])),
+            "site_visit.registration_deadline_as_stated": citations.cite(baseline_url, site_visit["deadline_quote"]),
+            "questions.original_due_at": citations.cite(baseline_url, questions[1]),
+            "document_control.latest_sow_filename": citations.cite(
+                urls.attachment_index, json_member_quote(index_text, "name", sow_files[-1])),
+            "commercial.funds_currently_available": citations.cite(urls.notice, funds[1]),
+        },
+    }
+    return answer(record)
+

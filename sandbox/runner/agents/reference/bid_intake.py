@@ -1,0 +1,202 @@
+"""Reference agent for ``bid-intake``: read one archived SAM.gov construction opportunity
+(notice page, notice data, attachment index) and apply the prompt's frozen surrogate
+qualification filter at its as-of timestamp.
+
+Scripted, no model: every value comes from the three tool-shown sources; the filter (states,
+NAICS codes, scopes, set-aside, as-of) is parsed from the prompt. Abstention tokens are used
+only after the sources were searched for the item.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sandbox.runner.agents.reference._reading import (BenchmarkError, Citations, answer, benchmark_error_answer,
+                                                      find_span, instant, json_document, json_member_quote,
+                                                      read_run_plan, seen_texts, snapshot, start_session)
+from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
+                                                  description_paragraphs, labelled_value, lifecycle_at, notice_page,
+                                                  primary_naics, response_due, secondary_naics, sentences,
+                                                  set_aside_category)
+from sandbox.runner.task import AgentTask, Tools
+
+NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
+CIVIL, BUILDING = "CIVIL_SITE_CONSTRUCTION", "COMMERCIAL_BUILDING_CONSTRUCTION"
+# What a reader takes as civil/site or as commercial-building work in a scope description.
+CIVIL_WORDS = (r"civil/site|\bsite ?work\b|\bgravel\b|\bgrad(e|ing)\b|\bpav(e|ing|ement)\b|\broads?\b|\bhighway|"
+               r"\bbridges?\b|\bexcavat|\bearthwork|\bdrainage\b|\bculverts?\b|\bparking lot")
+BUILDING_WORDS = (r"commercial[- ]building|\bbuilding construction\b|\bconstruct(ion of)? an? (new )?building|"
+                  r"\brenovat|\btenant improvement|\bbuilding addition")
+
+
+def judge_work_type(paragraphs: list[str]) -> tuple[str, str | None]:
+    """(work type, the sentence that decides it). An explicit statement wins over keywords."""
+    all_sentences = [s for p in paragraphs for s in sentences(p)]
+    for kind, explicit in ((CIVIL, r"civil/site"), (BUILDING, r"commercial[- ]building")):
+        for sentence in all_sentences:
+            if re.search(explicit, sentence, re.I):
+                return kind, sentence
+    civil = [s for s in all_sentences if re.search(CIVIL_WORDS, s, re.I)]
+    building = [s for s in all_sentences if re.search(BUILDING_WORDS, s, re.I)]
+    if civil or building:
+        return (CIVIL, civil[0]) if len(civil) >= len(building) else (BUILDING, building[0])
+    construction = [s for s in all_sentences if re.search(r"\bconstruct", s, re.I)]
+    return ("OTHER", construction[0]) if construction else (NOT_STATED, None)
+
+
+def surrogate_filter(prompt: str) -> dict:
+    """The frozen filter as the prompt states it."""
+    states = re.search(r"service states: ([^;\n]+);", prompt)
+    naics = re.search(r"accepted primary NAICS codes: ([^;\n]+);", prompt)
+    scope = re.search(r"accepted scope: ([^;\n]+);", prompt)
+    set_aside = re.search(r"an? ([\w-]+) set-aside is acceptable", prompt)
+    open_at = re.search(r"must still be open at `([^`]+)`", prompt)
+    if not (states and naics and scope and set_aside):
+        raise BenchmarkError("the prompt does not state the surrogate filter")
+    scope_text = scope.group(1).lower()
+    accepted_set_asides = {set_aside.group(1).upper().replace("-", "_")}
+    # An unrestricted competition is open to any firm, so it never excludes the surrogate bidder.
+    accepted_set_asides.add("UNRESTRICTED")
+    return {
+        "states": {s.strip().lower() for s in re.split(r",|\bor\b|\band\b", states.group(1)) if s.strip()},
+        "naics": set(re.findall(r"\b\d{6}\b", naics.group(1))),
+        "scopes": {kind for kind, word in ((BUILDING, "commercial-building"), (CIVIL, "civil/site"))
+                   if word in scope_text},
+        "set_asides": accepted_set_asides,
+        "open_at": open_at.group(1) if open_at else None,
+    }
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    try:
+        return await _solve(tools, task)
+    except BenchmarkError as error:
+        return benchmark_error_answer(error)
+
+
+async def _solve(tools: Tools, task: AgentTask) -> str:
+    plan = read_run_plan(task)
+    urls = classify_urls(plan.allowed_urls)
+    notice_data_url = urls.notice_data[0]
+    citations = Citations()
+
+    await start_session(tools, task, plan)
+    if plan.start_url != urls.notice:
+        await tools.call("browser_navigate", url=urls.notice)
+    _, page = await notice_page(tools)
+    await tools.call("browser_navigate", url=notice_data_url)
+    data_result, _ = await snapshot(tools)
+    await tools.call("browser_navigate", url=urls.attachment_index)
+    index_result, _ = await snapshot(tools)
+    await tools.call("browser_close")
+
+    citations.saw(urls.notice, seen_texts(page))
+    data_text, notice = json_document(data_result)
+    citations.saw(notice_data_url, [data_text])
+    index_text, resources = json_document(index_result)
+    citations.saw(urls.attachment_index, [index_text])
+
+    fields = data2(notice)
+    paragraphs = description_paragraphs(notice)
+    description = " ".join(paragraphs)
+    rules = surrogate_filter(task.prompt)
+    as_of_text, as_of = as_of_from(task.input_text)
+    if rules["open_at"] and instant(rules["open_at"]) != as_of:
+        raise BenchmarkError(f"the prompt's as-of {rules['open_at']} differs from the input's {as_of_text}")
+
+    due = response_due(notice)
+    place = fields.get("placeOfPerformance") or {}
+    state = place.get("state") or {}
+    work_type, work_sentence = judge_work_type(paragraphs)
+    begin = re.search(r"[^.]*?\bbegin\b[^.]*?within (\d+) calendar days after (?:award|receipt)", description)
+    complete = re.search(r"\bcomplete\b[^.]*?within (\d+) calendar days", description)
+    if not (due and begin and complete):
+        raise BenchmarkError("the notice data lack the offers-due time or the performance periods")
+    site_visit = next((s for s in sentences(description) if re.search(r"site visit", s, re.I)), None)
+    site_visit_date = re.search(r"\b(\d{1,2} [A-Z][a-z]+ \d{4}|[A-Z][a-z]+\.? \d{1,2}, \d{4})\b",
+                                site_visit or "")
+    files = attachment_files(resources)
+    names = [f["name"] for f in files]
+    contact = next((c for c in fields.get("pointOfContact") or [] if c.get("type") == "primary"), None)
+    if contact is None:
+        raise BenchmarkError("the notice data name no primary point of contact")
+    naics = primary_naics(notice)
+    set_aside = set_aside_category(notice)
+    lifecycle = lifecycle_at(notice, as_of)
+    amount = award_amount(notice)
+
+    geography_match = bool({(state.get("name") or "").lower(), (state.get("code") or "").lower()} & rules["states"])
+    naics_match = naics in rules["naics"]
+    scope_match = work_type in rules["scopes"]
+    set_aside_acceptable = set_aside in rules["set_asides"]
+    status_open = lifecycle == "ACTIVE" and instant(due) > as_of
+    relevant = geography_match and naics_match and scope_match and set_aside_acceptable
+    verdict = "NOT_RELEVANT" if not relevant else ("ACTIONABLE_NOW" if status_open else "RELEVANT_BUT_CLOSED")
+
+    record = {
+        "identity": {
+            "title": fields.get("title"),
+            "solicitation_number": fields.get("solicitationNumber"),
+            "opportunity_id": notice.get("id") or notice.get("opportunityId"),
+            "lifecycle_status": lifecycle,
+        },
+        "buyer": {
+            "department": labelled_value(page, "Department/Ind. Agency"),
+            "sub_tier": labelled_value(page, "Sub-tier"),
+            "office": labelled_value(page, "Office"),
+        },
+        "dates": {
+            "published_at": notice.get("postedDate"),
+            "offers_due_at": due,
+            "inactive_date": (fields.get("archive") or {}).get("date"),
+        },
+        "classification": {
+            "naics_code": naics,
+            "secondary_naics_code": secondary_naics(notice) or NOT_FOUND,
+            "psc_code": fields.get("classificationCode"),
+            "set_aside": set_aside,
+        },
+        "place": {
+            "city": (place.get("city") or {}).get("name"),
+            "state": state.get("code") or state.get("name"),
+            "postal_code": place.get("zip"),
+        },
+        "scope": {
+            "work_type": work_type,
+            "award_amount": amount if amount is not None else NOT_FOUND,
+            "site_visit_date": site_visit_date.group(1) if site_visit_date else NOT_STATED,
+        },
+        "performance": {
+            "begin_within_calendar_days_after_award": int(begin.group(1)),
+            "complete_within_calendar_days": int(complete.group(1)),
+        },
+        "attachments": {"count": len(files), "names": names},
+        "contact": {"primary_name": contact.get("fullName"), "primary_email": contact.get("email")},
+        "qualification": {
+            "as_of_at": as_of_text,
+            "geography_match": geography_match,
+            "naics_match": naics_match,
+            "scope_match": scope_match,
+            "set_aside_acceptable": set_aside_acceptable,
+            "status_open": status_open,
+            "verdict": verdict,
+        },
+        "official_urls": {"notice": urls.notice, "notice_data": notice_data_url,
+                          "attachment_index": urls.attachment_index},
+        "evidence": {
+            "identity.solicitation_number": citations.cite(
+                notice_data_url, json_member_quote(data_text, "solicitationNumber", fields.get("solicitationNumber"))),
+            "dates.offers_due_at": citations.cite(notice_data_url, json_member_quote(data_text, "response", due)),
+            "classification.naics_code": citations.cite(notice_data_url, json_member_quote(data_text, "code", [naics])),
+            "place.state": citations.cite(notice_data_url, find_span(
+                data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state.get("code")}"'))),
+            **({"scope.work_type": citations.cite(notice_data_url, work_sentence)} if work_sentence else {}),
+            "performance.begin_within_calendar_days_after_award": citations.cite(
+                notice_data_url, begin.group(0).strip()),
+            "contact.primary_email": citations.cite(
+                notice_data_url, json_member_quote(data_text, "email", contact.get("email"))),
+            "attachments.names": [citations.cite(urls.attachment_index, json_member_quote(index_text, "name", n))
+                                  for n in names],
+        },
+    }
+    return answer(record)

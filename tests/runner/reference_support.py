@@ -1,0 +1,88 @@
+"""Shared steps of the reference-agent tests: run one solver on a pack in-process, score the
+attempt, and build a mirror copy with one fact changed (to prove an agent reads the page)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sandbox import MIRRORS_DIR
+from sandbox.packs import Pack, load_pack
+from sandbox.runner.task import AgentTask, InProcessClient, Tools
+from sandbox.scoring import ScoreReport, score_attempt
+from sandbox.trace import Trace, parse_trace
+
+SITE_KEY = "reference-agent-test-key"
+
+
+@dataclass
+class Attempt:
+    pack: Pack
+    output: str
+    trace: Trace
+    elapsed: float
+    report: ScoreReport
+
+    @property
+    def record(self) -> dict:
+        found = re.search(r"BENCHMARK_JSON_BEGIN\n(.*)\nBENCHMARK_JSON_END", self.output, re.S)
+        assert found, self.output
+        return json.loads(found.group(1))[0]
+
+
+async def run_solver(sandbox, solve, pack_id: str) -> Attempt:
+    pack = load_pack(pack_id)
+    run = sandbox.create_run(pack=pack.id, header={"site_key": SITE_KEY})
+    task = AgentTask(pack_id=pack.id, workflow=pack.card.workflow, prompt=pack.render_prompt(SITE_KEY),
+                     site_key=SITE_KEY, time_limit_seconds=pack.card.time_limit_seconds,
+                     input_text=pack.input_text, output_schema=pack.schema)
+    started = time.monotonic()
+    try:
+        output = await solve(Tools(InProcessClient(run)), task)
+    finally:
+        elapsed = time.monotonic() - started
+        await run.close()
+    trace = parse_trace(run.trace.text())
+    return Attempt(pack, output, trace, elapsed, score_attempt(pack, output, trace, elapsed, site_key=SITE_KEY))
+
+
+def assert_error_free_pass(attempt: Attempt) -> None:
+    """A qualified, error-free pass; the evidence part only when the pack's fixtures exist."""
+    report = attempt.report
+    wrong = [(f.name, f.expected, f.got, f.detail) for f in report.fields if not f.correct]
+    assert report.output_contract.ok, report.output_contract.errors
+    assert not wrong, wrong
+    assert report.gates.ok, report.gates.failures
+    missing = attempt.pack.scoring_pack().missing_fixtures()
+    if missing:
+        pytest.skip(f"fields and gates pass; evidence not checked because the evidence fixtures {missing} are "
+                    "missing (generate them with scripts/make_fixtures.py)")
+    assert report.evidence.score == 1.0, report.evidence.failures
+    assert report.qualified_pass and report.error_free, report.reasons
+
+
+def mirror_with_changes(tmp_path: Path, host: str, changes: dict[str, list[tuple[str, str]]]) -> Path:
+    """A copy of one host's mirror with literal replacements in the named body files
+    (path relative to the host folder -> [(old, new)]); manifest checksums are refreshed."""
+    root = tmp_path / "mirrors"
+    shutil.copytree(MIRRORS_DIR / host, root / host)
+    for relative, replacements in changes.items():
+        body = root / host / relative
+        text = body.read_text(encoding="utf-8")
+        for old, new in replacements:
+            assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {relative}"
+            text = text.replace(old, new)
+        body.write_text(text, encoding="utf-8")
+    manifest = root / host / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    for entry in data["entries"]:
+        entry["sha256"] = hashlib.sha256((root / host / entry["body"]).read_bytes()).hexdigest()
+    manifest.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return root

@@ -1,0 +1,88 @@
+"""cmd: agents — real processes talking to the real HTTP tool server: the standard-library
+example agent completes an attempt the gates can judge; a hung agent is killed at the time
+limit with its process group; a crashing agent is an error; a mixed batch finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from sandbox.packs import load_pack
+from sandbox.runner.batch import run_batch
+from sandbox.trace import read_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_agent.py'))}"
+HUNG = "cmd:echo $$ > agent.pid; sleep 60"      # the shell records its pid, then hangs
+CRASHING = "cmd:exit 3"
+
+
+def living_processes_in_group(group: int) -> list[int]:
+    """Pids of the process group that are alive (zombies waiting to be reaped do not count)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _parent, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(pgrp) == group and state != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+async def wait_until_gone(group: int, seconds: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (alive := living_processes_in_group(group)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return alive
+
+
+async def test_example_agent_completes_and_the_gates_see_its_calls(sandbox, tmp_path):
+    (outcome,) = await run_batch([load_pack("bid-intake")], EXAMPLE, out=tmp_path, progress=False, sandbox=sandbox)
+    folder = outcome.directory
+    attempt = json.loads((folder / "attempt.json").read_text())
+    assert attempt["status"] == "completed", (attempt["error"], (folder / "agent.stderr.txt").read_text())
+    calls = read_trace(folder / "trace.jsonl").calls
+    assert [c.tool for c in calls] == ["browser_start_session", "browser_snapshot", "browser_navigate",
+                                       "browser_snapshot", "browser_navigate", "browser_snapshot", "browser_close"]
+    assert calls[0].args["site_key"] == attempt["site_key"] and all(c.ok for c in calls)
+    output = (folder / "output.txt").read_text()
+    assert output.startswith("BENCHMARK_JSON_BEGIN") and "BENCHMARK_JSON_END" in output
+    gates = json.loads((folder / "score.json").read_text())["gates"]
+    assert gates["measured"] and gates["ok"], gates["failures"]
+
+
+async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
+    started = time.monotonic()
+    (outcome,) = await run_batch([load_pack("controlled-form")], HUNG, out=tmp_path, progress=False,
+                                 sandbox=sandbox, time_limit=2)
+    assert outcome.status == "timeout" and time.monotonic() - started < 10
+    group = int((outcome.directory / "agent.pid").read_text())   # the agent runs in its own session
+    assert await wait_until_gone(group) == []
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert "time limit" in attempt["error"]
+
+
+async def test_crashing_agent_is_an_error(sandbox, tmp_path):
+    (outcome,) = await run_batch([load_pack("controlled-form")], CRASHING, out=tmp_path, progress=False,
+                                 sandbox=sandbox)
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert outcome.status == "error" and attempt["agent_details"] == {"exit_code": 3}
+
+
+async def test_mixed_batches_with_concurrency_two_finish(sandbox, tmp_path):
+    packs = [load_pack("bid-intake"), load_pack("controlled-form")]
+    started = time.monotonic()
+    batches = await asyncio.gather(   # one batch per agent, all at once on the shared sandbox
+        run_batch(packs, EXAMPLE, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2),
+        run_batch(packs, HUNG, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2, time_limit=2),
+        run_batch(packs, CRASHING, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2))
+    statuses = [[outcome.status for outcome in batch] for batch in batches]
+    assert statuses == [["completed", "completed"], ["timeout", "timeout"], ["error", "error"]]
+    assert time.monotonic() - started < 20
+    for outcome in batches[1]:
+        assert await wait_until_gone(int((outcome.directory / "agent.pid").read_text())) == []

@@ -1,0 +1,111 @@
+"""The main job end to end: `sandbox run` with the reference agent, attempt folders,
+the summary, replay of a recorded attempt (divergence and --until), and the proof that the
+reference agent reads the page, not the expected record."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sandbox import MIRRORS_DIR
+from sandbox.packs import load_pack
+from sandbox.replay import replay
+from sandbox.runner.agents.reference_agent import ReferenceAgent
+from sandbox.runner.attempt import run_attempt
+from sandbox.runner.batch import format_table, run_batch, summarise
+from sandbox.trace import read_trace
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+
+
+@pytest.fixture(scope="module")
+def attempt_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("attempts")
+
+
+async def test_batch_writes_attempt_folders_and_summary(sandbox, attempt_root):
+    packs = [load_pack("controlled-form"), load_pack("bid-intake")]
+    outcomes = await run_batch(packs, "reference", out=attempt_root, progress=False, sandbox=sandbox, concurrency=2)
+    assert [o.qualified_pass for o in outcomes] == [True, True], [o.directory for o in outcomes]
+    for outcome in outcomes:
+        folder = outcome.directory
+        assert {p.name for p in folder.iterdir()} >= {"trace.jsonl", "output.txt", "score.json", "attempt.json", "prompt.txt"}
+        attempt = json.loads((folder / "attempt.json").read_text())
+        assert attempt["status"] == "completed" and attempt["site_key"].startswith("bench-")
+        assert attempt["site_key"] in (folder / "prompt.txt").read_text()
+        assert attempt["tool_calls_total"] == sum(attempt["tool_calls"].values()) > 0
+        assert attempt["versions"]["playwright"] and attempt["pack_checksum"]
+        prompt = (folder / "prompt.txt").read_text()
+        assert "Expected output records" not in prompt
+        trace = read_trace(folder / "trace.jsonl")
+        assert trace.header["site_key"] == attempt["site_key"] and trace.end is not None
+    keys = [json.loads((o.directory / "attempt.json").read_text())["site_key"] for o in outcomes]
+    assert len(set(keys)) == len(keys)
+    rows = summarise(outcomes)
+    assert [r["qualified_passes"] for r in rows] == [1, 1]
+    assert "bid-intake" in format_table(rows)
+
+
+async def test_replay_matches_then_finds_a_divergence(sandbox, attempt_root):
+    pack = load_pack("controlled-form")
+    folder = attempt_root / "replay-source"
+    outcome = await run_attempt(sandbox, pack, ReferenceAgent(), folder)
+    assert outcome.qualified_pass
+    report, _ = await replay(folder, sandbox=sandbox)
+    assert report.first_divergence is None and report.compared == report.calls_recorded
+    assert report.rescore["qualified_pass"] is True
+
+    tampered = attempt_root / "replay-tampered"
+    shutil.copytree(folder, tampered)
+    lines = (tampered / "trace.jsonl").read_text().splitlines()
+    calls = [i for i, line in enumerate(lines) if '"type": "call"' in line and '"browser_snapshot"' in line]
+    target = json.loads(lines[calls[-1]])
+    target["result"]["snapshot"] = target["result"]["snapshot"].replace("São Paulo", "Sao Paulo")
+    lines[calls[-1]] = json.dumps(target, ensure_ascii=False)
+    (tampered / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    report, _ = await replay(tampered, sandbox=sandbox)
+    assert report.first_divergence["seq"] == target["seq"]
+    assert "snapshot" in report.first_divergence["difference"]
+
+
+async def test_replay_until_keeps_the_session_open(sandbox, attempt_root):
+    folder = attempt_root / "replay-source"
+    report, run = await replay(folder, sandbox=sandbox, until=2, keep_open=True)
+    assert report.calls_replayed == 2
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"] and "Enter User Details" in reply["result"]["snapshot"]
+    await run.close()
+
+
+async def test_reference_agent_follows_a_changed_mirror_fact(tmp_path):
+    """Change the postal code in a copy of the bid-intake notice data: the reference agent's
+    answer must follow the page, and the score must fail on that field."""
+    mirror = tmp_path / "mirrors"
+    shutil.copytree(MIRRORS_DIR, mirror)
+    changed = 0
+    for body in (mirror / "sam.gov").rglob("*.json"):
+        text = body.read_text(encoding="utf-8")
+        if "9998b42f9e27421caa565fead7d8d416" in text and '"78596"' in text:
+            body.write_text(text.replace('"78596"', '"78597"'), encoding="utf-8")
+            changed += 1
+    assert changed
+    manifest = mirror / "sam.gov" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    import hashlib
+    for entry in data["entries"]:
+        entry["sha256"] = hashlib.sha256((mirror / "sam.gov" / entry["body"]).read_bytes()).hexdigest()
+    manifest.write_text(json.dumps(data, indent=2))
+
+    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
+        outcome = await run_attempt(sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt")
+    output = (tmp_path / "attempt" / "output.txt").read_text()
+    record = json.loads(re.search(r"BENCHMARK_JSON_BEGIN(.*)BENCHMARK_JSON_END", output, re.S).group(1))[0]
+    assert record["place"]["postal_code"] == "78597"
+    score = json.loads((tmp_path / "attempt" / "score.json").read_text())
+    field = next(f for f in score["fields"] if f["name"] == "place.postal_code")
+    assert field["correct"] is False and field["got"] == "78597"
+    assert outcome.error_free is False
