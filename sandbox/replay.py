@@ -104,6 +104,8 @@ async def replay(directory: Path, *, sandbox, pack_id: str | None = None, until:
     pack = load_pack(pack_id)
     site_key = attempt.get("site_key") or header.get("site_key")
     report = ReplayReport(pack=pack.id, calls_recorded=len(recorded.calls), trace_problems=recorded.problems)
+    if site_key:
+        sandbox.host.profiles.pop(site_key, None)   # a fresh run starts from an empty profile
     run = sandbox.create_run(pack=pack.id, header={"site_key": site_key, "agent": f"replay:{directory}"})
     report.run_id = run.id
     started = time.monotonic()

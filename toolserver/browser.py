@@ -335,7 +335,7 @@ class Session:
                                          blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
 
     # --- waiting ------------------------------------------------------------------------
-    async def settle(self, tab: Tab, since: float, quiet: float = 0.06, timeout: float = 5.0,
+    async def settle(self, tab: Tab, since: float, quiet: float = 0.1, timeout: float = 5.0,
                      min_quiet_after_action: bool = False) -> None:
         """Wait for the page to finish what the action started: loads and mirrored fetches.
 

@@ -13,11 +13,11 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from sandbox.runner.agents.reference import _task_text
 from sandbox.runner.agents.reference._aria import Node, parse_snapshot
-from sandbox.runner.agents.reference._task_text import benchmark_output as answer
+from sandbox.runner.agents.reference._task_text import benchmark_output as answer  # noqa: F401 (re-exported)
 from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
 
@@ -46,14 +46,6 @@ def read_run_plan(task: AgentTask) -> RunPlan:
     snapshots = re.search(r"browser_snapshot: at least (\d+)", task.prompt)
     return RunPlan(start_url=start, allowed_urls=tuple(allowed),
                    min_snapshots=int(snapshots.group(1)) if snapshots else 1)
-
-
-async def start_session(tools: Tools, task: AgentTask, plan: RunPlan) -> dict:
-    """The one browser_start_session of the run; a failure or a non-Kernel provider stops it."""
-    try:
-        return await _task_text.start_session(tools, task, plan.start_url)
-    except ToolCallError as exc:
-        raise BenchmarkError(f"browser_start_session: {exc}") from exc
 
 
 # --- what the tools showed -------------------------------------------------------------------
@@ -85,21 +77,68 @@ def json_document(result: dict) -> tuple[str, Any]:
     raise BenchmarkError(f"{result.get('url')} does not show a JSON document")
 
 
-async def snapshot(tools: Tools) -> tuple[dict, Node]:
-    result = await tools.call("browser_snapshot")
-    return result, parse_snapshot(result["snapshot"])
+class Browser:
+    """The agent's browser calls, in the gates' terms: one start with the run plan's URL,
+    URL-bearing navigations, snapshots, and one close (also when the agent stops early)."""
+
+    def __init__(self, tools: Tools, task: AgentTask) -> None:
+        self.tools, self.task = tools, task
+        self.open = False
+
+    async def start(self, plan: RunPlan) -> dict:
+        """The one browser_start_session; a failure or a non-Kernel provider stops the run."""
+        try:
+            result = await _task_text.start_session(self.tools, self.task, plan.start_url)
+        except ToolCallError as exc:
+            raise BenchmarkError(f"browser_start_session: {exc}") from exc
+        self.open = True
+        return result
+
+    async def navigate(self, url: str) -> dict:
+        return await self.tools.call("browser_navigate", url=url)
+
+    async def snapshot(self) -> tuple[dict, Node]:
+        result = await self.tools.call("browser_snapshot")
+        return result, parse_snapshot(result["snapshot"])
+
+    async def rendered_snapshot(self, ready: Callable[[Node], bool], attempts: int = 5) -> tuple[dict, Node]:
+        """Snapshot a script-rendered page, again while ``ready(root)`` is false."""
+        result, root = await self.snapshot()
+        for _ in range(attempts - 1):
+            if ready(root):
+                break
+            result, root = await self.snapshot()
+        if not ready(root):
+            raise BenchmarkError(f"{result.get('url')} did not finish rendering")
+        return result, root
+
+    async def close(self) -> None:
+        """browser_close with no arguments (the gates forbid session_id and close_all)."""
+        if self.open:
+            self.open = False
+            await self.tools.call("browser_close")
 
 
-async def rendered_snapshot(tools: Tools, ready: Callable[[Node], bool], attempts: int = 5) -> tuple[dict, Node]:
-    """Snapshot a script-rendered page, taking another snapshot while ``ready(root)`` is false."""
-    result, root = await snapshot(tools)
-    for _ in range(attempts - 1):
-        if ready(root):
-            break
-        result, root = await snapshot(tools)
-    if not ready(root):
-        raise BenchmarkError(f"{result.get('url')} did not finish rendering")
-    return result, root
+async def run_guarded(tools: Tools, task: AgentTask, body: Callable[[Browser, AgentTask], Awaitable[str]]) -> str:
+    """Run an agent body. If it must stop (a benchmark error or a failed tool call) the
+    session it opened is released and the answer is the error; any other exception is a bug
+    in the agent and propagates (after the release)."""
+    browser = Browser(tools, task)
+    try:
+        return await body(browser, task)
+    except (BenchmarkError, ToolCallError) as error:
+        await _release(browser)
+        return benchmark_error_answer(error if isinstance(error, BenchmarkError) else BenchmarkError(str(error)))
+    except Exception:
+        await _release(browser)
+        raise
+
+
+async def _release(browser: Browser) -> None:
+    try:
+        await browser.close()
+    except ToolCallError:
+        pass  # the trace records the failed close; the stop reason is what the caller reports
 
 
 # --- citations -------------------------------------------------------------------------------

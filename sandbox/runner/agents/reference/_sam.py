@@ -12,8 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import BenchmarkError, instant, rendered_snapshot
-from sandbox.runner.task import Tools
+from sandbox.runner.agents.reference._reading import BenchmarkError, Browser, instant
 
 NOTICE_PAGE = re.compile(r"^https://sam\.gov/opp/[0-9a-f]{32}/view$")
 NOTICE_DATA = re.compile(r"^https://sam\.gov/api/prod/opps/v2/opportunities/[0-9a-f]{32}(\?.*)?$")
@@ -36,12 +35,12 @@ def classify_urls(urls: tuple[str, ...]) -> SamUrls:
     return SamUrls(notice[0], data, index[0])
 
 
-async def notice_page(tools: Tools) -> tuple[dict, Node]:
+async def notice_page(browser: Browser) -> tuple[dict, Node]:
     """Snapshot the notice page once its script has rendered the notice (an h1 title)."""
     def rendered(root: Node) -> bool:
         return any(n.role == "heading" and n.attributes.get("level") == "1" for n in root.walk())
 
-    return await rendered_snapshot(tools, rendered)
+    return await browser.rendered_snapshot(rendered)
 
 
 def labelled_value(root: Node, label: str) -> str | None:

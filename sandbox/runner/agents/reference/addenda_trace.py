@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-from sandbox.runner.agents.reference._reading import (BenchmarkError, Citations, answer, benchmark_error_answer,
-                                                      instant, iso_datetime_from_text, json_document,
-                                                      json_member_quote, local_date, read_run_plan, seen_texts,
-                                                      snapshot, start_session)
+from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, Citations, answer, instant,
+                                                      iso_datetime_from_text, json_document, json_member_quote,
+                                                      local_date, read_run_plan, run_guarded, seen_texts)
 from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
                                                   description_paragraphs, lifecycle_at, notice_page, primary_naics,
                                                   response_due, sentences, set_aside_category)
@@ -102,31 +101,28 @@ def funds_statement(paragraphs: list[str]) -> tuple[bool, str] | None:
 
 
 async def solve(tools: Tools, task: AgentTask) -> str:
-    try:
-        return await _solve(tools, task)
-    except BenchmarkError as error:
-        return benchmark_error_answer(error)
+    return await run_guarded(tools, task, _solve)
 
 
-async def _solve(tools: Tools, task: AgentTask) -> str:
+async def _solve(browser: Browser, task: AgentTask) -> str:
     plan = read_run_plan(task)
     urls = classify_urls(plan.allowed_urls)
     citations = Citations()
 
-    await start_session(tools, task, plan)
+    await browser.start(plan)
     if plan.start_url != urls.notice:
-        await tools.call("browser_navigate", url=urls.notice)
-    _, page = await notice_page(tools)
+        await browser.navigate(urls.notice)
+    _, page = await notice_page(browser)
     citations.saw(urls.notice, seen_texts(page))
     versions: dict[str, tuple[str, dict]] = {}     # url -> (JSON text, notice data)
     for url in urls.notice_data:
-        await tools.call("browser_navigate", url=url)
-        result, _ = await snapshot(tools)
+        await browser.navigate(url)
+        result, _ = await browser.snapshot()
         versions[url] = json_document(result)
         citations.saw(url, [versions[url][0]])
-    await tools.call("browser_navigate", url=urls.attachment_index)
-    index_result, _ = await snapshot(tools)
-    await tools.call("browser_close")
+    await browser.navigate(urls.attachment_index)
+    index_result, _ = await browser.snapshot()
+    await browser.close()
     index_text, resources = json_document(index_result)
     citations.saw(urls.attachment_index, [index_text])
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from sandbox.runner.agents.reference._reading import (BenchmarkError, Citations, answer, benchmark_error_answer,
-                                                      find_span, instant, json_document, json_member_quote,
-                                                      read_run_plan, seen_texts, snapshot, start_session)
+from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, Citations, answer, find_span, instant,
+                                                      json_document, json_member_quote, read_run_plan, run_guarded,
+                                                      seen_texts)
 from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
                                                   description_paragraphs, labelled_value, lifecycle_at, notice_page,
                                                   primary_naics, response_due, secondary_naics, sentences,
@@ -68,27 +68,24 @@ def surrogate_filter(prompt: str) -> dict:
 
 
 async def solve(tools: Tools, task: AgentTask) -> str:
-    try:
-        return await _solve(tools, task)
-    except BenchmarkError as error:
-        return benchmark_error_answer(error)
+    return await run_guarded(tools, task, _solve)
 
 
-async def _solve(tools: Tools, task: AgentTask) -> str:
+async def _solve(browser: Browser, task: AgentTask) -> str:
     plan = read_run_plan(task)
     urls = classify_urls(plan.allowed_urls)
     notice_data_url = urls.notice_data[0]
     citations = Citations()
 
-    await start_session(tools, task, plan)
+    await browser.start(plan)
     if plan.start_url != urls.notice:
-        await tools.call("browser_navigate", url=urls.notice)
-    _, page = await notice_page(tools)
-    await tools.call("browser_navigate", url=notice_data_url)
-    data_result, _ = await snapshot(tools)
-    await tools.call("browser_navigate", url=urls.attachment_index)
-    index_result, _ = await snapshot(tools)
-    await tools.call("browser_close")
+        await browser.navigate(urls.notice)
+    _, page = await notice_page(browser)
+    await browser.navigate(notice_data_url)
+    data_result, _ = await browser.snapshot()
+    await browser.navigate(urls.attachment_index)
+    index_result, _ = await browser.snapshot()
+    await browser.close()
 
     citations.saw(urls.notice, seen_texts(page))
     data_text, notice = json_document(data_result)
