@@ -32,21 +32,24 @@ if TYPE_CHECKING:
 log = logging.getLogger("toolserver.browser")
 
 REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")
+REPORT_PREFIX = "__sandbox__"
 
 # Injected into every document: reports form submissions and lets the sandbox veto them.
 INIT_SCRIPT = """
 (() => {
   if (window.__sandboxInstalled) return; window.__sandboxInstalled = true;
+  // Reports go out as console messages with a fixed prefix (cheaper than a binding per context).
+  const report = (kind, info) => console.debug('__sandbox__' + JSON.stringify({kind, info}));
   document.addEventListener('submit', (event) => {
     const form = event.target;
     const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
     if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
-    if (window.__sandboxReport) window.__sandboxReport('form_submission', info);
+    report('form_submission', info);
   }, true);
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
-      if (window.__sandboxReport) window.__sandboxReport('service_worker', {url: String(url)});
+      report('service_worker', {url: String(url)});
       return Promise.reject(new DOMException('service workers are blocked in the offline sandbox', 'SecurityError'));
     };
     try { Object.defineProperty(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}
@@ -152,6 +155,7 @@ class Session:
         page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
         page.on("download", lambda download: self._on_download(tab, download))
         page.on("close", lambda _page: self._on_page_closed(tab))
+        page.on("console", lambda message: self.on_console(tab, message))
         if opener is not None:
             self.run.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url},
                                   session=self, tab=tab)
@@ -323,9 +327,19 @@ class Session:
                               session=self)
         await ws.close(code=1008, reason="offline sandbox: WebSocket refused")
 
-    async def report(self, source, kind: str, info: dict) -> None:
-        """Binding called by INIT_SCRIPT from the page."""
-        tab = self.tab_for_page(source.get("page") if isinstance(source, dict) else None)
+    def on_console(self, tab: Tab, message) -> None:
+        """INIT_SCRIPT reports form submissions and service-worker attempts as console messages."""
+        text = message.text
+        if not text.startswith(REPORT_PREFIX):
+            return
+        try:
+            payload = json.loads(text[len(REPORT_PREFIX):])
+            kind, info = str(payload["kind"]), dict(payload.get("info") or {})
+        except (ValueError, KeyError, TypeError):
+            return
+        self.report(tab, kind, info)
+
+    def report(self, tab: Tab | None, kind: str, info: dict) -> None:
         if kind == "service_worker":
             url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
             self.run.record_event("blocked_request", {"url": url, "method": "GET", "resource_type": "service_worker",
@@ -371,7 +385,6 @@ async def open_session(run: "Run", *, site_key: str | None, provider: str, clear
                       profile_new=profile_new, run=run, context=context)
     await context.add_init_script(INIT_SCRIPT + (
         "window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else ""))
-    await context.expose_binding("__sandboxReport", session.report)
     await context.route("**/*", session.route)
     await context.route_web_socket("**/*", session.refuse_websocket)
     context.on("page", lambda page: _on_new_page(session, page))

@@ -37,6 +37,11 @@ def chromium_launch_args() -> list[str]:
         "--disable-component-update", "--disable-sync", "--disable-default-apps",
         "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
         "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+        # CPU: every session is a new context (a new renderer); on small machines the browser is
+        # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
+        "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",
+        "--disable-features=IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter,BackForwardCache",
+        "--disable-extensions", "--disable-breakpad", "--mute-audio",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.insert(0, "--no-sandbox")
