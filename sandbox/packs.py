@@ -7,7 +7,7 @@ and evidence fixtures under ``fixtures/``. Every JSON file is read into frozen p
 models with ``extra="forbid"`` and ``Literal`` kinds, so a typo fails at load time with a
 ``PackError`` that names the file and the field.
 
-Evidence fixtures are generated later from the mirrors; a missing fixture is not a load
+Evidence fixtures are generated from the mirrors by scripts/make_fixtures.py; a missing fixture is not a load
 error (see ``Pack.missing_fixtures``) unless ``load_pack(..., require_fixtures=True)``.
 
 Pure module: no Playwright, no aiohttp.
