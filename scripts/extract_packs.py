@@ -28,7 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SEED = Path("/work/shared/seed/000_4ca4eb304c2e93a5.txt")
+SEED_NAME = "000_4ca4eb304c2e93a5.txt"
+# The benchmark text lives in shared/ beside the checkout (CI lays a copy there too).
+DEFAULT_SEED = next((c for c in (Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME,
+                                 Path("/work/shared/seed") / SEED_NAME) if c.is_file()),
+                    Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME)
 
 SITE_KEY_PLACEHOLDER = "benchmark-profile-placeholder"
 SITE_KEY_TOKEN = "{site_key}"
