@@ -168,6 +168,21 @@ def write_entry(
     return entry
 
 
+def remove_entries(folder: Path) -> None:
+    """Delete the body files a folder's manifest lists (and only those), then the manifest:
+    generators call this first so that a rebuild leaves no stale entry or body behind."""
+    folder = Path(folder)
+    manifest_path = folder / MANIFEST
+    if not manifest_path.exists():
+        return
+    manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    for entry in manifest.entries:
+        body = (folder / entry.body).resolve()
+        if body.is_relative_to(folder.resolve()) and body.is_file():
+            body.unlink()
+    manifest_path.unlink()
+
+
 def captured(now: datetime | None = None) -> Provenance:
     return Provenance(kind="captured", captured_at=(now or datetime.now(timezone.utc)).isoformat(timespec="seconds"))
 

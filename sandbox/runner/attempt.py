@@ -101,6 +101,7 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
     counts = Counter(call.tool for call in trace.calls)
     attempt = {
         "pack": pack.id, "scoring_pack": pack.card.scoring_pack, "agent": agent.name, "attempt": attempt_number,
+        "origin": "recorded", "recorded_run": True,
         "site_key": site_key, "run_id": run.id, "started_at": started_wall, "elapsed_seconds": round(elapsed, 3),
         "time_limit_seconds": limit, "status": result.status, "error": result.error,
         "tool_calls": dict(sorted(counts.items())), "tool_calls_total": sum(counts.values()),

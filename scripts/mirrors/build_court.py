@@ -29,7 +29,7 @@ PROJECT_ROOT = SCRIPTS.parent
 sys.path[:0] = [str(PROJECT_ROOT), str(SCRIPTS)]
 
 import make_opinion_pdf  # noqa: E402  (scripts/make_opinion_pdf.py)
-from sandbox.mirrors import MANIFEST, Manifest, reconstructed, write_entry  # noqa: E402
+from sandbox.mirrors import reconstructed, remove_entries, write_entry  # noqa: E402
 
 HOST = "www.supremecourt.gov"
 DEFAULT_OUT = PROJECT_ROOT / "mirrors" / HOST
@@ -165,23 +165,12 @@ def render_docket(data: dict) -> str:
 
 # ---------------------------------------------------------------- build
 
-def _remove_previous_output(out: Path) -> None:
-    """Delete the files a previous run listed in its manifest (and only those)."""
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        return
-    manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-    for entry in manifest.entries:
-        body = (out / entry.body).resolve()
-        if body.is_relative_to(out.resolve()) and body.is_file():
-            body.unlink()
-    manifest_path.unlink()
 
 
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the supremecourt.gov mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
-    _remove_previous_output(out)  # no stale entry survives a rebuild
+    remove_entries(out)  # no stale entry survives a rebuild
     docket = render_docket(json.loads(DOCKET_SOURCE.read_text(encoding="utf-8")))
     write_entry(
         out, DOCKET_URL, docket.encode("utf-8"), "text/html; charset=utf-8",

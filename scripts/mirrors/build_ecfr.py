@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox.mirrors import MANIFEST, Manifest, reconstructed, write_entry
+from sandbox.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "ecfr"
@@ -220,23 +220,12 @@ def render_subpart(subpart: Subpart, date: str) -> str:
 
 # --------------------------------------------------------------------------- mirror output
 
-def _remove_previous_output(out: Path) -> None:
-    """Delete the manifest and the bodies it lists, so every run starts from nothing."""
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        return
-    manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-    for entry in manifest.entries:
-        body = (out / entry.body).resolve()
-        if body.is_relative_to(out.resolve()) and body.is_file():
-            body.unlink()
-    manifest_path.unlink()
 
 
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the eCFR mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
-    _remove_previous_output(out)
+    remove_entries(out)
     views = [("2024-06-23", PROVENANCE_BEFORE), ("2024-06-24", PROVENANCE_AFTER)]
     urls = []
     for date, provenance in views:

@@ -38,7 +38,7 @@ from pathlib import Path
 from reportlab.lib.pagesizes import letter
 from reportlab.pdfgen import canvas
 
-from sandbox.mirrors import MANIFEST, Manifest, reconstructed, write_entry
+from sandbox.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "sam"
@@ -434,21 +434,12 @@ def resources_json(notice: Notice, sizes: dict[str, int]) -> dict:
     }
 
 
-def _remove_previous_output(out: Path) -> None:
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        return
-    for entry in Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8")).entries:
-        body = (out / entry.body).resolve()
-        if body.is_relative_to(out.resolve()) and body.is_file():
-            body.unlink()
-    manifest_path.unlink()
 
 
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the SAM.gov mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
-    _remove_previous_output(out)
+    remove_entries(out)
     urls: list[str] = []
 
     def put(url: str, body: bytes, content_type: str, basis: str, body_path: str,

@@ -28,7 +28,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.mirrors import MANIFEST, Manifest, reconstructed, write_entry
+from sandbox.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "sec"
@@ -465,17 +465,6 @@ def render_index(exhibit_size: int) -> bytes:
 # ---------------------------------------------------------------- build
 
 
-def _remove_previous_output(out: Path) -> None:
-    """Delete the manifest and the bodies it lists, so every run starts from nothing."""
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        return
-    manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-    for entry in manifest.entries:
-        body = (out / entry.body).resolve()
-        if body.is_relative_to(out.resolve()) and body.is_file():
-            body.unlink()
-    manifest_path.unlink()
 
 
 def _body_path(url: str) -> str:
@@ -485,7 +474,7 @@ def _body_path(url: str) -> str:
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the SEC mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
-    _remove_previous_output(out)
+    remove_entries(out)
     exhibit = render_exhibit(load_exhibit_blocks())
     write_entry(out, EXHIBIT_URL, exhibit, EXHIBIT_TYPE, reconstructed(PROVENANCE_EXHIBIT),
                 body_path=_body_path(EXHIBIT_URL))
