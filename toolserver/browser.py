@@ -46,6 +46,19 @@ INIT_SCRIPT = """
     if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
     report('form_submission', info);
   }, true);
+  // Count the page's own scripted requests, so the sandbox can wait until what a script
+  // fetched has been rendered (the router alone sees a request only once it reaches it).
+  const net = window.__sandboxNet = {pending: 0, last: 0};
+  const begin = () => { net.pending++; net.last = performance.now(); };
+  const end = () => { net.pending = Math.max(0, net.pending - 1); net.last = performance.now(); };
+  if (window.fetch) {
+    const fetch = window.fetch;
+    window.fetch = function (...args) { begin(); return fetch.apply(this, args).finally(end); };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    begin(); this.addEventListener('loadend', end, {once: true}); return send.apply(this, args);
+  };
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
@@ -365,7 +378,8 @@ class Session:
             # answers the page renders) and, after a click, the click itself need a quiet spell.
             last = max(self.last_fetch_at, since) if min_quiet_after_action else self.last_fetch_at
             popup_pending = time.monotonic() - self.popup_requested_at < 1.0
-            if self.inflight == 0 and not popup_pending and (last < since or time.monotonic() - last >= quiet):
+            if self.inflight == 0 and not popup_pending and (last < since or time.monotonic() - last >= quiet) \
+                    and await page_scripts_idle(tab.page, quiet):
                 return
             await asyncio.sleep(0.01)
 
@@ -419,6 +433,18 @@ async def close_session(session: Session) -> None:
         await session.context.close()
     except Exception:
         pass
+
+
+_NET_JS = "() => { const n = window.__sandboxNet; return n ? [n.pending, performance.now() - n.last, n.last] : [0, 1e9, 0]; }"
+
+
+async def page_scripts_idle(page: Page, quiet: float) -> bool:
+    """No fetch/XHR of the page's scripts pending, and none finished within ``quiet`` seconds."""
+    try:
+        pending, since_last, last = await page.evaluate(_NET_JS)
+    except Exception:  # navigating or closed: the load-state wait covers it
+        return True
+    return pending == 0 and (last == 0 or since_last >= quiet * 1000)
 
 
 async def safe_title(page: Page) -> str:
