@@ -151,12 +151,9 @@ class Session:
         return None
 
     async def tab_list(self) -> list[dict]:
-        out = []
-        for tab in self.tabs.values():
-            info = tab.summary(tab.id == self.active_tab_id)
-            info["title"] = await safe_title(tab.page)
-            out.append(info)
-        return out
+        tabs = list(self.tabs.values())
+        titles = await asyncio.gather(*(safe_title(tab.page) for tab in tabs))  # one round trip, not N
+        return [{**tab.summary(tab.id == self.active_tab_id), "title": title} for tab, title in zip(tabs, titles)]
 
     # --- page wiring -------------------------------------------------------------------
     def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
@@ -214,7 +211,9 @@ class Session:
 
     # --- the router ---------------------------------------------------------------------
     async def route(self, route: Route, request: Request) -> None:
-        self.inflight += 1
+        # The browser's own after-load requests (favicon: type "other") are not page work to wait for.
+        counted = request.resource_type != "other"
+        self.inflight += counted
         self.last_request_at = time.monotonic()
         scripted = request.resource_type in ("fetch", "xhr", "eventsource")
         if scripted:
@@ -231,7 +230,7 @@ class Session:
             except Exception:
                 pass
         finally:
-            self.inflight -= 1
+            self.inflight -= counted
             self.last_request_at = time.monotonic()
             if scripted:
                 self.last_fetch_at = self.last_request_at

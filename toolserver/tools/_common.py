@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from toolserver.browser import Tab, safe_title
@@ -21,8 +22,12 @@ async def page_state(ctx: CallContext, tab: Tab) -> dict:
 async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) -> dict:
     """The page after an action plus what the action changed (from the call's events)."""
     out: dict = {}
+    live = ctx.session is not None and not ctx.session.closed
     if tab is not None and not tab.closed:
-        out.update(await page_state(ctx, tab))
+        state, tabs = await asyncio.gather(page_state(ctx, tab), ctx.session.tab_list())
+        out.update(state)
+    else:
+        tabs = await ctx.session.tab_list() if live else None
     changes: dict = {}
     if before is not None and out:
         changes["url_changed"] = before.get("url") != out.get("url")
@@ -32,8 +37,8 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
         if key:
             changes.setdefault(key, []).append({"tab": event.get("tab"), **event["data"]})
     out["changes"] = changes
-    if ctx.session is not None and not ctx.session.closed:
-        out["tabs"] = await ctx.session.tab_list()
+    if live:
+        out["tabs"] = tabs
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pydantic import Field
 from playwright.async_api import Error as PlaywrightError
 
@@ -10,7 +11,7 @@ from toolserver.errors import (ApprovalRequired, BrowserActionFailed, NotInMirro
                                ProviderUnavailable, UnknownSession)
 from toolserver.registry import ToolArgs, tool
 from toolserver.run import CallContext, first_line
-from toolserver.tools._common import action_result, now, page_state
+from toolserver.tools._common import now, page_state
 
 KERNEL = "kernel"
 
@@ -82,7 +83,8 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
     status = None
     if args.url is not None:
         status = (await goto(ctx, tab, args.url))["status"]
-    return {**result, **await page_state(ctx, tab), "status": status, "tabs": await session.tab_list()}
+    state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
+    return {**result, **state, "status": status, "tabs": tabs}
 
 
 @tool("browser_close", args=CloseArgs, side_effect="action", needs_session=False,

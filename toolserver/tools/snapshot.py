@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 from pydantic import Field
@@ -27,7 +28,8 @@ class SnapshotArgs(ToolArgs):
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.require_tab()
     await settle(ctx, tab)
-    content_type = await tab.page.evaluate("document.contentType")
+    content_type, state, tabs = await asyncio.gather(
+        tab.page.evaluate("document.contentType"), page_state(ctx, tab), ctx.session.tab_list())
     if tab.pdf_pages is not None:
         kind = "pdf_text"
         text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
@@ -42,8 +44,7 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         refs = frozenset(REF_RE.findall(text))
     tab.snapshot_id = f"s{next(_snapshot_numbers)}"
     tab.snapshot_refs, tab.snapshot_document = refs, tab.document
-    result = {"snapshot_id": tab.snapshot_id, **await page_state(ctx, tab),
-              "tabs": await ctx.session.tab_list(), "format": kind}
+    result = {"snapshot_id": tab.snapshot_id, **state, "tabs": tabs, "format": kind}
     if tab.pdf_pages is not None:
         result["pdf_pages"] = len(tab.pdf_pages)
     total = len(text)
