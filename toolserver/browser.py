@@ -435,6 +435,22 @@ async def close_session(session: Session) -> None:
 
 
 _NET_JS = "() => { const n = window.__sandboxNet; return n ? [n.pending, performance.now() - n.last, n.last] : [0, 1e9, 0]; }"
+_INFO_JS = """() => { const n = window.__sandboxNet || {pending: 0, last: 0};
+  return {content_type: document.contentType, title: document.title, ready: document.readyState,
+          pending: n.pending, since_last: performance.now() - n.last, last: n.last}; }"""
+
+
+async def page_info(session: "Session", tab: Tab, quiet: float = 0.1) -> dict | None:
+    """Content type and title in one round trip, or None when the page is still busy."""
+    if session.inflight or time.monotonic() - session.popup_requested_at < 1.0 \
+            or time.monotonic() - session.last_fetch_at < quiet:
+        return None
+    try:
+        info = await tab.page.evaluate(_INFO_JS)
+    except Exception:
+        return None
+    busy = info["ready"] != "complete" or info["pending"] or (info["last"] and info["since_last"] < quiet * 1000)
+    return None if busy else info
 
 
 async def page_scripts_idle(page: Page, quiet: float) -> bool:

@@ -8,10 +8,10 @@ import itertools
 from pydantic import Field
 
 from toolserver import pdf
-from toolserver.browser import REF_RE
+from toolserver.browser import REF_RE, page_info
 from toolserver.registry import ToolArgs, tool
 from toolserver.run import CallContext
-from toolserver.tools._common import page_state, settle
+from toolserver.tools._common import settle
 
 _snapshot_numbers = itertools.count(1)
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
@@ -27,9 +27,23 @@ class SnapshotArgs(ToolArgs):
                   "a JSON or plain-text document shows its text.")
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.require_tab()
-    await settle(ctx, tab)
-    content_type, state, tabs = await asyncio.gather(
-        tab.page.evaluate("document.contentType"), page_state(ctx, tab), ctx.session.tab_list())
+    # The common case is an idle page: check that and take the accessibility snapshot at once
+    # (one round trip each, in parallel); a busy page is settled first and snapshotted again.
+    aria = None
+    if tab.pdf_pages is None:
+        info, aria = await asyncio.gather(page_info(ctx.session, tab), tab.page.aria_snapshot(mode="ai"))
+    else:
+        info = await page_info(ctx.session, tab)
+    if info is None:
+        await settle(ctx, tab)
+        aria = None
+        info = await tab.page.evaluate("() => ({content_type: document.contentType, title: document.title})")
+    content_type = info["content_type"]
+    state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
+    if len(ctx.session.tabs) == 1:
+        tabs = [{**tab.summary(True), "title": info["title"]}]
+    else:
+        tabs = await ctx.session.tab_list()
     if tab.pdf_pages is not None:
         kind = "pdf_text"
         text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
@@ -40,7 +54,7 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         text, refs = f"- document ({content_type}; shown as text)\n" + await tab.page.inner_text("body"), frozenset()
     else:
         kind = "aria"
-        text = await tab.page.aria_snapshot(mode="ai")
+        text = aria if aria is not None else await tab.page.aria_snapshot(mode="ai")
         refs = frozenset(REF_RE.findall(text))
     tab.snapshot_id = f"s{next(_snapshot_numbers)}"
     tab.snapshot_refs, tab.snapshot_document = refs, tab.document
