@@ -33,6 +33,7 @@ log = logging.getLogger("toolserver.browser")
 
 REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")
 REPORT_PREFIX = "__sandbox__"
+ACTION_QUIET = 0.05   # after a click/Enter: time for a navigation or popup it starts to show up
 
 # Injected into every document: reports form submissions and lets the sandbox veto them.
 INIT_SCRIPT = """
@@ -375,9 +376,11 @@ class Session:
                 return
             # Documents, scripts and styles are done at "load"; only scripted requests (whose
             # answers the page renders) and, after a click, the click itself need a quiet spell.
-            last = max(self.last_fetch_at, since) if min_quiet_after_action else self.last_fetch_at
-            popup_pending = time.monotonic() - self.popup_requested_at < 1.0
-            if self.inflight == 0 and not popup_pending and (last < since or time.monotonic() - last >= quiet) \
+            now = time.monotonic()
+            fetches_quiet = self.last_fetch_at < since or now - self.last_fetch_at >= quiet
+            action_quiet = not min_quiet_after_action or now - since >= ACTION_QUIET
+            popup_pending = now - self.popup_requested_at < 1.0
+            if self.inflight == 0 and not popup_pending and fetches_quiet and action_quiet \
                     and await page_scripts_idle(tab.page, quiet):
                 return
             await asyncio.sleep(0.01)
