@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
 import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer

@@ -89,5 +89,5 @@ def get_tool(name: str) -> Tool:
 
 def load_tools() -> dict[str, Tool]:
     """Import the tool modules once (each registers its tools)."""
-    from toolserver.tools import navigate, session, snapshot, input, tabs, meta  # noqa: F401
+    from toolserver.tools import input, meta, navigate, session, snapshot, tabs  # noqa: F401 (they register)
     return TOOLS

@@ -166,7 +166,7 @@ def test_list_shows_every_url(captured, site, capsys):
     assert {row["provenance"] for row in rows.values()} == {"captured"}
     assert main(["mirror", "list", str(root)]) == 0
     out = capsys.readouterr().out
-    assert f"302  application/octet-stream" in out and out.rstrip().endswith("6 URL(s)")  # no type sent
+    assert "302  application/octet-stream" in out and out.rstrip().endswith("6 URL(s)")  # no type sent
 
 
 def test_import_har_recorded_by_playwright(site, tmp_path, capsys):

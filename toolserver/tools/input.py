@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field, model_validator
 
 from toolserver.browser import Tab
-from toolserver.errors import InvalidArguments, PolicyViolation, UnknownRef
+from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.run import CallContext
 from toolserver.tools._common import action_result, now, page_state, settle
@@ -116,5 +116,3 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
         result["value"] = typed
     return result
 
-
-__all__ = ["InvalidArguments"]

@@ -36,7 +36,6 @@ import asyncio
 import json
 import os
 import weakref
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
