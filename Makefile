@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh Debian machine: `make run` and `make test`.
-# Browser: Debian's chromium (never `playwright install`, which downloads a browser build).
+# Browser: Debian's chromium (never Playwright's own browser download, which cannot work here).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= $(or $(SANDBOX_CHROMIUM),/usr/bin/chromium)
