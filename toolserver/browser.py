@@ -206,9 +206,14 @@ class Session:
                               session=self, tab=tab)
 
     def _on_page_closed(self, tab: Tab) -> None:
+        self.forget_tab(tab)
+
+    def forget_tab(self, tab: Tab) -> None:
+        """Drop a closed tab; the most recent remaining tab becomes current if it was."""
         tab.closed = True
-        if self.tabs.pop(tab.id, None) is not None and self.active_tab_id == tab.id:
-            self.active_tab_id = next(reversed(self.tabs), None) if self.tabs else None
+        self.tabs.pop(tab.id, None)
+        if self.active_tab_id not in self.tabs:
+            self.active_tab_id = next(reversed(self.tabs), None)
 
     # --- the router ---------------------------------------------------------------------
     async def route(self, route: Route, request: Request) -> None:
@@ -437,10 +442,21 @@ async def close_session(session: Session) -> None:
         pass
 
 
-_NET_JS = "() => { const n = window.__sandboxNet; return n ? [n.pending, performance.now() - n.last, n.last] : [0, 1e9, 0]; }"
 _INFO_JS = """() => { const n = window.__sandboxNet || {pending: 0, last: 0};
   return {content_type: document.contentType, title: document.title, ready: document.readyState,
           pending: n.pending, since_last: performance.now() - n.last, last: n.last}; }"""
+
+
+def _scripts_busy(info: dict, quiet: float) -> bool:
+    """A page fetch/XHR pending, or one finished less than ``quiet`` seconds ago."""
+    return bool(info["pending"] or (info["last"] and info["since_last"] < quiet * 1000))
+
+
+async def page_scripts_idle(page: Page, quiet: float) -> bool:
+    try:
+        return not _scripts_busy(await page.evaluate(_INFO_JS), quiet)
+    except Exception:  # navigating or closed: the load-state wait covers it
+        return True
 
 
 async def page_info(session: "Session", tab: Tab, quiet: float = 0.1) -> dict | None:
@@ -452,17 +468,7 @@ async def page_info(session: "Session", tab: Tab, quiet: float = 0.1) -> dict | 
         info = await tab.page.evaluate(_INFO_JS)
     except Exception:
         return None
-    busy = info["ready"] != "complete" or info["pending"] or (info["last"] and info["since_last"] < quiet * 1000)
-    return None if busy else info
-
-
-async def page_scripts_idle(page: Page, quiet: float) -> bool:
-    """No fetch/XHR of the page's scripts pending, and none finished within ``quiet`` seconds."""
-    try:
-        pending, since_last, last = await page.evaluate(_NET_JS)
-    except Exception:  # navigating or closed: the load-state wait covers it
-        return True
-    return pending == 0 and (last == 0 or since_last >= quiet * 1000)
+    return None if info["ready"] != "complete" or _scripts_busy(info, quiet) else info
 
 
 async def safe_title(page: Page) -> str:

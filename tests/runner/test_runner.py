@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import MIRRORS_DIR
 from sandbox.packs import load_pack
 from sandbox.replay import replay
 from sandbox.runner.agents.reference_agent import ReferenceAgent
@@ -20,6 +19,7 @@ from sandbox.runner.batch import format_table, run_batch, summarise
 from sandbox.trace import read_trace
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from tests.runner.reference_support import mirror_with_changes
 
 
 @pytest.fixture(scope="module")
@@ -84,22 +84,8 @@ async def test_replay_until_keeps_the_session_open(sandbox, attempt_root):
 async def test_reference_agent_follows_a_changed_mirror_fact(tmp_path):
     """Change the postal code in a copy of the bid-intake notice data: the reference agent's
     answer must follow the page, and the score must fail on that field."""
-    mirror = tmp_path / "mirrors"
-    shutil.copytree(MIRRORS_DIR, mirror)
-    changed = 0
-    for body in (mirror / "sam.gov").rglob("*.json"):
-        text = body.read_text(encoding="utf-8")
-        if "9998b42f9e27421caa565fead7d8d416" in text and '"78596"' in text:
-            body.write_text(text.replace('"78596"', '"78597"'), encoding="utf-8")
-            changed += 1
-    assert changed
-    manifest = mirror / "sam.gov" / "manifest.json"
-    data = json.loads(manifest.read_text())
-    import hashlib
-    for entry in data["entries"]:
-        entry["sha256"] = hashlib.sha256((mirror / "sam.gov" / entry["body"]).read_bytes()).hexdigest()
-    manifest.write_text(json.dumps(data, indent=2))
-
+    mirror = mirror_with_changes(tmp_path, "sam.gov", {
+        "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
     async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
         outcome = await run_attempt(sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt")
     output = (tmp_path / "attempt" / "output.txt").read_text()

@@ -63,7 +63,5 @@ async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
     await tab.page.close()
     session = ctx.session
-    session.tabs.pop(tab.id, None)
-    if session.active_tab_id == tab.id or session.active_tab_id not in session.tabs:
-        session.active_tab_id = next(reversed(session.tabs), None) if session.tabs else None
+    session.forget_tab(tab)
     return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
