@@ -1,14 +1,16 @@
-"""Local browser-tool emulation sandbox: the pure core (packs, scoring, gates, traces, mirrors).
+"""Local browser-tool emulation sandbox.
 
-Modules in this package import neither Playwright nor aiohttp unless they say so
-(`sandbox.runner` and `sandbox.cli` orchestrate the browser through `toolserver`).
+Layers, imports pointing down only (checked by import-linter, see ``.importlinter``):
+
+    sandbox.cli          commands; the only place that wires packs to policies and transports
+    sandbox.runner       tasks, attempts, batches, replay, fixtures, capture, agents
+    toolserver | sandbox.evaluation
+                         the tool server (browser, tools, transports) | packs, rules, gates, scoring
+    sandbox.core         paths, mirror store, policy, trace, contract facts, Chromium resolution
 """
 
 __version__ = "0.1.0"
 
-from pathlib import Path
+from sandbox.core.paths import FIXTURES_DIR, MIRRORS_DIR, PACKS_DIR, PROJECT_ROOT  # noqa: E402
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-MIRRORS_DIR = PROJECT_ROOT / "mirrors"
-PACKS_DIR = PROJECT_ROOT / "packs"
-FIXTURES_DIR = PROJECT_ROOT / "fixtures"
+__all__ = ["FIXTURES_DIR", "MIRRORS_DIR", "PACKS_DIR", "PROJECT_ROOT", "__version__"]

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import MIRRORS_DIR  # noqa: E402
-from sandbox.mirrors import MirrorStore, reconstructed, write_entry  # noqa: E402
+from sandbox.core.mirrors import MirrorStore, reconstructed, write_entry  # noqa: E402
 
 EXHIBIT = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 FORM = "https://sarah27h.github.io/simple-multi-step-form/"
@@ -46,7 +46,7 @@ class RawPlaywright:
     async def start(self) -> None:
         from playwright.async_api import async_playwright
 
-        from toolserver.config import chromium_launch_args, resolve_chromium
+        from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 
         self._pw = await async_playwright().start()
         self.browser = await self._pw.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
@@ -88,7 +88,7 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
     from aiohttp import web
 
     from toolserver.api import Sandbox
-    from toolserver.app import create_app
+    from toolserver.transports.http import create_app
     from toolserver.config import ServerConfig
 
     raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
@@ -156,7 +156,7 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
 
 
 async def runner_side(repeats: int) -> dict:
-    from sandbox.packs import list_packs
+    from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch
     from toolserver.api import Sandbox
 
@@ -189,7 +189,7 @@ def main() -> int:
     args = parser.parse_args()
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
 
-    from sandbox.scoring import bench_scoring
+    from sandbox.evaluation.scoring import bench_scoring
 
     results: dict = {}
     results["scoring_240_s"] = min(bench_scoring(240) for _ in range(3))

@@ -14,9 +14,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import MIRRORS_DIR  # noqa: E402
-from sandbox.fixtures import expected_fixtures  # noqa: E402
-from sandbox.mirrors import MirrorStore  # noqa: E402
-from sandbox.packs import list_packs  # noqa: E402
+from sandbox.runner.fixtures import expected_fixtures  # noqa: E402
+from sandbox.core.mirrors import MirrorStore  # noqa: E402
+from sandbox.evaluation.packs import list_packs  # noqa: E402
 
 
 async def main(check: bool) -> int:

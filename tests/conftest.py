@@ -12,9 +12,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from sandbox import MIRRORS_DIR
-from sandbox.mirrors import reconstructed, write_entry
+from sandbox.evaluation.packs import pack_policy
+from sandbox.core.mirrors import reconstructed, write_entry
 from toolserver.api import Sandbox
-from toolserver.app import create_app
+from toolserver.transports.http import create_app
 from toolserver.config import ServerConfig
 
 SITE = "https://test.sandbox.example"
@@ -151,7 +152,7 @@ async def canary() -> Canary:
 async def sandbox(tmp_path_factory, canary) -> Sandbox:
     root = build_test_mirror(tmp_path_factory.mktemp("mirror"), canary.url)
     config = ServerConfig(mirror_roots=(root, MIRRORS_DIR), fallback_provider=None)
-    async with Sandbox(config) as sb:
+    async with Sandbox(config, policies=pack_policy) as sb:
         yield sb
 
 

@@ -16,24 +16,42 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
+from playwright._impl._errors import TargetClosedError  # typed, though not re-exported publicly
 from playwright.async_api import (BrowserContext, Dialog, Download, Page, Playwright, Request,
                                   Route, WebSocketRoute, async_playwright)
+from playwright.async_api import Error as PlaywrightError
 
-from sandbox.mirrors import MirrorStore
+from sandbox.core.mirrors import MirrorStore
 from toolserver import pdf
-from toolserver.config import ServerConfig, chromium_launch_args, resolve_chromium
-
-if TYPE_CHECKING:
-    from toolserver.run import Run
+from sandbox.core.chromium import chromium_launch_args, resolve_chromium
+from toolserver.config import ServerConfig
 
 log = logging.getLogger("toolserver.browser")
 
 REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")
 REPORT_PREFIX = "__sandbox__"
-ACTION_QUIET = 0.05   # after a click/Enter: time for a navigation or popup it starts to show up
+
+
+class Recorder(Protocol):
+    """What the browser needs from the run that owns a session (the dispatcher's ``Run``):
+    its host, config and policy, and a place to record events. The browser never imports the
+    dispatcher."""
+    host: "BrowserHost"
+    store: MirrorStore
+    config: ServerConfig
+    policy: Any
+
+    def record_event(self, kind: str, data: dict, *, session: "Session | None" = None,
+                     tab: "Tab | None" = None) -> dict: ...
+
+    def record_state_change(self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None,
+                            session: "Session | None" = None, tab: "Tab | None" = None) -> dict: ...
+
+    def record_policy_violation(self, url: str, *, origin: str, session: "Session | None" = None,
+                                tab: "Tab | None" = None, **data: object) -> dict: ...
 
 # Injected into every document: reports form submissions and lets the sandbox veto them.
 INIT_SCRIPT = """
@@ -129,7 +147,7 @@ class Session:
     site_key: str | None
     provider: str
     profile_new: bool
-    run: "Run"
+    run: Recorder
     context: BrowserContext
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
@@ -198,7 +216,7 @@ class Session:
                                          detail=data, session=self, tab=tab)
         try:
             await (dialog.accept() if accept else dialog.dismiss())
-        except Exception:  # the page may be gone already
+        except PlaywrightError:  # the page may be gone already
             pass
 
     def _on_download(self, tab: Tab, download: Download) -> None:
@@ -228,7 +246,7 @@ class Session:
             await self._answer(route, request)
         except Exception as exc:  # never leave a request hanging, never let it through
             log.debug("route failed for %s: %s", request.url, exc)
-            if "closed" not in str(exc).lower():
+            if not (self.closed or isinstance(exc, TargetClosedError)):
                 self.run.record_event("server_fault", {"where": "router", "url": request.url, "error": repr(exc)},
                                       session=self)
             try:
@@ -263,7 +281,7 @@ class Session:
             if blocked:
                 return await self._refuse(route, main_frame_nav, "state_change_blocked", base, tab)
 
-        mirrored = run.host.store.lookup(url)
+        mirrored = run.store.lookup(url)
         headers = {k.lower(): v for k, v in mirrored.headers.items()} if mirrored else {}
         if is_nav and "attachment" in headers.get("content-disposition", ""):
             refused = policy.block_state_changes or (main_frame_nav and policy.enforcing and not policy.url_ok(url))
@@ -273,10 +291,8 @@ class Session:
                 return await self._refuse(route, True, "state_change_blocked", base, tab)
 
         if main_frame_nav and not policy.url_ok(url):
-            run.record_event("policy_violation", {
-                **base, "rule": "allowed_urls", "origin": "page",
-                "enforced": policy.enforcing, "allowed_urls": list(policy.allowed_urls or ())},
-                session=self, tab=tab)
+            run.record_policy_violation(url, origin="page", method=method, resource_type=request.resource_type,
+                                        session=self, tab=tab)
             if policy.enforcing:
                 return await self._refuse(route, True, "policy", base, tab)
 
@@ -306,19 +322,17 @@ class Session:
         run.record_event("redirect", {**base, "location": target}, session=self, tab=tab)
         if main_frame_nav:
             if not policy.url_ok(target):
-                run.record_event("policy_violation", {
-                    **base, "url": target, "rule": "allowed_urls", "origin": "redirect",
-                    "enforced": policy.enforcing, "allowed_urls": list(policy.allowed_urls or ())},
-                    session=self, tab=tab)
+                run.record_policy_violation(target, origin="redirect", method=base["method"],
+                                            resource_type=base["resource_type"], session=self, tab=tab)
                 if policy.enforcing:
                     return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
-            if run.host.store.lookup(target) is None:
+            if run.store.lookup(target) is None:
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
             # A stub document replaces itself with the target: that navigation is routed again.
             stub = (f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
                     f"<script>location.replace({json.dumps(target)})</script>")
             return await route.fulfill(status=200, content_type="text/html", body=stub)
-        mirrored = run.host.store.lookup(target)
+        mirrored = run.store.lookup(target)
         if mirrored is None or hops >= 5:
             return await self._refuse(route, False, "not_in_mirror", {**base, "url": target}, tab)
         location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
@@ -367,31 +381,46 @@ class Session:
                                          blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
 
     # --- waiting ------------------------------------------------------------------------
-    async def settle(self, tab: Tab, since: float, quiet: float = 0.1, timeout: float = 5.0,
-                     min_quiet_after_action: bool = False) -> None:
+    def popup_pending(self, now: float) -> bool:
+        return now - self.popup_requested_at < self.run.config.popup_grace_s
+
+    async def settle(self, tab: Tab, since: float, after_action: bool = False) -> None:
         """Wait for the page to finish what the action started: loads and mirrored fetches.
 
         After a click, the action itself counts as activity (a navigation or popup it starts
-        may take a few milliseconds to issue its first request)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        may take a few milliseconds to issue its first request). Giving up at the bound is
+        recorded as a ``settle_timeout`` event: a half-loaded page is never silently used."""
+        config = self.run.config
+        started = time.monotonic()
+        deadline = started + config.settle_timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
             try:
-                await tab.page.wait_for_load_state("load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
-            except Exception:
+                await tab.page.wait_for_load_state("load", timeout=remaining * 1000)
+            except PlaywrightError as exc:
+                if tab.closed or tab.page.is_closed():
+                    return  # the action closed its own tab: nothing left to wait for
+                self.run.record_event("settle_timeout", {"waited_s": round(time.monotonic() - started, 3),
+                                                         "waiting_for": "load", "error": first_line(str(exc))},
+                                      session=self, tab=tab)
                 return
             # Documents, scripts and styles are done at "load"; only scripted requests (whose
             # answers the page renders) and, after a click, the click itself need a quiet spell.
             now = time.monotonic()
-            fetches_quiet = self.last_fetch_at < since or now - self.last_fetch_at >= quiet
-            action_quiet = not min_quiet_after_action or now - since >= ACTION_QUIET
-            popup_pending = now - self.popup_requested_at < 1.0
-            if self.inflight == 0 and not popup_pending and fetches_quiet and action_quiet \
-                    and await page_scripts_idle(tab.page, quiet):
+            fetches_quiet = self.last_fetch_at < since or now - self.last_fetch_at >= config.scripted_quiet_s
+            action_quiet = not after_action or now - since >= config.action_quiet_s
+            if self.inflight == 0 and not self.popup_pending(now) and fetches_quiet and action_quiet \
+                    and await page_scripts_idle(tab.page, config.scripted_quiet_s):
                 return
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(config.settle_poll_s)
+        self.run.record_event("settle_timeout", {
+            "waited_s": round(time.monotonic() - started, 3), "waiting_for": "page activity",
+            "inflight_requests": self.inflight}, session=self, tab=tab)
 
 
-async def open_session(run: "Run", *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
+async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
     host = run.host
     key = site_key or f"anonymous-{secrets.token_hex(4)}"
     if clear_cookies:
@@ -438,7 +467,7 @@ async def close_session(session: Session) -> None:
         log.warning("could not save profile %s: %s", key, exc)
     try:
         await session.context.close()
-    except Exception:
+    except PlaywrightError:  # the browser is gone already
         pass
 
 
@@ -455,18 +484,19 @@ def _scripts_busy(info: dict, quiet: float) -> bool:
 async def page_scripts_idle(page: Page, quiet: float) -> bool:
     try:
         return not _scripts_busy(await page.evaluate(_INFO_JS), quiet)
-    except Exception:  # navigating or closed: the load-state wait covers it
+    except PlaywrightError:  # navigating or closed: the load-state wait covers it
         return True
 
 
-async def page_info(session: "Session", tab: Tab, quiet: float = 0.1) -> dict | None:
+async def page_info(session: "Session", tab: Tab) -> dict | None:
     """Content type and title in one round trip, or None when the page is still busy."""
-    if session.inflight or time.monotonic() - session.popup_requested_at < 1.0 \
-            or time.monotonic() - session.last_fetch_at < quiet:
+    quiet = session.run.config.scripted_quiet_s
+    now = time.monotonic()
+    if session.inflight or session.popup_pending(now) or now - session.last_fetch_at < quiet:
         return None
     try:
         info = await tab.page.evaluate(_INFO_JS)
-    except Exception:
+    except PlaywrightError:  # navigating: not idle
         return None
     return None if info["ready"] != "complete" or _scripts_busy(info, quiet) else info
 
@@ -476,3 +506,7 @@ async def safe_title(page: Page) -> str:
         return await page.title()
     except Exception:
         return ""
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "browser error"

@@ -1,15 +1,13 @@
-"""Server configuration (one frozen object, passed to create_app / Sandbox)."""
+"""Server configuration: one frozen object passed to ``Sandbox`` / the transports, holding
+every limit and every wait the server uses (no timing literal lives elsewhere)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sandbox import MIRRORS_DIR
-
-DEBIAN_CHROMIUM = "/usr/bin/chromium"
+from sandbox.core.paths import MIRRORS_DIR
 
 
 @dataclass(frozen=True)
@@ -25,33 +23,11 @@ class ServerConfig:
     block_state_changes: bool = False
     dialogs: Literal["dismiss", "accept"] = "dismiss"
     viewport: tuple[int, int] = (1280, 720)
-    action_timeout_ms: int = 5000
-    navigation_timeout_ms: int = 15000
-
-
-def chromium_launch_args() -> list[str]:
-    """Headless flags; the background-networking ones keep Chromium from dialling out, and a
-    dead proxy catches anything that might ever escape request interception."""
-    args = [
-        "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-default-apps",
-        "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
-        "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-        # CPU: every session is a new context (a new renderer); on small machines the browser is
-        # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
-        "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",
-        "--disable-features=IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter,BackForwardCache",
-        "--disable-extensions", "--disable-breakpad", "--mute-audio",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        args.insert(0, "--no-sandbox")
-    return args
-
-
-def resolve_chromium(configured: str | None, playwright_default: str | None) -> str:
-    for candidate in (configured, os.environ.get("SANDBOX_CHROMIUM"), playwright_default, DEBIAN_CHROMIUM):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise RuntimeError(
-        "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
-        "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here.")
+    action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)
+    navigation_timeout_ms: int = 15000    # Playwright's bound on one navigation
+    # Settling: after an action, wait until the page has finished what the action started.
+    settle_timeout_s: float = 5.0         # give up waiting (recorded as a ``settle_timeout`` event)
+    settle_poll_s: float = 0.01           # how often the page's activity is looked at while waiting
+    scripted_quiet_s: float = 0.1         # a page's fetch/XHR answers are rendered within this quiet spell
+    action_quiet_s: float = 0.05          # after a click/Enter: time for a navigation or popup it starts to show
+    popup_grace_s: float = 1.0            # a popup's first request was seen; its page appears within this

@@ -3,7 +3,7 @@
     ToolError                      recoverable: goes back to the agent as ok=false
     ├── InvalidArguments           wrong/missing/unknown argument (names the argument)
     ├── UnknownTool
-    ├── NoSession / UnknownSession / SessionClosed
+    ├── NoSession / UnknownSession
     ├── UnknownTab
     ├── UnknownRef                 ref not in the tab's latest snapshot, or from an older document
     ├── PolicyViolation            URL outside the pack's allow-list, or a blocked state change
@@ -12,6 +12,7 @@
     ├── ApprovalRequired           close_all without approvals enabled
     └── BrowserActionFailed        Playwright refused the action (element not visible ...)
     UnknownRun                     transport-level: the run id does not exist (404)
+    UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -81,3 +82,8 @@ class BrowserActionFailed(ToolError):
 
 class UnknownRun(Exception):
     type = "unknown_run"
+
+
+class UnknownPack(Exception):
+    """Transport-level: a run was asked for a pack the server cannot resolve (one uniform message)."""
+    type = "invalid_pack"

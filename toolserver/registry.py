@@ -1,22 +1,30 @@
-"""One registry of tools, used by every transport (HTTP, in-process API, MCP later).
+"""Tools and the registry that orders them, used by every transport (HTTP, in-process, MCP).
 
 A tool = a frozen pydantic args model (every field described) + a side-effect kind + one
 async handler ``handler(ctx, args) -> dict``. Handlers never format transport output.
+
+The ``tool`` decorator turns a handler into a ``Tool``; each group module lists its tools in
+``TOOLS`` and ``toolserver.tools.ALL_TOOLS`` concatenates the groups in contract order. A
+``ToolRegistry`` is an object (owned by a server, or built by a test), never a module global.
+
+A tool carries a URL (and so the allow-list applies to it) exactly when its arguments have a
+``url`` field: nothing else declares it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolserver.errors import InvalidArguments, UnknownTool
 
-if TYPE_CHECKING:
-    from toolserver.run import CallContext
-
 SideEffect = Literal["read_only", "input", "action"]
+# What the dispatcher resolves before the handler runs: nothing, the run's current session,
+# or its current tab (the handler then reads ``ctx.session`` / ``ctx.tab`` and never checks).
+Scope = Literal["run", "session", "tab"]
+Handler = Callable[[Any, Any], Awaitable[dict]]
 
 
 class ToolArgs(BaseModel):
@@ -27,18 +35,25 @@ class ToolArgs(BaseModel):
 @dataclass(frozen=True)
 class Tool:
     name: str
+    title: str
     description: str
     args: type[ToolArgs]
     side_effect: SideEffect
-    handler: Callable[["CallContext", Any], Awaitable[dict]]
-    url_bearing: bool = False
-    needs_session: bool = True
+    handler: Handler
+    scope: Scope = "tab"
 
-    def schema(self) -> dict:
+    @property
+    def url_bearing(self) -> bool:
+        return "url" in self.args.model_fields
+
+    def input_schema(self) -> dict:
         schema = self.args.model_json_schema()
         schema.pop("title", None)
-        return {"name": self.name, "description": self.description,
-                "side_effect": self.side_effect, "input_schema": schema}
+        return schema
+
+    def schema(self) -> dict:
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "side_effect": self.side_effect, "input_schema": self.input_schema()}
 
     def parse(self, raw: object) -> ToolArgs:
         if raw is None:
@@ -66,28 +81,39 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
     return f"{tool}: " + "; ".join(parts)
 
 
-TOOLS: dict[str, Tool] = {}
+def tool(name: str, *, args: type[ToolArgs], side_effect: SideEffect, description: str, title: str,
+         scope: Scope = "tab") -> Callable[[Handler], Tool]:
+    """Declare a tool: ``@tool("browser_x", args=XArgs, ...) async def browser_x(ctx, args)``."""
+    def declare(handler: Handler) -> Tool:
+        return Tool(name, title, description.strip(), args, side_effect, handler, scope)
+    return declare
 
 
-def tool(name: str, *, args: type[ToolArgs], side_effect: SideEffect, description: str,
-         url_bearing: bool = False, needs_session: bool = True):
-    def register(handler):
-        TOOLS[name] = Tool(name, description.strip(), args, side_effect, handler,
-                           url_bearing=url_bearing, needs_session=needs_session)
-        return handler
-    return register
+class ToolRegistry:
+    """An ordered, immutable set of tools (the order is the order ``list_tools`` shows)."""
 
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            if item.name in self._tools:
+                raise ValueError(f"tool {item.name!r} is declared twice")
+            self._tools[item.name] = item
 
-def get_tool(name: str) -> Tool:
-    load_tools()
-    try:
-        return TOOLS[name]
-    except KeyError:
-        from toolserver.run import CONTRACT_ORDER
-        raise UnknownTool(f"unknown tool {name!r}; available tools: {', '.join(CONTRACT_ORDER)}") from None
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
 
+    def __len__(self) -> int:
+        return len(self._tools)
 
-def load_tools() -> dict[str, Tool]:
-    """Import the tool modules once (each registers its tools)."""
-    from toolserver.tools import input, meta, navigate, session, snapshot, tabs  # noqa: F401 (they register)
-    return TOOLS
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def get(self, name: object) -> Tool:
+        found = self._tools.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise UnknownTool(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
+        return found
+
+    def schemas(self) -> list[dict]:
+        return [item.schema() for item in self]

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import __version__
-from sandbox.packs import Pack
+from sandbox.evaluation.packs import Pack
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
-from sandbox.scoring import score_attempt
-from sandbox.trace import read_trace
+from sandbox.evaluation.scoring import score_attempt
+from sandbox.core.trace import read_trace
 
 ISSUED_SITE_KEYS: set[str] = set()
 
@@ -68,14 +68,16 @@ class AttemptOutcome:
 
 async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, sandbox_url: str | None = None,
                       attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
-                      block_state_changes: bool | None = None) -> AttemptOutcome:
+                      block_state_changes: bool | None = None,
+                      mirror_roots: tuple[Path, ...] | None = None) -> AttemptOutcome:
     directory.mkdir(parents=True, exist_ok=True)
     site_key = new_site_key()
-    if site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
+    while site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
         site_key = new_site_key()
-    run = sandbox.create_run(pack=pack.id, trace_path=directory / "trace.jsonl", policy=policy,
-                             block_state_changes=block_state_changes,
-                             header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number})
+    block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
+    run = sandbox.create_run(policy=pack.policy(policy or sandbox.config.policy, block), trace_path=directory / "trace.jsonl",
+                             header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number},
+                             mirror_roots=mirror_roots)
     prompt = pack.render_prompt(site_key)
     (directory / "prompt.txt").write_text(prompt, encoding="utf-8")
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
@@ -108,7 +110,7 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
         "token_usage": result.token_usage, "agent_details": result.details,
         "qualified_pass": report.qualified_pass, "error_free": report.error_free,
         "versions": package_versions(), "chromium": sandbox.host.executable,
-        "mirror_checksum": sandbox.host.store.checksum(), "pack_checksum": pack.checksum(),
+        "mirror_checksum": run.store.checksum(), "pack_checksum": pack.checksum(),
     }
     (directory / "attempt.json").write_text(json.dumps(attempt, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return AttemptOutcome(pack.id, agent.name, directory, result.status, elapsed, report.qualified_pass,

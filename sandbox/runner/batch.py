@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sandbox.packs import Pack, list_packs, load_pack
+from sandbox.evaluation.packs import Pack, list_packs, load_pack, pack_policy
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome, run_attempt
 
@@ -35,12 +35,12 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
     from aiohttp import web
 
     from toolserver.api import Sandbox
-    from toolserver.app import create_app
+    from toolserver.transports.http import create_app
 
     make_agent(agent_spec, options)  # fail early on a bad spec
     owned = sandbox is None
     if owned:
-        sandbox = await Sandbox().start()
+        sandbox = await Sandbox(policies=pack_policy).start()
     runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -23,6 +23,9 @@ class ToolCallError(Exception):
 class ToolClient(Protocol):
     async def call_raw(self, name: str, args: Any) -> dict: ...
 
+    async def list_tools(self) -> list[dict]:
+        """The run's tool schemas, asked of the transport (not a traced tool call)."""
+
 
 class InProcessClient:
     """Calls a Run directly (the same dispatcher and trace as HTTP)."""
@@ -32,6 +35,9 @@ class InProcessClient:
 
     async def call_raw(self, name: str, args: Any) -> dict:
         return await self.run.call(name, args)
+
+    async def list_tools(self) -> list[dict]:
+        return self.run.tools()
 
 
 class HttpClient:
@@ -47,6 +53,13 @@ class HttpClient:
             async with http.post(f"{self.base_url}/runs/{self.run_id}/tools/{name}", data=json.dumps(args),
                                  headers={"content-type": "application/json"}) as response:
                 return await response.json()
+
+    async def list_tools(self) -> list[dict]:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{self.base_url}/runs/{self.run_id}/tools") as response:
+                return (await response.json())["tools"]
 
 
 @dataclass

@@ -38,7 +38,7 @@ from pathlib import Path
 from reportlab.lib.pagesizes import letter
 from reportlab.pdfgen import canvas
 
-from sandbox.mirrors import reconstructed, remove_entries, write_entry
+from sandbox.core.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "sam"

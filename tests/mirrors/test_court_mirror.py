@@ -23,7 +23,7 @@ from bs4 import BeautifulSoup
 from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
-from sandbox.mirrors import MirrorStore, check
+from sandbox.core.mirrors import MirrorStore, check
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"

@@ -18,7 +18,7 @@ import pytest
 from bs4 import BeautifulSoup
 from playwright.async_api import async_playwright
 
-from sandbox.mirrors import MirrorStore, check
+from sandbox.core.mirrors import MirrorStore, check
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.ecfr.gov"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from sandbox.mirrors import MANIFEST, MirrorStore, check
+from sandbox.core.mirrors import MANIFEST, MirrorStore, check
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "sarah27h.github.io"

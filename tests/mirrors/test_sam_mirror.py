@@ -18,7 +18,7 @@ import pytest
 from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
-from sandbox.mirrors import MirrorStore, check
+from sandbox.core.mirrors import MirrorStore, check
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT / "mirrors" / "sam.gov"

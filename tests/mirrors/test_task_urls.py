@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from sandbox import MIRRORS_DIR
-from sandbox.fixtures import expected_fixtures
-from sandbox.mirrors import MirrorStore
-from sandbox.packs import list_packs, load_pack
+from sandbox.runner.fixtures import expected_fixtures
+from sandbox.core.mirrors import MirrorStore
+from sandbox.evaluation.packs import list_packs, load_pack
 
 KEY_FACTS = {
     "https://sarah27h.github.io/simple-multi-step-form/": ["Enter User Details (Step 1 of 3)", 'textbox "Name"'],
@@ -64,10 +64,10 @@ async def test_task_urls_load_through_the_sandbox(sandbox, pack_id):
     assert events == []
 
 
-async def test_evidence_fixtures_agree_with_the_mirrors():
+async def test_evidence_fixtures_agree_with_the_mirrors(sandbox):
     store = MirrorStore.load(MIRRORS_DIR)
     for pack in list_packs():
-        for rel, data in (await expected_fixtures(pack, store, (MIRRORS_DIR,))).items():
+        for rel, data in (await expected_fixtures(pack, store, (MIRRORS_DIR,), sandbox)).items():
             path = pack.dir / rel
             assert path.is_file(), f"{pack.id}: {rel} missing: run scripts/make_fixtures.py"
             assert path.read_bytes() == data, f"{pack.id}: {rel} disagrees with its mirror: run scripts/make_fixtures.py"

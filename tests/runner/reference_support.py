@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from sandbox import MIRRORS_DIR
-from sandbox.packs import Pack, load_pack
+from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.runner.task import AgentTask, InProcessClient, Tools
-from sandbox.scoring import ScoreReport, score_attempt
-from sandbox.trace import Trace, parse_trace
+from sandbox.evaluation.scoring import ScoreReport, score_attempt
+from sandbox.core.trace import Trace, parse_trace
 
 SITE_KEY = "reference-agent-test-key"
 
@@ -37,9 +37,10 @@ class Attempt:
         return json.loads(found.group(1))[0]
 
 
-async def run_solver(sandbox, solve, pack_id: str) -> Attempt:
+async def run_solver(sandbox, solve, pack_id: str, mirror_roots: tuple[Path, ...] | None = None) -> Attempt:
+    """One solver on one pack, on the shared warm browser (with its own mirror when given)."""
     pack = load_pack(pack_id)
-    run = sandbox.create_run(pack=pack.id, header={"site_key": SITE_KEY})
+    run = sandbox.create_run(policy=pack.policy(), header={"site_key": SITE_KEY}, mirror_roots=mirror_roots)
     task = AgentTask(pack_id=pack.id, workflow=pack.card.workflow, prompt=pack.render_prompt(SITE_KEY),
                      site_key=SITE_KEY, time_limit_seconds=pack.card.time_limit_seconds,
                      input_text=pack.input_text, output_schema=pack.schema)
@@ -54,16 +55,14 @@ async def run_solver(sandbox, solve, pack_id: str) -> Attempt:
 
 
 def assert_error_free_pass(attempt: Attempt) -> None:
-    """A qualified, error-free pass; the evidence part only when the pack's fixtures exist."""
+    """A qualified, error-free pass, evidence included."""
     report = attempt.report
     wrong = [(f.name, f.expected, f.got, f.detail) for f in report.fields if not f.correct]
     assert report.output_contract.ok, report.output_contract.errors
     assert not wrong, wrong
     assert report.gates.ok, report.gates.failures
     missing = attempt.pack.scoring_pack().missing_fixtures()
-    if missing:
-        pytest.skip(f"fields and gates pass; evidence not checked because the evidence fixtures {missing} are "
-                    "missing (generate them with scripts/make_fixtures.py)")
+    assert not missing, f"evidence fixtures {missing} are missing (generate them with scripts/make_fixtures.py)"
     assert report.evidence.score == 1.0, report.evidence.failures
     assert report.qualified_pass and report.error_free, report.reasons
 

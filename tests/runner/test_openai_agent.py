@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sandbox.packs import load_pack
+from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents.openai_agent import SITE_KEY_PLACEHOLDER, parse_arguments
 from sandbox.runner.batch import run_batch
-from sandbox.trace import read_trace
+from sandbox.core.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED_CASSETTE = ROOT / "fixtures" / "cassettes" / "openai-bid-intake.yaml"

@@ -8,8 +8,6 @@ import pytest
 
 from sandbox.runner.agents.reference import addenda_trace
 from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
 
 CURRENT_DATA = "api/opps/v2/addenda/dfc5bd2c65ae4a4bb910a395175a3343.json"
 
@@ -20,18 +18,16 @@ async def test_addenda_trace_reference_agent_passes(sandbox, pack_id):
     tools = [call.tool for call in attempt.trace.calls]
     assert tools[0] == "browser_start_session" and tools[-1] == "browser_close"
     assert tools.count("browser_navigate") == 4
-    assert attempt.elapsed < 10
     assert_error_free_pass(attempt)
 
 
-async def test_addenda_trace_answer_follows_the_notice_data(tmp_path):
+async def test_addenda_trace_answer_follows_the_notice_data(sandbox, tmp_path):
     mirror = mirror_with_changes(tmp_path, "sam.gov", {CURRENT_DATA: [
         ('"response": "2026-07-10T13:00:00-05:00"', '"response": "2026-07-14T13:00:00-05:00"'),
         ("Project areas 2, 5, 6, and 7 have been changed.", "Project areas 1 and 3 have been changed."),
         ("Funds are not presently available", "Funds are presently available"),
     ]})
-    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
-        attempt = await run_solver(sandbox, addenda_trace.solve, "addenda-trace")
+    attempt = await run_solver(sandbox, addenda_trace.solve, "addenda-trace", mirror_roots=(mirror,))
     record = attempt.record
     assert record["timeline"]["current_due_at"] == "2026-07-14T13:00:00-05:00"
     assert record["timeline"]["deadline_sequence"] == ["2026-06-29", "2026-07-06", "2026-07-14"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from sandbox.runner.agents.reference import controlled_form
 from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
 
 
 async def test_controlled_form_reference_agent_passes(sandbox):
@@ -14,16 +12,14 @@ async def test_controlled_form_reference_agent_passes(sandbox):
     tools = [call.tool for call in attempt.trace.calls]
     assert tools.count("browser_click") == 2 and "browser_navigate" not in tools
     assert tools[-2:] == ["browser_snapshot", "browser_close"]
-    assert attempt.elapsed < 10
     assert_error_free_pass(attempt)
 
 
-async def test_controlled_form_verdict_follows_the_page(tmp_path):
+async def test_controlled_form_verdict_follows_the_page(sandbox, tmp_path):
     mirror = mirror_with_changes(tmp_path, "sarah27h.github.io", {
         "simple-multi-step-form/static/js/form.js": [("button('Confirm & Next'", "button('Submit order'")],
     })
-    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
-        attempt = await run_solver(sandbox, controlled_form.solve, "controlled-form")
+    attempt = await run_solver(sandbox, controlled_form.solve, "controlled-form", mirror_roots=(mirror,))
     workflow = attempt.record["workflow"]
     assert workflow["current_heading"] == "Confirm (Step 3 of 3)"
     assert workflow["summary_matches_input"] is True

@@ -7,8 +7,6 @@ import pytest
 
 from sandbox.runner.agents.reference import court_docket
 from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
 
 DOCKET = "docket/docketfiles/html/public/22-174.html"
 
@@ -18,17 +16,15 @@ async def test_court_docket_reference_agent_passes(sandbox, pack_id):
     attempt = await run_solver(sandbox, court_docket.solve, pack_id)
     urls = [call.args.get("url") for call in attempt.trace.calls if isinstance(call.args, dict)]
     assert "https://www.supremecourt.gov/opinions/22pdf/22-174_k536.pdf" in urls
-    assert attempt.elapsed < 10
     assert_error_free_pass(attempt)
 
 
-async def test_court_docket_answers_follow_the_docket(tmp_path):
+async def test_court_docket_answers_follow_the_docket(sandbox, tmp_path):
     mirror = mirror_with_changes(tmp_path, "www.supremecourt.gov", {DOCKET: [
         ("Judgment VACATED and case REMANDED.", "Judgment AFFIRMED."),
         ("Letter filed.", "Letter of respondent filed."),
     ]})
-    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
-        attempt = await run_solver(sandbox, court_docket.solve, "court-docket")
+    attempt = await run_solver(sandbox, court_docket.solve, "court-docket", mirror_roots=(mirror,))
     record = attempt.record
     assert record["disposition"]["result"] == "AFFIRMED"
     assert record["evidence"]["disposition.result"]["quote"] == "Judgment AFFIRMED."

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from sandbox.runner.agents.reference import ecfr_regulation
 from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
 
 AFTER_VIEW = "renderer/title-28_part-35_subpart-H_2024-06-24.html"
 
@@ -17,19 +15,17 @@ async def test_ecfr_regulation_reference_agent_passes(sandbox):
     tools = [call.tool for call in attempt.trace.calls]
     assert tools.count("browser_snapshot") >= 3 and tools.count("browser_navigate") == 2
     assert tools[0] == "browser_start_session" and tools[-1] == "browser_close"
-    assert attempt.elapsed < 10
     assert_error_free_pass(attempt)
 
 
-async def test_ecfr_regulation_answer_follows_the_views(tmp_path):
+async def test_ecfr_regulation_answer_follows_the_views(sandbox, tmp_path):
     mirror = mirror_with_changes(tmp_path, "www.ecfr.gov", {AFTER_VIEW: [
         (">89 FR 31337</a>, Apr. 24, 2024, unless otherwise noted.",
          ">89 FR 31400</a>, Apr. 25, 2024, unless otherwise noted. RIN 1190-AA79."),
         ("Preexisting social media posts.</em>", "Preexisting social media content.</em>"),
         ("Beginning April 26, 2027,", "Beginning April 27, 2027,"),
     ]})
-    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
-        attempt = await run_solver(sandbox, ecfr_regulation.solve, "ecfr-regulation")
+    attempt = await run_solver(sandbox, ecfr_regulation.solve, "ecfr-regulation", mirror_roots=(mirror,))
     record = attempt.record
     assert record["authority"]["subpart_source_citation"] == "89 FR 31400"
     assert record["authority"]["publication_date"] == "2024-04-25"

@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.packs import load_pack
-from sandbox.replay import replay
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.replay import replay
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.batch import format_table, run_batch, summarise
-from sandbox.trace import read_trace
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
+from sandbox.core.trace import read_trace
 from tests.runner.reference_support import mirror_with_changes
 
 
@@ -81,13 +79,12 @@ async def test_replay_until_keeps_the_session_open(sandbox, attempt_root):
     await run.close()
 
 
-async def test_reference_agent_follows_a_changed_mirror_fact(tmp_path):
+async def test_reference_agent_follows_a_changed_mirror_fact(sandbox, tmp_path):
     """Change the postal code in a copy of the bid-intake notice data: the reference agent's
     answer must follow the page, and the score must fail on that field."""
     mirror = mirror_with_changes(tmp_path, "sam.gov", {
         "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
-    async with Sandbox(ServerConfig(mirror_roots=(mirror,))) as sandbox:
-        outcome = await run_attempt(sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt")
+    outcome = await run_attempt(sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt", mirror_roots=(mirror,))
     output = (tmp_path / "attempt" / "output.txt").read_text()
     record = json.loads(re.search(r"BENCHMARK_JSON_BEGIN(.*)BENCHMARK_JSON_END", output, re.S).group(1))[0]
     assert record["place"]["postal_code"] == "78597"

@@ -10,7 +10,7 @@ import pytest
 
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
-from sandbox.replay import replay
+from sandbox.runner.replay import replay
 
 RECORDED = sorted(p for p in (FIXTURES_DIR / "attempts").glob("**/score.json"))
 
@@ -34,7 +34,7 @@ def test_recorded_attempt_rescoring_matches(score_file: Path, capsys):
 
 
 def test_there_are_recorded_reference_attempts_for_every_pack():
-    from sandbox.packs import list_packs
+    from sandbox.evaluation.packs import list_packs
 
     packs = {p.parent.name for p in (FIXTURES_DIR / "attempts" / "reference").glob("*/trace.jsonl")}
     assert packs == {p.id for p in list_packs()}

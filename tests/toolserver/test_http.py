@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.trace import parse_trace
+from sandbox.core.trace import parse_trace
 from tests.conftest import SITE
 
 

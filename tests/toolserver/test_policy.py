@@ -7,10 +7,11 @@ import dataclasses
 import re
 
 import pytest
+import pytest_asyncio
 
-from sandbox.policy import Policy
-from sandbox.trace import parse_trace
-from toolserver.run import Run
+from sandbox.core.policy import Policy
+from sandbox.core.trace import parse_trace
+from toolserver.dispatch import Run
 from tests.conftest import SITE, ref_of, snapshot
 
 ALLOWED = f"{SITE}/allowed?a=1&b=2"
@@ -51,14 +52,28 @@ BYPASSES = {
 def policy_run(sandbox, mode="enforce", block=False, allowed_changes=(), **config) -> Run:
     policy = Policy(allowed_urls=tuple(PAGES), mode=mode, block_state_changes=block,
                     allowed_state_changes=frozenset(allowed_changes), pack="test-pack")
-    return Run(sandbox.host, dataclasses.replace(sandbox.config, **config), policy)
+    return Run(sandbox.host, dataclasses.replace(sandbox.config, **config), policy, sandbox.registry)
+
+
+async def enforced_run(sandbox) -> Run:
+    run = policy_run(sandbox)
+    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "pol", "url": ALLOWED})
+    assert reply["ok"], reply
+    return run
 
 
 @pytest.fixture
 async def enforced(sandbox):
-    run = policy_run(sandbox)
-    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "pol", "url": ALLOWED})
-    assert reply["ok"], reply
+    run = await enforced_run(sandbox)
+    yield run
+    await run.close()
+
+
+@pytest_asyncio.fixture(scope="module")
+async def enforced_shared(sandbox):
+    """One enforced session for the bypass table: each case is refused and checked to leave
+    the page where it was, so the next case starts from the same state."""
+    run = await enforced_run(sandbox)
     yield run
     await run.close()
 
@@ -69,7 +84,8 @@ def events(run, kind):
 
 @pytest.mark.parametrize("tool", ["browser_navigate", "browser_open_tab"])
 @pytest.mark.parametrize("case", list(BYPASSES))
-async def test_bypass_is_refused_and_page_does_not_move(enforced, tool, case):
+async def test_bypass_is_refused_and_page_does_not_move(enforced_shared, tool, case):
+    enforced = enforced_shared
     url = BYPASSES[case]
     reply = await enforced.call(tool, {"url": url})
     assert reply["ok"] is False and reply["error"]["type"] == "policy_violation", (case, reply)
@@ -225,7 +241,7 @@ async def test_form_mirror_confirm_is_a_final_state_change(sandbox):
     form = "https://sarah27h.github.io/simple-multi-step-form/"
     for block in (False, True):
         policy = Policy(allowed_urls=(form,), block_state_changes=block, pack="controlled-form")
-        run = Run(sandbox.host, sandbox.config, policy)
+        run = Run(sandbox.host, sandbox.config, policy, sandbox.registry)
         await run.call("browser_start_session", {"provider": "kernel", "url": form})
         values = {"Name": "João Muñoz", "Email": "joao.munoz@example.com"}
         for label, value in values.items():

@@ -7,16 +7,17 @@ import json
 
 import pytest
 
-from sandbox.policy import Policy
-from sandbox.trace import parse_trace
-from toolserver.run import CONTRACT_ORDER, Run
+from sandbox.core.policy import Policy
+from sandbox.core.trace import parse_trace
+from sandbox.core.contract import TOOL_NAMES
+from toolserver.dispatch import Run
 from tests.conftest import SITE, ref_of, snapshot, start
 
 
 async def test_list_tools_returns_contract_with_schemas(run):
     reply = await run.call("list_tools", {})
     tools = reply["result"]["tools"]
-    assert [t["name"] for t in tools] == list(CONTRACT_ORDER)
+    assert [t["name"] for t in tools] == list(TOOL_NAMES)
     start_schema = next(t for t in tools if t["name"] == "browser_start_session")["input_schema"]
     assert set(start_schema["properties"]) == {"provider", "site_key", "clear_cookies", "url"}
     assert start_schema["additionalProperties"] is False
@@ -64,7 +65,7 @@ async def test_provider_other_than_kernel_is_refused_by_default(run):
 
 async def test_provider_fallback_option_names_the_other_provider(sandbox):
     config = dataclasses.replace(sandbox.config, fallback_provider="browserbase")
-    run = Run(sandbox.host, config, Policy())
+    run = Run(sandbox.host, config, Policy(), sandbox.registry)
     try:
         reply = await run.call("browser_start_session", {"site_key": "fb", "url": f"{SITE}/"})
         assert reply["ok"] and reply["result"]["provider"] == "browserbase"
@@ -213,7 +214,7 @@ async def test_close_variants_and_approval(run, sandbox):
 
 
 async def test_close_all_with_approvals(sandbox):
-    run = Run(sandbox.host, dataclasses.replace(sandbox.config, approvals=True), Policy())
+    run = Run(sandbox.host, dataclasses.replace(sandbox.config, approvals=True), Policy(), sandbox.registry)
     try:
         await start(run, site_key="x")
         await start(run, site_key="y")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from sandbox.core.mirrors import MirrorStore
 from toolserver.browser import Tab, safe_title
-from toolserver.run import CallContext
+from toolserver.dispatch import CallContext
+from toolserver.errors import NotInMirror
 
 _CHANGE_KINDS = {
     "tab_opened": "new_tabs", "dialog": "dialogs", "download": "downloads",
@@ -15,7 +17,7 @@ _CHANGE_KINDS = {
 }
 
 
-async def page_state(ctx: CallContext, tab: Tab) -> dict:
+async def page_state(tab: Tab) -> dict:
     return {"tab": tab.id, "url": tab.page.url, "title": await safe_title(tab.page)}
 
 
@@ -24,7 +26,7 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
     out: dict = {}
     live = ctx.session is not None and not ctx.session.closed
     if tab is not None and not tab.closed:
-        state, tabs = await asyncio.gather(page_state(ctx, tab), ctx.session.tab_list())
+        state, tabs = await asyncio.gather(page_state(tab), ctx.session.tab_list())
         out.update(state)
     else:
         tabs = await ctx.session.tab_list() if live else None
@@ -43,8 +45,23 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
 
 
 async def settle(ctx: CallContext, tab: Tab, since: float | None = None, after_action: bool = False) -> None:
-    await ctx.session.settle(tab, since if since is not None else ctx.started, min_quiet_after_action=after_action)
+    await ctx.session.settle(tab, since if since is not None else ctx.started, after_action=after_action)
 
 
 def now() -> float:
     return time.monotonic()
+
+
+def not_in_mirror(store: MirrorStore, url: str, reached_from: str | None = None) -> NotInMirror:
+    """The one not-in-mirror error: what cannot load, why, and the nearest mirrored URLs."""
+    nearest = store.nearest(url)
+    via = f" (reached from {reached_from!r})" if reached_from and reached_from != url else ""
+    return NotInMirror(
+        f"{url!r}{via} is not in the offline mirror, so it cannot load (the sandbox never reaches the network)."
+        + (f" Nearest mirrored URLs: {', '.join(nearest)}" if nearest else " No mirrored URL is near it."),
+        nearest=nearest)
+
+
+def require_mirrored(store: MirrorStore, url: str) -> None:
+    if store.lookup(url) is None:
+        raise not_in_mirror(store, url)

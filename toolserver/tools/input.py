@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field, model_validator
 
-from toolserver.browser import Tab
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.browser import Tab, first_line
 from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
-from toolserver.run import CallContext
+from toolserver.dispatch import CallContext
 from toolserver.tools._common import action_result, now, page_state, settle
 
 _MARKER_JS = """el => { const m = el.closest('[data-sandbox-state-change]');
@@ -39,7 +41,7 @@ class TypeArgs(RefArgs):
     submit: bool = Field(False, description="Press Enter after typing (a state-changing action).")
 
 
-async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
+async def resolve_ref(tab: Tab, ref: str):
     if tab.snapshot_id is None:
         raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
     if tab.snapshot_document != tab.document:
@@ -67,20 +69,25 @@ async def guard_final_state(ctx: CallContext, tab: Tab, locator, ref: str) -> No
 
 
 async def watch_final_state(ctx: CallContext, tab: Tab, before: str | None) -> None:
+    """Record reaching a marked final state; a page that cannot be asked is recorded too, so a
+    final-state change never goes unrecorded silently."""
+    if tab.closed or tab.page.is_closed():
+        return
     try:
         after = await tab.page.evaluate(_FINAL_JS)
-    except Exception:
+    except PlaywrightError as exc:
+        ctx.run.record_event("final_state_unchecked", {"error": first_line(str(exc))}, session=ctx.session, tab=tab)
         return
     if after and after != before:
         ctx.run.record_state_change("final_state_reached", name=after, session=ctx.session, tab=tab)
 
 
-@tool("browser_click", args=ClickArgs, side_effect="input",
+@tool("browser_click", args=ClickArgs, title="Click", side_effect="input",
       description="Click an element by its ref from the latest snapshot of the current tab.")
 async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
-    tab = ctx.require_tab()
-    before = await page_state(ctx, tab)
-    locator = await resolve_ref(ctx, tab, args.ref)
+    tab = ctx.tab
+    before = await page_state(tab)
+    locator = await resolve_ref(tab, args.ref)
     final_before = await tab.page.evaluate(_FINAL_JS)
     await guard_final_state(ctx, tab, locator, args.ref)
     since = now()
@@ -90,12 +97,12 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     return await action_result(ctx, tab, before)
 
 
-@tool("browser_type", args=TypeArgs, side_effect="input",
+@tool("browser_type", args=TypeArgs, title="Type text", side_effect="input",
       description="Type text into a field by its ref (exact text; Enter only when submit=true).")
 async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
-    tab = ctx.require_tab()
-    before = await page_state(ctx, tab)
-    locator = await resolve_ref(ctx, tab, args.ref)
+    tab = ctx.tab
+    before = await page_state(tab)
+    locator = await resolve_ref(tab, args.ref)
     final_before = await tab.page.evaluate(_FINAL_JS)
     since = now()
     await locator.fill(args.text)
@@ -116,3 +123,5 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
         result["value"] = typed
     return result
 
+
+TOOLS = [browser_click, browser_type]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from toolserver.registry import ToolArgs, tool
-from toolserver.run import CallContext, ordered_tools
+from toolserver.dispatch import CallContext
 
 
 class ListToolsArgs(ToolArgs):
     pass
 
 
-@tool("list_tools", args=ListToolsArgs, side_effect="read_only", needs_session=False,
+@tool("list_tools", args=ListToolsArgs, title="List tools", scope="run", side_effect="read_only",
       description="List the browser tools of this service with their argument schemas.")
 async def list_tools(ctx: CallContext, args: ListToolsArgs) -> dict:
-    return {"tools": [t.schema() for t in ordered_tools()]}
+    return {"tools": ctx.run.tools()}
+
+
+TOOLS = [list_tools]

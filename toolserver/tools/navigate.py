@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field
 
 from toolserver.registry import ToolArgs, tool
-from toolserver.run import CallContext
-from toolserver.tools._common import action_result, page_state
+from toolserver.dispatch import CallContext
+from toolserver.tools._common import action_result, page_state, require_mirrored
 from toolserver.tools.session import goto
 
 _SCROLL_JS = """([dx, dy]) => {
@@ -30,19 +30,20 @@ class ScrollArgs(ToolArgs):
     amount: int | None = Field(None, ge=1, le=100000, description="Pixels to scroll (default: 80% of the viewport).")
 
 
-@tool("browser_navigate", args=NavigateArgs, side_effect="action", url_bearing=True,
+@tool("browser_navigate", args=NavigateArgs, title="Navigate to a URL", side_effect="action",
       description="Open a URL in the current tab.")
 async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
-    tab = ctx.require_tab()
-    before = await page_state(ctx, tab)
+    tab = ctx.tab
+    require_mirrored(ctx.run.store, args.url)
+    before = await page_state(tab)
     status = (await goto(ctx, tab, args.url))["status"]
     return {**await action_result(ctx, tab, before), "status": status}
 
 
-@tool("browser_scroll", args=ScrollArgs, side_effect="read_only",
+@tool("browser_scroll", args=ScrollArgs, title="Scroll", side_effect="read_only",
       description="Scroll the current tab; returns the new scroll position and whether the end was reached.")
 async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
-    tab = ctx.require_tab()
+    tab = ctx.tab
     viewport = tab.page.viewport_size or {"width": 1280, "height": 720}
     vertical = args.direction in ("up", "down")
     amount = args.amount or int((viewport["height"] if vertical else viewport["width"]) * 0.8)
@@ -55,3 +56,6 @@ async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
     return {"tab": tab.id, "url": tab.page.url, "direction": args.direction, "amount": amount,
             "scroll_x": pos["x"], "scroll_y": pos["y"], "max_scroll_x": pos["max_x"],
             "max_scroll_y": pos["max_y"], "at_end": at_end}
+
+
+TOOLS = [browser_scroll, browser_navigate]

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 
 from pydantic import Field
 
 from toolserver import pdf
 from toolserver.browser import REF_RE, page_info
 from toolserver.registry import ToolArgs, tool
-from toolserver.run import CallContext
+from toolserver.dispatch import CallContext
 from toolserver.tools._common import settle
 
-_snapshot_numbers = itertools.count(1)
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
 
 
@@ -21,12 +19,12 @@ class SnapshotArgs(ToolArgs):
     max_chars: int | None = Field(None, ge=200, description="Return at most this many characters (the default returns the whole page).")
 
 
-@tool("browser_snapshot", args=SnapshotArgs, side_effect="read_only",
+@tool("browser_snapshot", args=SnapshotArgs, title="Page snapshot", side_effect="read_only",
       description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
                   "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page; "
                   "a JSON or plain-text document shows its text.")
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
-    tab = ctx.require_tab()
+    tab = ctx.tab
     # The common case is an idle page: check that and take the accessibility snapshot at once
     # (one round trip each, in parallel); a busy page is settled first and snapshotted again.
     aria = None
@@ -56,7 +54,7 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         kind = "aria"
         text = aria if aria is not None else await tab.page.aria_snapshot(mode="ai")
         refs = frozenset(REF_RE.findall(text))
-    tab.snapshot_id = f"s{next(_snapshot_numbers)}"
+    tab.snapshot_id = ctx.run.next_snapshot_id()
     tab.snapshot_refs, tab.snapshot_document = refs, tab.document
     result = {"snapshot_id": tab.snapshot_id, **state, "tabs": tabs, "format": kind}
     if tab.pdf_pages is not None:
@@ -67,3 +65,6 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         result["truncated"] = True
     result["snapshot"] = text
     return result
+
+
+TOOLS = [browser_snapshot]

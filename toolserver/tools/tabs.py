@@ -1,13 +1,16 @@
-"""browser_open_tab, browser_switch_tab, browser_close_tab. Tabs are ids like "t2" everywhere."""
+"""browser_open_tab, browser_switch_tab, browser_close_tab, and browser_close (sessions).
+
+Tabs are ids like "t2" everywhere."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from toolserver.errors import NotInMirror, UnknownTab
+from toolserver import browser as br
+from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
-from toolserver.run import CallContext
-from toolserver.tools._common import action_result, page_state
+from toolserver.dispatch import CallContext
+from toolserver.tools._common import action_result, page_state, require_mirrored
 from toolserver.tools.session import goto
 
 
@@ -23,6 +26,11 @@ class CloseTabArgs(ToolArgs):
     tab: str | None = Field(None, description="Tab id to close (default: the current tab).")
 
 
+class CloseArgs(ToolArgs):
+    session_id: str | None = Field(None, description="Close this session of the current run. Omit to close the current session.")
+    close_all: bool | None = Field(None, description="Close every session; needs an approval, which only a server started with approvals grants.")
+
+
 def find_tab(ctx: CallContext, tab_id: str):
     tab = ctx.session.tabs.get(tab_id)
     if tab is None:
@@ -30,13 +38,11 @@ def find_tab(ctx: CallContext, tab_id: str):
     return tab
 
 
-@tool("browser_open_tab", args=OpenTabArgs, side_effect="action", url_bearing=True,
+@tool("browser_open_tab", args=OpenTabArgs, title="Open tab", scope="session", side_effect="action",
       description="Open a URL in a new tab and make it the current tab.")
 async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     session = ctx.session
-    store = ctx.run.host.store
-    if store.lookup(args.url) is None:
-        raise NotInMirror(f"{args.url!r} is not in the offline mirror; nearest: {', '.join(store.nearest(args.url)) or 'none'}")
+    require_mirrored(ctx.run.store, args.url)
     session.opening_tab = True
     try:
         page = await session.context.new_page()
@@ -48,16 +54,16 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     return {**await action_result(ctx, tab, None), "status": status}
 
 
-@tool("browser_switch_tab", args=SwitchTabArgs, side_effect="read_only",
+@tool("browser_switch_tab", args=SwitchTabArgs, title="Switch tab", scope="session", side_effect="read_only",
       description="Make another tab of this session the current tab.")
 async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     tab = find_tab(ctx, args.tab)
     ctx.session.active_tab_id = tab.id
     await tab.page.bring_to_front()
-    return {**await page_state(ctx, tab), "tabs": await ctx.session.tab_list()}
+    return {**await page_state(tab), "tabs": await ctx.session.tab_list()}
 
 
-@tool("browser_close_tab", args=CloseTabArgs, side_effect="action",
+@tool("browser_close_tab", args=CloseTabArgs, title="Close tab", scope="session", side_effect="action",
       description="Close a tab (default: the current tab); the most recent remaining tab becomes current.")
 async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
@@ -65,3 +71,32 @@ async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     session = ctx.session
     session.forget_tab(tab)
     return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
+
+
+@tool("browser_close", args=CloseArgs, title="Close browser session", scope="run", side_effect="action",
+      description="Close the current session (no arguments), one session of this run (session_id), or all (close_all, needs approval).")
+async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
+    run = ctx.run
+    if args.close_all:
+        if not run.config.approvals:
+            raise ApprovalRequired("close_all=true needs an approval, which this server does not grant. "
+                                   "Call browser_close with neither session_id nor close_all to close this run's session.")
+        targets = [s for s in run.sessions.values() if not s.closed]
+    elif args.session_id is not None:
+        session = run.sessions.get(args.session_id)
+        if session is None:
+            raise UnknownSession(f"session {args.session_id!r} is not a session of this run; "
+                                 f"this run's sessions: {', '.join(run.sessions) or 'none'}")
+        targets = [session]
+    else:
+        targets = [run.current_session()]
+    ctx.session = targets[0] if targets else None
+    for session in targets:
+        await br.close_session(session)
+    open_ids = [sid for sid, s in run.sessions.items() if not s.closed]
+    if run.current_session_id not in open_ids:
+        run.current_session_id = open_ids[-1] if open_ids else None
+    return {"closed": [s.id for s in targets], "open_sessions": open_ids}
+
+
+TOOLS = [browser_open_tab, browser_switch_tab, browser_close_tab, browser_close]

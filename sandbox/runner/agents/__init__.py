@@ -1,12 +1,22 @@
-"""Agents: ``reference``, ``cmd:COMMAND``, ``openai:MODEL`` and ``replay:ATTEMPT_DIR``.
+"""Agent kinds, registered by prefix: one module each in this package, declaring
 
+    KIND = "openai"                       # the prefix of the agent spec ("openai:MODEL")
+    USAGE = "openai:MODEL"                # how the spec is written (for error messages)
+    def create(value: str, options: AgentOptions) -> Agent
+
+``make_agent("openai:gpt-x")`` finds the module whose ``KIND`` is ``openai`` and calls its
+``create("gpt-x", options)``. Adding an agent kind is adding a module: nothing else changes.
 Every agent has ``name`` and ``async run(task: AgentTask) -> AgentResult``.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 
 @dataclass(frozen=True)
@@ -17,19 +27,23 @@ class AgentOptions:
     max_turns: int = 80
 
 
+@cache
+def agent_kinds() -> dict[str, ModuleType]:
+    kinds: dict[str, ModuleType] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        kind = getattr(module, "KIND", None)
+        if kind is not None:
+            if kind in kinds:
+                raise RuntimeError(f"agent kind {kind!r} is declared by {kinds[kind].__name__} and {module.__name__}")
+            kinds[kind] = module
+    return kinds
+
+
 def make_agent(spec: str, options: AgentOptions | None = None):
-    options = options or AgentOptions()
     kind, _, value = spec.partition(":")
-    if spec == "reference":
-        from sandbox.runner.agents.reference_agent import ReferenceAgent
-        return ReferenceAgent()
-    if kind == "cmd" and value:
-        from sandbox.runner.agents.command import CommandAgent
-        return CommandAgent(value)
-    if kind == "openai" and value:
-        from sandbox.runner.agents.openai_agent import OpenAIAgent
-        return OpenAIAgent(value, options)
-    if kind == "replay" and value:
-        from sandbox.runner.agents.replay import ReplayAgent
-        return ReplayAgent(Path(value))
-    raise ValueError(f"unknown agent {spec!r}: use reference, cmd:\"COMMAND\", openai:MODEL or replay:ATTEMPT_DIR")
+    module = agent_kinds().get(kind)
+    if module is None or (getattr(module, "NEEDS_VALUE", True) and not value):
+        usages = ", ".join(m.USAGE for m in agent_kinds().values())
+        raise ValueError(f"unknown agent {spec!r}: use {usages}")
+    return module.create(value, options or AgentOptions())

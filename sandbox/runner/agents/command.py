@@ -13,6 +13,9 @@ import signal
 
 from sandbox.runner.task import AgentResult, AgentTask
 
+KIND = "cmd"
+USAGE = 'cmd:"COMMAND"'
+
 
 class CommandAgent:
     def __init__(self, command: str) -> None:
@@ -44,3 +47,7 @@ class CommandAgent:
             return AgentResult(output=output, status="error", error=f"agent exited with status {process.returncode}",
                                details={"exit_code": process.returncode})
         return AgentResult(output=output, details={"exit_code": 0})
+
+
+def create(value: str, options) -> CommandAgent:
+    return CommandAgent(value)

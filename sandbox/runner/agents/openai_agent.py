@@ -14,7 +14,7 @@ OpenAI-compatible server — vLLM (``vllm serve MODEL`` → http://127.0.0.1:800
 local servers accept. ``scripts/scripted_model_server.py`` is such a server with a scripted
 policy instead of a model.
 
-The tools are the sandbox's own tool contract, built from ``toolserver.run.ordered_tools()``
+The tools are the sandbox's own tool contract, built from ``toolserver.dispatch.ordered_tools()``
 (name, description, JSON schema) — not from a ``list_tools`` call, so that asking for the
 schemas never adds a line to the measured trace. Every tool call the model makes goes through
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
@@ -42,6 +42,9 @@ from typing import Any
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
 
+KIND = "openai"
+USAGE = "openai:MODEL"
+
 SYSTEM_PROMPT = ("You are a browser agent. Do the task using only the browser tools provided, following "
                  "every rule in the task exactly, and end with your final answer as plain text.")
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
@@ -55,13 +58,11 @@ class CassetteError(Exception):
     """A cassette could not answer a request (missing cassette, unmatched or extra request)."""
 
 
-def function_tools() -> list[dict]:
-    """The sandbox's tools as OpenAI function tools, in the contract's order."""
-    from toolserver.run import ordered_tools
-
-    return [{"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                              "parameters": tool.schema()["input_schema"]}}
-            for tool in ordered_tools()]
+def function_tools(schemas: list[dict]) -> list[dict]:
+    """The run's tools (as ``list_tools`` gives them) as OpenAI function tools, in order."""
+    return [{"type": "function", "function": {"name": tool["name"], "description": tool["description"],
+                                              "parameters": tool["input_schema"]}}
+            for tool in schemas]
 
 
 def parse_arguments(raw: str | None) -> Any:
@@ -163,7 +164,7 @@ class OpenAIAgent:
                                     max_retries=0 if self.replaying() else 2)
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": task.prompt}]
-        tools = function_tools()
+        tools = function_tools(await task.client.list_tools())
         usage: dict[str, int] | None = None
         output = ""
         try:
@@ -208,3 +209,7 @@ class OpenAIAgent:
                     f"model request {request_number}; record it with --record-mode all "
                     f"(see fixtures/cassettes/README.md).\n{replay_error}")
         return f"model API error ({type(exc).__name__}): {exc}"
+
+
+def create(value: str, options: AgentOptions) -> OpenAIAgent:
+    return OpenAIAgent(value, options)

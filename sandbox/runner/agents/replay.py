@@ -8,7 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from sandbox.runner.task import AgentResult, AgentTask
-from sandbox.trace import read_trace
+from sandbox.core.trace import read_trace
+
+KIND = "replay"
+USAGE = "replay:ATTEMPT_DIR"
 
 
 def substitute(value, old: str | None, new: str):
@@ -36,3 +39,7 @@ class ReplayAgent:
         output_file = self.directory / "output.txt"
         output = output_file.read_text(encoding="utf-8") if output_file.exists() else ""
         return AgentResult(output=output, details={"replayed_calls": len(trace.calls)})
+
+
+def create(value: str, options) -> ReplayAgent:
+    return ReplayAgent(Path(value))

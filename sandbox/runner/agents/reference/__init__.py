@@ -1,26 +1,36 @@
-"""Scripted reference agents, one module per workflow: ``async def solve(tools, task) -> str``.
+"""Scripted reference agents, one module per workflow, each declaring
 
-``SOLVERS`` maps a pack's workflow name (``card.json`` ``workflow``) to its solver. Each
-solver reads only its ``AgentTask`` and tool results, never packs, fixtures or mirrors.
+    WORKFLOW = "bid-intake"               # a pack's ``card.json`` workflow
+    async def solve(tools, task) -> str
+
+``solvers()`` finds them (modules whose names start with ``_`` are shared helpers). A new
+workflow's reference agent is one module here. Each solver reads only its ``AgentTask`` and
+tool results, never packs, fixtures or mirrors.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
 from typing import Awaitable, Callable
 
-from sandbox.runner.agents.reference import (addenda_trace, bid_intake, controlled_form, court_docket,
-                                             ecfr_regulation, sec_contract)
 from sandbox.runner.task import AgentTask, Tools
 
 Solver = Callable[[Tools, AgentTask], Awaitable[str]]
 
-SOLVERS: dict[str, Solver] = {
-    "controlled-form": controlled_form.solve,
-    "sec-contract": sec_contract.solve,
-    "court-docket": court_docket.solve,
-    "ecfr-regulation": ecfr_regulation.solve,
-    "addenda-trace": addenda_trace.solve,
-    "bid-intake": bid_intake.solve,
-}
 
-__all__ = ["SOLVERS", "Solver"]
+@cache
+def solvers() -> dict[str, Solver]:
+    found: dict[str, Solver] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if module.WORKFLOW in found:
+            raise RuntimeError(f"two reference agents for workflow {module.WORKFLOW!r}")
+        found[module.WORKFLOW] = module.solve
+    return found
+
+
+__all__ = ["Solver", "solvers"]

@@ -20,6 +20,8 @@ from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, 
                                                   response_due, sentences, set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
+WORKFLOW = "addenda-trace"
+
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _AMENDMENT = re.compile(r"^AMENDMENT (\d{4})\b[^:]*:\s*(.*)$", re.I)
 _CLOCK = r"\d{1,2}:\d{2} ?[AP]\.?M\.?"

@@ -20,6 +20,8 @@ from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, 
                                                   set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
+WORKFLOW = "bid-intake"
+
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 CIVIL, BUILDING = "CIVIL_SITE_CONSTRUCTION", "COMMERCIAL_BUILDING_CONSTRUCTION"
 # What a reader takes as civil/site or as commercial-building work in a scope description.

@@ -16,6 +16,8 @@ from sandbox.runner.agents.reference._aria import Node, normalise_space, parse_s
 from sandbox.runner.agents.reference._task_text import benchmark_output, start_session, start_url
 from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
+WORKFLOW = "controlled-form"
+
 _TABLE_ROW = re.compile(r"^\|\s*([^|`]+?)\s*\|\s*([^|`]+?)\s*\|\s*`([^`]*)`\s*\|\s*$")
 _STEP_HEADING = re.compile(r"\(Step (\d+) of (\d+)\)")
 _FIELD_ROLES = ("textbox", "combobox", "spinbutton", "checkbox", "radio", "listbox")

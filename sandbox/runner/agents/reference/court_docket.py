@@ -18,6 +18,8 @@ from sandbox.runner.agents.reference._task_text import (benchmark_output, other_
                                                         start_url)
 from sandbox.runner.task import AgentTask, Tools
 
+WORKFLOW = "court-docket"
+
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _ROW_DATE = re.compile(r"[A-Z][a-z]{2} \d{1,2} \d{4}")
 # A decision row announces the opinion or states the judgment in the docket's capitals

@@ -18,6 +18,8 @@ from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, C
                                                       read_run_plan, run_guarded, seen_texts)
 from sandbox.runner.task import AgentTask, Tools
 
+WORKFLOW = "ecfr-regulation"
+
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _LABEL = re.compile(r"^\((\w+)\)$")
 _VIEW_DATE = re.compile(r"/enhanced/(\d{4}-\d{2}-\d{2})/")

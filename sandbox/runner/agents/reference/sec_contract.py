@@ -19,6 +19,8 @@ from sandbox.runner.agents.reference._task_text import (benchmark_output, other_
                                                         start_url)
 from sandbox.runner.task import AgentTask, Tools
 
+WORKFLOW = "sec-contract"
+
 NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 OPEN_Q, CLOSE_Q = "[“\"]", "[”\"]"
 _SECTION = r"\d+(?:\.\d+)*"

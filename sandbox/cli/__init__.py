@@ -1,0 +1,36 @@
+"""The ``sandbox`` command line. Each subcommand lives in ``sandbox/cli/commands/<name>.py``
+(a module with ``register(subparsers)``): adding a command is adding a module.
+
+The top layer: the only place that wires packs to policies and transports together."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from sandbox import __version__
+from sandbox.cli import commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sandbox", description="Local browser-tool emulation sandbox.")
+    parser.add_argument("--version", action="version", version=f"sandbox {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        importlib.import_module(f"sandbox.cli.commands.{info.name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

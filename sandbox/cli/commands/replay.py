@@ -1,0 +1,86 @@
+"""sandbox replay: reproduce a recorded attempt locally and find where it diverges."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("replay", help="re-issue a recorded attempt's calls and compare the results")
+    p.add_argument("attempt", type=Path, help="attempt folder (with trace.jsonl) or a trace file")
+    p.add_argument("--until", type=int, metavar="SEQ", help="stop after this call and keep the session open")
+    p.add_argument("--pack", help="pack id, for traces that do not name one")
+    p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
+    p.add_argument("--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(main(args))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"sandbox replay: {exc}", file=sys.stderr)
+        return 2
+
+
+async def main(args: argparse.Namespace) -> int:
+    from sandbox.evaluation.packs import PackError, pack_policy
+    from sandbox.runner.replay import replay
+    from toolserver.api import Sandbox
+
+    async with Sandbox(policies=pack_policy) as sandbox:
+        try:
+            report, run = await replay(args.attempt, sandbox=sandbox, pack_id=args.pack, until=args.until,
+                                       keep_open=args.until is not None)
+        except PackError as exc:
+            print(f"sandbox replay: {exc}", file=sys.stderr)
+            return 2
+        if args.until is not None:
+            await hold_open(sandbox, run, args)
+        print_report(report, args.json)
+    return 1 if report.first_divergence else 0
+
+
+async def hold_open(sandbox, run, args) -> None:
+    from aiohttp import web
+
+    from toolserver.transports.http import create_app
+
+    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", args.port).start()
+    base = f"http://127.0.0.1:{args.port}/runs/{run.id}"
+    print(f"stopped after call {args.until}; the session is open for inspection:\n"
+          f"  curl -s -X POST {base}/tools/browser_snapshot -d '{{}}'\n  trace: {base}/trace", flush=True)
+    try:
+        if args.hold is not None:
+            await asyncio.sleep(args.hold)
+        else:
+            await asyncio.Event().wait()
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        pass
+    finally:
+        await runner.cleanup()
+
+
+def print_report(report, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        return
+    print(f"pack {report.pack}: replayed {report.calls_replayed}/{report.calls_recorded} calls, compared {report.compared}")
+    if report.first_divergence:
+        d = report.first_divergence
+        print(f"first divergence at seq {d['seq']} ({d['tool']}): {d['difference']}")
+    else:
+        print("no divergence: every compared result matches the recording (ids and times ignored)")
+    if report.rescore:
+        r = report.rescore
+        print(f"re-score of the recorded output: qualified_pass={r['qualified_pass']} "
+              f"field_accuracy={r['field_accuracy']} gates_ok={r['gates']['ok']}")
+        for reason in r.get("reasons", [])[:10]:
+            print(f"  - {reason}")

@@ -1,0 +1,59 @@
+"""sandbox run: run an agent on packs offline, score every attempt, print the comparison."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
+    p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
+    p.add_argument("--agent", required=True,
+                   help='reference | cmd:"COMMAND" | openai:MODEL | replay:ATTEMPT_DIR')
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
+    p.add_argument("--json", action="store_true", help="print the summary (and attempts) as JSON")
+    p.add_argument("--time-limit", type=float, help="override the packs' time limits (seconds)")
+    p.add_argument("--base-url", help="openai agents: OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
+    p.add_argument("--cassette", type=Path, help="openai agents: record/replay the model's HTTP exchanges here")
+    p.add_argument("--record-mode", choices=["once", "none", "all"], default="once")
+    p.add_argument("--max-turns", type=int, default=80, help="openai agents: most model turns per attempt")
+    p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
+                   help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
+    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from sandbox.evaluation.packs import PackError
+    from sandbox.runner.agents import AgentOptions, make_agent
+    from sandbox.runner.batch import format_table, resolve_packs, run_batch, summarise
+
+    if args.repeats < 1 or args.concurrency < 1:
+        print("sandbox run: --repeats and --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    options = AgentOptions(base_url=args.base_url, cassette=args.cassette, record_mode=args.record_mode,
+                           max_turns=args.max_turns)
+    try:
+        packs = resolve_packs(args.packs)
+        make_agent(args.agent, options)
+    except (PackError, ValueError) as exc:
+        print(f"sandbox run: {exc}", file=sys.stderr)
+        return 2
+    outcomes = asyncio.run(run_batch(packs, args.agent, repeats=args.repeats, concurrency=args.concurrency,
+                                     out=args.out, options=options, progress=not args.no_progress and not args.json,
+                                     time_limit=args.time_limit, policy=args.policy,
+                                     block_state_changes=args.block_state_changes or None))
+    rows = summarise(outcomes)
+    if args.json:
+        print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))
+    else:
+        print(format_table(rows))
+        print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
+    return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1

@@ -1,0 +1,41 @@
+"""sandbox serve: the HTTP tool server."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("serve", help="run the HTTP tool server (127.0.0.1 by default)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--trace-dir", type=Path, default=Path("runs/traces"), help="one JSONL trace per run (default runs/traces)")
+    p.add_argument("--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)")
+    p.add_argument("--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'")
+    p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
+    p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
+                   help="for runs with a pack: refuse (enforce) or only record (observe) URL violations")
+    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
+    p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
+    p.set_defaults(func=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from sandbox.evaluation.packs import pack_policy
+    from toolserver.config import ServerConfig
+    from toolserver.transports.http import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
+                  approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
+                  dialogs=args.dialogs)
+    if args.mirrors:
+        kwargs["mirror_roots"] = tuple(args.mirrors)
+    config = ServerConfig(**kwargs)
+    print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
+    web.run_app(create_app(config, policies=pack_policy), host=args.host, port=args.port, print=None)
+    return 0

@@ -1,0 +1,40 @@
+"""Which Chromium to run, and the headless flags that keep it offline and lean.
+
+Order: a configured path, ``SANDBOX_CHROMIUM``, a Playwright-managed Chromium if one is
+installed, then Debian's ``/usr/bin/chromium``. ``playwright install`` is never used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEBIAN_CHROMIUM = "/usr/bin/chromium"
+
+
+def chromium_launch_args() -> list[str]:
+    """Headless flags; the background-networking ones keep Chromium from dialling out, and a
+    dead proxy catches anything that might ever escape request interception."""
+    args = [
+        "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-default-apps",
+        "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
+        "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+        # CPU: every session is a new context (a new renderer); on small machines the browser is
+        # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
+        "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",
+        "--disable-features=IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter,BackForwardCache",
+        "--disable-extensions", "--disable-breakpad", "--mute-audio",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.insert(0, "--no-sandbox")
+    return args
+
+
+def resolve_chromium(configured: str | None, playwright_default: str | None) -> str:
+    for candidate in (configured, os.environ.get("SANDBOX_CHROMIUM"), playwright_default, DEBIAN_CHROMIUM):
+        if candidate and Path(candidate).exists():
+            return candidate
+    raise RuntimeError(
+        "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
+        "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here.")

@@ -1,0 +1,27 @@
+"""Scoring: the output contract, field rules (one function per rule kind), evidence
+citations and the acceptance verdict of one attempt.
+
+Public API:
+    score_attempt(pack, output_text, trace, elapsed_seconds, site_key=None) -> ScoreReport
+    ScoreReport (``model_dump(mode="json")`` is the ``sandbox score --json`` shape)
+    RULE_KINDS (rule kind -> function), bench_scoring(n=240) -> seconds
+
+Pure package: no Playwright, no aiohttp.
+"""
+
+from sandbox.evaluation.scoring._report import (ContractError, EvidenceFailure, EvidenceResult, FieldResult,
+                                     OutputContractResult, ScoreReport, ScoreStamp)
+from sandbox.evaluation.rules import RULE_KINDS, FieldCheck, check_field, expected_problem
+from sandbox.evaluation.scoring._score import score_attempt
+
+
+def bench_scoring(n: int = 240) -> float:
+    """Seconds to parse and score ``n`` synthetic attempts (see ``sandbox.evaluation.scoring.synthetic``)."""
+    from sandbox.evaluation.scoring.synthetic import bench_scoring as run
+
+    return run(n)
+
+
+__all__ = ["RULE_KINDS", "ContractError", "EvidenceFailure", "EvidenceResult", "FieldCheck", "FieldResult",
+           "OutputContractResult", "ScoreReport", "ScoreStamp", "bench_scoring", "check_field", "expected_problem",
+           "score_attempt"]

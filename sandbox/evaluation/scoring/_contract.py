@@ -1,0 +1,139 @@
+"""The output contract: one JSON array between ``BENCHMARK_JSON_BEGIN`` and
+``BENCHMARK_JSON_END``, no Markdown fence, valid against the pack's JSON Schema (Draft
+2020-12 with format checking). Every breach is a named ``ContractError``, never an exception.
+
+Text outside the markers is tolerated (not a contract error). When a fence wraps otherwise
+valid JSON, the JSON is still parsed so the report can show the fields, but the contract
+fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from sandbox.evaluation.packs import Pack
+from sandbox.evaluation.scoring._cache import derived
+from sandbox.evaluation.scoring._report import ContractError
+
+BEGIN = "BENCHMARK_JSON_BEGIN"
+END = "BENCHMARK_JSON_END"
+MAX_SCHEMA_ERRORS = 20
+MAX_DEPTH = 64  # the deepest schema here is 5 levels; deeper input would only risk recursion limits
+_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)[^\n]*$", re.M)
+NOT_PARSED = object()
+
+
+@dataclass
+class ParsedOutput:
+    data: Any = NOT_PARSED
+    errors: list[ContractError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def records(self) -> list[Any]:
+        return self.data if isinstance(self.data, list) else []
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def inline_local_refs(schema: Any) -> Any:
+    """A copy of ``schema`` with every bare local ``{"$ref": "#/..."}`` replaced by its target.
+    Same meaning, but validation skips the reference lookups that dominate its cost. A
+    recursive reference is left as it is."""
+    def resolve(pointer: str) -> Any:
+        node = schema
+        for part in pointer[2:].split("/"):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def walk(node: Any, active: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/") and len(node) == 1 and ref not in active:
+                return walk(resolve(ref), active + (ref,))
+            return {k: walk(v, active) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, active) for v in node]
+        return node
+
+    return walk(schema, ())
+
+
+def schema_validator(pack: Pack) -> Draft202012Validator:
+    cache = derived(pack)
+    if cache.validator is None:
+        cache.validator = Draft202012Validator(inline_local_refs(pack.schema),
+                                               format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return cache.validator
+
+
+def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
+    parsed.errors.append(ContractError(code=code, message=message))
+    return parsed
+
+
+def parse_output(text: Any, pack: Pack) -> ParsedOutput:
+    parsed = ParsedOutput()
+    if not isinstance(text, str) or not text.strip():
+        return _error(parsed, "empty_output", "the output is empty")
+    begins, ends = text.count(BEGIN), text.count(END)
+    if not begins or not ends:
+        missing = " and ".join(m for m, n in ((BEGIN, begins), (END, ends)) if not n)
+        return _error(parsed, "missing_markers", f"{missing} not found; emit the JSON array between "
+                                                 f"{BEGIN} and {END}")
+    start = text.rindex(BEGIN) + len(BEGIN)
+    stop = text.find(END, start)
+    if begins > 1 or ends > 1:
+        _error(parsed, "multiple_markers", f"{BEGIN} appears {begins} times and {END} {ends} times; "
+                                           "exactly one pair is expected (the last BEGIN was used)")
+    if stop < 0:
+        return _error(parsed, "markers_out_of_order", f"no {END} after the last {BEGIN}")
+    body = text[start:stop]
+    fenced = bool(_FENCE.search(text))
+    if fenced:
+        _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
+        body = _FENCE_LINE.sub("", body)
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        return _error(parsed, "invalid_json", "the JSON is nested too deeply to read")
+    except json.JSONDecodeError as exc:
+        if not fenced:  # position in the whole output, as the reader sees it
+            position = start + exc.pos
+            line = text.count("\n", 0, position) + 1
+            column = position - (text.rfind("\n", 0, position) + 1) + 1
+        else:
+            line, column = exc.lineno, exc.colno
+        return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc.msg} "
+                                              f"(output line {line}, column {column})")
+    if _depth(data) > MAX_DEPTH:
+        return _error(parsed, "invalid_json", f"the JSON is nested deeper than {MAX_DEPTH} levels")
+    parsed.data = data
+    errors = sorted(schema_validator(pack).iter_errors(parsed.data),
+                    key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+    for error in errors[:MAX_SCHEMA_ERRORS]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        _error(parsed, "schema_violation", f"{where}: {error.message}")
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        _error(parsed, "schema_violation", f"... and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
+    return parsed

@@ -1,0 +1,175 @@
+"""Evidence: citations ``{"url", "quote"}`` checked against the pack's evidence fixtures.
+
+A citation is valid when its URL equals an accepted source's URL as a string (no decoding,
+no reordering, no fragment) and its quote occurs in that source's fixture text:
+- ``format: html``: the visible text (BeautifulSoup; head, scripts, styles, templates and
+  hidden elements removed; block elements and ``<br>`` break lines, inline elements join);
+- ``format: text``: the file as UTF-8 text (JSON fixtures are searched as raw text).
+With ``normalize_quote_whitespace`` runs of whitespace in both texts become one space. With
+``normalize_linebreak_hyphenation`` a word broken as ``accom-<line break>modation`` is
+found as ``accommodation``, as ``accom-modation`` (a real hyphen at a line end) and as the
+source's own ``accom- modation``; soft hyphens are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from bs4 import BeautifulSoup, Comment
+
+from sandbox.evaluation.packs import EvidenceSource, Pack, PackError
+from sandbox.evaluation.scoring._cache import derived
+from sandbox.evaluation.normalise import collapse_whitespace, describe
+from sandbox.evaluation.scoring._report import EvidenceFailure, EvidenceResult
+
+BLOCK_TAGS = {
+    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "div",
+    "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
+    "td", "tfoot", "th", "thead", "tr", "ul",
+}
+INVISIBLE_TAGS = ["head", "script", "style", "noscript", "template", "iframe", "object", "svg"]
+_DISPLAY_NONE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+def visible_text(html: str) -> str:
+    """Approximate ``innerText`` of an HTML document."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup.find_all(INVISIBLE_TAGS):
+        tag.decompose()
+    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comment.extract()
+    for tag in soup.find_all(True):
+        if tag.decomposed:
+            continue
+        attrs = tag.attrs or {}
+        if "hidden" in attrs or _DISPLAY_NONE.search(str(attrs.get("style", ""))):
+            tag.decompose()
+    for tag in soup.find_all("br"):
+        tag.replace_with("\n")
+    for tag in soup.find_all(BLOCK_TAGS):
+        tag.insert_before("\n")
+        tag.append("\n")
+    text = soup.get_text("")
+    return re.sub(r"\n[ \t]*\n+", "\n", text).strip()
+
+
+_BROKEN_WORD = re.compile(r"(?<=\w)-[ \t]*\r?\n\s*(?=\w)")
+
+
+def _haystacks(text: str, source: EvidenceSource) -> tuple[str, ...]:
+    variants = [text]
+    if source.normalize_linebreak_hyphenation:
+        variants.append(_BROKEN_WORD.sub("", text.replace("\u00ad", "")))
+        variants.append(_BROKEN_WORD.sub("-", text))
+    if source.normalize_quote_whitespace:
+        variants = [collapse_whitespace(v) for v in variants]
+    return tuple(dict.fromkeys(variants))
+
+
+def source_haystacks(pack: Pack, name: str) -> tuple[str, ...]:
+    """The searchable texts of one evidence source (cached on the pack; raises PackError
+    when the fixture is missing)."""
+    cache = derived(pack).haystacks
+    if name not in cache:
+        source = pack.rules.evidence_sources[name]
+        raw = pack.fixture_bytes(name)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PackError(pack.fixture_path(name), f"evidence_sources.{name}", f"not UTF-8 text ({exc})") from None
+        if source.format == "html":
+            text = visible_text(text)
+        cache[name] = _haystacks(text, source)
+    return cache[name]
+
+
+def _normalise_quote(quote: str, source: EvidenceSource) -> str:
+    return collapse_whitespace(quote) if source.normalize_quote_whitespace else quote
+
+
+@dataclass
+class _Context:
+    pack: Pack
+    missing_fixtures: set[str]
+
+
+def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str | None, tuple | None]:
+    """(problem, identity) for one citation; identity is (url, normalised quote) when valid."""
+    if not isinstance(citation, dict):
+        return f"a citation must be an object {{url, quote}}, got {describe(citation)}", None
+    url = citation.get("url")
+    if not isinstance(url, str):
+        return f"url must be a string, got {describe(url)}", None
+    sources = ctx.pack.rules.evidence_sources
+    candidates = [n for n in names if sources[n].url == url]
+    if not candidates:
+        accepted = sorted({sources[n].url for n in names})
+        return f"URL {url!r} is not an accepted source for this field (accepted, exactly: {accepted})", None
+    quote = citation.get("quote")
+    problems = []
+    for name in candidates:
+        source = sources[name]
+        if not source.require_quote and quote is None:
+            return None, (url, None)
+        if not isinstance(quote, str):
+            return f"quote must be a string, got {describe(quote)}", None
+        needle = _normalise_quote(quote, source)
+        if not needle.strip():
+            return "quote is empty", None
+        try:
+            haystacks = source_haystacks(ctx.pack, name)
+        except PackError as exc:
+            ctx.missing_fixtures.add(exc.file)
+            problems.append(f"cannot check source {name!r}: {exc}")
+            continue
+        if any(needle in h for h in haystacks):
+            return None, (url, needle)
+        problems.append(f"quote not found in source {name!r} ({source.path})")
+    return "; ".join(problems), None
+
+
+def check_evidence(pack: Pack, record: dict | None) -> tuple[EvidenceResult, set[str]]:
+    """Score the record's ``evidence`` object against every rule that names sources.
+    Returns the result and the set of missing fixture files met on the way."""
+    ctx = _Context(pack, set())
+    evidence = record.get("evidence") if isinstance(record, dict) else None
+    failures: list[EvidenceFailure] = []
+    required = valid = 0
+    for rule in pack.rules.field_rules:
+        names = rule.accepted_sources
+        if not names:
+            continue
+        required += 1
+        need = rule.evidence_min_citations or max(pack.rules.evidence_sources[n].min_citations or 1 for n in names)
+        entry = evidence.get(rule.name) if isinstance(evidence, dict) else None
+        if entry is None:
+            failures.append(EvidenceFailure(field=rule.name, message="no evidence given for this field"))
+            continue
+        if isinstance(entry, dict):
+            citations = [entry]
+        elif isinstance(entry, list):
+            citations = entry
+        else:
+            failures.append(EvidenceFailure(field=rule.name, message=(
+                f"evidence must be a citation object or an array of them, got {describe(entry)}")))
+            continue
+        problems, identities = [], set()
+        for index, citation in enumerate(citations):
+            problem, identity = _check_citation(ctx, citation, names)
+            if problem:
+                problems.append(f"citation {index}: {problem}" if len(citations) > 1 else problem)
+            else:
+                identities.add(identity)
+        if problems:
+            failures.append(EvidenceFailure(field=rule.name, message="; ".join(problems)))
+        elif len(identities) < need:
+            failures.append(EvidenceFailure(field=rule.name, message=(
+                f"{len(identities)} distinct valid citation(s), {need} required")))
+        else:
+            valid += 1
+    score = Fraction(valid, required) if required else Fraction(1)
+    return EvidenceResult(score=float(score), valid=valid, required=required, failures=failures), ctx.missing_fixtures

@@ -1,0 +1,71 @@
+"""The score report (frozen data). ``ScoreReport.model_dump(mode="json")`` is the
+``sandbox score --json`` output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.evaluation.gates import GateReport
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldResult(_Frozen):
+    name: str
+    critical: bool
+    correct: bool
+    expected: Any
+    got: Any = Field(description="The output's value; null when the field is missing (see detail).")
+    detail: str | None = Field(None, description="Why the field is wrong (None when correct).")
+
+
+class EvidenceFailure(_Frozen):
+    field: str
+    message: str
+
+
+class EvidenceResult(_Frozen):
+    score: float = Field(description="valid required entries / required entries (1.0 when none required)")
+    valid: int = 0
+    required: int = 0
+    failures: list[EvidenceFailure] = Field(default_factory=list)
+
+
+class ContractError(_Frozen):
+    code: str = Field(description="empty_output, missing_markers, multiple_markers, markers_out_of_order, "
+                                  "markdown_fence, invalid_json, schema_violation")
+    message: str
+
+
+class OutputContractResult(_Frozen):
+    ok: bool
+    errors: list[ContractError] = Field(default_factory=list)
+
+
+class ScoreStamp(_Frozen):
+    sandbox_version: str
+    pack: str
+    scoring_pack: str
+    scoring_pack_number: int
+    checksum: str = Field(description="sha256 over the scoring pack's rules, expected records, schema and "
+                                      "evidence fixtures")
+    files: dict[str, str | None] = Field(description="sha256 per scoring file; null = missing fixture")
+
+
+class ScoreReport(_Frozen):
+    pack: str
+    scoring_pack: str
+    qualified_pass: bool
+    error_free: bool
+    field_accuracy: float
+    fields: list[FieldResult]
+    critical_failures: list[str]
+    evidence: EvidenceResult
+    output_contract: OutputContractResult
+    gates: GateReport
+    reasons: list[str] = Field(description="Why the attempt is not a (error-free) qualified pass.")
+    stamp: ScoreStamp

@@ -1,0 +1,393 @@
+"""Mirror tooling: capture live pages into the mirror store, import HAR files, list entries.
+
+Everything written goes through ``sandbox.core.mirrors.write_entry`` with ``captured`` provenance,
+so a capture and a hand-made reconstruction share one store format and one ``check``.
+
+Capture is the one place where the network is on: Chromium is launched without the
+tool server's dead proxy (but still without background networking), and every response of
+the visited pages is recorded. Playwright is imported only inside ``capture_pages``; the
+rest of this module (header cleaning, HAR parsing, writing, listing) is pure.
+
+The store keys entries by URL alone (no method), so for one URL a GET response wins over any
+other method's, and otherwise the first response recorded wins; the reports say what was
+left out and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import mimetypes
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sandbox.core.mirrors import (
+    MANIFEST, Manifest, MirrorEntry, Provenance, captured, default_body_path, url_key, write_entry,
+)
+
+# Hop-by-hop headers describe one connection, not the resource; content-encoding and
+# content-length describe the wire form (bodies are stored decoded); cookies are not mirrored.
+DROPPED_HEADERS = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
+    "te", "trailer", "trailers", "transfer-encoding", "upgrade",
+    "content-encoding", "content-length", "set-cookie", "set-cookie2",
+})
+FALLBACK_CONTENT_TYPE = "application/octet-stream"
+
+
+class CaptureError(Exception):
+    """An expected failure, reported without a traceback: an unreadable or malformed input
+    file, a URL that cannot be captured, no Chromium, an invalid manifest in the target."""
+
+
+@dataclass(frozen=True)
+class RecordedResponse:
+    """One response as it will be stored: headers already cleaned, body decoded."""
+
+    url: str
+    method: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    provenance: Provenance
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type") or mimetypes.guess_type(urlsplit(self.url).path)[0] \
+            or FALLBACK_CONTENT_TYPE
+
+
+@dataclass
+class StoreReport:
+    """What a capture or import wrote (URLs per host folder) and what it left out."""
+
+    into: Path
+    written: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return sum(len(urls) for urls in self.written.values())
+
+
+# --- pure helpers ---------------------------------------------------------------------------
+
+def clean_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Lower-cased names, repeated headers joined with ", ", dropped and pseudo-headers removed."""
+    cleaned: dict[str, str] = {}
+    for name, value in pairs:
+        name = name.strip().lower()
+        if not name or name.startswith(":") or name in DROPPED_HEADERS:
+            continue
+        cleaned[name] = f"{cleaned[name]}, {value}" if name in cleaned else value
+    return cleaned
+
+
+def is_redirect(status: int, headers: dict[str, str]) -> bool:
+    return 300 <= status < 400 and "location" in headers
+
+
+def host_folder_name(url: str) -> str:
+    """The folder under the capture root: the host, plus ``_<port>`` when the URL names one."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "unknown-host").lower()
+    return f"{host}_{parts.port}" if parts.port else host
+
+
+def check_capturable(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CaptureError(f"cannot capture {url!r}: give an absolute http(s) URL, e.g. https://www.example.com/page")
+
+
+def choose_responses(responses: Iterable[RecordedResponse]) -> tuple[list[RecordedResponse], list[str]]:
+    """One response per URL (fragment ignored): GET beats other methods, else the first wins."""
+    chosen: dict[str, RecordedResponse] = {}
+    notes: list[str] = []
+    for response in responses:
+        key = url_key(response.url)
+        kept = chosen.get(key)
+        if kept is None:
+            chosen[key] = response
+        elif kept.method != "GET" and response.method == "GET":
+            notes.append(f"{response.url}: kept the GET response, not the earlier {kept.method} one "
+                         "(the store keys by URL only)")
+            chosen[key] = response
+        elif kept.method == "GET" and response.method != "GET":
+            notes.append(f"{response.url}: {response.method} response not recorded (a GET response answers this URL)")
+    for response in chosen.values():
+        if response.method not in ("GET", "HEAD"):
+            notes.append(f"{response.url}: recorded a {response.method} response; the mirror will answer "
+                         "every request for this URL with it")
+    return sorted(chosen.values(), key=lambda r: r.url), notes
+
+
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._~%+=,@-]")
+_MAX_STEM = 120
+
+
+def body_path_for(url: str, content_type: str, taken: dict[str, str]) -> str:
+    """A readable body path (``default_body_path``) made safe as a file name and unique in
+    its folder: ``taken`` maps body paths already used to their URL keys."""
+    stem = _UNSAFE_NAME_CHARS.sub("_", default_body_path(url, content_type).removeprefix("bodies/"))
+    if stem.startswith("."):
+        stem = "_" + stem
+    digest = hashlib.sha256(url_key(url).encode()).hexdigest()[:8]
+    suffix = Path(stem).suffix if len(Path(stem).suffix) <= 10 else ""
+    if len(stem) > _MAX_STEM:  # long paths or queries: keep file names well under 255 bytes
+        stem = f"{stem[:_MAX_STEM - 20]}__h{digest}{suffix}"
+    path = f"bodies/{stem}"
+    if taken.get(path, url_key(url)) != url_key(url):  # "/" and "/index.html", http vs https, ...
+        path = f"bodies/{stem.removesuffix(suffix)}__u{digest}{suffix}"
+    return path
+
+
+def manifest_paths(root: Path) -> list[Path]:
+    """The manifests of a mirror root (``<root>/<host>/manifest.json``) or of one host folder."""
+    root = Path(root)
+    return [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
+
+
+def read_manifest(manifest_path: Path) -> Manifest:
+    try:
+        return Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CaptureError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
+
+
+def list_entries(*roots: Path) -> list[tuple[Path, MirrorEntry]]:
+    """Every entry of the roots with its manifest path, sorted by URL."""
+    rows: list[tuple[Path, MirrorEntry]] = []
+    for root in roots:
+        if not Path(root).is_dir():
+            raise CaptureError(f"{root}: no such mirror directory")
+        for manifest_path in manifest_paths(root):
+            rows.extend((manifest_path, entry) for entry in read_manifest(manifest_path).entries)
+    return sorted(rows, key=lambda row: (row[1].url, str(row[0])))
+
+
+def store_responses(into: Path, responses: Iterable[RecordedResponse],
+                    report: StoreReport | None = None) -> StoreReport:
+    """Write the chosen responses under ``into/<host>/`` and report what was written."""
+    into = Path(into)
+    report = report or StoreReport(into=into)
+    chosen, notes = choose_responses(responses)
+    report.warnings.extend(notes)
+    taken_by_folder: dict[str, dict[str, str]] = {}
+    for response in chosen:
+        folder_name = host_folder_name(response.url)
+        folder = into / folder_name
+        taken = taken_by_folder.get(folder_name)
+        if taken is None:
+            existing = read_manifest(folder / MANIFEST).entries if (folder / MANIFEST).exists() else []
+            taken = taken_by_folder[folder_name] = {e.body: url_key(e.url) for e in existing}
+        content_type = response.content_type
+        body_path = body_path_for(response.url, content_type, taken)
+        headers = {k: v for k, v in response.headers.items() if k != "content-type"}
+        body = b"" if is_redirect(response.status, response.headers) else response.body
+        try:
+            write_entry(folder, response.url, body, content_type, response.provenance,
+                        status=response.status, headers=headers, body_path=body_path)
+        except OSError as exc:
+            raise CaptureError(f"cannot write {response.url} into {folder}: {exc}") from exc
+        taken[body_path] = url_key(response.url)
+        report.written.setdefault(folder_name, []).append(response.url)
+    return report
+
+
+# --- HAR import -----------------------------------------------------------------------------
+
+def _har_body(entry_url: str, status: int, headers: dict[str, str], content: dict, har_folder: Path) -> bytes | None:
+    """The response body of a HAR entry, or None when the HAR does not hold it."""
+    if is_redirect(status, headers):
+        return b""
+    if "text" in content and content["text"] is not None:
+        text = content["text"]
+        if content.get("encoding") == "base64":
+            try:
+                return base64.b64decode(text, validate=True)
+            except ValueError as exc:
+                raise CaptureError(f"{entry_url}: content.text is not valid base64: {exc}") from exc
+        if content.get("encoding"):
+            raise CaptureError(f"{entry_url}: unknown content.encoding {content['encoding']!r} (expected base64)")
+        charset = _charset(headers.get("content-type") or content.get("mimeType") or "")
+        try:
+            return text.encode(charset)
+        except (LookupError, UnicodeEncodeError):
+            return text.encode("utf-8")
+    if content.get("_file"):  # Playwright's record_har_content="attach": a file next to the HAR
+        path = (har_folder / content["_file"]).resolve()
+        if path.is_relative_to(har_folder.resolve()) and path.is_file():
+            return path.read_bytes()
+        return None
+    if content.get("size") == 0:
+        return b""
+    return None
+
+
+def _charset(content_type: str) -> str:
+    found = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
+    return found.group(1) if found else "utf-8"
+
+
+def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
+    """The responses of a HAR file (e.g. Playwright's ``record_har_path`` with embedded
+    content) and warnings for entries that cannot be recorded."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaptureError(f"cannot read HAR file {path}: {exc}") from exc
+    try:
+        har = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CaptureError(f"{path} is not JSON ({exc}); give a HAR file, e.g. one recorded with "
+                           "Playwright's record_har_path") from exc
+    entries = har.get("log", {}).get("entries") if isinstance(har, dict) and isinstance(har.get("log"), dict) else None
+    if not isinstance(entries, list):
+        raise CaptureError(f"{path} is JSON but not a HAR file: it has no log.entries list")
+    responses: list[RecordedResponse] = []
+    warnings: list[str] = []
+    for index, entry in enumerate(entries):
+        try:
+            request, response = entry["request"], entry["response"]
+            url, method, status = request["url"], request.get("method", "GET").upper(), int(response["status"])
+            raw_headers = [(h["name"], h["value"]) for h in response.get("headers", [])]
+            content = response.get("content") or {}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CaptureError(f"{path}: log.entries[{index}] is not a HAR entry (missing {exc})") from exc
+        scheme = urlsplit(url).scheme
+        if scheme not in ("http", "https"):
+            if scheme != "data":
+                warnings.append(f"{url[:80]}: {scheme}: URL not recorded")
+            continue
+        if status <= 0:  # a request that never got a response (blocked, aborted)
+            warnings.append(f"{url}: no response in the HAR (status {status}); not recorded")
+            continue
+        headers = clean_headers(raw_headers)
+        if 300 <= status < 400 and "location" not in headers and response.get("redirectURL"):
+            headers["location"] = response["redirectURL"]
+        if "content-type" not in headers and content.get("mimeType") and content["mimeType"] != "x-unknown":
+            headers["content-type"] = content["mimeType"]
+        body = _har_body(url, status, headers, content, path.parent)
+        if body is None:
+            warnings.append(f"{url}: the HAR holds no response body for it (record with content embedded); "
+                            "not recorded")
+            continue
+        started = entry.get("startedDateTime")
+        try:
+            when = datetime.fromisoformat(str(started).replace("Z", "+00:00"))
+        except ValueError:
+            warnings.append(f"{url}: startedDateTime {started!r} is not an ISO time; not recorded")
+            continue
+        responses.append(RecordedResponse(url, method, status, headers, body, captured(when)))
+    return responses, warnings
+
+
+def import_har(path: Path, into: Path) -> StoreReport:
+    responses, warnings = read_har(path)
+    report = StoreReport(into=Path(into), warnings=warnings)
+    return store_responses(into, responses, report)
+
+
+# --- live capture (Playwright) --------------------------------------------------------------
+
+def capture_launch_args() -> list[str]:
+    """The tool server's Chromium flags without its dead proxy: capture needs the network,
+    but background networking (updates, sync, pings) stays off."""
+    from sandbox.core.chromium import chromium_launch_args
+
+    return [arg for arg in chromium_launch_args() if not arg.startswith(("--proxy-server", "--proxy-bypass-list"))]
+
+
+async def capture_pages(urls: list[str], *, wait_ms: int = 1000, chromium: str | None = None,
+                        timeout_ms: int = 30000) -> tuple[list[RecordedResponse], StoreReport]:
+    """Visit each URL in one fresh context; wait for load, network idle and ``wait_ms``;
+    return every http(s) response the pages received (redirects with an empty body)."""
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import Response, async_playwright
+
+    from sandbox.core.chromium import resolve_chromium
+
+    for url in urls:
+        check_capturable(url)
+    report = StoreReport(into=Path("."))
+    skipped_schemes: dict[str, int] = {}
+
+    async def record(response: Response) -> RecordedResponse | None:
+        try:
+            method = response.request.method
+            headers = clean_headers((h["name"], h["value"]) for h in await response.headers_array())
+            body = b"" if is_redirect(response.status, headers) else await response.body()
+        except PlaywrightError as exc:
+            report.warnings.append(f"{response.url}: response body unavailable "
+                                   f"({str(exc).splitlines()[0]}); not recorded")
+            return None
+        return RecordedResponse(response.url, method, response.status, headers, body, captured())
+
+    pending: list[asyncio.Future] = []
+
+    def on_response(response: Response) -> None:
+        scheme = urlsplit(response.url).scheme
+        if scheme in ("http", "https"):
+            pending.append(asyncio.ensure_future(record(response)))
+        else:
+            skipped_schemes[scheme] = skipped_schemes.get(scheme, 0) + 1
+
+    async def drain() -> None:
+        # Responses keep arriving while bodies are read: wait until no new one came in.
+        done = 0
+        while done < len(pending):
+            done = len(pending)
+            await asyncio.gather(*pending)
+
+    async with async_playwright() as playwright:
+        try:
+            default = playwright.chromium.executable_path
+        except Exception:
+            default = None
+        try:
+            executable = resolve_chromium(chromium, default)
+        except RuntimeError as exc:
+            raise CaptureError(str(exc)) from exc
+        browser = await playwright.chromium.launch(executable_path=executable, headless=True,
+                                                   args=capture_launch_args())
+        try:
+            # Service workers would answer requests from their own caches: capture the network.
+            context = await browser.new_context(service_workers="block")
+            context.on("response", on_response)
+            for url in urls:
+                page = await context.new_page()
+                try:
+                    await page.goto(url, wait_until="load", timeout=timeout_ms)
+                    try:
+                        await page.wait_for_load_state("networkidle", timeout=timeout_ms)
+                    except PlaywrightError:
+                        report.warnings.append(f"{url}: network not idle after {timeout_ms} ms; "
+                                               "recorded what had arrived")
+                    if wait_ms:
+                        await page.wait_for_timeout(wait_ms)
+                except PlaywrightError as exc:
+                    report.failures.append(f"{url}: did not load ({str(exc).splitlines()[0]})")
+                await drain()
+                await page.close()
+            await context.close()
+        finally:
+            await browser.close()
+    for scheme, count in sorted(skipped_schemes.items()):
+        report.warnings.append(f"skipped {count} {scheme}: response(s) (not http/https)")
+    return [r for r in (f.result() for f in pending) if r is not None], report
+
+
+def capture(urls: list[str], into: Path, *, wait_ms: int = 1000, chromium: str | None = None) -> StoreReport:
+    """Capture the URLs into ``into/<host>/`` (see ``capture_pages``)."""
+    responses, report = asyncio.run(capture_pages(urls, wait_ms=wait_ms, chromium=chromium))
+    report.into = Path(into)
+    return store_responses(into, responses, report)

@@ -1,0 +1,231 @@
+"""The committed packs: cards, gates, prompts, capture-artefact repairs, and PackError for
+broken packs (naming the file and the field)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sandbox import PACKS_DIR
+from sandbox.evaluation.packs import PackError, list_packs, load_pack
+
+PACK_FILES = ("card.json", "task_prompt.md", "runner_prompt.md", "input.md", "output.schema.json", "expected.json",
+              "rules.json", "gates.json")
+CARDS = {  # id: (workflow, pack number, kind, minutes, scoring pack, record key)
+    "controlled-form": ("controlled-form", 2, "reviewed", 10, "controlled-form", "record_id"),
+    "sec-contract": ("sec-contract", 2, "reviewed", 20, "sec-contract", "filing.accession_number"),
+    "court-docket": ("court-docket", 5, "reviewed", 15, "court-docket", "case.docket_number"),
+    "court-docket-p4": ("court-docket", 4, "historical", 15, "court-docket", "case.docket_number"),
+    "ecfr-regulation": ("ecfr-regulation", 2, "reviewed", 15, "ecfr-regulation", "version_trace.section"),
+    "addenda-trace": ("addenda-trace", 7, "reviewed", 15, "addenda-trace", "identity.solicitation_number"),
+    "addenda-trace-p6": ("addenda-trace", 6, "historical", 15, "addenda-trace", "identity.solicitation_number"),
+    "bid-intake": ("bid-intake", 6, "reviewed", 10, "bid-intake", "identity.solicitation_number"),
+}
+ECFR_VERSIONS = "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200"
+
+
+@pytest.fixture(scope="module")
+def packs():
+    return {p.id: p for p in list_packs()}
+
+
+def test_cards(packs):
+    assert sorted(packs) == sorted(CARDS)
+    for pack_id, (workflow, number, kind, minutes, scoring, key) in CARDS.items():
+        card = packs[pack_id].card
+        assert (card.workflow, card.pack_number, card.pack_kind, card.time_limit_seconds, card.scoring_pack,
+                card.record_key) == (workflow, number, kind, minutes * 60, scoring, key)
+        assert card.reviewed is (kind == "reviewed")
+        assert packs[pack_id].scoring_pack().id == scoring
+
+
+def test_executed_by(packs):
+    assert packs["court-docket"].card.executed_by == ["GPT-6 Astra", "Kimi K3"]
+    assert len(packs["court-docket-p4"].card.executed_by) == 6 and len(packs["bid-intake"].card.executed_by) == 8
+
+
+def test_load_by_id_and_by_path(packs):
+    assert load_pack("bid-intake").dir == load_pack(PACKS_DIR / "bid-intake").dir == packs["bid-intake"].dir
+
+
+def test_form_gates(packs):
+    gates = packs["controlled-form"].gates
+    assert gates.permitted_tools == ["list_tools", "browser_start_session", "browser_snapshot", "browser_click",
+                                     "browser_type", "browser_scroll", "browser_close"]
+    assert [(c.tool, c.op, c.value) for c in gates.counts] == [
+        ("browser_click", "exactly", 2), ("browser_close", "exactly", 1), ("browser_snapshot", "at_least", 1),
+        ("browser_start_session", "exactly", 1), ("browser_type", "at_least", 4)]
+    assert gates.start_url == gates.allowed_urls[0] == "https://sarah27h.github.io/simple-multi-step-form/"
+    assert gates.start_args.provider == "kernel" and gates.start_args.clear_cookies is False
+    assert [(o.tool, o.after_last, o.before) for o in gates.ordering] == [
+        ("browser_snapshot", "browser_click", "browser_close")]
+
+
+def test_every_pack_requires_visits_and_allows_no_state_change(packs):
+    for pack in packs.values():
+        gates = pack.gates
+        assert gates.must_visit == gates.allowed_urls and gates.allowed_state_changes == []
+        assert gates.close_forbidden_args == ["session_id", "close_all"] and gates.require_close
+        assert gates.result_provider == "kernel"
+        assert ("browser_start_session", "exactly", 1) in [(c.tool, c.op, c.value) for c in gates.counts]
+
+
+def test_url_lists(packs):
+    assert len(packs["addenda-trace"].gates.allowed_urls) == 5
+    assert packs["addenda-trace"].gates.allowed_urls == packs["addenda-trace"].card.supplied_source_urls
+    assert packs["ecfr-regulation"].gates.allowed_urls[2] == ECFR_VERSIONS
+    assert packs["bid-intake"].gates.start_url == "https://sam.gov/opp/9998b42f9e27421caa565fead7d8d416/view"
+    assert packs["sec-contract"].gates.allowed_urls[1].endswith("d769262dex101.htm")
+
+
+def test_capture_artefacts_are_repaired_everywhere():
+    for path in PACKS_DIR.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".md") and path.name != "README.md":
+            text = path.read_text(encoding="utf-8")
+            assert "\u00a7ion" not in text and "email protected" not in text, path
+    ecfr = load_pack("ecfr-regulation")
+    assert ecfr.expected[0]["official_urls"]["versions"] == ECFR_VERSIONS
+    assert ecfr.rules.evidence_sources["versions"].url == ECFR_VERSIONS
+    assert ECFR_VERSIONS in ecfr.input_text and ECFR_VERSIONS in ecfr.runner_prompt
+    form = load_pack("controlled-form")
+    assert form.expected[0]["fields"]["email"] == "joao.munoz@example.com"
+    assert "`joao.munoz@example.com`" in form.input_text
+    assert load_pack("bid-intake").expected[0]["contact"]["primary_email"] == "shawn.jenkins@example.com"
+
+
+def test_rendered_prompt_order_and_site_key(packs):
+    for pack in packs.values():
+        prompt = pack.render_prompt("run-7f3a")
+        assert 'site_key="run-7f3a"' in prompt
+        assert "{site_key}" not in prompt and "benchmark-profile-placeholder" not in prompt
+        positions = [prompt.index(part) for part in (
+            "BENCHMARK EXECUTION CONTROL (mandatory):", "TASK-SPECIFIC BROWSER IDENTITY (mandatory):",
+            pack.task_prompt.strip().splitlines()[0], "REQUIRED OUTPUT JSON SCHEMA:\n{",
+            "FROZEN TASK INPUT:\n#")]
+        assert positions == sorted(positions), pack.id
+        assert prompt.rstrip().endswith(pack.input_text.rstrip())
+        schema_text = prompt.split("REQUIRED OUTPUT JSON SCHEMA:\n", 1)[1].split("\nFROZEN TASK INPUT:", 1)[0]
+        assert json.loads(schema_text) == pack.schema
+
+
+@pytest.mark.parametrize("pack_id, secret", [
+    ("bid-intake", "BASE ALAMEDA(00031)"), ("bid-intake", "Weslaco"),
+    ("sec-contract", "Celldex Indemnitees"), ("sec-contract", "Completion of the Trial"),
+    ("court-docket", "Title VII requires an employer"), ("court-docket-p4", "Aaron Streett"),
+    ("ecfr-regulation", "89 FR 31337"), ("ecfr-regulation", "Preexisting social media posts"),
+    ("addenda-trace", "W50S9H26QA0180001 SF 30.pdf"), ("addenda-trace-p6", "Camp Douglas"),
+])
+def test_expected_records_never_reach_the_prompt(packs, pack_id, secret):
+    assert secret in json.dumps(packs[pack_id].expected, ensure_ascii=False)
+    prompt = packs[pack_id].render_prompt("k")
+    assert secret not in prompt and "Expected output records" not in prompt
+
+
+@pytest.mark.parametrize("key", ["", "two words", 'quo"te', None, "line\nbreak"])
+def test_bad_site_keys_are_refused(packs, key):
+    with pytest.raises(ValueError):
+        packs["controlled-form"].render_prompt(key)
+
+
+def test_historical_and_reviewed_docket_packs_differ_only_in_the_card():
+    for old, new in (("court-docket-p4", "court-docket"), ("addenda-trace-p6", "addenda-trace")):
+        for name in PACK_FILES[1:]:
+            assert (PACKS_DIR / old / name).read_text() == (PACKS_DIR / new / name).read_text(), (old, name)
+
+
+def test_missing_fixtures_are_listed_not_fatal(packs):
+    sec = packs["sec-contract"]
+    assert set(sec.fixture_paths()) == {"fixtures/filing-index.html",
+                                        "fixtures/celldex-oncothyreon-phase-i-agreement.html"}
+    assert packs["controlled-form"].fixture_paths() == [] and packs["controlled-form"].missing_fixtures() == []
+    if sec.missing_fixtures():
+        with pytest.raises(PackError) as error:
+            load_pack("sec-contract", require_fixtures=True)
+        assert "fixtures/" in str(error.value) and "evidence_sources" in str(error.value)
+
+
+# --- broken packs ---
+@pytest.fixture
+def broken(tmp_path):
+    def make(pack_id: str = "bid-intake") -> Path:
+        folder = tmp_path / pack_id
+        shutil.copytree(PACKS_DIR / pack_id, folder)
+        return folder
+    return make
+
+
+def edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_bad_rule_kind_names_file_and_field(broken):
+    folder = broken()
+    edit_json(folder / "rules.json", lambda d: d["field_rules"][3].update(kind="exakt"))
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith("rules.json") and error.value.field.startswith("field_rules.3")
+    assert "exakt" in str(error.value) or "tag" in str(error.value)
+
+
+@pytest.mark.parametrize("name", PACK_FILES)
+def test_missing_file_is_named(broken, name):
+    folder = broken()
+    (folder / name).unlink()
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith(name) and "missing" in error.value.message
+
+
+@pytest.mark.parametrize("file, change, field", [
+    ("gates.json", lambda d: d["counts"][0].update(op="at most"), "counts.0.op"),
+    ("gates.json", lambda d: d.update(extra=1), "extra"),
+    ("gates.json", lambda d: d.update(start_url="https://example.com/"), None),
+    ("card.json", lambda d: d.update(pack_kind="draft"), "pack_kind"),
+    ("card.json", lambda d: d.update(time_limit_seconds=0), "time_limit_seconds"),
+    ("card.json", lambda d: d.update(pack_id="other"), "pack_id"),
+    ("card.json", lambda d: d.update(record_key="identity.title"), "record_key"),
+    ("rules.json", lambda d: d.update(success_threshold=0.9), "success_threshold"),
+    ("rules.json", lambda d: d.update(success_threshold="1.5"), "success_threshold"),
+    ("rules.json", lambda d: d["field_rules"][1].update(evidence_sources=["nowhere"]), None),
+    ("rules.json", lambda d: d["field_rules"][1].update(color="red"), "field_rules.1.exact.color"),
+    ("rules.json", lambda d: d["evidence_sources"]["notice"].update(format="pdf"), "evidence_sources.notice.format"),
+    ("rules.json", lambda d: d["evidence_sources"]["notice"].update(path="../../etc/passwd"),
+     "evidence_sources.notice.path"),
+    ("expected.json", lambda d: d[0]["dates"].update(inactive_date="Dec 6, 2025"), "0.dates.inactive_date"),
+    ("expected.json", lambda d: d[0]["classification"].update(set_aside="SBA"), "0.classification.set_aside"),
+    ("expected.json", lambda d: d[0]["identity"].pop("title"), "0.identity.title"),
+    ("output.schema.json", lambda d: d.update(type="tuple"), "type"),
+])
+def test_invalid_content_names_file_and_field(broken, file, change, field):
+    folder = broken()
+    edit_json(folder / file, change)
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith(file)
+    if field:
+        assert error.value.field == field, str(error.value)
+
+
+def test_invalid_json_names_the_line(broken):
+    folder = broken()
+    (folder / "gates.json").write_text('{\n  "permitted_tools": [,\n}')
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith("gates.json") and error.value.field.startswith("line 2")
+
+
+def test_runner_prompt_needs_the_site_key_placeholder(broken):
+    folder = broken()
+    (folder / "runner_prompt.md").write_text("no placeholder here\n")
+    with pytest.raises(PackError, match="runner_prompt.md"):
+        load_pack(folder)
+
+
+def test_unknown_pack_id():
+    with pytest.raises(PackError, match="no such pack folder.*bid-intake"):
+        load_pack("no-such-pack")

@@ -1,0 +1,152 @@
+"""Scorer robustness: every broken output gives a named reason, never an exception."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sandbox.evaluation.scoring import score_attempt
+from sandbox.evaluation.scoring.synthetic import SITE_KEY, attempt_output, cited_record, conforming_trace
+
+
+@pytest.fixture
+def form(synthetic_pack):
+    return synthetic_pack("controlled-form")
+
+
+def score(pack, text):
+    return score_attempt(pack, text, conforming_trace(pack).trace(), None, site_key=SITE_KEY)
+
+
+def codes(report) -> list[str]:
+    return [e.code for e in report.output_contract.errors]
+
+
+def body(pack) -> str:
+    return json.dumps([cited_record(pack)], ensure_ascii=False)
+
+
+@pytest.mark.parametrize("text", ["", "   \n", None])
+def test_empty_output(form, text):
+    report = score(form, text)
+    assert codes(report) == ["empty_output"] and not report.qualified_pass
+    assert report.field_accuracy == 0
+
+
+@pytest.mark.parametrize("wrap", [
+    "{}",                                  # no markers at all
+    "BENCHMARK_JSON_BEGIN\n{}",            # no END
+    "{}\nBENCHMARK_JSON_END",              # no BEGIN
+])
+def test_missing_markers(form, wrap):
+    report = score(form, wrap.format(body(form)) if "{}" in wrap else wrap)
+    assert codes(report) == ["missing_markers"]
+    assert not report.qualified_pass and report.field_accuracy == 0
+    assert any("output contract not met" in r for r in report.reasons)
+
+
+def test_markers_in_the_wrong_order(form):
+    report = score(form, f"BENCHMARK_JSON_END\n{body(form)}\nBENCHMARK_JSON_BEGIN")
+    assert codes(report) == ["markers_out_of_order"]
+
+
+def test_fenced_json_fails_the_contract_but_fields_are_still_shown(form):
+    report = score(form, f"BENCHMARK_JSON_BEGIN\n```json\n{body(form)}\n```\nBENCHMARK_JSON_END")
+    assert codes(report) == ["markdown_fence"]
+    assert not report.qualified_pass and report.field_accuracy == 1.0
+
+
+def test_fence_around_the_markers_fails_too(form):
+    report = score(form, f"```\nBENCHMARK_JSON_BEGIN\n{body(form)}\nBENCHMARK_JSON_END\n```")
+    assert codes(report) == ["markdown_fence"] and not report.qualified_pass
+
+
+def test_invalid_json(form):
+    report = score(form, "BENCHMARK_JSON_BEGIN\n[{\"record_id\": \"controlled-form-react-v1\",}]\nBENCHMARK_JSON_END")
+    assert codes(report) == ["invalid_json"] and "output line 2, column 43" in report.output_contract.errors[0].message
+    assert not report.qualified_pass
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda r: r["workflow"].update(steps_reached="3"), "0/workflow/steps_reached"),
+    (lambda r: r.update(extra=1), "0"),
+    (lambda r: r.update(target_url="not a uri"), "0/target_url"),
+    (lambda r: r["workflow"].update(final_state="DONE"), "0/workflow/final_state"),
+    (lambda r: r["fields"].pop("phone"), "0/fields"),
+])
+def test_schema_violations_are_named(form, change, where):
+    record = cited_record(form)
+    change(record)
+    report = score(form, attempt_output(record))
+    assert "schema_violation" in codes(report) and not report.qualified_pass
+    assert any(e.message.startswith(where + ":") for e in report.output_contract.errors)
+
+
+def test_format_checking_is_on(synthetic_pack):
+    docket = synthetic_pack("court-docket")
+    record = cited_record(docket)
+    record["dates"]["argued"] = "2023-13-45"
+    record["evidence"]["holding"]["url"] = "not a url at all"
+    report = score(docket, attempt_output(record))
+    messages = [e.message for e in report.output_contract.errors]
+    assert any(m.startswith("0/dates/argued:") for m in messages)
+    assert any(m.startswith("0/evidence/holding/url:") for m in messages)
+
+
+def test_an_object_instead_of_an_array(form):
+    report = score(form, f"BENCHMARK_JSON_BEGIN\n{json.dumps(cited_record(form))}\nBENCHMARK_JSON_END")
+    assert codes(report) == ["schema_violation"] and report.field_accuracy == 0
+
+
+def test_two_records_violate_max_items(form):
+    record = cited_record(form)
+    report = score(form, attempt_output(record, record))
+    assert "schema_violation" in codes(report)
+    assert any("output records share record_id" in r for r in report.reasons)
+
+
+def test_wrong_record_key_counts_every_field_missing(form):
+    record = cited_record(form)
+    record["record_id"] = "controlled-form-react-v2"
+    report = score(form, attempt_output(record))
+    assert report.output_contract.ok            # the contract is met; the record just does not match
+    assert report.field_accuracy == 0 and not report.qualified_pass
+    assert any("no output record has record_id" in r and "v2" in r for r in report.reasons)
+    assert all(f.got is None and f.detail == "field missing" for f in report.fields)
+
+
+def test_text_outside_the_markers_is_tolerated(form):
+    report = score(form, attempt_output(cited_record(form), before="Done. Result:\n", after="\nThanks."))
+    assert report.output_contract.ok and report.qualified_pass
+
+
+def test_repeated_markers_are_named(form):
+    text = "I will answer between BENCHMARK_JSON_BEGIN and BENCHMARK_JSON_END.\n" + attempt_output(cited_record(form))
+    report = score(form, text)
+    assert codes(report) == ["multiple_markers"] and report.field_accuracy == 1.0 and not report.qualified_pass
+
+
+@pytest.mark.parametrize("text", [
+    "BENCHMARK_JSON_BEGIN\nnull\nBENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n[1, \"x\", null]\nBENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n[{\"record_id\": {\"nested\": [1]}}]\nBENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n[{\"record_id\": \"controlled-form-react-v1\", \"fields\": 5, \"workflow\": []}]\n"
+    "BENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n" + "[" * 50 + "]" * 50 + "\nBENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n" + "[" * 100000 + "]" * 100000 + "\nBENCHMARK_JSON_END",
+    "BENCHMARK_JSON_BEGIN\n[" + '{"a":' * 500 + "1" + "}" * 500 + "]\nBENCHMARK_JSON_END",
+])
+def test_odd_json_never_raises(synthetic_pack, text):
+    for pack_id in ("controlled-form", "bid-intake", "court-docket"):
+        report = score(synthetic_pack(pack_id), text)
+        assert not report.qualified_pass and not report.output_contract.ok
+
+
+def test_odd_evidence_never_raises(synthetic_pack):
+    pack = synthetic_pack("bid-intake")
+    for evidence in (None, [], "x", {"attachments.names": {"url": 5, "quote": ["a"]}}, {"place.state": [[1]]}):
+        record = cited_record(pack)
+        record["evidence"] = evidence
+        report = score(pack, attempt_output(record))
+        assert not report.qualified_pass and report.evidence.score < 1

@@ -1,0 +1,88 @@
+"""The command line: sandbox score / gates / packs and their exit codes (0 pass, 1 not, 2 usage)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sandbox.cli import main
+from sandbox.evaluation.scoring.synthetic import SITE_KEY, attempt_output, cited_record, conforming_trace
+
+
+@pytest.fixture
+def attempt(synthetic_pack, tmp_path):
+    pack = synthetic_pack("bid-intake")
+    output = tmp_path / "output.txt"
+    trace = tmp_path / "trace.jsonl"
+    output.write_text(attempt_output(cited_record(pack)), encoding="utf-8")
+    trace.write_text(conforming_trace(pack).text(), encoding="utf-8")
+    return str(pack.dir), str(output), str(trace)
+
+
+def test_score_pass_exits_zero(attempt, capsys):
+    pack, output, trace = attempt
+    assert main(["score", "--pack", pack, "--output", output, "--trace", trace, "--site-key", SITE_KEY]) == 0
+    assert "QUALIFIED PASS (error-free)" in capsys.readouterr().out
+
+
+def test_score_json(attempt, capsys):
+    pack, output, trace = attempt
+    assert main(["score", "--pack", pack, "--output", output, "--trace", trace, "--site-key", SITE_KEY,
+                 "--elapsed", "30", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["qualified_pass"] is True and data["pack"] == "bid-intake" and data["gates"]["ok"] is True
+
+
+def test_score_without_trace_exits_one(attempt, capsys):
+    pack, output, _ = attempt
+    assert main(["score", "--pack", pack, "--output", output]) == 1
+    assert "gates not measured" in capsys.readouterr().out
+
+
+def test_score_over_time_exits_one(attempt):
+    pack, output, trace = attempt
+    assert main(["score", "--pack", pack, "--output", output, "--trace", trace, "--elapsed", "601"]) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["score", "--pack", "no-such-pack", "--output", "{output}"],
+    ["score", "--pack", "{pack}", "--output", "/nonexistent/output.txt"],
+    ["score", "--pack", "{pack}", "--output", "{output}", "--trace", "/nonexistent/trace.jsonl"],
+    ["score", "--pack", "{pack}", "--output", "{output}", "--elapsed", "-1"],
+    ["gates", "--pack", "{pack}", "--trace", "/nonexistent/trace.jsonl"],
+])
+def test_bad_usage_exits_two(attempt, argv, capsys):
+    pack, output, trace = attempt
+    assert main([a.format(pack=pack, output=output) for a in argv]) == 2
+    assert capsys.readouterr().err.startswith("sandbox: ")
+
+
+@pytest.mark.parametrize("argv", [["score", "--output", "x"], ["score", "--pack", "x"], ["gates", "--pack", "x"],
+                                  ["score", "--pack", "x", "--output", "y", "--elapsed", "soon"]])
+def test_argparse_errors_exit_two(argv):
+    with pytest.raises(SystemExit) as error:
+        main(argv)
+    assert error.value.code == 2
+
+
+def test_gates_command(attempt, tmp_path, capsys):
+    pack, _, trace = attempt
+    assert main(["gates", "--pack", pack, "--trace", trace, "--site-key", SITE_KEY]) == 0
+    assert "gates passed" in capsys.readouterr().out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("")
+    assert main(["gates", "--pack", pack, "--trace", str(bad), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is False and data["failures"][0]["gate"] == "measurement"
+
+
+def test_packs_command(capsys):
+    assert main(["packs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows][:3] == ["addenda-trace", "addenda-trace-p6", "bid-intake"] and len(rows) == 8
+    docket = next(r for r in rows if r["id"] == "court-docket-p4")
+    assert docket == {**docket, "workflow": "court-docket", "pack_number": 4, "kind": "historical",
+                      "time_limit_seconds": 900, "scoring_pack": "court-docket"}
+    assert main(["packs"]) == 0
+    assert "court-docket-p4" in capsys.readouterr().out

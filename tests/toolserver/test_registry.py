@@ -1,0 +1,69 @@
+"""The tool registry: one ordered list, built in one place, agreeing with the contract's
+static facts; a new tool is one declaration that reaches list_tools, the OpenAI function
+list and the trace."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import Field
+
+from sandbox.core.contract import TOOL_NAMES, URL_BEARING_TOOLS
+from sandbox.core.policy import Policy
+from sandbox.core.trace import parse_trace
+from sandbox.runner.agents.openai_agent import function_tools
+from sandbox.runner.task import InProcessClient
+from toolserver.dispatch import Run
+from toolserver.registry import ToolArgs, ToolRegistry, tool
+from toolserver.tools import ALL_TOOLS, default_registry
+
+
+def test_default_registry_is_the_contract_in_order():
+    assert default_registry().names == TOOL_NAMES
+
+
+def test_url_bearing_tools_are_those_with_a_url_argument():
+    assert tuple(t.name for t in default_registry() if t.url_bearing) == URL_BEARING_TOOLS
+
+
+def test_every_tool_and_argument_is_described():
+    for item in default_registry():
+        assert item.title and item.description, item.name
+        for name, field in item.args.model_fields.items():
+            assert field.description, f"{item.name}.{name} has no description"
+
+
+def test_a_tool_declared_twice_is_refused():
+    with pytest.raises(ValueError, match="declared twice"):
+        ToolRegistry([*ALL_TOOLS, ALL_TOOLS[0]])
+
+
+class EchoArgs(ToolArgs):
+    text: str = Field(description="Text to echo back.")
+
+
+@tool("browser_echo", args=EchoArgs, title="Echo", scope="run", side_effect="read_only",
+      description="Echo the text (a twelfth tool, declared in one place).")
+async def browser_echo(ctx, args: EchoArgs) -> dict:
+    return {"echo": args.text}
+
+
+async def test_a_twelfth_tool_is_one_declaration(sandbox):
+    run = Run(sandbox.host, sandbox.config, Policy(), ToolRegistry([*ALL_TOOLS, browser_echo]))
+    listed = (await run.call("list_tools", {}))["result"]["tools"]
+    assert [t["name"] for t in listed] == [*TOOL_NAMES, "browser_echo"]
+    functions = function_tools(await InProcessClient(run).list_tools())
+    assert functions[-1]["function"]["name"] == "browser_echo"
+    assert functions[-1]["function"]["parameters"]["required"] == ["text"]
+    assert await run.call("browser_echo", {"text": "hi"}) == {"ok": True, "result": {"echo": "hi"}}
+    bad = await run.call("browser_echo", {"text": 3})
+    assert bad["error"]["type"] == "invalid_arguments"
+    await run.close()
+    calls = parse_trace(run.trace.text()).calls
+    assert [(c.tool, c.ok) for c in calls] == [("list_tools", True), ("browser_echo", True), ("browser_echo", False)]
+    assert calls[1].result == {"echo": "hi"}
+
+
+async def test_an_unknown_tool_lists_the_registry(run):
+    reply = await run.call("browser_fly", {})
+    assert reply["error"]["type"] == "unknown_tool"
+    assert reply["error"]["message"].endswith(", ".join(TOOL_NAMES))

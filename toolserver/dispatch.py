@@ -1,0 +1,207 @@
+"""Runs and the dispatcher: the one error boundary every transport goes through.
+
+A run owns its sessions (isolated from other runs), its policy, its tool registry and its
+trace. ``Run.call`` validates arguments, applies the shared checks (session or tab exists,
+URL allowed), calls the tool's handler, translates foreign exceptions, and writes exactly one
+trace line per call.
+
+Imports the registry and the browser; never the tools (a registry is handed in) and never
+packs (a ``Policy`` is handed in).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from sandbox import __version__
+from sandbox.core.mirrors import MirrorStore
+from sandbox.core.policy import Policy
+from sandbox.core.trace import CallRecord, EventRecord, RunHeader, TraceWriter, wall_now
+from toolserver import browser as br
+from toolserver.browser import first_line
+from toolserver.config import ServerConfig
+from toolserver.errors import BrowserActionFailed, NoSession, PolicyViolation, ToolError, UnknownRun
+from toolserver.registry import ToolRegistry
+
+log = logging.getLogger("toolserver.dispatch")
+
+
+@dataclass
+class CallContext:
+    """What a handler gets: the run, the call's seq, and the resolved session/tab."""
+    run: "Run"
+    seq: int
+    tool: str
+    events: list[dict] = field(default_factory=list)
+    session: br.Session | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def tab(self) -> br.Tab | None:
+        return self.session.active_tab if self.session else None
+
+    def require_tab(self) -> br.Tab:
+        tab = self.tab
+        if tab is None:
+            raise NoSession("the session has no open tab; open one with browser_open_tab(url)")
+        return tab
+
+
+class Run:
+    def __init__(self, host: br.BrowserHost, config: ServerConfig, policy: Policy, registry: ToolRegistry,
+                 trace_path: Path | None = None, extra_header: dict | None = None,
+                 store: MirrorStore | None = None) -> None:
+        self.id = f"run_{secrets.token_hex(6)}"
+        self.host, self.config, self.policy, self.registry = host, config, policy, registry
+        self.store = store or host.store    # a run may carry its own mirror (a changed-mirror test)
+        self._snapshot_numbers = itertools.count(1)
+        self.sessions: dict[str, br.Session] = {}
+        self.current_session_id: str | None = None
+        self.current: CallContext | None = None
+        self.seq = 0
+        self.closed = False
+        self._lock = asyncio.Lock()
+        if trace_path is None and config.trace_dir is not None:
+            trace_path = Path(config.trace_dir) / f"{self.id}.jsonl"
+        if trace_path is not None:
+            Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
+        self.trace = TraceWriter(trace_path, RunHeader(
+            run_id=self.id, pack=policy.pack, policy=self.trace_policy,
+            started_wall=wall_now(), sandbox_version=__version__,
+            mirror_checksum=self.store.checksum(), block_state_changes=policy.block_state_changes,
+            **(extra_header or {})))
+
+    @property
+    def trace_policy(self) -> str:
+        return self.policy.mode if self.policy.allowed_urls is not None else "none"
+
+    async def record_rejected(self, name: str, raw: Any, error: dict) -> None:
+        """A call the transport could not even parse (e.g. malformed JSON): still one trace line."""
+        async with self._lock:
+            self.seq += 1
+            t, wall = self.trace.now(), wall_now()
+            self.trace.write(CallRecord(seq=self.seq, tool=name, args=raw, ok=False, error=error,
+                                        t_start=t, t_end=t, wall_start=wall, wall_end=wall,
+                                        session_id=self.current_session_id))
+
+    # --- events ---------------------------------------------------------------------------
+    def record_event(self, kind: str, data: dict, *, session: br.Session | None = None,
+                     tab: br.Tab | None = None) -> dict:
+        current = self.current
+        event = EventRecord(kind=kind, seq=current.seq if current else None, t=self.trace.now(),
+                            wall=wall_now(), session_id=session.id if session else None,
+                            tab=tab.id if tab else None, data=data)
+        record = event.model_dump(mode="json")
+        self.trace.write(record)
+        if current is not None:
+            current.events.append(record)
+        return record
+
+    def record_policy_violation(self, url: str, *, origin: str, session: br.Session | None = None,
+                                tab: br.Tab | None = None, **data: object) -> dict:
+        """The one shape of a ``policy_violation`` event (tool call, page, redirect)."""
+        return self.record_event("policy_violation", {
+            **data, "url": url, "rule": "allowed_urls", "origin": origin, "enforced": self.policy.enforcing,
+            "allowed_urls": list(self.policy.allowed_urls or ())}, session=session, tab=tab)
+
+    def next_snapshot_id(self) -> str:
+        """Snapshot ids count per run, so the same calls give the same trace."""
+        return f"s{next(self._snapshot_numbers)}"
+
+    def record_state_change(self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None,
+                            session: br.Session | None = None, tab: br.Tab | None = None) -> dict:
+        allowed = self.policy.state_change_allowed(name)
+        return self.record_event("state_change", {
+            "action": action, "name": name, "allowed": allowed, "blocked": blocked and not allowed,
+            "detail": detail or {}}, session=session, tab=tab)
+
+    # --- sessions -------------------------------------------------------------------------
+    def current_session(self) -> br.Session:
+        session = self.sessions.get(self.current_session_id or "")
+        if session is None or session.closed:
+            raise NoSession("no open browser session in this run; call browser_start_session first")
+        return session
+
+    # --- the dispatcher -------------------------------------------------------------------
+    async def call(self, name: str, raw_args: Any) -> dict:
+        """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}."""
+        async with self._lock:
+            self.seq += 1
+            ctx = CallContext(self, self.seq, name)
+            self.current = ctx
+            t_start, wall_start = self.trace.now(), wall_now()
+            url_before = url_after = None
+            result: dict | None = None
+            error: dict | None = None
+            try:
+                if self.closed:
+                    raise UnknownRun(f"run {self.id} has ended")
+                tool = self.registry.get(name)
+                args = tool.parse(raw_args)
+                if tool.scope != "run":
+                    ctx.session = self.current_session()
+                if tool.scope == "tab":
+                    ctx.require_tab()
+                url_before = ctx.tab.url if ctx.tab else None
+                if tool.url_bearing and args.url is not None:
+                    self.check_url(ctx, args.url)
+                result = await tool.handler(ctx, args)
+            except ToolError as exc:
+                error = exc.to_json()
+            except UnknownRun as exc:
+                error = {"type": "unknown_run", "message": str(exc)}
+            except PlaywrightError as exc:
+                error = BrowserActionFailed(first_line(str(exc))).to_json()
+            except Exception as exc:  # a server fault: recorded, reported, never fatal
+                log.exception("server fault in %s", name)
+                self.record_event("server_fault", {"tool": name, "error": repr(exc),
+                                                   "traceback": traceback.format_exc(limit=8)})
+                error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
+            finally:
+                self.current = None
+            session = ctx.session or self.sessions.get(self.current_session_id or "")
+            tab = session.active_tab if session and not session.closed else None
+            url_after = tab.url if tab else None
+            if result is not None and url_before is None and url_after is None:
+                url_after = result.get("url")
+            record = dict(
+                type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
+                error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
+                wall_end=wall_now(), session_id=session.id if session else None,
+                tab=tab.id if tab else None, url_before=url_before, url_after=url_after,
+                events=ctx.events)
+            self.trace.write(record)  # a plain dict: writing the line can never fail validation
+            return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
+
+    def check_url(self, ctx: CallContext, url: str) -> None:
+        """The allow-list rule for URL-bearing calls, on the URL exactly as sent."""
+        if self.policy.url_ok(url):
+            return
+        self.record_policy_violation(url, origin="tool_call", tool=ctx.tool, session=ctx.session, tab=ctx.tab)
+        if self.policy.enforcing:
+            raise PolicyViolation(
+                f"URL not allowed by this run's pack ({self.policy.pack}): {url!r}. Rule 'allowed_urls': "
+                f"only these exact URLs may be opened (a fragment may be added): {self.policy.describe_allowed()}",
+                rule="allowed_urls", allowed_urls=list(self.policy.allowed_urls or ()))
+
+    async def close(self, reason: str = "closed") -> None:
+        async with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            for session in list(self.sessions.values()):
+                await br.close_session(session)
+            self.trace.close(reason)
+
+    def tools(self) -> list[dict]:
+        return self.registry.schemas()
