@@ -14,9 +14,10 @@ OpenAI-compatible server — vLLM (``vllm serve MODEL`` → http://127.0.0.1:800
 local servers accept. ``scripts/scripted_model_server.py`` is such a server with a scripted
 policy instead of a model.
 
-The tools are the sandbox's own tool contract, built from ``toolserver.dispatch.ordered_tools()``
-(name, description, JSON schema) — not from a ``list_tools`` call, so that asking for the
-schemas never adds a line to the measured trace. Every tool call the model makes goes through
+The tools are the run's own tool list (name, description, JSON schema), asked of the
+transport (``task.client.list_tools()``: ``GET /runs/{id}/tools`` or the in-process run) —
+not through a ``list_tools`` tool call, so that asking for the schemas never adds a line to
+the measured trace. Every tool call the model makes goes through
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
 passed through as the raw string, so the sandbox rejects and records them as sent; empty
 arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers.

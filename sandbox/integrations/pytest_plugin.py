@@ -1,0 +1,227 @@
+"""pytest plugin: regression tests for browser agents, in the user's own repository.
+
+Active when the package is installed (entry point ``pytest11: sandbox``); ``-p no:sandbox``
+turns it off. A test asks for ``sandbox_run`` and runs one attempt — a scripted or model
+agent on a pack, against the offline mirrors, traced, gated and scored exactly as
+``sandbox run`` does — then asserts on the outcome:
+
+    @pytest.mark.sandbox_pack("bid-intake")
+    def test_my_agent_still_qualifies(sandbox_run):
+        attempt = sandbox_run(agent="openai:my-model")      # replays cassettes/<module>/<test>.yaml
+        assert_qualified(attempt)                            # failing fields, gates, folder in the message
+
+``assert_error_free`` also requires every field right; ``assert_field(attempt, "a.b")`` one field.
+
+Model agents replay a vcrpy cassette kept next to the test file
+(``cassettes/<test module>/<test name>.yaml``, as pytest-recording does). The record mode is
+``--sandbox-record-mode`` (vcrpy's ``once``/``none``/``all``/``new_episodes``; default
+``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
+to ``--sandbox-out`` (default: pytest's temporary directory).
+
+The warm sandbox (one Chromium for the test session) runs on its own event loop in a
+background thread, so plain and async tests can use it alike, with or without pytest-asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sandbox.core.paths import MIRRORS_DIR
+from sandbox.evaluation.packs import Pack, PackError, load_pack, pack_policy
+from sandbox.evaluation.scoring import ScoreReport
+from sandbox.runner.agents import AgentOptions, make_agent
+from sandbox.runner.attempt import run_attempt
+from sandbox.runner.cassettes import CassetteMismatch, check_cassette
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+
+RECORD_MODES = ("once", "none", "all", "new_episodes")
+MODEL_AGENT_KINDS = ("openai",)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sandbox", "browser-tool sandbox (offline agent regression tests)")
+    group.addoption("--sandbox-record-mode", choices=RECORD_MODES, default=None,
+                    help="vcrpy record mode for model agents' cassettes (default: none — replay only)")
+    group.addoption("--sandbox-out", type=Path, default=None,
+                    help="folder for the attempt folders (default: pytest's temporary directory)")
+    group.addoption("--sandbox-mirrors", type=Path, action="append", default=None,
+                    help="mirror root to serve instead of the bundled mirrors (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sandbox_pack(pack_id): the pack sandbox_run uses when none is named")
+
+
+class BackgroundSandbox:
+    """A started ``Sandbox`` on its own event loop thread; ``call`` runs a coroutine there."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="sandbox", daemon=True)
+        self.thread.start()
+        self.sandbox = self.call(Sandbox(config, policies=pack_policy).start())
+
+    def call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        try:
+            self.call(self.sandbox.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One finished attempt: its verdict, its score report and where its files are."""
+    pack: str
+    agent: str
+    status: str
+    error: str | None
+    report: ScoreReport
+    directory: Path
+
+    @property
+    def qualified_pass(self) -> bool:
+        return self.report.qualified_pass
+
+    @property
+    def trace_path(self) -> Path:
+        return self.directory / "trace.jsonl"
+
+    def explain(self) -> str:
+        """Why the attempt did (not) qualify, with the evidence: fields, gates, files."""
+        report = self.report
+        verdict = "error-free pass" if report.error_free else "qualified pass" if report.qualified_pass else "NOT qualified"
+        lines = [f"{self.pack} [{self.agent}]: {verdict} "
+                 f"(status {self.status}, field accuracy {float(report.field_accuracy):.3f})"]
+        if self.error:
+            lines.append(f"  agent error: {self.error}")
+        lines += [f"  reason: {reason}" for reason in report.reasons]
+        for field in report.fields:
+            if not field.correct:
+                mark = "critical " if field.critical else ""
+                lines.append(f"  {mark}field {field.name}: expected {field.expected!r}, got {field.got!r}"
+                             + (f" ({field.detail})" if field.detail else ""))
+        for failure in report.gates.failures:
+            at = f" (call seq {failure.seq})" if failure.seq is not None else ""
+            lines.append(f"  gate {failure.gate}{at}: {failure.message}")
+        if not report.output_contract.ok:
+            lines += [f"  output contract: {error.message}" for error in report.output_contract.errors]
+        lines.append(f"  attempt folder: {self.directory}")
+        report_html = self.directory / "report.html"
+        if report_html.is_file():
+            lines.append(f"  report: {report_html}")
+        return "\n".join(lines)
+
+
+def assert_qualified(attempt: Attempt) -> None:
+    """Fail with the failing fields (expected vs got), gate violations and the attempt folder."""
+    if not attempt.qualified_pass:
+        pytest.fail(attempt.explain(), pytrace=False)
+
+
+def assert_error_free(attempt: Attempt) -> None:
+    """Fail unless the attempt is a qualified pass with every field right (the strictest check)."""
+    if not attempt.report.error_free:
+        pytest.fail(attempt.explain(), pytrace=False)
+
+
+def assert_field(attempt: Attempt, name: str) -> None:
+    """Fail unless the field ``name`` (dotted path) was answered correctly."""
+    for field in attempt.report.fields:
+        if field.name == name:
+            if not field.correct:
+                pytest.fail(f"field {name}: expected {field.expected!r}, got {field.got!r}\n{attempt.explain()}",
+                            pytrace=False)
+            return
+    pytest.fail(f"the pack {attempt.pack!r} scores no field {name!r}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def sandbox(pytestconfig: pytest.Config):
+    """The warm in-process sandbox (one Chromium for the whole test session)."""
+    roots = tuple(pytestconfig.getoption("sandbox_mirrors") or (MIRRORS_DIR,))
+    host = BackgroundSandbox(ServerConfig(mirror_roots=roots))
+    yield host
+    host.close()
+
+
+def default_cassette(request: pytest.FixtureRequest) -> Path:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.name).strip("_")
+    return Path(request.path).parent / "cassettes" / Path(request.path).stem / f"{name}.yaml"
+
+
+def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
+    marker = request.node.get_closest_marker("sandbox_pack")
+    pack_id = pack or (marker.args[0] if marker and marker.args else None)
+    if not pack_id:
+        pytest.fail("sandbox_run needs a pack: sandbox_run(pack=...) or @pytest.mark.sandbox_pack(...)", pytrace=False)
+    try:
+        return load_pack(pack_id)
+    except PackError as exc:
+        pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
+
+
+def prepare_cassette(host: BackgroundSandbox, pack: Pack, cassette: Path, mode: str) -> None:
+    if not cassette.is_file():
+        if mode == "none":
+            pytest.fail(f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
+                        "endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY) and run pytest with "
+                        "--sandbox-record-mode once", pytrace=False)
+        return
+    if mode in ("none", "once", "new_episodes"):
+        from sandbox.runner.agents.openai_agent import function_tools
+
+        try:
+            check_cassette(cassette, pack, function_tools(host.sandbox.registry.schemas()))
+        except CassetteMismatch as exc:
+            pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_path: Path):
+    """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
+    runs one attempt and returns an ``Attempt``."""
+    config = request.config
+    out = config.getoption("sandbox_out")
+    counter = iter(range(1, 1000))
+
+    def run(pack: str | None = None, agent: str = "reference", *, cassette: Path | str | None = None,
+            record_mode: str | None = None, time_limit: float | None = None) -> Attempt:
+        loaded = resolve_pack(request, pack)
+        options = AgentOptions()
+        if agent.partition(":")[0] in MODEL_AGENT_KINDS:
+            mode = record_mode or config.getoption("sandbox_record_mode") or "none"
+            if mode not in RECORD_MODES:
+                pytest.fail(f"record_mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}", pytrace=False)
+            path = Path(cassette) if cassette is not None else default_cassette(request)
+            prepare_cassette(sandbox, loaded, path, mode)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            options = AgentOptions(cassette=path, record_mode=mode)
+        elif cassette is not None:
+            pytest.fail(f"agent {agent!r} does not use a cassette", pytrace=False)
+        try:
+            instance = make_agent(agent, options)
+        except ValueError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        base = Path(out) / re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.nodeid) if out else tmp_path
+        directory = base / f"{loaded.id}-{next(counter)}"
+        outcome = sandbox.call(run_attempt(sandbox.sandbox, loaded, instance, directory, time_limit=time_limit))
+        report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
+        attempt_error = None
+        if outcome.status != "completed":
+            import json
+
+            attempt_error = json.loads((directory / "attempt.json").read_text(encoding="utf-8")).get("error")
+        return Attempt(loaded.id, outcome.agent, outcome.status, attempt_error, report, directory)
+
+    return run

@@ -1,0 +1,65 @@
+"""Checks that a recorded model conversation (a vcrpy cassette of the ``openai:`` agent) fits
+the attempt about to replay it: the same pack's task, the same tool schemas.
+
+A cassette is matched request by request on method and URL only (bodies hold per-run
+values), so a cassette recorded for another pack, or against other tool schemas, would
+replay "successfully" and score nonsense. Its first request says what it was recorded for:
+the task prompt (site key kept as a placeholder) and the tools offered to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from sandbox.evaluation.packs import Pack, list_packs
+
+SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
+RERECORD = "re-record it (record mode 'all', against your model endpoint) or pass the right cassette"
+
+
+class CassetteMismatch(Exception):
+    """The cassette was recorded for something else; the message says what and what to do."""
+
+
+def first_request(path: Path) -> dict | None:
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    for interaction in data.get("interactions") or []:
+        body = (interaction.get("request") or {}).get("body")
+        if isinstance(body, dict):   # vcrpy may store {"string": ...}
+            body = body.get("string")
+        if isinstance(body, (str, bytes)) and body:
+            try:
+                return json.loads(body)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def recorded_prompt(request: dict) -> str | None:
+    for message in request.get("messages") or []:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return None
+
+
+def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
+    """Raise ``CassetteMismatch`` when the cassette at ``path`` was recorded for another pack or
+    against other tool schemas than ``tools`` (the function tools the agent will offer)."""
+    request = first_request(path)
+    if request is None:
+        return   # nothing recorded yet, or not a chat request: vcrpy reports it if it cannot answer
+    prompt = recorded_prompt(request)
+    if prompt is not None and prompt != pack.render_prompt(SITE_KEY_PLACEHOLDER):
+        other = next((p.id for p in list_packs() if p.render_prompt(SITE_KEY_PLACEHOLDER) == prompt), None)
+        what = f"for pack {other!r}" if other else "for a task prompt that differs from this pack's"
+        raise CassetteMismatch(f"cassette {path} was recorded {what}, not for {pack.id!r}: {RERECORD}")
+    recorded_tools = request.get("tools")
+    if recorded_tools is not None and recorded_tools != tools:
+        names = [t.get("function", {}).get("name") for t in recorded_tools]
+        changed = sorted({t["function"]["name"] for t in tools} ^ set(names)) or sorted(
+            t["function"]["name"] for t in tools if t not in recorded_tools)
+        raise CassetteMismatch(f"cassette {path} was recorded against other tool schemas than this sandbox "
+                               f"offers (differing: {', '.join(changed)}): {RERECORD}")
