@@ -24,8 +24,10 @@ from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
 from sandbox.mirrors import MirrorStore, check
+from sandbox.policy import Policy
 from sandbox.trace import parse_trace
 from tests.conftest import ref_of, snapshot
+from toolserver.run import Run
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"
@@ -420,6 +422,26 @@ async def test_opinion_link_on_the_docket_opens_the_slip_opinion(sandbox) -> Non
         assert not [e for e in parse_trace(run.trace.text()).events if e.kind == "policy_violation"]
     finally:
         await run.close()
+
+
+async def test_opinion_link_is_refused_where_the_allow_list_has_only_the_docket(sandbox) -> None:
+    """Under an allow-list without the opinion, the same click is a policy violation and the
+    docket stays; in observe mode it is recorded but not refused."""
+    for mode in ("enforce", "observe"):
+        run = Run(sandbox.host, sandbox.config, Policy(allowed_urls=(DOCKET,), mode=mode, pack="docket-only"))
+        try:
+            await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-only", "url": DOCKET})
+            snap = (await snapshot(run))["snapshot"]
+            reply = await run.call("browser_click", {"ref": ref_of(snap, 'link "opinion"')})
+            assert reply["ok"], reply
+            trace = parse_trace(run.trace.text())
+            violations = [e for e in trace.events if e.kind == "policy_violation"]
+            assert [(v.data["url"], v.data["origin"], v.data["enforced"]) for v in violations] == [
+                (OPINION, "page", mode == "enforce")]
+            assert violations[0].seq == trace.calls[-1].seq
+            assert (await snapshot(run))["url"] == (DOCKET if mode == "enforce" else OPINION)
+        finally:
+            await run.close()
 
 
 LEAVING_THE_ALLOW_LIST = [
