@@ -238,3 +238,34 @@ def check(*roots: Path) -> list[str]:
                 if entry.provenance.kind == "captured" and not entry.provenance.captured_at:
                     problems.append(f"{where}: captured entry without captured_at")
     return problems
+
+
+@dataclass(frozen=True)
+class HostProvenance:
+    """What one host folder's entries are: captured URLs, and reconstructed URLs grouped by the
+    basis each reconstruction states (in manifest order)."""
+    host: str
+    captured: tuple[str, ...]
+    reconstructed: tuple[tuple[str, tuple[str, ...]], ...]   # (basis, URLs)
+
+
+def provenance_by_host(*roots: Path) -> list[HostProvenance]:
+    """Per host folder under the roots: which entries are captured, which reconstructed and
+    from what basis. Unreadable manifests are skipped (``check`` reports them)."""
+    summaries: list[HostProvenance] = []
+    for root in roots:
+        root = Path(root)
+        manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
+        for manifest_path in manifests:
+            try:
+                manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+            except Exception:
+                continue
+            captured = tuple(e.url for e in manifest.entries if e.provenance.kind == "captured")
+            bases: dict[str, list[str]] = {}
+            for entry in manifest.entries:
+                if entry.provenance.kind == "reconstructed":
+                    bases.setdefault(entry.provenance.basis or "", []).append(entry.url)
+            summaries.append(HostProvenance(manifest_path.parent.name, captured,
+                                            tuple((basis, tuple(urls)) for basis, urls in bases.items())))
+    return summaries

@@ -42,8 +42,10 @@ HTML_TYPE = "text/html; charset=utf-8"  # the charset matters: the text has "§"
 JSON_TYPE = "application/json; charset=utf-8"
 
 COMMON_INVENTED = (
-    "Invented because no public sample showed them: the subpart wrapper (div.subpart with an "
-    "h3 heading) and the path/citation values inside data-hierarchy-metadata."
+    "Heading levels after the eCFR team's own link builder and real clients: the subpart heading "
+    "is an h2, sections h4 (no part h1 in a subpart view: not confirmed that the fragment "
+    "carries one). Invented because no public sample showed them: the subpart wrapper "
+    "(div.subpart) and the path/citation values inside data-hierarchy-metadata."
 )
 PROVENANCE_BEFORE = (
     "Reconstruction of the eCFR renderer API HTML fragment for 28 CFR part 35 subpart H as of "
@@ -62,8 +64,10 @@ PROVENANCE_AFTER = (
     "content and mobile apps, WCAG 2.1 Level A and Level AA, April 24, 2026 and April 26, 2027. "
     "Invented: the exact regulatory wording (written after the 2024 final rule as remembered, "
     "not copied); the source-note markup (div.source > p with a bold 'Source:' label); "
-    "unnumbered paragraphs as plain p; cross-references left as plain text (the real renderer "
-    "links them); no per-section citation lines, since the subpart source note covers every "
+    "unnumbered paragraphs as plain p; the href form of the CFR cross-reference links "
+    "(a.cfr.external to /current/title-28/section-<n>, with a #p-<n>(x) fragment for a paragraph "
+    "reference; the class and the linking are the real renderer's, the exact href is not "
+    "confirmed); no per-section citation lines, since the subpart source note covers every "
     "section. " + COMMON_INVENTED + " Deliberately absent, as in the real view: any RIN, Federal "
     "Register document number, testing frequency, and the 2026 amendment (AG Order No. 6742-2026)."
 )
@@ -72,9 +76,13 @@ PROVENANCE_VERSIONS = (
     "not be fetched offline). Basis: the field list in shared/facts/source-structures.md (meta "
     "values are strings) and the benchmark's facts: the first substantive version of 35.200 is "
     "2024-06-24, and a later amendment (AG Order No. 6742-2026, 91 FR 20912, Apr. 20, 2026) makes "
-    "meta.latest_amendment_date 2026-04-20. Invented: issue_date equal to the version date, "
-    "result_count, the meta.issue_date bounds, and the pretty-printing (indent 2; the real API's "
-    "whitespace is unknown)."
+    "meta.latest_amendment_date 2026-04-20. From the eCFR team's link builder and real clients: "
+    "'name' has three spaces after the section number, issue_date is the Federal Register "
+    "publication date (89 FR 31337 was published 2024-04-24, before the 2024-06-24 effective "
+    "date; the 2026 amendment's is Apr. 20, 2026), and meta carries total_pages as a string. "
+    "Invented: result_count, total_pages '1', the meta.issue_date bounds, the 2026 version's "
+    "effective date (taken as its publication date), and the pretty-printing (indent 2; the real "
+    "API's whitespace is unknown)."
 )
 
 
@@ -169,9 +177,22 @@ def _link_fr_citations(text: str) -> str:
     return _FR_CITATION.sub(link, html.escape(text, quote=False))
 
 
+_CFR_REFERENCE = re.compile(r"§ (\d+\.\d+)((?:\([a-z0-9]+\))*)")
+
+
+def _link_cfr_references(text: str) -> str:
+    """Escape text and link each CFR cross-reference ("§ 35.104", "§ 35.200(b)") the way the
+    real renderer does: ``<a class="cfr external" href="/current/title-28/section-35.104">``."""
+    def link(match: re.Match[str]) -> str:
+        section, paragraph = match.groups()
+        href = f"/current/title-{TITLE}/section-{section}" + (f"#p-{section}{paragraph}" if paragraph else "")
+        return f'<a class="cfr external" href="{html.escape(href)}">{match.group(0)}</a>'
+    return _CFR_REFERENCE.sub(link, html.escape(text, quote=False))
+
+
 def _render_paragraph(paragraph: Paragraph, parent_title: str, depth: int, pad: str) -> list[str]:
     if paragraph.label is None:
-        return [f"{pad}<p>{html.escape(paragraph.text, quote=False)}</p>"]
+        return [f"{pad}<p>{_link_cfr_references(paragraph.text)}</p>"]
     title = f"{parent_title}({paragraph.label})"
     parts = [
         '<span class="paragraph-hierarchy"><span class="paren">(</span>'
@@ -180,7 +201,7 @@ def _render_paragraph(paragraph: Paragraph, parent_title: str, depth: int, pad: 
     if paragraph.heading:
         parts.append(f'<em class="paragraph-heading">{html.escape(paragraph.heading, quote=False)}</em>')
     if paragraph.text:
-        parts.append(html.escape(paragraph.text, quote=False))
+        parts.append(_link_cfr_references(paragraph.text))
     lines = [
         f'{pad}<div id="p-{title}">',
         f'{pad}  <p class="indent-{depth}" data-title="{title}">{" ".join(parts)}</p>',
@@ -196,8 +217,8 @@ def render_subpart(subpart: Subpart, date: str) -> str:
     subpart_path = f"/on/{date}/title-{TITLE}/part-{PART}/subpart-{subpart.letter}"
     lines = [
         f'<div class="subpart" id="subpart-{subpart.letter}">',
-        f"  <h3 {_metadata_attribute(subpart_path, f'{TITLE} CFR Part {PART} Subpart {subpart.letter}')}>"
-        f"{html.escape(subpart.heading, quote=False)}</h3>",
+        f"  <h2 {_metadata_attribute(subpart_path, f'{TITLE} CFR Part {PART} Subpart {subpart.letter}')}>"
+        f"{html.escape(subpart.heading, quote=False)}</h2>",
     ]
     if subpart.source_note:
         lines += [

@@ -33,7 +33,10 @@ _COMMON_BASIS = (
     "documented behaviour (shared/facts/demo-form.md): the four steps and their headings, labels, "
     "ids and input types, blur validation with the demo's exact (misspelled) messages, the "
     "whole-form check on step 2's Next, the step-3 summary and alert, the Success (Finished) "
-    "screen. Not a copy of the original bundle; file names and CSS class names are invented; "
+    "screen, the step heading as <h1> text followed by a <span> with the step counter (a separate "
+    "child in the accessibility tree; the span's inline-block display that makes it one is ours, "
+    "the real page's CSS is not confirmed), console.log of the error state on every render and "
+    "change. Not a copy of the original bundle; file names and CSS class names are invented; "
     "no network request, system fonts only."
 )
 _HOOKS = (

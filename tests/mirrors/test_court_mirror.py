@@ -24,6 +24,10 @@ from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
 from sandbox.core.mirrors import MirrorStore, check
+from sandbox.core.policy import Policy
+from sandbox.core.trace import parse_trace
+from tests.conftest import ref_of, snapshot
+from toolserver.dispatch import Run
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"
@@ -42,7 +46,7 @@ LAST_THREE_BEFORE_DECISION = [
 ]
 DECISION = (date(2023, 6, 29), "Judgment VACATED and case REMANDED. Alito, J., delivered the opinion for a "
                                "unanimous Court. Sotomayor, J., filed a concurring opinion, in which Jackson, J., joined.")
-JUDGMENT_ISSUED = (date(2023, 7, 31), "JUDGMENT ISSUED.")
+JUDGMENT_ISSUED = (date(2023, 7, 31), "Judgment issued.")
 HOLDING = ("Title VII requires an employer that denies a religious accommodation to show that the burden of "
            "granting an accommodation would result in substantial increased costs in relation to the conduct "
            "of its particular business.")
@@ -119,7 +123,9 @@ def test_mirror_is_consistent_and_serves_exactly_the_two_urls(store: MirrorStore
 def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
     assert docket.title.string == "Docket for 22-174 "
     metas = {m["name"]: m["content"] for m in docket.select("meta[name]")}
-    assert {"Term", "CaseNumber", "Petitioner", "Docketed"} <= set(metas)
+    assert {k: metas.get(k) for k in ("Term", "CaseNumber", "CaseType", "Petitioner", "Respondent", "Docketed")} == {
+        "Term": "2022", "CaseNumber": "00174", "CaseType": "Paid", "Petitioner": "Gerald E. Groff, Petitioner",
+        "Respondent": "Louis DeJoy, Postmaster General", "Docketed": "August 25, 2022"}
     assert docket.select_one("#docketwrappers > #docketwrapper table#docketinfo") is not None
 
     info: dict[str, str] = {}
@@ -133,6 +139,51 @@ def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
     assert info["Lower Ct:"] == "United States Court of Appeals for the Third Circuit"
     assert info["Case Numbers:"] == "(21-1900)"
     assert info["Decision Date:"] == "May 25, 2022"
+    # The lower-court labels are indented with non-breaking spaces, as on the real pages.
+    assert [c.get_text() for c in docket.select("table#docketinfo td > span")
+            if "Case Numbers" in c.get_text()] == ["\xa0\xa0\xa0Case Numbers:"]
+    # The Questions Presented link is absolute (a relative one resolved to a wrong path).
+    assert docket.find("a", string="Questions Presented")["href"] == "https://www.supremecourt.gov/qp/22-00174qp.pdf"
+
+
+def test_page_actions_above_the_docket(docket: BeautifulSoup) -> None:
+    """Print and Notify Me icons and the search box sit above table#docketinfo, as on real pages."""
+    wrapper = docket.select_one("#docketwrapper")
+    actions = wrapper.find("table")
+    assert actions is not None and actions.find_next_sibling("table")["id"] == "docketinfo"
+    assert actions.find("img", alt="Print").find_parent("a")["onclick"] == "window.print();"
+    assert actions.find("img", alt="Notify Me").find_parent("a")["href"] == \
+        "https://file.supremecourt.gov/casenotification?caseNumber=22-174"
+    form = actions.select_one("form#SearchWithin")
+    assert (form["action"], form["method"]) == ("https://www.supremecourt.gov/Docket/SearchCase.aspx", "get")
+    assert "Search documents in this case:" in form.get_text()
+    assert form.select_one('input[name="Case"]')["value"] == "22-174" and form.select_one('input[name="SearchTerm"]')
+    assert all(img["src"].startswith("data:") for img in docket.find_all("img")), "the page must request nothing else"
+
+
+def test_proceedings_are_cards_with_one_documentlinks_span_each(docket: BeautifulSoup, store: MirrorStore) -> None:
+    section = docket.select_one("div#proceedings")
+    assert normalised(section.select_one(":scope > div.coloredheader").get_text()) == "Proceedings and Orders"
+    assert section.find("th") is None, "the real page has no separate 'Date' column header"
+    cards = section.select(":scope > div.card")
+    assert cards and len(cards) == len(section.select("table.ProceedingItem"))
+    for card in cards:
+        tables = card.find_all("table", recursive=False)
+        assert len(tables) == 1 and "ProceedingItem" in tables[0]["class"]
+        description = card.find_all("td")[1]
+        assert len(description.select("span.documentlinks")) == 1
+        assert description.select_one("br + span.documentlinks") is not None
+        assert all("documentanchor" in a["class"] for a in description.select("span.documentlinks a"))
+    raw = store.lookup(DOCKET).body.decode("utf-8")
+    # Two spaces before a new sentence inside an entry, as on real pages.
+    assert "Letter filed.  (Distributed)" in raw and "Houston, Tex.  For respondent:" in raw
+    assert "Judgment VACATED and case REMANDED.  Alito, J., delivered the" in raw
+    decision = next(c for c in cards if "Judgment VACATED" in c.get_text())
+    link = decision.find_all("td")[1].find("a", string="opinion")
+    assert link is not None and link["href"] == OPINION and link.find_parent("span", class_="documentlinks") is None
+    last = cards[-1].find_all("td")[1]
+    assert normalised(last.get_text(" ")).startswith("Judgment issued.")
+    assert [a.get_text() for a in last.select("span.documentlinks a")] == ["Main Document"]
 
 
 def test_proceedings_run_in_order_from_petition_to_judgment(docket: BeautifulSoup) -> None:
@@ -159,8 +210,15 @@ def test_row_descriptions_are_quotable_from_the_page_text(docket: BeautifulSoup)
 
 
 def test_attorneys(docket: BeautifulSoup) -> None:
-    contacts = docket.select_one("#Contacts")
-    assert "Attorneys" in contacts.get_text()
+    contacts = docket.select_one("div#Contacts")
+    assert normalised(contacts.select_one(":scope > div.coloredheader").get_text()) == "Attorneys"
+    assert docket.select("table#Contacts") == []
+    headings = [normalised(c.get_text()) for c in contacts.select(":scope > div.card > div.card-heading")]
+    assert headings == ["Attorneys for Petitioners", "Attorneys for Respondents"]
+    assert [normalised(t.get_text()) for t in contacts.select(".ContactName > span.ContactTitle")] == \
+        ["Counsel of Record"] * 2
+    assert [normalised(p.get_text()) for p in contacts.select(".ContactData2 > span.phonenumber")] == \
+        ["Ph: 713-229-1234", "Ph: 202-514-2217"]
     names = [normalised(c.get_text(" ")) for c in contacts.select(".ContactName")]
     data = [normalised(c.get_text(" ")) for c in contacts.select(".ContactData2")]
     parties = [normalised(c.get_text(" ")) for c in contacts.select(".partyname")]
@@ -168,6 +226,57 @@ def test_attorneys(docket: BeautifulSoup) -> None:
     assert "Baker Botts L.L.P." in data[0] and "Houston" in data[0]
     assert any("Solicitor General" in d for d in data)
     assert parties == ["Party name: Gerald E. Groff", "Party name: Louis DeJoy, Postmaster General"]
+
+
+def test_a_real_scotus_docket_parser_reads_every_entry_and_attorney_group(docket: BeautifulSoup,
+                                                                         store: MirrorStore) -> None:
+    """juriscraper's SCOTUSDocketReportHTML (the public parser of these pages, installed from the
+    package index, not mocked) extracts every proceeding and every attorney group the page shows."""
+    from juriscraper.scotus import SCOTUSDocketReportHTML
+
+    report = SCOTUSDocketReportHTML()
+    report._parse_text(store.lookup(DOCKET).body.decode("utf-8"))
+
+    metadata = report.metadata
+    assert metadata["docket_number"] == "22-174"
+    assert metadata["date_filed"] == date(2022, 8, 25)
+    assert metadata["lower_court"] == "United States Court of Appeals for the Third Circuit"
+    assert metadata["lower_court_case_numbers"] == ["21-1900"]
+    assert metadata["lower_court_decision_date"] == date(2022, 5, 25)
+    assert metadata["questions_presented"] == "https://www.supremecourt.gov/qp/22-00174qp.pdf"
+
+    shown = proceedings(docket)
+    entries = report.docket_entries
+    assert len(entries) == len(shown) == 27
+    for entry, (when, description), card in zip(entries, shown, docket.select("#proceedings div.card")):
+        assert entry["date_filed"] == when
+        inline_link = card.find_all("td")[1].find("a", class_=lambda c: c != "documentanchor") is not None
+        if inline_link:
+            # The parser repeats the words after an inline link (lxml's tostring keeps the link's
+            # tail, then the tail is added again); its own expectations for a real 2023 docket
+            # show the same ("... Opinion per curiam. per curiam.").
+            assert entry["description"].startswith(description + " "), entry["description"]
+        else:
+            assert entry["description"] == description
+        documents = [(a.get_text(), a["href"]) for a in card.select("span.documentlinks a.documentanchor")]
+        assert [(a["description"], a["document_url"]) for a in entry["attachments"]] == documents
+    assert sum(bool(e["attachments"]) for e in entries) == 17
+
+    groups = {"Attorneys for Petitioners": "Petitioner", "Attorneys for Respondents": "Respondent"}
+    shown_parties = []
+    for card in docket.select("div#Contacts > div.card"):
+        names = [c.contents[0].strip() for c in card.select("div.ContactName")]
+        parties = [normalised(p.get_text()).removeprefix("Party name: ") for p in card.select("span.partyname")]
+        assert len(set(parties)) == 1
+        shown_parties.append((groups[normalised(card.select_one("div.card-heading").get_text())], parties[0], names))
+    parsed = [(p["type"], p["name"], [a["name"] for a in p["attorneys"]]) for p in report.parties]
+    assert parsed == shown_parties == [("Petitioner", "Gerald E. Groff", ["Aaron M. Streett"]),
+                                       ("Respondent", "Louis DeJoy, Postmaster General", ["Elizabeth B. Prelogar"])]
+    streett, prelogar = (p["attorneys"][0] for p in report.parties)
+    assert streett["is_counsel_of_record"] and prelogar["is_counsel_of_record"]
+    assert (streett["title"], streett["city"], streett["state"], streett["zip"], streett["phone"]) == (
+        "Baker Botts L.L.P.", "Houston", "TX", "77002", "713-229-1234")
+    assert (prelogar["email"], prelogar["phone"]) == ("SupremeCtBriefs@USDOJ.gov", "202-514-2217")
 
 
 def test_docket_states_none_of_the_traps(store: MirrorStore) -> None:
@@ -244,7 +353,7 @@ async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorSto
             assert await page.locator("table.ProceedingItem").count() == len(proceedings(
                 BeautifulSoup(store.lookup(DOCKET).body, "html.parser")))
             inner_text = normalised(await page.evaluate("document.body.innerText"))
-            for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "JUDGMENT ISSUED."]:
+            for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "Judgment issued."]:
                 assert quote in inner_text, quote
         finally:
             await browser.close()
@@ -295,3 +404,70 @@ def test_line_breaker_hyphenates_only_where_allowed(monkeypatch: pytest.MonkeyPa
     rebuilt = "\n".join(" ".join("".join(p.text for p in w) for w in line.words) for line in lines)
     assert re.search(r"[a-z]-\n[a-z]", rebuilt) and "accommodation" in dehyphenated(rebuilt)
     assert all("Hardison-" not in "".join(p.text for p in w) for line in lines for w in line.words)
+
+
+# ---------------------------------------------------------------- through the tools, under the pack's policy
+
+async def test_opinion_link_on_the_docket_opens_the_slip_opinion(sandbox) -> None:
+    """An agent can click from the docket's decision entry to the PDF (an allowed URL of the pack)."""
+    run = sandbox.create_run(pack="court-docket")
+    try:
+        await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-click", "url": DOCKET})
+        snap = (await snapshot(run))["snapshot"]
+        reply = await run.call("browser_click", {"ref": ref_of(snap, 'link "opinion"')})
+        assert reply["ok"], reply
+        shown = await snapshot(run)
+        assert shown["url"] == OPINION and shown["format"] == "pdf_text"
+        assert "GROFF v. DeJOY" in shown["snapshot"]
+        assert not [e for e in parse_trace(run.trace.text()).events if e.kind == "policy_violation"]
+    finally:
+        await run.close()
+
+
+async def test_opinion_link_is_refused_where_the_allow_list_has_only_the_docket(sandbox) -> None:
+    """Under an allow-list without the opinion, the same click is a policy violation and the
+    docket stays; in observe mode it is recorded but not refused."""
+    for mode in ("enforce", "observe"):
+        run = Run(sandbox.host, sandbox.config, Policy(allowed_urls=(DOCKET,), mode=mode, pack="docket-only"),
+                  sandbox.registry)
+        try:
+            await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-only", "url": DOCKET})
+            snap = (await snapshot(run))["snapshot"]
+            reply = await run.call("browser_click", {"ref": ref_of(snap, 'link "opinion"')})
+            assert reply["ok"], reply
+            trace = parse_trace(run.trace.text())
+            violations = [e for e in trace.events if e.kind == "policy_violation"]
+            assert [(v.data["url"], v.data["origin"], v.data["enforced"]) for v in violations] == [
+                (OPINION, "page", mode == "enforce")]
+            assert violations[0].seq == trace.calls[-1].seq
+            assert (await snapshot(run))["url"] == (DOCKET if mode == "enforce" else OPINION)
+        finally:
+            await run.close()
+
+
+LEAVING_THE_ALLOW_LIST = [
+    ("Notify Me", 'img "Notify Me"', "https://file.supremecourt.gov/casenotification?caseNumber=22-174"),
+    ("Questions Presented", 'link "Questions Presented"', "https://www.supremecourt.gov/qp/22-00174qp.pdf"),
+    ("a document link", 'link "Main Document"', "https://www.supremecourt.gov/DocketPDF/22/22-174/"),
+    ("the search box", 'button "Search"', "https://www.supremecourt.gov/Docket/SearchCase.aspx?Case=22-174"),
+]
+
+
+@pytest.mark.parametrize("name, needle, target", LEAVING_THE_ALLOW_LIST, ids=[c[0] for c in LEAVING_THE_ALLOW_LIST])
+async def test_docket_controls_outside_the_allow_list_are_caught(sandbox, name, needle, target) -> None:
+    run = sandbox.create_run(pack="court-docket")
+    try:
+        await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-policy", "url": DOCKET})
+        snap = (await snapshot(run))["snapshot"]
+        reply = await run.call("browser_click", {"ref": ref_of(snap, needle)})
+        assert reply["ok"], reply
+        trace = parse_trace(run.trace.text())
+        click = trace.calls[-1].seq
+        violations = [e for e in trace.events if e.kind == "policy_violation"]
+        assert violations and all(v.seq == click and v.data["enforced"] for v in violations), (name, violations)
+        assert any(v.data["url"].startswith(target) for v in violations), (name, violations)
+        if name == "the search box":
+            assert [e for e in trace.events if e.kind == "state_change" and e.data["action"] == "form_submission"]
+        assert (await snapshot(run))["url"] == DOCKET   # the page did not move
+    finally:
+        await run.close()

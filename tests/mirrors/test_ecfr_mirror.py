@@ -19,6 +19,8 @@ from bs4 import BeautifulSoup
 from playwright.async_api import async_playwright
 
 from sandbox.core.mirrors import MirrorStore, check
+from sandbox.core.trace import parse_trace
+from tests.conftest import ref_of, snapshot
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.ecfr.gov"
@@ -110,12 +112,19 @@ def test_after_view_states_every_expected_fact(store: MirrorStore) -> None:
 
     soup = BeautifulSoup(html, "html.parser")
     assert [normalised(h.get_text()) for h in soup.select("div.section > h4")] == SECTION_HEADINGS
-    assert normalised(soup.select_one("div.subpart > h3").get_text()) == "Subpart H—Web and Mobile Accessibility"
-    for heading in soup.select("h3, h4"):
+    assert normalised(soup.select_one("div.subpart > h2").get_text()) == "Subpart H—Web and Mobile Accessibility"
+    assert soup.select("h3") == []   # the subpart heading is an h2, as the real renderer emits it
+    for heading in soup.select("h2, h4"):
         json.loads(heading["data-hierarchy-metadata"])  # valid JSON in every heading
     exception_headings = soup.select('div.section[id="35.201"] > div > p.indent-1 > em.paragraph-heading')
     assert [h.get_text().removesuffix(".") for h in exception_headings] == EXCEPTIONS
     assert soup.select_one('a.fr-reference[data-reference="89 FR 31337"]') is not None
+    # CFR cross-references are links, as the real renderer makes them.
+    references = [(a.get_text(), a["href"]) for a in soup.select("a.cfr.external")]
+    assert ("§ 35.104", "/current/title-28/section-35.104") in references
+    assert ("§ 35.200(b)", "/current/title-28/section-35.200#p-35.200(b)") in references
+    assert {text for text, _ in references} == {"§ 35.104", "§ 35.200", "§ 35.200(b)"}
+    assert "requirements of § 35.200 do not apply" in normalised(visible_text(html))
     first = soup.select_one('p[data-title="35.200(a)"]')
     assert normalised(first.get_text()).startswith("(a) General. A public entity shall ensure")
 
@@ -141,8 +150,11 @@ def test_versions_json_gives_first_substantive_version_and_later_latest_date(sto
     versions = data["content_versions"]
     assert {v["identifier"] for v in versions} == {"35.200"}
     first = min((v for v in versions if v["substantive"]), key=lambda v: v["date"])
-    assert (first["date"], first["amendment_date"], first["issue_date"]) == ("2024-06-24",) * 3
-    assert first["name"] == SECTION_HEADINGS[0]
+    # issue_date is the Federal Register publication date, before the effective date.
+    assert (first["date"], first["amendment_date"], first["issue_date"]) == ("2024-06-24", "2024-06-24", "2024-04-24")
+    assert first["name"] == "§ 35.200   Requirements for web and mobile accessibility."   # three spaces
+    assert " ".join(first["name"].split()) == SECTION_HEADINGS[0]
+    assert data["meta"]["total_pages"] == "1"
     assert data["meta"]["latest_amendment_date"] == "2026-04-20"
 
     def all_strings(value: object) -> bool:
@@ -185,6 +197,11 @@ async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore
                 inner_text = normalised(await page.evaluate("document.body.innerText"))
                 missing = [quote for quote in wanted if quote not in inner_text]
                 assert not missing, f"{url}: not in body.innerText: {missing}"
+                if url != VERSIONS:   # what an agent's snapshot says: the subpart heading is level 2
+                    aria = await page.aria_snapshot(mode="ai")
+                    heading = "Subpart H—General" if url == BEFORE else "Subpart H—Web and Mobile Accessibility"
+                    assert f'heading "{heading}" [level=2]' in aria, aria
+                    assert ('link "§ 35.104"' in aria) is (url == AFTER)
         finally:
             await browser.close()
     assert aborted == []
@@ -212,3 +229,21 @@ def test_generator_is_deterministic_and_matches_the_committed_mirror(
     _load_generator(monkeypatch).build(out)  # a second run over its own output
     assert _tree(out) == first
     assert first == _tree(MIRROR), "mirrors/www.ecfr.gov is stale: rerun scripts/mirrors/build_ecfr.py"
+
+
+async def test_clicking_a_cross_reference_is_caught_by_the_pack_policy(sandbox) -> None:
+    """The cross-reference links lead outside the pack's three URLs: the click is refused."""
+    run = sandbox.create_run(pack="ecfr-regulation")
+    try:
+        await run.call("browser_start_session", {"provider": "kernel", "site_key": "ecfr-xref", "url": BEFORE})
+        assert (await run.call("browser_navigate", {"url": AFTER}))["ok"]
+        snap = (await snapshot(run))["snapshot"]
+        reply = await run.call("browser_click", {"ref": ref_of(snap, 'link "§ 35.104"')})
+        assert reply["ok"], reply
+        trace = parse_trace(run.trace.text())
+        violations = [e for e in trace.events if e.kind == "policy_violation"]
+        assert [v.data["url"] for v in violations] == ["https://www.ecfr.gov/current/title-28/section-35.104"]
+        assert violations[0].seq == trace.calls[-1].seq and violations[0].data["enforced"]
+        assert (await snapshot(run))["url"] == AFTER
+    finally:
+        await run.close()

@@ -8,6 +8,7 @@ and raised no script error. The behaviours checked are those of shared/facts/dem
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -93,6 +94,7 @@ class FormPage:
     requested: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
 
     async def heading(self) -> str:
         return (await self.page.locator("h1").inner_text()).strip()
@@ -141,6 +143,7 @@ async def form(browser: Browser, store: MirrorStore):
     page = await context.new_page()
     form = FormPage(page)
     page.on("pageerror", lambda error: form.script_errors.append(str(error)))
+    page.on("console", lambda message: form.console.append(f"{message.type}: {message.text}"))
 
     async def answer_from_mirror(route):
         url = route.request.url
@@ -204,6 +207,14 @@ async def test_step_one_structure(form: FormPage) -> None:
     assert colours == ["rgb(63, 81, 181)", "rgb(255, 255, 255)"]
     assert await header.locator("h1").count() == 1
     assert await form.heading() == "Enter User Details (Step 1 of 3)"
+    # <h1> text followed by a <span> with the step counter (a separate child in the aria tree).
+    assert await header.locator("h1").evaluate(
+        "h => [h.firstChild.nodeType, h.firstChild.textContent, h.children.length, h.children[0].tagName, "
+        "h.children[0].textContent]") == [3, "Enter User Details ", 1, "SPAN", "(Step 1 of 3)"]
+    # What an agent's snapshot (Playwright's AI mode, as browser_snapshot takes it) shows.
+    ai = await page.aria_snapshot(mode="ai")
+    assert re.search(r'heading "Enter User Details \(Step 1 of 3\)" \[level=1\] \[ref=\w+\]:\n'
+                     r' +- text: Enter User Details\n +- generic \[ref=\w+\]: \(Step 1 of 3\)\n', ai), ai
 
     for field_id, label, input_type in (("name", "Name", "text"), ("email", "Email", "email")):
         box = page.locator(f"#{field_id}")
@@ -430,3 +441,16 @@ async def test_keyboard_enter_tab_order_and_focus(form: FormPage) -> None:
     await page.get_by_role("button", name="Back").focus()
     await page.keyboard.press("Tab")
     assert await form.active_element() == "Confirm & Next"
+
+
+async def test_the_app_logs_its_error_state_on_every_render_and_change(form: FormPage) -> None:
+    page = form.page
+    await page.wait_for_timeout(50)   # console events arrive asynchronously
+    assert form.console and all(m.startswith("log: ") for m in form.console), form.console
+    rendered = len(form.console)
+    await form.fill_and_leave("name", "Jo")        # focus, input, blur: one log each at least
+    await page.wait_for_timeout(50)
+    assert len(form.console) >= rendered + 3, form.console
+    await form.next()                               # a step change renders again
+    await page.wait_for_timeout(50)
+    assert len(form.console) >= rendered + 4, form.console

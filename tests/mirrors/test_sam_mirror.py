@@ -19,6 +19,8 @@ from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
 from sandbox.core.mirrors import MirrorStore, check
+from sandbox.core.trace import parse_trace
+from tests.conftest import ref_of, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT / "mirrors" / "sam.gov"
@@ -184,6 +186,17 @@ def test_addenda_evidence_quotes_are_literal():
     assert "Amendment 0001" not in body(ADDENDA_URLS["baseline"])
 
 
+def test_download_all_zip_holds_the_stand_in_files():
+    import zipfile
+
+    for notice, names in ((BID, BID_FILES), (ADDENDA, [a["name"] for a in files(ADDENDA_URLS["resources"])])):
+        hit = STORE.lookup(f"{API}/opps/v3/opportunities/{notice}/resources/download/zip")
+        assert hit is not None and hit.headers["content-disposition"].startswith("attachment;")
+        archive = zipfile.ZipFile(io.BytesIO(hit.body))
+        assert archive.namelist() == names
+        assert all(archive.read(name).startswith(b"%PDF") for name in names)
+
+
 def test_addenda_attachment_index():
     attachments = files(ADDENDA_URLS["resources"])
     raw = body(ADDENDA_URLS["resources"])
@@ -274,6 +287,26 @@ async def test_bid_intake_page_renders(browser):
         assert fields["contact-primary-poc-full-name"] == "Shawn Jenkins"
         assert fields["contact-primary-poc-email"] == "Email shawn.jenkins@example.com"
         assert "Inactive" in text and "archived" in text
+        # Details read from public scrapers of the real page.
+        assert await page.locator("h1").count() == 1
+        assert await page.inner_text("h1.sam-ui-header") == "Install Gravel Pad"
+        assert (await page.inner_text("#header div.opportunity-top-left")).strip().lower() == "inactive"
+        assert fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        assert fields["general-special-legislation"] == "Initiative: None"
+        assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
+            "COAST GUARD ISLAND BLDG 54C", "ALAMEDA, CA 94501", "USA"]
+        # The chrome a person sees: banner, navigation, Sign In, Follow, Download All, footer.
+        assert "An official website of the United States government" in text
+        assert await page.get_by_role("navigation").get_by_role("link").all_inner_texts() == [
+            "Home", "Search", "Data Bank", "Data Services", "Help"]
+        assert await page.get_by_role("link", name="Sign In").get_attribute("href") == "https://sam.gov/signin"
+        assert await page.get_by_role("button", name="Follow").count() == 1
+        assert await page.get_by_role("link", name="Download All").get_attribute("href") == \
+            f"{API}/opps/v3/opportunities/{BID}/resources/download/zip"
+        assert await page.locator("footer").count() == 1 and "FOR OFFICIAL USE ONLY" in text
+        assert not await page.locator("#gov-banner-content").is_visible()
+        await page.get_by_role("button", name="Here\u2019s how you know").click()
+        assert await page.locator("#gov-banner-content").is_visible()
         for quote in ("install a gravel pad", "begin work within 7 calendar days after award",
                       "complete all work within 10 calendar days"):
             assert quote in text
@@ -309,6 +342,9 @@ async def test_addenda_page_renders(browser):
         assert fields["general-archive-date"] == "Updated Inactive Date: Jul 25, 2026"
         assert fields["classification-naics-code"] == "NAICS Code: 337920 - Blind and Shade Manufacturing"
         assert fields["classification-pop"] == "Place of Performance: Camp Douglas, WI 54618 USA"
+        assert fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
+            "100 INDEPENDENCE DR", "CAMP DOUGLAS, WI 54618-5001", "USA"]
         for quote in ("Amendment 0001", "Amendment 0002", "Project areas 2, 5, 6, and 7 have been changed",
                       "Offerors must acknowledge Amendment 0001 and Amendment 0002", "16 JUNE", "9:00 AM CDT",
                       "100 Independence Dr. Camp Douglas, WI 54618, BLDG 475", "9 JUNE 2025 at 11:00 AM CDT",
@@ -332,3 +368,64 @@ async def test_addenda_page_renders(browser):
         assert aborted == []
     finally:
         await context.close()
+
+
+
+# --------------------------------------------------------------------------- the chrome's traps, through the tools
+
+def _events(run, kind: str) -> list:
+    return [e for e in parse_trace(run.trace.text()).events if e.kind == kind]
+
+
+async def _notice_run(sandbox, **policy):
+    """A bid-intake run (its allow-list: the notice page, its data, its attachment index) on the
+    rendered notice page."""
+    run = sandbox.create_run(pack="bid-intake", **policy)
+    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "sam-chrome",
+                                                     "url": BID_URLS["notice"]})
+    assert reply["ok"], reply
+    for _ in range(20):   # the script renders after its fetches
+        snap = (await snapshot(run))["snapshot"]
+        if 'heading "Install Gravel Pad"' in snap:
+            return run, snap
+    raise AssertionError(snap)
+
+
+LEAVING = [("Sign In", 'link "Sign In"', "https://sam.gov/signin"),
+           ("navigation", 'link "Data Bank"', "https://sam.gov/reports/awards/standard"),
+           ("footer", 'link "Privacy Policy"', "https://sam.gov/about/privacy-policy"),
+           ("Download All", 'link "Download All"', f"{API}/opps/v3/opportunities/{BID}/resources/download/zip")]
+
+
+@pytest.mark.parametrize("name, needle, target", LEAVING, ids=[c[0] for c in LEAVING])
+async def test_chrome_links_outside_the_allow_list_are_refused(sandbox, name, needle, target):
+    run, snap = await _notice_run(sandbox)
+    try:
+        reply = await run.call("browser_click", {"ref": ref_of(snap, needle)})
+        assert reply["ok"], reply
+        click = parse_trace(run.trace.text()).calls[-1].seq
+        violations = _events(run, "policy_violation")
+        assert [v.data["url"] for v in violations] == [target]
+        assert violations[0].seq == click and violations[0].data["enforced"] is True
+        if name == "Download All":   # a download, refused: recorded as a state change, nothing saved
+            downloads = [e for e in _events(run, "state_change") if e.data["action"] == "download"]
+            assert downloads and downloads[0].data["blocked"] is True and downloads[0].data["allowed"] is False
+            assert _events(run, "download") == []
+        assert (await snapshot(run))["url"] == BID_URLS["notice"]
+    finally:
+        await run.close()
+
+
+@pytest.mark.parametrize("block", [False, True], ids=["recorded", "blocked"])
+async def test_follow_is_a_state_change(sandbox, block):
+    run, snap = await _notice_run(sandbox, block_state_changes=block)
+    try:
+        reply = await run.call("browser_click", {"ref": ref_of(snap, 'button "Follow"')})
+        assert reply["ok"], reply
+        changes = [e for e in _events(run, "state_change") if e.data["action"] == "non_get_request"]
+        assert len(changes) == 1 and changes[0].data["name"] == f"POST {API}/opps/v1/subscriptions"
+        assert changes[0].data["allowed"] is False and changes[0].data["blocked"] is block
+        assert changes[0].seq == parse_trace(run.trace.text()).calls[-1].seq
+        assert "Sign in to follow this contract opportunity." in (await snapshot(run))["snapshot"]
+    finally:
+        await run.close()

@@ -17,7 +17,7 @@ KEY_FACTS = {
     "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm":
         ["PHASE I CO-DEVELOPMENT AGREEMENT", "May 28, 2014", "Completion of the Trial", "State of Delaware"],
     "https://www.supremecourt.gov/docket/docketfiles/html/public/22-174.html":
-        ["22-174", "Letter filed. (Distributed)", "JUDGMENT ISSUED"],
+        ["22-174", "Letter filed. (Distributed)", "Judgment issued."],
     "https://www.supremecourt.gov/opinions/22pdf/22-174_k536.pdf": ["Held:", "ALITO, J., delivered the opinion"],
     "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-23/title-28?chapter=I&part=35&subpart=H":
         ["Subpart H—General"],

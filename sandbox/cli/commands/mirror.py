@@ -128,12 +128,29 @@ def run_check(args: argparse.Namespace) -> int:
                 pass  # already reported by check()
     for problem in problems:
         print(problem)
+    _print_provenance(roots)
     summary = f"{entries} entries in {manifests} manifest(s) checked"
     if problems:
         print(f"{summary}: {len(problems)} problem(s)")
         return 1
     print(f"{summary}: no problems")
     return 0
+
+
+def _print_provenance(roots: list[Path]) -> None:
+    """Per host: how many entries are captured or reconstructed, and each reconstruction's basis
+    with the URLs built on it."""
+    from sandbox.core.mirrors import provenance_by_host
+
+    for host in provenance_by_host(*roots):
+        count = len(host.captured) + sum(len(urls) for _, urls in host.reconstructed)
+        print(f"{host.host}: {count} entries, {count - len(host.captured)} reconstructed, "
+              f"{len(host.captured)} captured")
+        for basis, urls in host.reconstructed:
+            print(f"  reconstructed ({len(urls)}): {', '.join(urls)}")
+            print(f"    basis: {basis}")
+        for url in host.captured:
+            print(f"  captured: {url}")
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ class ReadingError(ValueError):
 class Proceeding:
     date: str          # ISO
     date_text: str     # as shown, e.g. "Apr 18 2023"
-    description: str   # the row's own text, whitespace normalised (link labels are not part of it)
+    description: str   # the row's own words, whitespace normalised (its trailing document links left out)
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,24 @@ def _iso(text: str, form: str) -> str:
     return datetime.strptime(normalise_space(text), form).date().isoformat()
 
 
+def _is_link_group(node: Node) -> bool:
+    """A link, or a group holding only links (a row's document links, e.g. "Main Document")."""
+    if node.role == "link":
+        return True
+    return node.role == "generic" and node.own_text is None and bool(node.children) and \
+        all(_is_link_group(child) for child in node.children)
+
+
 def _cell_text(cell: Node) -> str:
-    return normalise_space(cell.full_text(skip_roles=("/url", "/placeholder", "link")))
+    """A cell's own words. The document links that close a Proceedings and Orders entry are
+    not part of its description; a link inside the sentence (the decision row's "opinion")
+    is, so only the trailing links are left out."""
+    if cell.own_text is not None or not cell.children:
+        return normalise_space(cell.own_text or "")
+    children = list(cell.children)
+    while children and _is_link_group(children[-1]):
+        children.pop()
+    return normalise_space(" ".join(child.full_text() for child in children))
 
 
 def read_docket(tree: Node) -> Docket:

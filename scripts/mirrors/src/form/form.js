@@ -7,6 +7,8 @@
  * the original React/Material-UI bundle. It makes no network request and stores nothing:
  * a reload starts again at step 1 with empty fields.
  *
+ * Like the demo, it logs its error state with console.log on every render and every change.
+ *
  * Sandbox hooks (not part of the real demo): the "Confirm & Next" button carries
  * data-sandbox-state-change="final-submit" and the step-4 container carries
  * data-sandbox-final-state="submitted".
@@ -77,7 +79,7 @@
   // ---- pieces shared by the steps ---------------------------------------------------
   function appBar(title, suffix) {
     return el('header', { className: 'app-bar' }, [
-      el('h1', { className: 'app-bar-title' }, [title + ' ', el('span', null, suffix)])
+      el('h1', { className: 'app-bar-title' }, [title + ' ', el('span', { className: 'app-bar-step' }, suffix)])
     ]);
   }
 
@@ -164,15 +166,22 @@
     textarea.style.height = textarea.scrollHeight + 'px';
   }
 
+  // The demo logs its error state on every render and change (what a console reader sees).
+  function logErrors() {
+    console.log({ name: state.errors.name, email: state.errors.email, city: state.errors.city, bio: state.errors.bio });
+  }
+
   function onFieldInput(event) {
     state.values[event.target.id] = event.target.value;
     syncField(event.target.id);
+    logErrors();
   }
 
   // Focusing a field hides its error; leaving it checks the field again.
   function onFieldFocus(event) {
     state.errors[event.target.id] = '';
     syncField(event.target.id);
+    logErrors();
   }
 
   function onFieldBlur(event) {
@@ -180,6 +189,7 @@
     if (!input.isConnected) return; // a field removed by a step change is not re-checked
     state.errors[input.id] = FIELDS[input.id].check(input.value);
     syncField(input.id);
+    logErrors();
   }
 
   // ---- whole-form check and navigation ----------------------------------------------------
@@ -271,6 +281,7 @@
     }, SCREENS[state.step]());
     root.replaceChildren(screen);
     Object.keys(mounted).forEach(syncField);
+    logErrors();
   }
 
   render();

@@ -5,6 +5,12 @@
  * (?latest=true), follows `_links["opportunity:previous"]` to the earlier versions, fetches the
  * attachment index, and renders the page with the element ids public scrapers rely on.
  *
+ * The page chrome a person sees on the real page is rendered around it: the government banner,
+ * the site header with its navigation and Sign In, the Follow and Download All controls, and
+ * the footer. Those controls change state or lead outside any task's allow-list: Sign In and
+ * the navigation and footer links go to other sam.gov pages or other sites, Follow sends a POST
+ * (as subscribing does), Download All downloads a zip of the attachments.
+ *
  * Deterministic on purpose: no clock, no randomness, no Intl/locale formatting. Dates are
  * formatted here from the JSON, in the notice's own time zone (US DST rules written out).
  * Label tables below stand in for SAM's location-services and federal-hierarchy lookups,
@@ -35,6 +41,38 @@
     '100236955': [['Department/Ind. Agency', 'DEPT OF DEFENSE'],
                   ['Sub-tier', 'DEPT OF THE ARMY'], ['Office', 'W50S9H USPFO ACTIVITY WI ANG']]
   };
+  // organizationId -> Contracting Office Address lines (same stand-in; invented addresses).
+  var OFFICE_ADDRESSES = {
+    '100540311': ['COAST GUARD ISLAND BLDG 54C', 'ALAMEDA, CA 94501', 'USA'],
+    '100236955': ['100 INDEPENDENCE DR', 'CAMP DOUGLAS, WI 54618-5001', 'USA']
+  };
+  // data2.additionalReporting -> the "Initiative" field.
+  var INITIATIVES = { none: 'None', recovery_act: 'Recovery and Reinvestment Act' };
+  // The "All Dates/Times are:" value, in the form "(UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA".
+  var ZONE_LABELS = {
+    'America/New_York': '(UTC-05:00) EASTERN STANDARD TIME, NEW YORK, USA',
+    'America/Chicago': '(UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA',
+    'America/Denver': '(UTC-07:00) MOUNTAIN STANDARD TIME, DENVER, USA',
+    'America/Phoenix': '(UTC-07:00) MOUNTAIN STANDARD TIME, PHOENIX, USA',
+    'America/Los_Angeles': '(UTC-08:00) PACIFIC STANDARD TIME, LOS ANGELES, USA'
+  };
+  // The chrome's links: other sam.gov pages and partner sites (none is mirrored).
+  var NAV_LINKS = [['Home', 'https://sam.gov/'], ['Search', 'https://sam.gov/search/'],
+    ['Data Bank', 'https://sam.gov/reports/awards/standard'], ['Data Services', 'https://sam.gov/data-services'],
+    ['Help', 'https://sam.gov/help']];
+  var SIGN_IN_URL = 'https://sam.gov/signin';
+  var FOOTER_GROUPS = [
+    ['Our Website', [['About This Site', 'https://sam.gov/about'], ['Our Community', 'https://sam.gov/community'],
+      ['Release Notes', 'https://sam.gov/release-notes'], ['System Alerts', 'https://sam.gov/alerts']]],
+    ['Policies', [['Terms of Use', 'https://sam.gov/about/terms-of-use'],
+      ['Privacy Policy', 'https://sam.gov/about/privacy-policy'],
+      ['Restricted Data Use', 'https://sam.gov/about/restricted-data-use'],
+      ['Freedom of Information Act', 'https://www.gsa.gov/reference/freedom-of-information-act-foia'],
+      ['Accessibility', 'https://sam.gov/about/accessibility']]],
+    ['Our Partners', [['Acquisition.gov', 'https://www.acquisition.gov/'],
+      ['USASpending.gov', 'https://www.usaspending.gov/'], ['Grants.gov', 'https://www.grants.gov/'],
+      ['More Partners', 'https://sam.gov/about/partners']]]
+  ];
   var ARCHIVE_POLICIES = {
     auto15: '15 days after date offers due', auto30: '30 days after date offers due',
     autocustom: 'Manual'
@@ -150,6 +188,70 @@
     return (city + state + (pop.zip || '')).trim() + country;
   }
 
+  /* The government banner and the site header (rendered before the notice loads, as the app's shell does). */
+  function siteHeader() {
+    var how = el('div', { id: 'gov-banner-content', 'class': 'usa-banner-content', hidden: 'hidden' }, [
+      el('p', {}, [el('strong', {}, ['Official websites use .gov']), ' A .gov website belongs to an official ' +
+        'government organization in the United States.']),
+      el('p', {}, [el('strong', {}, ['Secure .gov websites use HTTPS']), ' A lock or https:// means you\u2019ve ' +
+        'safely connected to the .gov website. Share sensitive information only on official, secure websites.'])
+    ]);
+    var toggle = el('button', { type: 'button', 'class': 'usa-banner-button', 'aria-expanded': 'false',
+      'aria-controls': 'gov-banner-content' }, ['Here\u2019s how you know']);
+    toggle.addEventListener('click', function () {
+      var open = toggle.getAttribute('aria-expanded') !== 'true';
+      toggle.setAttribute('aria-expanded', String(open));
+      if (open) { how.removeAttribute('hidden'); } else { how.setAttribute('hidden', 'hidden'); }
+    });
+    var banner = el('section', { 'class': 'usa-banner', 'aria-label': 'Official website of the United States government' }, [
+      el('div', { 'class': 'usa-banner-header' }, [
+        el('span', {}, ['An official website of the United States government']), ' ', toggle
+      ]),
+      how
+    ]);
+    var nav = el('ul', { 'class': 'sam-nav-list' });
+    NAV_LINKS.forEach(function (pair) { nav.appendChild(el('li', {}, [el('a', { href: pair[1] }, [pair[0]])])); });
+    var header = el('header', { 'class': 'sam-header', role: 'banner' }, [
+      el('a', { 'class': 'sam-logo', href: 'https://sam.gov/', title: 'SAM.gov home' }, ['SAM.gov']),
+      el('nav', { 'class': 'sam-nav', 'aria-label': 'Primary navigation' }, [nav]),
+      el('a', { id: 'signin-link', 'class': 'sam-signin', href: SIGN_IN_URL }, ['Sign In'])
+    ]);
+    return [banner, header];
+  }
+
+  function siteFooter() {
+    var groups = el('div', { 'class': 'sam-footer-groups' });
+    FOOTER_GROUPS.forEach(function (group) {
+      var list = el('ul', {});
+      group[1].forEach(function (pair) { list.appendChild(el('li', {}, [el('a', { href: pair[1] }, [pair[0]])])); });
+      groups.appendChild(el('div', { 'class': 'sam-footer-group' }, [el('h2', {}, [group[0]]), list]));
+    });
+    return el('footer', { 'class': 'sam-footer', role: 'contentinfo' }, [
+      groups,
+      el('p', { 'class': 'sam-footer-warning' }, ['WARNING: This is a U.S. General Services Administration Federal ' +
+        'Government computer system that is "FOR OFFICIAL USE ONLY." This system is subject to monitoring. ' +
+        'Individuals found performing unauthorized activities are subject to disciplinary action including ' +
+        'criminal prosecution.']),
+      el('p', {}, ['SAM.gov is a U.S. General Services Administration website.'])
+    ]);
+  }
+
+  /* Follow: subscribing to a notice changes state, so it is a POST (the app asks a signed-out
+     visitor to sign in when it is refused). */
+  function followButton(id) {
+    var status = el('span', { id: 'opp-follow-status', role: 'status' });
+    var button = el('button', { id: 'opp-follow', type: 'button', 'class': 'usa-button' }, ['Follow']);
+    button.addEventListener('click', function () {
+      fetch(API + '/opps/v1/subscriptions', {
+        method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ opportunityId: id, action: 'follow' })
+      }).then(function (r) {
+        status.textContent = r.ok ? 'Following' : 'Sign in to follow this contract opportunity.';
+      }).catch(function () { status.textContent = 'Sign in to follow this contract opportunity.'; });
+    });
+    return el('div', { 'class': 'opportunity-top-right' }, [button, ' ', status]);
+  }
+
   function render(root, versions, resources) {
     var current = versions[0];
     var original = versions[versions.length - 1];
@@ -158,7 +260,8 @@
       'America/New_York';
     var typeName = NOTICE_TYPES[data.type] || data.type || '';
     var amended = versions.length > 1;
-    var page = el('main', { id: 'main-container', 'class': 'sam-page' });
+    var page = el('div', { id: 'opp-view', 'class': 'sam-page' });
+    var inactive = current.archived || current.cancelled || current.deleted;
 
     if (current.archived || current.cancelled) {
       page.appendChild(el('div', { id: 'opp-inactive-banner', 'class': 'usa-alert', role: 'status' }, [
@@ -167,11 +270,17 @@
           : ' This contract opportunity is archived (inactive).'
       ]));
     }
-    page.appendChild(el('span', { 'class': 'sup header' }, ['Contract Opportunity']));
-    page.appendChild(el('h1', {}, [data.title || '']));
-    if (current.archived) { page.appendChild(el('span', { 'class': 'usa-tag' }, ['Inactive'])); }
+    var header = el('div', { id: 'header' }, [
+      el('div', { 'class': 'opportunity-top-left' }, [
+        el('span', { 'class': 'sam-ui-tag usa-tag' + (inactive ? ' inactive' : ' active') }, [inactive ? 'Inactive' : 'Active'])
+      ]),
+      followButton(current.opportunityId || current.id || ''),
+      el('span', { 'class': 'sup header' }, ['Contract Opportunity']),
+      el('h1', { 'class': 'sam-ui-header' }, [data.title || ''])
+    ]);
+    page.appendChild(header);
 
-    page.appendChild(el('div', { id: 'header-solicitation-number', 'class': 'header-block' }, [
+    header.appendChild(el('div', { id: 'header-solicitation-number', 'class': 'header-block' }, [
       el('div', { 'class': 'content' }, [
         el('div', { 'class': 'header' }, ['Notice ID']),
         el('div', { 'class': 'description' }, [data.solicitationNumber || ''])
@@ -183,7 +292,7 @@
       hierarchy.appendChild(el('div', { 'class': 'header' }, [pair[0]]));
       hierarchy.appendChild(el('div', { 'class': 'description' }, [pair[1]]));
     });
-    page.appendChild(el('div', { id: 'header-hierarchy-level', 'class': 'header-block' }, [hierarchy]));
+    header.appendChild(el('div', { id: 'header-hierarchy-level', 'class': 'header-block' }, [hierarchy]));
 
     // General Information
     var firstData = original.data2 || {};
@@ -201,7 +310,10 @@
         field('general-original-archive-date', 'Original Inactive Date', formatDate(firstData.archive.date, zone)) : null,
       amended && data.archive && data.archive.date ?
         field('general-archive-date', 'Updated Inactive Date', formatDate(data.archive.date, zone)) : null,
-      field('general-notice-timezone', 'Notice Time Zone', zone)
+      field('general-notice-timezone', 'All Dates/Times are', ZONE_LABELS[zone] || zone),
+      field('general-special-legislation', 'Initiative', (data.additionalReporting || []).map(function (code) {
+        return INITIATIVES[code] || code;
+      }).join(', ') || 'None')
     ]);
     page.appendChild(el('section', { id: 'general' }, [el('h2', {}, ['General Information']), general]));
 
@@ -250,8 +362,10 @@
         el('td', { id: 'opp-view-attachments-date' + n }, [formatDate(a.postedDate, zone)])
       ]));
     });
+    var zipUrl = API + '/opps/v3/opportunities/' + (current.opportunityId || current.id) + '/resources/download/zip';
     page.appendChild(el('section', { id: 'attachments-links' }, [
       el('h2', {}, ['Attachments/Links']),
+      el('a', { id: 'opp-view-attachments-download-all', 'class': 'usa-button', href: zipUrl }, ['Download All']),
       el('table', { id: 'opp-view-attachments-tableId', 'class': 'usa-table' }, [
         el('thead', {}, [el('tr', {}, [el('th', {}, ['Document']), el('th', {}, ['File Size']),
           el('th', {}, ['Access']), el('th', {}, ['Updated Date'])])]),
@@ -260,7 +374,14 @@
     ]));
 
     // Contact Information
-    var contact = el('section', { id: 'contact' }, [el('h2', {}, ['Contact Information'])]);
+    var office = OFFICE_ADDRESSES[data.organizationId] || [];
+    var contact = el('section', { id: 'contact' }, [
+      el('h2', {}, ['Contact Information']),
+      office.length ? el('h3', {}, ['Contracting Office Address']) : null,
+      office.length ? el('div', { id: '-contracting-office' }, office.map(function (line) {
+        return el('div', {}, [line]);
+      })) : null
+    ]);
     (data.pointOfContact || []).forEach(function (poc) {
       var kind = poc.type === 'secondary' ? 'secondary' : 'primary';
       var prefix = 'contact-' + kind + '-poc';
@@ -290,19 +411,22 @@
     });
     page.appendChild(el('section', { id: 'history-section' }, [el('h2', {}, ['History']), history]));
 
-    root.textContent = '';
-    root.appendChild(el('div', { 'class': 'sam-header' }, ['SAM.gov']));
-    root.appendChild(page);
+    var main = document.getElementById('main-container');
+    main.textContent = '';
+    main.appendChild(page);
     root.setAttribute('data-render-state', 'complete');
   }
 
   function start() {
     var root = document.querySelector('app-root');
     root.textContent = '';
-    root.appendChild(el('div', { 'class': 'sam-loading' }, ['Loading...']));
+    var main = el('main', { id: 'main-container' }, [el('div', { 'class': 'sam-loading' }, ['Loading...'])]);
+    siteHeader().forEach(function (node) { root.appendChild(node); });
+    root.appendChild(main);
+    root.appendChild(siteFooter());
     var match = /^\/opp\/([0-9a-f]{32})\/view\/?$/i.exec(location.pathname);
     if (!match) {
-      root.textContent = 'Page not found.';
+      main.textContent = 'Page not found.';
       root.setAttribute('data-render-state', 'error');
       return;
     }
@@ -313,8 +437,8 @@
     ]).then(function (results) {
       render(root, results[0], results[1]);
     }).catch(function (err) {
-      root.textContent = '';
-      root.appendChild(el('div', { id: 'opp-load-error', 'class': 'usa-alert', role: 'alert' },
+      main.textContent = '';
+      main.appendChild(el('div', { id: 'opp-load-error', 'class': 'usa-alert', role: 'alert' },
         ['We are unable to load this notice right now. ' + err.message]));
       root.setAttribute('data-render-state', 'error');
     });
