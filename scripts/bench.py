@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -181,12 +182,63 @@ async def runner_side(repeats: int) -> dict:
             "batch_all_passed": all(o.qualified_pass for o in serial + parallel)}
 
 
+async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
+    """Agents that think (``think:SECONDS:reference``: a model's latency before each call):
+    the same attempts serial, at ``concurrency`` locally, and at ``concurrency`` on a local Ray."""
+    import ray
+
+    from sandbox.evaluation.packs import list_packs
+    from sandbox.runner.batch import run_batch, summarise
+    from toolserver.api import Sandbox
+
+    reviewed = [p for p in list_packs() if p.card.reviewed]
+    out = Path(tempfile.mkdtemp(prefix="bench-think-"))
+    agent = f"think:{think:g}:reference"
+    timings, tables = {}, {}
+    async with Sandbox() as sandbox:
+        for label, kwargs in (("serial", {"concurrency": 1}), ("local", {"concurrency": concurrency})):
+            t = time.perf_counter()
+            outcomes = await run_batch(reviewed, agent, repeats=repeats, out=out, progress=False, sandbox=sandbox,
+                                       **kwargs)
+            timings[label], tables[label] = time.perf_counter() - t, outcomes
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    try:
+        t = time.perf_counter()
+        tables["ray"] = await run_batch(reviewed, agent, repeats=repeats, concurrency=concurrency, out=out,
+                                        progress=False, executor="ray")
+        timings["ray"] = time.perf_counter() - t
+    finally:
+        ray.shutdown()
+
+    def verdicts(outcomes):
+        return [{k: v for k, v in row.items() if k in ("pack", "qualified_passes", "error_free_passes", "statuses")}
+                for row in summarise(outcomes)]
+
+    return {"think_attempts": len(tables["serial"]), "think_s": think, "think_concurrency": concurrency,
+            "think_serial_s": timings["serial"], "think_local_s": timings["local"], "think_ray_s": timings["ray"],
+            "think_local_ratio": timings["local"] / timings["serial"],
+            "think_ray_overhead": timings["ray"] / timings["local"] - 1,
+            "think_same_verdicts": verdicts(tables["serial"]) == verdicts(tables["local"]) == verdicts(tables["ray"])}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--throughput", action="store_true",
+                        help="only the think-time throughput figures (serial vs --concurrency 8, local vs Ray)")
     args = parser.parse_args()
+    if args.throughput:
+        results = asyncio.run(throughput_side(repeats=1 if args.quick else 5, think=0.5, concurrency=8))
+        print(f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
+              f"serial {results['think_serial_s']:.1f} s, concurrency {results['think_concurrency']} "
+              f"{results['think_local_s']:.1f} s (ratio {results['think_local_ratio']:.2f}, goal <= 0.3), "
+              f"on a local Ray {results['think_ray_s']:.1f} s (overhead {results['think_ray_overhead']:+.0%} vs local, "
+              f"goal <= +15%), identical verdicts: {results['think_same_verdicts']}")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
 
     from sandbox.evaluation.scoring import bench_scoring

@@ -1,4 +1,5 @@
-"""Batches: many attempts on one warm browser, bounded parallelism, a progress bar, a summary.
+"""Batches: many attempts on one warm browser (or Ray workers), bounded parallelism, a
+progress bar, a summary.
 
 Each attempt is its own run (own browser contexts, own fresh site key), so attempts never
 share a profile. A crashed or hung agent ends as that attempt's status; the batch goes on.
@@ -31,24 +32,22 @@ def slug(text: str) -> str:
 async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, concurrency: int = 1,
                     out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
                     sandbox=None, time_limit: float | None = None, policy: str | None = None,
-                    block_state_changes: bool | None = None) -> list[AttemptOutcome]:
-    from aiohttp import web
-
-    from toolserver.api import Sandbox
-    from toolserver.transports.http import create_app
-
+                    block_state_changes: bool | None = None, executor: str = "local",
+                    retries: int = 0) -> list[AttemptOutcome]:
+    """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on this
+    process's warm browser (``executor="local"``) or on a Ray cluster (``"ray[:ADDRESS]"``,
+    where a worker that dies fails only its attempts, re-run up to ``retries`` times)."""
+    kind, _, address = executor.partition(":")
+    if kind not in ("local", "ray") or (kind == "local" and address):
+        raise ValueError(f"unknown executor {executor!r}: use local or ray[:ADDRESS]")
     make_agent(agent_spec, options)  # fail early on a bad spec
-    owned = sandbox is None
-    if owned:
-        sandbox = await Sandbox(policies=pack_policy).start()
-    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
     batch_dir = Path(out) / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}"
     jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
     limit = asyncio.Semaphore(max(1, concurrency))
+    attempt_options = dict(time_limit=time_limit, policy=policy, block_state_changes=block_state_changes)
+    start = start_ray if kind == "ray" else start_local
+    execute, stop = await start(address=address, sandbox=sandbox, concurrency=concurrency, agent_spec=agent_spec,
+                                options=options, retries=retries, attempt_options=attempt_options)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -56,10 +55,7 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
 
     async def one(pack: Pack, rep: int) -> AttemptOutcome:
         async with limit:
-            agent = make_agent(agent_spec, options)
-            outcome = await run_attempt(sandbox, pack, agent, batch_dir / f"{pack.id}-{rep}", sandbox_url=url,
-                                        attempt_number=rep, time_limit=time_limit, policy=policy,
-                                        block_state_changes=block_state_changes)
+            outcome = await execute(pack, rep, batch_dir / f"{pack.id}-{rep}")
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)
@@ -70,10 +66,53 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
     finally:
         if bar is not None:
             bar.close()
+        await stop()
+    return list(outcomes)
+
+
+async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None, attempt_options: dict, **_):
+    """Attempts on this process's warm browser, with the HTTP tool server for ``cmd:`` agents."""
+    from aiohttp import web
+
+    from toolserver.api import Sandbox
+    from toolserver.transports.http import create_app
+
+    owned = sandbox is None
+    if owned:
+        sandbox = await Sandbox(policies=pack_policy).start()
+    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+    async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
+        return await run_attempt(sandbox, pack, make_agent(agent_spec, options), directory, sandbox_url=url,
+                                 attempt_number=rep, **attempt_options)
+
+    async def stop() -> None:
         await runner.cleanup()
         if owned:
             await sandbox.stop()
-    return list(outcomes)
+
+    return execute, stop
+
+
+async def start_ray(*, address: str, concurrency: int, agent_spec: str, options: AgentOptions | None, retries: int,
+                    attempt_options: dict, **_):
+    """Attempts on Ray workers, each with its own warm browser (see ``sandbox.runner.ray_executor``)."""
+    from sandbox.runner.ray_executor import RayPool
+
+    pool = await RayPool(address, concurrency).start()
+
+    async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
+        return await pool.run(directory, pack.id, agent_spec, options or AgentOptions(), retries=retries,
+                              attempt_number=rep, **attempt_options)
+
+    async def stop() -> None:
+        pool.stop()
+
+    return execute, stop
 
 
 def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:

@@ -26,6 +26,11 @@ def register(subparsers) -> None:
     p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
                    help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")
+    p.add_argument("--executor", default="local", metavar="local|ray[:ADDRESS]",
+                   help="where attempts run: this process (local, default) or a Ray cluster (needs the [ray] extra; "
+                        "'ray' alone starts a local Ray)")
+    p.add_argument("--retries", type=int, default=0,
+                   help="ray: re-run an attempt whose worker died up to this many times (default 0)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
 
@@ -35,8 +40,11 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.agents import AgentOptions, make_agent
     from sandbox.runner.batch import format_table, resolve_packs, run_batch, summarise
 
-    if args.repeats < 1 or args.concurrency < 1:
-        print("sandbox run: --repeats and --concurrency must be at least 1", file=sys.stderr)
+    if args.repeats < 1 or args.concurrency < 1 or args.retries < 0:
+        print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
+        return 2
+    if args.executor.partition(":")[0] not in ("local", "ray"):
+        print(f"sandbox run: unknown executor {args.executor!r}: use local or ray[:ADDRESS]", file=sys.stderr)
         return 2
     options = AgentOptions(base_url=args.base_url, cassette=args.cassette, record_mode=args.record_mode,
                            max_turns=args.max_turns)
@@ -49,7 +57,8 @@ def command(args: argparse.Namespace) -> int:
     outcomes = asyncio.run(run_batch(packs, args.agent, repeats=args.repeats, concurrency=args.concurrency,
                                      out=args.out, options=options, progress=not args.no_progress and not args.json,
                                      time_limit=args.time_limit, policy=args.policy,
-                                     block_state_changes=args.block_state_changes or None))
+                                     block_state_changes=args.block_state_changes or None,
+                                     executor=args.executor, retries=args.retries))
     rows = summarise(outcomes)
     if args.json:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))

@@ -1,0 +1,48 @@
+"""think:SECONDS:AGENT — another agent that waits SECONDS before each tool call, as a model's
+latency would (``think:0.5:reference``). For measuring throughput with agents that think:
+the browser is idle while the "model" thinks, so attempts can overlap."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from sandbox.runner.task import AgentResult, AgentTask, ToolClient
+
+KIND = "think"
+USAGE = "think:SECONDS:AGENT"
+
+
+class ThinkingClient:
+    def __init__(self, client: ToolClient, seconds: float) -> None:
+        self.client, self.seconds = client, seconds
+
+    async def call_raw(self, name: str, args: Any) -> dict:
+        await asyncio.sleep(self.seconds)
+        return await self.client.call_raw(name, args)
+
+    async def list_tools(self) -> list[dict]:
+        return await self.client.list_tools()
+
+
+class ThinkingAgent:
+    def __init__(self, seconds: float, inner) -> None:
+        self.seconds, self.inner = seconds, inner
+        self.name = f"think:{seconds:g}:{inner.name}"
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        return await self.inner.run(dataclasses.replace(task, client=ThinkingClient(task.client, self.seconds)))
+
+
+def create(value: str, options) -> ThinkingAgent:
+    from sandbox.runner.agents import make_agent
+
+    seconds, _, inner = value.partition(":")
+    try:
+        delay = float(seconds)
+    except ValueError:
+        delay = -1.0
+    if delay < 0 or not inner:
+        raise ValueError(f"think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:{value}'")
+    return ThinkingAgent(delay, make_agent(inner, options))

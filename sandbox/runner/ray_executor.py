@@ -1,0 +1,123 @@
+"""``--executor ray[:ADDRESS]``: attempts as tasks on a Ray cluster (the optional ``ray`` extra).
+
+Each Ray worker is an actor holding its own warm browser (a ``Sandbox`` and the HTTP tool
+server for ``cmd:`` agents, both on loopback of its node). An attempt runs there exactly as a
+local one does (``run_attempt``: same time limit, same fresh site key, same files); its files
+come back to the driver and are written into the batch folder, so the result table is the
+one a local run prints. A worker that dies fails only the attempts it was running: each is
+recorded as ``crashed`` with the reason (``--retries N`` re-runs it on a fresh worker).
+
+Multi-node: ``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
+others (each with this package and Debian's chromium installed), then
+``sandbox run ... --executor ray:HEAD:6379``. ``--executor ray`` alone starts a local Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+import ray
+
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.attempt import AttemptOutcome
+
+
+class AttemptWorker:
+    """A Ray actor: one warm sandbox, running the attempts the driver sends it."""
+
+    async def start(self) -> str:
+        from aiohttp import web
+
+        from sandbox.evaluation.packs import pack_policy
+        from toolserver.api import Sandbox
+        from toolserver.transports.http import create_app
+
+        self.sandbox = await Sandbox(policies=pack_policy).start()
+        self.http = web.AppRunner(create_app(sandbox=self.sandbox), access_log=None)
+        await self.http.setup()
+        site = web.TCPSite(self.http, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+        return self.url
+
+    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, attempt_number: int,
+                  folder_name: str, time_limit: float | None, policy: str | None,
+                  block_state_changes: bool | None) -> dict:
+        from sandbox.evaluation.packs import load_pack
+        from sandbox.runner.agents import make_agent
+        from sandbox.runner.attempt import run_attempt
+
+        scratch = Path(tempfile.mkdtemp(prefix="sandbox-ray-"))
+        directory = scratch / folder_name
+        try:
+            outcome = await run_attempt(self.sandbox, load_pack(pack_id), make_agent(agent_spec, options), directory,
+                                        sandbox_url=self.url, attempt_number=attempt_number, time_limit=time_limit,
+                                        policy=policy, block_state_changes=block_state_changes)
+            files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+            return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+class RayPool:
+    """The driver's side: ``size`` workers, attempts spread over them, dead workers replaced."""
+
+    def __init__(self, address: str | None, concurrency: int) -> None:
+        if not ray.is_initialized():
+            ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+        # One worker (one browser) per CPU of the cluster, at most one per concurrent attempt.
+        self.size = max(1, min(concurrency, int(ray.cluster_resources().get("CPU", 1))))
+        self.per_worker = math.ceil(concurrency / self.size)
+        self.actor_class = ray.remote(num_cpus=0, max_concurrency=self.per_worker)(AttemptWorker)
+        self.workers: list = []
+        self.turn = itertools.count()
+
+    async def start(self) -> "RayPool":
+        self.workers = [self.actor_class.remote() for _ in range(self.size)]
+        await asyncio.gather(*(worker.start.remote() for worker in self.workers))
+        return self
+
+    async def replace(self, index: int, dead) -> None:
+        if self.workers[index] is dead:   # another attempt on the same worker may have replaced it
+            self.workers[index] = self.actor_class.remote()
+            await self.workers[index].start.remote()
+
+    async def run(self, directory: Path, pack_id: str, agent_spec: str, options: AgentOptions, *, retries: int,
+                  **attempt) -> AttemptOutcome:
+        errors = []
+        for _ in range(retries + 1):
+            index = next(self.turn) % self.size
+            worker = self.workers[index]
+            try:
+                reply = await worker.run.remote(pack_id, agent_spec, options, attempt["attempt_number"],
+                                                directory.name, attempt["time_limit"], attempt["policy"],
+                                                attempt["block_state_changes"])
+            except ray.exceptions.RayActorError as exc:
+                errors.append(f"ray worker died: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+                await self.replace(index, worker)
+                continue
+            directory.mkdir(parents=True, exist_ok=True)
+            for relative, data in reply["files"].items():
+                (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+                (directory / relative).write_bytes(data)
+            return AttemptOutcome(**{**reply["outcome"], "directory": directory})
+        return crashed(directory, pack_id, agent_spec, attempt["attempt_number"], errors)
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            ray.kill(worker)
+
+
+def crashed(directory: Path, pack_id: str, agent_spec: str, attempt_number: int, errors: list[str]) -> AttemptOutcome:
+    """An attempt every try of which lost its worker: recorded, with the reasons, as crashed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "attempt.json").write_text(json.dumps({
+        "pack": pack_id, "agent": agent_spec, "attempt": attempt_number, "status": "crashed",
+        "error": "; ".join(errors), "tries": len(errors), "executor": "ray"}, indent=2) + "\n", encoding="utf-8")
+    return AttemptOutcome(pack_id, agent_spec, directory, "crashed", 0.0, False, False, 0.0, 0, None)
