@@ -221,14 +221,130 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
             "think_same_verdicts": verdicts(tables["serial"]) == verdicts(tables["local"]) == verdicts(tables["ray"])}
 
 
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """utime+stime of a process and all its live descendants (reaped ones are in their parents'
+    cutime/cstime), from /proc: this process, the Playwright drivers and every Chromium."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = fields
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, todo = 0.0, [pid or os.getpid()]
+    while todo:
+        current = todo.pop()
+        fields = stats.get(current)
+        if fields:
+            total += sum(int(v) for v in fields[11:15]) / tick   # utime stime cutime cstime
+        todo.extend(children.get(current, []))
+    return total
+
+
+async def raw_replay(raw: "RawPlaywright", calls: list) -> None:
+    """The recorded calls done with Playwright directly (context, route, goto, aria snapshot,
+    aria-ref locators): the same pages and the same actions, without the sandbox around them."""
+    from toolserver import pdf
+
+    context = pages = page = None
+
+    async def route(route, request):
+        found = raw.store.lookup(request.url)
+        if found is None:
+            return await route.abort()
+        kind = {k.lower(): v for k, v in found.headers.items()}.get("content-type", "")
+        if request.is_navigation_request() and kind.startswith("application/pdf"):
+            name = request.url.rsplit("/", 1)[-1]
+            return await route.fulfill(content_type="text/html", body=pdf.viewer_html(name, pdf.extract_pages(found.body)))
+        await route.fulfill(status=found.status, headers=found.headers, body=found.body)
+
+    for call in calls:
+        args = call.args if isinstance(call.args, dict) else {}
+        if call.tool == "browser_start_session":
+            context = await raw.browser.new_context(service_workers="block")
+            await context.route("**/*", route)
+            page = await context.new_page()
+            pages = [page]
+            if args.get("url"):
+                await page.goto(args["url"], wait_until="load")
+        elif call.tool == "browser_snapshot":
+            await page.aria_snapshot(mode="ai")
+        elif call.tool in ("browser_navigate", "browser_open_tab"):
+            if call.tool == "browser_open_tab":
+                page = await context.new_page()
+                pages.append(page)
+            await page.goto(args["url"], wait_until="load")
+        elif call.tool == "browser_click":
+            await page.locator(f"aria-ref={args.get('ref') or args.get('target')}").click()
+        elif call.tool == "browser_type":
+            locator = page.locator(f"aria-ref={args.get('ref') or args.get('target')}")
+            await locator.fill(args["text"])
+            if args.get("submit"):
+                await locator.press("Enter")
+        elif call.tool == "browser_scroll":
+            await page.evaluate("window.scrollBy(0, 600)")
+        elif call.tool == "browser_close" and context is not None:
+            await context.close()
+            context = None
+    if context is not None:
+        await context.close()
+
+
+async def cpu_side(rounds: int) -> dict:
+    """CPU-seconds per reference attempt of each reviewed pack (the recorded calls replayed
+    through the sandbox) against the same calls done with raw Playwright, alternately."""
+    from sandbox import FIXTURES_DIR
+    from sandbox.core.trace import read_trace
+    from sandbox.evaluation.packs import list_packs
+    from toolserver.api import Sandbox
+
+    raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
+    await raw.start()
+    out: dict = {}
+    async with Sandbox() as sandbox:
+        for pack in [p for p in list_packs() if p.card.reviewed]:
+            calls = read_trace(FIXTURES_DIR / "attempts" / "reference" / pack.id / "trace.jsonl").calls
+            box, plain = [], []
+            for _ in range(rounds):
+                before = tree_cpu_seconds()
+                run = sandbox.create_run(policy=pack.policy())
+                for call in calls:
+                    await run.call(call.tool, call.args)
+                await run.close()
+                middle = tree_cpu_seconds()
+                await raw_replay(raw, calls)
+                box.append(middle - before)
+                plain.append(tree_cpu_seconds() - middle)
+            out[pack.id] = {"calls": len(calls), "sandbox_cpu_s": statistics.median(box),
+                            "raw_cpu_s": statistics.median(plain),
+                            "ratio": statistics.median(box) / max(statistics.median(plain), 1e-9)}
+    await raw.stop()
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--cpu", action="store_true",
+                        help="only CPU-seconds per reference attempt (sandbox vs raw Playwright, same calls)")
     parser.add_argument("--throughput", action="store_true",
                         help="only the think-time throughput figures (serial vs --concurrency 8, local vs Ray)")
     args = parser.parse_args()
+    if args.cpu:
+        results = asyncio.run(cpu_side(rounds=3 if args.quick else 7))
+        for pack_id, row in results.items():
+            print(f"CPU per reference attempt, {pack_id} ({row['calls']} calls, median): sandbox "
+                  f"{row['sandbox_cpu_s']:.2f} s, raw Playwright {row['raw_cpu_s']:.2f} s, ratio {row['ratio']:.2f} "
+                  "(goal <= 1.2)")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
     if args.throughput:
         results = asyncio.run(throughput_side(repeats=1 if args.quick else 5, think=0.5, concurrency=8))
         print(f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
