@@ -84,6 +84,16 @@ def json_document(result: dict) -> tuple[str, Any]:
     raise BenchmarkError(f"{result.get('url')} does not show a JSON document")
 
 
+async def read_json(browser: "Browser", url: str, citations: "Citations") -> tuple[str, Any]:
+    """Open a URL that shows a JSON document: (JSON text as shown, parsed value); the text is
+    what citations for that URL may quote."""
+    await browser.navigate(url)
+    result, _ = await browser.snapshot()
+    text, value = json_document(result)
+    citations.saw(url, [text])
+    return text, value
+
+
 class Browser:
     """The agent's browser calls, in the gates' terms: one start with the run plan's URL,
     URL-bearing navigations, snapshots, and one close (also when the agent stops early)."""

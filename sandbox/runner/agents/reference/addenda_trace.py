@@ -20,11 +20,11 @@ from datetime import datetime
 
 from sandbox.runner.agents.reference._aria import Node
 from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, instant, iso_datetime_from_text, json_document,
-                                                      json_member_quote, local_date, read_run_plan, run_guarded,
-                                                      seen_texts)
+                                                      RunPlan, answer, instant, iso_datetime_from_text,
+                                                      json_member_quote, local_date, read_json, read_run_plan,
+                                                      run_guarded)
 from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
-                                                  data2, description_paragraphs, lifecycle_at, notice_page,
+                                                  data2, description_paragraphs, lifecycle_at, open_notice,
                                                   primary_naics, response_due, sentences, set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
@@ -276,22 +276,10 @@ class Sources:
 async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     urls = classify_urls(plan.allowed_urls)
     citations = Citations()
-    await browser.start(plan)
-    if plan.start_url != urls.notice:
-        await browser.navigate(urls.notice)
-    _, page = await notice_page(browser)
-    citations.saw(urls.notice, seen_texts(page))
-    versions: dict[str, tuple[str, dict]] = {}
-    for url in urls.notice_data:
-        await browser.navigate(url)
-        result, _ = await browser.snapshot()
-        versions[url] = json_document(result)
-        citations.saw(url, [versions[url][0]])
-    await browser.navigate(urls.attachment_index)
-    index_result, _ = await browser.snapshot()
+    page = await open_notice(browser, plan, urls, citations)
+    versions = {url: await read_json(browser, url, citations) for url in urls.notice_data}
+    index_text, resources = await read_json(browser, urls.attachment_index, citations)
     await browser.close()
-    index_text, resources = json_document(index_result)
-    citations.saw(urls.attachment_index, [index_text])
     return Sources(urls, page, versions, index_text, resources, citations)
 
 

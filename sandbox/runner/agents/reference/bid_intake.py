@@ -19,11 +19,11 @@ from datetime import datetime
 
 from sandbox.runner.agents.reference._aria import Node
 from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, find_span, instant, json_document,
-                                                      json_member_quote, read_run_plan, run_guarded, seen_texts)
+                                                      RunPlan, answer, find_span, instant, json_member_quote,
+                                                      read_json, read_run_plan, run_guarded)
 from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
                                                   data2, description_paragraphs, labelled_value, lifecycle_at,
-                                                  notice_page, primary_naics, response_due, secondary_naics, sentences,
+                                                  open_notice, primary_naics, response_due, secondary_naics, sentences,
                                                   set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
@@ -145,22 +145,11 @@ class Sources:
 async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     urls = classify_urls(plan.allowed_urls)
     notice_data_url = urls.notice_data[0]
-    await browser.start(plan)
-    if plan.start_url != urls.notice:
-        await browser.navigate(urls.notice)
-    _, page = await notice_page(browser)
-    await browser.navigate(notice_data_url)
-    data_result, _ = await browser.snapshot()
-    await browser.navigate(urls.attachment_index)
-    index_result, _ = await browser.snapshot()
-    await browser.close()
-
     citations = Citations()
-    citations.saw(urls.notice, seen_texts(page))
-    data_text, notice = json_document(data_result)
-    citations.saw(notice_data_url, [data_text])
-    index_text, resources = json_document(index_result)
-    citations.saw(urls.attachment_index, [index_text])
+    page = await open_notice(browser, plan, urls, citations)
+    data_text, notice = await read_json(browser, notice_data_url, citations)
+    index_text, resources = await read_json(browser, urls.attachment_index, citations)
+    await browser.close()
     return Sources(urls, notice_data_url, page, data_text, notice, index_text, resources, citations)
 
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from sandbox.runner.agents.reference._aria import Node
 from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, iso_date, json_document, json_member_quote,
+                                                      RunPlan, answer, iso_date, json_member_quote, read_json,
                                                       read_run_plan, run_guarded, seen_texts)
 from sandbox.runner.task import AgentTask, Tools
 
@@ -242,24 +242,19 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
         raise BenchmarkError(f"expected two renderer views and one versions URL, got {plan.allowed_urls}")
     before_url, after_url = renderer
     versions_url = versions_urls[0]
-
+    citations = Citations()
     await browser.start(plan)
     if plan.start_url != before_url:
         await browser.navigate(before_url)
     _, before = await browser.snapshot()
     await browser.navigate(after_url)
     _, after = await browser.snapshot()
-    await browser.navigate(versions_url)
-    versions_result, _ = await browser.snapshot()
+    citations.saw(before_url, seen_texts(before))
+    citations.saw(after_url, seen_texts(after))
+    versions_text, versions = await read_json(browser, versions_url, citations)
     for _ in range(plan.min_snapshots - 3):  # the gates ask for more snapshots than the three views
         await browser.snapshot()
     await browser.close()
-
-    citations = Citations()
-    citations.saw(before_url, seen_texts(before))
-    citations.saw(after_url, seen_texts(after))
-    versions_text, versions = json_document(versions_result)
-    citations.saw(versions_url, [versions_text])
     return Sources(before_url, after_url, versions_url, before, after, versions_text, versions, citations)
 
 
