@@ -1,6 +1,7 @@
 """SAM.gov reading helpers for the reference agents: which supplied URL is which, the notice
 data fields, the description's paragraphs, the attachment index and the lifecycle at an
-as-of time. Pure: reads only tool results handed to it.
+as-of time. Only ``open_notice`` browses (through ``Browser``); the rest is pure and reads
+only tool results handed to it.
 """
 
 from __future__ import annotations

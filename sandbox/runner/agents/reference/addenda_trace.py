@@ -66,7 +66,7 @@ def find_paragraph(paragraphs: list[str], prefix: str) -> str | None:
     return next((p for p in paragraphs if p.upper().startswith(prefix)), None)
 
 
-def read_site_visit(paragraph: str | None) -> dict | None:
+def parse_site_visit(paragraph: str | None) -> dict | None:
     if not paragraph:
         return None
     held = re.search(rf"held on (?P<date>.+?) at (?P<time>{_CLOCK}(?: [A-Z]{{2,4}})?) at (?P<location>.+?)\.\s+"
@@ -78,7 +78,7 @@ def read_site_visit(paragraph: str | None) -> dict | None:
             "deadline": register.group("deadline"), "deadline_quote": register.group(0).strip().rstrip(".")}
 
 
-def read_questions_due(paragraph: str | None) -> tuple[str, str] | None:
+def parse_questions_due(paragraph: str | None) -> tuple[str, str] | None:
     """(ISO due time, quote) of the ``QUESTIONS:`` paragraph."""
     match = re.search(rf"no later than (\d{{1,2}} [A-Za-z]+ \d{{4}}) at ({_CLOCK}) ([A-Z]{{2,4}})", paragraph or "")
     if not match:
@@ -164,7 +164,7 @@ class Description:
     acknowledge_quote: str
     areas_0002: list[int]
     areas_quote: str | None
-    site_visit: dict                       # the baseline's, as read_site_visit gives it
+    site_visit: dict                       # the baseline's, as parse_site_visit gives it
     revised_visit_date: str
     registration_year_conflict: bool
     questions: tuple[str, str]             # the baseline's (ISO due time, quote)
@@ -180,10 +180,10 @@ def derive_description(versions: Versions) -> Description:
     note_0002 = notes.get("0002", "")
     acknowledge, acknowledge_quote = acknowledgments(current_paragraphs)
     areas_quote = re.search(r"project areas? [^.]*?been (?:changed|revised|modified)\.?", note_0002, re.I)
-    site_visit = read_site_visit(find_paragraph(baseline_paragraphs, "SITE VISIT"))
-    current_site_visit = read_site_visit(find_paragraph(current_paragraphs, "SITE VISIT"))
-    questions = read_questions_due(find_paragraph(baseline_paragraphs, "QUESTIONS"))
-    current_questions = read_questions_due(find_paragraph(current_paragraphs, "QUESTIONS"))
+    site_visit = parse_site_visit(find_paragraph(baseline_paragraphs, "SITE VISIT"))
+    current_site_visit = parse_site_visit(find_paragraph(current_paragraphs, "SITE VISIT"))
+    questions = parse_questions_due(find_paragraph(baseline_paragraphs, "QUESTIONS"))
+    current_questions = parse_questions_due(find_paragraph(current_paragraphs, "QUESTIONS"))
     funds = funds_statement(current_paragraphs)
     if not (site_visit and questions and funds and acknowledge_quote):
         raise BenchmarkError("the description lacks the site visit, questions, funds or acknowledgment statement")
