@@ -84,7 +84,7 @@ def json_document(result: dict) -> tuple[str, Any]:
     raise BenchmarkError(f"{result.get('url')} does not show a JSON document")
 
 
-async def read_json(browser: "Browser", url: str, citations: "Citations") -> tuple[str, Any]:
+async def read_json(browser: Browser, url: str, citations: Citations) -> tuple[str, Any]:
     """Open a URL that shows a JSON document: (JSON text as shown, parsed value); the text is
     what citations for that URL may quote."""
     await browser.navigate(url)
