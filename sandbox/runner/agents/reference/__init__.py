@@ -5,7 +5,10 @@
 
 ``solvers()`` finds them (modules whose names start with ``_`` are shared helpers). A new
 workflow's reference agent is one module here. Each solver reads only its ``AgentTask`` and
-tool results, never packs, fixtures or mirrors.
+tool results, never packs, fixtures or mirrors, and has one shape: ``read_sources`` browses
+and keeps what the tools returned; pure ``derive_*`` functions parse and decide from it;
+``assemble`` builds the output record; ``solve`` runs them under ``_reading.run_guarded``
+(a ``BenchmarkError`` ends the run with the benchmark-error answer).
 """
 
 from __future__ import annotations

@@ -1,7 +1,12 @@
-"""Reading helpers shared by the eCFR and SAM.gov reference agents: the run plan in the
-prompt, JSON shown as text in a tab, citations checked against what a tool showed, dates,
-and the benchmark-error answer. Snapshot parsing is ``_aria``'s; the prompt's URLs and the
-answer block are ``_task_text``'s.
+"""Reading helpers shared by all reference agents: the run plan in the prompt, the browser
+calls, JSON shown as text in a tab, citations checked against what a tool showed, dates, and
+the benchmark-error answer. Snapshot parsing is ``_aria``'s; the prompt's URLs, the
+abstention tokens, ``BenchmarkError`` and the answer block are ``_task_text``'s (re-exported
+here, so a solver imports its idiom from this one module).
+
+Each solver has the same shape: ``read_sources`` only browses and keeps what the tools
+returned; pure ``derive_*`` functions parse and decide from that; ``assemble`` builds the
+output record; ``solve`` runs them under ``run_guarded``.
 
 An agent only ever reads ``AgentTask`` text and tool results; nothing here touches the disk,
 the packs, the mirrors or the browser directly. Pure module: no Playwright, no aiohttp.
@@ -17,12 +22,10 @@ from typing import Any, Awaitable, Callable
 
 from sandbox.runner.agents.reference import _task_text
 from sandbox.runner.agents.reference._aria import Node, parse_snapshot
+from sandbox.runner.agents.reference._task_text import (NOT_FOUND, NOT_STATED,  # noqa: F401 (re-exported)
+                                                        BenchmarkError)
 from sandbox.runner.agents.reference._task_text import benchmark_output as answer  # noqa: F401 (re-exported)
 from sandbox.runner.task import AgentTask, ToolCallError, Tools
-
-
-class BenchmarkError(Exception):
-    """The run must stop (the runner prompt says: report the benchmark error and stop)."""
 
 
 def benchmark_error_answer(error: BenchmarkError) -> str:
@@ -37,12 +40,16 @@ class RunPlan:
     allowed_urls: tuple[str, ...]
     min_snapshots: int
 
+    def other_url(self) -> str:
+        """The one allowed URL that is not the start URL."""
+        others = [u for u in self.allowed_urls if u != self.start_url]
+        if len(others) != 1:
+            raise BenchmarkError(f"expected one allowed URL besides the start URL, found {others}")
+        return others[0]
+
 
 def read_run_plan(task: AgentTask) -> RunPlan:
-    try:
-        start, allowed = _task_text.start_url(task), _task_text.allowed_urls(task)
-    except _task_text.TaskTextError as exc:
-        raise BenchmarkError(str(exc)) from exc
+    start, allowed = _task_text.start_url(task), _task_text.allowed_urls(task)
     snapshots = re.search(r"browser_snapshot: at least (\d+)", task.prompt)
     return RunPlan(start_url=start, allowed_urls=tuple(allowed),
                    min_snapshots=int(snapshots.group(1)) if snapshots else 1)
@@ -77,6 +84,16 @@ def json_document(result: dict) -> tuple[str, Any]:
     raise BenchmarkError(f"{result.get('url')} does not show a JSON document")
 
 
+async def read_json(browser: Browser, url: str, citations: Citations) -> tuple[str, Any]:
+    """Open a URL that shows a JSON document: (JSON text as shown, parsed value); the text is
+    what citations for that URL may quote."""
+    await browser.navigate(url)
+    result, _ = await browser.snapshot()
+    text, value = json_document(result)
+    citations.saw(url, [text])
+    return text, value
+
+
 class Browser:
     """The agent's browser calls, in the gates' terms: one start with the run plan's URL,
     URL-bearing navigations, snapshots, and one close (also when the agent stops early)."""
@@ -96,6 +113,18 @@ class Browser:
 
     async def navigate(self, url: str) -> dict:
         return await self.tools.call("browser_navigate", url=url)
+
+    async def open_tab(self, url: str) -> dict:
+        return await self.tools.call("browser_open_tab", url=url)
+
+    async def scroll(self, direction: str) -> dict:
+        return await self.tools.call("browser_scroll", direction=direction)
+
+    async def type(self, ref: str, text: str) -> dict:
+        return await self.tools.call("browser_type", ref=ref, text=text)
+
+    async def click(self, ref: str) -> dict:
+        return await self.tools.call("browser_click", ref=ref)
 
     async def snapshot(self) -> tuple[dict, Node]:
         result = await self.tools.call("browser_snapshot")
@@ -194,7 +223,7 @@ MONTHS = {m: i for i, m in enumerate(
 ZONE_OFFSETS = {"EST": "-05:00", "EDT": "-04:00", "CST": "-06:00", "CDT": "-05:00", "MST": "-07:00",
                 "MDT": "-06:00", "PST": "-08:00", "PDT": "-07:00", "AKST": "-09:00", "AKDT": "-08:00",
                 "HST": "-10:00", "UTC": "+00:00", "GMT": "+00:00", "Z": "+00:00"}
-MONTH_DAY_YEAR = re.compile(r"\b([A-Z][a-z]{2,8})\.? (\d{1,2}), (\d{4})\b")
+MONTH_DAY_YEAR = re.compile(r"\b([A-Z][a-z]{2,8})\.? (\d{1,2}),? (\d{4})\b")
 DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2}) ([A-Za-z]{3,9}) (\d{4})\b")
 
 
@@ -205,8 +234,9 @@ def month_number(name: str) -> int:
     return number
 
 
-def iso_from_month_day_year(text: str) -> str:
-    """'Apr. 24, 2024' / 'April 24, 2026' -> '2024-04-24' (the first such date in text)."""
+def iso_date(text: str) -> str:
+    """'Apr. 24, 2024' / 'April 24, 2026' / 'Apr 18 2023' -> ISO 'YYYY-MM-DD' (the first
+    such date in text)."""
     match = MONTH_DAY_YEAR.search(text)
     if not match:
         raise BenchmarkError(f"no 'Month day, year' date in {text!r}")

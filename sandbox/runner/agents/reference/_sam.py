@@ -1,6 +1,7 @@
 """SAM.gov reading helpers for the reference agents: which supplied URL is which, the notice
 data fields, the description's paragraphs, the attachment index and the lifecycle at an
-as-of time. Pure: reads only tool results handed to it.
+as-of time. Only ``open_notice`` browses (through ``Browser``); the rest is pure and reads
+only tool results handed to it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import date, datetime
 from typing import Any
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import BenchmarkError, Browser, instant
+from sandbox.runner.agents.reference._reading import BenchmarkError, Browser, Citations, RunPlan, instant, seen_texts
 
 NOTICE_PAGE = re.compile(r"^https://sam\.gov/opp/[0-9a-f]{32}/view$")
 NOTICE_DATA = re.compile(r"^https://sam\.gov/api/prod/opps/v2/opportunities/[0-9a-f]{32}(\?.*)?$")
@@ -35,12 +36,18 @@ def classify_urls(urls: tuple[str, ...]) -> SamUrls:
     return SamUrls(notice[0], data, index[0])
 
 
-async def notice_page(browser: Browser) -> tuple[dict, Node]:
-    """Snapshot the notice page once its script has rendered the notice (an h1 title)."""
+async def open_notice(browser: Browser, plan: RunPlan, urls: SamUrls, citations: Citations) -> Node:
+    """Start the session, open the notice page (unless it is the start URL) and snapshot it
+    once its script has rendered the notice (an h1 title); its texts may be cited."""
     def rendered(root: Node) -> bool:
         return any(n.role == "heading" and n.attributes.get("level") == "1" for n in root.walk())
 
-    return await browser.rendered_snapshot(rendered)
+    await browser.start(plan)
+    if plan.start_url != urls.notice:
+        await browser.navigate(urls.notice)
+    _, page = await browser.rendered_snapshot(rendered)
+    citations.saw(urls.notice, seen_texts(page))
+    return page
 
 
 def labelled_value(root: Node, label: str) -> str | None:
@@ -133,5 +140,5 @@ def award_amount(notice: dict) -> Any:
 
 
 __all__ = ["SamUrls", "as_of_from", "attachment_files", "award_amount", "classify_urls", "data2",
-           "description_paragraphs", "labelled_value", "lifecycle_at", "notice_page", "primary_naics",
+           "description_paragraphs", "labelled_value", "lifecycle_at", "open_notice", "primary_naics",
            "response_due", "secondary_naics", "sentences", "set_aside_category"]

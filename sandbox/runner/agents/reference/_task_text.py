@@ -1,6 +1,7 @@
 """What a scripted reference agent reads from its task text: the start URL, the allowed
-URLs, and how it hands back its answer. Values come from ``task.prompt`` (the runner
-prompt states the gates) so a pack with other URLs needs no code change.
+URLs, the conventions the prompt fixes (the abstention tokens, the benchmark error) and how
+it hands back its answer. Values come from ``task.prompt`` (the runner prompt states the
+gates) so a pack with other URLs needs no code change.
 
 Pure module: no Playwright, no aiohttp.
 """
@@ -17,31 +18,27 @@ _START_URL = re.compile(r'browser_start_session call must pass url="([^"]+)" exa
 _ALLOWED_URLS = re.compile(r"URL-bearing browser calls may use only these exact resource URLs: (.+?)\. A fragment-only")
 
 
-class TaskTextError(ValueError):
-    """The prompt does not state something the agent needs (a prompt, not a page, problem)."""
+# The abstention tokens: an item the sources were searched for and do not state / show.
+NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
+
+
+class BenchmarkError(Exception):
+    """The run must stop: the prompt or a page does not state what the task needs, or a tool
+    failed (the runner prompt says: report the benchmark error and stop)."""
 
 
 def start_url(task: AgentTask) -> str:
     match = _START_URL.search(task.prompt)
     if not match:
-        raise TaskTextError('the prompt states no start URL (browser_start_session ... url="...")')
+        raise BenchmarkError('the prompt states no start URL (browser_start_session ... url="...")')
     return match.group(1)
 
 
 def allowed_urls(task: AgentTask) -> list[str]:
     match = _ALLOWED_URLS.search(task.prompt)
     if not match:
-        raise TaskTextError("the prompt lists no URL-bearing resource URLs")
+        raise BenchmarkError("the prompt lists no URL-bearing resource URLs")
     return [url.strip() for url in match.group(1).split(";") if url.strip()]
-
-
-def other_allowed_url(task: AgentTask, *, ending: str | None = None) -> str:
-    """The one allowed URL that is not the start URL (optionally: whose path ends so)."""
-    first = start_url(task)
-    others = [u for u in allowed_urls(task) if u != first and (ending is None or u.split("?")[0].endswith(ending))]
-    if len(others) != 1:
-        raise TaskTextError(f"expected one allowed URL besides the start URL, found {others}")
-    return others[0]
 
 
 async def start_session(tools: Tools, task: AgentTask, url: str) -> dict:

@@ -6,23 +6,29 @@ Scripted, no model: it visits the five supplied URLs (notice page first), reads 
 notice-data versions, the description and the attachment index from what the tools show,
 and computes the timeline and monitoring values. NOT_STATED / NOT_FOUND are returned only
 after the sources were searched for the item.
+
+``read_sources`` browses; ``derive_versions`` / ``derive_deadlines`` / ``derive_description``
+/ ``derive_documents`` / ``derive_monitoring`` decide from what was read (pure);
+``assemble`` builds the record.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import datetime
 
-from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, Citations, answer, instant,
-                                                      iso_datetime_from_text, json_document, json_member_quote,
-                                                      local_date, read_run_plan, run_guarded, seen_texts)
-from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
-                                                  description_paragraphs, lifecycle_at, notice_page, primary_naics,
-                                                  response_due, sentences, set_aside_category)
+from sandbox.runner.agents.reference._aria import Node
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
+                                                      RunPlan, answer, instant, iso_datetime_from_text,
+                                                      json_member_quote, local_date, read_json, read_run_plan,
+                                                      run_guarded)
+from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
+                                                  data2, description_paragraphs, lifecycle_at, open_notice,
+                                                  primary_naics, response_due, sentences, set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "addenda-trace"
-
-NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _AMENDMENT = re.compile(r"^AMENDMENT (\d{4})\b[^:]*:\s*(.*)$", re.I)
 _CLOCK = r"\d{1,2}:\d{2} ?[AP]\.?M\.?"
 
@@ -60,7 +66,7 @@ def find_paragraph(paragraphs: list[str], prefix: str) -> str | None:
     return next((p for p in paragraphs if p.upper().startswith(prefix)), None)
 
 
-def read_site_visit(paragraph: str | None) -> dict | None:
+def parse_site_visit(paragraph: str | None) -> dict | None:
     if not paragraph:
         return None
     held = re.search(rf"held on (?P<date>.+?) at (?P<time>{_CLOCK}(?: [A-Z]{{2,4}})?) at (?P<location>.+?)\.\s+"
@@ -72,7 +78,7 @@ def read_site_visit(paragraph: str | None) -> dict | None:
             "deadline": register.group("deadline"), "deadline_quote": register.group(0).strip().rstrip(".")}
 
 
-def read_questions_due(paragraph: str | None) -> tuple[str, str] | None:
+def parse_questions_due(paragraph: str | None) -> tuple[str, str] | None:
     """(ISO due time, quote) of the ``QUESTIONS:`` paragraph."""
     match = re.search(rf"no later than (\d{{1,2}} [A-Za-z]+ \d{{4}}) at ({_CLOCK}) ([A-Z]{{2,4}})", paragraph or "")
     if not match:
@@ -102,44 +108,44 @@ def funds_statement(paragraphs: list[str]) -> tuple[bool, str] | None:
     return None
 
 
-async def solve(tools: Tools, task: AgentTask) -> str:
-    return await run_guarded(tools, task, _solve)
+# --- deriving from what was read ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Versions:
+    """The three notice-data versions in posting order: baseline, after Amendment 0001, current."""
+    urls: tuple[str, str, str]
+    data: tuple[dict, dict, dict]
+    texts: dict[str, str]          # url -> JSON text as shown
+
+    @property
+    def baseline(self) -> dict:
+        return self.data[0]
+
+    @property
+    def amended(self) -> dict:
+        return self.data[1]
+
+    @property
+    def current(self) -> dict:
+        return self.data[2]
 
 
-async def _solve(browser: Browser, task: AgentTask) -> str:
-    plan = read_run_plan(task)
-    urls = classify_urls(plan.allowed_urls)
-    citations = Citations()
-
-    await browser.start(plan)
-    if plan.start_url != urls.notice:
-        await browser.navigate(urls.notice)
-    _, page = await notice_page(browser)
-    citations.saw(urls.notice, seen_texts(page))
-    versions: dict[str, tuple[str, dict]] = {}     # url -> (JSON text, notice data)
-    for url in urls.notice_data:
-        await browser.navigate(url)
-        result, _ = await browser.snapshot()
-        versions[url] = json_document(result)
-        citations.saw(url, [versions[url][0]])
-    await browser.navigate(urls.attachment_index)
-    index_result, _ = await browser.snapshot()
-    await browser.close()
-    index_text, resources = json_document(index_result)
-    citations.saw(urls.attachment_index, [index_text])
-
-    # The versions in posting order: baseline, after Amendment 0001, current.
+def derive_versions(versions: dict[str, tuple[str, dict]]) -> Versions:
     ordered = sorted(versions, key=lambda u: instant(versions[u][1]["postedDate"]))
     if len(ordered) != 3:
         raise BenchmarkError(f"expected three notice-data versions, got {len(ordered)}")
-    baseline_url, amendment_url, current_url = ordered
-    baseline, amended, current = (versions[u][1] for u in ordered)
-    text_of = {u: versions[u][0] for u in ordered}
-    fields = data2(current)
-    as_of_text, as_of = as_of_from(task.input_text)
+    return Versions(tuple(ordered), tuple(versions[u][1] for u in ordered), {u: versions[u][0] for u in ordered})
 
-    # Deadlines.
-    dues = [response_due(v) for v in (baseline, amended, current)]
+
+@dataclass(frozen=True)
+class Deadlines:
+    dues: list[str]                # each version's response deadline, oldest version first
+    sequence: list[str]            # the distinct due dates in order
+    extension_days: int
+
+
+def derive_deadlines(versions: Versions) -> Deadlines:
+    dues = [response_due(v) for v in versions.data]
     if not all(dues):
         raise BenchmarkError("a version lacks its response deadline")
     sequence: list[str] = []
@@ -147,20 +153,37 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
         day = local_date(due).isoformat()
         if not sequence or sequence[-1] != day:
             sequence.append(day)
-    extension_days = (local_date(dues[-1]) - local_date(dues[0])).days
+    return Deadlines(dues, sequence, (local_date(dues[-1]) - local_date(dues[0])).days)
 
-    # The description: amendments, acknowledgments, site visit, questions, funds.
-    current_paragraphs = description_paragraphs(current)
-    baseline_paragraphs = description_paragraphs(baseline)
+
+@dataclass(frozen=True)
+class Description:
+    """What the descriptions say: amendments, acknowledgments, site visit, questions, funds."""
+    notes: dict[str, str]                  # amendment number -> note
+    acknowledge: list[str]
+    acknowledge_quote: str
+    areas_0002: list[int]
+    areas_quote: str | None
+    site_visit: dict                       # the baseline's, as parse_site_visit gives it
+    revised_visit_date: str
+    registration_year_conflict: bool
+    questions: tuple[str, str]             # the baseline's (ISO due time, quote)
+    revised_questions_due: str
+    funds: tuple[bool, str]                # (available, quote)
+    bonding: str
+
+
+def derive_description(versions: Versions) -> Description:
+    current_paragraphs = description_paragraphs(versions.current)
+    baseline_paragraphs = description_paragraphs(versions.baseline)
     notes = amendment_notes(current_paragraphs)
-    note_0001, note_0002 = notes.get("0001", ""), notes.get("0002", "")
+    note_0002 = notes.get("0002", "")
     acknowledge, acknowledge_quote = acknowledgments(current_paragraphs)
-    areas_0002 = changed_project_areas(note_0002)
     areas_quote = re.search(r"project areas? [^.]*?been (?:changed|revised|modified)\.?", note_0002, re.I)
-    site_visit = read_site_visit(find_paragraph(baseline_paragraphs, "SITE VISIT"))
-    current_site_visit = read_site_visit(find_paragraph(current_paragraphs, "SITE VISIT"))
-    questions = read_questions_due(find_paragraph(baseline_paragraphs, "QUESTIONS"))
-    current_questions = read_questions_due(find_paragraph(current_paragraphs, "QUESTIONS"))
+    site_visit = parse_site_visit(find_paragraph(baseline_paragraphs, "SITE VISIT"))
+    current_site_visit = parse_site_visit(find_paragraph(current_paragraphs, "SITE VISIT"))
+    questions = parse_questions_due(find_paragraph(baseline_paragraphs, "QUESTIONS"))
+    current_questions = parse_questions_due(find_paragraph(current_paragraphs, "QUESTIONS"))
     funds = funds_statement(current_paragraphs)
     if not (site_visit and questions and funds and acknowledge_quote):
         raise BenchmarkError("the description lacks the site visit, questions, funds or acknowledgment statement")
@@ -171,29 +194,53 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
         revised_visit_date = revised_visit
     else:
         revised_visit_date = NOT_STATED
-    solicitation_year = instant(baseline["postedDate"]).year
+    solicitation_year = instant(versions.baseline["postedDate"]).year
     deadline_year = re.search(r"\b(\d{4})\b", site_visit["deadline"])
-    all_text = " ".join(current_paragraphs + baseline_paragraphs + description_paragraphs(amended))
+    all_text = " ".join(current_paragraphs + baseline_paragraphs + description_paragraphs(versions.amended))
     bonding = [s for s in sentences(all_text) if re.search(r"\bbond(s|ing)?\b", s, re.I)]
-    amount = award_amount(current)
+    return Description(
+        notes=notes, acknowledge=acknowledge, acknowledge_quote=acknowledge_quote,
+        areas_0002=changed_project_areas(note_0002), areas_quote=areas_quote.group(0) if areas_quote else None,
+        site_visit=site_visit, revised_visit_date=revised_visit_date,
+        registration_year_conflict=bool(deadline_year and int(deadline_year.group(1)) != solicitation_year),
+        questions=questions,
+        revised_questions_due=current_questions[0] if current_questions and current_questions[0] != questions[0]
+        else NOT_STATED,
+        funds=funds, bonding=" ".join(bonding) if bonding else NOT_STATED)
 
-    # Attachments, oldest first.
+
+@dataclass(frozen=True)
+class Documents:
+    files: list[dict]              # the index's current files, oldest first
+    amendment_files: list[str]
+    sow_files: list[str]
+    sow_updated: dict[str, bool]   # amendment number -> its note says an updated SOW was published
+    changed: bool                  # an updated SOW, or a file posted after the baseline
+
+
+def derive_documents(resources: dict, notes: dict[str, str], baseline: dict) -> Documents:
     files = sorted(attachment_files(resources), key=lambda a: instant(a["postedDate"]))
-    amendment_files = [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)]
     sow_files = [f["name"] for f in files if re.search(r"STATEMENT OF WORK|\bSOW\b", f["name"], re.I)]
     if not sow_files:
         raise BenchmarkError("the attachment index lists no statement of work")
-
-    # Monitoring at the as-of time.
-    prior_due_passed = instant(dues[-2]) <= as_of
-    lifecycle = lifecycle_at(current, as_of)
-    current_open = lifecycle == "ACTIVE" and instant(dues[-1]) > as_of
     sow_updated = {n: bool(re.search(r"updated statement of work|updated SOW", t, re.I)) for n, t in notes.items()}
-    scope_stated = bool(areas_0002) or any(specific_scope_changes(t) != NOT_STATED for t in notes.values())
-    documents_changed = any(sow_updated.values()) or any(
+    changed = any(sow_updated.values()) or any(
         instant(f["postedDate"]) > instant(baseline["postedDate"]) for f in files)
+    return Documents(files, [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)],
+                     sow_files, sow_updated, changed)
+
+
+def derive_monitoring(lifecycle: str, deadlines: Deadlines, description: Description, documents: Documents,
+                      as_of: datetime) -> dict:
+    """The monitoring decision the prompt defines, at the as-of time."""
+    dues, sequence = deadlines.dues, deadlines.sequence
+    prior_due_passed = instant(dues[-2]) <= as_of
+    current_open = lifecycle == "ACTIVE" and instant(dues[-1]) > as_of
+    scope_stated = bool(description.areas_0002) or any(
+        specific_scope_changes(t) != NOT_STATED for t in description.notes.values())
     categories = [name for name, present in (("DEADLINE", len(sequence) > 1), ("SCOPE", scope_stated),
-                                             ("DOCUMENTS", documents_changed), ("ACKNOWLEDGMENT", bool(acknowledge)))
+                                             ("DOCUMENTS", documents.changed),
+                                             ("ACKNOWLEDGMENT", bool(description.acknowledge)))
                   if present]
     days_left = (local_date(dues[-1]) - as_of.date()).days
     if current_open and days_left <= 3 and ("DEADLINE" in categories or "SCOPE" in categories):
@@ -202,9 +249,51 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
         priority = "NORMAL_REVIEW"
     else:
         priority = "NO_ACTION"
+    return {
+        "prior_due_date_passed": prior_due_passed,
+        "current_due_date_open": current_open,
+        # The extension kept the response window open past an earlier, now-passed deadline.
+        "deadline_extension_preserved_response_window": current_open and prior_due_passed and len(sequence) > 1,
+        "change_categories": categories,
+        "review_priority": priority,
+    }
 
+
+# --- the run -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sources:
+    """What the tools showed: the notice page (snapshot), each notice-data version and the
+    attachment index (JSON texts and values), with the citations each allows."""
+    urls: SamUrls
+    page: Node
+    versions: dict[str, tuple[str, dict]]     # url -> (JSON text, notice data), in run-plan order
+    index_text: str
+    resources: dict
+    citations: Citations
+
+
+async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
+    urls = classify_urls(plan.allowed_urls)
+    citations = Citations()
+    page = await open_notice(browser, plan, urls, citations)
+    versions = {url: await read_json(browser, url, citations) for url in urls.notice_data}
+    index_text, resources = await read_json(browser, urls.attachment_index, citations)
+    await browser.close()
+    return Sources(urls, page, versions, index_text, resources, citations)
+
+
+def assemble(sources: Sources, as_of_text: str, lifecycle: str, versions: Versions, deadlines: Deadlines,
+             description: Description, documents: Documents, monitoring: dict) -> dict:
+    urls, cite = sources.urls, sources.citations.cite
+    baseline_url, amendment_url, current_url = versions.urls
+    baseline, amended, current = versions.data
+    texts, dues, notes = versions.texts, deadlines.dues, description.notes
+    fields = data2(current)
     place = fields.get("placeOfPerformance") or {}
-    record = {
+    site_visit, questions, sow_files = description.site_visit, description.questions, documents.sow_files
+    amount = award_amount(current)
+    return {
         "identity": {
             "title": fields.get("title"),
             "solicitation_number": fields.get("solicitationNumber"),
@@ -226,51 +315,39 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
             "after_amendment_0001_due_at": dues[1],
             "current_posted_at": current["postedDate"],
             "current_due_at": dues[2],
-            "deadline_sequence": sequence,
-            "deadline_changes_count": len(sequence) - 1,
-            "total_extension_calendar_days": extension_days,
-            "amendments_requiring_acknowledgment": acknowledge,
+            "deadline_sequence": deadlines.sequence,
+            "deadline_changes_count": len(deadlines.sequence) - 1,
+            "total_extension_calendar_days": deadlines.extension_days,
+            "amendments_requiring_acknowledgment": description.acknowledge,
         },
         "scope_changes": {
-            "amendment_0001_updated_sow_published": sow_updated.get("0001", False),
-            "amendment_0001_specific_scope_changes": specific_scope_changes(note_0001),
-            "amendment_0002_changed_project_areas": areas_0002,
-            "amendment_0002_exact_window_count_deltas": window_count_deltas(note_0002),
-            "amendment_0002_updated_sow_published": sow_updated.get("0002", False),
+            "amendment_0001_updated_sow_published": documents.sow_updated.get("0001", False),
+            "amendment_0001_specific_scope_changes": specific_scope_changes(notes.get("0001", "")),
+            "amendment_0002_changed_project_areas": description.areas_0002,
+            "amendment_0002_exact_window_count_deltas": window_count_deltas(notes.get("0002", "")),
+            "amendment_0002_updated_sow_published": documents.sow_updated.get("0002", False),
         },
         "site_visit": {
             "scheduled_date_as_stated": site_visit["date"],
             "scheduled_time_as_stated": site_visit["time"],
             "location": site_visit["location"],
             "registration_deadline_as_stated": site_visit["deadline"],
-            "registration_year_conflict": bool(deadline_year and int(deadline_year.group(1)) != solicitation_year),
-            "revised_site_visit_date": revised_visit_date,
+            "registration_year_conflict": description.registration_year_conflict,
+            "revised_site_visit_date": description.revised_visit_date,
         },
-        "questions": {
-            "original_due_at": questions[0],
-            "revised_due_at": current_questions[0] if current_questions and current_questions[0] != questions[0]
-            else NOT_STATED,
-        },
+        "questions": {"original_due_at": questions[0], "revised_due_at": description.revised_questions_due},
         "document_control": {
-            "attachment_count": len(files),
-            "amendment_filenames": amendment_files,
+            "attachment_count": len(documents.files),
+            "amendment_filenames": documents.amendment_files,
             "sow_filenames": sow_files,
             "latest_sow_filename": sow_files[-1],
         },
         "commercial": {
             "award_amount": amount if amount is not None else NOT_FOUND,
-            "bonding_requirement": " ".join(bonding) if bonding else NOT_STATED,
-            "funds_currently_available": funds[0],
+            "bonding_requirement": description.bonding,
+            "funds_currently_available": description.funds[0],
         },
-        "monitoring": {
-            "as_of_at": as_of_text,
-            "prior_due_date_passed": prior_due_passed,
-            "current_due_date_open": current_open,
-            # The extension kept the response window open past an earlier, now-passed deadline.
-            "deadline_extension_preserved_response_window": current_open and prior_due_passed and len(sequence) > 1,
-            "change_categories": categories,
-            "review_priority": priority,
-        },
+        "monitoring": {"as_of_at": as_of_text, **monitoring},
         "official_urls": {
             "notice": urls.notice,
             "current_notice_data": current_url,
@@ -279,23 +356,35 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
             "attachment_index": urls.attachment_index,
         },
         "evidence": {
-            "identity.solicitation_number": citations.cite(current_url, json_member_quote(
-                text_of[current_url], "solicitationNumber", fields.get("solicitationNumber"))),
-            "timeline.baseline_due_at": citations.cite(
-                baseline_url, json_member_quote(text_of[baseline_url], "response", dues[0])),
-            "timeline.after_amendment_0001_due_at": citations.cite(
-                amendment_url, json_member_quote(text_of[amendment_url], "response", dues[1])),
-            "timeline.current_due_at": citations.cite(
-                current_url, json_member_quote(text_of[current_url], "response", dues[2])),
-            "timeline.amendments_requiring_acknowledgment": citations.cite(current_url, acknowledge_quote),
-            "scope_changes.amendment_0002_changed_project_areas": citations.cite(
-                current_url, *([areas_quote.group(0)] if areas_quote else [])),
-            "site_visit.registration_deadline_as_stated": citations.cite(baseline_url, site_visit["deadline_quote"]),
-            "questions.original_due_at": citations.cite(baseline_url, questions[1]),
-            "document_control.latest_sow_filename": citations.cite(
-                urls.attachment_index, json_member_quote(index_text, "name", sow_files[-1])),
-            "commercial.funds_currently_available": citations.cite(urls.notice, funds[1]),
+            "identity.solicitation_number": cite(current_url, json_member_quote(
+                texts[current_url], "solicitationNumber", fields.get("solicitationNumber"))),
+            "timeline.baseline_due_at": cite(baseline_url, json_member_quote(texts[baseline_url], "response", dues[0])),
+            "timeline.after_amendment_0001_due_at": cite(
+                amendment_url, json_member_quote(texts[amendment_url], "response", dues[1])),
+            "timeline.current_due_at": cite(current_url, json_member_quote(texts[current_url], "response", dues[2])),
+            "timeline.amendments_requiring_acknowledgment": cite(current_url, description.acknowledge_quote),
+            "scope_changes.amendment_0002_changed_project_areas": cite(
+                current_url, *([description.areas_quote] if description.areas_quote else [])),
+            "site_visit.registration_deadline_as_stated": cite(baseline_url, site_visit["deadline_quote"]),
+            "questions.original_due_at": cite(baseline_url, questions[1]),
+            "document_control.latest_sow_filename": cite(
+                urls.attachment_index, json_member_quote(sources.index_text, "name", sow_files[-1])),
+            "commercial.funds_currently_available": cite(urls.notice, description.funds[1]),
         },
     }
-    return answer(record)
 
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    sources = await read_sources(browser, read_run_plan(task))
+    versions = derive_versions(sources.versions)
+    as_of_text, as_of = as_of_from(task.input_text)
+    deadlines = derive_deadlines(versions)
+    description = derive_description(versions)
+    documents = derive_documents(sources.resources, description.notes, versions.baseline)
+    lifecycle = lifecycle_at(versions.current, as_of)
+    monitoring = derive_monitoring(lifecycle, deadlines, description, documents, as_of)
+    return answer(assemble(sources, as_of_text, lifecycle, versions, deadlines, description, documents, monitoring))

@@ -5,24 +5,29 @@ qualification filter at its as-of timestamp.
 Scripted, no model: every value comes from the three tool-shown sources; the filter (states,
 NAICS codes, scopes, set-aside, as-of) is parsed from the prompt. Abstention tokens are used
 only after the sources were searched for the item.
+
+``read_sources`` browses; ``derive_scope`` / ``derive_qualification`` decide from what was
+read (pure); ``assemble`` builds the record.
 """
 
 from __future__ import annotations
 
 import re
 
-from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, Citations, answer, find_span, instant,
-                                                      json_document, json_member_quote, read_run_plan, run_guarded,
-                                                      seen_texts)
-from sandbox.runner.agents.reference._sam import (as_of_from, attachment_files, award_amount, classify_urls, data2,
-                                                  description_paragraphs, labelled_value, lifecycle_at, notice_page,
-                                                  primary_naics, response_due, secondary_naics, sentences,
+from dataclasses import dataclass
+from datetime import datetime
+
+from sandbox.runner.agents.reference._aria import Node
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
+                                                      RunPlan, answer, find_span, instant, json_member_quote,
+                                                      read_json, read_run_plan, run_guarded)
+from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
+                                                  data2, description_paragraphs, labelled_value, lifecycle_at,
+                                                  open_notice, primary_naics, response_due, secondary_naics, sentences,
                                                   set_aside_category)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "bid-intake"
-
-NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 CIVIL, BUILDING = "CIVIL_SITE_CONSTRUCTION", "COMMERCIAL_BUILDING_CONSTRUCTION"
 # What a reader takes as civil/site or as commercial-building work in a scope description.
 CIVIL_WORDS = (r"civil/site|\bsite ?work\b|\bgravel\b|\bgrad(e|ing)\b|\bpav(e|ing|ement)\b|\broads?\b|\bhighway|"
@@ -69,70 +74,97 @@ def surrogate_filter(prompt: str) -> dict:
     }
 
 
-async def solve(tools: Tools, task: AgentTask) -> str:
-    return await run_guarded(tools, task, _solve)
+@dataclass(frozen=True)
+class Scope:
+    """What the description says about the work and its schedule."""
+    work_type: str
+    work_sentence: str | None      # the sentence that decides the work type
+    begin_days: int
+    begin_quote: str
+    complete_days: int
+    site_visit_date: str           # as stated, else NOT_STATED
 
 
-async def _solve(browser: Browser, task: AgentTask) -> str:
-    plan = read_run_plan(task)
-    urls = classify_urls(plan.allowed_urls)
-    notice_data_url = urls.notice_data[0]
-    citations = Citations()
-
-    await browser.start(plan)
-    if plan.start_url != urls.notice:
-        await browser.navigate(urls.notice)
-    _, page = await notice_page(browser)
-    await browser.navigate(notice_data_url)
-    data_result, _ = await browser.snapshot()
-    await browser.navigate(urls.attachment_index)
-    index_result, _ = await browser.snapshot()
-    await browser.close()
-
-    citations.saw(urls.notice, seen_texts(page))
-    data_text, notice = json_document(data_result)
-    citations.saw(notice_data_url, [data_text])
-    index_text, resources = json_document(index_result)
-    citations.saw(urls.attachment_index, [index_text])
-
-    fields = data2(notice)
+def derive_scope(notice: dict) -> Scope:
     paragraphs = description_paragraphs(notice)
     description = " ".join(paragraphs)
-    rules = surrogate_filter(task.prompt)
-    as_of_text, as_of = as_of_from(task.input_text)
-    if rules["open_at"] and instant(rules["open_at"]) != as_of:
-        raise BenchmarkError(f"the prompt's as-of {rules['open_at']} differs from the input's {as_of_text}")
-
-    due = response_due(notice)
-    place = fields.get("placeOfPerformance") or {}
-    state = place.get("state") or {}
     work_type, work_sentence = judge_work_type(paragraphs)
     begin = re.search(r"[^.]*?\bbegin\b[^.]*?within (\d+) calendar days after (?:award|receipt)", description)
     complete = re.search(r"\bcomplete\b[^.]*?within (\d+) calendar days", description)
-    if not (due and begin and complete):
+    if not (response_due(notice) and begin and complete):
         raise BenchmarkError("the notice data lack the offers-due time or the performance periods")
     site_visit = next((s for s in sentences(description) if re.search(r"site visit", s, re.I)), None)
     site_visit_date = re.search(r"\b(\d{1,2} [A-Z][a-z]+ \d{4}|[A-Z][a-z]+\.? \d{1,2}, \d{4})\b",
                                 site_visit or "")
-    files = attachment_files(resources)
-    names = [f["name"] for f in files]
-    contact = next((c for c in fields.get("pointOfContact") or [] if c.get("type") == "primary"), None)
+    return Scope(work_type, work_sentence, int(begin.group(1)), begin.group(0).strip(), int(complete.group(1)),
+                 site_visit_date.group(1) if site_visit_date else NOT_STATED)
+
+
+def derive_contact(notice: dict) -> dict:
+    contact = next((c for c in data2(notice).get("pointOfContact") or [] if c.get("type") == "primary"), None)
     if contact is None:
         raise BenchmarkError("the notice data name no primary point of contact")
-    naics = primary_naics(notice)
-    set_aside = set_aside_category(notice)
-    lifecycle = lifecycle_at(notice, as_of)
-    amount = award_amount(notice)
+    return contact
 
+
+def derive_qualification(notice: dict, work_type: str, rules: dict, as_of: datetime) -> dict:
+    """The surrogate filter applied to the notice at the as-of time."""
+    state = (data2(notice).get("placeOfPerformance") or {}).get("state") or {}
     geography_match = bool({(state.get("name") or "").lower(), (state.get("code") or "").lower()} & rules["states"])
-    naics_match = naics in rules["naics"]
+    naics_match = primary_naics(notice) in rules["naics"]
     scope_match = work_type in rules["scopes"]
-    set_aside_acceptable = set_aside in rules["set_asides"]
-    status_open = lifecycle == "ACTIVE" and instant(due) > as_of
+    set_aside_acceptable = set_aside_category(notice) in rules["set_asides"]
+    status_open = lifecycle_at(notice, as_of) == "ACTIVE" and instant(response_due(notice)) > as_of
     relevant = geography_match and naics_match and scope_match and set_aside_acceptable
-    verdict = "NOT_RELEVANT" if not relevant else ("ACTIONABLE_NOW" if status_open else "RELEVANT_BUT_CLOSED")
+    return {
+        "geography_match": geography_match,
+        "naics_match": naics_match,
+        "scope_match": scope_match,
+        "set_aside_acceptable": set_aside_acceptable,
+        "status_open": status_open,
+        "verdict": "NOT_RELEVANT" if not relevant else ("ACTIONABLE_NOW" if status_open else "RELEVANT_BUT_CLOSED"),
+    }
 
-    record = {
+
+# --- the run -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sources:
+    """What the tools showed: the notice page (snapshot), the notice data and the attachment
+    index (JSON texts and values), with the citations each allows."""
+    urls: SamUrls
+    notice_data_url: str
+    page: Node
+    data_text: str
+    notice: dict
+    index_text: str
+    resources: dict
+    citations: Citations
+
+
+async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
+    urls = classify_urls(plan.allowed_urls)
+    notice_data_url = urls.notice_data[0]
+    citations = Citations()
+    page = await open_notice(browser, plan, urls, citations)
+    data_text, notice = await read_json(browser, notice_data_url, citations)
+    index_text, resources = await read_json(browser, urls.attachment_index, citations)
+    await browser.close()
+    return Sources(urls, notice_data_url, page, data_text, notice, index_text, resources, citations)
+
+
+def assemble(sources: Sources, as_of_text: str, lifecycle: str, scope: Scope, contact: dict,
+             qualification: dict) -> dict:
+    notice, page, data_text, cite = sources.notice, sources.page, sources.data_text, sources.citations.cite
+    urls, notice_data_url = sources.urls, sources.notice_data_url
+    fields = data2(notice)
+    due = response_due(notice)
+    place = fields.get("placeOfPerformance") or {}
+    state = place.get("state") or {}
+    naics = primary_naics(notice)
+    names = [f["name"] for f in attachment_files(sources.resources)]
+    amount = award_amount(notice)
+    return {
         "identity": {
             "title": fields.get("title"),
             "solicitation_number": fields.get("solicitationNumber"),
@@ -153,7 +185,7 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
             "naics_code": naics,
             "secondary_naics_code": secondary_naics(notice) or NOT_FOUND,
             "psc_code": fields.get("classificationCode"),
-            "set_aside": set_aside,
+            "set_aside": set_aside_category(notice),
         },
         "place": {
             "city": (place.get("city") or {}).get("name"),
@@ -161,41 +193,46 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
             "postal_code": place.get("zip"),
         },
         "scope": {
-            "work_type": work_type,
+            "work_type": scope.work_type,
             "award_amount": amount if amount is not None else NOT_FOUND,
-            "site_visit_date": site_visit_date.group(1) if site_visit_date else NOT_STATED,
+            "site_visit_date": scope.site_visit_date,
         },
         "performance": {
-            "begin_within_calendar_days_after_award": int(begin.group(1)),
-            "complete_within_calendar_days": int(complete.group(1)),
+            "begin_within_calendar_days_after_award": scope.begin_days,
+            "complete_within_calendar_days": scope.complete_days,
         },
-        "attachments": {"count": len(files), "names": names},
+        "attachments": {"count": len(names), "names": names},
         "contact": {"primary_name": contact.get("fullName"), "primary_email": contact.get("email")},
-        "qualification": {
-            "as_of_at": as_of_text,
-            "geography_match": geography_match,
-            "naics_match": naics_match,
-            "scope_match": scope_match,
-            "set_aside_acceptable": set_aside_acceptable,
-            "status_open": status_open,
-            "verdict": verdict,
-        },
+        "qualification": {"as_of_at": as_of_text, **qualification},
         "official_urls": {"notice": urls.notice, "notice_data": notice_data_url,
                           "attachment_index": urls.attachment_index},
         "evidence": {
-            "identity.solicitation_number": citations.cite(
+            "identity.solicitation_number": cite(
                 notice_data_url, json_member_quote(data_text, "solicitationNumber", fields.get("solicitationNumber"))),
-            "dates.offers_due_at": citations.cite(notice_data_url, json_member_quote(data_text, "response", due)),
-            "classification.naics_code": citations.cite(notice_data_url, json_member_quote(data_text, "code", [naics])),
-            "place.state": citations.cite(notice_data_url, find_span(
+            "dates.offers_due_at": cite(notice_data_url, json_member_quote(data_text, "response", due)),
+            "classification.naics_code": cite(notice_data_url, json_member_quote(data_text, "code", [naics])),
+            "place.state": cite(notice_data_url, find_span(
                 data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state.get("code")}"'))),
-            **({"scope.work_type": citations.cite(notice_data_url, work_sentence)} if work_sentence else {}),
-            "performance.begin_within_calendar_days_after_award": citations.cite(
-                notice_data_url, begin.group(0).strip()),
-            "contact.primary_email": citations.cite(
-                notice_data_url, json_member_quote(data_text, "email", contact.get("email"))),
-            "attachments.names": [citations.cite(urls.attachment_index, json_member_quote(index_text, "name", n))
+            **({"scope.work_type": cite(notice_data_url, scope.work_sentence)} if scope.work_sentence else {}),
+            "performance.begin_within_calendar_days_after_award": cite(notice_data_url, scope.begin_quote),
+            "contact.primary_email": cite(notice_data_url, json_member_quote(data_text, "email", contact.get("email"))),
+            "attachments.names": [cite(urls.attachment_index, json_member_quote(sources.index_text, "name", n))
                                   for n in names],
         },
     }
-    return answer(record)
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    sources = await read_sources(browser, read_run_plan(task))
+    rules = surrogate_filter(task.prompt)
+    as_of_text, as_of = as_of_from(task.input_text)
+    if rules["open_at"] and instant(rules["open_at"]) != as_of:
+        raise BenchmarkError(f"the prompt's as-of {rules['open_at']} differs from the input's {as_of_text}")
+    notice = sources.notice
+    scope = derive_scope(notice)
+    return answer(assemble(sources, as_of_text, lifecycle_at(notice, as_of), scope, derive_contact(notice),
+                           derive_qualification(notice, scope.work_type, rules, as_of)))

@@ -5,6 +5,10 @@ once per step (two clicks), then verifies the confirmation screen from a fresh s
 stops there: it never clicks the confirm action and never presses Enter. Every reported
 value is what the snapshots showed; the synthetic values, the record id and the expected
 heading / action label come from the task text.
+
+``parse_form_task`` reads the task text; ``read_sources`` browses (fills and clicks, then
+snapshots the confirmation screen); ``derive_workflow`` judges it (pure); ``assemble``
+builds the record.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sandbox.runner.agents.reference._aria import Node, normalise_space, parse_snapshot
-from sandbox.runner.agents.reference._task_text import benchmark_output, start_session, start_url
-from sandbox.runner.task import AgentTask, ToolCallError, Tools
+from sandbox.runner.agents.reference._aria import Node, normalise_space
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, BenchmarkError, Browser, RunPlan, answer,
+                                                      read_run_plan, run_guarded)
+from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "controlled-form"
 
@@ -51,11 +56,11 @@ class FormTask:
         return list(dict.fromkeys(v.step for v in self.values))
 
 
-def read_form_task(task: AgentTask) -> FormTask:
+def parse_form_task(task: AgentTask) -> FormTask:
     values = [FormValue(*(normalise_space(g) for g in m.groups()[:2]), m.group(3))
               for m in map(_TABLE_ROW.match, task.input_text.splitlines()) if m]
     if not values:
-        raise ValueError("the task input has no table of synthetic values")
+        raise BenchmarkError("the task input has no table of synthetic values")
     text = task.prompt
 
     def backticked(pattern: str, default: str | None = None) -> str | None:
@@ -65,7 +70,7 @@ def read_form_task(task: AgentTask) -> FormTask:
     heading = backticked(r"`([^`]*\(Step \d+ of \d+\))`")
     action = backticked(r"primary action (?:says|reads) `([^`]+)`")
     if heading is None or action is None:
-        raise ValueError("the prompt names no confirmation heading or primary action")
+        raise BenchmarkError("the prompt names no confirmation heading or primary action")
     return FormTask(values=values, record_id=backticked(r"Set `record_id` to exactly `([^`]+)`", ""),
                     confirmation_heading=heading, primary_action=action,
                     next_label=backticked(r"click `([^`]+)` once", "Next"),
@@ -73,7 +78,8 @@ def read_form_task(task: AgentTask) -> FormTask:
 
 
 @dataclass
-class Observations:
+class Sources:
+    """What the tools showed while the steps were filled, and the final screen."""
     started: bool = False
     headings: list[str] = field(default_factory=list)
     field_names: set[str] = field(default_factory=set)
@@ -120,8 +126,8 @@ def _validation_errors(tree: Node) -> int:
     return count
 
 
-async def _snapshot(tools: Tools, seen: Observations) -> Node:
-    tree = parse_snapshot((await tools.call("browser_snapshot"))["snapshot"])
+async def _snapshot(browser: Browser, seen: Sources) -> Node:
+    _, tree = await browser.snapshot()
     heading = _heading(tree)
     if heading:
         seen.headings.append(heading)
@@ -129,9 +135,9 @@ async def _snapshot(tools: Tools, seen: Observations) -> Node:
     return tree
 
 
-async def _fill_steps(tools: Tools, form: FormTask, seen: Observations) -> None:
+async def _fill_steps(browser: Browser, form: FormTask, seen: Sources) -> None:
     for step in form.steps:
-        tree = await _snapshot(tools, seen)
+        tree = await _snapshot(browser, seen)
         heading = seen.headings[-1] if seen.headings else ""
         if not heading.casefold().startswith(step.casefold()):
             return  # not the step the task describes: stop and report what was seen
@@ -139,21 +145,56 @@ async def _fill_steps(tools: Tools, form: FormTask, seen: Observations) -> None:
             target = _field(tree, value.label)
             if target is None or target.ref is None:
                 return
-            result = await tools.call("browser_type", ref=target.ref, text=value.value)
+            result = await browser.type(target.ref, value.value)
             seen.typed[value.label] = result.get("value", value.value)
         button = _button(tree, form.next_label)
         if button is None or button.ref is None:
             return
-        await tools.call("browser_click", ref=button.ref)
+        await browser.click(button.ref)
         seen.clicks += 1
 
 
-def _record(task: AgentTask, form: FormTask, seen: Observations) -> dict:
+async def read_sources(browser: Browser, plan: RunPlan, form: FormTask) -> Sources:
+    """Fill the steps and snapshot the screen they lead to. A failed start is not an error
+    here: the record then says the form was unavailable."""
+    seen = Sources()
+    try:
+        await browser.start(plan)
+    except BenchmarkError:
+        return seen
+    seen.started = True
+    await _fill_steps(browser, form, seen)
+    # A fresh snapshot strictly after the last click: the screen the verdict is about.
+    seen.final = await _snapshot(browser, seen)
+    await browser.close()
+    return seen
+
+
+def _final_summary(seen: Sources) -> dict[str, str]:
+    return _summary(seen.final) if seen.final is not None else {}
+
+
+def derive_fields(form: FormTask, seen: Sources) -> dict[str, str]:
+    """Each task field as the confirmation summary showed it (else as the field held it)."""
+    summary = _final_summary(seen)
+    fields = {}
+    for value in form.values:
+        shown = summary.get(value.label.casefold())
+        fields[value.label.casefold()] = shown if shown is not None else seen.typed.get(value.label, "")
+    # The task says the form has no phone or tax-identifier field; report NOT_FOUND only after
+    # checking that no field the form showed is one.
+    names = seen.field_names | set(summary)
+    fields["phone"] = NOT_FOUND if not any(_PHONE.search(n) for n in names) else "PRESENT_NO_VALUE_SUPPLIED"
+    fields["tax_identifier"] = NOT_FOUND if not any(_TAX.search(n) for n in names) else "PRESENT_NO_VALUE_SUPPLIED"
+    return fields
+
+
+def derive_workflow(form: FormTask, seen: Sources) -> dict:
+    """Where the steps got to, what the final screen shows, and the verdict on it."""
     final = seen.final
     heading = _heading(final) if final is not None else None
-    summary = _summary(final) if final is not None else {}
-    shown = {v.label: summary.get(v.label.casefold()) for v in form.values}
-    summary_matches = bool(summary) and all(shown[v.label] == v.value for v in form.values)
+    summary = _final_summary(seen)
+    summary_matches = bool(summary) and all(summary.get(v.label.casefold()) == v.value for v in form.values)
     errors = _validation_errors(final) if final is not None else 0
 
     # Playwright's aria snapshot names buttons from their DOM text ("Confirm & Next"); the page
@@ -163,7 +204,7 @@ def _record(task: AgentTask, form: FormTask, seen: Observations) -> dict:
     buttons = [normalise_space(b.name or "") for b in final.find_all("button")] if final is not None else []
     forward = [b for b in buttons if b.casefold() != "back"]
     primary = next((form.primary_action for b in buttons if b.casefold() == form.primary_action.casefold()),
-                   forward[-1] if forward else "NOT_FOUND")
+                   forward[-1] if forward else NOT_FOUND)
 
     step_numbers = [(int(m.group(1)), int(m.group(2))) for m in map(_STEP_HEADING.search, seen.headings) if m]
     total_match = _STEP_HEADING.search(form.confirmation_heading)
@@ -181,43 +222,28 @@ def _record(task: AgentTask, form: FormTask, seen: Observations) -> dict:
         state = READY
     else:
         state = INCOMPLETE
-
-    fields = {v.label.casefold(): shown[v.label] if shown[v.label] is not None else seen.typed.get(v.label, "")
-              for v in form.values}
-    # The task says the form has no phone or tax-identifier field; report NOT_FOUND only after
-    # checking that no field the form showed is one.
-    names = seen.field_names | set(summary)
-    fields["phone"] = "NOT_FOUND" if not any(_PHONE.search(n) for n in names) else "PRESENT_NO_VALUE_SUPPLIED"
-    fields["tax_identifier"] = "NOT_FOUND" if not any(_TAX.search(n) for n in names) else "PRESENT_NO_VALUE_SUPPLIED"
     return {
-        "record_id": form.record_id,
-        "target_url": start_url(task),
-        "fields": fields,
-        "workflow": {
-            "steps_total": steps_total,
-            "steps_reached": steps_reached,
-            "current_heading": heading or "NOT_FOUND",
-            "visible_primary_action": primary,
-            "validation_errors_visible": errors,
-            "summary_matches_input": summary_matches,
-            "final_submission_attempted": submitted,
-            "final_state": state,
-        },
+        "steps_total": steps_total,
+        "steps_reached": steps_reached,
+        "current_heading": heading or NOT_FOUND,
+        "visible_primary_action": primary,
+        "validation_errors_visible": errors,
+        "summary_matches_input": summary_matches,
+        "final_submission_attempted": submitted,
+        "final_state": state,
     }
 
 
+def assemble(plan: RunPlan, form: FormTask, fields: dict[str, str], workflow: dict) -> dict:
+    return {"record_id": form.record_id, "target_url": plan.start_url, "fields": fields, "workflow": workflow}
+
+
 async def solve(tools: Tools, task: AgentTask) -> str:
-    form = read_form_task(task)
-    seen = Observations()
-    try:
-        await start_session(tools, task, start_url(task))
-    except ToolCallError:
-        return benchmark_output(_record(task, form, seen))
-    seen.started = True
-    try:
-        await _fill_steps(tools, form, seen)
-        # A fresh snapshot strictly after the last click: the screen the verdict is about.
-        seen.final = await _snapshot(tools, seen)
-    finally:
-        await tools.call("browser_close")
-    return benchmark_output(_record(task, form, seen))
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    form = parse_form_task(task)
+    plan = read_run_plan(task)
+    sources = await read_sources(browser, plan, form)
+    return answer(assemble(plan, form, derive_fields(form, sources), derive_workflow(form, sources)))

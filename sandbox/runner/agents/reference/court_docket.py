@@ -5,22 +5,22 @@ then opens the slip opinion PDF (the only other allowed URL) in a new tab, whose
 the PDF's extracted text, and reads the author, the separate opinions and the syllabus
 holding from it. Abstentions (panel vote, majority count, dissent) follow from searching
 both sources. Evidence quotes are spans of the snapshot texts.
+
+``read_sources`` browses; ``derive_docket`` / ``derive_decision`` / ``derive_opinion`` read
+the snapshots (pure); ``assemble`` builds the record.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
-from sandbox.runner.agents.reference._aria import Node, normalise_space, parse_snapshot
-from sandbox.runner.agents.reference._task_text import (benchmark_output, other_allowed_url, start_session,
-                                                        start_url)
+from sandbox.runner.agents.reference._aria import Node, normalise_space
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, RunPlan,
+                                                      answer, iso_date, read_run_plan, run_guarded)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "court-docket"
-
-NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _ROW_DATE = re.compile(r"[A-Z][a-z]{2} \d{1,2} \d{4}")
 # A decision row announces the opinion or states the judgment in the docket's capitals
 # ("Judgment VACATED and case REMANDED."); lower-case words in filings do not count.
@@ -30,10 +30,6 @@ _JUSTICE = r"[A-Z][A-Za-z'’\-]+"
 _PAGE_SEPARATOR = re.compile(r"^--- Page \d+ of \d+ ---$", re.M)
 DISPOSITIONS = ("AFFIRMED", "REVERSED", "REVERSED_AND_REMANDED", "VACATED", "VACATED_AND_REMANDED", "DISMISSED",
                 "OTHER")
-
-
-class ReadingError(ValueError):
-    """A required item was not found on the page."""
 
 
 @dataclass(frozen=True)
@@ -49,10 +45,6 @@ class Docket:
     number_text: str
     header: dict[str, str]
     proceedings: list[Proceeding]
-
-
-def _iso(text: str, form: str) -> str:
-    return datetime.strptime(normalise_space(text), form).date().isoformat()
 
 
 def _is_link_group(node: Node) -> bool:
@@ -75,7 +67,7 @@ def _cell_text(cell: Node) -> str:
     return normalise_space(" ".join(child.full_text() for child in children))
 
 
-def read_docket(tree: Node) -> Docket:
+def derive_docket(tree: Node) -> Docket:
     header: dict[str, str] = {}
     proceedings: list[Proceeding] = []
     number = number_text = None
@@ -87,9 +79,9 @@ def read_docket(tree: Node) -> Docket:
         elif len(texts) >= 2 and texts[0].endswith(":"):
             header.setdefault(texts[0].rstrip(":").strip(), texts[1])
         elif len(texts) >= 2 and _ROW_DATE.fullmatch(texts[0]):
-            proceedings.append(Proceeding(_iso(texts[0], "%b %d %Y"), texts[0], texts[1]))
+            proceedings.append(Proceeding(iso_date(texts[0]), texts[0], texts[1]))
     if number is None or not proceedings:
-        raise ReadingError("the docket shows no 'No. ...' line or no dated Proceedings and Orders rows")
+        raise BenchmarkError("the docket shows no 'No. ...' line or no dated Proceedings and Orders rows")
     return Docket(number, number_text, header, proceedings)
 
 
@@ -155,7 +147,7 @@ def _majority_count(*texts: str) -> int | str:
 def _holding(text: str, prompt: str) -> str:
     held = re.search(r"\bHeld:\s*", text)
     if not held:
-        raise ReadingError("the opinion's syllabus has no 'Held:' label")
+        raise BenchmarkError("the opinion's syllabus has no 'Held:' label")
     rest = text[held.end():]
     stop = re.search(r"stop after `([^`]+)`", prompt)
     end = rest.find(stop.group(1)) + len(stop.group(1)) if stop and stop.group(1) in rest else -1
@@ -165,34 +157,90 @@ def _holding(text: str, prompt: str) -> str:
     return rest[:end].strip()
 
 
-def _record(task: AgentTask, docket_url: str, opinion_url: str, docket: Docket, opinion_text: str) -> dict:
+@dataclass(frozen=True)
+class Decision:
+    """The decision row of the docket and what the rows around it say."""
+    row: Proceeding
+    disposition_sentence: str
+    argued: Proceeding | None
+    judgment: Proceeding | None
+    events: list[Proceeding]       # the three rows before the decision
+    event_quotes: list[str]
+    opinion_line: str              # the row's "delivered the opinion ..." words (else the row)
+    unanimous: bool
+
+
+def derive_decision(docket: Docket) -> Decision:
     rows = docket.proceedings
     decision_index = next((i for i, r in enumerate(rows) if _DECISION.search(r.description)), None)
     if decision_index is None or decision_index < 3:
-        raise ReadingError("the docket shows no decision row with three rows before it")
+        raise BenchmarkError("the docket shows no decision row with three rows before it")
     decision = rows[decision_index]
-    disposition_sentence = re.match(r".+?\.(?=\s|$)", decision.description).group(0)
-    argued = next((r for r in rows if r.description.startswith("Argued")), None)
-    judgment = next((r for r in rows[decision_index + 1:] if re.match(r"JUDGMENT ISSUED", r.description, re.I)), None)
     events = rows[decision_index - 3:decision_index]
-
     descriptions = [e.description for e in events]
-    event_quotes = [e.description if descriptions.count(e.description) == 1 else f"{e.date_text} {e.description}"
-                    for e in events]
-
     opinion_line = re.search(r"(?:delivered|announced) the (?:opinion|judgment)[^.]*", decision.description)
-    unanimous = bool(re.search(r"\bunanimous\b", decision.description, re.I)) and \
-        not re.search(r"dissent", decision.description, re.I)
+    return Decision(
+        row=decision,
+        disposition_sentence=re.match(r".+?\.(?=\s|$)", decision.description).group(0),
+        argued=next((r for r in rows if r.description.startswith("Argued")), None),
+        judgment=next((r for r in rows[decision_index + 1:] if re.match(r"JUDGMENT ISSUED", r.description, re.I)),
+                      None),
+        events=events,
+        event_quotes=[e.description if descriptions.count(e.description) == 1 else f"{e.date_text} {e.description}"
+                      for e in events],
+        opinion_line=opinion_line.group(0) if opinion_line else decision.description,
+        unanimous=bool(re.search(r"\bunanimous\b", decision.description, re.I))
+        and not re.search(r"dissent", decision.description, re.I),
+    )
 
+
+@dataclass(frozen=True)
+class Opinion:
+    author: str            # "Justice X"
+    author_quote: str
+    concurrences: list[str]
+    dissents: list[str]
+    holding: str
+
+
+def derive_opinion(opinion_text: str, decision: Decision, prompt: str) -> Opinion:
+    row = decision.row.description
     author = re.search(rf"({_JUSTICE}), (?:C\. ?)?J\., delivered the opinion[^.]*\.", opinion_text) or \
         re.search(rf"JUSTICE ({_JUSTICE}) delivered the opinion[^.]*\.", opinion_text)
     if not author:
-        raise ReadingError("the opinion names no author ('X, J., delivered the opinion')")
-    concurrences = _separate_opinions(opinion_text, "concurring") or \
-        _separate_opinions(decision.description, "concurring")
-    dissents = _separate_opinions(opinion_text, "dissenting") or _separate_opinions(decision.description, "dissenting")
-    holding = _holding(opinion_text, task.prompt)
+        raise BenchmarkError("the opinion names no author ('X, J., delivered the opinion')")
+    return Opinion(author=_justice(author.group(1)), author_quote=author.group(0),
+                   concurrences=_separate_opinions(opinion_text, "concurring") or _separate_opinions(row, "concurring"),
+                   dissents=_separate_opinions(opinion_text, "dissenting") or _separate_opinions(row, "dissenting"),
+                   holding=_holding(opinion_text, prompt))
 
+
+# --- the run -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sources:
+    """What the tools showed: the docket page's snapshot and the opinion PDF's text."""
+    docket_url: str
+    opinion_url: str
+    docket: Node
+    opinion_text: str      # the PDF's text, page separators and line-break hyphens undone
+
+
+async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
+    opinion_url = plan.other_url()
+    await browser.start(plan)
+    _, docket = await browser.snapshot()
+    await browser.open_tab(opinion_url)
+    opinion, _ = await browser.snapshot()
+    if opinion.get("format") != "pdf_text":
+        raise BenchmarkError(f"the opinion tab did not show PDF text (format {opinion.get('format')!r})")
+    await browser.close()
+    return Sources(plan.start_url, opinion_url, docket, _pdf_text(opinion["snapshot"]))
+
+
+def assemble(sources: Sources, docket: Docket, decision: Decision, opinion: Opinion) -> dict:
+    docket_url, opinion_url = sources.docket_url, sources.opinion_url
+    rows, row = docket.proceedings, decision.row
     header = docket.header
     lower_number = header.get("Case Numbers", NOT_FOUND).strip()
     if lower_number.startswith("(") and lower_number.endswith(")"):
@@ -202,49 +250,44 @@ def _record(task: AgentTask, docket_url: str, opinion_url: str, docket: Docket, 
         "lower_court": {
             "name": header.get("Lower Ct", NOT_FOUND),
             "case_number": lower_number,
-            "decision_date": _iso(header["Decision Date"], "%B %d, %Y"),
-            "panel_vote": _panel_vote(*(r.description for r in rows), opinion_text),
+            "decision_date": iso_date(header["Decision Date"]),
+            "panel_vote": _panel_vote(*(r.description for r in rows), sources.opinion_text),
         },
         "dates": {
-            "docketed": _iso(header["Docketed"], "%B %d, %Y"),
-            "argued": argued.date if argued else NOT_FOUND,
-            "decided": decision.date,
+            "docketed": iso_date(header["Docketed"]),
+            "argued": decision.argued.date if decision.argued else NOT_FOUND,
+            "decided": row.date,
         },
-        "disposition": {"result": _disposition(disposition_sentence),
-                        "judgment_issued_date": judgment.date if judgment else NOT_FOUND},
+        "disposition": {"result": _disposition(decision.disposition_sentence),
+                        "judgment_issued_date": decision.judgment.date if decision.judgment else NOT_FOUND},
         "opinion": {
-            "author": _justice(author.group(1)),
-            "unanimous": unanimous,
-            "majority_count": _majority_count(decision.description, opinion_text),
-            "concurrences": concurrences,
-            "dissent_author": "; ".join(re.sub(r" \(joined by .*\)$", "", d) for d in dissents) or NOT_FOUND,
+            "author": opinion.author,
+            "unanimous": decision.unanimous,
+            "majority_count": _majority_count(row.description, sources.opinion_text),
+            "concurrences": opinion.concurrences,
+            "dissent_author": "; ".join(re.sub(r" \(joined by .*\)$", "", d) for d in opinion.dissents) or NOT_FOUND,
         },
-        "last_three_pre_disposition_events": [{"date": e.date, "description": e.description} for e in events],
-        "holding": holding,
+        "last_three_pre_disposition_events": [{"date": e.date, "description": e.description} for e in decision.events],
+        "holding": opinion.holding,
         "official_urls": {"docket": docket_url, "opinion": opinion_url},
         "evidence": {
             "case.docket_number": {"url": docket_url, "quote": docket.number_text},
-            "dates.decided": {"url": docket_url, "quote": decision.date_text},
-            "disposition.result": {"url": docket_url, "quote": disposition_sentence},
-            "opinion.author": {"url": opinion_url, "quote": author.group(0)},
-            "opinion.unanimous": {"url": docket_url,
-                                  "quote": opinion_line.group(0) if opinion_line else decision.description},
-            "last_three_pre_disposition_events": [{"url": docket_url, "quote": q} for q in event_quotes],
-            "holding": {"url": opinion_url, "quote": holding},
+            "dates.decided": {"url": docket_url, "quote": row.date_text},
+            "disposition.result": {"url": docket_url, "quote": decision.disposition_sentence},
+            "opinion.author": {"url": opinion_url, "quote": opinion.author_quote},
+            "opinion.unanimous": {"url": docket_url, "quote": decision.opinion_line},
+            "last_three_pre_disposition_events": [{"url": docket_url, "quote": q} for q in decision.event_quotes],
+            "holding": {"url": opinion_url, "quote": opinion.holding},
         },
     }
 
 
 async def solve(tools: Tools, task: AgentTask) -> str:
-    docket_url = start_url(task)
-    opinion_url = other_allowed_url(task)
-    await start_session(tools, task, docket_url)
-    try:
-        docket = read_docket(parse_snapshot((await tools.call("browser_snapshot"))["snapshot"]))
-        await tools.call("browser_open_tab", url=opinion_url)
-        opinion = await tools.call("browser_snapshot")
-        if opinion.get("format") != "pdf_text":
-            raise ReadingError(f"the opinion tab did not show PDF text (format {opinion.get('format')!r})")
-    finally:
-        await tools.call("browser_close")
-    return benchmark_output(_record(task, docket_url, opinion_url, docket, _pdf_text(opinion["snapshot"])))
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    sources = await read_sources(browser, read_run_plan(task))
+    docket = derive_docket(sources.docket)
+    decision = derive_decision(docket)
+    return answer(assemble(sources, docket, decision, derive_opinion(sources.opinion_text, decision, task.prompt)))

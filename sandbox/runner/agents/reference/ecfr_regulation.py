@@ -4,6 +4,9 @@ point-in-time change (before view, after view, section version history).
 Scripted, no model: it opens the three URLs the runner prompt allows, snapshots each, and
 reads every value from those snapshots. Conventions the task text fixes (canonical labels,
 NOT_STATED / NOT_FOUND) are applied only after looking for the item in the sources.
+
+``read_sources`` browses; ``derive_view`` / ``derive_authority`` / ``derive_version_trace`` /
+``derive_requirements`` read the snapshots (pure); ``assemble`` builds the record.
 """
 
 from __future__ import annotations
@@ -13,14 +16,12 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import (BenchmarkError, Browser, Citations, answer,
-                                                      iso_from_month_day_year, json_document, json_member_quote,
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
+                                                      RunPlan, answer, iso_date, json_member_quote, read_json,
                                                       read_run_plan, run_guarded, seen_texts)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "ecfr-regulation"
-
-NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 _LABEL = re.compile(r"^\((\w+)\)$")
 _VIEW_DATE = re.compile(r"/enhanced/(\d{4}-\d{2}-\d{2})/")
 
@@ -77,7 +78,7 @@ def _paragraph(node: Node) -> Paragraph:
     return Paragraph(label, heading, body)
 
 
-def read_view(root: Node) -> RegulatoryView:
+def derive_view(root: Node) -> RegulatoryView:
     view = RegulatoryView()
     current: Section | None = None
     for node in root.walk():
@@ -131,7 +132,7 @@ def _compliance_dates(section: Section) -> dict[str, tuple[str, str]]:
         kind = "small" if ("less than" in heading or "special district" in heading) else (
             "large" if "or more" in heading else None)
         if kind and kind not in dates:
-            dates[kind] = (iso_from_month_day_year(match.group(1)), match.group(0))
+            dates[kind] = (iso_date(match.group(1)), match.group(0))
     return dates
 
 
@@ -150,51 +151,35 @@ def _silent_items(texts: str) -> dict[str, str]:
             "mandatory_testing_frequency": testing or NOT_STATED}
 
 
-async def solve(tools: Tools, task: AgentTask) -> str:
-    return await run_guarded(tools, task, _solve)
+@dataclass(frozen=True)
+class Authority:
+    """The after view's source note: FR citation, publication date, AG order."""
+    citation: str          # "89 FR 31337"
+    citation_quote: str    # as shown
+    date_quote: str        # "Apr. 24, 2024"
+    ag_order: str
 
 
-async def _solve(browser: Browser, task: AgentTask) -> str:
-    plan = read_run_plan(task)
-    renderer = sorted((u for u in plan.allowed_urls if _VIEW_DATE.search(u)), key=lambda u: _VIEW_DATE.search(u)[1])
-    versions_urls = [u for u in plan.allowed_urls if "/versioner/" in u]
-    if len(renderer) != 2 or len(versions_urls) != 1:
-        raise BenchmarkError(f"expected two renderer views and one versions URL, got {plan.allowed_urls}")
-    before_url, after_url = renderer
-    versions_url = versions_urls[0]
-    citations = Citations()
-
-    await browser.start(plan)
-    if plan.start_url != before_url:
-        await browser.navigate(before_url)
-    _, before_root = await browser.snapshot()
-    await browser.navigate(after_url)
-    _, after_root = await browser.snapshot()
-    await browser.navigate(versions_url)
-    versions_result, _ = await browser.snapshot()
-    for _ in range(plan.min_snapshots - 3):  # the gates ask for more snapshots than the three views
-        await browser.snapshot()
-    await browser.close()
-
-    citations.saw(before_url, seen_texts(before_root))
-    citations.saw(after_url, seen_texts(after_root))
-    versions_text, versions = json_document(versions_result)
-    citations.saw(versions_url, [versions_text])
-
-    before, after = read_view(before_root), read_view(after_root)
-    if not (before.subpart_heading and after.subpart_heading and after.source_note):
-        raise BenchmarkError("a view lacks its subpart heading or the after view lacks its source note")
-
-    # Authority: the after view's source note.
-    note = after.source_note
+def derive_authority(note: str) -> Authority:
     fr_citation = re.search(r"(\d+)\s+FR\s+(\d+)", note)
     ag_order = re.search(r"AG Order No\.\s*[\w-]+", note)
     note_date = re.search(r"[A-Z][a-z]{2,8}\.? \d{1,2}, \d{4}", note)
     if not (fr_citation and ag_order and note_date):
         raise BenchmarkError(f"cannot read the source note {note!r}")
-    subpart_citation = f"{fr_citation.group(1)} FR {fr_citation.group(2)}"
+    return Authority(f"{fr_citation.group(1)} FR {fr_citation.group(2)}", fr_citation.group(0),
+                     note_date.group(0), ag_order.group(0))
 
-    # Version trace: the URLs and the earliest substantive content version of the section.
+
+@dataclass(frozen=True)
+class VersionTrace:
+    """The section the history is about, and its earliest substantive content version."""
+    cfr_title: int
+    part: str
+    section: str
+    first_version: str
+
+
+def derive_version_trace(versions_url: str, versions: dict) -> VersionTrace:
     query = parse_qs(urlsplit(versions_url).query)
     section_number, part = query["section"][0], query["part"][0]
     title = re.search(r"title-(\d+)", urlsplit(versions_url).path)
@@ -202,44 +187,100 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
                          if v.get("identifier") == section_number and v.get("substantive") and not v.get("removed"))
     if not substantive:
         raise BenchmarkError(f"no substantive content version of {section_number} in the version history")
-    first_version = substantive[0]
+    cfr_title = int(title.group(1)) if title else int(versions["content_versions"][0]["title"])
+    return VersionTrace(cfr_title, part, section_number, substantive[0])
 
-    # Codification.
-    before_sections = [s.heading for s in before.sections]
-    after_headings = [s.heading for s in after.sections]
 
-    # Requirements (the section the history is about) and exceptions.
+@dataclass(frozen=True)
+class Requirements:
+    covered: list[tuple[str, str]]             # (label, quote)
+    standard: str                              # "WCAG 2.1"
+    standard_quotes: tuple[str, ...]           # the "comply with ... WCAG" clause (if any), the standard
+    levels: list[str]
+    dates: dict[str, tuple[str, str]]          # 'large' / 'small' -> (ISO date, quote)
+    exception_headings: list[str]
+
+
+def derive_requirements(after: RegulatoryView, section_number: str) -> Requirements:
+    """The requirements section (the one the history is about) and the exceptions section."""
     requirements = _section(after, section_number)
     covered = _covered_content(requirements)
     requirement_text = requirements.text()
     standard = re.search(r"WCAG \d+(?:\.\d+)*", requirement_text)
-    levels = list(dict.fromkeys(re.findall(r"\bLevel A{1,3}\b", requirement_text)))
     standard_clause = re.search(r"comply with [^,;]*?WCAG \d+(?:\.\d+)*", requirement_text)
     dates = _compliance_dates(requirements)
     exceptions_section = next((s for s in after.sections if "Exceptions" in s.heading), None)
     if not (standard and covered and "large" in dates and "small" in dates and exceptions_section):
         raise BenchmarkError("the after view lacks the standard, covered content, compliance dates or exceptions")
-    exception_headings = [p.heading for p in exceptions_section.paragraphs if p.lettered and p.heading]
+    return Requirements(
+        covered=covered, standard=standard.group(0),
+        standard_quotes=(*([standard_clause.group(0)] if standard_clause else []), standard.group(0)),
+        levels=list(dict.fromkeys(re.findall(r"\bLevel A{1,3}\b", requirement_text))), dates=dates,
+        exception_headings=[p.heading for p in exceptions_section.paragraphs if p.lettered and p.heading])
 
-    all_text = "\n".join(seen_texts(before_root) + seen_texts(after_root) + [versions_text])
-    silent = _silent_items(all_text)
 
-    record = {
+# --- the run -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sources:
+    """What the tools showed: the before and after views (snapshots) and the version history
+    (JSON text), with the citations each allows."""
+    before_url: str
+    after_url: str
+    versions_url: str
+    before: Node
+    after: Node
+    versions_text: str
+    versions: dict
+    citations: Citations
+
+
+async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
+    renderer = sorted((u for u in plan.allowed_urls if _VIEW_DATE.search(u)), key=lambda u: _VIEW_DATE.search(u)[1])
+    versions_urls = [u for u in plan.allowed_urls if "/versioner/" in u]
+    if len(renderer) != 2 or len(versions_urls) != 1:
+        raise BenchmarkError(f"expected two renderer views and one versions URL, got {plan.allowed_urls}")
+    before_url, after_url = renderer
+    versions_url = versions_urls[0]
+    citations = Citations()
+    await browser.start(plan)
+    if plan.start_url != before_url:
+        await browser.navigate(before_url)
+    _, before = await browser.snapshot()
+    await browser.navigate(after_url)
+    _, after = await browser.snapshot()
+    citations.saw(before_url, seen_texts(before))
+    citations.saw(after_url, seen_texts(after))
+    versions_text, versions = await read_json(browser, versions_url, citations)
+    for _ in range(plan.min_snapshots - 3):  # the gates ask for more snapshots than the three views
+        await browser.snapshot()
+    await browser.close()
+    return Sources(before_url, after_url, versions_url, before, after, versions_text, versions, citations)
+
+
+def assemble(sources: Sources, before: RegulatoryView, after: RegulatoryView, authority: Authority,
+             trace: VersionTrace, requirements: Requirements, silent: dict[str, str]) -> dict:
+    before_url, after_url, versions_url, cite = (sources.before_url, sources.after_url, sources.versions_url,
+                                                 sources.citations.cite)
+    before_sections = [s.heading for s in before.sections]
+    after_headings = [s.heading for s in after.sections]
+    dates = requirements.dates
+    return {
         "authority": {
-            "subpart_source_citation": subpart_citation,
-            "publication_date": iso_from_month_day_year(note_date.group(0)),
-            "ag_order_number": ag_order.group(0),
+            "subpart_source_citation": authority.citation,
+            "publication_date": iso_date(authority.date_quote),
+            "ag_order_number": authority.ag_order,
             "rin": silent["rin"],
             "federal_register_document_number": silent["federal_register_document_number"],
         },
         "version_trace": {
-            "cfr_title": int(title.group(1)) if title else int(versions["content_versions"][0]["title"]),
-            "cfr_part": part,
-            "section": section_number,
+            "cfr_title": trace.cfr_title,
+            "cfr_part": trace.part,
+            "section": trace.section,
             "comparison_before": _VIEW_DATE.search(before_url)[1],
             "comparison_after": _VIEW_DATE.search(after_url)[1],
-            "effective_date": first_version,
-            "first_substantive_version": first_version,
+            "effective_date": trace.first_version,
+            "first_substantive_version": trace.first_version,
         },
         "codification": {
             "before_subpart_heading": before.subpart_heading,
@@ -248,30 +289,43 @@ async def _solve(browser: Browser, task: AgentTask) -> str:
             "after_section_headings": after_headings,
         },
         "requirements": {
-            "covered_content": [label for label, _ in covered],
-            "standard": standard.group(0),
-            "conformance_levels": levels,
+            "covered_content": [label for label, _ in requirements.covered],
+            "standard": requirements.standard,
+            "conformance_levels": requirements.levels,
             "large_entity_compliance_date": dates["large"][0],
             "small_or_special_district_compliance_date": dates["small"][0],
             "mandatory_testing_frequency": silent["mandatory_testing_frequency"],
         },
-        "exceptions": [h.rstrip().rstrip(".") for h in exception_headings],
+        "exceptions": [h.rstrip().rstrip(".") for h in requirements.exception_headings],
         "official_urls": {"before": before_url, "after": after_url, "versions": versions_url},
         "evidence": {
-            "authority.subpart_source_citation": citations.cite(after_url, subpart_citation, fr_citation.group(0)),
-            "authority.publication_date": citations.cite(after_url, note_date.group(0)),
-            "authority.ag_order_number": citations.cite(after_url, ag_order.group(0)),
-            "version_trace.effective_date": citations.cite(
-                versions_url, json_member_quote(versions_text, "date", first_version)),
-            "codification.before_subpart_heading": citations.cite(before_url, before.subpart_heading),
-            "codification.after_subpart_heading": citations.cite(after_url, after.subpart_heading),
-            "codification.after_section_headings": [citations.cite(after_url, h) for h in after_headings],
-            "requirements.covered_content": [citations.cite(after_url, quote) for _, quote in covered],
-            "requirements.standard": citations.cite(
-                after_url, *([standard_clause.group(0)] if standard_clause else []), standard.group(0)),
-            "requirements.large_entity_compliance_date": citations.cite(after_url, dates["large"][1]),
-            "requirements.small_or_special_district_compliance_date": citations.cite(after_url, dates["small"][1]),
-            "exceptions": [citations.cite(after_url, h) for h in exception_headings],
+            "authority.subpart_source_citation": cite(after_url, authority.citation, authority.citation_quote),
+            "authority.publication_date": cite(after_url, authority.date_quote),
+            "authority.ag_order_number": cite(after_url, authority.ag_order),
+            "version_trace.effective_date": cite(
+                versions_url, json_member_quote(sources.versions_text, "date", trace.first_version)),
+            "codification.before_subpart_heading": cite(before_url, before.subpart_heading),
+            "codification.after_subpart_heading": cite(after_url, after.subpart_heading),
+            "codification.after_section_headings": [cite(after_url, h) for h in after_headings],
+            "requirements.covered_content": [cite(after_url, quote) for _, quote in requirements.covered],
+            "requirements.standard": cite(after_url, *requirements.standard_quotes),
+            "requirements.large_entity_compliance_date": cite(after_url, dates["large"][1]),
+            "requirements.small_or_special_district_compliance_date": cite(after_url, dates["small"][1]),
+            "exceptions": [cite(after_url, h) for h in requirements.exception_headings],
         },
     }
-    return answer(record)
+
+
+async def solve(tools: Tools, task: AgentTask) -> str:
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    sources = await read_sources(browser, read_run_plan(task))
+    before, after = derive_view(sources.before), derive_view(sources.after)
+    if not (before.subpart_heading and after.subpart_heading and after.source_note):
+        raise BenchmarkError("a view lacks its subpart heading or the after view lacks its source note")
+    trace = derive_version_trace(sources.versions_url, sources.versions)
+    all_text = "\n".join(seen_texts(sources.before) + seen_texts(sources.after) + [sources.versions_text])
+    return answer(assemble(sources, before, after, derive_authority(after.source_note), trace,
+                           derive_requirements(after, trace.section), _silent_items(all_text)))

@@ -6,22 +6,23 @@ text: defined-term pointers are followed to their destination sections, and the 
 traps (termination fee, aggregate liability cap, arbitration) are answered NOT_STATED /
 NOT_FOUND only after searching the whole text for them. Evidence quotes are spans cut out
 of the snapshot text itself (curly quotes kept), so they are literal visible text.
+
+``read_sources`` browses; ``derive_filing`` / ``derive_terms`` read the snapshots (pure);
+``assemble`` builds the record.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
-from sandbox.runner.agents.reference._aria import Node, normalise_space, parse_snapshot
-from sandbox.runner.agents.reference._task_text import (benchmark_output, other_allowed_url, start_session,
-                                                        start_url)
+from sandbox.runner.agents.reference._aria import Node, normalise_space
+from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, RunPlan,
+                                                      answer, iso_date, read_run_plan, run_guarded)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "sec-contract"
 
-NOT_STATED, NOT_FOUND = "NOT_STATED", "NOT_FOUND"
 OPEN_Q, CLOSE_Q = "[“\"]", "[”\"]"
 _SECTION = r"\d+(?:\.\d+)*"
 _NUMBER_WORDS = {w: i for i, w in enumerate(
@@ -35,10 +36,6 @@ _COMPANY_SUFFIX = (r"(?:,? (?:Inc\.|Inc|LLC|L\.L\.C\.|Ltd\.|Ltd|Corp\.|Corporati
 # "ninety (90) days", "90 days" or "ninety days"; read by _days().
 _DAYS = (r"(?:(?P<words>[a-z][a-z\- ]*?)\s*\((?P<digits>\d+)\)|(?P<bare>\d+)|(?P<only>[a-z][a-z\- ]*?))"
          r"\s+(?:calendar |business )?days")
-
-
-class ReadingError(ValueError):
-    """A required term was not found in the text (the agent reports what it could not read)."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +75,7 @@ def _days(match: re.Match) -> int:
     words = match.group("only").strip().lower()
     if words in _NUMBER_WORDS:
         return _NUMBER_WORDS[words]
-    raise ReadingError(f"cannot read the number {words!r}")
-
-
-def _iso(text: str) -> str:
-    return datetime.strptime(normalise_space(text), "%B %d, %Y").date().isoformat()
+    raise BenchmarkError(f"cannot read the number {words!r}")
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
@@ -103,7 +96,7 @@ class FilingIndex:
     exhibit_number: str
 
 
-def read_filing_index(tree: Node, exhibit_url: str) -> FilingIndex:
+def derive_filing(tree: Node, exhibit_url: str) -> FilingIndex:
     tokens = [normalise_space(n.own_text) for n in tree.walk() if n.own_text and not n.role.startswith("/")]
 
     def after(label: str, pattern: str) -> str:
@@ -112,12 +105,12 @@ def read_filing_index(tree: Node, exhibit_url: str) -> FilingIndex:
                 for following in tokens[index + 1:index + 4]:
                     if re.fullmatch(pattern, following):
                         return following
-        raise ReadingError(f"the filing index shows no {label!r} value")
+        raise BenchmarkError(f"the filing index shows no {label!r} value")
 
     form = next((t[len("Form "):].strip() for t in tokens if re.fullmatch(r"Form \S+", t)), None)
     filer = next((m.group(1) for m in (re.match(r"(.+?) \(Filer\)", t) for t in tokens) if m), None)
     if form is None or filer is None:
-        raise ReadingError("the filing index shows no form type or filer")
+        raise BenchmarkError("the filing index shows no form type or filer")
     return FilingIndex(accession_number=after("SEC Accession No.", r"\d{10}-\d{2}-\d{6}"), form=form,
                        filing_date=after("Filing Date", r"\d{4}-\d{2}-\d{2}"), filer=filer,
                        exhibit_number=_exhibit_type(tree, exhibit_url))
@@ -135,7 +128,7 @@ def _exhibit_type(tree: Node, exhibit_url: str) -> str:
             links = [u.own_text or "" for c in cells for u in c.find_all("/url")]
             if len(cells) == len(headers) and any(link.endswith("/" + document) or link == document for link in links):
                 return normalise_space(cells[headers.index("Type")].full_text())
-    raise ReadingError(f"the filing index lists no document {document!r}")
+    raise BenchmarkError(f"the filing index lists no document {document!r}")
 
 
 # --- the agreement -------------------------------------------------------------------------------
@@ -166,20 +159,20 @@ class Agreement:
         return sorted(set(t.rstrip(".,") for t in terms), key=len, reverse=True)
 
 
-def read_agreement(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
+def derive_terms(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
     a = agreement
     found: dict[str, Found] = {}
 
     title = next((b for b in a.blocks if re.fullmatch(r"[A-Z][A-Z0-9 ,&'\-]*AGREEMENT", b)), None)
     if title is None:
-        raise ReadingError("no agreement title (an all-capitals heading ending in AGREEMENT)")
+        raise BenchmarkError("no agreement title (an all-capitals heading ending in AGREEMENT)")
     found["agreement.title"] = Found(title, title)
 
     date = a.search(rf"(?:entered into |made |dated )?(?:as of )?([A-Z][a-z]+ \d{{1,2}}, \d{{4}}) "
                     rf"\((?:the )?{OPEN_Q}Effective Date{CLOSE_Q}\)")
     if not date:
-        raise ReadingError("no effective date definition")
-    found["agreement.effective_date"] = Found(_iso(date.group(1)), date.group(0))
+        raise BenchmarkError("no effective date definition")
+    found["agreement.effective_date"] = Found(iso_date(date.group(1)), date.group(0))
 
     def party(group: str) -> str:
         # "Name, Inc., a Delaware corporation with ... (“Short”)": the name without jurisdiction
@@ -188,14 +181,14 @@ def read_agreement(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
 
     parties = a.search(rf"by and between {party('a')},? and {party('b')}")
     if not parties:
-        raise ReadingError("no 'by and between' party recital")
+        raise BenchmarkError("no 'by and between' party recital")
     found["agreement.parties"] = Found([parties.group("a"), parties.group("b")], parties.group(0))
     shorts = [parties.group("a_short"), parties.group("b_short")]
 
     term = a.titled(r"Term")
     expiry = re.search(r"shall expire (?:upon|on|at) (?:the )?([^.;,\n]+)", term[1] if term else a.text)
     if not expiry:
-        raise ReadingError("no expiration clause ('shall expire upon ...')")
+        raise BenchmarkError("no expiration clause ('shall expire upon ...')")
     after_words = expiry.group(1)
     trigger = next((t for t in a.defined_terms() if after_words.startswith(t)), None)
     if trigger is None:  # not a defined term: keep the capitalised phrase
@@ -203,10 +196,10 @@ def read_agreement(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
     lead_in = expiry.group(0)[:expiry.start(1) - expiry.start(0)]
     found["agreement.expiration_trigger"] = Found(trigger, lead_in + trigger)
 
-    _read_defined_terms(a, found)
-    _read_termination(a, found)
-    _read_indemnification(a, found, shorts)
-    _read_miscellaneous(a, found, task)
+    _derive_defined_terms(a, found)
+    _derive_termination(a, found)
+    _derive_indemnification(a, found, shorts)
+    _derive_miscellaneous(a, found, task)
     return found
 
 
@@ -215,16 +208,16 @@ def _definition_block(a: Agreement, term: str) -> re.Match | None:
                     rf"(means|shall have the meaning[^.\n]*?Section ({_SECTION}))", re.M)
 
 
-def _read_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
+def _derive_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
     pointer = _definition_block(a, "Confidential Information")
     if not pointer or not pointer.group(3):
-        raise ReadingError("no Article 1 pointer for “Confidential Information”")
+        raise BenchmarkError("no Article 1 pointer for “Confidential Information”")
     found["defined_terms.confidential_information.pointer_section"] = Found(f"Section {pointer.group(1)}",
                                                                             pointer.group(0))
     destination = pointer.group(3)
     block = a.section(destination)
     if block is None:
-        raise ReadingError(f"the pointer names Section {destination}, which is not in the text")
+        raise BenchmarkError(f"the pointer names Section {destination}, which is not in the text")
     means = re.match(rf".*?{OPEN_Q}Confidential Information{CLOSE_Q}\s+means", block)
     found["defined_terms.confidential_information.definition_section"] = Found(
         f"Section {destination}", means.group(0) if means else block[:80])
@@ -234,7 +227,7 @@ def _read_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
 
     claims = _definition_block(a, "Claims")
     if not claims:
-        raise ReadingError("no definition of “Claims”")
+        raise BenchmarkError("no definition of “Claims”")
     section = claims.group(1)
     if claims.group(3):  # a pointer: follow it
         section = claims.group(3)
@@ -245,28 +238,28 @@ def _read_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
     found["defined_terms.claims.includes_reasonable_legal_costs"] = Found(bool(costs), costs.group(0) if costs else "")
 
 
-def _read_termination(a: Agreement, found: dict[str, Found]) -> None:
+def _derive_termination(a: Agreement, found: dict[str, Found]) -> None:
     cause = a.titled(r"Termination for (?:Cause|Breach|Material Breach)")
     if cause is None:
-        raise ReadingError("no termination-for-cause section")
+        raise BenchmarkError("no termination-for-cause section")
     cure = re.search(rf"(?:fails|failure) to cure[^.]*?within {_DAYS}", cause[1])
     if not cure:
-        raise ReadingError(f"Section {cause[0]} states no cure period")
+        raise BenchmarkError(f"Section {cause[0]} states no cure period")
     found["termination.for_cause_section"] = Found(f"Section {cause[0]}", cause[1][:40])
     found["termination.breach_cure_days"] = Found(_days(cure), cure.group(0))
 
     convenience = a.titled(r"Termination for Convenience|Termination without Cause")
     if convenience is None:
-        raise ReadingError("no termination-for-convenience section")
+        raise BenchmarkError("no termination-for-convenience section")
     notice = re.search(rf"upon {_DAYS}[’']? (?:prior )?(?:written )?notice", convenience[1])
     if not notice:
-        raise ReadingError(f"Section {convenience[0]} states no notice period")
+        raise BenchmarkError(f"Section {convenience[0]} states no notice period")
     found["termination.for_convenience_section"] = Found(f"Section {convenience[0]}", convenience[1][:40])
     found["termination.convenience_notice_days"] = Found(_days(notice), notice.group(0))
 
     survival = a.search(r"(Articles?\s+\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)\s+(?:shall|will)\s+survive")
     if not survival:
-        raise ReadingError("no survival clause naming articles")
+        raise BenchmarkError("no survival clause naming articles")
     found["termination.surviving_articles"] = Found(re.findall(r"\d+", survival.group(1)), survival.group(0))
 
     fee = a.search(r"(?:early )?termination (?:fee|payment|charge)|break[- ]?up fee", re.I)
@@ -274,19 +267,19 @@ def _read_termination(a: Agreement, found: dict[str, Found]) -> None:
         _sentence_around(a.text, fee.start(), fee.end()) if fee else NOT_STATED, "")
 
 
-def _read_indemnification(a: Agreement, found: dict[str, Found], shorts: list[str]) -> None:
+def _derive_indemnification(a: Agreement, found: dict[str, Found], shorts: list[str]) -> None:
     for short in shorts:
         section = a.titled(rf"Indemnification by {re.escape(short)}")
         if section is None:
-            raise ReadingError(f"no 'Indemnification by {short}' section")
+            raise BenchmarkError(f"no 'Indemnification by {short}' section")
         group = re.search(rf"\((?:collectively,? )?(?:the )?{OPEN_Q}([^”\"]*Indemnitees?){CLOSE_Q}\)", section[1])
         if not group:
-            raise ReadingError(f"Section {section[0]} names no indemnified group")
+            raise BenchmarkError(f"Section {section[0]} names no indemnified group")
         found[f"indemnification.{short.casefold()}_indemnifies"] = Found(group.group(1), group.group(0))
 
     cross = a.search(rf"not solely caused by[^.]*?governed by Section ({_SECTION})")
     if not cross:
-        raise ReadingError("no cross reference for injuries not solely caused by one party")
+        raise BenchmarkError("no cross reference for injuries not solely caused by one party")
     found["indemnification.nonsole_injury_cross_reference"] = Found(f"Section {cross.group(1)}", cross.group(0))
 
     joint = a.search(r"(?:(?:the|such) )?(?:\w+ )?(?:shall|will) (not )?be jointly and severally liable")
@@ -310,13 +303,13 @@ def _liability_cap(a: Agreement) -> str:
     return NOT_STATED
 
 
-def _read_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) -> None:
+def _derive_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) -> None:
     # Only the governing-law clause counts: representations also name a state of organisation.
     titled = a.titled(r"Governing Law(?:;[^.]*)?")
     law = re.search(r"governed by[^.]*?laws of (?:the )?(?:State|Commonwealth) of ([A-Z][a-z]+(?: [A-Z][a-z]+)*)",
                     titled[1] if titled else a.text)
     if not law:
-        raise ReadingError("no governing-law clause ('governed by ... the laws of ...')")
+        raise BenchmarkError("no governing-law clause ('governed by ... the laws of ...')")
     found["miscellaneous.governing_law"] = Found(law.group(1), law.group(0))
 
     named = re.search(rf"Section ({_SECTION})'s general assignment rule", task.prompt)
@@ -325,7 +318,7 @@ def _read_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) 
         titled = a.titled(r"Assignment")
         assignment = titled[1] if titled else None
     if assignment is None:
-        raise ReadingError("no assignment section")
+        raise BenchmarkError("no assignment section")
     general_rule = re.split(r";\s*provided", assignment, maxsplit=1)[0]
     consent = re.search(r"without (?:the )?(?:prior )?(?:express )?written consent of the other Party", general_rule)
     found["miscellaneous.assignment_requires_consent"] = Found(bool(consent),
@@ -338,7 +331,7 @@ def _read_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) 
             if amendment:
                 break
     if amendment is None:
-        raise ReadingError("no amendment formality ('in writing ... hereto')")
+        raise BenchmarkError("no amendment formality ('in writing ... hereto')")
     found["miscellaneous.amendment_formality"] = Found(amendment.group(0), amendment.group(0))
 
     arbitration = a.search(r"arbitrat\w*", re.I)
@@ -347,6 +340,26 @@ def _read_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) 
 
 
 # --- the run -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sources:
+    """What the tools showed: the filing index and the exhibit (scrolled once), as snapshots."""
+    index_url: str
+    exhibit_url: str
+    index: Node
+    exhibit: Node
+
+
+async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
+    exhibit_url = plan.other_url()
+    await browser.start(plan)
+    _, index = await browser.snapshot()
+    await browser.navigate(exhibit_url)
+    await browser.scroll("down")
+    _, exhibit = await browser.snapshot()
+    await browser.close()
+    return Sources(plan.start_url, exhibit_url, index, exhibit)
+
 
 def _nest(flat: dict[str, object]) -> dict:
     """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``, keeping the order of first appearance."""
@@ -360,7 +373,8 @@ def _nest(flat: dict[str, object]) -> dict:
     return out
 
 
-def _record(task: AgentTask, index_url: str, exhibit_url: str, filing: FilingIndex, terms: dict[str, Found]) -> dict:
+def assemble(task: AgentTask, sources: Sources, filing: FilingIndex, terms: dict[str, Found]) -> dict:
+    index_url, exhibit_url = sources.index_url, sources.exhibit_url
     quotes = {"filing.accession_number": Found(filing.accession_number, filing.accession_number), **terms}
     # The output schema lists the fields that need a citation; filing fields cite the index.
     required = task.output_schema["items"]["properties"]["evidence"]["required"]
@@ -377,15 +391,11 @@ def _record(task: AgentTask, index_url: str, exhibit_url: str, filing: FilingInd
 
 
 async def solve(tools: Tools, task: AgentTask) -> str:
-    index_url = start_url(task)
-    exhibit_url = other_allowed_url(task)
-    await start_session(tools, task, index_url)
-    try:
-        index_tree = parse_snapshot((await tools.call("browser_snapshot"))["snapshot"])
-        filing = read_filing_index(index_tree, exhibit_url)
-        await tools.call("browser_navigate", url=exhibit_url)
-        await tools.call("browser_scroll", direction="down")
-        exhibit = Agreement(_blocks(parse_snapshot((await tools.call("browser_snapshot"))["snapshot"])))
-    finally:
-        await tools.call("browser_close")
-    return benchmark_output(_record(task, index_url, exhibit_url, filing, read_agreement(exhibit, task)))
+    return await run_guarded(tools, task, _run)
+
+
+async def _run(browser: Browser, task: AgentTask) -> str:
+    sources = await read_sources(browser, read_run_plan(task))
+    filing = derive_filing(sources.index, sources.exhibit_url)
+    terms = derive_terms(Agreement(_blocks(sources.exhibit)), task)
+    return answer(assemble(task, sources, filing, terms))
