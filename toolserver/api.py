@@ -13,6 +13,7 @@ the ``policies`` resolver the caller injects (the CLI wires the pack loader in).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 from typing import Callable
@@ -43,8 +44,7 @@ class Sandbox:
         return self
 
     async def stop(self) -> None:
-        for run in list(self.runs.values()):
-            await run.close("server_stopped")
+        await asyncio.gather(*(run.close("server_stopped") for run in list(self.runs.values())))
         await self.host.stop()
 
     async def __aenter__(self) -> "Sandbox":

@@ -10,7 +10,9 @@
     ├── NotInMirror                URL has no mirrored response (the sandbox is offline)
     ├── ProviderUnavailable        provider other than "kernel" without the fallback option
     ├── ApprovalRequired           close_all without approvals enabled
-    └── BrowserActionFailed        Playwright refused the action (element not visible ...)
+    ├── BrowserActionFailed        Playwright refused the action (element not visible ...)
+    ├── PageUnresponsive           the page did not answer within its bound (a script spinning)
+    └── BrowserCrashed             the browser died under this session; start a new one
     UnknownRun                     transport-level: the run id does not exist (404)
     UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
 
@@ -78,6 +80,14 @@ class ApprovalRequired(ToolError):
 
 class BrowserActionFailed(ToolError):
     type = "browser_action_failed"
+
+
+class PageUnresponsive(ToolError):
+    type = "page_unresponsive"
+
+
+class BrowserCrashed(ToolError):
+    type = "browser_crashed"
 
 
 class UnknownRun(Exception):
