@@ -147,7 +147,7 @@ def encode_line(data: dict[str, Any]) -> str:
 
 
 class TraceWriter:
-    """Appends lines to a JSONL file; every line is flushed at once (thread-safe)."""
+    """Writes lines to a new JSONL file (never an existing one); every line is flushed at once (thread-safe)."""
 
     def __init__(self, path: Path | None, header: RunHeader) -> None:
         self.path = Path(path) if path else None
@@ -155,7 +155,7 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._lines: list[str] = []
         self.closed = False
-        self._file = open(self.path, "a", encoding="utf-8") if self.path else None
+        self._file = open(self.path, "x", encoding="utf-8") if self.path else None   # never two runs in one file
         self.write(header)
 
     def now(self) -> float:
