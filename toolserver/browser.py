@@ -12,6 +12,7 @@ import html
 import itertools
 import json
 import logging
+import os
 import re
 import secrets
 import time
@@ -45,6 +46,7 @@ class Recorder(Protocol):
     store: MirrorStore
     config: ServerConfig
     policy: Any
+    download_bytes: int                # bytes of downloads kept so far (capped by max_download_bytes)
 
     def record_event(self, kind: str, data: dict, *, session: "Session | None" = None,
                      tab: "Tab | None" = None) -> dict: ...
@@ -80,6 +82,17 @@ INIT_SCRIPT = """
   XMLHttpRequest.prototype.send = function (...args) {
     begin(); this.addEventListener('loadend', end, {once: true}); return send.apply(this, args);
   };
+  // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
+  // disabled): the API is removed, and each attempt is recorded as a blocked request.
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
+    if (!window[name]) continue;
+    const refuse = function (config) {
+      const urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || []));
+      report('webrtc', {urls: urls.map(String)});
+      throw new DOMException('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
+    };
+    try { Object.defineProperty(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
+  }
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
@@ -218,6 +231,7 @@ class Session:
     last_fetch_at: float = 0.0         # scripted requests (fetch/XHR) that a page renders from
     opening_tab: bool = False          # a tool (not the page) is opening the next page
     popup_requested_at: float = 0.0    # a popup's first request was seen before its page
+    router_downloads: set[str] = field(default_factory=set)   # attachment downloads the router recorded
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -285,8 +299,31 @@ class Session:
             pass
 
     def _on_download(self, tab: Tab, download: Download) -> None:
-        self.run.record_event("download", {"url": download.url, "filename": download.suggested_filename},
-                              session=self, tab=tab)
+        """Every download is a state change. Under blocking the context does not accept
+        downloads, so none is written; otherwise the bytes kept per run are capped."""
+        data = {"url": download.url, "filename": download.suggested_filename}
+        self.run.record_event("download", data, session=self, tab=tab)
+        if download.url in self.router_downloads:
+            self.router_downloads.discard(download.url)   # the router recorded this one already
+        else:
+            self.run.record_state_change("download", name=f"download {download.url}",
+                                         blocked=self.run.policy.block_state_changes, detail=data, session=self, tab=tab)
+        if not self.run.policy.block_state_changes:
+            asyncio.ensure_future(self._cap_download(tab, download))
+
+    async def _cap_download(self, tab: Tab, download: Download) -> None:
+        try:
+            path = await download.path()
+            size = os.path.getsize(path) if path else 0
+        except (PlaywrightError, OSError):   # cancelled, or the context closed first
+            return
+        run, cap = self.run, self.run.config.max_download_bytes
+        if run.download_bytes + size <= cap:
+            run.download_bytes += size
+            return
+        await download.delete()
+        run.record_event("download_discarded", {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes,
+                                                "max_download_bytes": cap}, session=self, tab=tab)
 
     def _on_page_closed(self, tab: Tab) -> None:
         self.forget_tab(tab)
@@ -352,6 +389,7 @@ class Session:
             refused = policy.block_state_changes or (main_frame_nav and policy.enforcing and not policy.url_ok(url))
             run.record_state_change("download", name=f"download {url}", blocked=refused,
                                     detail=base, session=self, tab=tab)
+            self.router_downloads.add(url)
             if policy.block_state_changes:
                 return await self._refuse(route, True, "state_change_blocked", base, tab)
 
@@ -438,6 +476,10 @@ class Session:
         self.report(tab, kind, info)
 
     def report(self, tab: Tab | None, kind: str, info: dict) -> None:
+        if kind == "webrtc":
+            self.run.record_event("blocked_request", {"url": " ".join(info.get("urls") or []) or "webrtc:",
+                                                      "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"},
+                                  session=self, tab=tab)
         if kind == "service_worker":
             url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
             self.run.record_event("blocked_request", {"url": url, "method": "GET", "resource_type": "service_worker",
@@ -495,7 +537,8 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     width, height = run.config.viewport
     browser = await host.ready_browser()
     context = await browser.new_context(
-        storage_state=host.profiles.get(key), service_workers="block", accept_downloads=True,
+        storage_state=host.profiles.get(key), service_workers="block",
+        accept_downloads=not run.policy.block_state_changes,   # blocked: Chromium writes no download at all
         viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
     host.profiles.setdefault(key, {"cookies": [], "origins": []})
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,

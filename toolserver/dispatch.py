@@ -73,6 +73,7 @@ class Run:
         self.current: CallContext | None = None
         self.seq = 0
         self.closed = False
+        self.download_bytes = 0
         self._lock = asyncio.Lock()
         if trace_path is None and config.trace_dir is not None:
             trace_path = Path(config.trace_dir) / f"{self.id}.jsonl"
@@ -104,7 +105,7 @@ class Run:
         event = EventRecord(kind=kind, seq=current.seq if current else None, t=self.trace.now(),
                             wall=wall_now(), session_id=session.id if session else None,
                             tab=tab.id if tab else None, data=data)
-        record = event.model_dump(mode="json")
+        record = event.model_dump(mode="json", exclude={"escaped"})
         self.trace.write(record)
         if current is not None:
             current.events.append(record)

@@ -29,6 +29,19 @@ def build_hostile_mirror(root: Path) -> Path:
                   "<script>setTimeout(() => { while (true) {} }, 50)</script>")
     page("/surrogate", "<!doctype html><title>x</title><h1>Bad title</h1>"
                        "<script>document.title = 'bad \\uD800 title'</script>")
+    # WebRTC towards a UDP port given in the fragment, from the page and from an iframe it makes.
+    page("/webrtc", """<!doctype html><title>WebRTC</title><h1>WebRTC</h1><script>
+      const stun = 'stun:127.0.0.1:' + location.hash.slice(1);
+      const attempt = (win) => { try { const pc = new win.RTCPeerConnection({iceServers: [{urls: stun}]});
+        pc.createDataChannel('x'); pc.createOffer().then((o) => pc.setLocalDescription(o)); } catch (e) {} };
+      attempt(window);
+      const frame = document.createElement('iframe'); document.body.appendChild(frame); attempt(frame.contentWindow);
+      </script>""")
+    # Downloads that never touch the router: <a download> of a blob, three times one MiB.
+    page("/downloads", """<!doctype html><title>Downloads</title><body><script>
+      for (let i = 0; i < 3; i++) { const a = document.createElement('a'); a.textContent = 'blob ' + i;
+        a.href = URL.createObjectURL(new Blob(['x'.repeat(1 << 20)])); a.download = 'blob-' + i + '.bin';
+        document.body.appendChild(a); document.body.append(" "); }</script>""")
     page("/fifo", "placeholder")
     fifo = folder / "bodies" / "fifo.html"
     fifo.unlink()
@@ -36,10 +49,10 @@ def build_hostile_mirror(root: Path) -> Path:
     return root
 
 
-def hostile_run(sandbox, root: Path, **config) -> Run:
+def hostile_run(sandbox, root: Path, block: bool = False, **config) -> Run:
     """A run on the shared warm browser with its own mirror and tighter bounds."""
-    return Run(sandbox.host, dataclasses.replace(sandbox.config, **config), Policy(mode="observe"),
-               sandbox.registry, store=MirrorStore.load(root))
+    return Run(sandbox.host, dataclasses.replace(sandbox.config, **config),
+               Policy(mode="observe", block_state_changes=block), sandbox.registry, store=MirrorStore.load(root))
 
 
 def refuse_constant(name: str):

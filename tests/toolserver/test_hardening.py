@@ -165,3 +165,79 @@ async def test_lone_surrogate_and_non_finite_arguments_in_process(run):
     assert calls[0]["args"] == {"direction": "down", "amount": "NaN"} and calls[0]["escaped"] == ["args.amount"]
     assert calls[1]["args"] == {"url": f"{SITE}/\\ud800"} and calls[1]["escaped"] == ["args.url"]
     json.dumps(calls)
+
+
+# --- items 1 and 2: the offline guarantee -----------------------------------------------------------
+
+class UdpCounter(asyncio.DatagramProtocol):
+    def __init__(self) -> None:
+        self.packets = 0
+
+    def datagram_received(self, data, addr) -> None:
+        self.packets += 1
+
+
+async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox, hostile_root):
+    transport, listener = await asyncio.get_running_loop().create_datagram_endpoint(
+        UdpCounter, local_addr=("127.0.0.1", 0))
+    port = transport.get_extra_info("sockname")[1]
+    try:
+        run = hostile_run(sandbox, hostile_root, **BOUNDS)
+        assert (await start_at(run, f"{HOSTILE}/webrtc#{port}"))["ok"]
+        # The launch flags alone: a context without the sandbox's init script still sends nothing.
+        bare = await sandbox.host.browser.new_context()
+        page = await bare.new_page()
+        await page.evaluate("""async (port) => {
+            const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:' + port}]});
+            pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer()); }""", port)
+        await asyncio.sleep(2.0)
+        await bare.close()
+        await run.close()
+        assert listener.packets == 0
+        blocked = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]
+        assert [(b["resource_type"], b["url"]) for b in blocked] == [("webrtc", f"stun:127.0.0.1:{port}")] * 2
+    finally:
+        transport.close()
+
+
+def artifact_bytes() -> int:
+    import glob
+    import os
+    import tempfile
+
+    files = glob.glob(os.path.join(tempfile.gettempdir(), "playwright-artifacts-*", "*"))
+    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+
+
+async def click_three_blobs(run) -> None:
+    from tests.conftest import ref_of
+
+    snap = await run.call("browser_snapshot", {})
+    for number in range(3):
+        reply = await run.call("browser_click", {"ref": ref_of(snap["result"]["snapshot"], f"blob {number}")})
+        assert reply["ok"], reply
+    await asyncio.sleep(1.5)   # the downloads finish after the clicks return
+
+
+async def test_downloads_are_state_changes_and_their_bytes_are_capped(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, max_download_bytes=(1 << 20) + 10, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
+    await click_three_blobs(run)
+    events = parse_trace(run.trace.text()).events
+    changes = [e.data for e in events if e.kind == "state_change" and e.data["action"] == "download"]
+    assert len(changes) == 3 and not any(c["blocked"] for c in changes)
+    assert run.download_bytes == 1 << 20
+    assert len([e for e in events if e.kind == "download_discarded"]) == 2
+    await run.close()
+
+
+async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
+    before = artifact_bytes()
+    await click_three_blobs(run)
+    assert artifact_bytes() - before < 1 << 20
+    changes = [e.data for e in parse_trace(run.trace.text()).events
+               if e.kind == "state_change" and e.data["action"] == "download"]
+    assert len(changes) == 3 and all(c["blocked"] for c in changes)
+    await run.close()
