@@ -40,6 +40,9 @@ class ServerConfig:
     request_body_timeout_s: float = 10.0  # an HTTP request body must arrive within this (else 408)
     max_body_bytes: int = 1024 * 1024     # HTTP request bodies larger than this are refused (413)
     max_json_depth: int = 64              # deeper JSON in a request body is refused (400)
+    max_runs: int = 64                    # live runs at once; POST /runs beyond it is refused (429)
+    max_ended_runs: int = 50              # ended runs kept in memory (their traces stay on disk) ...
+    ended_run_ttl_s: float = 600.0        # ... and for at most this long after they end
     max_download_bytes: int = 20 * 1024 * 1024   # downloads kept per run; later ones are deleted (download_discarded)
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
     allowed_hosts: tuple[str, ...] = ()   # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any

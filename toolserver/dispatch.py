@@ -73,6 +73,7 @@ class Run:
         self.current: CallContext | None = None
         self.seq = 0
         self.closed = False
+        self.ended_at: float | None = None
         self.download_bytes = 0
         self._lock = asyncio.Lock()
         if trace_path is None and config.trace_dir is not None:
@@ -240,6 +241,7 @@ class Run:
         if self.closed:
             return
         self.closed = True
+        self.ended_at = time.monotonic()
         await asyncio.gather(*(br.close_session(session) for session in list(self.sessions.values())))
         try:
             await asyncio.wait_for(self._lock.acquire(), self.config.close_timeout_s)

@@ -15,6 +15,7 @@
     └── BrowserCrashed             the browser died under this session; start a new one
     UnknownRun                     transport-level: the run id does not exist (404)
     UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
+    TooManyRuns                    transport-level: max_runs live runs already (429)
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -92,6 +93,11 @@ class BrowserCrashed(ToolError):
 
 class UnknownRun(Exception):
     type = "unknown_run"
+
+
+class TooManyRuns(Exception):
+    """Transport-level: the server already holds ``max_runs`` live runs (HTTP 429)."""
+    type = "too_many_runs"
 
 
 class UnknownPack(Exception):

@@ -147,7 +147,9 @@ def encode_line(data: dict[str, Any]) -> str:
 
 
 class TraceWriter:
-    """Writes lines to a new JSONL file (never an existing one); every line is flushed at once (thread-safe)."""
+    """Writes lines to a new JSONL file (never an existing one); every line is flushed at once
+    (thread-safe). Lines are kept in memory only when there is no file: a long-lived server
+    holds no trace text of its own."""
 
     def __init__(self, path: Path | None, header: RunHeader) -> None:
         self.path = Path(path) if path else None
@@ -165,13 +167,16 @@ class TraceWriter:
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
         line = encode_line(data)
         with self._lock:
-            self._lines.append(line)
-            if self._file and not self._file.closed:
+            if self._file is None:
+                self._lines.append(line)
+            elif not self._file.closed:
                 self._file.write(line + "\n")
                 self._file.flush()
 
     def text(self) -> str:
         with self._lock:
+            if self.path is not None:
+                return self.path.read_text(encoding="utf-8")
             return "".join(line + "\n" for line in self._lines)
 
     def close(self, reason: str = "closed") -> None:

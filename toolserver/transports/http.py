@@ -25,7 +25,7 @@ from aiohttp import web
 
 from toolserver.api import PolicyResolver, Sandbox
 from toolserver.config import ServerConfig, is_loopback
-from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.errors import TooManyRuns, UnknownPack, UnknownRun
 
 log = logging.getLogger("toolserver.transports.http")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -167,6 +167,8 @@ async def create_run(request: web.Request) -> web.Response:
         run = sandbox.create_run(pack, mode=policy, block_state_changes=block)
     except UnknownPack as exc:
         return error_response("invalid_pack", str(exc))
+    except TooManyRuns as exc:
+        return error_response("too_many_runs", str(exc), 429)
     return web.json_response({"run_id": run.id, "pack": run.policy.pack, "policy": run.trace_policy,
                               "block_state_changes": run.policy.block_state_changes}, status=201)
 
@@ -190,10 +192,8 @@ async def call_tool(request: web.Request) -> web.Response:
 
 
 async def get_trace(request: web.Request) -> web.Response:
-    run = request.app[SANDBOX].runs.get(request.match_info["run_id"])  # ended runs keep their trace
-    if run is None:
-        raise UnknownRun(f"no run {request.match_info['run_id']!r}")
-    return web.Response(text=run.trace.text(), content_type="application/x-ndjson")
+    text = request.app[SANDBOX].trace_text(request.match_info["run_id"])  # ended runs keep their trace
+    return web.Response(text=text, content_type="application/x-ndjson")
 
 
 async def delete_run(request: web.Request) -> web.Response:
@@ -205,7 +205,9 @@ async def health(request: web.Request) -> web.Response:
     """The server's real state: 503 while the browser is down (it is relaunched on the next session)."""
     sandbox = request.app[SANDBOX]
     host = sandbox.host
-    return web.json_response({"ok": host.connected, "runs": len(sandbox.runs), "chromium": host.executable,
+    live = sum(not run.closed for run in sandbox.runs.values())
+    return web.json_response({"ok": host.connected, "runs": live, "ended_runs": len(sandbox.runs) - live,
+                              "chromium": host.executable,
                               "browser": {"connected": host.connected, "launches": host.launches,
                                           "crashes": host.crashes},
                               "mirrored_urls": len(host.store)}, status=200 if host.connected else 503)
