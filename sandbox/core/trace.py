@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 import threading
 import time
 from datetime import datetime, timezone
@@ -130,20 +131,25 @@ def strict_json(value: Any, path: str = "") -> tuple[Any, list[str]]:
     return fix(value, path), changed
 
 
+# Characters that ``str.splitlines`` (and many JSONL readers) treat as line ends, which JSON
+# may carry raw inside strings: always written as escapes, so one line is one record.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def encode_line(data: dict[str, Any]) -> str:
     """One strict-JSON line; what JSON cannot carry is escaped and listed in ``escaped``."""
     try:
         line = json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
         line.encode("utf-8")
-        return line
+        return line.translate(_LINE_BREAKS)
     except (ValueError, UnicodeEncodeError):
         pass
     except RecursionError:  # arguments nested too deep to walk: keep their text, say so
-        data = {**data, "args": repr(data.get("args"))[:10000], "escaped": ["args (too deep: kept as text)"]}
+        data = {**data, "args": reprlib.repr(data.get("args")), "escaped": ["args (too deep: kept as shortened text)"]}
     fixed, changed = strict_json(data)
     if changed:
         fixed["escaped"] = [*(fixed.get("escaped") or ()), *changed]
-    return json.dumps(fixed, ensure_ascii=False, allow_nan=False, default=str)
+    return json.dumps(fixed, ensure_ascii=False, allow_nan=False, default=str).translate(_LINE_BREAKS)
 
 
 class TraceWriter:
@@ -201,7 +207,7 @@ class Trace(BaseModel):
 def parse_trace(text: str) -> Trace:
     """Read JSONL text; a line that does not parse is kept as a named problem, never fatal."""
     trace = Trace()
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):   # only \n ends a JSONL line
         if not raw.strip():
             continue
         try:
