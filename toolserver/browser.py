@@ -151,6 +151,14 @@ class BrowserHost:
         self.browser = browser
         self.launches += 1
 
+    def keep_profile(self, key: str, state: dict[str, Any]) -> None:
+        """Store a site key's profile as the most recent; a long-lived server forgets the least
+        recently used beyond ``max_profiles``."""
+        self.profiles.pop(key, None)
+        self.profiles[key] = state
+        while len(self.profiles) > self.config.max_profiles:
+            self.profiles.pop(next(iter(self.profiles)))
+
     @property
     def connected(self) -> bool:
         return self.browser is not None and self.browser.is_connected()
@@ -540,7 +548,7 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         storage_state=host.profiles.get(key), service_workers="block",
         accept_downloads=not run.policy.block_state_changes,   # blocked: Chromium writes no download at all
         viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
-    host.profiles.setdefault(key, {"cookies": [], "origins": []})
+    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
                       profile_new=profile_new, run=run, context=context, browser=browser)
     host.sessions.add(session)
@@ -576,7 +584,7 @@ async def close_session(session: Session) -> None:
         return  # the context died with its browser; the profile keeps its last saved state
     try:
         if key:
-            host.profiles[key] = await bounded(session.context.storage_state(), bound, "saving the profile")
+            host.keep_profile(key, await bounded(session.context.storage_state(), bound, "saving the profile"))
     except (PlaywrightError, PageUnresponsive) as exc:
         log.warning("could not save profile %s: %s", key, exc)
     try:

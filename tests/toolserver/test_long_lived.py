@@ -54,3 +54,15 @@ async def test_a_file_backed_trace_holds_no_lines_in_memory(sandbox, tmp_path):
     assert run.trace._lines == []
     assert run.trace.text() == (tmp_path / "trace.jsonl").read_text(encoding="utf-8")
     assert len(parse_trace(run.trace.text()).calls) == 20
+
+
+async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypatch):
+    from tests.conftest import SITE
+
+    monkeypatch.setattr(sandbox.host, "config", dataclasses.replace(sandbox.host.config, max_profiles=2))
+    run = sandbox.create_run()
+    for key in ("lru-a", "lru-b", "lru-a", "lru-c"):
+        reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": key, "url": f"{SITE}/"})
+        assert reply["ok"], reply
+    await run.close()
+    assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
