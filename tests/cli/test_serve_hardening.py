@@ -5,34 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import aiohttp
 
+from scripts.soak import free_port, wait_healthy
 from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, strict_lines
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-async def wait_healthy(base: str, server: subprocess.Popen) -> None:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(300):
-            assert server.poll() is None, "the server exited"
-            try:
-                async with http.get(f"{base}/health") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise AssertionError("the server never became healthy")
 
 
 async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):
