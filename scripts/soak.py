@@ -59,16 +59,30 @@ def process_tree(root: int) -> list[int]:
     return found
 
 
-def tree_rss_mb(root: int) -> float:
-    total = 0
+def tree_rss_mb(root: int) -> dict[str, float]:
+    """RSS of the process tree in MB: the total, and by part (server, driver, browser, renderers, other)."""
+    parts: dict[str, float] = {"total": 0.0, "server": 0.0, "driver": 0.0, "browser": 0.0, "renderers": 0.0,
+                               "other": 0.0}
     for pid in process_tree(root):
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+            status = Path(f"/proc/{pid}/status").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
-            pass
-    return total / 1024
+            continue
+        rss = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0) / 1024
+        if pid == root:
+            part = "server"
+        elif b"node" in cmdline.split(b"\0", 1)[0]:
+            part = "driver"
+        elif b"--type=renderer" in cmdline:
+            part = "renderers"
+        elif b"--type=" not in cmdline and b"chrom" in cmdline:
+            part = "browser"
+        else:
+            part = "other"
+        parts[part] += rss
+        parts["total"] += rss
+    return {name: round(value, 1) for name, value in parts.items()}
 
 
 def renderers(root: int) -> int:
@@ -122,15 +136,16 @@ class Driver:
 async def soak(base: str, pid: int, calls, pack: str, runs: int) -> dict:
     async with aiohttp.ClientSession() as http:
         driver = Driver(base, http, calls)
-        marks: dict[int, float] = {}
+        marks: dict[int, dict[str, float]] = {}
         started = time.monotonic()
         for number in range(1, runs + 1):
             await driver.one_run(number, pack)
             if number in (10, 50, 100, 200, runs):
                 await asyncio.sleep(1.0)   # let closed contexts' renderers exit before measuring
-                marks[number] = round(tree_rss_mb(pid), 1)
-                print(f"  soak: run {number}: process tree RSS {marks[number]} MB", flush=True)
-        return {"runs": runs, "calls_ok": driver.calls_ok, "rss_mb": marks, "growth_50_to_end_mb": round(marks[runs] - marks[50], 1),
+                marks[number] = tree_rss_mb(pid)
+                print(f"  soak: run {number}: process tree RSS (MB) {marks[number]}", flush=True)
+        growth = {part: round(marks[runs][part] - marks[50][part], 1) for part in marks[runs]}
+        return {"runs": runs, "calls_ok": driver.calls_ok, "rss_mb": marks, "growth_50_to_end_mb": growth,
                 "seconds": round(time.monotonic() - started, 1), "requests": len(driver.statuses),
                 "server_errors": driver.server_errors, "trace_mismatches": driver.mismatches}
 

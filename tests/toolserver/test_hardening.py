@@ -49,11 +49,15 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
     assert reply["error"]["type"] == "page_unresponsive", reply
     assert "browser_close" in reply["error"]["message"]           # says what to do next
     assert time.monotonic() - began < BOUNDS["action_timeout_ms"] / 1000 + 1
+    closed = await run.call("browser_close_tab", {})            # the advice works on a hung page
+    assert closed["ok"] and closed["result"]["tabs"] == [], closed
     began = time.monotonic()
     await run.close("deleted")
     assert time.monotonic() - began < 10
     trace = parse_trace(run.trace.text())
-    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate", "browser_snapshot"]
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate", "browser_snapshot",
+                                             "browser_close_tab"]
+    trace.calls = trace.calls[:3]
     assert trace.calls[-1].error.type == "page_unresponsive" and trace.end is not None
 
 
