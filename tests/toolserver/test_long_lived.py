@@ -64,5 +64,6 @@ async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypat
     for key in ("lru-a", "lru-b", "lru-a", "lru-c"):
         reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": key, "url": f"{SITE}/"})
         assert reply["ok"], reply
+        assert (await run.call("browser_close", {}))["ok"]      # its profile is saved now, in this order
     await run.close()
     assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
