@@ -13,7 +13,10 @@ the ``policies`` resolver the caller injects (the CLI wires the pack loader in).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import re
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -22,11 +25,12 @@ from sandbox.core.policy import Policy, PolicyNotFound
 from toolserver.browser import BrowserHost
 from toolserver.config import ServerConfig
 from toolserver.dispatch import Run
-from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.errors import TooManyRuns, UnknownPack, UnknownRun
 from toolserver.registry import ToolRegistry
 from toolserver.tools import default_registry
 
 PolicyResolver = Callable[[str], Policy]   # pack id -> the pack's policy; PolicyNotFound if unknown
+RUN_ID = re.compile(r"run_[0-9a-f]{12}")
 
 
 class Sandbox:
@@ -43,8 +47,7 @@ class Sandbox:
         return self
 
     async def stop(self) -> None:
-        for run in list(self.runs.values()):
-            await run.close("server_stopped")
+        await asyncio.gather(*(run.close("server_stopped") for run in list(self.runs.values())))
         await self.host.stop()
 
     async def __aenter__(self) -> "Sandbox":
@@ -73,6 +76,11 @@ class Sandbox:
         the server's enforce/observe setting, ``block_state_changes`` the server's default).
         ``mirror_roots`` gives the run its own mirror instead of the server's, on the same
         warm browser."""
+        self.evict_ended_runs()
+        live = sum(not run.closed for run in self.runs.values())
+        if live >= self.config.max_runs:
+            raise TooManyRuns(f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
+                              "end one with DELETE /runs/{id}, or retry later")
         block = self.config.block_state_changes if block_state_changes is None else block_state_changes
         if policy is None:
             policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
@@ -92,4 +100,28 @@ class Sandbox:
     async def end_run(self, run_id: str, reason: str = "deleted") -> Run:
         run = self.get_run(run_id)
         await run.close(reason)
+        self.evict_ended_runs()
         return run
+
+    def evict_ended_runs(self) -> None:
+        """Forget ended runs beyond ``max_ended_runs`` or older than ``ended_run_ttl_s`` (their
+        trace files stay; ``trace_text`` reads them back)."""
+        ended = [run for run in self.runs.values() if run.closed]
+        expired = time.monotonic() - self.config.ended_run_ttl_s
+        surplus = len(ended) - self.config.max_ended_runs
+        for index, run in enumerate(ended):
+            if index < surplus or (run.ended_at or 0) < expired:
+                del self.runs[run.id]
+
+    def trace_text(self, run_id: str) -> str:
+        """A run's JSONL trace: live, ended, or evicted (read from ``trace_dir``)."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            return run.trace.text()
+        if self.config.trace_dir is not None and RUN_ID.fullmatch(run_id):
+            path = Path(self.config.trace_dir) / f"{run_id}.jsonl"
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        raise UnknownRun(f"no run {run_id!r}" + ("" if self.config.trace_dir else
+                                                  " (ended runs are forgotten after a while; start the server "
+                                                  "with a trace directory to keep their traces readable)"))

@@ -12,9 +12,11 @@ import html
 import itertools
 import json
 import logging
+import os
 import re
 import secrets
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
@@ -28,6 +30,7 @@ from sandbox.core.mirrors import MirrorStore
 from toolserver import pdf
 from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
+from toolserver.errors import PageUnresponsive
 
 log = logging.getLogger("toolserver.browser")
 
@@ -43,6 +46,7 @@ class Recorder(Protocol):
     store: MirrorStore
     config: ServerConfig
     policy: Any
+    download_bytes: int                # bytes of downloads kept so far (capped by max_download_bytes)
 
     def record_event(self, kind: str, data: dict, *, session: "Session | None" = None,
                      tab: "Tab | None" = None) -> dict: ...
@@ -78,6 +82,17 @@ INIT_SCRIPT = """
   XMLHttpRequest.prototype.send = function (...args) {
     begin(); this.addEventListener('loadend', end, {once: true}); return send.apply(this, args);
   };
+  // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
+  // disabled): the API is removed, and each attempt is recorded as a blocked request.
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
+    if (!window[name]) continue;
+    const refuse = function (config) {
+      const urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || []));
+      report('webrtc', {urls: urls.map(String)});
+      throw new DOMException('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
+    };
+    try { Object.defineProperty(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
+  }
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
@@ -90,8 +105,22 @@ INIT_SCRIPT = """
 """
 
 
+async def bounded(awaitable, seconds: float, what: str):
+    """Await a browser operation for at most ``seconds``: a page whose script spins never
+    answers, and Playwright puts no bound on evaluate/title itself."""
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except asyncio.TimeoutError:
+        raise PageUnresponsive(
+            f"the page did not answer ({what}) within {seconds:g} s: a script on it is probably spinning. "
+            "Close the tab (browser_close_tab) or the session (browser_close) and start again.") from None
+
+
 class BrowserHost:
-    """The warm browser shared by all runs of a server, and the profiles kept per site key."""
+    """The warm browser shared by all runs of a server, and the profiles kept per site key.
+
+    When Chromium dies, the sessions on it are marked crashed (their runs get a
+    ``browser_crashed`` event) and a new browser is launched for the sessions that follow."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
@@ -100,6 +129,11 @@ class BrowserHost:
         self._pw: Playwright | None = None
         self.browser = None
         self.executable: str | None = None
+        self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        self.launches = 0
+        self.crashes = 0
+        self._relaunch: asyncio.Future | None = None
+        self._stopping = False
 
     async def start(self) -> None:
         self._pw = await async_playwright().start()
@@ -108,14 +142,61 @@ class BrowserHost:
         except Exception:
             default = None
         self.executable = resolve_chromium(self.config.chromium, default)
-        self.browser = await self._pw.chromium.launch(
+        await self._launch()
+
+    async def _launch(self) -> None:
+        browser = await self._pw.chromium.launch(
             executable_path=self.executable, headless=True, args=chromium_launch_args())
+        browser.on("disconnected", self._on_disconnected)
+        self.browser = browser
+        self.launches += 1
+
+    def keep_profile(self, key: str, state: dict[str, Any]) -> None:
+        """Store a site key's profile as the most recent; a long-lived server forgets the least
+        recently used beyond ``max_profiles``."""
+        self.profiles.pop(key, None)
+        self.profiles[key] = state
+        while len(self.profiles) > self.config.max_profiles:
+            self.profiles.pop(next(iter(self.profiles)))
+
+    @property
+    def connected(self) -> bool:
+        return self.browser is not None and self.browser.is_connected()
+
+    def _on_disconnected(self, browser) -> None:
+        if self._stopping or browser is not self.browser:
+            return
+        self.crashes += 1
+        log.error("Chromium disconnected (crash %d); relaunching for new sessions", self.crashes)
+        for session in list(self.sessions):
+            if session.browser is browser and not session.closed:
+                session.run.record_event("browser_crashed", {"session_id": session.id}, session=session)
+        self._relaunch = asyncio.ensure_future(self._launch())
+
+    async def ready_browser(self):
+        """The live browser, relaunched first if it died."""
+        if self._relaunch is not None:
+            relaunch, self._relaunch = self._relaunch, None
+            try:
+                await relaunch
+            except Exception as exc:  # try once more below
+                log.error("relaunching Chromium failed: %s", exc)
+        if not self.connected:
+            await self._launch()
+        return self.browser
 
     async def stop(self) -> None:
-        if self.browser:
-            await self.browser.close()
-        if self._pw:
-            await self._pw.stop()
+        """Close the browser and the driver, each within the shutdown bound (a hung renderer
+        never holds shutdown: stopping the driver ends the browser it launched)."""
+        self._stopping = True
+        bound = self.config.shutdown_timeout_s
+        for what, closing in (("browser", self.browser), ("driver", self._pw)):
+            if closing is None:
+                continue
+            try:
+                await asyncio.wait_for(closing.close() if what == "browser" else closing.stop(), bound)
+            except (asyncio.TimeoutError, PlaywrightError) as exc:
+                log.warning("closing the %s did not finish cleanly: %r", what, exc)
 
 
 @dataclass
@@ -141,7 +222,7 @@ class Tab:
         return {"tab": self.id, "url": self.page.url, "active": active}
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
     id: str
     site_key: str | None
@@ -149,6 +230,7 @@ class Session:
     profile_new: bool
     run: Recorder
     context: BrowserContext
+    browser: Any = None                # the Chromium this session lives in
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
@@ -157,11 +239,16 @@ class Session:
     last_fetch_at: float = 0.0         # scripted requests (fetch/XHR) that a page renders from
     opening_tab: bool = False          # a tool (not the page) is opening the next page
     popup_requested_at: float = 0.0    # a popup's first request was seen before its page
+    router_downloads: set[str] = field(default_factory=set)   # attachment downloads the router recorded
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
     def active_tab(self) -> Tab | None:
         return self.tabs.get(self.active_tab_id) if self.active_tab_id else None
+
+    @property
+    def crashed(self) -> bool:
+        return self.browser is not None and not self.browser.is_connected()
 
     def tab_for_page(self, page: Page | None) -> Tab | None:
         for tab in self.tabs.values():
@@ -171,7 +258,7 @@ class Session:
 
     async def tab_list(self) -> list[dict]:
         tabs = list(self.tabs.values())
-        titles = await asyncio.gather(*(safe_title(tab.page) for tab in tabs))  # one round trip, not N
+        titles = await asyncio.gather(*(safe_title(tab.page, self.run.config) for tab in tabs))  # one round trip, not N
         return [{**tab.summary(tab.id == self.active_tab_id), "title": title} for tab, title in zip(tabs, titles)]
 
     # --- page wiring -------------------------------------------------------------------
@@ -220,8 +307,31 @@ class Session:
             pass
 
     def _on_download(self, tab: Tab, download: Download) -> None:
-        self.run.record_event("download", {"url": download.url, "filename": download.suggested_filename},
-                              session=self, tab=tab)
+        """Every download is a state change. Under blocking the context does not accept
+        downloads, so none is written; otherwise the bytes kept per run are capped."""
+        data = {"url": download.url, "filename": download.suggested_filename}
+        self.run.record_event("download", data, session=self, tab=tab)
+        if download.url in self.router_downloads:
+            self.router_downloads.discard(download.url)   # the router recorded this one already
+        else:
+            self.run.record_state_change("download", name=f"download {download.url}",
+                                         blocked=self.run.policy.block_state_changes, detail=data, session=self, tab=tab)
+        if not self.run.policy.block_state_changes:
+            asyncio.ensure_future(self._cap_download(tab, download))
+
+    async def _cap_download(self, tab: Tab, download: Download) -> None:
+        try:
+            path = await download.path()
+            size = os.path.getsize(path) if path else 0
+        except (PlaywrightError, OSError):   # cancelled, or the context closed first
+            return
+        run, cap = self.run, self.run.config.max_download_bytes
+        if run.download_bytes + size <= cap:
+            run.download_bytes += size
+            return
+        await download.delete()
+        run.record_event("download_discarded", {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes,
+                                                "max_download_bytes": cap}, session=self, tab=tab)
 
     def _on_page_closed(self, tab: Tab) -> None:
         self.forget_tab(tab)
@@ -281,12 +391,13 @@ class Session:
             if blocked:
                 return await self._refuse(route, main_frame_nav, "state_change_blocked", base, tab)
 
-        mirrored = run.store.lookup(url)
-        headers = {k.lower(): v for k, v in mirrored.headers.items()} if mirrored else {}
+        entry = run.store.entry(url)   # the manifest only: no body is read for a refused request
+        headers = {k.lower(): v for k, v in entry.headers.items()} if entry else {}
         if is_nav and "attachment" in headers.get("content-disposition", ""):
             refused = policy.block_state_changes or (main_frame_nav and policy.enforcing and not policy.url_ok(url))
             run.record_state_change("download", name=f"download {url}", blocked=refused,
                                     detail=base, session=self, tab=tab)
+            self.router_downloads.add(url)
             if policy.block_state_changes:
                 return await self._refuse(route, True, "state_change_blocked", base, tab)
 
@@ -296,11 +407,12 @@ class Session:
             if policy.enforcing:
                 return await self._refuse(route, True, "policy", base, tab)
 
-        if mirrored is None:
+        if entry is None:
             return await self._refuse(route, main_frame_nav, "not_in_mirror", base, tab)
 
-        if 300 <= mirrored.status < 400 and "location" in headers:
+        if 300 <= entry.status < 400 and "location" in headers:
             return await self._redirect(route, request, urljoin(url, headers["location"]), main_frame_nav, base, tab)
+        mirrored = await asyncio.to_thread(run.store.lookup, url)  # never block the event loop on a disk
         if main_frame_nav and tab is not None:
             tab.new_document_requested = True
         if main_frame_nav and headers.get("content-type", "").startswith("application/pdf") \
@@ -326,13 +438,13 @@ class Session:
                                             resource_type=base["resource_type"], session=self, tab=tab)
                 if policy.enforcing:
                     return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
-            if run.store.lookup(target) is None:
+            if not run.store.has(target):
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
             # A stub document replaces itself with the target: that navigation is routed again.
             stub = (f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
                     f"<script>location.replace({json.dumps(target)})</script>")
             return await route.fulfill(status=200, content_type="text/html", body=stub)
-        mirrored = run.store.lookup(target)
+        mirrored = await asyncio.to_thread(run.store.lookup, target)
         if mirrored is None or hops >= 5:
             return await self._refuse(route, False, "not_in_mirror", {**base, "url": target}, tab)
         location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
@@ -372,6 +484,10 @@ class Session:
         self.report(tab, kind, info)
 
     def report(self, tab: Tab | None, kind: str, info: dict) -> None:
+        if kind == "webrtc":
+            self.run.record_event("blocked_request", {"url": " ".join(info.get("urls") or []) or "webrtc:",
+                                                      "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"},
+                                  session=self, tab=tab)
         if kind == "service_worker":
             url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
             self.run.record_event("blocked_request", {"url": url, "method": "GET", "resource_type": "service_worker",
@@ -412,7 +528,7 @@ class Session:
             fetches_quiet = self.last_fetch_at < since or now - self.last_fetch_at >= config.scripted_quiet_s
             action_quiet = not after_action or now - since >= config.action_quiet_s
             if self.inflight == 0 and not self.popup_pending(now) and fetches_quiet and action_quiet \
-                    and await page_scripts_idle(tab.page, config.scripted_quiet_s):
+                    and await page_scripts_idle(tab.page, config):
                 return
             await asyncio.sleep(config.settle_poll_s)
         self.run.record_event("settle_timeout", {
@@ -427,12 +543,15 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         host.profiles.pop(key, None)
     profile_new = key not in host.profiles
     width, height = run.config.viewport
-    context = await host.browser.new_context(
-        storage_state=host.profiles.get(key), service_workers="block", accept_downloads=True,
+    browser = await host.ready_browser()
+    context = await browser.new_context(
+        storage_state=host.profiles.get(key), service_workers="block",
+        accept_downloads=not run.policy.block_state_changes,   # blocked: Chromium writes no download at all
         viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
-    host.profiles.setdefault(key, {"cookies": [], "origins": []})
+    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
-                      profile_new=profile_new, run=run, context=context)
+                      profile_new=profile_new, run=run, context=context, browser=browser)
+    host.sessions.add(session)
     await context.add_init_script(INIT_SCRIPT + (
         "window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else ""))
     await context.route("**/*", session.route)
@@ -460,15 +579,19 @@ async def close_session(session: Session) -> None:
     session.closed = True
     host = session.run.host
     key = session.site_key
+    bound = session.run.config.close_timeout_s
+    if session.crashed:
+        return  # the context died with its browser; the profile keeps its last saved state
     try:
         if key:
-            host.profiles[key] = await session.context.storage_state()
-    except Exception as exc:
+            host.keep_profile(key, await bounded(session.context.storage_state(), bound, "saving the profile"))
+    except (PlaywrightError, PageUnresponsive) as exc:
         log.warning("could not save profile %s: %s", key, exc)
     try:
-        await session.context.close()
-    except PlaywrightError:  # the browser is gone already
-        pass
+        # Closing the context ends its renderers, also one stuck in a script.
+        await asyncio.wait_for(session.context.close(), bound)
+    except (PlaywrightError, asyncio.TimeoutError) as exc:  # the browser is gone already, or hung
+        log.warning("closing session %s: %r", session.id, exc)
 
 
 _INFO_JS = """() => { const n = window.__sandboxNet || {pending: 0, last: 0};
@@ -481,11 +604,16 @@ def _scripts_busy(info: dict, quiet: float) -> bool:
     return bool(info["pending"] or (info["last"] and info["since_last"] < quiet * 1000))
 
 
-async def page_scripts_idle(page: Page, quiet: float) -> bool:
+def action_bound(config: ServerConfig) -> float:
+    return config.action_timeout_ms / 1000
+
+
+async def page_scripts_idle(page: Page, config: ServerConfig) -> bool:
     try:
-        return not _scripts_busy(await page.evaluate(_INFO_JS), quiet)
+        info = await bounded(page.evaluate(_INFO_JS), action_bound(config), "checking page activity")
     except PlaywrightError:  # navigating or closed: the load-state wait covers it
         return True
+    return not _scripts_busy(info, config.scripted_quiet_s)
 
 
 async def page_info(session: "Session", tab: Tab) -> dict | None:
@@ -495,16 +623,17 @@ async def page_info(session: "Session", tab: Tab) -> dict | None:
     if session.inflight or session.popup_pending(now) or now - session.last_fetch_at < quiet:
         return None
     try:
-        info = await tab.page.evaluate(_INFO_JS)
+        info = await bounded(tab.page.evaluate(_INFO_JS), action_bound(session.run.config), "reading the page state")
     except PlaywrightError:  # navigating: not idle
         return None
     return None if info["ready"] != "complete" or _scripts_busy(info, quiet) else info
 
 
-async def safe_title(page: Page) -> str:
+async def safe_title(page: Page, config: ServerConfig) -> str:
+    """The page's title ("" while it navigates); a page that does not answer is page_unresponsive."""
     try:
-        return await page.title()
-    except Exception:
+        return await bounded(page.title(), action_bound(config), "reading the title")
+    except PlaywrightError:
         return ""
 
 

@@ -3,6 +3,7 @@ every limit and every wait the server uses (no timing literal lives elsewhere)."
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,3 +32,35 @@ class ServerConfig:
     scripted_quiet_s: float = 0.1         # a page's fetch/XHR answers are rendered within this quiet spell
     action_quiet_s: float = 0.05          # after a click/Enter: time for a navigation or popup it starts to show
     popup_grace_s: float = 1.0            # a popup's first request was seen; its page appears within this
+    # Hardening: nothing hangs, nothing grows without bound.
+    call_timeout_s: float = 30.0          # the dispatcher's bound on one whole tool call (page_unresponsive)
+    responsive_probe_s: float = 1.0       # after a Playwright timeout: does the page still answer at all?
+    close_timeout_s: float = 3.0          # saving a profile, closing a context, awaiting an in-flight call (DELETE ≤ 10 s)
+    shutdown_timeout_s: float = 8.0       # closing the browser and the driver at shutdown
+    request_body_timeout_s: float = 10.0  # an HTTP request body must arrive within this (else 408)
+    max_body_bytes: int = 1024 * 1024     # HTTP request bodies larger than this are refused (413)
+    max_json_depth: int = 64              # deeper JSON in a request body is refused (400)
+    max_runs: int = 64                    # live runs at once; POST /runs beyond it is refused (429)
+    max_ended_runs: int = 50              # ended runs kept in memory (their traces stay on disk) ...
+    ended_run_ttl_s: float = 600.0        # ... and for at most this long after they end
+    max_profiles: int = 500               # site-key profiles kept; the least recently used go first
+    max_download_bytes: int = 20 * 1024 * 1024   # downloads kept per run; later ones are deleted (download_discarded)
+    # The local attack surface: which Host names may reach the server, and an optional bearer token.
+    allowed_hosts: tuple[str, ...] = ()   # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
+    token: str | None = None              # if set, every request needs "Authorization: Bearer <token>"
+
+    def __post_init__(self) -> None:
+        if self.token is None and not is_loopback(self.host):
+            raise ValueError(f"binding to {self.host!r} (not a loopback address) needs a bearer token: "
+                             "pass --token or set SANDBOX_TOKEN (clients then send 'Authorization: Bearer <token>')")
+
+
+def is_loopback(host: str) -> bool:
+    """localhost, *.localhost, 127.0.0.0/8 and ::1 (a Host header's name, without its port)."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

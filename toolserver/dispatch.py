@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import secrets
 import time
@@ -22,15 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from sandbox import __version__
 from sandbox.core.mirrors import MirrorStore
 from sandbox.core.policy import Policy
-from sandbox.core.trace import CallRecord, EventRecord, RunHeader, TraceWriter, wall_now
+from sandbox.core.trace import CallRecord, EventRecord, RunHeader, TraceWriter, strict_json, wall_now
 from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.config import ServerConfig
-from toolserver.errors import BrowserActionFailed, NoSession, PolicyViolation, ToolError, UnknownRun
+from toolserver.errors import (BrowserActionFailed, BrowserCrashed, InvalidArguments, NoSession, PageUnresponsive,
+                               PolicyViolation, ToolError, UnknownRun)
 from toolserver.registry import ToolRegistry
 
 log = logging.getLogger("toolserver.dispatch")
@@ -70,6 +73,8 @@ class Run:
         self.current: CallContext | None = None
         self.seq = 0
         self.closed = False
+        self.ended_at: float | None = None
+        self.download_bytes = 0
         self._lock = asyncio.Lock()
         if trace_path is None and config.trace_dir is not None:
             trace_path = Path(config.trace_dir) / f"{self.id}.jsonl"
@@ -101,7 +106,7 @@ class Run:
         event = EventRecord(kind=kind, seq=current.seq if current else None, t=self.trace.now(),
                             wall=wall_now(), session_id=session.id if session else None,
                             tab=tab.id if tab else None, data=data)
-        record = event.model_dump(mode="json")
+        record = event.model_dump(mode="json", exclude={"escaped"})
         self.trace.write(record)
         if current is not None:
             current.events.append(record)
@@ -126,10 +131,12 @@ class Run:
             "detail": detail or {}}, session=session, tab=tab)
 
     # --- sessions -------------------------------------------------------------------------
-    def current_session(self) -> br.Session:
+    def current_session(self, crashed_ok: bool = False) -> br.Session:
         session = self.sessions.get(self.current_session_id or "")
         if session is None or session.closed:
             raise NoSession("no open browser session in this run; call browser_start_session first")
+        if session.crashed and not crashed_ok:
+            raise crashed_error(session)
         return session
 
     # --- the dispatcher -------------------------------------------------------------------
@@ -147,6 +154,7 @@ class Run:
                 if self.closed:
                     raise UnknownRun(f"run {self.id} has ended")
                 tool = self.registry.get(name)
+                require_strict_json(name, raw_args)
                 args = tool.parse(raw_args)
                 if tool.scope != "run":
                     ctx.session = self.current_session()
@@ -155,13 +163,13 @@ class Run:
                 url_before = ctx.tab.url if ctx.tab else None
                 if tool.url_bearing and args.url is not None:
                     self.check_url(ctx, args.url)
-                result = await tool.handler(ctx, args)
+                result = await self.bounded_call(ctx, tool.handler(ctx, args))
             except ToolError as exc:
                 error = exc.to_json()
             except UnknownRun as exc:
                 error = {"type": "unknown_run", "message": str(exc)}
             except PlaywrightError as exc:
-                error = BrowserActionFailed(first_line(str(exc))).to_json()
+                error = await self.browser_error(ctx, exc)
             except Exception as exc:  # a server fault: recorded, reported, never fatal
                 log.exception("server fault in %s", name)
                 self.record_event("server_fault", {"tool": name, "error": repr(exc),
@@ -170,16 +178,18 @@ class Run:
             finally:
                 self.current = None
             session = ctx.session or self.sessions.get(self.current_session_id or "")
-            tab = session.active_tab if session and not session.closed else None
+            tab = session.active_tab if session and not session.closed and not session.crashed else None
             url_after = tab.url if tab else None
             if result is not None and url_before is None and url_after is None:
                 url_after = result.get("url")
+            # Page text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
+            result, escaped = strict_json(result, "result")
             record = dict(
                 type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
                 error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
                 wall_end=wall_now(), session_id=session.id if session else None,
                 tab=tab.id if tab else None, url_before=url_before, url_after=url_after,
-                events=ctx.events)
+                events=ctx.events, **({"escaped": escaped} if escaped else {}))
             self.trace.write(record)  # a plain dict: writing the line can never fail validation
             return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 
@@ -194,14 +204,68 @@ class Run:
                 f"only these exact URLs may be opened (a fragment may be added): {self.policy.describe_allowed()}",
                 rule="allowed_urls", allowed_urls=list(self.policy.allowed_urls or ()))
 
+    async def browser_error(self, ctx: CallContext, exc: PlaywrightError) -> dict:
+        """What a Playwright failure means: the browser died, the run ended, the page hangs
+        (a timeout on a page that does not answer a trivial question), or the action failed."""
+        if ctx.session is not None and ctx.session.crashed:
+            return crashed_error(ctx.session).to_json()
+        if self.closed:
+            return {"type": "unknown_run", "message": f"run {self.id} ended while this call was running"}
+        tab = ctx.tab
+        if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:
+            try:
+                await br.bounded(tab.page.evaluate("1"), self.config.responsive_probe_s, "a trivial question")
+            except PageUnresponsive as unresponsive:
+                return unresponsive.to_json()
+            except PlaywrightError:
+                pass
+        return BrowserActionFailed(first_line(str(exc))).to_json()
+
+    async def bounded_call(self, ctx: CallContext, handler_call) -> dict:
+        """The whole call within ``call_timeout_s``: whatever a page does, the call returns."""
+        bound = self.config.call_timeout_s
+        try:
+            result = await asyncio.wait_for(handler_call, bound)
+        except asyncio.TimeoutError:
+            raise PageUnresponsive(f"{ctx.tool} did not finish within {bound:g} s: the page is not answering. "
+                                   "Close the tab (browser_close_tab) or the session (browser_close) and start "
+                                   "again.") from None
+        if self.closed:
+            raise UnknownRun(f"run {self.id} ended while this call was running")
+        return result
+
     async def close(self, reason: str = "closed") -> None:
-        async with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            for session in list(self.sessions.values()):
-                await br.close_session(session)
-            self.trace.close(reason)
+        """End the run. Its sessions are closed first, without waiting for a call in flight (a
+        call on a hung page then fails at once); the call's line is awaited within
+        ``close_timeout_s`` so it lands before ``run_end``."""
+        if self.closed:
+            return
+        self.closed = True
+        self.ended_at = time.monotonic()
+        await asyncio.gather(*(br.close_session(session) for session in list(self.sessions.values())))
+        try:
+            await asyncio.wait_for(self._lock.acquire(), self.config.close_timeout_s)
+        except asyncio.TimeoutError:
+            log.warning("run %s: a call was still running when the run ended", self.id)
+        else:
+            self._lock.release()
+        self.trace.close(reason)
 
     def tools(self) -> list[dict]:
         return self.registry.schemas()
+
+
+def require_strict_json(name: str, raw_args: Any) -> None:
+    """Arguments a strict JSON parser could read back: no NaN/Infinity, no absurd nesting."""
+    try:
+        json.dumps(raw_args, allow_nan=False, default=str)
+    except ValueError:
+        raise InvalidArguments(f"{name}: NaN, Infinity and -Infinity are not JSON numbers; pass a finite number") from None
+    except RecursionError:
+        raise InvalidArguments(f"{name}: the arguments are nested too deeply; pass a flat JSON object") from None
+
+
+def crashed_error(session: br.Session) -> BrowserCrashed:
+    return BrowserCrashed(f"the browser crashed under session {session.id} (recorded as a browser_crashed event); "
+                          "its tabs are gone. Start a new session with browser_start_session (a new browser is "
+                          "running).", session_id=session.id)

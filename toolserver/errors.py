@@ -10,9 +10,12 @@
     ├── NotInMirror                URL has no mirrored response (the sandbox is offline)
     ├── ProviderUnavailable        provider other than "kernel" without the fallback option
     ├── ApprovalRequired           close_all without approvals enabled
-    └── BrowserActionFailed        Playwright refused the action (element not visible ...)
+    ├── BrowserActionFailed        Playwright refused the action (element not visible ...)
+    ├── PageUnresponsive           the page did not answer within its bound (a script spinning)
+    └── BrowserCrashed             the browser died under this session; start a new one
     UnknownRun                     transport-level: the run id does not exist (404)
     UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
+    TooManyRuns                    transport-level: max_runs live runs already (429)
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -80,8 +83,21 @@ class BrowserActionFailed(ToolError):
     type = "browser_action_failed"
 
 
+class PageUnresponsive(ToolError):
+    type = "page_unresponsive"
+
+
+class BrowserCrashed(ToolError):
+    type = "browser_crashed"
+
+
 class UnknownRun(Exception):
     type = "unknown_run"
+
+
+class TooManyRuns(Exception):
+    """Transport-level: the server already holds ``max_runs`` live runs (HTTP 429)."""
+    type = "too_many_runs"
 
 
 class UnknownPack(Exception):

@@ -20,6 +20,8 @@ def chromium_launch_args() -> list[str]:
         "--disable-component-update", "--disable-sync", "--disable-default-apps",
         "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
         "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+        # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none.
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         # CPU: every session is a new context (a new renderer); on small machines the browser is
         # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
         "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
+import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from difflib import get_close_matches
@@ -66,6 +68,16 @@ def _safe_body_path(folder: Path, body: str) -> Path:
     return path
 
 
+def _open_regular(path: str, flags: int) -> int:
+    """Open without blocking (a FIFO would wait for a writer) and refuse anything but a regular file."""
+    fd = os.open(path, flags | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"mirror body {path} is not a regular file; mirror bodies must be plain files")
+    os.set_blocking(fd, True)
+    return fd
+
+
 class MirrorStore:
     """All entries of one or more mirror roots, keyed by exact URL (fragment removed)."""
 
@@ -96,12 +108,25 @@ class MirrorStore:
     def urls(self) -> list[str]:
         return sorted(self._entries)
 
+    def has(self, url: str) -> bool:
+        """Whether the URL is mirrored (reads no body)."""
+        return url_key(url) in self._entries
+
+    def entry(self, url: str) -> MirrorEntry | None:
+        """The URL's manifest entry (status, headers; reads no body)."""
+        found = self._entries.get(url_key(url))
+        return found[1] if found else None
+
     def lookup(self, url: str) -> MirroredResponse | None:
+        """The mirrored response, body read from disk (blocking: async callers use a thread).
+        Only a regular file is read: a FIFO or device would block the reader for ever."""
         found = self._entries.get(url_key(url))
         if found is None:
             return None
         folder, entry = found
-        body = _safe_body_path(folder, entry.body).read_bytes()
+        path = _safe_body_path(folder, entry.body)
+        with open(path, "rb", opener=_open_regular) as handle:
+            body = handle.read()
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
 
     def nearest(self, url: str, n: int = 3) -> list[str]:

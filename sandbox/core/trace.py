@@ -10,6 +10,11 @@ Line types (field ``type``):
   as received (also for rejected calls); ``events`` repeats the events the call caused.
 - ``run_end``: written when the run is closed.
 
+Every line is strict JSON (no NaN/Infinity) in valid UTF-8. Text that is not valid Unicode
+(a lone surrogate in an argument or a page title, invalid UTF-8 in a request body) is written
+with each offending code point as the literal text ``\\udXXX``, and the line's ``escaped`` field
+lists where (e.g. ``["args.text"]``); a non-finite number is written as its name, a string.
+
 Times: ``t_*`` are monotonic seconds from the run start; ``wall_*`` are ISO-8601 UTC.
 Pure module: no Playwright, no aiohttp.
 """
@@ -17,6 +22,9 @@ Pure module: no Playwright, no aiohttp.
 from __future__ import annotations
 
 import json
+import math
+import re
+import reprlib
 import threading
 import time
 from datetime import datetime, timezone
@@ -61,6 +69,7 @@ class EventRecord(BaseModel):
     session_id: str | None = None
     tab: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    escaped: list[str] | None = None
 
 
 class CallRecord(BaseModel):
@@ -81,6 +90,7 @@ class CallRecord(BaseModel):
     url_before: str | None = None
     url_after: str | None = None
     events: list[dict[str, Any]] = Field(default_factory=list)
+    escaped: list[str] | None = None
 
 
 class RunEnd(BaseModel):
@@ -91,8 +101,61 @@ class RunEnd(BaseModel):
     reason: str = "closed"
 
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def strict_json(value: Any, path: str = "") -> tuple[Any, list[str]]:
+    """A copy of ``value`` that strict JSON in UTF-8 can carry, and the paths it had to change:
+    lone surrogates become the literal text ``\\udXXX``, NaN/Infinity their names as strings."""
+    changed: list[str] = []
+
+    def fix(item: Any, where: str) -> Any:
+        if isinstance(item, str):
+            if item.isascii() or not _LONE_SURROGATE.search(item):
+                return item
+            changed.append(where or "(value)")
+            return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", item)
+        if isinstance(item, float) and not math.isfinite(item):
+            changed.append(where or "(value)")
+            return "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+        if isinstance(item, dict):
+            out = {}
+            for key, sub in item.items():
+                key = fix(str(key), f"{where}(key)")
+                out[key] = fix(sub, f"{where}.{key}" if where else key)
+            return out
+        if isinstance(item, (list, tuple)):
+            return [fix(v, f"{where}[{i}]") for i, v in enumerate(item)]
+        return item
+
+    return fix(value, path), changed
+
+
+# Characters that ``str.splitlines`` (and many JSONL readers) treat as line ends, which JSON
+# may carry raw inside strings: always written as escapes, so one line is one record.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def encode_line(data: dict[str, Any]) -> str:
+    """One strict-JSON line; what JSON cannot carry is escaped and listed in ``escaped``."""
+    try:
+        line = json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+        line.encode("utf-8")
+        return line.translate(_LINE_BREAKS)
+    except (ValueError, UnicodeEncodeError):
+        pass
+    except RecursionError:  # arguments nested too deep to walk: keep their text, say so
+        data = {**data, "args": reprlib.repr(data.get("args")), "escaped": ["args (too deep: kept as shortened text)"]}
+    fixed, changed = strict_json(data)
+    if changed:
+        fixed["escaped"] = [*(fixed.get("escaped") or ()), *changed]
+    return json.dumps(fixed, ensure_ascii=False, allow_nan=False, default=str).translate(_LINE_BREAKS)
+
+
 class TraceWriter:
-    """Appends lines to a JSONL file; every line is flushed at once (thread-safe)."""
+    """Writes lines to a new JSONL file (never an existing one); every line is flushed at once
+    (thread-safe). Lines are kept in memory only when there is no file: a long-lived server
+    holds no trace text of its own."""
 
     def __init__(self, path: Path | None, header: RunHeader) -> None:
         self.path = Path(path) if path else None
@@ -100,7 +163,7 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._lines: list[str] = []
         self.closed = False
-        self._file = open(self.path, "a", encoding="utf-8") if self.path else None
+        self._file = open(self.path, "x", encoding="utf-8") if self.path else None   # never two runs in one file
         self.write(header)
 
     def now(self) -> float:
@@ -108,15 +171,18 @@ class TraceWriter:
 
     def write(self, record: BaseModel | dict[str, Any]) -> None:
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-        line = json.dumps(data, ensure_ascii=False, default=str)
+        line = encode_line(data)
         with self._lock:
-            self._lines.append(line)
-            if self._file and not self._file.closed:
+            if self._file is None:
+                self._lines.append(line)
+            elif not self._file.closed:
                 self._file.write(line + "\n")
                 self._file.flush()
 
     def text(self) -> str:
         with self._lock:
+            if self.path is not None:
+                return self.path.read_text(encoding="utf-8")
             return "".join(line + "\n" for line in self._lines)
 
     def close(self, reason: str = "closed") -> None:
@@ -141,7 +207,7 @@ class Trace(BaseModel):
 def parse_trace(text: str) -> Trace:
     """Read JSONL text; a line that does not parse is kept as a named problem, never fatal."""
     trace = Trace()
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):   # only \n ends a JSONL line
         if not raw.strip():
             continue
         try:

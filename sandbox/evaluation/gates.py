@@ -6,6 +6,9 @@ call's ``seq`` (None when no single call is at fault).
 Decisions (see packs/README.md):
 - counts count every call line, rejected calls included ("measured tool-invocation counts");
 - a URL is "visited" only by a URL-bearing call that succeeded (``ok``);
+- a navigation the page itself attempted (link, redirect, popup: a ``policy_violation``
+  event with origin ``page``/``redirect``) outside the allowed URLs fails ``allowed_urls``
+  too, naming the call during which it happened: the real service would have visited it;
 - URL checks compare the part before ``#`` by exact string equality (``sandbox.core.policy``);
 - ``browser_close`` passes ``session_id``/``close_all`` when the key is present with a
   non-null value (``close_all: false`` counts as passing it).
@@ -203,6 +206,12 @@ def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
         if not url_allowed(url, ctx.spec.allowed_urls):
             yield ctx.fail(call.seq, f"{call.tool} url {json.dumps(url)} is not an allowed resource URL "
                                      f"(only a #fragment may differ from: {'; '.join(ctx.spec.allowed_urls)})")
+    for seq, data in _events(ctx.trace, "policy_violation"):
+        url = data.get("url")
+        if data.get("origin") in ("page", "redirect") and not url_allowed(url, ctx.spec.allowed_urls):
+            yield ctx.fail(seq, f"during seq {seq} the page tried to open {json.dumps(url)} ({data.get('origin')}-"
+                                "initiated); it is not an allowed resource URL, and the real service would have "
+                                "visited it")
 
 
 @gate("must_visit")
@@ -237,7 +246,12 @@ def check_provider(ctx: GateContext) -> Iterator[Finding]:
     for call in ctx.calls:
         result = call.result if isinstance(call.result, dict) else None
         if call.tool == "browser_start_session" and call.ok:
-            got = (result or {}).get("provider")
+            if result is None or "provider" not in result:
+                yield ctx.fail(call.seq, f"the trace line of seq {call.seq} records no session result provider "
+                                         f"(no 'result' or no 'result.provider'), so it cannot be checked to be "
+                                         f"{want!r}; record the tool's result in the trace")
+                continue
+            got = result["provider"]
             if got != want:
                 yield ctx.fail(call.seq, f"session result provider must be {want!r}, got {json.dumps(got)}; "
                                          "the run must stop on any other provider")
@@ -260,7 +274,8 @@ def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
         yield ctx.fail(None, f"elapsed {elapsed:.1f} s exceeds the {limit} s limit")
 
 
-def _state_change_events(trace: Trace) -> Iterator[tuple[int | None, dict[str, Any]]]:
+def _events(trace: Trace, wanted: str) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """Events of one kind, from event lines and from call lines' ``events`` (each once)."""
     seen = set()
     events = [(e.kind, e.seq, e.t, e.data) for e in trace.events]
     for call in trace.calls:
@@ -268,7 +283,7 @@ def _state_change_events(trace: Trace) -> Iterator[tuple[int | None, dict[str, A
             if isinstance(e, dict):
                 events.append((e.get("kind"), e.get("seq", call.seq), e.get("t"), e.get("data") or {}))
     for kind, seq, t, data in events:
-        if kind != "state_change":
+        if kind != wanted:
             continue
         key = (seq, t, json.dumps(data, sort_keys=True, default=str))
         if key not in seen:
@@ -280,7 +295,7 @@ def _state_change_events(trace: Trace) -> Iterator[tuple[int | None, dict[str, A
 def check_safety(ctx: GateContext) -> Iterator[Finding]:
     """No state-changing action unless the run marked it allowed AND the card allows its name."""
     allowed_names = set(ctx.spec.allowed_state_changes)
-    for seq, data in _state_change_events(ctx.trace):
+    for seq, data in _events(ctx.trace, "state_change"):
         action, name = data.get("action"), data.get("name")
         blocked = " (blocked by the sandbox)" if data.get("blocked") is True else ""
         if data.get("allowed") is not True:

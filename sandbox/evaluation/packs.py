@@ -503,13 +503,13 @@ def list_packs(packs_dir: Path | None = None) -> list[Pack]:
     return [load_pack(p) for p in _pack_dirs(packs_dir or PACKS_DIR)]
 
 
-PACK_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+PACK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")   # matched in full: never a path, never a newline
 
 
 def pack_policy(pack_id: str) -> Policy:
     """The policy resolver the CLI hands the tool server: a pack id (never a path) -> its policy.
     Every unknown or unusable pack gets the same message, naming the known ids."""
-    if isinstance(pack_id, str) and PACK_ID.match(pack_id) and (PACKS_DIR / pack_id / "card.json").is_file():
+    if isinstance(pack_id, str) and PACK_ID.fullmatch(pack_id) and (PACKS_DIR / pack_id / "card.json").is_file():
         try:
             return load_pack(pack_id).policy()
         except PackError as exc:

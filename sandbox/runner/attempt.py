@@ -70,7 +70,7 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
                       attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
                       block_state_changes: bool | None = None,
                       mirror_roots: tuple[Path, ...] | None = None) -> AttemptOutcome:
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=False)   # an attempt's folder is its own: never appended to
     site_key = new_site_key()
     while site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
         site_key = new_site_key()

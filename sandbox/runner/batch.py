@@ -29,6 +29,20 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "agent"
 
 
+def exclusive_dir(parent: Path, name: str) -> Path:
+    """A new folder no other batch shares: two batches started in the same second get
+    ``name`` and ``name-2`` (created atomically, never reused)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    for number in range(1, 1000):
+        candidate = parent / (name if number == 1 else f"{name}-{number}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"{parent}: 999 batch folders named {name}*; choose another --out")
+
+
 async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, concurrency: int = 1,
                     out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
                     sandbox=None, time_limit: float | None = None, policy: str | None = None,
@@ -41,7 +55,7 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
     if kind not in ("local", "ray") or (kind == "local" and address):
         raise ValueError(f"unknown executor {executor!r}: use local or ray[:ADDRESS]")
     make_agent(agent_spec, options)  # fail early on a bad spec
-    batch_dir = Path(out) / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}"
+    batch_dir = exclusive_dir(Path(out), f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
     jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
     limit = asyncio.Semaphore(max(1, concurrency))
     attempt_options = dict(time_limit=time_limit, policy=policy, block_state_changes=block_state_changes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import ipaddress
 import json
 import mimetypes
 import re
@@ -94,11 +95,33 @@ def is_redirect(status: int, headers: dict[str, str]) -> bool:
     return 300 <= status < 400 and "location" in headers
 
 
+_HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
 def host_folder_name(url: str) -> str:
-    """The folder under the capture root: the host, plus ``_<port>`` when the URL names one."""
+    """The folder under the capture root: the host, plus ``_<port>`` when the URL names one.
+    Only a real host name or IP address makes a folder: ``..`` would write outside the
+    store, ``.`` over its root manifest (which hides every other host)."""
     parts = urlsplit(url)
-    host = (parts.hostname or "unknown-host").lower()
-    return f"{host}_{parts.port}" if parts.port else host
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+        host = ""
+    if not (all(_HOST_LABEL.fullmatch(label) for label in host.split(".")) or _is_ip(host)):
+        raise CaptureError(f"{url[:200]!r}: {host!r} is not a host name, so it cannot be a mirror folder; "
+                           "remove this entry (or fix its URL) and import again")
+    host = host.replace(":", "_")   # an IPv6 address as a folder name
+    return f"{host}_{port}" if port else host
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
 
 
 def check_capturable(url: str) -> None:
@@ -181,9 +204,12 @@ def store_responses(into: Path, responses: Iterable[RecordedResponse],
     chosen, notes = choose_responses(responses)
     report.warnings.extend(notes)
     taken_by_folder: dict[str, dict[str, str]] = {}
+    folder_names = {response.url: host_folder_name(response.url) for response in chosen}  # all refused before a write
     for response in chosen:
-        folder_name = host_folder_name(response.url)
+        folder_name = folder_names[response.url]
         folder = into / folder_name
+        if not folder.resolve().is_relative_to(into.resolve()) or folder.resolve() == into.resolve():
+            raise CaptureError(f"{response.url}: its folder {folder} is not inside {into}")
         taken = taken_by_folder.get(folder_name)
         if taken is None:
             existing = read_manifest(folder / MANIFEST).entries if (folder / MANIFEST).exists() else []

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from sandbox.core.mirrors import MirrorStore
-from toolserver.browser import Tab, safe_title
+from toolserver.browser import Tab, action_bound, bounded, safe_title
 from toolserver.dispatch import CallContext
 from toolserver.errors import NotInMirror
 
@@ -17,8 +17,14 @@ _CHANGE_KINDS = {
 }
 
 
-async def page_state(tab: Tab) -> dict:
-    return {"tab": tab.id, "url": tab.page.url, "title": await safe_title(tab.page)}
+async def page_state(ctx: CallContext, tab: Tab) -> dict:
+    return {"tab": tab.id, "url": tab.page.url, "title": await safe_title(tab.page, ctx.run.config)}
+
+
+async def ask_page(ctx: CallContext, awaitable, what: str):
+    """A page operation Playwright does not bound itself (evaluate, count, close), within the
+    action timeout: a spinning page is a ``page_unresponsive`` error, never a hung call."""
+    return await bounded(awaitable, action_bound(ctx.run.config), what)
 
 
 async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) -> dict:
@@ -26,7 +32,7 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
     out: dict = {}
     live = ctx.session is not None and not ctx.session.closed
     if tab is not None and not tab.closed:
-        state, tabs = await asyncio.gather(page_state(tab), ctx.session.tab_list())
+        state, tabs = await asyncio.gather(page_state(ctx, tab), ctx.session.tab_list())
         out.update(state)
     else:
         tabs = await ctx.session.tab_list() if live else None
@@ -63,5 +69,5 @@ def not_in_mirror(store: MirrorStore, url: str, reached_from: str | None = None)
 
 
 def require_mirrored(store: MirrorStore, url: str) -> None:
-    if store.lookup(url) is None:
+    if not store.has(url):
         raise not_in_mirror(store, url)

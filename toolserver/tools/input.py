@@ -10,7 +10,7 @@ from toolserver.browser import Tab, first_line
 from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import action_result, now, page_state, settle
+from toolserver.tools._common import action_result, ask_page, now, page_state, settle
 
 _MARKER_JS = """el => { const m = el.closest('[data-sandbox-state-change]');
                         return m ? m.getAttribute('data-sandbox-state-change') : null; }"""
@@ -41,7 +41,7 @@ class TypeArgs(RefArgs):
     submit: bool = Field(False, description="Press Enter after typing (a state-changing action).")
 
 
-async def resolve_ref(tab: Tab, ref: str):
+async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
     if tab.snapshot_id is None:
         raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
     if tab.snapshot_document != tab.document:
@@ -50,14 +50,14 @@ async def resolve_ref(tab: Tab, ref: str):
     if ref not in tab.snapshot_refs:
         raise UnknownRef(f"Ref {ref} not found in the current page snapshot ({tab.snapshot_id}). Try capturing a new snapshot.")
     locator = tab.page.locator(f"aria-ref={ref}")
-    if await locator.count() != 1:
+    if await ask_page(ctx, locator.count(), "finding the element") != 1:
         raise UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
                          f"{tab.snapshot_id}). Capture a new snapshot.")
     return locator
 
 
 async def guard_final_state(ctx: CallContext, tab: Tab, locator, ref: str) -> None:
-    marker = await locator.evaluate(_MARKER_JS)
+    marker = await ask_page(ctx, locator.evaluate(_MARKER_JS), "reading the element")
     if marker:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
@@ -74,7 +74,7 @@ async def watch_final_state(ctx: CallContext, tab: Tab, before: str | None) -> N
     if tab.closed or tab.page.is_closed():
         return
     try:
-        after = await tab.page.evaluate(_FINAL_JS)
+        after = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
     except PlaywrightError as exc:
         ctx.run.record_event("final_state_unchecked", {"error": first_line(str(exc))}, session=ctx.session, tab=tab)
         return
@@ -86,9 +86,9 @@ async def watch_final_state(ctx: CallContext, tab: Tab, before: str | None) -> N
       description="Click an element by its ref from the latest snapshot of the current tab.")
 async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     tab = ctx.tab
-    before = await page_state(tab)
-    locator = await resolve_ref(tab, args.ref)
-    final_before = await tab.page.evaluate(_FINAL_JS)
+    before = await page_state(ctx, tab)
+    locator = await resolve_ref(ctx, tab, args.ref)
+    final_before = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
     await guard_final_state(ctx, tab, locator, args.ref)
     since = now()
     await locator.click()
@@ -101,9 +101,9 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
       description="Type text into a field by its ref (exact text; Enter only when submit=true).")
 async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
     tab = ctx.tab
-    before = await page_state(tab)
-    locator = await resolve_ref(tab, args.ref)
-    final_before = await tab.page.evaluate(_FINAL_JS)
+    before = await page_state(ctx, tab)
+    locator = await resolve_ref(ctx, tab, args.ref)
+    final_before = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
     since = now()
     await locator.fill(args.text)
     if args.submit:
@@ -116,7 +116,7 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
                                   "the text was typed but Enter was not pressed")
         await locator.press("Enter")
     await settle(ctx, tab, since, after_action=args.submit)
-    typed = await locator.input_value() if await locator.count() == 1 else None
+    typed = await locator.input_value() if await ask_page(ctx, locator.count(), "finding the element") == 1 else None
     await watch_final_state(ctx, tab, final_before)
     result = await action_result(ctx, tab, before)
     if typed is not None and not args.submit:

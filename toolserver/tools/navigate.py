@@ -8,7 +8,7 @@ from pydantic import Field
 
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import action_result, page_state, require_mirrored
+from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
 from toolserver.tools.session import goto
 
 _SCROLL_JS = """([dx, dy]) => {
@@ -35,7 +35,7 @@ class ScrollArgs(ToolArgs):
 async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
     tab = ctx.tab
     require_mirrored(ctx.run.store, args.url)
-    before = await page_state(tab)
+    before = await page_state(ctx, tab)
     status = (await goto(ctx, tab, args.url))["status"]
     return {**await action_result(ctx, tab, before), "status": status}
 
@@ -48,7 +48,8 @@ async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
     vertical = args.direction in ("up", "down")
     amount = args.amount or int((viewport["height"] if vertical else viewport["width"]) * 0.8)
     sign = 1 if args.direction in ("down", "right") else -1
-    pos = await tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0])
+    pos = await ask_page(ctx, tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0]),
+                         "scrolling")
     if vertical:
         at_end = pos["y"] >= pos["max_y"] - 1 if sign > 0 else pos["y"] <= 0
     else:

@@ -82,7 +82,7 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
     status = None
     if args.url is not None:
         status = (await goto(ctx, tab, args.url))["status"]
-    state, tabs = await asyncio.gather(page_state(tab), session.tab_list())
+    state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
     return {**result, **state, "status": status, "tabs": tabs}
 
 

@@ -8,9 +8,10 @@ from pydantic import Field
 
 from toolserver import pdf
 from toolserver.browser import REF_RE, page_info
+from toolserver.errors import PageUnresponsive
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import settle
+from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
 
@@ -29,13 +30,19 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     # (one round trip each, in parallel); a busy page is settled first and snapshotted again.
     aria = None
     if tab.pdf_pages is None:
-        info, aria = await asyncio.gather(page_info(ctx.session, tab), tab.page.aria_snapshot(mode="ai"))
+        info, aria = await asyncio.gather(page_info(ctx.session, tab), tab.page.aria_snapshot(mode="ai"),
+                                          return_exceptions=True)
+        # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
+        for failure in sorted((r for r in (info, aria) if isinstance(r, BaseException)),
+                              key=lambda r: not isinstance(r, PageUnresponsive)):
+            raise failure
     else:
         info = await page_info(ctx.session, tab)
     if info is None:
         await settle(ctx, tab)
         aria = None
-        info = await tab.page.evaluate("() => ({content_type: document.contentType, title: document.title})")
+        info = await ask_page(ctx, tab.page.evaluate("() => ({content_type: document.contentType, title: document.title})"),
+                              "reading the page")
     content_type = info["content_type"]
     state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
     if len(ctx.session.tabs) == 1:

@@ -10,7 +10,7 @@ from toolserver import browser as br
 from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import action_result, page_state, require_mirrored
+from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
 from toolserver.tools.session import goto
 
 
@@ -45,7 +45,7 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     require_mirrored(ctx.run.store, args.url)
     session.opening_tab = True
     try:
-        page = await session.context.new_page()
+        page = await ask_page(ctx, session.context.new_page(), "opening a tab")
     finally:
         session.opening_tab = False
     tab = session.tab_for_page(page) or session.adopt_page(page)
@@ -59,15 +59,15 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
 async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     tab = find_tab(ctx, args.tab)
     ctx.session.active_tab_id = tab.id
-    await tab.page.bring_to_front()
-    return {**await page_state(tab), "tabs": await ctx.session.tab_list()}
+    await ask_page(ctx, tab.page.bring_to_front(), "bringing the tab to the front")
+    return {**await page_state(ctx, tab), "tabs": await ctx.session.tab_list()}
 
 
 @tool("browser_close_tab", args=CloseTabArgs, title="Close tab", scope="session", side_effect="action",
       description="Close a tab (default: the current tab); the most recent remaining tab becomes current.")
 async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
-    await tab.page.close()
+    await ask_page(ctx, tab.page.close(), "closing the tab")
     session = ctx.session
     session.forget_tab(tab)
     return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
@@ -89,7 +89,7 @@ async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
                                  f"this run's sessions: {', '.join(run.sessions) or 'none'}")
         targets = [session]
     else:
-        targets = [run.current_session()]
+        targets = [run.current_session(crashed_ok=True)]
     ctx.session = targets[0] if targets else None
     for session in targets:
         await br.close_session(session)

@@ -6,22 +6,42 @@
     GET    /runs/{id}/trace           -> the JSONL trace
     DELETE /runs/{id}                 ends the run, closes its sessions
     GET    /health
+
+Every route is guarded by ``local_only``: loopback Host names only (plus ``allowed_hosts``),
+no foreign Origin, JSON bodies only, and the bearer token when one is configured. Request
+bodies are read within ``request_body_timeout_s`` and refused unless they are UTF-8 JSON of
+bounded size and depth, without NaN/Infinity; a refused tool call is still one trace line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import secrets
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from toolserver.api import PolicyResolver, Sandbox
-from toolserver.config import ServerConfig
-from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.config import ServerConfig, is_loopback
+from toolserver.errors import TooManyRuns, UnknownPack, UnknownRun
 
 log = logging.getLogger("toolserver.transports.http")
 SANDBOX = web.AppKey("sandbox", Sandbox)
+CONFIG = web.AppKey("config", ServerConfig)
 STATUS_BY_ERROR = {"malformed_json": 400, "unknown_run": 404, "unknown_tool": 404}
+
+
+class BadRequest(Exception):
+    """A request body the server refuses; ``raw`` is what arrived (kept in the trace)."""
+
+    def __init__(self, type_: str, message: str, status: int, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.type, self.message, self.status, self.raw = type_, message, status, raw
+
+    def response(self) -> web.Response:
+        return error_response(self.type, self.message, self.status)
 
 
 def error_response(type_: str, message: str, status: int | None = None) -> web.Response:
@@ -44,21 +64,95 @@ async def error_boundary(request: web.Request, handler):
         return error_response("server_fault", f"internal error: {exc!r}", 500)
 
 
+def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
+    name = urlsplit(f"//{host}").hostname or ""
+    return is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed}
+
+
+@web.middleware
+async def local_only(request: web.Request, handler):
+    """Guards every route (also routes other transports mount): a web page the user visits, or
+    a DNS-rebinding attacker, must not be able to drive the browser."""
+    config = request.app[CONFIG]
+    if not host_allowed(request.host, config.allowed_hosts):
+        return error_response("forbidden_host", f"Host {request.host!r} is not allowed: this server answers loopback "
+                              "names only (start it with --allowed-hosts NAME to add one)", 403)
+    origin = request.headers.get("Origin")
+    if origin is not None and not host_allowed(urlsplit(origin).netloc, config.allowed_hosts):
+        return error_response("forbidden_origin", f"Origin {origin!r} is not allowed: requests from web pages are "
+                              "refused (only loopback origins and --allowed-hosts)", 403)
+    if config.token is not None:
+        given = request.headers.get("Authorization", "")
+        if not secrets.compare_digest(given.encode(), f"Bearer {config.token}".encode()):
+            return error_response("unauthorized", "this server needs 'Authorization: Bearer <token>' (the token "
+                                  "given with --token or SANDBOX_TOKEN)", 401)
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
+        # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
+        return error_response("unsupported_media_type", f"Content-Type must be application/json, got "
+                              f"{request.headers.get('Content-Type')!r}", 415)
+    return await handler(request)
+
+
 async def read_json(request: web.Request):
-    raw = await request.text()
-    if not raw.strip():
-        return {}, raw, None
+    """The request's JSON body and its raw text, or ``BadRequest``."""
+    config = request.app[CONFIG]
     try:
-        return json.loads(raw), raw, None
-    except json.JSONDecodeError as exc:
-        return None, raw, f"request body is not valid JSON: {exc}"
+        data = await asyncio.wait_for(request.read(), config.request_body_timeout_s)
+    except asyncio.TimeoutError:
+        raise BadRequest("request_timeout", f"the request body did not arrive within {config.request_body_timeout_s:g} s "
+                         "(shorter than its Content-Length, or an unfinished chunked body); send the whole body", 408)
+    except web.HTTPRequestEntityTooLarge:
+        raise BadRequest("body_too_large", f"the request body is larger than {config.max_body_bytes} bytes", 413)
+    raw = data.decode("utf-8", errors="surrogateescape")  # exactly what arrived; the trace escapes what is not text
+    charset = (request.charset or "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise BadRequest("unsupported_charset", f"charset {charset!r} is not supported: send JSON in UTF-8 "
+                         "(Content-Type: application/json)", 415, raw)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest("invalid_encoding", f"the request body is not valid UTF-8 (byte {exc.start}); send JSON "
+                         "in UTF-8", 400, raw) from None
+    if not text.strip():
+        return {}, raw
+    try:
+        body = json.loads(text, parse_constant=refuse_constant)
+    except NonFiniteNumber as exc:
+        raise BadRequest("invalid_arguments", f"{exc} is not a JSON number: pass a finite number", 400, raw) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting
+        raise BadRequest("malformed_json", f"request body is not valid JSON: {first_words(exc)}", 400, raw) from None
+    if json_depth(body) > config.max_json_depth:
+        raise BadRequest("malformed_json", f"request body is nested deeper than {config.max_json_depth} levels", 400, raw)
+    return body, raw
+
+
+class NonFiniteNumber(ValueError):
+    pass
+
+
+def refuse_constant(name: str):
+    raise NonFiniteNumber(name)
+
+
+def first_words(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__)[:300]
+
+
+def json_depth(value) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return depth - 1
 
 
 async def create_run(request: web.Request) -> web.Response:
     sandbox = request.app[SANDBOX]
-    body, _raw, problem = await read_json(request)
-    if problem:
-        return error_response("malformed_json", problem)
+    try:
+        body, _raw = await read_json(request)
+    except BadRequest as exc:
+        return exc.response()
     if not isinstance(body, dict):
         return error_response("invalid_arguments", "POST /runs takes a JSON object like {\"pack\": \"bid-intake\"}")
     unknown = set(body) - {"pack", "policy", "block_state_changes"}
@@ -73,6 +167,8 @@ async def create_run(request: web.Request) -> web.Response:
         run = sandbox.create_run(pack, mode=policy, block_state_changes=block)
     except UnknownPack as exc:
         return error_response("invalid_pack", str(exc))
+    except TooManyRuns as exc:
+        return error_response("too_many_runs", str(exc), 429)
     return web.json_response({"run_id": run.id, "pack": run.policy.pack, "policy": run.trace_policy,
                               "block_state_changes": run.policy.block_state_changes}, status=201)
 
@@ -85,20 +181,19 @@ async def list_tools(request: web.Request) -> web.Response:
 async def call_tool(request: web.Request) -> web.Response:
     run = request.app[SANDBOX].get_run(request.match_info["run_id"])
     name = request.match_info["name"]
-    body, raw, problem = await read_json(request)
-    if problem:
-        await run.record_rejected(name, raw, {"type": "malformed_json", "message": problem})
-        return error_response("malformed_json", problem)
+    try:
+        body, _raw = await read_json(request)
+    except BadRequest as exc:
+        await run.record_rejected(name, exc.raw, {"type": exc.type, "message": exc.message})
+        return exc.response()
     reply = await run.call(name, body)
     status = 200 if reply["ok"] else STATUS_BY_ERROR.get(reply["error"]["type"], 200)
     return web.json_response(reply, status=status)
 
 
 async def get_trace(request: web.Request) -> web.Response:
-    run = request.app[SANDBOX].runs.get(request.match_info["run_id"])  # ended runs keep their trace
-    if run is None:
-        raise UnknownRun(f"no run {request.match_info['run_id']!r}")
-    return web.Response(text=run.trace.text(), content_type="application/x-ndjson")
+    text = request.app[SANDBOX].trace_text(request.match_info["run_id"])  # ended runs keep their trace
+    return web.Response(text=text, content_type="application/x-ndjson")
 
 
 async def delete_run(request: web.Request) -> web.Response:
@@ -107,18 +202,28 @@ async def delete_run(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
+    """The server's real state: 503 while the browser is down (it is relaunched on the next session)."""
     sandbox = request.app[SANDBOX]
-    return web.json_response({"ok": True, "runs": len(sandbox.runs), "chromium": sandbox.host.executable,
-                              "mirrored_urls": len(sandbox.host.store)})
+    host = sandbox.host
+    live = sum(not run.closed for run in sandbox.runs.values())
+    return web.json_response({"ok": host.connected, "runs": live, "ended_runs": len(sandbox.runs) - live,
+                              "chromium": host.executable,
+                              "browser": {"connected": host.connected, "launches": host.launches,
+                                          "crashes": host.crashes},
+                              "mirrored_urls": len(host.store)}, status=200 if host.connected else 503)
 
 
 def create_app(config: ServerConfig | None = None, sandbox: Sandbox | None = None, *,
                policies: PolicyResolver | None = None) -> web.Application:
     """Application factory. Pass a started ``sandbox`` to share it (tests), else one is
-    started (with ``policies`` resolving the packs of ``POST /runs``)."""
-    app = web.Application(middlewares=[error_boundary])
+    started (with ``policies`` resolving the packs of ``POST /runs``). The HTTP limits and
+    guards come from ``config`` (default: the sandbox's)."""
     owned = sandbox is None
-    app[SANDBOX] = sandbox or Sandbox(config, policies=policies)
+    sandbox = sandbox or Sandbox(config, policies=policies)
+    config = config or sandbox.config
+    app = web.Application(middlewares=[error_boundary, local_only], client_max_size=config.max_body_bytes)
+    app[SANDBOX] = sandbox
+    app[CONFIG] = config
 
     async def lifecycle(app: web.Application):
         if owned:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 from pathlib import Path
 
 
@@ -19,6 +21,11 @@ def register(subparsers) -> None:
                    help="for runs with a pack: refuse (enforce) or only record (observe) URL violations")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
+    p.add_argument("--max-runs", type=int, default=64, help="live runs at once; POST /runs beyond it answers 429")
+    p.add_argument("--allowed-hosts", default="", metavar="NAMES",
+                   help="comma-separated Host names accepted beside loopback names ('*' accepts any)")
+    p.add_argument("--token", default=os.environ.get("SANDBOX_TOKEN"),
+                   help="require 'Authorization: Bearer TOKEN' (default: SANDBOX_TOKEN; needed off loopback)")
     p.set_defaults(func=serve)
 
 
@@ -32,10 +39,15 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
-                  dialogs=args.dialogs)
+                  dialogs=args.dialogs, token=args.token, max_runs=args.max_runs,
+                  allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()))
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
-    config = ServerConfig(**kwargs)
+    try:
+        config = ServerConfig(**kwargs)
+    except ValueError as exc:
+        print(f"sandbox serve: {exc}", file=sys.stderr)
+        return 2
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
     web.run_app(create_app(config, policies=pack_policy), host=args.host, port=args.port, print=None)
     return 0

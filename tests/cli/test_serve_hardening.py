@@ -1,0 +1,62 @@
+"""`sandbox serve` as a real process: with a page spinning in JavaScript, DELETE returns and
+SIGINT stops the server within 10 s, and the trace file is complete (issue 12, item 3)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+
+import aiohttp
+
+from scripts.soak import free_port, wait_healthy
+from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, strict_lines
+
+
+async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):
+    root = build_hostile_mirror(tmp_path / "mirror")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "sandbox", "serve", "--port", str(port), "--mirrors", str(root),
+                               "--trace-dir", str(tmp_path / "traces"), "--policy", "observe"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await wait_healthy(base, server)
+        async with aiohttp.ClientSession() as http:
+            async def call(run_id: str, tool: str, args: dict) -> dict:
+                async with http.post(f"{base}/runs/{run_id}/tools/{tool}", json=args) as response:
+                    return await response.json()
+
+            async def spinning_run() -> str:
+                async with http.post(f"{base}/runs", json={}) as response:
+                    run_id = (await response.json())["run_id"]
+                await call(run_id, "browser_start_session", {"provider": "kernel", "url": f"{HOSTILE}/spin"})
+                return run_id
+
+            deleted = await spinning_run()
+            stuck = asyncio.ensure_future(call(deleted, "browser_snapshot", {}))
+            await asyncio.sleep(0.5)
+            began = time.monotonic()
+            async with http.delete(f"{base}/runs/{deleted}") as response:
+                assert response.status == 200
+            assert time.monotonic() - began < 10
+            await asyncio.wait_for(stuck, 10)
+
+            held = await spinning_run()
+            in_flight = asyncio.ensure_future(call(held, "browser_snapshot", {}))
+            await asyncio.sleep(0.5)
+            began = time.monotonic()
+            server.send_signal(signal.SIGINT)
+            returncode = await asyncio.to_thread(server.wait, 15)
+            assert time.monotonic() - began < 10, "shutdown took too long"
+            assert returncode == 0
+            in_flight.cancel()
+        for path in (tmp_path / "traces").glob("*.jsonl"):
+            lines = strict_lines(path.read_text(encoding="utf-8"))
+            assert lines[0]["type"] == "run" and lines[-1]["type"] == "run_end", path
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

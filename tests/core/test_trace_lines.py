@@ -1,0 +1,66 @@
+"""Every trace line is strict JSON in valid UTF-8, one record per line, whatever it carries
+(issue 12, items 8 and 9)."""
+
+from __future__ import annotations
+
+import json
+
+from sandbox.core.trace import RunHeader, TraceWriter, encode_line, parse_trace, strict_json
+
+
+def strict(line: str) -> dict:
+    def refuse(name):
+        raise ValueError(name)
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_lone_surrogates_are_escaped_and_listed():
+    line = encode_line({"type": "call", "args": {"text": "a\ud800b", "k\udfff": ["\udc80"]}})
+    data = strict(line)
+    assert data["args"] == {"text": "a\\ud800b", "k\\udfff": ["\\udc80"]}
+    assert data["escaped"] == ["args.text", "args(key)", "args.k\\udfff[0]"]
+    line.encode("utf-8")
+
+
+def test_non_finite_numbers_become_their_names():
+    data = strict(encode_line({"args": {"a": float("nan"), "b": [float("inf"), -float("inf")], "c": 1.5}}))
+    assert data["args"] == {"a": "NaN", "b": ["Infinity", "-Infinity"], "c": 1.5}
+    assert data["escaped"] == ["args.a", "args.b[0]", "args.b[1]"]
+
+
+def test_unicode_line_separators_never_split_a_line():
+    text = "x\u2028y\x85z\u2029w"
+    line = encode_line({"args": {"text": text}})
+    assert len(line.splitlines()) == 1 and strict(line)["args"]["text"] == text
+
+
+def test_valid_text_is_untouched_and_not_flagged():
+    value = {"text": "João Muñoz — 東京 🎉", "n": 3}
+    assert strict_json(value) == (value, [])
+    assert "escaped" not in strict(encode_line({"args": value}))
+
+
+def test_too_deep_arguments_are_kept_as_text(tmp_path):
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    data = strict(encode_line({"type": "call", "args": deep}))
+    assert data["args"].startswith("[[[") and data["escaped"] == ["args (too deep: kept as shortened text)"]
+
+
+def test_a_writer_never_appends_to_an_existing_file(tmp_path):
+    path = tmp_path / "trace.jsonl"
+    path.write_text("x\n")
+    try:
+        TraceWriter(path, RunHeader(run_id="r", started_wall=""))
+    except FileExistsError:
+        pass
+    else:
+        raise AssertionError("an existing trace file was opened for writing")
+    assert path.read_text() == "x\n"
+
+
+def test_the_reader_splits_only_on_newlines():
+    line = json.dumps({"seq": 1, "tool": "browser_type", "args": {"text": "a\u2028b"}}, ensure_ascii=False)
+    trace = parse_trace(line + "\n")
+    assert trace.problems == [] and trace.calls[0].args == {"text": "a\u2028b"}

@@ -1,0 +1,247 @@
+"""Hardening of the tool server: a spinning page, a blocking mirror body and a dead browser
+never hang or mislead a run; every call stays in a strictly valid trace (issue 12, items 3-9)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest_asyncio
+
+from sandbox.core.trace import parse_trace
+from tests.conftest import SITE
+from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, hostile_run, strict_lines
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+
+BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=2.0)
+
+
+@pytest_asyncio.fixture(scope="module")
+def hostile_root(tmp_path_factory):
+    return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+async def start_at(run, url: str) -> dict:
+    return await run.call("browser_start_session", {"provider": "kernel", "site_key": "hostile", "url": url})
+
+
+async def spin(run) -> None:
+    """The page's own script starts spinning (as /spin does after load), at a known moment."""
+    await run.current_session().active_tab.page.evaluate("setTimeout(() => { while (true) {} }, 0)")
+    await asyncio.sleep(0.2)
+
+
+# --- item 3: a page that spins in JavaScript ---------------------------------------------------
+
+async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+    began = time.monotonic()
+    moved = await run.call("browser_navigate", {"url": f"{HOSTILE}/spin"})  # the script may start before or after
+    assert moved["ok"] or moved["error"]["type"] == "page_unresponsive", moved
+    assert time.monotonic() - began < BOUNDS["call_timeout_s"]
+    if moved["ok"]:
+        await spin(run)
+    began = time.monotonic()
+    reply = await run.call("browser_snapshot", {})
+    assert reply["error"]["type"] == "page_unresponsive", reply
+    assert "browser_close" in reply["error"]["message"]           # says what to do next
+    assert time.monotonic() - began < BOUNDS["action_timeout_ms"] / 1000 + 1
+    closed = await run.call("browser_close_tab", {})            # the advice works on a hung page
+    assert closed["ok"] and closed["result"]["tabs"] == [], closed
+    began = time.monotonic()
+    await run.close("deleted")
+    assert time.monotonic() - began < 10
+    trace = parse_trace(run.trace.text())
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate", "browser_snapshot",
+                                             "browser_close_tab"]
+    trace.calls = trace.calls[:3]
+    assert trace.calls[-1].error.type == "page_unresponsive" and trace.end is not None
+
+
+async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=2.0)
+    assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+    await spin(run)
+    call = asyncio.ensure_future(run.call("browser_snapshot", {}))
+    await asyncio.sleep(1.5)                                   # the call is stuck on the page
+    assert not call.done()
+    began = time.monotonic()
+    await run.close("deleted")
+    reply = await asyncio.wait_for(call, 5)
+    assert time.monotonic() - began < 10 and reply["ok"] is False
+    lines = strict_lines(run.trace.text())
+    assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
+
+
+async def test_shutdown_with_a_hung_page_completes_within_10_s(tmp_path, hostile_root):
+    async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
+        run = own.create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        await spin(run)
+        call = asyncio.ensure_future(run.call("browser_snapshot", {}))
+        await asyncio.sleep(0.5)
+        began = time.monotonic()
+    assert time.monotonic() - began < 10
+    assert (await asyncio.wait_for(call, 5))["ok"] is False
+
+
+# --- item 4: a mirror body that blocks on read ----------------------------------------------------
+
+async def test_a_fifo_body_is_refused_and_other_runs_keep_answering(sandbox, hostile_root):
+    stuck = hostile_run(sandbox, hostile_root, **BOUNDS)
+    other = hostile_run(sandbox, hostile_root, **BOUNDS)
+    assert (await start_at(stuck, f"{HOSTILE}/calm"))["ok"]
+    reply, second = await asyncio.wait_for(asyncio.gather(
+        stuck.call("browser_navigate", {"url": f"{HOSTILE}/fifo"}),
+        start_at(other, f"{HOSTILE}/calm")), 15)
+    assert second["ok"] and reply["ok"] is False
+    faults = [e for e in parse_trace(stuck.trace.text()).events if e.kind == "server_fault"]
+    assert faults and "not a regular file" in faults[0].data["error"]
+    await stuck.close()
+    await other.close()
+
+
+# --- item 6: Chromium dies ------------------------------------------------------------------------
+
+async def crash_browser(own: Sandbox) -> None:
+    cdp = await own.host.browser.new_browser_cdp_session()
+    try:
+        await cdp.send("Browser.crash")
+    except Exception:   # the connection goes down with the browser
+        pass
+    for _ in range(200):
+        if own.host.crashes:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the browser did not go down")
+
+
+async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_truth(hostile_root):
+    from aiohttp.test_utils import TestClient, TestServer
+    from toolserver.transports.http import create_app
+
+    async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
+        async with TestClient(TestServer(create_app(sandbox=own), host="127.0.0.1")) as client:
+            run = own.create_run()
+            assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+            await crash_browser(own)
+            health = await client.get("/health")
+            body = await health.json()
+            assert body["browser"]["crashes"] == 1
+            assert (health.status, body["ok"]) == ((200, True) if own.host.connected else (503, False))
+            reply = await run.call("browser_snapshot", {})
+            assert reply["error"]["type"] == "browser_crashed", reply
+            assert "browser_start_session" in reply["error"]["message"]
+            assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
+            # the old run can start again, and new runs work on the relaunched browser
+            assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+            fresh = own.create_run()
+            assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
+            health = await (await client.get("/health")).json()
+            assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
+            await run.close()
+            await fresh.close()
+
+
+# --- items 8 and 9: every trace line strict JSON ----------------------------------------------------
+
+async def test_a_title_that_is_not_unicode_is_escaped_and_noted(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, **BOUNDS)
+    reply = await start_at(run, f"{HOSTILE}/surrogate")
+    assert reply["ok"] and reply["result"]["title"] == "bad \\ud800 title"
+    await run.close()
+    lines = strict_lines(run.trace.text())
+    call = next(line for line in lines if line.get("tool") == "browser_start_session")
+    assert "result.title" in call["escaped"]
+    "".join(run.trace.text()).encode("utf-8")     # the file's text is valid UTF-8
+
+
+async def test_lone_surrogate_and_non_finite_arguments_in_process(run):
+    nan = await run.call("browser_scroll", {"direction": "down", "amount": float("nan")})
+    assert nan["error"]["type"] == "invalid_arguments" and "NaN" in nan["error"]["message"]
+    odd = await run.call("browser_navigate", {"url": f"{SITE}/\ud800"})
+    assert odd["ok"] is False
+    lines = strict_lines(run.trace.text())
+    calls = [line for line in lines if line["type"] == "call"]
+    assert calls[0]["args"] == {"direction": "down", "amount": "NaN"} and calls[0]["escaped"] == ["args.amount"]
+    assert calls[1]["args"] == {"url": f"{SITE}/\\ud800"} and calls[1]["escaped"] == ["args.url"]
+    json.dumps(calls)
+
+
+# --- items 1 and 2: the offline guarantee -----------------------------------------------------------
+
+class UdpCounter(asyncio.DatagramProtocol):
+    def __init__(self) -> None:
+        self.packets = 0
+
+    def datagram_received(self, data, addr) -> None:
+        self.packets += 1
+
+
+async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox, hostile_root):
+    transport, listener = await asyncio.get_running_loop().create_datagram_endpoint(
+        UdpCounter, local_addr=("127.0.0.1", 0))
+    port = transport.get_extra_info("sockname")[1]
+    try:
+        run = hostile_run(sandbox, hostile_root, **BOUNDS)
+        assert (await start_at(run, f"{HOSTILE}/webrtc#{port}"))["ok"]
+        # The launch flags alone: a context without the sandbox's init script still sends nothing.
+        bare = await sandbox.host.browser.new_context()
+        page = await bare.new_page()
+        await page.evaluate("""async (port) => {
+            const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:' + port}]});
+            pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer()); }""", port)
+        await asyncio.sleep(2.0)
+        await bare.close()
+        await run.close()
+        assert listener.packets == 0
+        blocked = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]
+        assert [(b["resource_type"], b["url"]) for b in blocked] == [("webrtc", f"stun:127.0.0.1:{port}")] * 2
+    finally:
+        transport.close()
+
+
+def artifact_bytes() -> int:
+    import glob
+    import os
+    import tempfile
+
+    files = glob.glob(os.path.join(tempfile.gettempdir(), "playwright-artifacts-*", "*"))
+    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+
+
+async def click_three_blobs(run) -> None:
+    from tests.conftest import ref_of
+
+    snap = await run.call("browser_snapshot", {})
+    for number in range(3):
+        reply = await run.call("browser_click", {"ref": ref_of(snap["result"]["snapshot"], f"blob {number}")})
+        assert reply["ok"], reply
+    await asyncio.sleep(1.5)   # the downloads finish after the clicks return
+
+
+async def test_downloads_are_state_changes_and_their_bytes_are_capped(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, max_download_bytes=(1 << 20) + 10, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
+    await click_three_blobs(run)
+    events = parse_trace(run.trace.text()).events
+    changes = [e.data for e in events if e.kind == "state_change" and e.data["action"] == "download"]
+    assert len(changes) == 3 and not any(c["blocked"] for c in changes)
+    assert run.download_bytes == 1 << 20
+    assert len([e for e in events if e.kind == "download_discarded"]) == 2
+    await run.close()
+
+
+async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
+    before = artifact_bytes()
+    await click_three_blobs(run)
+    assert artifact_bytes() - before < 1 << 20
+    changes = [e.data for e in parse_trace(run.trace.text()).events
+               if e.kind == "state_change" and e.data["action"] == "download"]
+    assert len(changes) == 3 and all(c["blocked"] for c in changes)
+    await run.close()

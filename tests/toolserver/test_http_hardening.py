@@ -1,0 +1,164 @@
+"""Hostile HTTP requests on a real loopback server: bad bodies are 4xx JSON errors and trace
+lines, bodies that never complete are bounded, foreign hosts/origins/types are refused, the
+token is enforced, and pack paths are not accepted (issue 12, items 5, 7-11)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+
+from tests.toolserver.hostile import strict_lines
+from toolserver.config import ServerConfig
+from toolserver.transports.http import create_app
+
+JSON = {"content-type": "application/json"}
+
+
+async def new_run(client) -> str:
+    response = await client.post("/runs", json={})
+    assert response.status == 201, await response.text()
+    return (await response.json())["run_id"]
+
+
+async def trace_lines(client, run_id: str) -> list[dict]:
+    response = await client.get(f"/runs/{run_id}/trace")
+    assert response.status == 200
+    return strict_lines(await response.text())
+
+
+BAD_BODIES = {
+    "deeply nested": (b"[" * 5000 + b"]" * 5000, JSON, 400, "malformed_json"),
+    "nested past the depth bound": (b'{"a":' * 100 + b"1" + b"}" * 100, JSON, 400, "malformed_json"),
+    "5,000-digit integer": (b'{"amount": ' + b"9" * 5000 + b', "direction": "down"}', JSON, 400, "malformed_json"),
+    "unknown charset": (b'{"direction": "down"}', {"content-type": "application/json; charset=x-no-such"}, 415,
+                        "unsupported_charset"),
+    "latin-1 charset": (b'{"direction": "down"}', {"content-type": "application/json; charset=latin-1"}, 415,
+                        "unsupported_charset"),
+    "invalid UTF-8": (b'{"direction": "d\xffown"}', JSON, 400, "invalid_encoding"),
+    "NaN": (b'{"direction": "down", "amount": NaN}', JSON, 400, "invalid_arguments"),
+    "Infinity": (b'{"direction": "down", "amount": -Infinity}', JSON, 400, "invalid_arguments"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_BODIES)
+async def test_a_bad_body_is_a_4xx_json_error_and_a_trace_line(client, case):
+    body, headers, status, error_type = BAD_BODIES[case]
+    run_id = await new_run(client)
+    response = await client.post(f"/runs/{run_id}/tools/browser_scroll", data=body, headers=headers)
+    assert response.status == status, await response.text()
+    assert (await response.json())["error"]["type"] == error_type
+    calls = [line for line in await trace_lines(client, run_id) if line["type"] == "call"]
+    assert [(c["tool"], c["error"]["type"]) for c in calls] == [("browser_scroll", error_type)]
+    if case == "invalid UTF-8":   # kept as received, the undecodable byte escaped and noted
+        assert calls[0]["args"] == '{"direction": "d\\udcffown"}' and calls[0]["escaped"] == ["args"]
+    assert (await client.get("/health")).status == 200
+
+
+async def test_a_lone_surrogate_argument_is_traced_exactly_and_the_trace_stays_readable(client):
+    run_id = await new_run(client)
+    raw = b'{"provider": "kernel", "site_key": "a\\ud800b", "url": "https://nowhere.example/"}'
+    response = await client.post(f"/runs/{run_id}/tools/browser_start_session", data=raw, headers=JSON)
+    assert response.status == 200 and (await response.json())["error"]["type"] == "not_in_mirror"
+    calls = [line for line in await trace_lines(client, run_id) if line["type"] == "call"]
+    assert calls[0]["args"]["site_key"] == "a\\ud800b" and calls[0]["escaped"] == ["args.site_key"]
+    follow_up = await client.post(f"/runs/{run_id}/tools/list_tools", json={})
+    assert follow_up.status == 200
+    assert len(await trace_lines(client, run_id)) == 3
+
+
+async def raw_exchange(client, head: bytes, body: bytes, read_within: float) -> bytes:
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    try:
+        writer.write(head + body)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(4096), read_within)
+    finally:
+        writer.close()
+
+
+@pytest_asyncio.fixture
+async def impatient(sandbox):
+    """A second HTTP front on the shared sandbox whose body timeout is short."""
+    config = dataclasses.replace(sandbox.config, request_body_timeout_s=1.0)
+    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+        yield test_client
+
+
+@pytest.mark.parametrize("framing", ["short of its Content-Length", "unfinished chunked"])
+async def test_a_body_that_never_completes_gets_408_and_a_trace_line(impatient, framing):
+    run_id = await new_run(impatient)
+    if framing == "short of its Content-Length":
+        head = (f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode()
+        body = b'{"max_chars":'
+    else:
+        head = (f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+        body = b"5\r\n{\"max\r\n"
+    answer = await raw_exchange(impatient, head, body, read_within=5)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    calls = [line for line in await trace_lines(impatient, run_id) if line["type"] == "call"]
+    assert [c["error"]["type"] for c in calls] == ["request_timeout"]
+
+
+FOREIGN = {
+    "Host evil.example": ({"Host": "evil.example", **JSON}, 403, "forbidden_host"),
+    "rebinding Host with a port": ({"Host": "attacker.example:8765", **JSON}, 403, "forbidden_host"),
+    "Origin evil.example": ({"Origin": "http://evil.example", **JSON}, 403, "forbidden_origin"),
+    "Origin null": ({"Origin": "null", **JSON}, 403, "forbidden_origin"),
+    "text/plain": ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
+    "form encoded": ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"),
+}
+
+
+@pytest.mark.parametrize("case", FOREIGN)
+async def test_foreign_hosts_origins_and_types_cannot_create_runs(client, sandbox, case):
+    headers, status, error_type = FOREIGN[case]
+    before = len(sandbox.runs)
+    response = await client.post("/runs", data=b"{}", headers=headers)
+    assert response.status == status and (await response.json())["error"]["type"] == error_type
+    assert len(sandbox.runs) == before
+
+
+async def test_loopback_names_and_allowed_hosts_are_accepted(sandbox):
+    config = dataclasses.replace(sandbox.config, allowed_hosts=("sandbox.internal",))
+    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+        for host in ("localhost:8765", "127.0.0.1", "127.5.6.7:1", "[::1]:8765", "sandbox.internal:8765"):
+            response = await test_client.get("/health", headers={"Host": host, "Origin": f"http://{host}"})
+            assert response.status == 200, host
+        assert (await test_client.get("/health", headers={"Host": "other.internal"})).status == 403
+
+
+async def test_a_configured_token_is_required(sandbox):
+    config = dataclasses.replace(sandbox.config, token="s3cret")
+    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+        missing = await test_client.post("/runs", json={})
+        wrong = await test_client.post("/runs", json={}, headers={"Authorization": "Bearer nope"})
+        right = await test_client.post("/runs", json={}, headers={"Authorization": "Bearer s3cret"})
+        assert (missing.status, wrong.status, right.status) == (401, 401, 201)
+        assert (await missing.json())["error"]["type"] == "unauthorized"
+
+
+def test_binding_beyond_loopback_needs_a_token():
+    with pytest.raises(ValueError, match="--token"):
+        ServerConfig(host="0.0.0.0")
+    assert ServerConfig(host="0.0.0.0", token="t").token == "t"
+    assert ServerConfig(host="::1").token is None
+
+
+@pytest.mark.parametrize("pack", ["/etc", "/nonexistent-dir", "/tmp", "../packs/bid-intake", "packs/bid-intake",
+                                  "bid-intake/../bid-intake", "bid-intake\n", "C:\\packs"])
+async def test_pack_paths_are_refused_with_one_uniform_error(client, pack):
+    """Existing and missing directories, relative and absolute paths: the same message, which
+    reveals nothing about the file system."""
+    async def message(name: str) -> str:
+        response = await client.post("/runs", json={"pack": name})
+        body = await response.json()
+        assert response.status == 400 and body["error"]["type"] == "invalid_pack"
+        return body["error"]["message"].replace(repr(name), "<pack>")
+
+    assert await message(pack) == await message("no-such-pack")
