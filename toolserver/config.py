@@ -31,3 +31,5 @@ class ServerConfig:
     scripted_quiet_s: float = 0.1         # a page's fetch/XHR answers are rendered within this quiet spell
     action_quiet_s: float = 0.05          # after a click/Enter: time for a navigation or popup it starts to show
     popup_grace_s: float = 1.0            # a popup's first request was seen; its page appears within this
+    mcp_disconnect_poll_s: float = 0.25   # how often an open MCP event stream checks that its client is still there
+    mcp_session_idle_s: float = 1800.0    # an MCP HTTP session with no request for this long ends (and its run)

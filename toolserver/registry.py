@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolserver.errors import InvalidArguments, UnknownTool
 
-SideEffect = Literal["read_only", "input", "action"]
+SideEffect = Literal["read_only", "input", "action", "destructive"]  # see toolserver.formats
 # What the dispatcher resolves before the handler runs: nothing, the run's current session,
 # or its current tab (the handler then reads ``ctx.session`` / ``ctx.tab`` and never checks).
 Scope = Literal["run", "session", "tab"]

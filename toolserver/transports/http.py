@@ -6,6 +6,7 @@
     GET    /runs/{id}/trace           -> the JSONL trace
     DELETE /runs/{id}                 ends the run, closes its sessions
     GET    /health
+    *      /mcp?pack=ID               MCP over streamable HTTP (one MCP session = one run)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from aiohttp import web
 from toolserver.api import PolicyResolver, Sandbox
 from toolserver.config import ServerConfig
 from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.transports.mcp import StreamableHttp
 
 log = logging.getLogger("toolserver.transports.http")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -70,7 +72,7 @@ async def create_run(request: web.Request) -> web.Response:
         return error_response("invalid_arguments", "pack must be a string, policy 'enforce' or 'observe', "
                                                    "block_state_changes a boolean")
     try:
-        run = sandbox.create_run(pack, mode=policy, block_state_changes=block)
+        run = sandbox.create_run(pack, mode=policy, block_state_changes=block, header={"transport": "http"})
     except UnknownPack as exc:
         return error_response("invalid_pack", str(exc))
     return web.json_response({"run_id": run.id, "pack": run.policy.pack, "policy": run.trace_policy,
@@ -134,5 +136,10 @@ def create_app(config: ServerConfig | None = None, sandbox: Sandbox | None = Non
     app.router.add_get("/runs/{run_id}/trace", get_trace)
     app.router.add_delete("/runs/{run_id}", delete_run)
     app.router.add_get("/health", health)
+
+    # MCP over streamable HTTP on the same port: /mcp?pack=ID (toolserver/transports/mcp.py)
+    mcp_http = StreamableHttp(app[SANDBOX])
+    app.cleanup_ctx.append(mcp_http.lifecycle)
+    app.router.add_route("*", "/mcp", mcp_http.handle)
     return app
 

@@ -1,0 +1,260 @@
+"""The MCP transport (official ``mcp`` SDK, low-level ``Server``): stdio and streamable HTTP.
+
+One MCP connection is one run: the run is created when the client's ``initialize``
+succeeds, kept in the connection's state, and ended (sessions closed, trace finalised) when
+the connection closes — stdin closing, the HTTP session deleted or timed out, the server
+stopping. Every ``tools/call`` goes through ``Run.call``, the same dispatcher and trace as
+HTTP; only the run header's ``transport`` differs.
+
+    tools/list  the contract in order: pydantic input schemas, titles, annotations
+                (``toolserver.formats``)
+    tools/call  ok      -> structuredContent = the HTTP API's result; text content an LLM reads
+                           (a snapshot's own text, compact JSON otherwise)
+                failed  -> isError: true, structuredContent = the same {type, message} error
+                unknown tool -> recorded by the dispatcher, then a protocol error (-32602)
+
+The run id is in the ``initialize`` result's ``_meta`` (``sandbox/run_id``) and, over HTTP,
+in the ``Mcp-Run-Id`` header of every response of the session. The sandbox serves the
+``initialize`` handshake (sessions carry browser state); a stateless 2026-07-28 request is
+refused with the versions it does serve, so ``mode="auto"`` clients fall back to it.
+
+Streamable HTTP is served by the SDK's session manager (an ASGI app) on the aiohttp server
+through ``asgi_bridge``: aiohttp hands over one request, the SDK does all MCP work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Awaitable, Callable
+
+import mcp_types as types
+from aiohttp import web
+from mcp.server.lowlevel import Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from sandbox import __version__
+from toolserver.api import Sandbox
+from toolserver.dispatch import Run
+from toolserver.errors import UnknownPack
+from toolserver.formats import tool_definitions
+
+log = logging.getLogger("toolserver.transports.mcp")
+SERVER_NAME = "browser-tool-sandbox"
+RUN_ID_META = "sandbox/run_id"
+RUN_ID_HEADER = "Mcp-Run-Id"
+SESSION_HEADER = "mcp-session-id"
+
+# ctx -> a new run for the connection that ctx's ``initialize`` opens (UnknownPack if refused)
+RunFactory = Callable[[Any], Run]
+
+
+def connection_of(ctx) -> Any:
+    # The low-level context does not expose the connection yet (the SDK's TODO(L54) Context
+    # will, as ``ctx.connection``); its state and exit stack are what make a connection a run.
+    return ctx.session._connection
+
+
+def bound_run(ctx) -> Run:
+    run = connection_of(ctx).state.get("run")
+    if run is None:  # unreachable after a successful initialize; never a silent None
+        raise MCPError(types.INVALID_REQUEST, "this connection has no run: send initialize first")
+    return run
+
+
+def result_text(name: str, reply: dict) -> list[dict]:
+    """What an LLM reads: a snapshot's text as itself (after its page facts), else compact JSON."""
+    if reply["ok"] and name == "browser_snapshot" and isinstance(reply["result"].get("snapshot"), str):
+        facts = {k: v for k, v in reply["result"].items() if k != "snapshot"}
+        return [{"type": "text", "text": compact(facts)}, {"type": "text", "text": reply["result"]["snapshot"]}]
+    return [{"type": "text", "text": compact(reply["result"] if reply["ok"] else reply["error"])}]
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
+    """A low-level MCP server whose connections are runs of ``sandbox`` made by ``new_run``."""
+
+    async def list_tools(ctx, params) -> dict:
+        return {"tools": tool_definitions("mcp", sandbox.registry.schemas())}
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> dict:
+        run = bound_run(ctx)
+        # Shielded: a client that disconnects (or cancels) mid-call must not cut the call short
+        # of its trace line; the call finishes in the server and is recorded.
+        reply = await asyncio.shield(run.call(params.name, params.arguments if params.arguments is not None else {}))
+        if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
+            raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])   # recorded in the trace first
+        return {"content": result_text(params.name, reply), "isError": not reply["ok"],
+                "structuredContent": reply["result"] if reply["ok"] else reply["error"]}
+
+    async def discover(ctx, params) -> None:
+        raise handshake_only(ctx.protocol_version)
+
+    async def bind_run(ctx, call_next):
+        """Refuse the stateless era; on ``initialize``, open the connection's run."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            raise handshake_only(ctx.protocol_version)
+        if ctx.method != "initialize":
+            return await call_next(ctx)
+        try:
+            run = new_run(ctx)
+        except UnknownPack as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        try:
+            result = await call_next(ctx)
+        except BaseException:
+            await run.close("initialize_failed")
+            raise
+        connection = connection_of(ctx)
+        connection.state["run"] = run
+        connection.exit_stack.push_async_callback(end_run, run)
+        return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run.id}}
+
+    server = Server(SERVER_NAME, version=__version__, title="Browser-tool sandbox",
+                    description="The benchmark's browser tools on a real headless Chromium over offline mirrors; "
+                                "one connection is one traced run.",
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+    server.add_request_handler("server/discover", types.RequestParams, discover)
+    server.middleware.append(bind_run)
+    return server
+
+
+def handshake_only(version: str) -> MCPError:
+    return MCPError(types.UNSUPPORTED_PROTOCOL_VERSION,
+                    f"protocol {version} (stateless requests) is not served: a run keeps browser state, so this "
+                    "server uses the initialize handshake; connect with one of the supported versions",
+                    data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version})
+
+
+async def end_run(run: Run) -> None:
+    if not run.closed:
+        await run.close("mcp_disconnected")
+        log.info("MCP connection closed; run %s ended", run.id)
+
+
+# --- stdio -------------------------------------------------------------------------------
+async def serve_stdio(sandbox: Sandbox, *, pack: str | None, mode: str | None = None,
+                      block_state_changes: bool | None = None) -> None:
+    """Serve one MCP connection on stdin/stdout; returns when the client disconnects."""
+
+    def new_run(ctx) -> Run:
+        return sandbox.create_run(pack, mode=mode, block_state_changes=block_state_changes,
+                                  header={"transport": "mcp-stdio"})
+
+    server = create_server(sandbox, new_run)
+    # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
+    async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
+        await serve_loop(server, read_stream, write_stream, lifespan_state=state)
+
+
+# --- streamable HTTP on the aiohttp server -----------------------------------------------
+class StreamableHttp:
+    """``/mcp`` on the HTTP server: the pack is chosen per connection (``/mcp?pack=ID``)."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
+        self.run_by_session: dict[str, str] = {}
+        host = sandbox.config.host
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=[f"http://{host}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+        self.server = create_server(sandbox, self.new_run)
+        self.manager = StreamableHTTPSessionManager(self.server, json_response=True, security_settings=security,
+                                                   session_idle_timeout=sandbox.config.mcp_session_idle_s)
+
+    def new_run(self, ctx) -> Run:
+        query = ctx.request.query_params
+        unknown = set(query) - {"pack"}
+        if unknown:
+            raise UnknownPack(f"unknown query parameter(s) {sorted(unknown)} on /mcp; use /mcp?pack=PACK_ID")
+        run = self.sandbox.create_run(query.get("pack"), header={"transport": "mcp-http"})
+        connection = connection_of(ctx)
+        self.run_by_session[connection.session_id] = run.id
+        connection.exit_stack.callback(self.run_by_session.pop, connection.session_id, None)
+        return run
+
+    async def lifecycle(self, app: web.Application):
+        """aiohttp cleanup context. The session manager's task group lives in a task of its own,
+        as aiohttp may start and clean up the app in different tasks."""
+        started, stopping = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.manager.run():
+                started.set()
+                await stopping.wait()
+
+        holder = asyncio.create_task(hold())
+        await asyncio.wait([holder, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
+        if holder.done():
+            holder.result()           # the manager failed to start: raise its error
+        yield
+        stopping.set()
+        await holder
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        return await asgi_bridge(request, self.manager.handle_request, self.poll_s, self.response_start)
+
+    async def response_start(self, request: web.Request, status: int, headers: list) -> list:
+        """Every response of a session names its run; a successful DELETE ends the run before it
+        is answered, so the trace is final when the client has its answer."""
+        session = next((v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
+                       request.headers.get(SESSION_HEADER, ""))
+        run = self.sandbox.runs.get(self.run_by_session.get(session, ""))
+        if run is None:
+            return headers
+        if request.method == "DELETE" and status < 300:
+            await end_run(run)
+        return headers + [(RUN_ID_HEADER.encode(), run.id.encode())]
+
+
+async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
+                      on_start: Callable[[web.Request, int, list], Awaitable[list]]) -> web.StreamResponse:
+    """Serve one aiohttp request with an ASGI app (the request body is read first; the
+    response, streamed or not, is written as the app sends it). ``on_start`` sees the status
+    and headers before they are sent and returns the headers to send."""
+    body = await request.read()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method, "scheme": request.scheme, "path": request.path, "root_path": "",
+        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"), "query_string": request.query_string.encode(),
+        "headers": [(k.lower(), v) for k, v in request.raw_headers],
+        "client": (request.remote, 0), "server": (request.host.rsplit(":", 1)[0], request.url.port)}
+    delivered = False
+    response: web.StreamResponse | None = None
+
+    async def receive() -> dict:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # After the body, ASGI's receive() only reports the client going away (a long SSE stream).
+        while request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(poll_s)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        nonlocal response
+        if message["type"] == "http.response.start":
+            response = web.StreamResponse(status=message["status"])
+            for key, value in await on_start(request, message["status"], list(message.get("headers", []))):
+                response.headers.add(key.decode("latin-1"), value.decode("latin-1"))
+            await response.prepare(request)
+        elif message["type"] == "http.response.body" and response is not None:
+            await response.write(message.get("body", b""))
+            if not message.get("more_body", False):
+                await response.write_eof()
+
+    await asgi_app(scope, receive, send)
+    if response is None:
+        raise web.HTTPInternalServerError(text="the MCP app sent no response")
+    return response
