@@ -75,6 +75,8 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
             parts.append(f"unknown argument '{name}'")
         elif err["type"] == "missing":
             parts.append(f"missing required argument '{name}'")
+        elif err["type"] == "value_error" and not err["loc"]:   # a whole-arguments rule: its own message
+            parts.append(str(err["ctx"]["error"]))
         else:
             got = err.get("input")
             parts.append(f"argument '{name}': {err['msg']} (got {got!r} of type {type(got).__name__})")

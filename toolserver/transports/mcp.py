@@ -42,7 +42,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from sandbox import __version__
 from toolserver.api import Sandbox
 from toolserver.dispatch import Run
-from toolserver.errors import UnknownPack
+from toolserver.errors import UnknownPack, UnknownRun
 from toolserver.formats import tool_definitions
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -51,8 +51,9 @@ RUN_ID_META = "sandbox/run_id"
 RUN_ID_HEADER = "Mcp-Run-Id"
 SESSION_HEADER = "mcp-session-id"
 
-# ctx -> a new run for the connection that ctx's ``initialize`` opens (UnknownPack if refused)
-RunFactory = Callable[[Any], Run]
+# ctx -> the run for the connection that ctx's ``initialize`` opens, and whether the connection
+# owns it (ends it when it closes); UnknownPack if refused
+RunFactory = Callable[[Any], tuple[Run, bool]]
 
 
 def connection_of(ctx) -> Any:
@@ -106,17 +107,19 @@ def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
         if ctx.method != "initialize":
             return await call_next(ctx)
         try:
-            run = new_run(ctx)
+            run, owned = new_run(ctx)
         except UnknownPack as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         try:
             result = await call_next(ctx)
         except BaseException:
-            await run.close("initialize_failed")
+            if owned:
+                await run.close("initialize_failed")
             raise
         connection = connection_of(ctx)
         connection.state["run"] = run
-        connection.exit_stack.push_async_callback(end_run, run)
+        if owned:
+            connection.exit_stack.push_async_callback(end_run, run)
         return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run.id}}
 
     server = Server(SERVER_NAME, version=__version__, title="Browser-tool sandbox",
@@ -146,9 +149,9 @@ async def serve_stdio(sandbox: Sandbox, *, pack: str | None, mode: str | None = 
                       block_state_changes: bool | None = None) -> None:
     """Serve one MCP connection on stdin/stdout; returns when the client disconnects."""
 
-    def new_run(ctx) -> Run:
+    def new_run(ctx) -> tuple[Run, bool]:
         return sandbox.create_run(pack, mode=mode, block_state_changes=block_state_changes,
-                                  header={"transport": "mcp-stdio"})
+                                  header={"transport": "mcp-stdio"}), True
 
     server = create_server(sandbox, new_run)
     # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
@@ -162,7 +165,7 @@ class StreamableHttp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
-        self.run_by_session: dict[str, str] = {}
+        self.run_by_session: dict[str, tuple[str, bool]] = {}   # MCP session id -> (run id, owned)
         host = sandbox.config.host
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -172,16 +175,24 @@ class StreamableHttp:
         self.manager = StreamableHTTPSessionManager(self.server, json_response=True, security_settings=security,
                                                    session_idle_timeout=sandbox.config.mcp_session_idle_s)
 
-    def new_run(self, ctx) -> Run:
+    def new_run(self, ctx) -> tuple[Run, bool]:
+        """``?pack=ID`` (or nothing): a new run owned by the session; ``?run=ID``: join a run
+        someone else created and ends (``sandbox run`` gives ``cmd:`` agents this URL)."""
         query = ctx.request.query_params
-        unknown = set(query) - {"pack"}
-        if unknown:
-            raise UnknownPack(f"unknown query parameter(s) {sorted(unknown)} on /mcp; use /mcp?pack=PACK_ID")
-        run = self.sandbox.create_run(query.get("pack"), header={"transport": "mcp-http"})
+        unknown = set(query) - {"pack", "run"}
+        if unknown or ("pack" in query and "run" in query):
+            raise UnknownPack(f"/mcp takes ?pack=PACK_ID or ?run=RUN_ID (got {sorted(query)})")
+        if "run" in query:
+            try:
+                run, owned = self.sandbox.get_run(query["run"]), False
+            except UnknownRun as exc:
+                raise UnknownPack(str(exc)) from exc
+        else:
+            run, owned = self.sandbox.create_run(query.get("pack"), header={"transport": "mcp-http"}), True
         connection = connection_of(ctx)
-        self.run_by_session[connection.session_id] = run.id
+        self.run_by_session[connection.session_id] = (run.id, owned)
         connection.exit_stack.callback(self.run_by_session.pop, connection.session_id, None)
-        return run
+        return run, owned
 
     async def lifecycle(self, app: web.Application):
         """aiohttp cleanup context. The session manager's task group lives in a task of its own,
@@ -209,10 +220,11 @@ class StreamableHttp:
         is answered, so the trace is final when the client has its answer."""
         session = next((v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
                        request.headers.get(SESSION_HEADER, ""))
-        run = self.sandbox.runs.get(self.run_by_session.get(session, ""))
+        run_id, owned = self.run_by_session.get(session, ("", False))
+        run = self.sandbox.runs.get(run_id)
         if run is None:
             return headers
-        if request.method == "DELETE" and status < 300:
+        if request.method == "DELETE" and status < 300 and owned:
             await end_run(run)
         return headers + [(RUN_ID_HEADER.encode(), run.id.encode())]
 
@@ -250,9 +262,12 @@ async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
                 response.headers.add(key.decode("latin-1"), value.decode("latin-1"))
             await response.prepare(request)
         elif message["type"] == "http.response.body" and response is not None:
-            await response.write(message.get("body", b""))
-            if not message.get("more_body", False):
-                await response.write_eof()
+            try:
+                await response.write(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await response.write_eof()
+            except ConnectionResetError:   # the client left (e.g. closed its event stream): nothing to tell it
+                log.debug("client gone during %s %s", request.method, request.path)
 
     await asgi_app(scope, receive, send)
     if response is None:

@@ -14,8 +14,9 @@ OpenAI-compatible server — vLLM (``vllm serve MODEL`` → http://127.0.0.1:800
 local servers accept. ``scripts/scripted_model_server.py`` is such a server with a scripted
 policy instead of a model.
 
-The tools are the sandbox's own tool contract, built from ``toolserver.dispatch.ordered_tools()``
-(name, description, JSON schema) — not from a ``list_tools`` call, so that asking for the
+The tools are the sandbox's own tool contract in OpenAI's format (``toolserver.formats``, the
+one source ``sandbox tools --format openai`` and the MCP transport use too), from the client's
+schemas — not from a ``list_tools`` call, so that asking for the
 schemas never adds a line to the measured trace. Every tool call the model makes goes through
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
 passed through as the raw string, so the sandbox rejects and records them as sent; empty
@@ -41,6 +42,7 @@ from typing import Any
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
+from toolserver.formats import tool_definitions
 
 KIND = "openai"
 USAGE = "openai:MODEL"
@@ -56,13 +58,6 @@ _CASSETTE_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.L
 
 class CassetteError(Exception):
     """A cassette could not answer a request (missing cassette, unmatched or extra request)."""
-
-
-def function_tools(schemas: list[dict]) -> list[dict]:
-    """The run's tools (as ``list_tools`` gives them) as OpenAI function tools, in order."""
-    return [{"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                              "parameters": tool["input_schema"]}}
-            for tool in schemas]
 
 
 def parse_arguments(raw: str | None) -> Any:
@@ -164,7 +159,7 @@ class OpenAIAgent:
                                     max_retries=0 if self.replaying() else 2)
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": task.prompt}]
-        tools = function_tools(await task.client.list_tools())
+        tools = tool_definitions("openai", await task.client.list_tools())
         usage: dict[str, int] | None = None
         output = ""
         try:
