@@ -21,6 +21,7 @@ class ServerConfig:
     approvals: bool = False                # allow browser_close(close_all=true)
     policy: Literal["enforce", "observe"] = "enforce"
     block_state_changes: bool = False
+    require_pack: bool = False             # refuse runs without a pack (they would have no allow-list)
     dialogs: Literal["dismiss", "accept"] = "dismiss"
     viewport: tuple[int, int] = (1280, 720)
     action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)

@@ -12,6 +12,7 @@ HTTP; only the run header's ``transport`` differs.
                            (a snapshot's own text, compact JSON otherwise)
                 failed  -> isError: true, structuredContent = the same {type, message} error
                 unknown tool -> recorded by the dispatcher, then a protocol error (-32602)
+    prompts     ``task``: the pack's prompt for the run's site key (a run with a pack)
 
 The run id is in the ``initialize`` result's ``_meta`` (``sandbox/run_id``) and, over HTTP,
 in the ``Mcp-Run-Id`` header of every response of the session. The sandbox serves the
@@ -42,7 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from sandbox import __version__
 from toolserver.api import Sandbox
 from toolserver.dispatch import Run
-from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.errors import NoTask, UnknownPack, UnknownRun
 from toolserver.formats import tool_definitions
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -50,6 +51,7 @@ SERVER_NAME = "browser-tool-sandbox"
 RUN_ID_META = "sandbox/run_id"
 RUN_ID_HEADER = "Mcp-Run-Id"
 SESSION_HEADER = "mcp-session-id"
+TASK_PROMPT = "task"
 
 # ctx -> the run for the connection that ctx's ``initialize`` opens, and whether the connection
 # owns it (ends it when it closes); UnknownPack if refused
@@ -97,6 +99,25 @@ def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
         return {"content": result_text(params.name, reply), "isError": not reply["ok"],
                 "structuredContent": reply["result"] if reply["ok"] else reply["error"]}
 
+    async def list_prompts(ctx, params) -> dict:
+        try:
+            task = sandbox.task(bound_run(ctx))
+        except NoTask:
+            return {"prompts": []}
+        return {"prompts": [{"name": TASK_PROMPT, "title": f"Task: {task['pack']}",
+                             "description": f"The {task['pack']} pack's task for this run (site key "
+                                            f"{task['site_key']}, time limit {task['time_limit_seconds']} s)"}]}
+
+    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> dict:
+        if params.name != TASK_PROMPT:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; this server offers {TASK_PROMPT!r}")
+        try:
+            task = sandbox.task(bound_run(ctx))
+        except NoTask as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        return {"description": f"The {task['pack']} task", "messages": [
+            {"role": "user", "content": {"type": "text", "text": task["prompt"]}}]}
+
     async def discover(ctx, params) -> None:
         raise handshake_only(ctx.protocol_version)
 
@@ -125,7 +146,8 @@ def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
     server = Server(SERVER_NAME, version=__version__, title="Browser-tool sandbox",
                     description="The benchmark's browser tools on a real headless Chromium over offline mirrors; "
                                 "one connection is one traced run.",
-                    on_list_tools=list_tools, on_call_tool=call_tool)
+                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
+                    on_get_prompt=get_prompt)
     server.add_request_handler("server/discover", types.RequestParams, discover)
     server.middleware.append(bind_run)
     return server
@@ -150,8 +172,7 @@ async def serve_stdio(sandbox: Sandbox, *, pack: str | None, mode: str | None = 
     """Serve one MCP connection on stdin/stdout; returns when the client disconnects."""
 
     def new_run(ctx) -> tuple[Run, bool]:
-        return sandbox.create_run(pack, mode=mode, block_state_changes=block_state_changes,
-                                  header={"transport": "mcp-stdio"}), True
+        return sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes), True
 
     server = create_server(sandbox, new_run)
     # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
@@ -188,7 +209,7 @@ class StreamableHttp:
             except UnknownRun as exc:
                 raise UnknownPack(str(exc)) from exc
         else:
-            run, owned = self.sandbox.create_run(query.get("pack"), header={"transport": "mcp-http"}), True
+            run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True
         connection = connection_of(ctx)
         self.run_by_session[connection.session_id] = (run.id, owned)
         connection.exit_stack.callback(self.run_by_session.pop, connection.session_id, None)

@@ -27,6 +27,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from sandbox.cli.wiring import PackTasks
     from sandbox.core.policy import PolicyNotFound
     from sandbox.evaluation.packs import pack_policy
     from toolserver.api import Sandbox
@@ -46,7 +47,7 @@ def command(args: argparse.Namespace) -> int:
             return 2
 
     async def serve() -> None:
-        async with Sandbox(ServerConfig(**kwargs), policies=pack_policy) as sandbox:
+        async with Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks()) as sandbox:
             await serve_stdio(sandbox, pack=args.pack, mode=args.policy)
 
     asyncio.run(serve())

@@ -19,12 +19,14 @@ def register(subparsers) -> None:
                    help="for runs with a pack: refuse (enforce) or only record (observe) URL violations")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
+    p.add_argument("--require-pack", action="store_true", help="refuse runs without a pack (they would have no allow-list)")
     p.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     from aiohttp import web
 
+    from sandbox.cli.wiring import PackTasks
     from sandbox.evaluation.packs import pack_policy
     from toolserver.config import ServerConfig
     from toolserver.transports.http import create_app
@@ -32,10 +34,10 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
-                  dialogs=args.dialogs)
+                  dialogs=args.dialogs, require_pack=args.require_pack)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     config = ServerConfig(**kwargs)
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
-    web.run_app(create_app(config, policies=pack_policy), host=args.host, port=args.port, print=None)
+    web.run_app(create_app(config, policies=pack_policy, tasks=PackTasks()), host=args.host, port=args.port, print=None)
     return 0
