@@ -149,7 +149,9 @@ def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
                     on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
                     on_get_prompt=get_prompt)
     server.add_request_handler("server/discover", types.RequestParams, discover)
-    server.middleware.append(bind_run)
+    # Only our middleware: the SDK's default OpenTelemetry one costs time on every call and this
+    # server exports no spans (the trace is the record).
+    server.middleware = [bind_run]
     return server
 
 
