@@ -239,19 +239,28 @@ def api_error(message: str, status: int, param: str | None = None, code: str | N
                                         "param": param, "code": code}}, status=status)
 
 
-async def chat_completions(request: web.Request) -> web.Response:
+async def read_body(request: web.Request) -> tuple[dict | None, tuple[str, int, str | None] | None]:
+    """The request body, or what is wrong with it as (message, HTTP status, field): the checks
+    both APIs make alike."""
     try:
         body = await request.json()
     except json.JSONDecodeError as exc:
-        return api_error(f"request body is not valid JSON: {exc}", 400)
+        return None, (f"request body is not valid JSON: {exc}", 400, None)
     messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return api_error("'messages' must be a list of message objects", 400, "messages")
+        return None, ("'messages' must be a list of message objects", 400, "messages")
     if body.get("model") != MODEL:
-        return api_error(f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.",
-                         404, "model", "model_not_found")
+        return None, (f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.", 404, "model")
     if body.get("stream"):
-        return api_error("streaming is not supported by this server; send stream=false", 400, "stream")
+        return None, ("streaming is not supported by this server; send stream=false", 400, "stream")
+    return body, None
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    body, problem = await read_body(request)
+    if problem:
+        message, status, field = problem
+        return api_error(message, status, field, "model_not_found" if status == 404 else None)
     offered = {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     message = openai_step(body["messages"], offered)
     turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
@@ -273,20 +282,13 @@ def anthropic_error(message: str, status: int, kind: str = "invalid_request_erro
 
 async def messages_api(request: web.Request) -> web.Response:
     """POST /v1/messages: the Anthropic Messages API (non-streaming, tool use)."""
-    try:
-        body = await request.json()
-    except json.JSONDecodeError as exc:
-        return anthropic_error(f"request body is not valid JSON: {exc}", 400)
-    messages = body.get("messages") if isinstance(body, dict) else None
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return anthropic_error("messages: must be a list of message objects", 400)
-    if body.get("model") != MODEL:
-        return anthropic_error(f"model: {body.get('model')!r} not found; this server serves {MODEL!r}", 404,
-                               "not_found_error")
+    body, problem = await read_body(request)
+    if problem:
+        message, status, _field = problem
+        return anthropic_error(message, status, "not_found_error" if status == 404 else "invalid_request_error")
+    messages = body["messages"]
     if not isinstance(body.get("max_tokens"), int):
         return anthropic_error("max_tokens: Field required", 400)
-    if body.get("stream"):
-        return anthropic_error("streaming is not supported by this server; send stream=false", 400)
     offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     content = anthropic_step(messages, offered)
     turn = sum(1 for m in messages if m.get("role") == "assistant")

@@ -3,9 +3,24 @@ pack policies (``sandbox.evaluation.packs.pack_policy``) and a run's task and sc
 
 from __future__ import annotations
 
+import sys
+
+from sandbox.core.policy import PolicyNotFound
 from sandbox.core.trace import parse_trace
-from sandbox.evaluation.packs import load_pack
+from sandbox.evaluation.packs import load_pack, pack_policy
 from sandbox.evaluation.scoring import score_attempt
+
+
+def pack_is_usable(command: str, pack: str | None) -> bool:
+    """False (after saying why on stderr) when ``pack`` is given and cannot be used."""
+    if pack is None:
+        return True
+    try:
+        pack_policy(pack)
+    except PolicyNotFound as exc:
+        print(f"sandbox {command}: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 class PackTasks:

@@ -27,8 +27,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.cli.wiring import PackTasks
-    from sandbox.core.policy import PolicyNotFound
+    from sandbox.cli.wiring import PackTasks, pack_is_usable
     from sandbox.evaluation.packs import pack_policy
     from toolserver.api import Sandbox
     from toolserver.config import ServerConfig
@@ -39,12 +38,8 @@ def command(args: argparse.Namespace) -> int:
                   block_state_changes=args.block_state_changes, policy=args.policy or "enforce")
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
-    if args.pack is not None:
-        try:
-            pack_policy(args.pack)
-        except PolicyNotFound as exc:
-            print(f"sandbox mcp: {exc}", file=sys.stderr)
-            return 2
+    if not pack_is_usable("mcp", args.pack):
+        return 2
 
     async def serve() -> None:
         async with Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks()) as sandbox:

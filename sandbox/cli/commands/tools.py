@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 
 def register(subparsers) -> None:
@@ -18,16 +17,11 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.core.policy import PolicyNotFound
-    from sandbox.evaluation.packs import pack_policy
+    from sandbox.cli.wiring import pack_is_usable
     from toolserver.formats import tool_definitions
     from toolserver.tools import default_registry
 
-    if args.pack is not None:
-        try:
-            pack_policy(args.pack)
-        except PolicyNotFound as exc:
-            print(f"sandbox tools: {exc}", file=sys.stderr)
-            return 2
+    if not pack_is_usable("tools", args.pack):
+        return 2
     print(json.dumps(tool_definitions(args.format, default_registry().schemas()), indent=2, ensure_ascii=False))
     return 0

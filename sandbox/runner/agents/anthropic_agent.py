@@ -17,56 +17,28 @@ for no tool.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from sandbox.runner.agents import AgentOptions
-from sandbox.runner.agents._cassette import Cassette, failure_in
-from sandbox.runner.agents.openai_agent import SYSTEM_PROMPT
+from sandbox.runner.agents._cassette import failure_in
+from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from toolserver.formats import tool_definitions
 
 KIND = "anthropic"
 USAGE = "anthropic:MODEL"
-MESSAGES_PATH = "/v1/messages"
+USAGE_KEYS = ("input_tokens", "output_tokens")
 MAX_TOKENS = 4096
 
 
-def add_usage(total: dict[str, int] | None, usage: Any) -> dict[str, int] | None:
-    if usage is None:
-        return total
-    total = dict(total or {"input_tokens": 0, "output_tokens": 0})
-    for key in total:
-        total[key] += int(getattr(usage, key, 0) or 0)
-    return total
-
-
-class AnthropicAgent:
-    def __init__(self, model: str, options: AgentOptions | None = None) -> None:
-        self.model = model
-        self.options = options or AgentOptions()
-        self.name = f"anthropic:{model}"
-        self.cassette = Cassette(self.options.cassette, self.options.record_mode)
-
-    def base_url(self, cassette) -> str | None:
-        return (self.options.base_url or self.cassette.recorded_base_url(cassette, MESSAGES_PATH)
-                or os.environ.get("ANTHROPIC_BASE_URL") or None)
-
-    async def run(self, task: AgentTask) -> AgentResult:
-        async with self.cassette.use(task.site_key) as cassette:
-            return await self.converse(task, cassette)
+class AnthropicAgent(ModelAgent):
+    kind, endpoint_path, base_url_env, api_key_env = KIND, "/v1/messages", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import anthropic
 
-        base_url = self.base_url(cassette)
-        details: dict[str, Any] = {"model": self.model, "base_url": base_url or "SDK default", "turns": 0,
-                                   "tool_calls": 0}
-        if cassette is not None:
-            details.update(cassette=str(self.options.cassette), record_mode=self.options.record_mode,
-                           replayed=self.cassette.replaying)
-        client = anthropic.AsyncAnthropic(base_url=base_url, api_key=os.environ.get("ANTHROPIC_API_KEY") or "sk-local",
-                                          max_retries=0 if self.cassette.replaying else 2)
+        details = self.details(cassette)
+        client = anthropic.AsyncAnthropic(**self.client_options(cassette))
         messages: list[dict[str, Any]] = [{"role": "user", "content": task.prompt}]
         tools = tool_definitions("anthropic", await task.client.list_tools())
         usage: dict[str, int] | None = None
@@ -79,11 +51,10 @@ class AnthropicAgent:
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, anthropic.AnthropicError) and failure_in(exc) is None:
                         raise
-                    return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                                       error=self.describe_failure(exc, details["turns"] + 1))
+                    return self.request_failed(exc, output, usage, details)
                 details["turns"] += 1
                 details["stop_reason"] = response.stop_reason
-                usage = add_usage(usage, response.usage)
+                usage = add_usage(usage, response.usage, USAGE_KEYS)
                 text = "".join(block.text for block in response.content if block.type == "text")
                 output = text or output
                 uses = [block for block in response.content if block.type == "tool_use"]
@@ -98,14 +69,9 @@ class AnthropicAgent:
                     results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": not reply.get("ok"),
                                     "content": json.dumps(reply, ensure_ascii=False)})
                 messages.append({"role": "user", "content": results})
-            return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                               error=f"no final answer after {self.options.max_turns} model turns (--max-turns)")
+            return self.out_of_turns(output, usage, details)
         finally:
             await client.close()
-
-    def describe_failure(self, exc: BaseException, request_number: int) -> str:
-        return (self.cassette.describe_failure(exc, request_number)
-                or f"model API error ({type(exc).__name__}): {exc}")
 
 
 def create(value: str, options: AgentOptions) -> AnthropicAgent:

@@ -28,20 +28,17 @@ Cassettes (vcrpy): see ``sandbox.runner.agents._cassette`` (shared with ``anthro
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from sandbox.runner.agents import AgentOptions
-from sandbox.runner.agents._cassette import Cassette, failure_in
+from sandbox.runner.agents._cassette import failure_in
+from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from toolserver.formats import tool_definitions
 
 KIND = "openai"
 USAGE = "openai:MODEL"
-
-SYSTEM_PROMPT = ("You are a browser agent. Do the task using only the browser tools provided, following "
-                 "every rule in the task exactly, and end with your final answer as plain text.")
-CHAT_PATH = "/chat/completions"
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def parse_arguments(raw: str | None) -> Any:
@@ -54,42 +51,14 @@ def parse_arguments(raw: str | None) -> Any:
         return raw
 
 
-def add_usage(total: dict[str, int] | None, usage: Any) -> dict[str, int] | None:
-    if usage is None:
-        return total
-    total = dict(total or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
-    for key in total:
-        total[key] += int(getattr(usage, key, 0) or 0)
-    return total
-
-
-class OpenAIAgent:
-    def __init__(self, model: str, options: AgentOptions | None = None) -> None:
-        self.model = model
-        self.options = options or AgentOptions()
-        self.name = f"openai:{model}"
-        self.cassette = Cassette(self.options.cassette, self.options.record_mode)
-
-    def base_url(self, cassette) -> str | None:
-        return (self.options.base_url or self.cassette.recorded_base_url(cassette, CHAT_PATH)
-                or os.environ.get("OPENAI_BASE_URL") or None)
-
-    # --- the loop -------------------------------------------------------------------------
-    async def run(self, task: AgentTask) -> AgentResult:
-        async with self.cassette.use(task.site_key) as cassette:
-            return await self.converse(task, cassette)
+class OpenAIAgent(ModelAgent):
+    kind, endpoint_path, base_url_env, api_key_env = KIND, "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import openai
 
-        base_url = self.base_url(cassette)
-        details: dict[str, Any] = {"model": self.model, "base_url": base_url or "SDK default", "turns": 0,
-                                   "tool_calls": 0}
-        if cassette is not None:
-            details.update(cassette=str(self.options.cassette), record_mode=self.options.record_mode,
-                           replayed=self.cassette.replaying)
-        client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "sk-local",
-                                    max_retries=0 if self.cassette.replaying else 2)
+        details = self.details(cassette)
+        client = openai.AsyncOpenAI(**self.client_options(cassette))
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": task.prompt}]
         tools = tool_definitions("openai", await task.client.list_tools())
@@ -103,10 +72,9 @@ class OpenAIAgent:
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, openai.OpenAIError) and failure_in(exc) is None:
                         raise
-                    return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                                       error=self.describe_failure(exc, details["turns"] + 1))
+                    return self.request_failed(exc, output, usage, details)
                 details["turns"] += 1
-                usage = add_usage(usage, response.usage)
+                usage = add_usage(usage, response.usage, USAGE_KEYS)
                 if not response.choices:
                     return AgentResult(output=output, status="error", error="the model answered with no choices",
                                        token_usage=usage, details=details)
@@ -125,14 +93,9 @@ class OpenAIAgent:
                     reply = await task.client.call_raw(call.function.name, parse_arguments(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id,
                                      "content": json.dumps(reply, ensure_ascii=False)})
-            return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                               error=f"no final answer after {self.options.max_turns} model turns (--max-turns)")
+            return self.out_of_turns(output, usage, details)
         finally:
             await client.close()
-
-    def describe_failure(self, exc: BaseException, request_number: int) -> str:
-        return (self.cassette.describe_failure(exc, request_number)
-                or f"model API error ({type(exc).__name__}): {exc}")
 
 
 def create(value: str, options: AgentOptions) -> OpenAIAgent:
