@@ -21,9 +21,11 @@ START = {"provider": "kernel", "site_key": "inspector-key", "clear_cookies": Fal
 
 
 async def inspector(*args: str) -> dict:
+    # --connect-timeout: `sandbox mcp` answers initialize once Chromium is up, which on a busy
+    # machine can take longer than the Inspector's default 15 s.
     assert INSPECTOR.exists(), f"{INSPECTOR} is missing: run `make node` (npm ci in node/)"
     process = await asyncio.create_subprocess_exec(
-        str(INSPECTOR), "--cli", "--format", "json", "-q", *args,
+        str(INSPECTOR), "--cli", "--format", "json", "-q", "--connect-timeout", "120000", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     stdout, stderr = await asyncio.wait_for(process.communicate(), 180)
     assert process.returncode == 0, stderr.decode()

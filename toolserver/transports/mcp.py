@@ -32,6 +32,7 @@ from typing import Any, Awaitable, Callable
 
 import mcp_types as types
 from aiohttp import web
+from multidict import CIMultiDict
 from mcp.server.lowlevel import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
@@ -266,6 +267,7 @@ async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
         "client": (request.remote, 0), "server": (request.host.rsplit(":", 1)[0], request.url.port)}
     delivered = False
     response: web.StreamResponse | None = None
+    start: tuple[int, list] | None = None
 
     async def receive() -> dict:
         nonlocal delivered
@@ -278,21 +280,29 @@ async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
         return {"type": "http.disconnect"}
 
     async def send(message: dict) -> None:
-        nonlocal response
+        nonlocal response, start
         if message["type"] == "http.response.start":
-            response = web.StreamResponse(status=message["status"])
-            for key, value in await on_start(request, message["status"], list(message.get("headers", []))):
-                response.headers.add(key.decode("latin-1"), value.decode("latin-1"))
-            await response.prepare(request)
-        elif message["type"] == "http.response.body" and response is not None:
+            start = (message["status"], await on_start(request, message["status"], list(message.get("headers", []))))
+        elif message["type"] == "http.response.body" and start is not None:
+            chunk, more = message.get("body", b""), message.get("more_body", False)
+            if response is None and not more:   # a whole JSON answer: headers and body in one write
+                response = web.Response(status=start[0], body=chunk, headers=decoded(start[1]))
+                return
             try:
-                await response.write(message.get("body", b""))
-                if not message.get("more_body", False):
+                if response is None:             # an event stream: sent as the app writes it
+                    response = web.StreamResponse(status=start[0], headers=decoded(start[1]))
+                    await response.prepare(request)
+                await response.write(chunk)
+                if not more:
                     await response.write_eof()
             except ConnectionResetError:   # the client left (e.g. closed its event stream): nothing to tell it
                 log.debug("client gone during %s %s", request.method, request.path)
 
     await asgi_app(scope, receive, send)
-    if response is None:
+    if response is None:   # the app answered nothing (or only a start line)
         raise web.HTTPInternalServerError(text="the MCP app sent no response")
     return response
+
+
+def decoded(headers: list[tuple[bytes, bytes]]) -> CIMultiDict:
+    return CIMultiDict((key.decode("latin-1"), value.decode("latin-1")) for key, value in headers)
