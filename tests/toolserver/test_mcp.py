@@ -281,3 +281,25 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     trace = read_trace(tmp_path / f"{run_id}.jsonl")
     assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
     assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
+
+
+async def test_a_stateless_client_is_refused_with_the_versions_served(mcp_url):
+    with pytest.raises(BaseException) as refused:
+        async with Client(mcp_url(), mode="2026-07-28") as mcp:
+            await mcp.list_tools()
+    assert "initialize handshake" in messages(refused.value) and "2025-11-25" in repr(refused.value)
+
+
+async def test_joining_a_run_by_id_leaves_it_open_when_the_session_ends(client, mcp_url):
+    run = await (await client.post("/runs", json={"pack": "controlled-form"})).json()
+    async with Client(mcp_url(f"run={run['run_id']}")) as mcp:
+        assert mcp.session.initialize_result.meta["sandbox/run_id"] == run["run_id"]
+        assert (await mcp.call_tool("browser_snapshot", {})).structured_content["type"] == "no_session"
+    reply = await (await client.post(f"/runs/{run['run_id']}/tools/browser_snapshot", json={})).json()
+    assert reply["error"]["type"] == "no_session"          # the run is still open after the MCP session ended
+    trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
+    assert [c.tool for c in trace.calls] == ["browser_snapshot", "browser_snapshot"] and trace.end is None
+    with pytest.raises(BaseException) as refused:
+        async with Client(mcp_url("run=run_nope")):
+            pass
+    assert "no run 'run_nope'" in messages(refused.value)
