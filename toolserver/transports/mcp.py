@@ -84,14 +84,25 @@ def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def create_server(sandbox: Sandbox, new_run: RunFactory) -> Server:
-    """A low-level MCP server whose connections are runs of ``sandbox`` made by ``new_run``."""
+def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None = None) -> Server:
+    """A low-level MCP server whose connections are runs of ``sandbox`` made by ``new_run``.
+    ``ready``: the browser's start, when it goes on while the client connects (stdio); tool
+    calls wait for it, everything else is answered at once."""
+
+    async def browser_ready() -> None:
+        if ready is None:
+            return
+        try:
+            await asyncio.shield(ready)
+        except Exception as exc:
+            raise MCPError(types.INTERNAL_ERROR, f"the browser could not start: {exc!r}; see the server's log") from exc
 
     async def list_tools(ctx, params) -> dict:
         return {"tools": tool_definitions("mcp", sandbox.registry.schemas())}
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> dict:
         run = bound_run(ctx)
+        await browser_ready()
         # Shielded: a client that disconnects (or cancels) mid-call must not cut the call short
         # of its trace line; the call finishes in the server and is recorded.
         reply = await asyncio.shield(run.call(params.name, params.arguments if params.arguments is not None else {}))
@@ -172,15 +183,22 @@ async def end_run(run: Run) -> None:
 # --- stdio -------------------------------------------------------------------------------
 async def serve_stdio(sandbox: Sandbox, *, pack: str | None, mode: str | None = None,
                       block_state_changes: bool | None = None) -> None:
-    """Serve one MCP connection on stdin/stdout; returns when the client disconnects."""
+    """Serve one MCP connection on stdin/stdout with a sandbox that is not started yet: the
+    browser starts while the client connects (``initialize`` is answered at once, tool calls
+    wait for the browser); returns, with the sandbox stopped, when the client disconnects."""
 
     def new_run(ctx) -> tuple[Run, bool]:
         return sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes), True
 
-    server = create_server(sandbox, new_run)
-    # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
-    async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
-        await serve_loop(server, read_stream, write_stream, lifespan_state=state)
+    starting = asyncio.ensure_future(sandbox.start())
+    server = create_server(sandbox, new_run, ready=starting)
+    try:
+        # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
+        async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
+            await serve_loop(server, read_stream, write_stream, lifespan_state=state)
+    finally:
+        await asyncio.wait([starting])
+        await sandbox.stop()
 
 
 # --- streamable HTTP on the aiohttp server -----------------------------------------------

@@ -41,9 +41,6 @@ def command(args: argparse.Namespace) -> int:
     if not pack_is_usable("mcp", args.pack):
         return 2
 
-    async def serve() -> None:
-        async with Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks()) as sandbox:
-            await serve_stdio(sandbox, pack=args.pack, mode=args.policy)
-
-    asyncio.run(serve())
+    sandbox = Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks())
+    asyncio.run(serve_stdio(sandbox, pack=args.pack, mode=args.policy))   # starts and stops the sandbox
     return 0
