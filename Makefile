@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CHROMIUM ?= $(or $(SANDBOX_CHROMIUM),/usr/bin/chromium)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup chromium venv run test bench clean
+.PHONY: setup chromium venv node run test bench clean
 
 setup: chromium venv
 
@@ -22,14 +22,22 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
+# MCP clients and servers nobody here wrote (pinned in node/package-lock.json), into node/node_modules:
+# the MCP Inspector (its CLI mode is tested) and Playwright MCP (the bench's side-by-side).
+node: node/node_modules/.installed
+
+node/node_modules/.installed: node/package.json node/package-lock.json
+	cd node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 run: setup
 	$(VENV)/bin/sandbox run all --agent reference
 
-test: setup
+test: setup node
 	$(PY) -m pytest -q
 
-bench: setup
+bench: setup node
 	$(PY) scripts/bench.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache node/node_modules

@@ -1,7 +1,7 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
 scoring speed, and runner throughput. Prints every measurement and ratio.
 
-    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--json FILE]
+    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only mcp] [--json FILE]
 """
 
 from __future__ import annotations
@@ -326,17 +326,205 @@ async def cpu_side(rounds: int) -> dict:
     return out
 
 
+# --- MCP: transport overhead, and the sandbox side by side with Playwright MCP -------------------
+NODE_BIN = Path(__file__).resolve().parent.parent / "node" / "node_modules" / ".bin"
+SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
+
+
+def call_text(result) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def ref_in(text: str, role: str, name: str) -> str:
+    import re
+
+    found = re.search(rf'{role} "{re.escape(name)}[^"]*"[^\n]*\[ref=(\w+)\]', text)
+    if not found:
+        raise RuntimeError(f"no {role} {name!r} in:\n{text[:2000]}")
+    return found.group(1)
+
+
+async def alternate(inproc_call, mcp_client, tool: str, args: dict, count: int) -> tuple[list[float], list[float]]:
+    """The same call in-process and over MCP, alternately, so machine noise hits both alike."""
+    inproc, over_mcp = [], []
+    for _ in range(count):
+        t = time.perf_counter()
+        await inproc_call(tool, args)
+        inproc.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        await mcp_client.call_tool(tool, args)
+        over_mcp.append(time.perf_counter() - t)
+    return inproc, over_mcp
+
+
+def outside_dispatcher(round_trips: list[float], trace_text: str, tool: str) -> list[float]:
+    """Each call's round trip minus its time inside the dispatcher (from the run's trace): what
+    the way in and out costs, call by call, whatever the browser took."""
+    from sandbox.core.trace import parse_trace
+
+    inside = [c.t_end - c.t_start for c in parse_trace(trace_text).calls if c.tool == tool][-len(round_trips):]
+    return [rtt - own for rtt, own in zip(round_trips, inside, strict=True)]
+
+
+async def mcp_overhead(clicks: int) -> dict:
+    """MCP overhead per call vs in-process, over streamable HTTP and over stdio (a spawned
+    ``sandbox mcp``), calls alternating with in-process ones: a click on the bench page (its cost
+    outside the dispatcher, from the traces, and the plain p50 difference) and a call the
+    dispatcher answers at once (a snapshot before any session)."""
+    from aiohttp import web
+    from mcp import Client, StdioServerParameters
+
+    from toolserver.api import Sandbox
+    from toolserver.config import ServerConfig
+    from toolserver.transports.http import create_app
+
+    mirror = bench_mirror()
+    start = {"provider": "kernel", "url": BENCH_PAGE}
+    out: dict = {}
+    async with Sandbox(ServerConfig(mirror_roots=(mirror, MIRRORS_DIR))) as sandbox:
+        runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/mcp"
+        stdio_traces = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
+        params = StdioServerParameters(command=SANDBOX_CLI, args=[
+            "mcp", "--mirrors", str(mirror), "--mirrors", str(MIRRORS_DIR), "--trace-dir", str(stdio_traces)])
+        for transport, server in (("http", url), ("stdio", params)):
+            async with Client(server) as client:
+                run_id = client.session.initialize_result.meta["sandbox/run_id"]
+                idle = sandbox.create_run()
+                inproc, mcp = await alternate(idle.call, client, "browser_snapshot", {}, clicks)   # no_session at once
+                out[f"mcp_{transport}_trivial_overhead_p50_ms"] = p50(mcp) - p50(inproc)
+                await client.call_tool("browser_start_session", start)
+                run = sandbox.create_run()
+                await run.call("browser_start_session", start)
+                ref = ref_in((await run.call("browser_snapshot", {}))["result"]["snapshot"], "button", "Press")
+                ref_mcp = ref_in(call_text(await client.call_tool("browser_snapshot", {})), "button", "Press")
+                assert ref == ref_mcp, (ref, ref_mcp)
+                inproc, mcp = await alternate(run.call, client, "browser_click", {"ref": ref}, clicks)
+                await run.close()
+                await idle.close()
+                if transport == "http":
+                    mcp_trace = sandbox.runs[run_id].trace.text()
+            if transport == "stdio":
+                mcp_trace = (stdio_traces / f"{run_id}.jsonl").read_text()
+            out[f"mcp_{transport}_click_inproc_p50_ms"] = p50(inproc)
+            out[f"mcp_{transport}_click_p50_ms"] = p50(mcp)
+            out[f"mcp_{transport}_click_p50_difference_ms"] = p50(mcp) - p50(inproc)
+            out[f"mcp_{transport}_click_outside_inproc_p50_ms"] = p50(outside_dispatcher(inproc, run.trace.text(), "browser_click"))
+            out[f"mcp_{transport}_click_outside_mcp_p50_ms"] = p50(outside_dispatcher(mcp, mcp_trace, "browser_click"))
+            out[f"mcp_{transport}_click_overhead_p50_ms"] = (out[f"mcp_{transport}_click_outside_mcp_p50_ms"]
+                                                           - out[f"mcp_{transport}_click_outside_inproc_p50_ms"])
+        await runner.cleanup()
+    return out
+
+
+async def serve_form_on_loopback():
+    """The mirrored demo form (page, script, style) from a plain static server on 127.0.0.1."""
+    from urllib.parse import urlsplit
+
+    from aiohttp import web
+
+    store = MirrorStore.load(MIRRORS_DIR)
+    app = web.Application()
+    for url in store.urls():
+        if url.startswith(FORM):
+            found = store.lookup(url)
+            body, headers = found.body, dict(found.headers)
+
+            async def serve(request, body=body, headers=headers):
+                return web.Response(body=body, headers=headers)
+            app.router.add_get(urlsplit(url).path, serve)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}{urlsplit(FORM).path}"
+
+
+async def form_steps(client, url: str) -> float:
+    """One round inside an open session: navigate to the form, snapshot, type Name, type Email,
+    snapshot, click Next, snapshot. The same arguments go to both servers."""
+    t = time.perf_counter()
+
+    async def call(tool: str, **args) -> str:
+        result = await client.call_tool(tool, args)
+        if result.is_error:
+            raise RuntimeError(f"{tool}: {call_text(result)[:500]}")
+        return call_text(result)
+
+    await call("browser_navigate", url=url)
+    text = await call("browser_snapshot")
+    await call("browser_type", element="Name", target=ref_in(text, "textbox", "Name"), text="João Muñoz")
+    await call("browser_type", element="Email", target=ref_in(text, "textbox", "Email"), text="joao.munoz@example.com")
+    text = await call("browser_snapshot")
+    await call("browser_click", element="Next", target=ref_in(text, "button", "Next"))
+    text = await call("browser_snapshot")
+    assert "Step 2 of 3" in text, text[:1000]
+    return time.perf_counter() - t
+
+
+async def playwright_mcp_side_by_side(rounds: int) -> dict:
+    """The same agent steps on the sandbox (``sandbox mcp``, the mirrored form) and on Playwright
+    MCP (its default settings, Debian chromium, the same form from a loopback static server),
+    both over stdio with the official MCP client, rounds alternating."""
+    from mcp import Client, StdioServerParameters
+
+    playwright_mcp = NODE_BIN / "playwright-mcp"
+    if not playwright_mcp.exists():
+        raise SystemExit(f"{playwright_mcp} is missing: run `make node`")
+    static, loopback_form = await serve_form_on_loopback()
+    # --no-sandbox only because this machine runs as root (Chromium refuses its sandbox there);
+    # the sandbox's own Chromium gets the same flag for the same reason (sandbox.core.chromium).
+    import os
+    root_flags = ["--no-sandbox"] if os.geteuid() == 0 else []
+    theirs = StdioServerParameters(command=str(playwright_mcp), args=[
+        "--executable-path", "/usr/bin/chromium", "--headless", "--isolated",
+        "--output-dir", tempfile.mkdtemp(prefix="bench-playwright-mcp-"), *root_flags])
+    ours = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--trace-dir", tempfile.mkdtemp(prefix="bench-mcp-")])
+    async with Client(ours) as sandbox, Client(theirs) as playwright:
+        await sandbox.call_tool("browser_start_session", {"provider": "kernel", "url": FORM})
+        await form_steps(sandbox, FORM)                 # warm-up rounds (browser launch, first page)
+        await form_steps(playwright, loopback_form)
+        ours_s, theirs_s = [], []
+        for _ in range(rounds):
+            ours_s.append(await form_steps(sandbox, FORM))
+            theirs_s.append(await form_steps(playwright, loopback_form))
+    await static.cleanup()
+    return {"form_rounds": rounds, "form_round_sandbox_p50_ms": p50(ours_s),
+            "form_round_playwright_mcp_p50_ms": p50(theirs_s), "form_round_ratio": p50(ours_s) / p50(theirs_s)}
+
+
+def print_mcp(results: dict) -> None:
+    for transport, name in (("http", "streamable HTTP"), ("stdio", "stdio")):
+        r = {key.removeprefix(f"mcp_{transport}_"): value for key, value in results.items() if key.startswith(f"mcp_{transport}_")}
+        print(f"MCP over {name} vs in-process, calls alternating (p50): browser_click overhead {r['click_overhead_p50_ms']:.2f} ms "
+              f"(outside the dispatcher: MCP {r['click_outside_mcp_p50_ms']:.2f} ms, in-process {r['click_outside_inproc_p50_ms']:.2f} ms; "
+              f"round trips {r['click_p50_ms']:.1f} vs {r['click_inproc_p50_ms']:.1f} ms, difference "
+              f"{r['click_p50_difference_ms']:.2f} ms); an at-once call (no_session): overhead {r['trivial_overhead_p50_ms']:.2f} ms "
+              f"(goal <= 5 ms)")
+    print(f"form steps (navigate, snapshot, type x2, snapshot, click Next, snapshot) in one session, p50 over "
+          f"{results['form_rounds']} alternating rounds: sandbox {results['form_round_sandbox_p50_ms']:.0f} ms, "
+          f"Playwright MCP {results['form_round_playwright_mcp_p50_ms']:.0f} ms, ratio {results['form_round_ratio']:.2f} "
+          f"(goal <= 0.5)")
+
+
+async def mcp_side(clicks: int, rounds: int) -> dict:
+    return {**await mcp_overhead(clicks), **await playwright_mcp_side_by_side(rounds)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--cpu", action="store_true",
-                        help="only CPU-seconds per reference attempt (sandbox vs raw Playwright, same calls)")
-    parser.add_argument("--throughput", action="store_true",
-                        help="only the think-time throughput figures (serial vs --concurrency 8, local vs Ray)")
+    parser.add_argument("--only", choices=["mcp", "cpu", "throughput"],
+                        help="run one section only (mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
+                             "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray)")
+    parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()
-    if args.cpu:
+    if args.only == "cpu":
         results = asyncio.run(cpu_side(rounds=3 if args.quick else 7))
         for pack_id, row in results.items():
             print(f"CPU per reference attempt, {pack_id} ({row['calls']} calls, median): sandbox "
@@ -345,7 +533,7 @@ def main() -> int:
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0
-    if args.throughput:
+    if args.only == "throughput":
         results = asyncio.run(throughput_side(repeats=1 if args.quick else 5, think=0.5, concurrency=8))
         print(f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
               f"serial {results['think_serial_s']:.1f} s, concurrency {results['think_concurrency']} "
@@ -356,6 +544,14 @@ def main() -> int:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
+    mcp_rounds = 8 if args.quick else 12
+
+    if args.only == "mcp":
+        results = asyncio.run(mcp_side(clicks, mcp_rounds))
+        print_mcp(results)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
 
     from sandbox.evaluation.scoring import bench_scoring
 
@@ -367,6 +563,8 @@ def main() -> int:
     results["snapshot_ratio"] = box["sandbox_snapshot_p50_ms"] / box["raw_snapshot_p50_ms"]
     if not args.skip_runner:
         results.update(asyncio.run(runner_side(repeats)))
+    if not args.skip_mcp:
+        results.update(asyncio.run(mcp_side(clicks, mcp_rounds)))
 
     print(f"session start -> first page (p50, warm browser): sandbox {box['sandbox_start_p50_ms']:.1f} ms, "
           f"raw Playwright {box['raw_start_p50_ms']:.1f} ms, ratio {results['start_ratio']:.2f} (goal <= 1.15, p50 <= 150 ms)")
@@ -381,6 +579,8 @@ def main() -> int:
         print(f"{results['batch_attempts']} attempts: concurrency 1 {results['concurrency1_s']:.1f} s, concurrency 5 "
               f"{results['concurrency5_s']:.1f} s, ratio {results['concurrency_ratio']:.2f} (goal <= 0.6), "
               f"all passed: {results['batch_all_passed']}")
+    if not args.skip_mcp:
+        print_mcp(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -1,13 +1,17 @@
-"""Record fixtures/cassettes/openai-bid-intake.yaml: a real recording of the ``openai:`` agent
-talking to the scripted OpenAI-compatible server (scripts/scripted_model_server.py) on loopback.
+"""Record fixtures/cassettes/{openai,anthropic}-bid-intake.yaml: real recordings of the
+``openai:`` and ``anthropic:`` agents talking to the scripted model server
+(scripts/scripted_model_server.py, OpenAI chat completions and the Anthropic Messages API) on
+loopback.
 
-    .venv/bin/python scripts/record_cassette.py            # re-record (overwrites the cassette)
-    .venv/bin/python scripts/record_cassette.py --check    # replay it offline and compare
+    .venv/bin/python scripts/record_cassette.py [--api openai|anthropic]          # re-record
+    .venv/bin/python scripts/record_cassette.py [--api openai|anthropic] --check  # replay and compare
 
-Recording runs, in this process, exactly what a user would type:
+Recording runs, in this process, exactly what a user would type, e.g.:
 
     sandbox run bid-intake --agent openai:scripted-browser-1 --base-url <server>/v1 \\
         --cassette fixtures/cassettes/openai-bid-intake.yaml --record-mode all
+    sandbox run bid-intake --agent anthropic:scripted-browser-1 --base-url <server> \\
+        --cassette fixtures/cassettes/anthropic-bid-intake.yaml --record-mode all
 
 then replays the new cassette with ``--record-mode none`` (no server running) and checks that
 the replay issued the same tool calls and gave the same answer.
@@ -27,9 +31,10 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASSETTE = Path("fixtures/cassettes/openai-bid-intake.yaml")
 PACK = "bid-intake"
-AGENT = "openai:scripted-browser-1"
+# api -> (cassette, agent, the server path its SDK's base URL ends with)
+APIS = {"openai": (Path("fixtures/cassettes/openai-bid-intake.yaml"), "openai:scripted-browser-1", "/v1"),
+        "anthropic": (Path("fixtures/cassettes/anthropic-bid-intake.yaml"), "anthropic:scripted-browser-1", "")}
 
 
 def load_server_module():
@@ -56,13 +61,13 @@ class ServerThread:
         self.thread.join(timeout=10)
 
 
-def sandbox_run(arguments: list[str]) -> dict:
+def sandbox_run(agent: str, arguments: list[str]) -> dict:
     """``sandbox run ... --json`` in this process; returns the single attempt's summary."""
     from sandbox.cli import main
 
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        main(["run", PACK, "--agent", AGENT, "--json", *arguments])
+        main(["run", PACK, "--agent", agent, "--json", *arguments])
     report = json.loads(stdout.getvalue())
     (attempt,) = report["attempts"]
     return attempt
@@ -79,23 +84,21 @@ def calls_and_output(attempt: dict) -> tuple[list[tuple[str, str]], str]:
     return calls, (folder / "output.txt").read_text()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only replay the committed cassette")
-    args = parser.parse_args()
-    cassette = ROOT / CASSETTE
+def record(api: str, check: bool) -> int:
+    relative, agent, base_path = APIS[api]
+    cassette = ROOT / relative
     with tempfile.TemporaryDirectory(prefix="record-cassette-") as out:
         recorded = None
-        if not args.check:
+        if not check:
             with ServerThread() as url:
-                print(f"scripted model server at {url}/v1; recording {CASSETTE}", file=sys.stderr)
-                recorded = sandbox_run(["--base-url", f"{url}/v1", "--cassette", str(cassette),
-                                        "--record-mode", "all", "--out", out])
+                print(f"scripted model server at {url}; recording {relative}", file=sys.stderr)
+                recorded = sandbox_run(agent, ["--base-url", f"{url}{base_path}", "--cassette", str(cassette),
+                                               "--record-mode", "all", "--out", out])
             if recorded["status"] != "completed":
                 print(f"recording failed: attempt status {recorded['status']} (see {recorded['directory']})",
                       file=sys.stderr)
                 return 1
-        replayed = sandbox_run(["--cassette", str(cassette), "--record-mode", "none", "--out", out])
+        replayed = sandbox_run(agent, ["--cassette", str(cassette), "--record-mode", "none", "--out", out])
         if replayed["status"] != "completed":
             error = json.loads((Path(replayed["directory"]) / "attempt.json").read_text())["error"]
             print(f"replay failed: {replayed['status']}: {error}", file=sys.stderr)
@@ -105,9 +108,17 @@ def main() -> int:
             print("replay differs from the recording (tool calls or output)", file=sys.stderr)
             return 1
         size = cassette.stat().st_size
-        print(f"{CASSETTE}: {size:,} bytes; replay offline: {len(calls)} tool calls "
+        print(f"{relative}: {size:,} bytes; replay offline: {len(calls)} tool calls "
               f"({', '.join(tool for tool, _ in calls)}), token usage {replayed['token_usage']}")
     return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only replay the committed cassette(s)")
+    parser.add_argument("--api", choices=sorted(APIS), help="one API only (default: both)")
+    args = parser.parse_args()
+    return max(record(api, args.check) for api in ([args.api] if args.api else sorted(APIS)))
 
 
 if __name__ == "__main__":

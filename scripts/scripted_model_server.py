@@ -1,10 +1,13 @@
-"""A scripted OpenAI-compatible model server: a real HTTP server whose "model" is a fixed policy.
+"""A scripted model server, OpenAI- and Anthropic-compatible: a real HTTP server whose "model"
+is a fixed policy.
 
-It exists so the ``openai:MODEL`` agent can be exercised end to end without a language model
-and without a network: the agent talks to it through the ``openai`` SDK exactly as it would
-talk to vLLM, llama.cpp, Ollama or a hosted endpoint, and vcrpy can record the exchange.
+It exists so the ``openai:MODEL`` and ``anthropic:MODEL`` agents can be exercised end to end
+without a language model and without a network: they talk to it through the ``openai`` and
+``anthropic`` SDKs exactly as they would talk to vLLM, llama.cpp, Ollama, a gateway or a hosted
+endpoint, and vcrpy can record the exchange. Both APIs share one policy (``decide``).
 
-    POST /v1/chat/completions   non-streaming chat completions for the model "scripted-browser-1"
+    POST /v1/chat/completions   OpenAI chat completions (non-streaming, tool calls), model "scripted-browser-1"
+    POST /v1/messages           the Anthropic Messages API (non-streaming, tool use), the same model
     GET  /v1/models             the model list
 
 The policy of "scripted-browser-1" reads the conversation, never anything else:
@@ -152,40 +155,78 @@ def final_answer(plan: dict[str, Any], tool_results: list[dict]) -> str:
 
 
 # --- the policy ----------------------------------------------------------------------------
-def decide(messages: list[dict], offered_tools: set[str]) -> dict:
-    """The next assistant message for this conversation (a pure function of it)."""
-    prompt = next((m.get("content") for m in messages if m.get("role") == "user"), None)
-    if isinstance(prompt, list):  # content parts
-        prompt = "".join(p.get("text", "") for p in prompt if isinstance(p, dict))
+def decide(prompt: str, issued: list[str], replies: dict[int, dict], offered_tools: set[str]) -> dict:
+    """The next step of the conversation (a pure function of it), in neither API's format:
+    ``{"call": (name, args)}`` or ``{"answer": text}``. ``issued`` are the names of the tool
+    calls made so far, ``replies`` the sandbox's replies by call index."""
     plan = read_plan(prompt or "")
     if not plan["site_key"] or not (plan["start_url"] or plan["allowed_urls"]):
-        return {"role": "assistant", "content": "BENCHMARK_ERROR: the prompt names no site key or start URL."}
-    issued = [call for m in messages if m.get("role") == "assistant" for call in (m.get("tool_calls") or [])]
-    replies: dict[str, dict] = {}
-    for m in messages:
-        if m.get("role") == "tool":
-            try:
-                replies[m.get("tool_call_id")] = json.loads(m.get("content") or "null")
-            except json.JSONDecodeError:
-                replies[m.get("tool_call_id")] = {"ok": False, "error": {"message": m.get("content")}}
-    for call in issued:   # the runner prompt: stop on a failed start or a non-Kernel provider
-        if call.get("function", {}).get("name") == "browser_start_session":
-            reply = replies.get(call.get("id")) or {}
+        return {"answer": "BENCHMARK_ERROR: the prompt names no site key or start URL."}
+    for index, name in enumerate(issued):   # the runner prompt: stop on a failed start or a non-Kernel provider
+        if name == "browser_start_session":
+            reply = replies.get(index) or {}
             if not reply.get("ok"):
                 error = (reply.get("error") or {}).get("message", "no result")
-                return {"role": "assistant", "content": f"BENCHMARK_ERROR: browser_start_session failed: {error}"}
+                return {"answer": f"BENCHMARK_ERROR: browser_start_session failed: {error}"}
             provider = (reply.get("result") or {}).get("provider")
             if provider != "kernel":
-                return {"role": "assistant",
-                        "content": f"BENCHMARK_ERROR: the session provider is {provider!r}, not Kernel."}
+                return {"answer": f"BENCHMARK_ERROR: the session provider is {provider!r}, not Kernel."}
     calls = [(name, args) for name, args in planned_calls(plan) if name in offered_tools]
-    step = len(issued)
-    if step < len(calls):
-        name, args = calls[step]
-        call_id = "call_" + hashlib.sha256(f"{step}:{name}".encode()).hexdigest()[:24]
-        return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
-    return {"role": "assistant", "content": final_answer(plan, list(replies.values()))}
+    if len(issued) < len(calls):
+        return {"call": calls[len(issued)]}
+    return {"answer": final_answer(plan, [replies[i] for i in sorted(replies)])}
+
+
+def call_id(prefix: str, step: int, name: str) -> str:
+    return prefix + hashlib.sha256(f"{step}:{name}".encode()).hexdigest()[:24]
+
+
+def tool_reply(content: Any) -> dict:
+    """The sandbox reply an agent sent back as a tool result (JSON text)."""
+    if isinstance(content, list):   # content blocks
+        content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    try:
+        reply = json.loads(content or "null")
+    except json.JSONDecodeError:
+        reply = None
+    return reply if isinstance(reply, dict) else {"ok": False, "error": {"message": str(content)}}
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, list):   # content parts / blocks
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+    return content or ""
+
+
+def openai_step(messages: list[dict], offered_tools: set[str]) -> dict:
+    """The next assistant message of an OpenAI chat-completions conversation."""
+    prompt = text_of(next((m.get("content") for m in messages if m.get("role") == "user"), None))
+    issued = [c for m in messages if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
+    by_id = {m.get("tool_call_id"): tool_reply(m.get("content")) for m in messages if m.get("role") == "tool"}
+    replies = {i: by_id[c.get("id")] for i, c in enumerate(issued) if c.get("id") in by_id}
+    step = decide(prompt, [c.get("function", {}).get("name") for c in issued], replies, offered_tools)
+    if "answer" in step:
+        return {"role": "assistant", "content": step["answer"]}
+    name, args = step["call"]
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id("call_", len(issued), name), "type": "function",
+         "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def anthropic_step(messages: list[dict], offered_tools: set[str]) -> list[dict]:
+    """The content blocks of the next assistant message of an Anthropic Messages conversation."""
+    blocks = [(m.get("role"), b) for m in messages for b in (m.get("content") if isinstance(m.get("content"), list)
+                                                             else [{"type": "text", "text": m.get("content") or ""}])]
+    prompt = next((b.get("text", "") for role, b in blocks if role == "user" and b.get("type") == "text"), "")
+    issued = [b for role, b in blocks if role == "assistant" and b.get("type") == "tool_use"]
+    by_id = {b.get("tool_use_id"): tool_reply(b.get("content")) for role, b in blocks
+             if role == "user" and b.get("type") == "tool_result"}
+    replies = {i: by_id[b.get("id")] for i, b in enumerate(issued) if b.get("id") in by_id}
+    step = decide(prompt, [b.get("name") for b in issued], replies, offered_tools)
+    if "answer" in step:
+        return [{"type": "text", "text": step["answer"]}]
+    name, args = step["call"]
+    return [{"type": "tool_use", "id": call_id("toolu_", len(issued), name), "name": name, "input": args}]
 
 
 def estimate_tokens(value: Any) -> int:
@@ -198,21 +239,30 @@ def api_error(message: str, status: int, param: str | None = None, code: str | N
                                         "param": param, "code": code}}, status=status)
 
 
-async def chat_completions(request: web.Request) -> web.Response:
+async def read_body(request: web.Request) -> tuple[dict | None, tuple[str, int, str | None] | None]:
+    """The request body, or what is wrong with it as (message, HTTP status, field): the checks
+    both APIs make alike."""
     try:
         body = await request.json()
     except json.JSONDecodeError as exc:
-        return api_error(f"request body is not valid JSON: {exc}", 400)
+        return None, (f"request body is not valid JSON: {exc}", 400, None)
     messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return api_error("'messages' must be a list of message objects", 400, "messages")
+        return None, ("'messages' must be a list of message objects", 400, "messages")
     if body.get("model") != MODEL:
-        return api_error(f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.",
-                         404, "model", "model_not_found")
+        return None, (f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.", 404, "model")
     if body.get("stream"):
-        return api_error("streaming is not supported by this server; send stream=false", 400, "stream")
+        return None, ("streaming is not supported by this server; send stream=false", 400, "stream")
+    return body, None
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    body, problem = await read_body(request)
+    if problem:
+        message, status, field = problem
+        return api_error(message, status, field, "model_not_found" if status == 404 else None)
     offered = {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-    message = decide(body["messages"], offered)
+    message = openai_step(body["messages"], offered)
     turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
     prompt_tokens = estimate_tokens([body["messages"], body.get("tools") or []])
     completion_tokens = estimate_tokens(message)
@@ -226,6 +276,31 @@ async def chat_completions(request: web.Request) -> web.Response:
     })
 
 
+def anthropic_error(message: str, status: int, kind: str = "invalid_request_error") -> web.Response:
+    return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)
+
+
+async def messages_api(request: web.Request) -> web.Response:
+    """POST /v1/messages: the Anthropic Messages API (non-streaming, tool use)."""
+    body, problem = await read_body(request)
+    if problem:
+        message, status, _field = problem
+        return anthropic_error(message, status, "not_found_error" if status == 404 else "invalid_request_error")
+    messages = body["messages"]
+    if not isinstance(body.get("max_tokens"), int):
+        return anthropic_error("max_tokens: Field required", 400)
+    offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    content = anthropic_step(messages, offered)
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    return web.json_response({
+        "id": f"msg_scripted_{turn:03d}", "type": "message", "role": "assistant", "model": MODEL,
+        "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": estimate_tokens([body.get("system"), messages, body.get("tools") or []]),
+                  "output_tokens": estimate_tokens(content)},
+    })
+
+
 async def list_models(request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": [
         {"id": MODEL, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}]})
@@ -234,6 +309,7 @@ async def list_models(request: web.Request) -> web.Response:
 def create_app() -> web.Application:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_post("/v1/messages", messages_api)
     app.router.add_get("/v1/models", list_models)
     return app
 

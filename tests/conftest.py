@@ -12,6 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from sandbox import MIRRORS_DIR
+from sandbox.cli.wiring import PackTasks
 from sandbox.evaluation.packs import pack_policy
 from sandbox.core.mirrors import reconstructed, write_entry
 from toolserver.api import Sandbox
@@ -153,7 +154,7 @@ async def canary() -> Canary:
 async def sandbox(tmp_path_factory, canary) -> Sandbox:
     root = build_test_mirror(tmp_path_factory.mktemp("mirror"), canary.url)
     config = ServerConfig(mirror_roots=(root, MIRRORS_DIR), fallback_provider=None)
-    async with Sandbox(config, policies=pack_policy) as sb:
+    async with Sandbox(config, policies=pack_policy, tasks=PackTasks()) as sb:   # wired as the CLI wires it
         yield sb
 
 

@@ -8,24 +8,29 @@ every transport (in-process, HTTP, MCP) goes through it and its runs' one dispat
         await sandbox.end_run(run.id)
 
 The tool server never loads packs: a run gets a ``Policy`` directly, or by pack id through
-the ``policies`` resolver the caller injects (the CLI wires the pack loader in).
+the ``policies`` resolver the caller injects (the CLI wires the pack loader in). Likewise a
+run's task (prompt, site key, allowed URLs, time limit) and the scoring of its answer come
+from an injected ``TaskProvider`` (``sandbox.cli.wiring.PackTasks``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import re
+import secrets
 import time
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from sandbox.core.mirrors import MirrorStore
 from sandbox.core.policy import Policy, PolicyNotFound
 from toolserver.browser import BrowserHost
 from toolserver.config import ServerConfig
 from toolserver.dispatch import Run
-from toolserver.errors import TooManyRuns, UnknownPack, UnknownRun
+from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
 from toolserver.registry import ToolRegistry
 from toolserver.tools import default_registry
 
@@ -33,11 +38,20 @@ PolicyResolver = Callable[[str], Policy]   # pack id -> the pack's policy; Polic
 RUN_ID = re.compile(r"run_[0-9a-f]{12}")
 
 
+class TaskProvider(Protocol):
+    def task(self, pack: str, site_key: str) -> dict:
+        """{"prompt", "allowed_urls", "time_limit_seconds"} of the pack, the prompt written for ``site_key``."""
+
+    def score(self, pack: str, output: str, trace_text: str, elapsed_seconds: float, site_key: str | None) -> dict:
+        """The score report (with the gates) of ``output`` against the run's trace."""
+
+
 class Sandbox:
     def __init__(self, config: ServerConfig | None = None, *, policies: PolicyResolver | None = None,
-                 registry: ToolRegistry | None = None) -> None:
+                 registry: ToolRegistry | None = None, tasks: TaskProvider | None = None) -> None:
         self.config = config or ServerConfig()
         self.policies = policies
+        self.tasks = tasks
         self.registry = registry or default_registry()
         self.host = BrowserHost(self.config)
         self.runs: dict[str, Run] = {}
@@ -89,6 +103,44 @@ class Sandbox:
         self.runs[run.id] = run
         return run
 
+    def open_run(self, pack: str | None, *, transport: str, site_key: str | None = None, mode: str | None = None,
+                 block_state_changes: bool | None = None) -> Run:
+        """A run a client asked for over a transport: the pack's policy, or none (refused with
+        ``require_pack``); a pack's run gets a never-issued site key unless the client chose one."""
+        if pack is None and self.config.require_pack:
+            raise UnknownPack("this server requires a pack for every run (--require-pack): name one, "
+                              'e.g. {"pack": "bid-intake"} or /mcp?pack=bid-intake')
+        if pack is not None and site_key is None:
+            site_key = self.issue_site_key()
+        header = {"transport": transport, **({"site_key": site_key} if site_key is not None else {})}
+        return self.create_run(pack, mode=mode, block_state_changes=block_state_changes, header=header)
+
+    def issue_site_key(self) -> str:
+        while (key := f"sandbox-{secrets.token_hex(8)}") in self.host.profiles:
+            pass
+        return key
+
+    def task(self, run: Run) -> dict:
+        """The run's task: the pack's prompt for the run's site key, its allowed URLs and time limit."""
+        header = run_header(run)
+        pack, site_key = header.get("pack"), header.get("site_key")
+        if pack is None:
+            raise NoTask(f"run {run.id} has no pack, so no task: create the run with a pack "
+                         '(POST /runs {"pack": "bid-intake"} or /mcp?pack=bid-intake)')
+        if self.tasks is None:
+            raise NoTask("this server has no packs configured (start it through the `sandbox` CLI)")
+        return {"run_id": run.id, "pack": pack, "site_key": site_key, **self.tasks.task(pack, site_key or "")}
+
+    async def answer(self, run: Run, output: str) -> dict:
+        """End the run (its trace is final) and score ``output`` with the gates on its trace."""
+        self.task(run)   # the same refusals as /task
+        if not run.closed:
+            await run.close("answered")
+        header = run_header(run)
+        started = datetime.fromisoformat(header["started_wall"])
+        elapsed = (datetime.now(timezone.utc) - started).total_seconds()
+        return self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
+
     def get_run(self, run_id: str) -> Run:
         run = self.runs.get(run_id)
         if run is None:
@@ -125,3 +177,8 @@ class Sandbox:
         raise UnknownRun(f"no run {run_id!r}" + ("" if self.config.trace_dir else
                                                   " (ended runs are forgotten after a while; start the server "
                                                   "with a trace directory to keep their traces readable)"))
+
+
+def run_header(run: Run) -> dict:
+    """The run's trace header (its first line), as written."""
+    return json.loads(run.trace.text().split("\n", 1)[0])

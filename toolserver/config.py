@@ -22,6 +22,7 @@ class ServerConfig:
     approvals: bool = False                # allow browser_close(close_all=true)
     policy: Literal["enforce", "observe"] = "enforce"
     block_state_changes: bool = False
+    require_pack: bool = False             # refuse runs without a pack (they would have no allow-list)
     dialogs: Literal["dismiss", "accept"] = "dismiss"
     viewport: tuple[int, int] = (1280, 720)
     action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)
@@ -48,6 +49,9 @@ class ServerConfig:
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
     allowed_hosts: tuple[str, ...] = ()   # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
     token: str | None = None              # if set, every request needs "Authorization: Bearer <token>"
+    # MCP over streamable HTTP.
+    mcp_disconnect_poll_s: float = 0.25   # how often an open MCP event stream checks that its client is still there
+    mcp_session_idle_s: float = 1800.0    # an MCP HTTP session with no request for this long ends (and its run)
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):

@@ -16,6 +16,7 @@
     UnknownRun                     transport-level: the run id does not exist (404)
     UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
     TooManyRuns                    transport-level: max_runs live runs already (429)
+    NoTask                         transport-level: a task or an answer asked of a run without a pack
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -103,3 +104,8 @@ class TooManyRuns(Exception):
 class UnknownPack(Exception):
     """Transport-level: a run was asked for a pack the server cannot resolve (one uniform message)."""
     type = "invalid_pack"
+
+
+class NoTask(Exception):
+    """Transport-level: ``/task`` or ``/answer`` for a run that has no pack (or a server without packs)."""
+    type = "no_task"

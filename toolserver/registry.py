@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolserver.errors import InvalidArguments, UnknownTool
 
-SideEffect = Literal["read_only", "input", "action"]
+SideEffect = Literal["read_only", "input", "action", "destructive"]  # see toolserver.formats
 # What the dispatcher resolves before the handler runs: nothing, the run's current session,
 # or its current tab (the handler then reads ``ctx.session`` / ``ctx.tab`` and never checks).
 Scope = Literal["run", "session", "tab"]
@@ -75,6 +75,8 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
             parts.append(f"unknown argument '{name}'")
         elif err["type"] == "missing":
             parts.append(f"missing required argument '{name}'")
+        elif err["type"] == "value_error" and not err["loc"]:   # a whole-arguments rule: its own message
+            parts.append(str(err["ctx"]["error"]))
         else:
             got = err.get("input")
             parts.append(f"argument '{name}': {err['msg']} (got {got!r} of type {type(got).__name__})")

@@ -12,7 +12,7 @@ agent on a pack, against the offline mirrors, traced, gated and scored exactly a
 
 ``assert_error_free`` also requires every field right; ``assert_field(attempt, "a.b")`` one field.
 
-Model agents replay a vcrpy cassette kept next to the test file
+Model agents (``openai:``, ``anthropic:``) replay a vcrpy cassette kept next to the test file
 (``cassettes/<test module>/<test name>.yaml``, as pytest-recording does). The record mode is
 ``--sandbox-record-mode`` (vcrpy's ``once``/``none``/``all``/``new_episodes``; default
 ``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
@@ -40,9 +40,10 @@ from sandbox.runner.attempt import run_attempt
 from sandbox.runner.cassettes import CassetteMismatch, check_cassette
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from toolserver.formats import tool_definitions
 
 RECORD_MODES = ("once", "none", "all", "new_episodes")
-MODEL_AGENT_KINDS = ("openai",)
+MODEL_AGENT_KINDS = ("openai", "anthropic")   # agents that replay cassettes
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -171,7 +172,7 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
         pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
 
 
-def prepare_cassette(host: BackgroundSandbox, pack: Pack, cassette: Path, mode: str) -> None:
+def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: Path, mode: str) -> None:
     if not cassette.is_file():
         if mode == "none":
             pytest.fail(f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
@@ -179,10 +180,8 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, cassette: Path, mode: 
                         "--sandbox-record-mode once", pytrace=False)
         return
     if mode in ("none", "once", "new_episodes"):
-        from sandbox.runner.agents.openai_agent import function_tools
-
         try:
-            check_cassette(cassette, pack, function_tools(host.sandbox.registry.schemas()))
+            check_cassette(cassette, pack, tool_definitions(kind, host.sandbox.registry.schemas()))
         except CassetteMismatch as exc:
             pytest.fail(str(exc), pytrace=False)
 
@@ -199,12 +198,13 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
             record_mode: str | None = None, time_limit: float | None = None) -> Attempt:
         loaded = resolve_pack(request, pack)
         options = AgentOptions()
-        if agent.partition(":")[0] in MODEL_AGENT_KINDS:
+        kind = agent.partition(":")[0]
+        if kind in MODEL_AGENT_KINDS:
             mode = record_mode or config.getoption("sandbox_record_mode") or "none"
             if mode not in RECORD_MODES:
                 pytest.fail(f"record_mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}", pytrace=False)
             path = Path(cassette) if cassette is not None else default_cassette(request)
-            prepare_cassette(sandbox, loaded, path, mode)
+            prepare_cassette(sandbox, loaded, kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
             options = AgentOptions(cassette=path, record_mode=mode)
         elif cassette is not None:

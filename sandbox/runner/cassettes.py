@@ -1,4 +1,4 @@
-"""Checks that a recorded model conversation (a vcrpy cassette of the ``openai:`` agent) fits
+"""Checks that a recorded model conversation (a vcrpy cassette of a model agent) fits
 the attempt about to replay it: the same pack's task, the same tool schemas.
 
 A cassette is matched request by request on method and URL only (bodies hold per-run
@@ -45,9 +45,14 @@ def recorded_prompt(request: dict) -> str | None:
     return None
 
 
+def tool_name(definition: dict) -> str:
+    """A tool definition's name, in OpenAI (``function.name``) or Anthropic/MCP (``name``) form."""
+    return str(definition.get("function", {}).get("name") or definition.get("name"))
+
+
 def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
     """Raise ``CassetteMismatch`` when the cassette at ``path`` was recorded for another pack or
-    against other tool schemas than ``tools`` (the function tools the agent will offer)."""
+    against other tool schemas than ``tools`` (the tool definitions the agent will offer)."""
     request = first_request(path)
     if request is None:
         return   # nothing recorded yet, or not a chat request: vcrpy reports it if it cannot answer
@@ -58,8 +63,7 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
         raise CassetteMismatch(f"cassette {path} was recorded {what}, not for {pack.id!r}: {RERECORD}")
     recorded_tools = request.get("tools")
     if recorded_tools is not None and recorded_tools != tools:
-        names = [t.get("function", {}).get("name") for t in recorded_tools]
-        changed = sorted({t["function"]["name"] for t in tools} ^ set(names)) or sorted(
-            t["function"]["name"] for t in tools if t not in recorded_tools)
+        changed = sorted({tool_name(t) for t in tools} ^ {tool_name(t) for t in recorded_tools}) or sorted(
+            tool_name(t) for t in tools if t not in recorded_tools)
         raise CassetteMismatch(f"cassette {path} was recorded against other tool schemas than this sandbox "
                                f"offers (differing: {', '.join(changed)}): {RERECORD}")

@@ -10,7 +10,7 @@ import shutil
 
 from sandbox import PROJECT_ROOT
 from tests.runner.reference_support import mirror_with_changes
-from tests.runner.test_openai_agent import scripted_server
+from tests.runner.test_model_agents import scripted_server
 
 EXAMPLES = PROJECT_ROOT / "examples"
 

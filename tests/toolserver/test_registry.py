@@ -10,9 +10,9 @@ from pydantic import Field
 from sandbox.core.contract import TOOL_NAMES, URL_BEARING_TOOLS
 from sandbox.core.policy import Policy
 from sandbox.core.trace import parse_trace
-from sandbox.runner.agents.openai_agent import function_tools
 from sandbox.runner.task import InProcessClient
 from toolserver.dispatch import Run
+from toolserver.formats import tool_definitions
 from toolserver.registry import ToolArgs, ToolRegistry, tool
 from toolserver.tools import ALL_TOOLS, default_registry
 
@@ -51,7 +51,7 @@ async def test_a_twelfth_tool_is_one_declaration(sandbox):
     run = Run(sandbox.host, sandbox.config, Policy(), ToolRegistry([*ALL_TOOLS, browser_echo]))
     listed = (await run.call("list_tools", {}))["result"]["tools"]
     assert [t["name"] for t in listed] == [*TOOL_NAMES, "browser_echo"]
-    functions = function_tools(await InProcessClient(run).list_tools())
+    functions = tool_definitions("openai", await InProcessClient(run).list_tools())
     assert functions[-1]["function"]["name"] == "browser_echo"
     assert functions[-1]["function"]["parameters"]["required"] == ["text"]
     assert await run.call("browser_echo", {"text": "hi"}) == {"ok": True, "result": {"echo": "hi"}}

@@ -21,7 +21,7 @@ async def test_list_tools_returns_contract_with_schemas(run):
     start_schema = next(t for t in tools if t["name"] == "browser_start_session")["input_schema"]
     assert set(start_schema["properties"]) == {"provider", "site_key", "clear_cookies", "url"}
     assert start_schema["additionalProperties"] is False
-    assert all(t["side_effect"] in ("read_only", "input", "action") for t in tools)
+    assert all(t["side_effect"] in ("read_only", "input", "action", "destructive") for t in tools)
 
 
 @pytest.mark.parametrize("args, needle", [

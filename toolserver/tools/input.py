@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import Field, model_validator
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -20,15 +20,25 @@ _FINAL_JS = """() => { for (const el of document.querySelectorAll('[data-sandbox
 
 
 class RefArgs(ToolArgs):
-    ref: str = Field(validation_alias=AliasChoices("ref", "target"),
-                     description='Element ref from the latest browser_snapshot of this tab, e.g. "e12" ("target" is accepted as an alias).')
+    # ``target`` is Playwright MCP's current name for ``ref``: both are published, exactly one is
+    # required (checked below; JSON Schema's oneOf is refused at the top level by some model APIs).
+    # Typed ``str`` with no default value of their own: the schema says string, null is refused.
+    ref: str = Field(None, description='Element ref from the latest browser_snapshot of this tab, e.g. "e12". '
+                                              'Give ref or target (its alias), exactly one.')
+    target: str = Field(None, description='Alias of ref (the name current Playwright MCP uses). Give ref or target, exactly one.')
     element: str | None = Field(None, description="Human-readable description of the element (for the log only).")
 
     @model_validator(mode="before")
     @classmethod
     def _one_of_ref_target(cls, data):
-        if isinstance(data, dict) and "ref" in data and "target" in data:
+        if not isinstance(data, dict):
+            return data
+        if "ref" in data and "target" in data:
             raise ValueError("give either 'ref' or its alias 'target', not both")
+        if "ref" not in data and "target" not in data:
+            raise ValueError("missing required argument 'ref' (or its alias 'target')")
+        if "target" in data:
+            data = {key: value for key, value in data.items() if key != "target"} | {"ref": data["target"]}
         return data
 
 

@@ -63,7 +63,7 @@ async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     return {**await page_state(ctx, tab), "tabs": await ctx.session.tab_list()}
 
 
-@tool("browser_close_tab", args=CloseTabArgs, title="Close tab", scope="session", side_effect="action",
+@tool("browser_close_tab", args=CloseTabArgs, title="Close tab", scope="session", side_effect="destructive",
       description="Close a tab (default: the current tab); the most recent remaining tab becomes current.")
 async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
@@ -73,7 +73,7 @@ async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
 
 
-@tool("browser_close", args=CloseArgs, title="Close browser session", scope="run", side_effect="action",
+@tool("browser_close", args=CloseArgs, title="Close browser session", scope="run", side_effect="destructive",
       description="Close the current session (no arguments), one session of this run (session_id), or all (close_all, needs approval).")
 async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
     run = ctx.run

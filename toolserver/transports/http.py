@@ -1,11 +1,14 @@
 """The HTTP transport (aiohttp): a thin layer over ``Sandbox``/``Run``; one error boundary.
 
-    POST   /runs                      {"pack"?, "policy"?, "block_state_changes"?} -> {"run_id", ...}
+    POST   /runs                      {"pack"?, "policy"?, "block_state_changes"?, "site_key"?} -> {"run_id", ...}
     GET    /runs/{id}/tools           -> {"tools": [...]}
     POST   /runs/{id}/tools/{name}    JSON arguments -> {"ok": true, "result"} | {"ok": false, "error"}
     GET    /runs/{id}/trace           -> the JSONL trace
+    GET    /runs/{id}/task            -> the pack's prompt, site key, allowed URLs, time limit
+    POST   /runs/{id}/answer          {"output"} -> ends the run; the score report and gates
     DELETE /runs/{id}                 ends the run, closes its sessions
     GET    /health
+    *      /mcp?pack=ID               MCP over streamable HTTP (one MCP session = one run)
 
 Every route is guarded by ``local_only``: loopback Host names only (plus ``allowed_hosts``),
 no foreign Origin, JSON bodies only, and the bearer token when one is configured. Request
@@ -23,9 +26,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from toolserver.api import PolicyResolver, Sandbox
+from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
 from toolserver.config import ServerConfig, is_loopback
-from toolserver.errors import TooManyRuns, UnknownPack, UnknownRun
+from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
+from toolserver.transports.mcp import StreamableHttp
 
 log = logging.getLogger("toolserver.transports.http")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -55,6 +59,8 @@ async def error_boundary(request: web.Request, handler):
         return await handler(request)
     except UnknownRun as exc:
         return error_response("unknown_run", str(exc))
+    except NoTask as exc:
+        return error_response("no_task", str(exc))
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -155,22 +161,48 @@ async def create_run(request: web.Request) -> web.Response:
         return exc.response()
     if not isinstance(body, dict):
         return error_response("invalid_arguments", "POST /runs takes a JSON object like {\"pack\": \"bid-intake\"}")
-    unknown = set(body) - {"pack", "policy", "block_state_changes"}
+    unknown = set(body) - {"pack", "policy", "block_state_changes", "site_key"}
     if unknown:
         return error_response("invalid_arguments", f"unknown field(s) {sorted(unknown)} in POST /runs")
-    pack, policy, block = body.get("pack"), body.get("policy"), body.get("block_state_changes")
+    pack, policy, block, site_key = body.get("pack"), body.get("policy"), body.get("block_state_changes"), body.get("site_key")
     if pack is not None and not isinstance(pack, str) or policy not in (None, "enforce", "observe") \
-            or block not in (None, True, False):
+            or block not in (None, True, False) or site_key is not None and not (isinstance(site_key, str) and site_key):
         return error_response("invalid_arguments", "pack must be a string, policy 'enforce' or 'observe', "
-                                                   "block_state_changes a boolean")
+                                                   "block_state_changes a boolean, site_key a non-empty string")
     try:
-        run = sandbox.create_run(pack, mode=policy, block_state_changes=block)
+        run = sandbox.open_run(pack, transport="http", site_key=site_key, mode=policy, block_state_changes=block)
     except UnknownPack as exc:
         return error_response("invalid_pack", str(exc))
     except TooManyRuns as exc:
         return error_response("too_many_runs", str(exc), 429)
-    return web.json_response({"run_id": run.id, "pack": run.policy.pack, "policy": run.trace_policy,
-                              "block_state_changes": run.policy.block_state_changes}, status=201)
+    reply = {"run_id": run.id, "pack": run.policy.pack, "policy": run.trace_policy,
+             "block_state_changes": run.policy.block_state_changes, "site_key": run_header(run).get("site_key")}
+    if run.trace_policy == "none":
+        reply["note"] = ("no pack, so no allow-list: every mirrored URL may be opened and nothing is scored; "
+                         'create the run with {"pack": ...} to enforce a pack\'s allowed URLs')
+    return web.json_response(reply, status=201)
+
+
+async def get_task(request: web.Request) -> web.Response:
+    sandbox = request.app[SANDBOX]
+    return web.json_response(sandbox.task(ended_or_open_run(request)))
+
+
+async def post_answer(request: web.Request) -> web.Response:
+    try:
+        body, _raw = await read_json(request)
+    except BadRequest as exc:
+        return exc.response()
+    if not isinstance(body, dict) or set(body) != {"output"} or not isinstance(body["output"], str):
+        return error_response("invalid_arguments", 'POST /runs/{id}/answer takes {"output": "<the agent\'s final answer>"}')
+    return web.json_response(await request.app[SANDBOX].answer(ended_or_open_run(request), body["output"]))
+
+
+def ended_or_open_run(request: web.Request):
+    run = request.app[SANDBOX].runs.get(request.match_info["run_id"])  # ended runs keep their trace
+    if run is None:
+        raise UnknownRun(f"no run {request.match_info['run_id']!r}")
+    return run
 
 
 async def list_tools(request: web.Request) -> web.Response:
@@ -214,12 +246,12 @@ async def health(request: web.Request) -> web.Response:
 
 
 def create_app(config: ServerConfig | None = None, sandbox: Sandbox | None = None, *,
-               policies: PolicyResolver | None = None) -> web.Application:
+               policies: PolicyResolver | None = None, tasks: TaskProvider | None = None) -> web.Application:
     """Application factory. Pass a started ``sandbox`` to share it (tests), else one is
-    started (with ``policies`` resolving the packs of ``POST /runs``). The HTTP limits and
-    guards come from ``config`` (default: the sandbox's)."""
+    started (with ``policies`` resolving the packs of ``POST /runs``, ``tasks`` their tasks).
+    The HTTP limits and guards come from ``config`` (default: the sandbox's)."""
     owned = sandbox is None
-    sandbox = sandbox or Sandbox(config, policies=policies)
+    sandbox = sandbox or Sandbox(config, policies=policies, tasks=tasks)
     config = config or sandbox.config
     app = web.Application(middlewares=[error_boundary, local_only], client_max_size=config.max_body_bytes)
     app[SANDBOX] = sandbox
@@ -237,7 +269,14 @@ def create_app(config: ServerConfig | None = None, sandbox: Sandbox | None = Non
     app.router.add_get("/runs/{run_id}/tools", list_tools)
     app.router.add_post("/runs/{run_id}/tools/{name}", call_tool)
     app.router.add_get("/runs/{run_id}/trace", get_trace)
+    app.router.add_get("/runs/{run_id}/task", get_task)
+    app.router.add_post("/runs/{run_id}/answer", post_answer)
     app.router.add_delete("/runs/{run_id}", delete_run)
     app.router.add_get("/health", health)
+
+    # MCP over streamable HTTP on the same port: /mcp?pack=ID (toolserver/transports/mcp.py)
+    mcp_http = StreamableHttp(app[SANDBOX])
+    app.cleanup_ctx.append(mcp_http.lifecycle)
+    app.router.add_route("*", "/mcp", mcp_http.handle)
     return app
 

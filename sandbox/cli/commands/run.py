@@ -13,16 +13,17 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
     p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
     p.add_argument("--agent", required=True,
-                   help='reference | cmd:"COMMAND" | openai:MODEL | replay:ATTEMPT_DIR')
+                   help='reference | cmd:"COMMAND" | openai:MODEL | anthropic:MODEL | replay:ATTEMPT_DIR')
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
     p.add_argument("--json", action="store_true", help="print the summary (and attempts) as JSON")
     p.add_argument("--time-limit", type=float, help="override the packs' time limits (seconds)")
-    p.add_argument("--base-url", help="openai agents: OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
-    p.add_argument("--cassette", type=Path, help="openai agents: record/replay the model's HTTP exchanges here")
+    p.add_argument("--base-url", help="model agents: OpenAI-compatible or Anthropic Messages-compatible endpoint "
+                        "(default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)")
+    p.add_argument("--cassette", type=Path, help="model agents: record/replay the model's HTTP exchanges here")
     p.add_argument("--record-mode", choices=["once", "none", "all"], default="once")
-    p.add_argument("--max-turns", type=int, default=80, help="openai agents: most model turns per attempt")
+    p.add_argument("--max-turns", type=int, default=80, help="model agents: most model turns per attempt")
     p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
                    help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")

@@ -26,12 +26,14 @@ def register(subparsers) -> None:
                    help="comma-separated Host names accepted beside loopback names ('*' accepts any)")
     p.add_argument("--token", default=os.environ.get("SANDBOX_TOKEN"),
                    help="require 'Authorization: Bearer TOKEN' (default: SANDBOX_TOKEN; needed off loopback)")
+    p.add_argument("--require-pack", action="store_true", help="refuse runs without a pack (they would have no allow-list)")
     p.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     from aiohttp import web
 
+    from sandbox.cli.wiring import PackTasks
     from sandbox.evaluation.packs import pack_policy
     from toolserver.config import ServerConfig
     from toolserver.transports.http import create_app
@@ -40,7 +42,8 @@ def serve(args: argparse.Namespace) -> int:
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
                   dialogs=args.dialogs, token=args.token, max_runs=args.max_runs,
-                  allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()))
+                  allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
+                  require_pack=args.require_pack)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     try:
@@ -49,5 +52,5 @@ def serve(args: argparse.Namespace) -> int:
         print(f"sandbox serve: {exc}", file=sys.stderr)
         return 2
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
-    web.run_app(create_app(config, policies=pack_policy), host=args.host, port=args.port, print=None)
+    web.run_app(create_app(config, policies=pack_policy, tasks=PackTasks()), host=args.host, port=args.port, print=None)
     return 0

@@ -1,7 +1,8 @@
 """An external agent process in any language.
 
-It gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID and SANDBOX_PROMPT_FILE in its
-environment, calls ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>``, and prints its
+It gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID, SANDBOX_MCP_URL (the MCP
+streamable-HTTP endpoint bound to the same run) and SANDBOX_PROMPT_FILE in its environment,
+calls ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its
 final answer on stdout. It is killed (with its process group) at the pack's time limit.
 """
 
@@ -27,6 +28,7 @@ class CommandAgent:
             return AgentResult(output="", status="error", error="cmd agents need the HTTP tool server (no sandbox_url)")
         prompt_file = task.workdir / "prompt.txt"
         env = {**os.environ, "SANDBOX_URL": task.sandbox_url, "SANDBOX_RUN_ID": task.run_id or "",
+               "SANDBOX_MCP_URL": f"{task.sandbox_url.rstrip('/')}/mcp?run={task.run_id}",
                "SANDBOX_PROMPT_FILE": str(prompt_file), "SANDBOX_SITE_KEY": task.site_key,
                "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}"}
         process = await asyncio.create_subprocess_shell(

@@ -1,0 +1,27 @@
+"""sandbox tools: print the tool definitions for an agent stack (MCP, OpenAI, Anthropic, JSON Schema)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("tools", help="print the tool definitions in an agent stack's format")
+    p.add_argument("--format", default="json-schema", choices=["mcp", "openai", "anthropic", "json-schema"],
+                   help="mcp: MCP Tool objects; openai: function tools; anthropic: Messages API tools; "
+                        "json-schema: the list_tools contract (default)")
+    p.add_argument("--pack", help="check that the pack exists; the tools and schemas are the same for every pack "
+                                  "(a pack's allowed URLs are enforced by its runs, not by the schemas)")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from sandbox.cli.wiring import pack_is_usable
+    from toolserver.formats import tool_definitions
+    from toolserver.tools import default_registry
+
+    if not pack_is_usable("tools", args.pack):
+        return 2
+    print(json.dumps(tool_definitions(args.format, default_registry().schemas()), indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,96 @@
+"""vcrpy cassettes for the model agents (``openai:``, ``anthropic:``): record and replay a model's
+HTTP exchanges, offline and deterministically.
+
+Requests match on method, scheme, host, port and path, in order — bodies are not matched because
+they hold run-specific values (session ids, tool results). Credentials and cookies are never
+recorded. The attempt's site key is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored
+as the replaying attempt's fresh key, so a replay issues the same tool calls with the key its
+gates expect. Record mode ``all`` re-records from scratch. vcrpy patches the HTTP library
+process-wide, so attempts that use a cassette take turns (a per-event-loop lock); only httpx2
+(the SDKs' transport) is patched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
+MATCH_ON = ("method", "scheme", "host", "port", "path")
+NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
+_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = weakref.WeakKeyDictionary()
+
+
+class CassetteError(Exception):
+    """A cassette could not answer a request (missing cassette, unmatched or extra request)."""
+
+
+class Cassette:
+    def __init__(self, path: Path | None, record_mode: str) -> None:
+        self.path, self.record_mode = path, record_mode
+
+    @property
+    def replaying(self) -> bool:
+        return self.path is not None and (self.record_mode == "none" or
+                                          (self.record_mode == "once" and Path(self.path).is_file()))
+
+    @asynccontextmanager
+    async def use(self, site_key: str):
+        """The vcrpy cassette while the attempt talks to its model (None without a cassette)."""
+        if self.path is None:
+            yield None
+            return
+        import vcr
+        from vcr.patch import PATCHER_NAMES
+
+        def drop_cookies(response: dict) -> dict:
+            response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() != "set-cookie"}
+            return response
+
+        recorder = vcr.VCR(
+            record_mode=self.record_mode, match_on=MATCH_ON, filter_headers=NOT_RECORDED_HEADERS,
+            before_record_response=drop_cookies, decode_compressed_response=True,
+            drop_unused_requests=self.record_mode == "all", filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
+            skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"))
+        async with lock():
+            with recorder.use_cassette(str(self.path)) as cassette:
+                yield cassette
+
+    def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
+        """On replay, the endpoint the cassette was recorded against (so replays need no flag)."""
+        if cassette is not None and self.replaying and cassette.requests:
+            uri = cassette.requests[0].uri
+            if uri.endswith(endpoint_path):
+                return uri[: -len(endpoint_path)]
+        return None
+
+    def describe_failure(self, exc: BaseException, request_number: int) -> str | None:
+        """The attempt's error when ``exc`` is (or wraps) a cassette miss, else None."""
+        replay_error = failure_in(exc)
+        if replay_error is None:
+            return None
+        return (f"cassette {self.path} (record mode {self.record_mode}) cannot answer model request "
+                f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{replay_error}")
+
+
+def failure_in(exc: BaseException) -> BaseException | None:
+    """The vcrpy error behind an SDK error, if any (the SDKs wrap transport errors)."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, (CannotOverwriteExistingCassetteException, CassetteError)):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def lock() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    found = _LOCKS.get(loop)
+    if found is None:
+        found = _LOCKS[loop] = asyncio.Lock()
+    return found

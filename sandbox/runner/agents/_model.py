@@ -1,0 +1,72 @@
+"""What the model agents (``openai:``, ``anthropic:``) share: the endpoint choice, the cassette,
+the attempt details, and how a failed model request or the turn limit ends the attempt. Each
+agent module writes only its SDK's conversation loop (``converse``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.agents._cassette import Cassette
+from sandbox.runner.task import AgentResult, AgentTask
+
+SYSTEM_PROMPT = ("You are a browser agent. Do the task using only the browser tools provided, following "
+                 "every rule in the task exactly, and end with your final answer as plain text.")
+
+
+class ModelAgent:
+    kind: str = ""
+    endpoint_path: str = ""      # what the SDK appends to its base URL for each model request
+    base_url_env: str = ""       # the SDK's base-URL environment variable
+    api_key_env: str = ""        # the SDK's API-key environment variable ("sk-local" when unset)
+
+    def __init__(self, model: str, options: AgentOptions | None = None) -> None:
+        self.model = model
+        self.options = options or AgentOptions()
+        self.name = f"{self.kind}:{model}"
+        self.cassette = Cassette(self.options.cassette, self.options.record_mode)
+
+    def base_url(self, cassette) -> str | None:
+        """``--base-url``; on replay the endpoint the cassette was recorded against; the SDK's
+        environment variable; else None (the SDK's default)."""
+        return (self.options.base_url or self.cassette.recorded_base_url(cassette, self.endpoint_path)
+                or os.environ.get(self.base_url_env) or None)
+
+    def client_options(self, cassette) -> dict[str, Any]:
+        return {"base_url": self.base_url(cassette), "api_key": os.environ.get(self.api_key_env) or "sk-local",
+                "max_retries": 0 if self.cassette.replaying else 2}
+
+    def details(self, cassette) -> dict[str, Any]:
+        details: dict[str, Any] = {"model": self.model, "base_url": self.base_url(cassette) or "SDK default",
+                                   "turns": 0, "tool_calls": 0}
+        if cassette is not None:
+            details.update(cassette=str(self.options.cassette), record_mode=self.options.record_mode,
+                           replayed=self.cassette.replaying)
+        return details
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        async with self.cassette.use(task.site_key) as cassette:
+            return await self.converse(task, cassette)
+
+    async def converse(self, task: AgentTask, cassette) -> AgentResult:
+        raise NotImplementedError
+
+    def request_failed(self, exc: BaseException, output: str, usage, details: dict) -> AgentResult:
+        error = (self.cassette.describe_failure(exc, details["turns"] + 1)
+                 or f"model API error ({type(exc).__name__}): {exc}")
+        return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
+
+    def out_of_turns(self, output: str, usage, details: dict) -> AgentResult:
+        return AgentResult(output=output, status="error", token_usage=usage, details=details,
+                           error=f"no final answer after {self.options.max_turns} model turns (--max-turns)")
+
+
+def add_usage(total: dict[str, int] | None, usage: Any, keys: tuple[str, ...]) -> dict[str, int] | None:
+    """Token counts summed over the turns (``keys``: the SDK's usage fields)."""
+    if usage is None:
+        return total
+    total = dict(total or dict.fromkeys(keys, 0))
+    for key in total:
+        total[key] += int(getattr(usage, key, 0) or 0)
+    return total

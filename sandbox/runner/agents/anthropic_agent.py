@@ -1,0 +1,78 @@
+"""anthropic:MODEL — a tool-use loop through the official ``anthropic`` SDK (the Messages API),
+optionally recorded to / replayed from a vcrpy cassette (``_cassette``, shared with ``openai:``).
+
+Endpoint (first that applies): ``--base-url`` (any Messages-compatible gateway, e.g.
+``http://127.0.0.1:4000`` for a local proxy); on replay, the endpoint the cassette was recorded
+against; ``$ANTHROPIC_BASE_URL``; the SDK's default. The API key is ``$ANTHROPIC_API_KEY``, else
+the placeholder ``sk-local`` a local gateway accepts. ``scripts/scripted_model_server.py``
+serves the Messages API with a scripted policy instead of a model.
+
+The tools are the sandbox's contract in Anthropic's format (``toolserver.formats``, the source of
+``sandbox tools --format anthropic``). Every ``tool_use`` block goes through ``task.client`` (the
+same dispatcher and trace as HTTP and MCP); its ``tool_result`` is the sandbox's JSON reply,
+``is_error`` when the tool failed. The final answer is the text of the first message that asks
+for no tool.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.agents._cassette import failure_in
+from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
+from sandbox.runner.task import AgentResult, AgentTask
+from toolserver.formats import tool_definitions
+
+KIND = "anthropic"
+USAGE = "anthropic:MODEL"
+USAGE_KEYS = ("input_tokens", "output_tokens")
+MAX_TOKENS = 4096
+
+
+class AnthropicAgent(ModelAgent):
+    kind, endpoint_path, base_url_env, api_key_env = KIND, "/v1/messages", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"
+
+    async def converse(self, task: AgentTask, cassette) -> AgentResult:
+        import anthropic
+
+        details = self.details(cassette)
+        client = anthropic.AsyncAnthropic(**self.client_options(cassette))
+        messages: list[dict[str, Any]] = [{"role": "user", "content": task.prompt}]
+        tools = tool_definitions("anthropic", await task.client.list_tools())
+        usage: dict[str, int] | None = None
+        output = ""
+        try:
+            for _ in range(self.options.max_turns):
+                try:
+                    response = await client.messages.create(model=self.model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
+                                                            messages=messages, tools=tools)
+                except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
+                    if not isinstance(exc, anthropic.AnthropicError) and failure_in(exc) is None:
+                        raise
+                    return self.request_failed(exc, output, usage, details)
+                details["turns"] += 1
+                details["stop_reason"] = response.stop_reason
+                usage = add_usage(usage, response.usage, USAGE_KEYS)
+                text = "".join(block.text for block in response.content if block.type == "text")
+                output = text or output
+                uses = [block for block in response.content if block.type == "tool_use"]
+                if not uses:
+                    return AgentResult(output=text, token_usage=usage, details=details)
+                messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True)
+                                                                  for block in response.content]})
+                results = []
+                for use in uses:
+                    details["tool_calls"] += 1
+                    reply = await task.client.call_raw(use.name, use.input)
+                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": not reply.get("ok"),
+                                    "content": json.dumps(reply, ensure_ascii=False)})
+                messages.append({"role": "user", "content": results})
+            return self.out_of_turns(output, usage, details)
+        finally:
+            await client.close()
+
+
+def create(value: str, options: AgentOptions) -> AnthropicAgent:
+    return AnthropicAgent(value, options)

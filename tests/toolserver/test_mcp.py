@@ -1,0 +1,309 @@
+"""The MCP transport, driven by the official MCP Python client over streamable HTTP (``/mcp`` on
+the real loopback server) and over stdio (a spawned ``sandbox mcp``): the contract, the
+whole controlled-form workflow, errors, bad input, and traces equal to HTTP's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from sandbox.core.contract import TOOL_NAMES
+from sandbox.core.trace import parse_trace, read_trace
+from tests.conftest import ref_of
+
+FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
+SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
+VOLATILE = {"t", "t_start", "t_end", "wall", "wall_start", "wall_end"}
+
+
+def mcp_reply(result) -> dict:
+    """A CallToolResult in the HTTP API's shape."""
+    if result.is_error:
+        return {"ok": False, "error": result.structured_content}
+    return {"ok": True, "result": result.structured_content}
+
+
+def mcp_caller(client: Client):
+    async def call(name: str, args: dict) -> dict:
+        return mcp_reply(await client.call_tool(name, args))
+    return call
+
+
+def http_caller(client, run_id: str):
+    async def call(name: str, args: dict) -> dict:
+        return await (await client.post(f"/runs/{run_id}/tools/{name}", json=args)).json()
+    return call
+
+
+async def form_workflow(call, site_key: str) -> list[dict]:
+    """The controlled-form task to the success page, then a policy violation, a stale ref and
+    an invalid argument. Returns the replies."""
+    replies = []
+
+    async def step(name: str, **args) -> dict:
+        reply = await call(name, args)
+        replies.append(reply)
+        return reply
+
+    async def snap() -> str:
+        reply = await step("browser_snapshot")
+        assert reply["ok"], reply
+        return reply["result"]["snapshot"]
+
+    started = await step("browser_start_session", provider="kernel", site_key=site_key, clear_cookies=False, url=FORM_URL)
+    assert started["ok"], started
+    text = await snap()
+    first_snapshot = text
+    for label, value in (("Name", "João Muñoz"), ("Email", "joao.munoz@example.com")):
+        assert (await step("browser_type", ref=ref_of(text, f'textbox "{label}'), text=value))["ok"]
+    assert (await step("browser_click", ref=ref_of(text, 'button "Next"')))["ok"]
+    text = await snap()
+    for label, value in (("City", "São Paulo"), ("Bio", "Synthetic contractor intake.")):
+        assert (await step("browser_type", ref=ref_of(text, f'textbox "{label}'), text=value))["ok"]
+    assert (await step("browser_click", ref=ref_of(text, 'button "Next"')))["ok"]
+    text = await snap()
+    assert "Confirm (Step 3 of 3)" in text and "João Muñoz" in text
+    assert (await step("browser_click", target=ref_of(text, 'button "Confirm & Next"')))["ok"]
+    assert "Success" in await snap()
+
+    violation = await step("browser_navigate", url="https://example.com/")
+    assert violation["error"]["type"] == "policy_violation"
+    stale = await step("browser_click", ref=ref_of(first_snapshot, 'button "Next"'))
+    assert stale["error"]["type"] == "stale_ref" and "new snapshot" in stale["error"]["message"]
+    invalid = await step("browser_start_session", provider="kernel", clear_cookies="false")
+    assert invalid["error"]["type"] == "invalid_arguments" and "'clear_cookies'" in invalid["error"]["message"]
+    return replies
+
+
+def comparable(trace_text: str, site_key: str) -> list[dict]:
+    """The call and event lines with timings, run-specific ids and the site key taken out."""
+    text = re.sub(r"ses_[0-9a-f]{12}", "<session>", trace_text).replace(site_key, "<site_key>")
+    lines = [json.loads(line) for line in text.splitlines()]
+    return [strip_volatile(line) for line in lines if line["type"] in ("call", "event")]
+
+
+def strip_volatile(value):
+    if isinstance(value, dict):
+        return {k: strip_volatile(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [strip_volatile(v) for v in value]
+    return value
+
+
+@pytest.fixture
+def mcp_url(client):
+    return lambda query="pack=controlled-form": str(client.make_url(f"/mcp?{query}"))
+
+
+async def http_form_trace(client, site_key: str) -> str:
+    created = await (await client.post("/runs", json={"pack": "controlled-form"})).json()
+    await form_workflow(http_caller(client, created["run_id"]), site_key)
+    await client.delete(f"/runs/{created['run_id']}")
+    return await (await client.get(f"/runs/{created['run_id']}/trace")).text()
+
+
+# --- streamable HTTP -----------------------------------------------------------------------
+async def test_tools_list_is_the_contract_with_titles_and_annotations(client, mcp_url):
+    async with Client(mcp_url()) as mcp:
+        listed = (await mcp.list_tools()).tools
+        http_tools = (await (await client.get(f"/runs/{mcp.session.initialize_result.meta['sandbox/run_id']}/tools")).json())["tools"]
+    assert [t.name for t in listed] == list(TOOL_NAMES)
+    by_name = {t.name: t for t in listed}
+    for tool, published in zip(listed, http_tools):
+        assert tool.input_schema == published["input_schema"] and tool.title == published["title"]
+        assert tool.annotations.open_world_hint is False
+    for name in ("browser_snapshot", "browser_scroll", "list_tools"):
+        assert by_name[name].annotations.read_only_hint is True
+    for name in ("browser_click", "browser_type", "browser_close", "browser_close_tab"):
+        assert by_name[name].annotations.read_only_hint is False and by_name[name].annotations.destructive_hint is True
+    assert by_name["browser_navigate"].annotations.destructive_hint is False
+
+
+async def test_http_session_is_a_run_with_the_same_trace_as_http(client, mcp_url):
+    http_trace = await http_form_trace(client, "same-trace-http")
+    async with Client(mcp_url()) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        replies = await form_workflow(mcp_caller(mcp), "same-trace-mcp")
+        assert (await client.get("/health")).status == 200
+    trace_text = await (await client.get(f"/runs/{run_id}/trace")).text()
+    trace = parse_trace(trace_text)
+    assert trace.header["transport"] == "mcp-http" and trace.header["pack"] == "controlled-form"
+    assert trace.end is not None and trace.end["reason"] == "mcp_disconnected"   # the client's DELETE ended the run
+    assert len(trace.calls) == len(replies) == 15
+    assert comparable(trace_text, "same-trace-mcp") == comparable(http_trace, "same-trace-http")
+    assert parse_trace(http_trace).header["transport"] == "http"
+
+
+async def test_call_results_carry_structured_content_and_readable_text(mcp_url):
+    async with Client(mcp_url()) as mcp:
+        started = await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "mcp-text",
+                                                                "clear_cookies": False, "url": FORM_URL})
+        assert not started.is_error and started.structured_content["url"] == FORM_URL
+        assert json.loads(started.content[0].text) == started.structured_content
+        snap = await mcp.call_tool("browser_snapshot", {})
+        facts, text = snap.content
+        assert text.text == snap.structured_content["snapshot"] and text.text.startswith("- ")
+        assert json.loads(facts.text)["snapshot_id"] == snap.structured_content["snapshot_id"]
+        failed = await mcp.call_tool("browser_click", {"ref": "e999"})
+        assert failed.is_error and failed.structured_content["type"] == "stale_ref"
+        assert json.loads(failed.content[0].text) == failed.structured_content
+
+
+async def test_run_id_header_delete_and_calls_after_the_run_ended(client, mcp_url):
+    async with Client(mcp_url()) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        deleted = await client.delete(f"/runs/{run_id}")
+        assert deleted.status == 200
+        after = await mcp.call_tool("browser_snapshot", {})
+        assert after.is_error and after.structured_content["type"] == "unknown_run"
+    posted = await client.post("/mcp?pack=controlled-form", json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        headers={"accept": "application/json, text/event-stream"})
+    assert posted.status == 200 and posted.headers["Mcp-Run-Id"].startswith("run_")
+    session = posted.headers["mcp-session-id"]
+    assert (await client.delete("/mcp", headers={"mcp-session-id": session})).status == 200
+    trace = parse_trace(await (await client.get(f"/runs/{posted.headers['Mcp-Run-Id']}/trace")).text())
+    assert trace.end["reason"] == "mcp_disconnected"
+
+
+async def test_unknown_tool_is_a_protocol_error_recorded_in_the_trace(client, mcp_url):
+    async with Client(mcp_url("")) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        with pytest.raises(MCPError, match="unknown tool 'browser_fly'"):
+            await mcp.call_tool("browser_fly", {"to": "moon"})
+        wrong_type = await mcp.call_tool("browser_snapshot", {"max_chars": "200"})
+        assert wrong_type.is_error and "'max_chars'" in wrong_type.structured_content["message"]
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    assert trace.header["policy"] == "none"
+    assert [(c.tool, c.args, c.error.type) for c in trace.calls] == [
+        ("browser_fly", {"to": "moon"}, "unknown_tool"), ("browser_snapshot", {"max_chars": "200"}, "invalid_arguments")]
+
+
+def messages(exc: BaseException) -> str:
+    """Every message inside an exception group (the client's task groups wrap what they raise)."""
+    inner = getattr(exc, "exceptions", None)
+    return " | ".join(messages(e) for e in inner) if inner else str(exc)
+
+
+async def test_bad_http_requests_get_clear_errors_and_the_server_stays_up(client, mcp_url):
+    with pytest.raises(BaseException) as refused:
+        async with Client(mcp_url("pack=no-such-pack")):
+            pass
+    assert "unknown pack 'no-such-pack'; known packs: " in messages(refused.value)
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    garbage = await client.post("/mcp", data=b"{not json", headers=accept)
+    assert garbage.status == 400 and (await garbage.json())["error"]["code"] == -32700
+    no_session = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                                   headers={**accept, "mcp-session-id": "nope"})
+    assert no_session.status == 404
+    foreign = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                                headers={**accept, "host": "evil.example"})
+    assert foreign.status in (403, 421)
+    assert (await client.get("/health")).status == 200
+
+
+async def test_a_client_that_disconnects_mid_call_leaves_the_call_in_the_trace(client, sandbox, mcp_url):
+    run_ids: list[str] = []
+
+    async def start_and_vanish() -> None:
+        async with Client(mcp_url()) as mcp:
+            run_ids.append(mcp.session.initialize_result.meta["sandbox/run_id"])
+            await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "mcp-gone",
+                                                          "clear_cookies": False, "url": FORM_URL})
+
+    vanishing = asyncio.ensure_future(start_and_vanish())
+    while not run_ids or sandbox.runs[run_ids[0]].current is None:   # until the call is in the dispatcher
+        await asyncio.sleep(0.01)
+    vanishing.cancel()
+    with pytest.raises(BaseException):
+        await vanishing
+    for _ in range(300):   # the call goes on in the server and is traced when it ends
+        trace = parse_trace(await (await client.get(f"/runs/{run_ids[0]}/trace")).text())
+        if trace.calls:
+            break
+        await asyncio.sleep(0.05)
+    # The connection's end ends its run, which closes the browser context under the call in
+    # flight: the call is traced, finished either way, with a clear error when it was cut short.
+    (call,) = trace.calls
+    assert call.tool == "browser_start_session"
+    assert call.ok or call.error.type in ("browser_action_failed", "unknown_run", "no_session"), call.error
+    assert (await client.get("/health")).status == 200
+
+
+# --- stdio ---------------------------------------------------------------------------------
+async def test_stdio_run_matches_http_and_ends_when_the_client_leaves(client, tmp_path):
+    http_trace = await http_form_trace(client, "stdio-same-http")
+    params = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--pack", "controlled-form",
+                                                              "--trace-dir", str(tmp_path)])
+    async with Client(params) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        assert [t.name for t in (await mcp.list_tools()).tools] == list(TOOL_NAMES)
+        await form_workflow(mcp_caller(mcp), "stdio-same-mcp")
+    trace_path = tmp_path / f"{run_id}.jsonl"
+    trace = read_trace(trace_path)
+    assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
+    assert comparable(trace_path.read_text(), "stdio-same-mcp") == comparable(http_trace, "stdio-same-http")
+
+
+async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(tmp_path):
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def send(message) -> None:
+        process.stdin.write((message if isinstance(message, str) else json.dumps(message)).encode() + b"\n")
+        await process.stdin.drain()
+
+    async def answer() -> dict:
+        return json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+
+    await send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    initialized = await answer()
+    run_id = initialized["result"]["_meta"]["sandbox/run_id"]
+    await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await send("{this is not json")       # the SDK drops a line it cannot parse (no id to answer)
+    await send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}})
+    assert (await answer())["error"]["code"] == -32602          # arguments must be an object: a protocol error
+    await send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "browser_start_session", "arguments": {"provider": "kernel", "clear_cookies": "false"}}})
+    refused = (await answer())["result"]
+    assert refused["isError"] is True and refused["structuredContent"]["type"] == "invalid_arguments"
+    await send({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"})
+    assert (await answer())["error"]["code"] == -32601
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    assert await process.stdout.read() == b""                    # nothing but MCP messages on stdout
+    trace = read_trace(tmp_path / f"{run_id}.jsonl")
+    assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
+    assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
+
+
+async def test_a_stateless_client_is_refused_with_the_versions_served(mcp_url):
+    with pytest.raises(BaseException) as refused:
+        async with Client(mcp_url(), mode="2026-07-28") as mcp:
+            await mcp.list_tools()
+    assert "initialize handshake" in messages(refused.value) and "2025-11-25" in repr(refused.value)
+
+
+async def test_joining_a_run_by_id_leaves_it_open_when_the_session_ends(client, mcp_url):
+    run = await (await client.post("/runs", json={"pack": "controlled-form"})).json()
+    async with Client(mcp_url(f"run={run['run_id']}")) as mcp:
+        assert mcp.session.initialize_result.meta["sandbox/run_id"] == run["run_id"]
+        assert (await mcp.call_tool("browser_snapshot", {})).structured_content["type"] == "no_session"
+    reply = await (await client.post(f"/runs/{run['run_id']}/tools/browser_snapshot", json={})).json()
+    assert reply["error"]["type"] == "no_session"          # the run is still open after the MCP session ended
+    trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
+    assert [c.tool for c in trace.calls] == ["browser_snapshot", "browser_snapshot"] and trace.end is None
+    with pytest.raises(BaseException) as refused:
+        async with Client(mcp_url("run=run_nope")):
+            pass
+    assert "no run 'run_nope'" in messages(refused.value)

@@ -1,0 +1,84 @@
+"""The whole loop over the API, as an external harness does it: POST /runs with a site key,
+GET the task, drive the tools, POST the answer and get the score and gates; pack-less runs say
+they have no allow-list and can be forbidden; over MCP the pack's prompt is a prompt."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient, TestServer
+from mcp import Client
+
+from sandbox.core.trace import parse_trace
+from sandbox.runner.agents.reference import controlled_form
+from sandbox.runner.task import AgentTask, HttpClient, Tools
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+from toolserver.transports.http import create_app
+
+FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
+
+
+async def test_an_external_harness_runs_the_whole_loop_over_http(client):
+    created = await client.post("/runs", json={"pack": "controlled-form", "site_key": "harness-key-1"})
+    run = await created.json()
+    assert created.status == 201 and run["site_key"] == "harness-key-1" and run["policy"] == "enforce"
+    task = await (await client.get(f"/runs/{run['run_id']}/task")).json()
+    assert task["site_key"] == "harness-key-1" and 'site_key="harness-key-1"' in task["prompt"]
+    assert task["allowed_urls"] == [FORM_URL] and task["time_limit_seconds"] == 600
+    agent_task = AgentTask(pack_id=task["pack"], workflow="controlled-form", prompt=task["prompt"],
+                           site_key=task["site_key"], time_limit_seconds=task["time_limit_seconds"],
+                           input_text=task["prompt"], output_schema={})
+    output = await controlled_form.solve(Tools(HttpClient(str(client.make_url("")), run["run_id"])), agent_task)
+    answered = await client.post(f"/runs/{run['run_id']}/answer", json={"output": output})
+    report = await answered.json()
+    assert answered.status == 200 and report["qualified_pass"] is True, report
+    assert report["gates"]["ok"] and not any("site key unverified" in n for n in report["gates"]["notes"])
+    trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
+    assert trace.header["site_key"] == "harness-key-1" and trace.end["reason"] == "answered"
+    wrong = await client.post(f"/runs/{run['run_id']}/answer", json={"output": "no record here"})
+    assert (await wrong.json())["qualified_pass"] is False
+
+
+async def test_a_pack_run_without_a_site_key_is_issued_one(client):
+    run = await (await client.post("/runs", json={"pack": "bid-intake"})).json()
+    assert run["site_key"].startswith("sandbox-")
+    task = await (await client.get(f"/runs/{run['run_id']}/task")).json()
+    assert f'site_key="{run["site_key"]}"' in task["prompt"]
+
+
+async def test_a_pack_less_run_says_it_has_no_allow_list_and_has_no_task(client):
+    created = await client.post("/runs")
+    run = await created.json()
+    assert created.status == 201 and run["policy"] == "none" and "no allow-list" in run["note"]
+    trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
+    assert trace.header["policy"] == "none" and trace.header["transport"] == "http"
+    task = await client.get(f"/runs/{run['run_id']}/task")
+    assert task.status == 400 and (await task.json())["error"]["type"] == "no_task"
+    bad = await client.post(f"/runs/{run['run_id']}/answer", json={"answer": "x"})
+    assert bad.status == 400 and "takes {\"output\"" in (await bad.json())["error"]["message"]
+    for body in ({"site_key": ""}, {"site_key": 7}):
+        assert (await client.post("/runs", json=body)).status == 400
+
+
+async def test_require_pack_refuses_pack_less_runs_over_http_and_mcp():
+    sandbox = Sandbox(ServerConfig(require_pack=True))   # refusals happen before any browser work
+    async with TestClient(TestServer(create_app(sandbox=sandbox), host="127.0.0.1")) as strict:
+        refused = await strict.post("/runs", json={})
+        error = (await refused.json())["error"]
+        assert refused.status == 400 and error["type"] == "invalid_pack" and "--require-pack" in error["message"]
+        try:
+            async with Client(str(strict.make_url("/mcp"))):
+                raise AssertionError("a pack-less MCP session was accepted")
+        except BaseException as exc:   # the client's task groups wrap the refusal
+            assert "--require-pack" in repr(exc)
+
+
+async def test_over_mcp_the_pack_prompt_is_a_prompt(client):
+    async with Client(str(client.make_url("/mcp?pack=controlled-form"))) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        prompts = (await mcp.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["task"]
+        prompt = await mcp.get_prompt("task")
+        task = await (await client.get(f"/runs/{run_id}/task")).json()
+        assert prompt.messages[0].content.text == task["prompt"] and task["site_key"] in task["prompt"]
+    async with Client(str(client.make_url("/mcp"))) as mcp:
+        assert (await mcp.list_prompts()).prompts == []
