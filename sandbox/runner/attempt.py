@@ -5,6 +5,7 @@ agent, then scoring; everything lands in the attempt's folder.
     <attempt>/prompt.txt    exactly what the agent was given
     <attempt>/output.txt    the agent's final answer
     <attempt>/score.json    the reviewed scoring pack's verdict plus the gates
+    <attempt>/score.txt     the same verdict for people, with why it did not qualify
     <attempt>/attempt.json  pack, agent, site key, times, exit status, counts, usage, versions
 """
 
@@ -24,7 +25,8 @@ from typing import Any
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
-from sandbox.evaluation.scoring import score_attempt
+from sandbox.evaluation.scoring import describe_score, score_attempt
+from sandbox.runner.reasons import failure_reasons
 from sandbox.core.trace import read_trace
 
 ISSUED_SITE_KEYS: set[str] = set()
@@ -61,6 +63,7 @@ class AttemptOutcome:
     field_accuracy: float
     tool_calls: int
     token_usage: dict[str, int] | None
+    reason: str = ""          # why it did not qualify ("" for a qualified pass)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -113,5 +116,20 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
         "mirror_checksum": run.store.checksum(), "pack_checksum": pack.checksum(),
     }
     (directory / "attempt.json").write_text(json.dumps(attempt, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    stderr_file = directory / "agent.stderr.txt"
+    stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
+    reasons = failure_reasons(attempt, score, stderr)
+    (directory / "score.txt").write_text(describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8")
     return AttemptOutcome(pack.id, agent.name, directory, result.status, elapsed, report.qualified_pass,
-                          report.error_free, float(report.field_accuracy), sum(counts.values()), result.token_usage)
+                          report.error_free, float(report.field_accuracy), sum(counts.values()), result.token_usage,
+                          "; ".join(reasons))
+
+
+def describe_attempt(attempt: dict[str, Any], score_text: str, reasons: list[str]) -> str:
+    """``score.txt``: who ran, how it ended, the verdict, and why it did not qualify."""
+    ended = attempt["status"] + (f" ({attempt['error']})" if attempt.get("error") else "")
+    head = (f"attempt {attempt['pack']} #{attempt['attempt']} by {attempt['agent']}: {ended}, "
+            f"{attempt['elapsed_seconds']:.2f} s of {attempt['time_limit_seconds']:g} s, "
+            f"{attempt['tool_calls_total']} tool calls")
+    why = ["why it did not qualify:", *(f"  - {r}" for r in reasons)] if reasons else []
+    return "\n".join([head, score_text, *why]) + "\n"

@@ -7,6 +7,7 @@ share a profile. A crashed or hung agent ends as that attempt's status; the batc
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import statistics
 from collections import defaultdict
@@ -16,6 +17,8 @@ from pathlib import Path
 from sandbox.evaluation.packs import Pack, list_packs, load_pack, pack_policy
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome, run_attempt
+
+SUMMARY_FILE = "summary.json"
 
 
 def resolve_packs(names: list[str]) -> list[Pack]:
@@ -67,6 +70,7 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
 
     try:
         outcomes = await asyncio.gather(*(one(pack, rep) for pack, rep in jobs))
+        write_summary(batch_dir, outcomes)
     finally:
         if bar is not None:
             bar.close()
@@ -92,6 +96,24 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
             "statuses": dict(sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())),
         })
     return rows
+
+
+def write_summary(batch_dir: Path, outcomes: list[AttemptOutcome]) -> Path:
+    """``summary.json``: the table's rows and one entry per attempt (with why it did not qualify)."""
+    path = Path(batch_dir) / SUMMARY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def format_reasons(attempts: list[dict]) -> str:
+    """One line per attempt that did not qualify (``attempts``: ``AttemptOutcome.to_json()`` dicts)."""
+    failed = [a for a in attempts if not a["qualified_pass"]]
+    if not failed:
+        return ""
+    return "\n".join(["not qualified:", *(f"  {Path(a['directory']).name}: {a.get('reason') or 'no reason recorded'}"
+                                          for a in failed)])
 
 
 def format_table(rows: list[dict]) -> str:

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
     from sandbox.runner.agents import AgentOptions, make_agent
-    from sandbox.runner.batch import format_table, resolve_packs, run_batch, summarise
+    from sandbox.runner.batch import format_reasons, format_table, resolve_packs, run_batch, summarise
 
     if args.repeats < 1 or args.concurrency < 1:
         print("sandbox run: --repeats and --concurrency must be at least 1", file=sys.stderr)
@@ -55,5 +55,8 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))
     else:
         print(format_table(rows))
+        reasons = format_reasons([o.to_json() for o in outcomes])
+        if reasons:
+            print(reasons)
         print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
