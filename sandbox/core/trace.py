@@ -81,6 +81,8 @@ class CallRecord(BaseModel):
     url_before: str | None = None
     url_after: str | None = None
     events: list[dict[str, Any]] = Field(default_factory=list)
+    screenshot: str | None = Field(None, description="The active tab's viewport PNG after the call, relative to "
+                                                     "the trace's folder (e.g. shots/12.png); None when not taken.")
 
 
 class RunEnd(BaseModel):

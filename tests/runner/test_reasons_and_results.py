@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 import pytest
 
 from sandbox import FIXTURES_DIR
@@ -65,6 +66,9 @@ def test_sandbox_run_prints_the_reason_after_the_table(tmp_path, capsys):
     table_end = next(i for i, line in enumerate(printed) if line.startswith("bid-intake "))
     assert printed[table_end + 1] == "not qualified:"
     assert printed[table_end + 2].startswith("  bid-intake-1: agent error: agent exited with status 127")
+    report = Path(printed[-1].removeprefix("report: "))
+    assert printed[-1].startswith("report: ") and report.name == "report.html" and report.is_file()
+    assert (report.parent / "bid-intake-1" / "report.html").is_file()
 
 
 def test_reasons_put_gates_with_seq_before_fields(capsys):

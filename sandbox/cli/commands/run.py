@@ -59,4 +59,9 @@ def command(args: argparse.Namespace) -> int:
         if reasons:
             print(reasons)
         print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
+    if outcomes:
+        from sandbox.runner.report import write_reports
+
+        report = write_reports(outcomes[0].directory.parent)[0]
+        print(f"report: {report}", file=sys.stderr if args.json else sys.stdout)
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
