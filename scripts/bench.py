@@ -1,7 +1,7 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
 scoring speed, and runner throughput. Prints every measurement and ratio.
 
-    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--json FILE]
+    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--only report] [--json FILE]
 """
 
 from __future__ import annotations
@@ -181,13 +181,60 @@ async def runner_side(repeats: int) -> dict:
             "batch_all_passed": all(o.qualified_pass for o in serial + parallel)}
 
 
+# --- issue 11: screenshots and reports ------------------------------------------------------
+
+async def report_side(rounds: int) -> dict:
+    """Attempt wall time with ``--screenshots all`` vs ``none`` (the reviewed packs' reference
+    attempts, modes alternated round by round so machine noise hits both), and the time to write
+    the HTML reports of one batch."""
+    from sandbox.evaluation.packs import list_packs
+    from sandbox.runner.batch import run_batch
+    from sandbox.runner.report import write_reports
+    from toolserver.api import Sandbox
+
+    reviewed = [p for p in list_packs() if p.card.reviewed]
+    out = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    seconds: dict[str, list[float]] = {"none": [], "all": []}
+    async with Sandbox() as sandbox:
+        await run_batch(reviewed, "reference", out=out / "warm-up", progress=False, sandbox=sandbox, screenshots="none")
+        for round_number in range(rounds):
+            for mode in ("none", "all") if round_number % 2 == 0 else ("all", "none"):
+                outcomes = await run_batch(reviewed, "reference", out=out / mode, progress=False, sandbox=sandbox,
+                                           screenshots=mode)
+                assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
+                seconds[mode].append(sum(o.elapsed_seconds for o in outcomes))
+        batch = outcomes[0].directory.parent
+    t = time.perf_counter()
+    written = write_reports(batch)
+    report_s = time.perf_counter() - t
+    none, shots = statistics.median(seconds["none"]), statistics.median(seconds["all"])
+    return {"report_rounds": rounds, "report_attempts_per_round": len(reviewed),
+            "attempts_s_screenshots_none": none, "attempts_s_screenshots_all": shots,
+            "screenshot_overhead": shots / none - 1, "report_write_s": report_s, "report_files": len(written)}
+
+
+def print_report_side(results: dict) -> None:
+    print(f"{results['report_attempts_per_round']} reference attempts, median of {results['report_rounds']} rounds: "
+          f"screenshots none {results['attempts_s_screenshots_none']:.2f} s, all "
+          f"{results['attempts_s_screenshots_all']:.2f} s, overhead {results['screenshot_overhead'] * 100:+.1f} % "
+          f"(goal <= +15 %)")
+    print(f"HTML reports of one batch ({results['report_files']} files): {results['report_write_s']:.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--only", choices=["report"], help="run one section: report (screenshot cost, HTML reports)")
     args = parser.parse_args()
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
+    if args.only == "report":
+        results = asyncio.run(report_side(2 if args.quick else 6))
+        print_report_side(results)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
 
     from sandbox.evaluation.scoring import bench_scoring
 
@@ -199,6 +246,7 @@ def main() -> int:
     results["snapshot_ratio"] = box["sandbox_snapshot_p50_ms"] / box["raw_snapshot_p50_ms"]
     if not args.skip_runner:
         results.update(asyncio.run(runner_side(repeats)))
+        results.update(asyncio.run(report_side(2 if args.quick else 6)))
 
     print(f"session start -> first page (p50, warm browser): sandbox {box['sandbox_start_p50_ms']:.1f} ms, "
           f"raw Playwright {box['raw_start_p50_ms']:.1f} ms, ratio {results['start_ratio']:.2f} (goal <= 1.15, p50 <= 150 ms)")
@@ -213,6 +261,7 @@ def main() -> int:
         print(f"{results['batch_attempts']} attempts: concurrency 1 {results['concurrency1_s']:.1f} s, concurrency 5 "
               f"{results['concurrency5_s']:.1f} s, ratio {results['concurrency_ratio']:.2f} (goal <= 0.6), "
               f"all passed: {results['batch_all_passed']}")
+        print_report_side(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0

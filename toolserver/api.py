@@ -68,16 +68,18 @@ class Sandbox:
 
     def create_run(self, pack: str | None = None, *, policy: Policy | None = None, mode: str | None = None,
                    block_state_changes: bool | None = None, trace_path: Path | None = None,
-                   header: dict | None = None, mirror_roots: tuple[Path, ...] | None = None) -> Run:
+                   header: dict | None = None, mirror_roots: tuple[Path, ...] | None = None,
+                   screenshot_dir: Path | None = None) -> Run:
         """A new run: its policy given directly, or resolved from ``pack`` (``mode`` overrides
         the server's enforce/observe setting, ``block_state_changes`` the server's default).
         ``mirror_roots`` gives the run its own mirror instead of the server's, on the same
-        warm browser."""
+        warm browser. ``screenshot_dir`` keeps a viewport PNG after each call there (default: the
+        server's ``screenshot_dir``/<run id>, or none)."""
         block = self.config.block_state_changes if block_state_changes is None else block_state_changes
         if policy is None:
             policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
-        run = Run(self.host, self.config, policy, self.registry, trace_path, header, store)
+        run = Run(self.host, self.config, policy, self.registry, trace_path, header, store, screenshot_dir)
         self.runs[run.id] = run
         return run
 

@@ -31,6 +31,7 @@ from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.config import ServerConfig
 from toolserver.errors import BrowserActionFailed, NoSession, PolicyViolation, ToolError, UnknownRun
+from toolserver.media import capture_screenshot
 from toolserver.registry import ToolRegistry
 
 log = logging.getLogger("toolserver.dispatch")
@@ -60,8 +61,11 @@ class CallContext:
 class Run:
     def __init__(self, host: br.BrowserHost, config: ServerConfig, policy: Policy, registry: ToolRegistry,
                  trace_path: Path | None = None, extra_header: dict | None = None,
-                 store: MirrorStore | None = None) -> None:
+                 store: MirrorStore | None = None, screenshot_dir: Path | None = None) -> None:
         self.id = f"run_{secrets.token_hex(6)}"
+        if screenshot_dir is None and config.screenshot_dir is not None:
+            screenshot_dir = Path(config.screenshot_dir) / self.id
+        self.screenshot_dir = screenshot_dir     # None: no screenshots (toolserver.media)
         self.host, self.config, self.policy, self.registry = host, config, policy, registry
         self.store = store or host.store    # a run may carry its own mirror (a changed-mirror test)
         self._snapshot_numbers = itertools.count(1)
@@ -174,12 +178,13 @@ class Run:
             url_after = tab.url if tab else None
             if result is not None and url_before is None and url_after is None:
                 url_after = result.get("url")
+            screenshot = await capture_screenshot(self, ctx, name, tab)
             record = dict(
                 type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
                 error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
                 wall_end=wall_now(), session_id=session.id if session else None,
                 tab=tab.id if tab else None, url_before=url_before, url_after=url_after,
-                events=ctx.events)
+                events=ctx.events, screenshot=screenshot)
             self.trace.write(record)  # a plain dict: writing the line can never fail validation
             return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 

@@ -7,6 +7,7 @@ agent, then scoring; everything lands in the attempt's folder.
     <attempt>/score.json    the reviewed scoring pack's verdict plus the gates
     <attempt>/score.txt     the same verdict for people, with why it did not qualify
     <attempt>/attempt.json  pack, agent, site key, times, exit status, counts, usage, versions
+    <attempt>/shots/<seq>.png  the active tab after each call (``screenshots``: all, failures, none)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -30,6 +32,8 @@ from sandbox.runner.reasons import failure_reasons
 from sandbox.core.trace import read_trace
 
 ISSUED_SITE_KEYS: set[str] = set()
+SCREENSHOT_MODES = ("all", "failures", "none")
+SHOTS_FOLDER = "shots"
 
 
 def new_site_key() -> str:
@@ -72,7 +76,11 @@ class AttemptOutcome:
 async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, sandbox_url: str | None = None,
                       attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
                       block_state_changes: bool | None = None,
-                      mirror_roots: tuple[Path, ...] | None = None) -> AttemptOutcome:
+                      mirror_roots: tuple[Path, ...] | None = None, screenshots: str = "all") -> AttemptOutcome:
+    """``screenshots``: ``all`` keeps a viewport PNG after every call, ``failures`` only for an
+    attempt that does not qualify, ``none`` takes none."""
+    if screenshots not in SCREENSHOT_MODES:
+        raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     directory.mkdir(parents=True, exist_ok=True)
     site_key = new_site_key()
     while site_key in sandbox.host.profiles:   # never-issued also means the server has never seen it
@@ -80,7 +88,8 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
     block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
     run = sandbox.create_run(policy=pack.policy(policy or sandbox.config.policy, block), trace_path=directory / "trace.jsonl",
                              header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number},
-                             mirror_roots=mirror_roots)
+                             mirror_roots=mirror_roots,
+                             screenshot_dir=None if screenshots == "none" else directory / SHOTS_FOLDER)
     prompt = pack.render_prompt(site_key)
     (directory / "prompt.txt").write_text(prompt, encoding="utf-8")
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
@@ -103,6 +112,8 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
     report = score_attempt(pack, result.output, trace, elapsed, site_key=site_key)
     score = report.model_dump(mode="json")
     (directory / "score.json").write_text(json.dumps(score, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if screenshots == "failures" and report.qualified_pass:
+        shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
     attempt = {
         "pack": pack.id, "scoring_pack": pack.card.scoring_pack, "agent": agent.name, "attempt": attempt_number,

@@ -139,3 +139,22 @@ def test_nothing_to_report_is_a_clear_error(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "nothing to report" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing")]) == 2
+
+
+async def test_report_shows_each_calls_screenshot(sandbox, tmp_path):
+    from sandbox.evaluation.packs import load_pack
+    from sandbox.runner.agents.reference_agent import ReferenceAgent
+    from sandbox.runner.attempt import run_attempt
+
+    outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "controlled-form-1")
+    assert main(["report", str(outcome.directory)]) == 0
+    page, context, requests = await open_report(sandbox, outcome.directory / "report.html")
+    try:
+        images = page.locator("article.call img")
+        assert await images.count() == outcome.tool_calls - 1          # every call but browser_close
+        widths = await images.evaluate_all("imgs => imgs.map(i => i.complete ? i.naturalWidth : -1)")
+        assert set(widths) == {sandbox.config.viewport[0]}
+        assert await broken_links(page, outcome.directory) == []
+    finally:
+        await context.close()
+    assert [url for url in requests if not url.startswith("file://")] == []

@@ -26,6 +26,9 @@ def register(subparsers) -> None:
     p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
                    help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")
+    p.add_argument("--screenshots", choices=["all", "failures", "none"], default="all",
+                   help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
+                        "(kept only for attempts that did not qualify), none")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
 
@@ -49,7 +52,8 @@ def command(args: argparse.Namespace) -> int:
     outcomes = asyncio.run(run_batch(packs, args.agent, repeats=args.repeats, concurrency=args.concurrency,
                                      out=args.out, options=options, progress=not args.no_progress and not args.json,
                                      time_limit=args.time_limit, policy=args.policy,
-                                     block_state_changes=args.block_state_changes or None))
+                                     block_state_changes=args.block_state_changes or None,
+                                     screenshots=args.screenshots))
     rows = summarise(outcomes)
     if args.json:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))

@@ -19,6 +19,8 @@ def register(subparsers) -> None:
                    help="for runs with a pack: refuse (enforce) or only record (observe) URL violations")
     p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
+    p.add_argument("--screenshots", type=Path, metavar="DIR",
+                   help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)")
     p.set_defaults(func=serve)
 
 
@@ -32,7 +34,7 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
-                  dialogs=args.dialogs)
+                  dialogs=args.dialogs, screenshot_dir=args.screenshots)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     config = ServerConfig(**kwargs)
