@@ -13,6 +13,7 @@ def register(subparsers) -> None:
                                           "attempt folder; older folders work too (what is missing is named in the "
                                           "report). Exit 0 when written, 2 when the folder holds nothing to report.")
     p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
     p.set_defaults(func=command)
 
 
@@ -25,4 +26,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
     print(f"report: {written[0]}" + (f" (and {len(written) - 1} attempt reports)" if len(written) > 1 else ""))
+    if args.junit:
+        from sandbox.runner.junit import write_junit
+
+        print(f"junit: {write_junit(args.folder, args.junit)}")
     return 0

@@ -29,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--screenshots", choices=["all", "failures", "none"], default="all",
                    help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
                         "(kept only for attempts that did not qualify), none")
+    p.add_argument("--junit", type=Path, metavar="FILE",
+                   help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
 
@@ -68,4 +70,9 @@ def command(args: argparse.Namespace) -> int:
 
         report = write_reports(outcomes[0].directory.parent)[0]
         print(f"report: {report}", file=sys.stderr if args.json else sys.stdout)
+        if args.junit:
+            from sandbox.runner.junit import write_junit
+
+            print(f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
+                  file=sys.stderr if args.json else sys.stdout)
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
