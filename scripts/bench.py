@@ -184,9 +184,9 @@ async def runner_side(repeats: int) -> dict:
 # --- issue 11: screenshots and reports ------------------------------------------------------
 
 async def report_side(rounds: int) -> dict:
-    """Attempt wall time with ``--screenshots all`` vs ``none`` (the reviewed packs' reference
-    attempts, modes alternated round by round so machine noise hits both), and the time to write
-    the HTML reports of one batch."""
+    """Attempt wall time with nothing kept, ``--screenshots all``, the Playwright trace, and both
+    (the reviewed packs' reference attempts; the order of the modes flips every round so machine
+    noise hits all), and the time to write the HTML reports of one batch."""
     from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch
     from sandbox.runner.report import write_reports
@@ -194,30 +194,37 @@ async def report_side(rounds: int) -> dict:
 
     reviewed = [p for p in list_packs() if p.card.reviewed]
     out = Path(tempfile.mkdtemp(prefix="bench-report-"))
-    seconds: dict[str, list[float]] = {"none": [], "all": []}
+    modes = {"none": ("none", False), "all": ("all", False), "trace": ("none", True), "all+trace": ("all", True)}
+    seconds: dict[str, list[float]] = {mode: [] for mode in modes}
     async with Sandbox() as sandbox:
-        await run_batch(reviewed, "reference", out=out / "warm-up", progress=False, sandbox=sandbox, screenshots="none")
+        await run_batch(reviewed, "reference", out=out / "warm-up", progress=False, sandbox=sandbox, screenshots="none",
+                        playwright_trace=False)
         for round_number in range(rounds):
-            for mode in ("none", "all") if round_number % 2 == 0 else ("all", "none"):
+            order = list(modes) if round_number % 2 == 0 else list(reversed(modes))
+            for mode in order:
+                screenshots, trace = modes[mode]
                 outcomes = await run_batch(reviewed, "reference", out=out / mode, progress=False, sandbox=sandbox,
-                                           screenshots=mode)
+                                           screenshots=screenshots, playwright_trace=trace)
                 assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
                 seconds[mode].append(sum(o.elapsed_seconds for o in outcomes))
         batch = outcomes[0].directory.parent
     t = time.perf_counter()
     written = write_reports(batch)
     report_s = time.perf_counter() - t
-    none, shots = statistics.median(seconds["none"]), statistics.median(seconds["all"])
+    median = {mode: statistics.median(values) for mode, values in seconds.items()}
     return {"report_rounds": rounds, "report_attempts_per_round": len(reviewed),
-            "attempts_s_screenshots_none": none, "attempts_s_screenshots_all": shots,
-            "screenshot_overhead": shots / none - 1, "report_write_s": report_s, "report_files": len(written)}
+            **{f"attempts_s_{mode}": value for mode, value in median.items()},
+            **{f"overhead_{mode}": median[mode] / median["none"] - 1 for mode in modes if mode != "none"},
+            "report_write_s": report_s, "report_files": len(written)}
 
 
 def print_report_side(results: dict) -> None:
-    print(f"{results['report_attempts_per_round']} reference attempts, median of {results['report_rounds']} rounds: "
-          f"screenshots none {results['attempts_s_screenshots_none']:.2f} s, all "
-          f"{results['attempts_s_screenshots_all']:.2f} s, overhead {results['screenshot_overhead'] * 100:+.1f} % "
-          f"(goal <= +15 %)")
+    print(f"{results['report_attempts_per_round']} reference attempts, summed wall time, median of "
+          f"{results['report_rounds']} rounds: nothing kept {results['attempts_s_none']:.2f} s")
+    for mode, label in (("all", "--screenshots all"), ("trace", "Playwright trace"),
+                        ("all+trace", "--screenshots all + Playwright trace")):
+        print(f"  {label}: {results[f'attempts_s_{mode}']:.2f} s, overhead {results[f'overhead_{mode}'] * 100:+.1f} %"
+              + (" (goal <= +15 %)" if mode == "all" else ""))
     print(f"HTML reports of one batch ({results['report_files']} files): {results['report_write_s']:.2f} s")
 
 

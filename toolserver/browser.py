@@ -28,6 +28,7 @@ from sandbox.core.mirrors import MirrorStore
 from toolserver import pdf
 from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
+from toolserver.media import start_playwright_trace, stop_playwright_trace
 
 log = logging.getLogger("toolserver.browser")
 
@@ -430,6 +431,7 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     context = await host.browser.new_context(
         storage_state=host.profiles.get(key), service_workers="block", accept_downloads=True,
         viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
+    await start_playwright_trace(run, context)
     host.profiles.setdefault(key, {"cookies": [], "origins": []})
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
                       profile_new=profile_new, run=run, context=context)
@@ -465,6 +467,7 @@ async def close_session(session: Session) -> None:
             host.profiles[key] = await session.context.storage_state()
     except Exception as exc:
         log.warning("could not save profile %s: %s", key, exc)
+    await stop_playwright_trace(session.run, session.context)
     try:
         await session.context.close()
     except PlaywrightError:  # the browser is gone already

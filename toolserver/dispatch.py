@@ -31,7 +31,7 @@ from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.config import ServerConfig
 from toolserver.errors import BrowserActionFailed, NoSession, PolicyViolation, ToolError, UnknownRun
-from toolserver.media import capture_screenshot
+from toolserver.media import finish_screenshot, start_screenshot
 from toolserver.registry import ToolRegistry
 
 log = logging.getLogger("toolserver.dispatch")
@@ -61,11 +61,15 @@ class CallContext:
 class Run:
     def __init__(self, host: br.BrowserHost, config: ServerConfig, policy: Policy, registry: ToolRegistry,
                  trace_path: Path | None = None, extra_header: dict | None = None,
-                 store: MirrorStore | None = None, screenshot_dir: Path | None = None) -> None:
+                 store: MirrorStore | None = None, screenshot_dir: Path | None = None,
+                 playwright_trace_dir: Path | None = None) -> None:
         self.id = f"run_{secrets.token_hex(6)}"
         if screenshot_dir is None and config.screenshot_dir is not None:
             screenshot_dir = Path(config.screenshot_dir) / self.id
         self.screenshot_dir = screenshot_dir     # None: no screenshots (toolserver.media)
+        if playwright_trace_dir is None and config.playwright_trace_dir is not None:
+            playwright_trace_dir = Path(config.playwright_trace_dir) / self.id
+        self.playwright_trace_dir = playwright_trace_dir   # None: no Playwright trace
         self.host, self.config, self.policy, self.registry = host, config, policy, registry
         self.store = store or host.store    # a run may carry its own mirror (a changed-mirror test)
         self._snapshot_numbers = itertools.count(1)
@@ -140,6 +144,7 @@ class Run:
     async def call(self, name: str, raw_args: Any) -> dict:
         """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}."""
         async with self._lock:
+            await finish_screenshot(self)        # the previous call's picture, before this call acts
             self.seq += 1
             ctx = CallContext(self, self.seq, name)
             self.current = ctx
@@ -178,7 +183,7 @@ class Run:
             url_after = tab.url if tab else None
             if result is not None and url_before is None and url_after is None:
                 url_after = result.get("url")
-            screenshot = await capture_screenshot(self, ctx, name, tab)
+            screenshot = start_screenshot(self, ctx, name, tab)
             record = dict(
                 type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
                 error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
@@ -204,6 +209,7 @@ class Run:
             if self.closed:
                 return
             self.closed = True
+            await finish_screenshot(self)
             for session in list(self.sessions.values()):
                 await br.close_session(session)
             self.trace.close(reason)

@@ -1,9 +1,13 @@
 """What the tool server keeps for people to look at, beside the trace: a viewport PNG of the
-active tab after each tool call (``shots/<seq>.png``, named in the call's trace line).
+active tab after each tool call (``shots/<seq>.png``, named in the call's trace line), and a
+Playwright trace of each session (``playwright-trace.zip``: screenshots and DOM snapshots,
+opened with ``playwright show-trace``).
 
-Called from one place, the dispatcher, once a call has ended. A screenshot that cannot be
-taken is never the call's failure: it is recorded as a ``screenshot_failed`` event of that
-call and the line names no file. Imports only Playwright's error type and the config.
+Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
+``finish_screenshot`` before the run's next call and when the run closes. Playwright traces
+from the browser only: ``start_playwright_trace`` when a session opens, ``stop_playwright_trace``
+before it closes. Neither is ever a call's failure: what cannot be kept is an event
+(``screenshot_failed``, ``playwright_trace_failed``). Imports only Playwright (the bottom layer).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 
 NO_SCREENSHOT_TOOLS = frozenset({"list_tools", "browser_close"})
 _cdp_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # page -> its CDP session
+_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -> its capture in progress
 
 
 def screenshot_name(file: Path, trace_path: Path | None) -> str:
@@ -31,21 +36,34 @@ def screenshot_name(file: Path, trace_path: Path | None) -> str:
     return str(Path(file).resolve())
 
 
-async def capture_screenshot(run: Any, ctx: Any, tool: str, tab: Any) -> str | None:
-    """The active tab's viewport after call ``ctx.seq`` of ``run``, or None (not asked for, no tab, or failed)."""
+def start_screenshot(run: Any, ctx: Any, tool: str, tab: Any) -> str | None:
+    """Begin the viewport capture after call ``ctx.seq`` and return the name its trace line
+    carries (None: not asked for, or no open tab). The capture overlaps whatever the agent does
+    next; ``finish_screenshot`` awaits it before the run's next call can touch the page."""
     folder = run.screenshot_dir
     if folder is None or tab is None or tab.closed or tool in NO_SCREENSHOT_TOOLS:
         return None
     file = Path(folder) / f"{ctx.seq}.png"
+    _pending[run] = asyncio.ensure_future(_capture(run, ctx, tab, file))
+    return screenshot_name(file, run.trace.path)
+
+
+async def finish_screenshot(run: Any) -> None:
+    """Wait for the capture begun after the previous call (called before the next call and at close)."""
+    pending = _pending.pop(run, None)
+    if pending is not None:
+        await pending
+
+
+async def _capture(run: Any, ctx: Any, tab: Any, file: Path) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         png = await asyncio.wait_for(_viewport_png(tab.page), run.config.screenshot_timeout_ms / 1000)
         file.write_bytes(png)
     except asyncio.TimeoutError:
-        return _failed(run, ctx, tab, file, f"no screenshot within {run.config.screenshot_timeout_ms} ms")
+        _failed(run, ctx, tab, file, f"no screenshot within {run.config.screenshot_timeout_ms} ms")
     except (PlaywrightError, OSError) as exc:
-        return _failed(run, ctx, tab, file, str(exc).splitlines()[0][:300])
-    return screenshot_name(file, run.trace.path)
+        _failed(run, ctx, tab, file, str(exc).splitlines()[0][:300])
 
 
 async def _viewport_png(page: Any) -> bytes:
@@ -59,8 +77,41 @@ async def _viewport_png(page: Any) -> bytes:
 
 
 def _failed(run: Any, ctx: Any, tab: Any, file: Path, error: str) -> None:
-    run.current = ctx          # the event belongs to the call that just ended
+    """A ``screenshot_failed`` event of the call (its trace line, already written, names the
+    file that was not written)."""
+    run.current = ctx          # the event belongs to the call the screenshot follows
     try:
         run.record_event("screenshot_failed", {"file": str(file), "error": error}, tab=tab)
     finally:
         run.current = None
+
+
+PLAYWRIGHT_TRACE = "playwright-trace"
+
+
+async def start_playwright_trace(run: Any, context: Any) -> None:
+    """Record the session's actions, screenshots and DOM snapshots (when the run asks for it)."""
+    if getattr(run, "playwright_trace_dir", None) is None:
+        return
+    try:
+        await context.tracing.start(screenshots=True, snapshots=True, title=getattr(run, "id", None))
+    except PlaywrightError as exc:
+        run.record_event("playwright_trace_failed", {"step": "start", "error": str(exc).splitlines()[0][:300]})
+
+
+async def stop_playwright_trace(run: Any, context: Any) -> None:
+    """Save the session's trace as ``playwright-trace.zip`` (``-2``, ``-3``... for a run's later sessions)."""
+    folder = getattr(run, "playwright_trace_dir", None)
+    if folder is None:
+        return
+    folder = Path(folder)
+    path, number = folder / f"{PLAYWRIGHT_TRACE}.zip", 1
+    while path.exists():
+        number += 1
+        path = folder / f"{PLAYWRIGHT_TRACE}-{number}.zip"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        await context.tracing.stop(path=str(path))
+    except (PlaywrightError, OSError) as exc:
+        run.record_event("playwright_trace_failed", {"step": "stop", "file": str(path),
+                                                     "error": str(exc).splitlines()[0][:300]})

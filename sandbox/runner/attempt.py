@@ -8,6 +8,7 @@ agent, then scoring; everything lands in the attempt's folder.
     <attempt>/score.txt     the same verdict for people, with why it did not qualify
     <attempt>/attempt.json  pack, agent, site key, times, exit status, counts, usage, versions
     <attempt>/shots/<seq>.png  the active tab after each call (``screenshots``: all, failures, none)
+    <attempt>/playwright-trace.zip  each session's Playwright trace (``playwright_trace``)
 """
 
 from __future__ import annotations
@@ -76,9 +77,11 @@ class AttemptOutcome:
 async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, sandbox_url: str | None = None,
                       attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
                       block_state_changes: bool | None = None,
-                      mirror_roots: tuple[Path, ...] | None = None, screenshots: str = "all") -> AttemptOutcome:
+                      mirror_roots: tuple[Path, ...] | None = None, screenshots: str = "all",
+                      playwright_trace: bool = True) -> AttemptOutcome:
     """``screenshots``: ``all`` keeps a viewport PNG after every call, ``failures`` only for an
-    attempt that does not qualify, ``none`` takes none."""
+    attempt that does not qualify, ``none`` takes none. ``playwright_trace`` saves each
+    session's Playwright trace (``playwright show-trace``)."""
     if screenshots not in SCREENSHOT_MODES:
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     directory.mkdir(parents=True, exist_ok=True)
@@ -89,7 +92,8 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
     run = sandbox.create_run(policy=pack.policy(policy or sandbox.config.policy, block), trace_path=directory / "trace.jsonl",
                              header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number},
                              mirror_roots=mirror_roots,
-                             screenshot_dir=None if screenshots == "none" else directory / SHOTS_FOLDER)
+                             screenshot_dir=None if screenshots == "none" else directory / SHOTS_FOLDER,
+                             playwright_trace_dir=directory if playwright_trace else None)
     prompt = pack.render_prompt(site_key)
     (directory / "prompt.txt").write_text(prompt, encoding="utf-8")
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds

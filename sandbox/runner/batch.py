@@ -34,7 +34,8 @@ def slug(text: str) -> str:
 async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, concurrency: int = 1,
                     out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
                     sandbox=None, time_limit: float | None = None, policy: str | None = None,
-                    block_state_changes: bool | None = None, screenshots: str = "all") -> list[AttemptOutcome]:
+                    block_state_changes: bool | None = None, screenshots: str = "all",
+                    playwright_trace: bool = True) -> list[AttemptOutcome]:
     from aiohttp import web
 
     from toolserver.api import Sandbox
@@ -62,7 +63,8 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
             agent = make_agent(agent_spec, options)
             outcome = await run_attempt(sandbox, pack, agent, batch_dir / f"{pack.id}-{rep}", sandbox_url=url,
                                         attempt_number=rep, time_limit=time_limit, policy=policy,
-                                        block_state_changes=block_state_changes, screenshots=screenshots)
+                                        block_state_changes=block_state_changes, screenshots=screenshots,
+                                        playwright_trace=playwright_trace)
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)

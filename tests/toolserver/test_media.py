@@ -50,10 +50,11 @@ async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandb
                                                      "url": f"{SITE}/"})
     await run.close()
     assert reply["ok"]
-    [call] = read_trace(tmp_path / "trace.jsonl").calls
-    assert call.ok and call.screenshot is None
-    [event] = [e for e in call.events if e["kind"] == "screenshot_failed"]
-    assert event["seq"] == call.seq and "not-a-folder" in event["data"]["file"] and event["data"]["error"]
+    trace = read_trace(tmp_path / "trace.jsonl")
+    [call] = trace.calls
+    assert call.ok and call.screenshot == "not-a-folder/1.png" and not (tmp_path / call.screenshot).exists()
+    [event] = [e for e in trace.events if e.kind == "screenshot_failed"]
+    assert event.seq == call.seq and "not-a-folder" in event.data["file"] and event.data["error"]
 
 
 async def test_attempt_screenshot_modes(sandbox, tmp_path):

@@ -29,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--screenshots", choices=["all", "failures", "none"], default="all",
                    help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
                         "(kept only for attempts that did not qualify), none")
+    p.add_argument("--no-playwright-trace", dest="playwright_trace", action="store_false",
+                   help="do not save each session's Playwright trace (<attempt>/playwright-trace.zip)")
     p.add_argument("--junit", type=Path, metavar="FILE",
                    help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify")
     p.add_argument("--no-progress", action="store_true")
@@ -55,7 +57,7 @@ def command(args: argparse.Namespace) -> int:
                                      out=args.out, options=options, progress=not args.no_progress and not args.json,
                                      time_limit=args.time_limit, policy=args.policy,
                                      block_state_changes=args.block_state_changes or None,
-                                     screenshots=args.screenshots))
+                                     screenshots=args.screenshots, playwright_trace=args.playwright_trace))
     rows = summarise(outcomes)
     if args.json:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))

@@ -21,6 +21,8 @@ def register(subparsers) -> None:
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
     p.add_argument("--screenshots", type=Path, metavar="DIR",
                    help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)")
+    p.add_argument("--playwright-traces", type=Path, metavar="DIR",
+                   help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip")
     p.set_defaults(func=serve)
 
 
@@ -34,7 +36,8 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
-                  dialogs=args.dialogs, screenshot_dir=args.screenshots)
+                  dialogs=args.dialogs, screenshot_dir=args.screenshots,
+                  playwright_trace_dir=args.playwright_traces)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     config = ServerConfig(**kwargs)
