@@ -3,7 +3,7 @@ no request beyond the folder's own screenshots).
 
     write_reports(folder) -> [paths]   a batch folder: every attempt's report.html and the
                                        batch's; an attempt folder: its report.html
-    write_attempt_report(folder, divergence=None) -> path
+    write_attempt_report(folder, divergence=None, target=None) -> path
     NothingToReport                    the folder holds no attempt at all
 
 Presentation above evaluation: reads attempt folders (``sandbox.runner.folders``) and the
@@ -54,10 +54,11 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
         batch_link=(folder.path.parent / REPORT_FILE).is_file(), folder_name=folder.name, version=__version__)
 
 
-def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None,
-                         name: str = REPORT_FILE) -> Path:
+def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None) -> Path:
+    """The attempt's page (``<attempt>/report.html`` unless ``target``). Links inside it are
+    relative to the attempt folder, so a ``target`` elsewhere shows no screenshots."""
     folder = AttemptFolder.load(path)
-    target = folder.path / name
+    target = Path(target) if target is not None else folder.path / REPORT_FILE
     target.write_text(render_attempt(folder, divergence=divergence), encoding="utf-8")
     return target
 
