@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import socket
+import sys
 from pathlib import Path
 
 
@@ -41,6 +44,30 @@ def serve(args: argparse.Namespace) -> int:
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     config = ServerConfig(**kwargs)
+    problem = listen_problem(args.host, args.port)
+    if problem:
+        print(f"sandbox serve: {problem}", file=sys.stderr)
+        return 2
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
     web.run_app(create_app(config, policies=pack_policy), host=args.host, port=args.port, print=None)
     return 0
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port (checked before Chromium starts), or None."""
+    if not 0 < port < 65536:
+        return f"--port {port} is not a TCP port: give a number from 1 to 65535"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"--host {host!r} is not an address of this machine ({exc.strerror}): use e.g. 127.0.0.1"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as aiohttp binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            hint = "choose another --port or stop the process using it" if exc.errno == errno.EADDRINUSE \
+                else "use an address of this machine (e.g. 127.0.0.1) and a port you may open"
+            return f"cannot listen on {host}:{port}: {exc.strerror}; {hint}"
+    return None
