@@ -78,10 +78,11 @@ async def run_attempt(sandbox, pack: Pack, agent: Agent, directory: Path, *, san
                       attempt_number: int = 1, time_limit: float | None = None, policy: str | None = None,
                       block_state_changes: bool | None = None,
                       mirror_roots: tuple[Path, ...] | None = None, screenshots: str = "all",
-                      playwright_trace: bool = True) -> AttemptOutcome:
+                      playwright_trace: bool = False) -> AttemptOutcome:
     """``screenshots``: ``all`` keeps a viewport PNG after every call, ``failures`` only for an
     attempt that does not qualify, ``none`` takes none. ``playwright_trace`` saves each
-    session's Playwright trace (``playwright show-trace``)."""
+    session's Playwright trace (``playwright show-trace``; off by default: it costs more than
+    the screenshots, see README Speed)."""
     if screenshots not in SCREENSHOT_MODES:
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     directory.mkdir(parents=True, exist_ok=True)

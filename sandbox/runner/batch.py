@@ -21,6 +21,10 @@ from sandbox.runner.attempt import AttemptOutcome, run_attempt
 SUMMARY_FILE = "summary.json"
 
 
+class AgentUnavailable(Exception):
+    """The agent cannot work at all (e.g. its model endpoint does not answer): no attempt is run."""
+
+
 def resolve_packs(names: list[str]) -> list[Pack]:
     if not names or names == ["all"]:
         return list_packs()
@@ -35,13 +39,16 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
                     out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
                     sandbox=None, time_limit: float | None = None, policy: str | None = None,
                     block_state_changes: bool | None = None, screenshots: str = "all",
-                    playwright_trace: bool = True) -> list[AttemptOutcome]:
+                    playwright_trace: bool = False) -> list[AttemptOutcome]:
     from aiohttp import web
 
     from toolserver.api import Sandbox
     from toolserver.transports.http import create_app
 
-    make_agent(agent_spec, options)  # fail early on a bad spec
+    check = getattr(make_agent(agent_spec, options), "preflight", None)   # fail early on a bad spec
+    problem = await check() if check else None    # once, so N attempts do not fail the same way
+    if problem:
+        raise AgentUnavailable(problem)
     owned = sandbox is None
     if owned:
         sandbox = await Sandbox(policies=pack_policy).start()

@@ -38,7 +38,7 @@ async def serve_viewer(trace_zip: Path) -> tuple[web.AppRunner, str]:
 async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, tmp_path):
     assert (VIEWER / "index.html").is_file(), f"no trace viewer in the Playwright package at {VIEWER}"
     outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "attempt",
-                                screenshots="none")
+                                screenshots="none", playwright_trace=True)
     trace_zip = outcome.directory / "playwright-trace.zip"
     with zipfile.ZipFile(trace_zip) as archive:
         assert {"trace.trace", "trace.network"} <= set(archive.namelist())

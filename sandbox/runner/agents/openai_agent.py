@@ -20,6 +20,9 @@ schemas never adds a line to the measured trace. Every tool call the model makes
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
 passed through as the raw string, so the sandbox rejects and records them as sent; empty
 arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers.
+The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
+(``sandbox.runner.transcript``). Errors name the endpoint; ``preflight`` checks once, before a
+batch, that the endpoint answers at all.
 
 Cassettes (vcrpy): requests match on method, scheme, host, port and path, in order — bodies
 are not matched because they hold run-specific values (session ids, tool results). The
@@ -41,15 +44,18 @@ from typing import Any
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
+from sandbox.runner.transcript import Transcript
 
 KIND = "openai"
 USAGE = "openai:MODEL"
+USES_OPTIONS = ("base_url", "cassette", "record_mode", "max_turns")
 
 SYSTEM_PROMPT = ("You are a browser agent. Do the task using only the browser tools provided, following "
                  "every rule in the task exactly, and end with your final answer as plain text.")
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
 CHAT_PATH = "/chat/completions"
+PREFLIGHT_TIMEOUT_S = 10.0
 NOT_RECORDED_HEADERS = ("authorization", "openai-organization", "openai-project", "cookie")
 _CASSETTE_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = weakref.WeakKeyDictionary()
 
@@ -164,6 +170,9 @@ class OpenAIAgent:
                                     max_retries=0 if self.replaying() else 2)
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": task.prompt}]
+        transcript = Transcript(task.workdir)
+        for message in messages:
+            transcript.write(message)
         tools = function_tools(await task.client.list_tools())
         usage: dict[str, int] | None = None
         output = ""
@@ -175,9 +184,11 @@ class OpenAIAgent:
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, openai.OpenAIError) and cassette_failure(exc) is None:
                         raise
-                    return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                                       error=self.describe_failure(exc, details["turns"] + 1))
+                    error = self.describe_failure(exc, details["turns"] + 1, str(client.base_url))
+                    transcript.write({"kind": "error", "error": error})
+                    return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
                 details["turns"] += 1
+                transcript.turn = details["turns"]
                 usage = add_usage(usage, response.usage)
                 if not response.choices:
                     return AgentResult(output=output, status="error", error="the model answered with no choices",
@@ -187,6 +198,9 @@ class OpenAIAgent:
                 output = message.content or output
                 details["finish_reason"] = choice.finish_reason
                 calls = [c for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+                transcript.write({"role": "assistant", "content": message.content, "tool_calls": [
+                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls],
+                    "finish_reason": choice.finish_reason, "usage": add_usage(None, response.usage)})
                 if not calls:
                     return AgentResult(output=message.content or "", token_usage=usage, details=details)
                 messages.append({"role": "assistant", "content": message.content, "tool_calls": [
@@ -197,18 +211,39 @@ class OpenAIAgent:
                     reply = await task.client.call_raw(call.function.name, parse_arguments(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id,
                                      "content": json.dumps(reply, ensure_ascii=False)})
+                    transcript.write({**messages[-1], "name": call.function.name})
             return AgentResult(output=output, status="error", token_usage=usage, details=details,
                                error=f"no final answer after {self.options.max_turns} model turns (--max-turns)")
         finally:
             await client.close()
 
-    def describe_failure(self, exc: BaseException, request_number: int) -> str:
+    def describe_failure(self, exc: BaseException, request_number: int, endpoint: str) -> str:
         replay_error = cassette_failure(exc)
         if replay_error is not None:
             return (f"cassette {self.options.cassette} (record mode {self.options.record_mode}) cannot answer "
                     f"model request {request_number}; record it with --record-mode all "
                     f"(see fixtures/cassettes/README.md).\n{replay_error}")
-        return f"model API error ({type(exc).__name__}): {exc}"
+        return f"model API error at {endpoint} ({type(exc).__name__}): {exc}"
+
+    async def preflight(self) -> str | None:
+        """Before a batch: can the endpoint be reached at all? (None: yes, or a cassette answers.)
+        Only a connection failure counts: servers without ``/models`` are fine."""
+        import openai
+
+        if self.replaying():
+            return None
+        client = openai.AsyncOpenAI(base_url=self.base_url(None), max_retries=0, timeout=PREFLIGHT_TIMEOUT_S,
+                                    api_key=os.environ.get("OPENAI_API_KEY") or "sk-local")
+        try:
+            await client.models.list()
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            return (f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
+                    f"OpenAI-compatible server there, or point --base-url / $OPENAI_BASE_URL at it")
+        except openai.OpenAIError:
+            return None
+        finally:
+            await client.close()
+        return None
 
 
 def create(value: str, options: AgentOptions) -> OpenAIAgent:
