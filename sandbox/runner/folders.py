@@ -120,8 +120,10 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     file = batch_dir / SUMMARY_FILE
     if file.is_file():
         return json.loads(file.read_text(encoding="utf-8"))
-    folders = [AttemptFolder.load(batch_dir)] if is_attempt_folder(batch_dir) else batch_attempts(batch_dir) \
-        if batch_dir.is_dir() else []
+    if is_attempt_folder(batch_dir):
+        folders = [AttemptFolder.load(batch_dir)]
+    else:
+        folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
     if not folders:
         raise FileNotFoundError(f"{batch_dir} holds no summary.json and no attempt folder "
                                 f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)")

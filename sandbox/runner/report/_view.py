@@ -100,6 +100,7 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
 
 
 def _evidence(pack, name: str, failures: dict[str, str]) -> str | None:
+    """Evidence found or not, and the accepted sources (None: the rule asks for none)."""
     if pack is None:
         return "not found: " + failures[name] if name in failures else None
     try:
@@ -112,19 +113,29 @@ def _evidence(pack, name: str, failures: dict[str, str]) -> str | None:
     return f"not found: {failures[name]} — accepted: {where}" if name in failures else f"quote found in {where}"
 
 
+def _scoring_pack(folder: AttemptFolder):
+    """The pack the score was made with, for rule kinds and evidence sources (None: unknown here)."""
+    name = (folder.score or {}).get("scoring_pack") or folder.pack
+    try:
+        return load_pack(name) if name else None
+    except PackError:
+        return None
+
+
+def _rule_kind(pack, name: str) -> str:
+    try:
+        return pack.rules.rule(name).kind if pack else "?"
+    except KeyError:
+        return "?"
+
+
 def fields(folder: AttemptFolder) -> list[FieldView]:
     score = folder.score or {}
-    try:
-        pack = load_pack(score.get("scoring_pack") or folder.pack) if (score.get("scoring_pack") or folder.pack) else None
-    except PackError:
-        pack = None
+    pack = _scoring_pack(folder)
     failures = {f["field"]: f["message"] for f in (score.get("evidence") or {}).get("failures", [])}
     views = []
     for f in score.get("fields", []):
-        try:
-            kind = pack.rules.rule(f["name"]).kind if pack else "?"
-        except KeyError:
-            kind = "?"
+        kind = _rule_kind(pack, f["name"])
         views.append(FieldView(f["name"], kind, f["critical"], f["correct"], json.dumps(f["expected"], ensure_ascii=False),
                                json.dumps(f["got"], ensure_ascii=False), f.get("detail"),
                                _evidence(pack, f["name"], failures)))
