@@ -31,7 +31,7 @@ from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.config import ServerConfig
 from toolserver.errors import BrowserActionFailed, NoSession, PolicyViolation, ToolError, UnknownRun
-from toolserver.media import finish_screenshot, start_screenshot
+from toolserver.media import begin_call_group, end_call_group, finish_screenshot, start_screenshot
 from toolserver.registry import ToolRegistry
 
 log = logging.getLogger("toolserver.dispatch")
@@ -164,6 +164,7 @@ class Run:
                 url_before = ctx.tab.url if ctx.tab else None
                 if tool.url_bearing and args.url is not None:
                     self.check_url(ctx, args.url)
+                await begin_call_group(self, ctx)
                 result = await tool.handler(ctx, args)
             except ToolError as exc:
                 error = exc.to_json()
@@ -178,6 +179,7 @@ class Run:
                 error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
             finally:
                 self.current = None
+            await end_call_group(self)
             session = ctx.session or self.sessions.get(self.current_session_id or "")
             tab = session.active_tab if session and not session.closed else None
             url_after = tab.url if tab else None

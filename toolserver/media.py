@@ -4,9 +4,9 @@ Playwright trace of each session (``playwright-trace.zip``: screenshots and DOM 
 opened with ``playwright show-trace``).
 
 Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
-``finish_screenshot`` before the run's next call and when the run closes. Playwright traces
-from the browser only: ``start_playwright_trace`` when a session opens, ``stop_playwright_trace``
-before it closes. Neither is ever a call's failure: what cannot be kept is an event
+``finish_screenshot`` before the run's next call and when the run closes. Playwright traces:
+``start_playwright_trace`` when a session opens and ``stop_playwright_trace`` before it closes
+(from the browser); ``begin_call_group``/``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what cannot be kept is an event
 (``screenshot_failed``, ``playwright_trace_failed``). Imports only Playwright (the bottom layer).
 """
 
@@ -89,6 +89,9 @@ def _failed(run: Any, ctx: Any, tab: Any, file: Path, error: str) -> None:
 PLAYWRIGHT_TRACE = "playwright-trace"
 
 
+_open_groups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()    # run -> context with an open group
+
+
 async def start_playwright_trace(run: Any, context: Any) -> None:
     """Record the session's actions, screenshots and DOM snapshots (when the run asks for it)."""
     if getattr(run, "playwright_trace_dir", None) is None:
@@ -97,6 +100,31 @@ async def start_playwright_trace(run: Any, context: Any) -> None:
         await context.tracing.start(screenshots=True, snapshots=True, title=getattr(run, "id", None))
     except PlaywrightError as exc:
         run.record_event("playwright_trace_failed", {"step": "start", "error": str(exc).splitlines()[0][:300]})
+        return
+    if run.current is not None:     # the call opening the session (browser_start_session)
+        await begin_call_group(run, run.current, context)
+
+
+async def begin_call_group(run: Any, ctx: Any, context: Any = None) -> None:
+    """Group call ``ctx``'s Playwright actions under ``seq N · tool`` in the session's trace, so
+    the trace viewer lists the tool calls with their actions inside."""
+    if getattr(run, "playwright_trace_dir", None) is None:
+        return
+    if context is None:
+        context = ctx.session.context if ctx.session is not None and not ctx.session.closed else None
+    if context is None:
+        return
+    try:
+        await context.tracing.group(f"seq {ctx.seq} · {ctx.tool}")
+    except PlaywrightError:
+        return          # not tracing this context (its trace failed to start: already an event)
+    _open_groups[run] = context
+
+
+async def end_call_group(run: Any) -> None:
+    context = _open_groups.pop(run, None)
+    if context is not None:
+        await context.tracing.group_end()
 
 
 async def stop_playwright_trace(run: Any, context: Any) -> None:
@@ -110,6 +138,8 @@ async def stop_playwright_trace(run: Any, context: Any) -> None:
         number += 1
         path = folder / f"{PLAYWRIGHT_TRACE}-{number}.zip"
     try:
+        if _open_groups.get(run) is context:      # browser_close: its group ends with the trace
+            await end_call_group(run)
         folder.mkdir(parents=True, exist_ok=True)
         await context.tracing.stop(path=str(path))
     except (PlaywrightError, OSError) as exc:
