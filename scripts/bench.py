@@ -1,7 +1,7 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
 scoring speed, and runner throughput. Prints every measurement and ratio.
 
-    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only mcp] [--json FILE]
+    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only mcp|cpu|throughput|report] [--json FILE]
 """
 
 from __future__ import annotations
@@ -514,14 +514,61 @@ async def mcp_side(clicks: int, rounds: int) -> dict:
     return {**await mcp_overhead(clicks), **await playwright_mcp_side_by_side(rounds)}
 
 
+# --- issue 11: screenshots and reports ------------------------------------------------------
+
+async def report_side(rounds: int) -> dict:
+    """Attempt wall time with nothing kept, ``--screenshots all``, the Playwright trace, and both
+    (the reviewed packs' reference attempts; the order of the modes flips every round so machine
+    noise hits all), and the time to write the HTML reports of one batch."""
+    from sandbox.evaluation.packs import list_packs
+    from sandbox.runner.batch import run_batch
+    from sandbox.runner.report import write_reports
+    from toolserver.api import Sandbox
+
+    reviewed = [p for p in list_packs() if p.card.reviewed]
+    out = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    modes = {"none": ("none", False), "all": ("all", False), "trace": ("none", True), "all+trace": ("all", True)}
+    seconds: dict[str, list[float]] = {mode: [] for mode in modes}
+    async with Sandbox() as sandbox:
+        await run_batch(reviewed, "reference", out=out / "warm-up", progress=False, sandbox=sandbox, screenshots="none",
+                        playwright_trace=False)
+        for round_number in range(rounds):
+            order = list(modes) if round_number % 2 == 0 else list(reversed(modes))
+            for mode in order:
+                screenshots, trace = modes[mode]
+                outcomes = await run_batch(reviewed, "reference", out=out / mode, progress=False, sandbox=sandbox,
+                                           screenshots=screenshots, playwright_trace=trace)
+                assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
+                seconds[mode].append(sum(o.elapsed_seconds for o in outcomes))
+        batch = outcomes[0].directory.parent
+    t = time.perf_counter()
+    written = write_reports(batch)
+    report_s = time.perf_counter() - t
+    median = {mode: statistics.median(values) for mode, values in seconds.items()}
+    return {"report_rounds": rounds, "report_attempts_per_round": len(reviewed),
+            **{f"attempts_s_{mode}": value for mode, value in median.items()},
+            **{f"overhead_{mode}": median[mode] / median["none"] - 1 for mode in modes if mode != "none"},
+            "report_write_s": report_s, "report_files": len(written)}
+
+
+def print_report_side(results: dict) -> None:
+    print(f"{results['report_attempts_per_round']} reference attempts, summed wall time, median of "
+          f"{results['report_rounds']} rounds: nothing kept {results['attempts_s_none']:.2f} s")
+    for mode, label in (("all", "--screenshots all"), ("trace", "Playwright trace"),
+                        ("all+trace", "--screenshots all + Playwright trace")):
+        print(f"  {label}: {results[f'attempts_s_{mode}']:.2f} s, overhead {results[f'overhead_{mode}'] * 100:+.1f} %"
+              + (" (goal <= +15 %)" if mode == "all" else ""))
+    print(f"HTML reports of one batch ({results['report_files']} files): {results['report_write_s']:.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--only", choices=["mcp", "cpu", "throughput"],
+    parser.add_argument("--only", choices=["mcp", "cpu", "throughput", "report"],
                         help="run one section only (mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
-                             "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray)")
+                             "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; report: screenshot cost, HTML reports)")
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()
     if args.only == "cpu":
@@ -552,6 +599,12 @@ def main() -> int:
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0
+    if args.only == "report":
+        results = asyncio.run(report_side(2 if args.quick else 6))
+        print_report_side(results)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
 
     from sandbox.evaluation.scoring import bench_scoring
 
@@ -563,6 +616,7 @@ def main() -> int:
     results["snapshot_ratio"] = box["sandbox_snapshot_p50_ms"] / box["raw_snapshot_p50_ms"]
     if not args.skip_runner:
         results.update(asyncio.run(runner_side(repeats)))
+        results.update(asyncio.run(report_side(2 if args.quick else 6)))
     if not args.skip_mcp:
         results.update(asyncio.run(mcp_side(clicks, mcp_rounds)))
 
@@ -579,6 +633,7 @@ def main() -> int:
         print(f"{results['batch_attempts']} attempts: concurrency 1 {results['concurrency1_s']:.1f} s, concurrency 5 "
               f"{results['concurrency5_s']:.1f} s, ratio {results['concurrency_ratio']:.2f} (goal <= 0.6), "
               f"all passed: {results['batch_all_passed']}")
+        print_report_side(results)
     if not args.skip_mcp:
         print_mcp(results)
     if args.json:

@@ -85,11 +85,14 @@ class Sandbox:
 
     def create_run(self, pack: str | None = None, *, policy: Policy | None = None, mode: str | None = None,
                    block_state_changes: bool | None = None, trace_path: Path | None = None,
-                   header: dict | None = None, mirror_roots: tuple[Path, ...] | None = None) -> Run:
+                   header: dict | None = None, mirror_roots: tuple[Path, ...] | None = None,
+                   screenshot_dir: Path | None = None, playwright_trace_dir: Path | None = None) -> Run:
         """A new run: its policy given directly, or resolved from ``pack`` (``mode`` overrides
         the server's enforce/observe setting, ``block_state_changes`` the server's default).
         ``mirror_roots`` gives the run its own mirror instead of the server's, on the same
-        warm browser."""
+        warm browser. ``screenshot_dir`` keeps a viewport PNG after each call there (default: the
+        server's ``screenshot_dir``/<run id>, or none); ``playwright_trace_dir`` saves each session's
+        Playwright trace there as ``playwright-trace.zip``."""
         self.evict_ended_runs()
         live = sum(not run.closed for run in self.runs.values())
         if live >= self.config.max_runs:
@@ -99,7 +102,8 @@ class Sandbox:
         if policy is None:
             policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
-        run = Run(self.host, self.config, policy, self.registry, trace_path, header, store)
+        run = Run(self.host, self.config, policy, self.registry, trace_path, header, store, screenshot_dir,
+                  playwright_trace_dir)
         self.runs[run.id] = run
         return run
 

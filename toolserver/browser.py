@@ -31,6 +31,7 @@ from toolserver import pdf
 from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.errors import PageUnresponsive
+from toolserver.media import start_playwright_trace, stop_playwright_trace
 
 log = logging.getLogger("toolserver.browser")
 
@@ -548,6 +549,7 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         storage_state=host.profiles.get(key), service_workers="block",
         accept_downloads=not run.policy.block_state_changes,   # blocked: Chromium writes no download at all
         viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
+    await start_playwright_trace(run, context)
     host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
                       profile_new=profile_new, run=run, context=context, browser=browser)
@@ -587,6 +589,7 @@ async def close_session(session: Session) -> None:
             host.keep_profile(key, await bounded(session.context.storage_state(), bound, "saving the profile"))
     except (PlaywrightError, PageUnresponsive) as exc:
         log.warning("could not save profile %s: %s", key, exc)
+    await stop_playwright_trace(session.run, session.context)
     try:
         # Closing the context ends its renderers, also one stuck in a script.
         await asyncio.wait_for(session.context.close(), bound)

@@ -25,6 +25,9 @@ class ServerConfig:
     require_pack: bool = False             # refuse runs without a pack (they would have no allow-list)
     dialogs: Literal["dismiss", "accept"] = "dismiss"
     viewport: tuple[int, int] = (1280, 720)
+    screenshot_dir: Path | None = None     # a viewport PNG after each call, in <dir>/<run id>/<seq>.png (None: off)
+    screenshot_timeout_ms: int = 2000      # give up on one screenshot (recorded as ``screenshot_failed``)
+    playwright_trace_dir: Path | None = None   # a Playwright trace per session in <dir>/<run id>/ (None: off)
     action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)
     navigation_timeout_ms: int = 15000    # Playwright's bound on one navigation
     # Settling: after an action, wait until the page has finished what the action started.

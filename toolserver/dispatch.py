@@ -34,6 +34,7 @@ from toolserver.browser import first_line
 from toolserver.config import ServerConfig
 from toolserver.errors import (BrowserActionFailed, BrowserCrashed, InvalidArguments, NoSession, PageUnresponsive,
                                PolicyViolation, ToolError, UnknownRun)
+from toolserver.media import begin_call_group, end_call_group, finish_screenshot, start_screenshot
 from toolserver.registry import ToolRegistry
 
 log = logging.getLogger("toolserver.dispatch")
@@ -63,8 +64,15 @@ class CallContext:
 class Run:
     def __init__(self, host: br.BrowserHost, config: ServerConfig, policy: Policy, registry: ToolRegistry,
                  trace_path: Path | None = None, extra_header: dict | None = None,
-                 store: MirrorStore | None = None) -> None:
+                 store: MirrorStore | None = None, screenshot_dir: Path | None = None,
+                 playwright_trace_dir: Path | None = None) -> None:
         self.id = f"run_{secrets.token_hex(6)}"
+        if screenshot_dir is None and config.screenshot_dir is not None:
+            screenshot_dir = Path(config.screenshot_dir) / self.id
+        self.screenshot_dir = screenshot_dir     # None: no screenshots (toolserver.media)
+        if playwright_trace_dir is None and config.playwright_trace_dir is not None:
+            playwright_trace_dir = Path(config.playwright_trace_dir) / self.id
+        self.playwright_trace_dir = playwright_trace_dir   # None: no Playwright trace
         self.host, self.config, self.policy, self.registry = host, config, policy, registry
         self.store = store or host.store    # a run may carry its own mirror (a changed-mirror test)
         self._snapshot_numbers = itertools.count(1)
@@ -143,6 +151,7 @@ class Run:
     async def call(self, name: str, raw_args: Any) -> dict:
         """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}."""
         async with self._lock:
+            await finish_screenshot(self)        # the previous call's picture, before this call acts
             self.seq += 1
             ctx = CallContext(self, self.seq, name)
             self.current = ctx
@@ -163,6 +172,7 @@ class Run:
                 url_before = ctx.tab.url if ctx.tab else None
                 if tool.url_bearing and args.url is not None:
                     self.check_url(ctx, args.url)
+                await begin_call_group(self, ctx)
                 result = await self.bounded_call(ctx, tool.handler(ctx, args))
             except ToolError as exc:
                 error = exc.to_json()
@@ -177,6 +187,7 @@ class Run:
                 error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
             finally:
                 self.current = None
+            await end_call_group(self)
             session = ctx.session or self.sessions.get(self.current_session_id or "")
             tab = session.active_tab if session and not session.closed and not session.crashed else None
             url_after = tab.url if tab else None
@@ -184,12 +195,13 @@ class Run:
                 url_after = result.get("url")
             # Page text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
             result, escaped = strict_json(result, "result")
+            screenshot = start_screenshot(self, ctx, name, tab)
             record = dict(
                 type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
                 error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
                 wall_end=wall_now(), session_id=session.id if session else None,
                 tab=tab.id if tab else None, url_before=url_before, url_after=url_after,
-                events=ctx.events, **({"escaped": escaped} if escaped else {}))
+                events=ctx.events, screenshot=screenshot, **({"escaped": escaped} if escaped else {}))
             self.trace.write(record)  # a plain dict: writing the line can never fail validation
             return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 
@@ -242,6 +254,7 @@ class Run:
             return
         self.closed = True
         self.ended_at = time.monotonic()
+        await finish_screenshot(self)
         await asyncio.gather(*(br.close_session(session) for session in list(self.sessions.values())))
         try:
             await asyncio.wait_for(self._lock.acquire(), self.config.close_timeout_s)

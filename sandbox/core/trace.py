@@ -91,6 +91,8 @@ class CallRecord(BaseModel):
     url_after: str | None = None
     events: list[dict[str, Any]] = Field(default_factory=list)
     escaped: list[str] | None = None
+    screenshot: str | None = Field(None, description="The active tab's viewport PNG after the call, relative to "
+                                                     "the trace's folder (e.g. shots/12.png); None when not taken.")
 
 
 class RunEnd(BaseModel):

@@ -8,6 +8,7 @@ share a profile. A crashed or hung agent ends as that attempt's status; the batc
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import statistics
 from collections import defaultdict
@@ -17,6 +18,12 @@ from pathlib import Path
 from sandbox.evaluation.packs import Pack, list_packs, load_pack, pack_policy
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome, run_attempt
+
+SUMMARY_FILE = "summary.json"
+
+
+class AgentUnavailable(Exception):
+    """The agent cannot work at all (e.g. its model endpoint does not answer): no attempt is run."""
 
 
 def resolve_packs(names: list[str]) -> list[Pack]:
@@ -47,18 +54,22 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
                     out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
                     sandbox=None, time_limit: float | None = None, policy: str | None = None,
                     block_state_changes: bool | None = None, executor: str = "local",
-                    retries: int = 0) -> list[AttemptOutcome]:
+                    retries: int = 0, screenshots: str = "all", playwright_trace: bool = False) -> list[AttemptOutcome]:
     """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on this
     process's warm browser (``executor="local"``) or on a Ray cluster (``"ray[:ADDRESS]"``,
     where a worker that dies fails only its attempts, re-run up to ``retries`` times)."""
     kind, _, address = executor.partition(":")
     if kind not in ("local", "ray") or (kind == "local" and address):
         raise ValueError(f"unknown executor {executor!r}: use local or ray[:ADDRESS]")
-    make_agent(agent_spec, options)  # fail early on a bad spec
+    check = getattr(make_agent(agent_spec, options), "preflight", None)   # fail early on a bad spec
+    problem = await check() if check else None    # once, so N attempts do not fail the same way
+    if problem:
+        raise AgentUnavailable(problem)
     batch_dir = exclusive_dir(Path(out), f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
     jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
     limit = asyncio.Semaphore(max(1, concurrency))
-    attempt_options = dict(time_limit=time_limit, policy=policy, block_state_changes=block_state_changes)
+    attempt_options = dict(time_limit=time_limit, policy=policy, block_state_changes=block_state_changes,
+                           screenshots=screenshots, playwright_trace=playwright_trace)
     start = start_ray if kind == "ray" else start_local
     execute, stop = await start(address=address, sandbox=sandbox, concurrency=concurrency, agent_spec=agent_spec,
                                 options=options, retries=retries, attempt_options=attempt_options)
@@ -77,6 +88,7 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
 
     try:
         outcomes = await asyncio.gather(*(one(pack, rep) for pack, rep in jobs))
+        write_summary(batch_dir, outcomes)
     finally:
         if bar is not None:
             bar.close()
@@ -145,6 +157,24 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
             "statuses": dict(sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())),
         })
     return rows
+
+
+def write_summary(batch_dir: Path, outcomes: list[AttemptOutcome]) -> Path:
+    """``summary.json``: the table's rows and one entry per attempt (with why it did not qualify)."""
+    path = Path(batch_dir) / SUMMARY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def format_reasons(attempts: list[dict]) -> str:
+    """One line per attempt that did not qualify (``attempts``: ``AttemptOutcome.to_json()`` dicts)."""
+    failed = [a for a in attempts if not a["qualified_pass"]]
+    if not failed:
+        return ""
+    return "\n".join(["not qualified:", *(f"  {Path(a['directory']).name}: {a.get('reason') or 'no reason recorded'}"
+                                          for a in failed)])
 
 
 def format_table(rows: list[dict]) -> str:

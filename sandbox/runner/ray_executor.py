@@ -46,9 +46,8 @@ class AttemptWorker:
         self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
         return self.url
 
-    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, attempt_number: int,
-                  folder_name: str, time_limit: float | None, policy: str | None,
-                  block_state_changes: bool | None) -> dict:
+    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, folder_name: str,
+                  attempt: dict) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
@@ -57,8 +56,7 @@ class AttemptWorker:
         directory = scratch / folder_name
         try:
             outcome = await run_attempt(self.sandbox, load_pack(pack_id), make_agent(agent_spec, options), directory,
-                                        sandbox_url=self.url, attempt_number=attempt_number, time_limit=time_limit,
-                                        policy=policy, block_state_changes=block_state_changes)
+                                        sandbox_url=self.url, **attempt)
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
         finally:
@@ -95,9 +93,7 @@ class RayPool:
             index = next(self.turn) % self.size
             worker = self.workers[index]
             try:
-                reply = await worker.run.remote(pack_id, agent_spec, options, attempt["attempt_number"],
-                                                directory.name, attempt["time_limit"], attempt["policy"],
-                                                attempt["block_state_changes"])
+                reply = await worker.run.remote(pack_id, agent_spec, options, directory.name, attempt)
             except ray.exceptions.RayActorError as exc:
                 errors.append(f"ray worker died: {type(exc).__name__}: {str(exc).splitlines()[0]}")
                 await self.replace(index, worker)

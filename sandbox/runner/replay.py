@@ -62,8 +62,33 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
                 return found
         return None
     if recorded != replayed:
-        return f"{path or '(value)'}: recorded {str(recorded)[:200]!r}, replayed {str(replayed)[:200]!r}"
+        where = path or "(value)"
+        if isinstance(recorded, str) and isinstance(replayed, str):
+            return f"{where}: {text_difference(recorded, replayed)}"
+        return f"{where}: recorded {short_repr(recorded)}, replayed {short_repr(replayed)}"
     return None
+
+
+DIFF_CONTEXT = 40     # characters shown on each side of the first difference
+
+
+def short_repr(value: Any, limit: int = 2 * DIFF_CONTEXT) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def text_difference(recorded: str, replayed: str) -> str:
+    """Where two texts first differ, with the text around it from both (not their beginnings)."""
+    index = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b), min(len(recorded), len(replayed)))
+    start = max(0, index - DIFF_CONTEXT)
+
+    def around(text: str) -> str:
+        cut = text[start:index + DIFF_CONTEXT]
+        return ("…" if start else "") + repr(cut) + ("…" if index + DIFF_CONTEXT < len(text) else "")
+
+    line = recorded.count("\n", 0, index) + 1
+    return (f"first difference at character {index} (line {line}) of {len(recorded)} recorded / {len(replayed)} "
+            f"replayed:\n  recorded {around(recorded)}\n  replayed {around(replayed)}")
 
 
 @dataclass

@@ -46,7 +46,7 @@ async def test_a_pack_run_without_a_site_key_is_issued_one(client):
 
 
 async def test_a_pack_less_run_says_it_has_no_allow_list_and_has_no_task(client):
-    created = await client.post("/runs")
+    created = await client.post("/runs", json={})
     run = await created.json()
     assert created.status == 201 and run["policy"] == "none" and "no allow-list" in run["note"]
     trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())

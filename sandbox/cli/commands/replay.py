@@ -1,4 +1,7 @@
-"""sandbox replay: reproduce a recorded attempt locally and find where it diverges."""
+"""sandbox replay: reproduce a recorded attempt locally and find where it diverges.
+
+Exit status: 0 no divergence and the re-score is a qualified pass, 1 a divergence or a
+re-score that does not qualify, 2 bad usage (no trace, unknown pack)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ def register(subparsers) -> None:
     p.add_argument("--pack", help="pack id, for traces that do not name one")
     p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
     p.add_argument("--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)")
+    p.add_argument("--report", nargs="?", type=Path, const=True, metavar="FILE",
+                   help="write the attempt's HTML report with the first divergence marked on its timeline "
+                        "(default FILE: ATTEMPT_DIR/replay-report.html)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command)
 
@@ -43,7 +49,15 @@ async def main(args: argparse.Namespace) -> int:
         if args.until is not None:
             await hold_open(sandbox, run, args)
         print_report(report, args.json)
-    return 1 if report.first_divergence else 0
+    if args.report:
+        from sandbox.runner.report import write_attempt_report
+
+        folder = args.attempt if args.attempt.is_dir() else args.attempt.parent
+        target = folder / "replay-report.html" if args.report is True else args.report
+        written = write_attempt_report(folder, divergence=report.first_divergence, target=target)
+        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    rescore_failed = report.rescore is not None and not report.rescore["qualified_pass"]
+    return 1 if report.first_divergence or rescore_failed else 0
 
 
 async def hold_open(sandbox, run, args) -> None:

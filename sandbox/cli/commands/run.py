@@ -32,6 +32,14 @@ def register(subparsers) -> None:
                         "'ray' alone starts a local Ray)")
     p.add_argument("--retries", type=int, default=0,
                    help="ray: re-run an attempt whose worker died up to this many times (default 0)")
+    p.add_argument("--screenshots", choices=["all", "failures", "none"], default="all",
+                   help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
+                        "(kept only for attempts that did not qualify), none")
+    p.add_argument("--playwright-trace", action="store_true",
+                   help="also save each session's Playwright trace as <attempt>/playwright-trace.zip "
+                        "(playwright show-trace; costs more attempt time than the screenshots)")
+    p.add_argument("--junit", type=Path, metavar="FILE",
+                   help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
 
@@ -39,7 +47,7 @@ def register(subparsers) -> None:
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
     from sandbox.runner.agents import AgentOptions, make_agent
-    from sandbox.runner.batch import format_table, resolve_packs, run_batch, summarise
+    from sandbox.runner.batch import AgentUnavailable, format_reasons, format_table, resolve_packs, run_batch, summarise
 
     if args.repeats < 1 or args.concurrency < 1 or args.retries < 0:
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
@@ -55,15 +63,49 @@ def command(args: argparse.Namespace) -> int:
     except (PackError, ValueError) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
-    outcomes = asyncio.run(run_batch(packs, args.agent, repeats=args.repeats, concurrency=args.concurrency,
-                                     out=args.out, options=options, progress=not args.no_progress and not args.json,
-                                     time_limit=args.time_limit, policy=args.policy,
-                                     block_state_changes=args.block_state_changes or None,
-                                     executor=args.executor, retries=args.retries))
+    unused = unused_option(args)
+    if unused:
+        print(f"sandbox run: {unused}", file=sys.stderr)
+        return 2
+    try:
+        outcomes = asyncio.run(run_batch(
+            packs, args.agent, repeats=args.repeats, concurrency=args.concurrency, out=args.out, options=options,
+            progress=not args.no_progress and not args.json, time_limit=args.time_limit, policy=args.policy,
+            block_state_changes=args.block_state_changes or None, screenshots=args.screenshots,
+            playwright_trace=args.playwright_trace, executor=args.executor, retries=args.retries))
+    except AgentUnavailable as exc:
+        print(f"sandbox run: {exc}", file=sys.stderr)
+        return 2
     rows = summarise(outcomes)
     if args.json:
         print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))
     else:
         print(format_table(rows))
+        reasons = format_reasons([o.to_json() for o in outcomes])
+        if reasons:
+            print(reasons)
         print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
+    if outcomes:
+        from sandbox.runner.report import write_reports
+
+        report = write_reports(outcomes[0].directory.parent)[0]
+        print(f"report: {report}", file=sys.stderr if args.json else sys.stdout)
+        if args.junit:
+            from sandbox.runner.junit import write_junit
+
+            print(f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
+                  file=sys.stderr if args.json else sys.stdout)
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
+
+
+def unused_option(args: argparse.Namespace) -> str | None:
+    """An agent option given to an agent kind that would silently ignore it (None: all used)."""
+    from sandbox.runner.agents import agent_kinds
+
+    kinds = agent_kinds()
+    uses = getattr(kinds[args.agent.partition(":")[0]], "USES_OPTIONS", ())
+    for option in ("cassette", "base_url"):
+        if getattr(args, option) is not None and option not in uses:
+            users = ", ".join(m.USAGE for m in kinds.values() if option in getattr(m, "USES_OPTIONS", ()))
+            return f"--{option.replace('_', '-')} is for model agents ({users}); {args.agent} does not use it"
+    return None

@@ -1,6 +1,7 @@
 """``sandbox score`` and ``sandbox gates``: judge a finished attempt offline.
 
     sandbox score --pack PACK --output FILE [--trace FILE] [--elapsed SECONDS] [--site-key KEY] [--json]
+    sandbox score ATTEMPT_DIR [...]      pack, output, trace, elapsed and site key from the folder
     sandbox gates --pack PACK --trace FILE [--elapsed SECONDS] [--site-key KEY] [--json]
 
 Exit status: 0 qualified pass (gates: all passed), 1 not, 2 bad usage or unreadable file.
@@ -12,7 +13,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from sandbox.evaluation.gates import GateReport, check_gates
 from sandbox.evaluation.packs import Pack, PackError, load_pack
@@ -27,8 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score = subparsers.add_parser("score", help="score an attempt's output (and trace) against its pack",
                                   description="Score one attempt: output contract, fields, evidence and gates. "
                                               "Exit 0 for a qualified pass, 1 otherwise, 2 for bad usage.")
-    score.add_argument("--pack", required=True, help="pack id (e.g. bid-intake) or pack folder")
-    score.add_argument("--output", required=True, type=Path, help="the model's final output text")
+    score.add_argument("attempt", nargs="?", type=Path, metavar="ATTEMPT_DIR",
+                       help="an attempt folder: pack, output.txt, trace.jsonl, elapsed and site key are taken "
+                            "from it (options given explicitly win)")
+    score.add_argument("--pack", help="pack id (e.g. bid-intake) or pack folder (required without ATTEMPT_DIR)")
+    score.add_argument("--output", type=Path, help="the model's final output text (required without ATTEMPT_DIR)")
     score.add_argument("--trace", type=Path, help="the attempt's trace (JSONL); without it gates are not measured")
     _common(score)
     score.set_defaults(func=run_score)
@@ -69,10 +72,35 @@ def _fail_usage(exc: Exception) -> int:
     return 2
 
 
+def _from_attempt_folder(args: argparse.Namespace) -> None:
+    """Fill --pack, --output, --trace, --elapsed and --site-key from ATTEMPT_DIR where not given."""
+    from sandbox.runner.folders import AttemptFolder, is_attempt_folder
+
+    if args.attempt is None:
+        if not (args.pack and args.output):
+            raise UsageError("give an attempt folder (sandbox score ATTEMPT_DIR) or both --pack and --output")
+        return
+    if not is_attempt_folder(args.attempt):
+        raise UsageError(f"{args.attempt} is not an attempt folder (it holds none of attempt.json, trace.jsonl, "
+                         f"score.json, output.txt)")
+    folder = AttemptFolder.load(args.attempt)
+    attempt = folder.attempt or {}
+    args.pack = args.pack or folder.pack
+    if not args.pack:
+        raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
+    args.output = args.output or args.attempt / "output.txt"
+    if args.trace is None and (args.attempt / "trace.jsonl").is_file():
+        args.trace = args.attempt / "trace.jsonl"
+    if args.elapsed is None and attempt.get("elapsed_seconds") is not None:
+        args.elapsed = float(attempt["elapsed_seconds"])
+    args.site_key = args.site_key or attempt.get("site_key")
+
+
 def run_score(args: argparse.Namespace) -> int:
-    from sandbox.evaluation.scoring import score_attempt
+    from sandbox.evaluation.scoring import describe_score, score_attempt
 
     try:
+        _from_attempt_folder(args)
         pack, trace = _inputs(args)
         output = _read(args.output, "output")
         report = score_attempt(pack, output, trace, args.elapsed, site_key=args.site_key)
@@ -81,11 +109,13 @@ def run_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
-        print(_describe_score(report))
+        print(describe_score(report))
     return 0 if report.qualified_pass else 1
 
 
 def run_gates(args: argparse.Namespace) -> int:
+    from sandbox.evaluation.scoring import describe_gates
+
     try:
         pack, trace = _inputs(args)
     except (UsageError, PackError) as exc:
@@ -94,44 +124,5 @@ def run_gates(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"pack": pack.id, **report.model_dump(mode="json")}, ensure_ascii=False, indent=2))
     else:
-        print(f"pack {pack.id}: " + _describe_gates(report))
+        print(f"pack {pack.id}: " + describe_gates(report))
     return 0 if report.ok else 1
-
-
-def _describe_gates(report: GateReport) -> str:
-    if not report.measured:
-        head = "gates NOT MEASURED"
-    else:
-        head = "gates passed" if report.ok else f"gates FAILED ({len(report.failures)})"
-    lines = [head]
-    lines += [f"  [{f.gate}] " + (f"seq {f.seq}: " if f.seq is not None else "") + f.message for f in report.failures]
-    lines += [f"  note: {n}" for n in report.notes]
-    return "\n".join(lines)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 90 else text[:87] + "..."
-
-
-def _describe_score(report: Any) -> str:
-    verdict = ("QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
-               if report.qualified_pass else "NOT A QUALIFIED PASS")
-    correct = sum(f.correct for f in report.fields)
-    lines = [
-        f"pack {report.pack} (scored with {report.scoring_pack}, checksum {report.stamp.checksum[:12]})",
-        f"verdict: {verdict}",
-        f"field accuracy {report.field_accuracy:.4f} ({correct}/{len(report.fields)})",
-        f"evidence {report.evidence.score:.4f} ({report.evidence.valid}/{report.evidence.required})",
-        "output contract: " + ("ok" if report.output_contract.ok else "NOT MET"),
-    ]
-    lines += [f"  [{e.code}] {e.message}" for e in report.output_contract.errors]
-    for field in report.fields:
-        if not field.correct:
-            mark = "critical " if field.critical else ""
-            lines.append(f"  wrong {mark}field {field.name}: expected {_short(field.expected)}, got "
-                         f"{_short(field.got)} ({field.detail})")
-    lines += [f"  evidence {f.field}: {f.message}" for f in report.evidence.failures]
-    lines.append(_describe_gates(report.gates))
-    lines += [f"reason: {r}" for r in report.reasons]
-    return "\n".join(lines)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +29,10 @@ def register(subparsers) -> None:
     p.add_argument("--token", default=os.environ.get("SANDBOX_TOKEN"),
                    help="require 'Authorization: Bearer TOKEN' (default: SANDBOX_TOKEN; needed off loopback)")
     p.add_argument("--require-pack", action="store_true", help="refuse runs without a pack (they would have no allow-list)")
+    p.add_argument("--screenshots", type=Path, metavar="DIR",
+                   help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)")
+    p.add_argument("--playwright-traces", type=Path, metavar="DIR",
+                   help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip")
     p.set_defaults(func=serve)
 
 
@@ -43,7 +49,8 @@ def serve(args: argparse.Namespace) -> int:
                   approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
                   dialogs=args.dialogs, token=args.token, max_runs=args.max_runs,
                   allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
-                  require_pack=args.require_pack)
+                  require_pack=args.require_pack, screenshot_dir=args.screenshots,
+                  playwright_trace_dir=args.playwright_traces)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     try:
@@ -51,6 +58,30 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"sandbox serve: {exc}", file=sys.stderr)
         return 2
+    problem = listen_problem(args.host, args.port)
+    if problem:
+        print(f"sandbox serve: {problem}", file=sys.stderr)
+        return 2
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
     web.run_app(create_app(config, policies=pack_policy, tasks=PackTasks()), host=args.host, port=args.port, print=None)
     return 0
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port (checked before Chromium starts), or None."""
+    if not 0 < port < 65536:
+        return f"--port {port} is not a TCP port: give a number from 1 to 65535"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"--host {host!r} is not an address of this machine ({exc.strerror}): use e.g. 127.0.0.1"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as aiohttp binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            hint = "choose another --port or stop the process using it" if exc.errno == errno.EADDRINUSE \
+                else "use an address of this machine (e.g. 127.0.0.1) and a port you may open"
+            return f"cannot listen on {host}:{port}: {exc.strerror}; {hint}"
+    return None

@@ -4,6 +4,7 @@ citations and the acceptance verdict of one attempt.
 Public API:
     score_attempt(pack, output_text, trace, elapsed_seconds, site_key=None) -> ScoreReport
     ScoreReport (``model_dump(mode="json")`` is the ``sandbox score --json`` shape)
+    describe_score(report), describe_gates(report) -> the plain-text verdict (``score.txt``)
     RULE_KINDS (rule kind -> function), bench_scoring(n=240) -> seconds
 
 Pure package: no Playwright, no aiohttp.
@@ -13,6 +14,7 @@ from sandbox.evaluation.scoring._report import (ContractError, EvidenceFailure, 
                                      OutputContractResult, ScoreReport, ScoreStamp)
 from sandbox.evaluation.rules import RULE_KINDS, FieldCheck, check_field, expected_problem
 from sandbox.evaluation.scoring._score import score_attempt
+from sandbox.evaluation.scoring._describe import describe_gates, describe_score, short_value
 
 
 def bench_scoring(n: int = 240) -> float:
@@ -23,5 +25,5 @@ def bench_scoring(n: int = 240) -> float:
 
 
 __all__ = ["RULE_KINDS", "ContractError", "EvidenceFailure", "EvidenceResult", "FieldCheck", "FieldResult",
-           "OutputContractResult", "ScoreReport", "ScoreStamp", "bench_scoring", "check_field", "expected_problem",
-           "score_attempt"]
+           "OutputContractResult", "ScoreReport", "ScoreStamp", "bench_scoring", "check_field", "describe_gates",
+           "describe_score", "expected_problem", "score_attempt", "short_value"]

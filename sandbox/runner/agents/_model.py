@@ -52,9 +52,11 @@ class ModelAgent:
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         raise NotImplementedError
 
-    def request_failed(self, exc: BaseException, output: str, usage, details: dict) -> AgentResult:
+    def request_failed(self, exc: BaseException, output: str, usage, details: dict, transcript=None) -> AgentResult:
         error = (self.cassette.describe_failure(exc, details["turns"] + 1)
-                 or f"model API error ({type(exc).__name__}): {exc}")
+                 or f"model API error at {details['base_url']} ({type(exc).__name__}): {exc}")
+        if transcript is not None:
+            transcript.write({"kind": "error", "error": error})
         return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
 
     def out_of_turns(self, output: str, usage, details: dict) -> AgentResult:

@@ -27,6 +27,7 @@ from toolserver.formats import tool_definitions
 
 KIND = "anthropic"
 USAGE = "anthropic:MODEL"
+USES_OPTIONS = ("base_url", "cassette", "record_mode", "max_turns")
 USAGE_KEYS = ("input_tokens", "output_tokens")
 MAX_TOKENS = 4096
 

@@ -23,6 +23,10 @@ passed through as the raw string, so the sandbox rejects and records them as sen
 arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers.
 
 Cassettes (vcrpy): see ``sandbox.runner.agents._cassette`` (shared with ``anthropic:``).
+
+The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
+(``sandbox.runner.transcript``). Errors name the endpoint; ``preflight`` checks once, before a
+batch, that the endpoint answers at all.
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
 from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
+from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
 
 KIND = "openai"
 USAGE = "openai:MODEL"
+USES_OPTIONS = ("base_url", "cassette", "record_mode", "max_turns")
+PREFLIGHT_TIMEOUT_S = 10.0
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
@@ -61,6 +68,9 @@ class OpenAIAgent(ModelAgent):
         client = openai.AsyncOpenAI(**self.client_options(cassette))
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": task.prompt}]
+        transcript = Transcript(task.workdir)
+        for message in messages:
+            transcript.write(message)
         tools = tool_definitions("openai", await task.client.list_tools())
         usage: dict[str, int] | None = None
         output = ""
@@ -72,8 +82,10 @@ class OpenAIAgent(ModelAgent):
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, openai.OpenAIError) and failure_in(exc) is None:
                         raise
-                    return self.request_failed(exc, output, usage, details)
+                    return self.request_failed(exc, output, usage, {**details, "base_url": str(client.base_url)},
+                                               transcript)
                 details["turns"] += 1
+                transcript.turn = details["turns"]
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
                 if not response.choices:
                     return AgentResult(output=output, status="error", error="the model answered with no choices",
@@ -83,6 +95,10 @@ class OpenAIAgent(ModelAgent):
                 output = message.content or output
                 details["finish_reason"] = choice.finish_reason
                 calls = [c for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+                transcript.write({"role": "assistant", "content": message.content, "tool_calls": [
+                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls],
+                    "finish_reason": choice.finish_reason,
+                    "usage": response.usage.model_dump() if response.usage is not None else None})
                 if not calls:
                     return AgentResult(output=message.content or "", token_usage=usage, details=details)
                 messages.append({"role": "assistant", "content": message.content, "tool_calls": [
@@ -93,9 +109,29 @@ class OpenAIAgent(ModelAgent):
                     reply = await task.client.call_raw(call.function.name, parse_arguments(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id,
                                      "content": json.dumps(reply, ensure_ascii=False)})
+                    transcript.write({**messages[-1], "name": call.function.name})
             return self.out_of_turns(output, usage, details)
         finally:
             await client.close()
+
+    async def preflight(self) -> str | None:
+        """Before a batch: can the endpoint be reached at all? (None: yes, or a cassette answers.)
+        Only a connection failure counts: servers without ``/models`` are fine."""
+        import openai
+
+        if self.cassette.replaying:
+            return None
+        client = openai.AsyncOpenAI(**{**self.client_options(None), "max_retries": 0, "timeout": PREFLIGHT_TIMEOUT_S})
+        try:
+            await client.models.list()
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            return (f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
+                    f"OpenAI-compatible server there, or point --base-url / $OPENAI_BASE_URL at it")
+        except openai.OpenAIError:
+            return None
+        finally:
+            await client.close()
+        return None
 
 
 def create(value: str, options: AgentOptions) -> OpenAIAgent:

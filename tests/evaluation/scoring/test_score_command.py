@@ -58,12 +58,17 @@ def test_bad_usage_exits_two(attempt, argv, capsys):
     assert capsys.readouterr().err.startswith("sandbox: ")
 
 
-@pytest.mark.parametrize("argv", [["score", "--output", "x"], ["score", "--pack", "x"], ["gates", "--pack", "x"],
-                                  ["score", "--pack", "x", "--output", "y", "--elapsed", "soon"]])
+@pytest.mark.parametrize("argv", [["gates", "--pack", "x"], ["score", "--pack", "x", "--output", "y", "--elapsed", "soon"]])
 def test_argparse_errors_exit_two(argv):
     with pytest.raises(SystemExit) as error:
         main(argv)
     assert error.value.code == 2
+
+
+@pytest.mark.parametrize("argv", [["score", "--output", "x"], ["score", "--pack", "x"]])
+def test_score_without_a_folder_needs_pack_and_output(argv, capsys):
+    assert main(argv) == 2
+    assert "give an attempt folder (sandbox score ATTEMPT_DIR) or both --pack and --output" in capsys.readouterr().err
 
 
 def test_gates_command(attempt, tmp_path, capsys):

@@ -1,0 +1,33 @@
+"""sandbox report DIR: (re)write the HTML reports of a batch folder or one attempt folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("report", help="write the HTML report of a batch or attempt folder",
+                              description="Write report.html for a batch folder (and each of its attempts) or for one "
+                                          "attempt folder; older folders work too (what is missing is named in the "
+                                          "report). Exit 0 when written, 2 when the folder holds nothing to report.")
+    p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from sandbox.runner.report import NothingToReport, write_reports
+
+    try:
+        written = write_reports(args.folder)
+    except NothingToReport as exc:
+        print(f"sandbox report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {written[0]}" + (f" (and {len(written) - 1} attempt reports)" if len(written) > 1 else ""))
+    if args.junit:
+        from sandbox.runner.junit import write_junit
+
+        print(f"junit: {write_junit(args.folder, args.junit)}")
+    return 0

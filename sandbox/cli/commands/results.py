@@ -1,0 +1,38 @@
+"""sandbox results DIR: reprint the summary table of an earlier batch (and why attempts failed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("results", help="reprint the summary table of an earlier batch folder",
+                              description="Reprint the table `sandbox run` printed for a batch folder (its "
+                                          "summary.json, or rebuilt from the attempt folders of an older batch). "
+                                          "Exit 0 when every attempt qualified, 1 otherwise, 2 when the folder "
+                                          "holds no attempt.")
+    p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or one attempt folder")
+    p.add_argument("--json", action="store_true", help="print summary.json's data")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from sandbox.runner.batch import format_reasons, format_table
+    from sandbox.runner.folders import read_summary
+
+    try:
+        data = read_summary(args.folder)
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError) as exc:
+        print(f"sandbox results: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(format_table(data["summary"]))
+        reasons = format_reasons(data["attempts"])
+        if reasons:
+            print(reasons)
+    return 0 if data["attempts"] and all(a["qualified_pass"] for a in data["attempts"]) else 1

@@ -1,0 +1,50 @@
+"""Plain-text descriptions of a score report and a gate report, for people (``sandbox score``,
+each attempt's ``score.txt``). Pure module: no Playwright, no aiohttp."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sandbox.evaluation.gates import GateReport
+from sandbox.evaluation.scoring._report import ScoreReport
+
+
+def short_value(value: Any, limit: int = 90) -> str:
+    """A value as JSON, cut to ``limit`` characters (``...`` marks the cut)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def describe_gates(report: GateReport) -> str:
+    if not report.measured:
+        head = "gates NOT MEASURED"
+    else:
+        head = "gates passed" if report.ok else f"gates FAILED ({len(report.failures)})"
+    lines = [head]
+    lines += [f"  [{f.gate}] " + (f"seq {f.seq}: " if f.seq is not None else "") + f.message for f in report.failures]
+    lines += [f"  note: {n}" for n in report.notes]
+    return "\n".join(lines)
+
+
+def describe_score(report: ScoreReport) -> str:
+    verdict = ("QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
+               if report.qualified_pass else "NOT A QUALIFIED PASS")
+    correct = sum(f.correct for f in report.fields)
+    lines = [
+        f"pack {report.pack} (scored with {report.scoring_pack}, checksum {report.stamp.checksum[:12]})",
+        f"verdict: {verdict}",
+        f"field accuracy {report.field_accuracy:.4f} ({correct}/{len(report.fields)})",
+        f"evidence {report.evidence.score:.4f} ({report.evidence.valid}/{report.evidence.required})",
+        "output contract: " + ("ok" if report.output_contract.ok else "NOT MET"),
+    ]
+    lines += [f"  [{e.code}] {e.message}" for e in report.output_contract.errors]
+    for field in report.fields:
+        if not field.correct:
+            mark = "critical " if field.critical else ""
+            lines.append(f"  wrong {mark}field {field.name}: expected {short_value(field.expected)}, got "
+                         f"{short_value(field.got)} ({field.detail})")
+    lines += [f"  evidence {f.field}: {f.message}" for f in report.evidence.failures]
+    lines.append(describe_gates(report.gates))
+    lines += [f"reason: {r}" for r in report.reasons]
+    return "\n".join(lines)

@@ -1,0 +1,131 @@
+"""Reading attempt and batch folders back, including folders written by older versions or
+by a killed run: every file is optional; what is missing or unreadable is named in
+``problems``, never raised.
+
+    AttemptFolder.load(path)  one attempt (attempt.json, score.json, output.txt, trace.jsonl,
+                              agent.stderr.txt, transcript.jsonl, shots/)
+    batch_attempts(path)      the attempt folders of a batch folder, in name order
+    outcome(folder)           the folder as an AttemptOutcome (for the summary table)
+    read_summary(batch_dir)   summary.json, or the same data rebuilt for an older batch
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox.core.trace import Trace, parse_trace
+from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.batch import SUMMARY_FILE, summarise
+from sandbox.runner.reasons import failure_reasons
+
+ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
+
+
+def is_attempt_folder(path: Path) -> bool:
+    return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
+
+
+@dataclass
+class AttemptFolder:
+    path: Path
+    attempt: dict[str, Any] | None = None
+    score: dict[str, Any] | None = None
+    output: str | None = None
+    trace: Trace | None = None
+    stderr: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path) -> AttemptFolder:
+        folder = cls(Path(path))
+        folder.attempt = folder._json("attempt.json")
+        folder.score = folder._json("score.json")
+        folder.output = folder._text("output.txt")
+        folder.stderr = folder._text("agent.stderr.txt", required=False)
+        trace_text = folder._text("trace.jsonl")
+        if trace_text is not None:
+            folder.trace = parse_trace(trace_text)
+            folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]
+            if folder.trace.end is None and folder.trace.header is not None:
+                folder.problems.append("trace.jsonl has no run_end line: the run was cut short (killed?)")
+        return folder
+
+    def _text(self, name: str, required: bool = True) -> str | None:
+        file = self.path / name
+        if not file.is_file():
+            if required:
+                self.problems.append(f"{name} is missing")
+            return None
+        try:
+            return file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self.problems.append(f"{name} is unreadable: {exc}")
+            return None
+
+    def _json(self, name: str) -> dict[str, Any] | None:
+        text = self._text(name)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.problems.append(f"{name} is not valid JSON ({exc})")
+            return None
+        if not isinstance(data, dict):
+            self.problems.append(f"{name} is not a JSON object")
+            return None
+        return data
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def pack(self) -> str | None:
+        for source in (self.attempt, self.score, self.trace.header if self.trace else None):
+            if source and source.get("pack"):
+                return source["pack"]
+        return None
+
+    @property
+    def qualified(self) -> bool | None:
+        return None if self.score is None else bool(self.score.get("qualified_pass"))
+
+    def reasons(self) -> list[str]:
+        return failure_reasons(self.attempt, self.score, self.stderr)
+
+
+def batch_attempts(path: Path) -> list[AttemptFolder]:
+    return [AttemptFolder.load(p) for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
+
+
+def outcome(folder: AttemptFolder) -> AttemptOutcome:
+    attempt, score = folder.attempt or {}, folder.score or {}
+    calls = attempt.get("tool_calls_total", len(folder.trace.calls) if folder.trace else 0)
+    return AttemptOutcome(
+        pack=folder.pack or folder.name, agent=attempt.get("agent", "unknown"), directory=folder.path,
+        status=attempt.get("status", "unknown"), elapsed_seconds=float(attempt.get("elapsed_seconds", 0.0)),
+        qualified_pass=bool(score.get("qualified_pass")), error_free=bool(score.get("error_free")),
+        field_accuracy=float(score.get("field_accuracy", 0.0)), tool_calls=int(calls),
+        token_usage=attempt.get("token_usage"), reason="; ".join(folder.reasons()))
+
+
+def read_summary(batch_dir: Path) -> dict[str, Any]:
+    """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
+    batches have none). Raises ``FileNotFoundError`` when the folder holds no attempt."""
+    batch_dir = Path(batch_dir)
+    file = batch_dir / SUMMARY_FILE
+    if file.is_file():
+        return json.loads(file.read_text(encoding="utf-8"))
+    if is_attempt_folder(batch_dir):
+        folders = [AttemptFolder.load(batch_dir)]
+    else:
+        folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
+    if not folders:
+        raise FileNotFoundError(f"{batch_dir} holds no summary.json and no attempt folder "
+                                f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)")
+    outcomes = [outcome(f) for f in folders]
+    return {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}

@@ -1,0 +1,66 @@
+"""JUnit XML of a batch, so CI systems show agent regressions like test failures.
+
+One ``<testsuite>`` per batch, one ``<testcase name="<pack>[<agent>#<n>]">`` per attempt; an
+attempt that did not qualify has a ``<failure>`` whose message is the reason (the same line
+``sandbox run`` prints) and whose text is the attempt's ``score.txt``. The Ant/Jenkins JUnit
+format: the attributes CI parsers require (tests, failures, errors, time, timestamp,
+hostname; name, classname, time) are always present.
+"""
+
+from __future__ import annotations
+
+import socket
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sandbox.runner.folders import AttemptFolder, read_summary
+
+
+def _number(folder: AttemptFolder) -> str:
+    attempt = (folder.attempt or {}).get("attempt")
+    return str(attempt) if attempt is not None else folder.name.rsplit("-", 1)[-1]
+
+
+def junit_xml(batch_dir: Path) -> str:
+    """The batch (or single attempt) folder's results as JUnit XML text."""
+    batch_dir = Path(batch_dir)
+    data = read_summary(batch_dir)
+    cases, failures, total_time, starts = [], 0, 0.0, []
+    for entry in data["attempts"]:
+        directory = Path(entry["directory"])
+        folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
+        seconds = float(entry["elapsed_seconds"])
+        if (folder.attempt or {}).get("started_at"):
+            starts.append(datetime.fromisoformat(folder.attempt["started_at"]).astimezone(timezone.utc))
+        total_time += seconds
+        case = ET.Element("testcase", name=f"{entry['pack']}[{entry['agent']}#{_number(folder)}]",
+                          classname=f"sandbox.{entry['pack']}", time=f"{seconds:.3f}")
+        if not entry["qualified_pass"]:
+            failures += 1
+            failure = ET.SubElement(case, "failure", message=entry.get("reason") or "not a qualified pass",
+                                    type=f"not_qualified ({entry['status']})")
+            failure.text = (folder.path / "score.txt").read_text(encoding="utf-8") \
+                if (folder.path / "score.txt").is_file() else "\n".join(folder.reasons())
+        cases.append(case)
+    started = min(starts, default=datetime.now(timezone.utc))
+    root = ET.Element("testsuites", name="sandbox", tests=str(len(cases)), failures=str(failures), errors="0",
+                      time=f"{total_time:.3f}")
+    suite = ET.SubElement(root, "testsuite", name=batch_dir.resolve().name, tests=str(len(cases)),
+                          failures=str(failures), errors="0", skipped="0", time=f"{total_time:.3f}",
+                          timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),   # UTC; the format has no zone
+                          hostname=socket.gethostname() or "localhost")
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="batch", value=str(batch_dir))
+    suite.extend(cases)
+    ET.SubElement(suite, "system-out").text = ""
+    ET.SubElement(suite, "system-err").text = ""
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_junit(batch_dir: Path, file: Path) -> Path:
+    file = Path(file)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(junit_xml(batch_dir), encoding="utf-8")
+    return file

@@ -1,0 +1,87 @@
+"""HTML reports of attempt and batch folders (Jinja2, self-contained: inline CSS, no script,
+no request beyond the folder's own screenshots).
+
+    write_reports(folder) -> [paths]   a batch folder: every attempt's report.html and the
+                                       batch's; an attempt folder: its report.html
+    write_attempt_report(folder, divergence=None, target=None) -> path
+    NothingToReport                    the folder holds no attempt at all
+
+Presentation above evaluation: reads attempt folders (``sandbox.runner.folders``) and the
+pack's rules; never scores or runs anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from sandbox import __version__
+from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
+from sandbox.runner.report._view import fields, timeline, transcript
+
+REPORT_FILE = "report.html"
+LINKED_FILES = ("score.txt", "output.txt", "trace.jsonl", "attempt.json", "score.json", "prompt.txt",
+                "agent.stderr.txt", "transcript.jsonl", "playwright-trace.zip")
+
+
+class NothingToReport(Exception):
+    """The folder holds neither an attempt nor a batch of attempts."""
+
+
+_environment = Environment(loader=PackageLoader("sandbox.runner.report", "templates"),
+                           autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+
+
+def _verdict(folder: AttemptFolder) -> tuple[str, str]:
+    if folder.qualified is None:
+        return "NOT SCORED", "unknown"
+    if folder.qualified:
+        return "QUALIFIED PASS" + (" (error-free)" if folder.score.get("error_free") else ""), "pass"
+    return "NOT A QUALIFIED PASS", "fail"
+
+
+def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None = None) -> str:
+    verdict, verdict_class = _verdict(folder)
+    attempt = folder.attempt or {}
+    title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
+    return _environment.get_template("attempt.html.j2").render(
+        title=title, pack=folder.pack, attempt=attempt, score=folder.score, verdict=verdict,
+        verdict_class=verdict_class, reasons=folder.reasons() if folder.qualified is not True else [],
+        problems=folder.problems, fields=fields(folder), calls=timeline(folder, divergence), divergence=divergence,
+        transcript=transcript(folder), files=[n for n in LINKED_FILES if (folder.path / n).is_file()],
+        batch_link=(folder.path.parent / REPORT_FILE).is_file(), folder_name=folder.name, version=__version__)
+
+
+def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None) -> Path:
+    """The attempt's page (``<attempt>/report.html`` unless ``target``). Links inside it are
+    relative to the attempt folder, so a ``target`` elsewhere shows no screenshots."""
+    folder = AttemptFolder.load(path)
+    target = Path(target) if target is not None else folder.path / REPORT_FILE
+    target.write_text(render_attempt(folder, divergence=divergence), encoding="utf-8")
+    return target
+
+
+def render_batch(batch_dir: Path) -> str:
+    data = read_summary(batch_dir)
+    attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
+    passed = sum(a["qualified_pass"] for a in attempts)
+    return _environment.get_template("batch.html.j2").render(
+        title=f"Batch {Path(batch_dir).resolve().name}", rows=data["summary"], attempts=attempts, passed=passed,
+        all_passed=bool(attempts) and passed == len(attempts), version=__version__)
+
+
+def write_reports(path: Path) -> list[Path]:
+    """(Re)write the reports of a batch folder or an attempt folder; returns the batch's (or the
+    attempt's) report first."""
+    path = Path(path)
+    if is_attempt_folder(path):
+        return [write_attempt_report(path)]
+    folders = batch_attempts(path) if path.is_dir() else []
+    if not folders:
+        raise NothingToReport(f"{path} is neither an attempt folder (attempt.json, trace.jsonl, score.json or "
+                              f"output.txt) nor a batch folder holding attempt folders: nothing to report")
+    batch = path / REPORT_FILE
+    batch.write_text(render_batch(path), encoding="utf-8")   # first, so attempts link back to it
+    return [batch, *(write_attempt_report(folder.path) for folder in folders)]

@@ -1,0 +1,171 @@
+"""What the HTML report shows, as plain data built from an attempt folder: the verdict and
+why, the field table, gate violations and the timeline of tool calls with the events each
+caused and its screenshot. Everything is optional: a folder from an older version or a
+killed run shows what there is and names what is missing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.evaluation.packs import PackError, load_pack
+from sandbox.core.trace import CallRecord
+from sandbox.runner.folders import AttemptFolder
+
+HIGHLIGHTED_EVENTS = {"blocked_request", "policy_violation", "state_change", "server_fault", "settle_timeout"}
+SUMMARY_CHARS = 160       # one value in the result summary
+DETAIL_CHARS = 20_000     # the full JSON behind a <details>
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def as_json(value: Any, limit: int = DETAIL_CHARS) -> str:
+    return clip(json.dumps(value, ensure_ascii=False, indent=1), limit)
+
+
+def result_summary(result: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Each top-level key of a result, its value cut short (a snapshot's text is cut, not shown whole)."""
+    if not result:
+        return []
+    return [(key, clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), SUMMARY_CHARS))
+            for key, value in result.items()]
+
+
+@dataclass
+class EventView:
+    kind: str
+    data: str
+    highlighted: bool
+
+
+@dataclass
+class CallView:
+    seq: int
+    tool: str
+    ok: bool
+    args: str
+    summary: list[tuple[str, str]]
+    result: str
+    error: str | None
+    seconds: float
+    url_before: str | None
+    url_after: str | None
+    events: list[EventView]
+    screenshot: str | None
+    gate_failures: list[str] = field(default_factory=list)
+    divergence: str | None = None
+
+
+@dataclass
+class FieldView:
+    name: str
+    kind: str
+    critical: bool
+    correct: bool
+    expected: str
+    got: str
+    detail: str | None
+    evidence: str | None        # None: the rule asks for no evidence
+
+
+def _events(call: CallRecord) -> list[EventView]:
+    return [EventView(e.get("kind", "?"), clip(json.dumps(e.get("data", {}), ensure_ascii=False), 400),
+                      e.get("kind") in HIGHLIGHTED_EVENTS) for e in call.events]
+
+
+def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
+    return call.screenshot if call.screenshot and (folder.path / call.screenshot).is_file() else None
+
+
+def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
+    if folder.trace is None:
+        return []
+    gates = {}
+    for failure in ((folder.score or {}).get("gates") or {}).get("failures", []):
+        if failure.get("seq") is not None:
+            gates.setdefault(failure["seq"], []).append(f"{failure['gate']}: {failure['message']}")
+    views = []
+    for call in folder.trace.calls:
+        views.append(CallView(
+            seq=call.seq, tool=call.tool, ok=call.ok, args=clip(json.dumps(call.args, ensure_ascii=False), 2000),
+            summary=result_summary(call.result), result=as_json(call.result),
+            error=f"{call.error.type}: {call.error.message}" if call.error else None,
+            seconds=round(call.t_end - call.t_start, 3), url_before=call.url_before, url_after=call.url_after,
+            events=_events(call), screenshot=_screenshot(folder, call), gate_failures=gates.get(call.seq, []),
+            divergence=divergence["difference"] if divergence and divergence.get("seq") == call.seq else None))
+    return views
+
+
+def _evidence(pack, name: str, failures: dict[str, str]) -> str | None:
+    """Evidence found or not, and the accepted sources (None: the rule asks for none)."""
+    if pack is None:
+        return "not found: " + failures[name] if name in failures else None
+    try:
+        sources = pack.rules.rule(name).accepted_sources
+    except KeyError:
+        return None
+    if not sources:
+        return None
+    where = ", ".join(f"{s} ({pack.rules.evidence_sources[s].url})" for s in sources)
+    return f"not found: {failures[name]} — accepted: {where}" if name in failures else f"quote found in {where}"
+
+
+def _scoring_pack(folder: AttemptFolder):
+    """The pack the score was made with, for rule kinds and evidence sources (None: unknown here)."""
+    name = (folder.score or {}).get("scoring_pack") or folder.pack
+    try:
+        return load_pack(name) if name else None
+    except PackError:
+        return None
+
+
+def _rule_kind(pack, name: str) -> str:
+    try:
+        return pack.rules.rule(name).kind if pack else "?"
+    except KeyError:
+        return "?"
+
+
+def fields(folder: AttemptFolder) -> list[FieldView]:
+    score = folder.score or {}
+    pack = _scoring_pack(folder)
+    failures = {f["field"]: f["message"] for f in (score.get("evidence") or {}).get("failures", [])}
+    views = []
+    for f in score.get("fields", []):
+        kind = _rule_kind(pack, f["name"])
+        views.append(FieldView(f["name"], kind, f["critical"], f["correct"], json.dumps(f["expected"], ensure_ascii=False),
+                               json.dumps(f["got"], ensure_ascii=False), f.get("detail"),
+                               _evidence(pack, f["name"], failures)))
+    return views
+
+
+@dataclass
+class TranscriptEntry:
+    heading: str
+    text: str
+
+
+def transcript(folder: AttemptFolder) -> list[TranscriptEntry]:
+    """``transcript.jsonl`` (model agents): one entry per line; a line that does not parse is shown as is."""
+    file = folder.path / "transcript.jsonl"
+    if not file.is_file():
+        return []
+    entries = []
+    for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            entries.append(TranscriptEntry(f"line {number} (unreadable)", clip(line, 2000)))
+            continue
+        if not isinstance(data, dict):
+            entries.append(TranscriptEntry(f"line {number}", clip(line, 2000)))
+            continue
+        heading = " · ".join(str(data[k]) for k in ("turn", "role", "kind") if data.get(k) is not None) or f"line {number}"
+        body = {k: v for k, v in data.items() if k not in ("turn", "role", "kind")}
+        entries.append(TranscriptEntry(heading, as_json(body, 6000)))
+    return entries

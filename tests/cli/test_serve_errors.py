@@ -1,0 +1,37 @@
+"""`sandbox serve` on a busy or invalid port or address: one clear line on stderr, exit 2, no
+traceback, and no "serving on" line first (checked before Chromium starts)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def busy_port():
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def serve(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sandbox", "serve", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--port", "{busy}"], "sandbox serve: cannot listen on 127.0.0.1:{busy}: Address already in use; "
+                           "choose another --port or stop the process using it"),
+    (["--port", "70000"], "sandbox serve: --port 70000 is not a TCP port: give a number from 1 to 65535"),
+    (["--host", "192.0.2.1", "--token", "t0ken"], "sandbox serve: cannot listen on 192.0.2.1:8765: Cannot assign requested address; "
+                              "use an address of this machine (e.g. 127.0.0.1) and a port you may open"),
+])
+def test_serve_cannot_listen_is_one_line_and_exit_two(busy_port, args, expected):
+    done = serve(*(a.format(busy=busy_port) for a in args))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [expected.format(busy=busy_port)]

@@ -1,0 +1,91 @@
+"""What a person sees when a model agent goes wrong, and what it did: transcript.jsonl (every
+message as sent, tool results, usage per turn) shown in the report, API errors naming the
+endpoint, one endpoint check before a batch, and --cassette refused for agents without one.
+Against the scripted OpenAI-compatible server (a real server on loopback)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from sandbox.cli import main
+from sandbox.core.trace import read_trace
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.batch import run_batch
+from sandbox.runner.report import write_reports
+from tests.runner.test_model_agents import scripted_server
+
+AGENT = "openai:scripted-browser-1"
+from tests.runner.test_report import open_report
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(sandbox, tmp_path):
+    runner, url = await scripted_server().start_server()
+    try:
+        [outcome] = await run_batch([load_pack("bid-intake")], AGENT, out=tmp_path, progress=False, sandbox=sandbox,
+                                    options=AgentOptions(base_url=f"{url}/v1"), screenshots="none")
+    finally:
+        await runner.cleanup()
+    lines = [json.loads(line) for line in (outcome.directory / "transcript.jsonl").read_text().splitlines()]
+    assert [(e["turn"], e["role"]) for e in lines[:2]] == [(0, "system"), (0, "user")]
+    assert lines[1]["content"] == (outcome.directory / "prompt.txt").read_text()
+    answers = [e for e in lines if e["role"] == "assistant"]
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert [e["turn"] for e in answers] == list(range(1, attempt["agent_details"]["turns"] + 1))
+    assert all(e["usage"]["total_tokens"] > 0 for e in answers)
+    assert sum(e["usage"]["total_tokens"] for e in answers) == attempt["token_usage"]["total_tokens"]
+    results = [e for e in lines if e["role"] == "tool"]
+    calls = read_trace(outcome.directory / "trace.jsonl").calls
+    assert [e["name"] for e in results] == [c.tool for c in calls]
+    assert [json.loads(e["content"])["ok"] for e in results] == [c.ok for c in calls]
+    asked = [c["id"] for e in answers for c in e["tool_calls"]]
+    assert [e["tool_call_id"] for e in results] == asked
+    assert answers[-1]["tool_calls"] == [] and "BENCHMARK_JSON_BEGIN" in answers[-1]["content"]
+
+    write_reports(outcome.directory)
+    page, context, _ = await open_report(sandbox, outcome.directory / "report.html")
+    try:
+        transcript = page.get_by_role("region", name="Transcript")
+        assert f"Model transcript ({len(lines)} entries)" in await transcript.inner_text()
+        assert await transcript.locator(".call").count() == len(lines)
+    finally:
+        await context.close()
+
+
+async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
+    runner, url = await scripted_server().start_server()
+    try:
+        [outcome] = await run_batch([load_pack("bid-intake")], "openai:no-such-model", out=tmp_path, progress=False,
+                                    sandbox=sandbox, options=AgentOptions(base_url=f"{url}/v1"), screenshots="none")
+    finally:
+        await runner.cleanup()
+    assert outcome.reason.startswith(f"agent error: model API error at {url}/v1/ (NotFoundError): ")
+    last = json.loads((outcome.directory / "transcript.jsonl").read_text().splitlines()[-1])
+    assert last["kind"] == "error" and last["error"].startswith(f"model API error at {url}/v1/")
+
+
+def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, capsys):
+    endpoint = f"http://127.0.0.1:{closed_port()}/v1"
+    code = main(["run", "bid-intake", "--agent", "openai:any", "--base-url", endpoint, "--repeats", "30",
+                 "--out", str(tmp_path), "--no-progress"])
+    assert code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"sandbox run: cannot reach the model endpoint {endpoint}/ (APIConnectionError")
+    assert "--base-url" in line
+    assert list(tmp_path.iterdir()) == []      # not one attempt was started
+
+
+def test_a_cassette_for_an_agent_that_uses_none_is_an_error(tmp_path, capsys):
+    code = main(["run", "bid-intake", "--agent", "reference", "--cassette", str(tmp_path / "c.yaml")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == ("sandbox run: --cassette is for model agents (anthropic:MODEL, openai:MODEL); "
+                                               "reference does not use it")
+    assert main(["run", "bid-intake", "--agent", "cmd:true", "--base-url", "http://127.0.0.1:1/v1"]) == 2
+    assert "--base-url is for model agents" in capsys.readouterr().err

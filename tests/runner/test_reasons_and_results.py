@@ -1,0 +1,115 @@
+"""Why an attempt failed, where the user looks: the lines after `sandbox run`'s table, each
+attempt's score.txt, the batch's summary.json, `sandbox results DIR` and `sandbox score
+ATTEMPT_DIR` — with real failing agents (a missing program, one that breaks a gate)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+import pytest
+
+from sandbox import FIXTURES_DIR
+from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.batch import run_batch
+from sandbox.runner.reasons import failure_reasons
+
+SAMPLES = FIXTURES_DIR / "attempts"
+# An external agent that navigates off the pack's allow-list, then answers nothing.
+OFF_LIST_AGENT = """
+import json, os, urllib.request
+url = os.environ["SANDBOX_URL"] + "/runs/" + os.environ["SANDBOX_RUN_ID"] + "/tools/"
+def call(name, args):
+    request = urllib.request.Request(url + name, json.dumps(args).encode(), {"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(request))
+call("browser_start_session", {"provider": "kernel", "site_key": os.environ["SANDBOX_SITE_KEY"],
+     "clear_cookies": False, "url": "https://sam.gov/opp/9998b42f9e27421caa565fead7d8d416/view"})
+call("browser_navigate", {"url": "https://sam.gov/search"})
+"""
+
+
+async def test_a_missing_agent_program_is_named_with_its_stderr(sandbox, tmp_path, capsys):
+    outcomes = await run_batch([load_pack("bid-intake")], "cmd:/nonexistent/agent", out=tmp_path,
+                               progress=False, sandbox=sandbox)
+    [outcome] = outcomes
+    assert not outcome.qualified_pass and outcome.status == "error"
+    assert outcome.reason.startswith("agent error: agent exited with status 127; stderr: ")
+    assert "/nonexistent/agent: not found" in outcome.reason
+    score_text = (outcome.directory / "score.txt").read_text()
+    assert "NOT A QUALIFIED PASS" in score_text and "why it did not qualify:" in score_text
+    assert "/nonexistent/agent: not found" in score_text
+
+    batch = outcome.directory.parent
+    summary = json.loads((batch / "summary.json").read_text())
+    assert summary["summary"][0]["qualified_passes"] == 0 and summary["attempts"][0]["reason"] == outcome.reason
+    assert main(["results", str(batch)]) == 1
+    printed = capsys.readouterr().out
+    assert "0/1" in printed and f"  bid-intake-1: {outcome.reason}" in printed.splitlines()
+    assert main(["results", str(batch), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == summary
+
+
+async def test_a_gate_failure_names_the_gate_and_the_calls_seq(sandbox, tmp_path):
+    agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(OFF_LIST_AGENT)}"
+    [outcome] = await run_batch([load_pack("bid-intake")], agent, out=tmp_path, progress=False, sandbox=sandbox)
+    assert outcome.status == "completed" and not outcome.qualified_pass
+    assert outcome.reason.startswith("gate "), outcome.reason
+    assert "at seq 2: " in outcome.reason and "https://sam.gov/search" in outcome.reason
+
+
+def test_sandbox_run_prints_the_reason_after_the_table(tmp_path, capsys):
+    code = main(["run", "bid-intake", "--agent", "cmd:/nonexistent/agent", "--out", str(tmp_path), "--no-progress"])
+    printed = capsys.readouterr().out.splitlines()
+    assert code == 1
+    table_end = next(i for i, line in enumerate(printed) if line.startswith("bid-intake "))
+    assert printed[table_end + 1] == "not qualified:"
+    assert printed[table_end + 2].startswith("  bid-intake-1: agent error: agent exited with status 127")
+    report = Path(printed[-1].removeprefix("report: "))
+    assert printed[-1].startswith("report: ") and report.name == "report.html" and report.is_file()
+    assert (report.parent / "bid-intake-1" / "report.html").is_file()
+
+
+def test_reasons_put_gates_with_seq_before_fields(capsys):
+    folder = SAMPLES / "controlled-form-handmade-confirm-click"
+    assert main(["score", str(folder), "--json"]) == 1
+    score = json.loads(capsys.readouterr().out)
+    reasons = failure_reasons(json.loads((folder / "attempt.json").read_text()), score)
+    assert reasons[0].startswith("gate tool_counts at seq 12: browser_click called 3 times")
+    assert reasons[1].startswith("gate safety at seq 12: ") and reasons[1].endswith("(+1 more gate failures)")
+    assert reasons[2] == 'critical field workflow.steps_reached: expected 3, got 4'
+
+
+def test_reasons_of_a_pass_and_of_an_unscored_attempt():
+    score = json.loads((SAMPLES / "reference" / "bid-intake" / "score.json").read_text())
+    assert failure_reasons({"status": "completed"}, score) == []
+    assert failure_reasons({"status": "completed"}, None) == [
+        "no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"]
+    timeout = failure_reasons({"status": "timeout", "error": "stopped at the pack's time limit (5 s)"}, score)
+    assert timeout == ["time limit: stopped at the pack's time limit (5 s)"]
+
+
+@pytest.mark.parametrize("folder", ["reference/bid-intake", "example-agent-bid-intake"])
+def test_score_takes_everything_from_an_attempt_folder(folder, capsys):
+    recorded = json.loads((SAMPLES / folder / "score.json").read_text())
+    code = main(["score", str(SAMPLES / folder), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == (0 if recorded["qualified_pass"] else 1)
+    assert report == {**recorded, "stamp": report["stamp"]}
+
+
+def test_results_rebuilds_the_table_of_an_older_batch(capsys):
+    assert main(["results", str(SAMPLES / "reference")]) == 0   # recorded before summary.json existed
+    printed = capsys.readouterr().out
+    assert all(f"{pack}  " in printed for pack in ("bid-intake", "sec-contract", "court-docket-p4"))
+    assert "not qualified" not in printed
+
+
+def test_bad_folders_are_clear_usage_errors(tmp_path, capsys):
+    assert main(["results", str(tmp_path)]) == 2
+    assert "holds no summary.json and no attempt folder" in capsys.readouterr().err
+    assert main(["score", str(tmp_path)]) == 2
+    assert "is not an attempt folder" in capsys.readouterr().err
+    assert main(["score"]) == 2
+    assert "give an attempt folder" in capsys.readouterr().err

@@ -1,0 +1,160 @@
+"""The HTML report, looked at as a person would: opened from file:// in real headless
+Chromium, it makes no network request, every internal link resolves, the accessibility
+snapshot shows the verdict and a failing field's expected/got values, and the page is not
+blank. Inputs: the committed sample attempts (recorded reference attempts, the recorded
+failing external agent) and damaged copies of them."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+from PIL import Image
+
+from sandbox import FIXTURES_DIR
+from sandbox.cli import main
+
+SAMPLES = FIXTURES_DIR / "attempts"
+
+
+@pytest.fixture
+def samples(tmp_path) -> Path:
+    shutil.copytree(SAMPLES, tmp_path / "attempts")
+    return tmp_path / "attempts"
+
+
+async def open_report(sandbox, path: Path):
+    """Open ``path`` in a fresh context of the warm browser; returns (page, context, non-file requests)."""
+    context = await sandbox.host.browser.new_context(viewport={"width": 1200, "height": 900})
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    page = await context.new_page()
+    await page.goto(path.as_uri())
+    await page.wait_for_load_state("load")
+    return page, context, requests
+
+
+async def broken_links(page, folder: Path) -> list[str]:
+    """Every href: an anchor must name an element id; a relative link a file that exists."""
+    hrefs = await page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
+    ids = set(await page.eval_on_selector_all("[id]", "nodes => nodes.map(n => n.id)"))
+    assert hrefs, "the report has no link at all"
+    broken = []
+    for href in hrefs:
+        if href.startswith("#"):
+            if href[1:] not in ids:
+                broken.append(href)
+        elif urlparse(href).scheme or not (folder / unquote(href)).is_file():
+            broken.append(href)
+    return broken
+
+
+def not_blank(png: bytes) -> bool:
+    colours = Image.open(io.BytesIO(png)).convert("L").getcolors(maxcolors=1 << 16)
+    return colours is None or len(colours) > 10
+
+
+async def test_batch_report_of_the_recorded_reference_attempts(sandbox, samples, capsys):
+    batch = samples / "reference"
+    assert main(["report", str(batch)]) == 0
+    assert capsys.readouterr().out.startswith(f"report: {batch / 'report.html'} (and 8 attempt reports)")
+    page, context, requests = await open_report(sandbox, batch / "report.html")
+    try:
+        snapshot = await page.locator("body").aria_snapshot()
+        assert "8/8 attempts qualified" in snapshot
+        assert 'table "Summary"' in snapshot and "sec-contract" in snapshot
+        assert await broken_links(page, batch) == []
+        assert not_blank(await page.screenshot())
+        await page.get_by_role("link", name="bid-intake", exact=True).click()
+        await page.wait_for_load_state("load")
+        assert page.url.endswith("/reference/bid-intake/report.html")
+        attempt = await page.locator("body").aria_snapshot()
+        assert "QUALIFIED PASS (error-free)" in attempt and "Timeline (7 tool calls)" in attempt
+        assert await broken_links(page, batch / "bid-intake") == []
+    finally:
+        await context.close()
+    assert [url for url in requests if not url.startswith("file://")] == []
+
+
+async def test_failing_attempt_report_shows_why_and_expected_vs_got(sandbox, samples):
+    folder = samples / "example-agent-bid-intake"
+    assert main(["report", str(folder)]) == 0
+    page, context, requests = await open_report(sandbox, folder / "report.html")
+    try:
+        snapshot = await page.locator("body").aria_snapshot()
+        assert "NOT A QUALIFIED PASS" in snapshot
+        assert "Why it did not qualify" in snapshot
+        row = page.get_by_role("row").filter(has_text="identity.solicitation_number")
+        cells = await row.get_by_role("cell").all_inner_texts()
+        assert cells[:6] == ["identity.solicitation_number", "exact", "critical", "wrong (field missing)",
+                             '"70Z03126RALAM2004"', "null"]
+        assert "not found: no evidence given for this field" in cells[6]
+        assert await broken_links(page, folder) == []
+        assert not_blank(await page.screenshot())
+    finally:
+        await context.close()
+    assert [url for url in requests if not url.startswith("file://")] == []
+
+
+async def test_gate_violations_link_to_the_call_at_fault(sandbox, samples, capsys):
+    folder = samples / "controlled-form-handmade-confirm-click"      # hand-made: scored here
+    assert main(["score", str(folder), "--json"]) == 1
+    (folder / "score.json").write_text(capsys.readouterr().out, encoding="utf-8")
+    assert main(["report", str(folder)]) == 0
+    page, context, _ = await open_report(sandbox, folder / "report.html")
+    try:
+        await page.get_by_role("link", name="seq 12").first.click()
+        assert page.url.endswith("#call-12")
+        call = page.locator("#call-12")
+        assert "gate tool_counts" in await call.inner_text() and "gate safety" in await call.inner_text()
+        assert await call.locator(".event.highlighted").count() >= 1    # the state change it caused
+        assert await broken_links(page, folder) == []
+    finally:
+        await context.close()
+
+
+async def test_a_killed_run_without_score_still_renders_what_there_is(sandbox, samples):
+    folder = samples / "reference" / "bid-intake"
+    (folder / "score.json").unlink()
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    (folder / "trace.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])
+    assert main(["report", str(folder)]) == 0
+    page, context, _ = await open_report(sandbox, folder / "report.html")
+    try:
+        missing = await page.get_by_role("region", name="Missing").inner_text()
+        assert "score.json is missing" in missing
+        assert f"trace.jsonl line {len(lines)}: unreadable" in missing
+        assert "NOT SCORED" in await page.locator("body").inner_text()
+        assert await page.locator("article.call").count() >= 6
+        assert await broken_links(page, folder) == []
+    finally:
+        await context.close()
+
+
+def test_nothing_to_report_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("not an attempt")
+    assert main(["report", str(tmp_path)]) == 2
+    assert "nothing to report" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing")]) == 2
+
+
+async def test_report_shows_each_calls_screenshot(sandbox, tmp_path):
+    from sandbox.evaluation.packs import load_pack
+    from sandbox.runner.agents.reference_agent import ReferenceAgent
+    from sandbox.runner.attempt import run_attempt
+
+    outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "controlled-form-1")
+    assert main(["report", str(outcome.directory)]) == 0
+    page, context, requests = await open_report(sandbox, outcome.directory / "report.html")
+    try:
+        images = page.locator("article.call img")
+        assert await images.count() == outcome.tool_calls - 1          # every call but browser_close
+        widths = await images.evaluate_all("imgs => imgs.map(i => i.complete ? i.naturalWidth : -1)")
+        assert set(widths) == {sandbox.config.viewport[0]}
+        assert await broken_links(page, outcome.directory) == []
+    finally:
+        await context.close()
+    assert [url for url in requests if not url.startswith("file://")] == []

@@ -1,0 +1,89 @@
+"""Screenshots after tool calls: real PNGs of the active tab's viewport, named in the call's
+trace line; a screenshot that cannot be taken is an event of that call, never its failure."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from PIL import Image
+
+from sandbox.core.trace import read_trace
+from sandbox.evaluation.packs import load_pack, pack_policy
+from sandbox.runner.agents.reference_agent import ReferenceAgent
+from sandbox.runner.attempt import run_attempt
+from tests.conftest import SITE, ref_of, snapshot, start
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+from toolserver.media import screenshot_name
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    with Image.open(io.BytesIO(path.read_bytes())) as image:
+        assert image.format == "PNG"
+        return image.size
+
+
+async def test_every_call_with_a_tab_leaves_a_named_viewport_png(sandbox, tmp_path):
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
+    await run.call("list_tools", {})
+    await start(run)
+    page = await snapshot(run)
+    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "Press")})
+    await run.call("browser_click", {"ref": "e999"})            # a stale ref: an error, still a picture
+    await run.call("browser_close", {})
+    await run.close()
+    calls = {c.tool if c.tool != "browser_click" else f"click-{c.ok}": c for c in read_trace(tmp_path / "trace.jsonl").calls}
+    assert calls["list_tools"].screenshot is None and calls["browser_close"].screenshot is None
+    for key in ("browser_start_session", "browser_snapshot", "click-True", "click-False"):
+        call = calls[key]
+        assert call.screenshot == f"shots/{call.seq}.png"
+        assert png_size(tmp_path / call.screenshot) == sandbox.config.viewport
+    assert sorted(p.name for p in (tmp_path / "shots").iterdir()) == [f"{n}.png" for n in range(2, 6)]
+
+
+async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandbox, tmp_path):
+    (tmp_path / "not-a-folder").write_text("a file where the shots folder should be")
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "not-a-folder")
+    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "k", "clear_cookies": False,
+                                                     "url": f"{SITE}/"})
+    await run.close()
+    assert reply["ok"]
+    trace = read_trace(tmp_path / "trace.jsonl")
+    [call] = trace.calls
+    assert call.ok and call.screenshot == "not-a-folder/1.png" and not (tmp_path / call.screenshot).exists()
+    [event] = [e for e in trace.events if e.kind == "screenshot_failed"]
+    assert event.seq == call.seq and "not-a-folder" in event.data["file"] and event.data["error"]
+
+
+async def test_attempt_screenshot_modes(sandbox, tmp_path):
+    pack = load_pack("controlled-form")
+    kept = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "all")
+    shots = sorted((kept.directory / "shots").iterdir())
+    assert kept.qualified_pass and len(shots) == kept.tool_calls - 1     # every call but browser_close
+    dropped = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "failures", screenshots="failures")
+    assert dropped.qualified_pass and not (dropped.directory / "shots").exists()
+    none = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "none", screenshots="none")
+    lines = [json.loads(line) for line in (none.directory / "trace.jsonl").read_text().splitlines()]
+    assert not (none.directory / "shots").exists()
+    assert all(line.get("screenshot") is None for line in lines if line["type"] == "call")
+
+
+async def test_server_screenshot_dir_keeps_one_folder_per_run(tmp_path):
+    config = ServerConfig(screenshot_dir=tmp_path / "shots", trace_dir=tmp_path / "traces")
+    async with Sandbox(config, policies=pack_policy) as server:
+        run = server.create_run(pack="controlled-form")
+        await run.call("browser_start_session", {"provider": "kernel", "site_key": "k", "clear_cookies": False,
+                                                 "url": "https://sarah27h.github.io/simple-multi-step-form/"})
+        await run.close()
+    [call] = read_trace(tmp_path / "traces" / f"{run.id}.jsonl").calls
+    assert call.screenshot == str((tmp_path / "shots" / run.id / "1.png").resolve())
+    assert png_size(Path(call.screenshot)) == config.viewport
+
+
+def test_screenshot_names_are_relative_inside_the_trace_folder(tmp_path):
+    assert screenshot_name(tmp_path / "shots" / "3.png", tmp_path / "trace.jsonl") == "shots/3.png"
+    assert screenshot_name(tmp_path / "elsewhere" / "3.png", tmp_path / "t" / "trace.jsonl") == \
+        str((tmp_path / "elsewhere" / "3.png").resolve())
+    assert screenshot_name(tmp_path / "3.png", None) == str((tmp_path / "3.png").resolve())
