@@ -224,24 +224,15 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
 def tree_cpu_seconds(pid: int | None = None) -> float:
     """utime+stime of a process and all its live descendants (reaped ones are in their parents'
     cutime/cstime), from /proc: this process, the Playwright drivers and every Chromium."""
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    stats: dict[int, list[str]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            stats[int(entry.name)] = fields
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    total, todo = 0.0, [pid or os.getpid()]
-    while todo:
-        current = todo.pop()
-        fields = stats.get(current)
-        if fields:
-            total += sum(int(v) for v in fields[11:15]) / tick   # utime stime cutime cstime
-        todo.extend(children.get(current, []))
+    from soak import process_tree   # scripts/soak.py, beside this script
+
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for member in process_tree(pid or os.getpid()):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(v) for v in fields[11:15]) / tick   # utime stime cutime cstime
     return total
 
 
