@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import re
 import secrets
 import time
@@ -184,5 +183,5 @@ class Sandbox:
 
 
 def run_header(run: Run) -> dict:
-    """The run's trace header (its first line), as written."""
-    return json.loads(run.trace.text().split("\n", 1)[0])
+    """The run's trace header (its first line), as written — kept in memory, never re-read."""
+    return run.trace.header

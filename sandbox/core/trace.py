@@ -166,7 +166,8 @@ class TraceWriter:
         self._lines: list[str] = []
         self.closed = False
         self._file = open(self.path, "x", encoding="utf-8") if self.path else None   # never two runs in one file
-        self.write(header)
+        self.header: dict[str, Any] = header.model_dump(mode="json")   # the first line, kept for readers
+        self.write(self.header)
 
     def now(self) -> float:
         return round(time.monotonic() - self.t0, 6)

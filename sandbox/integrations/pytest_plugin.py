@@ -25,6 +25,7 @@ background thread, so plain and async tests can use it alike, with or without py
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import threading
 from dataclasses import dataclass
@@ -192,7 +193,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     runs one attempt and returns an ``Attempt``."""
     config = request.config
     out = config.getoption("sandbox_out")
-    counter = iter(range(1, 1000))
+    counter = itertools.count(1)
 
     def run(pack: str | None = None, agent: str = "reference", *, cassette: Path | str | None = None,
             record_mode: str | None = None, time_limit: float | None = None) -> Attempt:

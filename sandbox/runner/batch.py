@@ -96,21 +96,28 @@ async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, con
     return list(outcomes)
 
 
-async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None, attempt_options: dict, **_):
-    """Attempts on this process's warm browser, with the HTTP tool server for ``cmd:`` agents."""
+async def serve_loopback(sandbox):
+    """The HTTP tool server (and MCP at /mcp) for ``sandbox`` on a free loopback port, for
+    ``cmd:`` agents: returns the aiohttp runner (``await runner.cleanup()``) and the base URL."""
     from aiohttp import web
 
-    from toolserver.api import Sandbox
     from toolserver.transports.http import create_app
 
-    owned = sandbox is None
-    if owned:
-        sandbox = await Sandbox(policies=pack_policy).start()
     runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+
+async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None, attempt_options: dict, **_):
+    """Attempts on this process's warm browser, with the HTTP tool server for ``cmd:`` agents."""
+    from toolserver.api import Sandbox
+
+    owned = sandbox is None
+    if owned:
+        sandbox = await Sandbox(policies=pack_policy).start()
+    runner, url = await serve_loopback(sandbox)
 
     async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
         return await run_attempt(sandbox, pack, make_agent(agent_spec, options), directory, sandbox_url=url,

@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 
 from sandbox.evaluation.packs import Pack, list_packs
+from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 
-SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 RERECORD = "re-record it (record mode 'all', against your model endpoint) or pass the right cassette"
 
 

@@ -32,18 +32,12 @@ class AttemptWorker:
     """A Ray actor: one warm sandbox, running the attempts the driver sends it."""
 
     async def start(self) -> str:
-        from aiohttp import web
-
         from sandbox.evaluation.packs import pack_policy
+        from sandbox.runner.batch import serve_loopback
         from toolserver.api import Sandbox
-        from toolserver.transports.http import create_app
 
         self.sandbox = await Sandbox(policies=pack_policy).start()
-        self.http = web.AppRunner(create_app(sandbox=self.sandbox), access_log=None)
-        await self.http.setup()
-        site = web.TCPSite(self.http, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+        self.http, self.url = await serve_loopback(self.sandbox)
         return self.url
 
     async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, folder_name: str,
