@@ -60,8 +60,12 @@ class Sandbox:
         return self
 
     async def stop(self) -> None:
-        await asyncio.gather(*(run.close("server_stopped") for run in list(self.runs.values())))
+        await self.end_runs("server_stopped")
         await self.host.stop()
+
+    async def end_runs(self, reason: str) -> None:
+        """End every run (a call in flight then answers at once that its run ended)."""
+        await asyncio.gather(*(run.close(reason) for run in list(self.runs.values())))
 
     async def __aenter__(self) -> "Sandbox":
         return await self.start()

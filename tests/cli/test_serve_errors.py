@@ -35,3 +35,24 @@ def test_serve_cannot_listen_is_one_line_and_exit_two(busy_port, args, expected)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.splitlines() == [expected.format(busy=busy_port)]
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+@pytest.mark.parametrize("value, says", [("0", "0 ms: give a positive number of milliseconds"),
+                                         ("fast", "'fast' is not a whole number of milliseconds")])
+def test_a_bad_timeout_is_named(capsys, command, value, says):
+    from sandbox.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([command, "--timeout-action", value])
+    assert exit_.value.code == 2
+    assert f"argument --timeout-action: {says}" in capsys.readouterr().err
+
+
+def test_timeouts_reach_the_server_config():
+    from sandbox.cli import build_parser
+
+    args = build_parser().parse_args(["serve", "--timeout-action", "1500", "--timeout-navigation", "9000"])
+    assert (args.timeout_action, args.timeout_navigation) == (1500, 9000)
+    defaults = build_parser().parse_args(["mcp"])
+    assert (defaults.timeout_action, defaults.timeout_navigation) == (5000, 15000)

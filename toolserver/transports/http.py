@@ -265,6 +265,8 @@ def create_app(config: ServerConfig | None = None, sandbox: Sandbox | None = Non
             await app[SANDBOX].stop()
 
     app.cleanup_ctx.append(lifecycle)
+    if owned:  # on shutdown, before aiohttp waits for requests in flight: their runs end, so they answer
+        app.on_shutdown.append(lambda app: app[SANDBOX].end_runs("server_stopped"))
     app.router.add_post("/runs", create_run)
     app.router.add_get("/runs/{run_id}/tools", list_tools)
     app.router.add_post("/runs/{run_id}/tools/{name}", call_tool)

@@ -12,6 +12,8 @@ import logging
 import sys
 from pathlib import Path
 
+from sandbox.cli.commands.serve import add_timeouts
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("mcp", help="serve the tools over MCP on stdio (for Claude Code, Claude Desktop, ...)")
@@ -23,6 +25,7 @@ def register(subparsers) -> None:
     p.add_argument("--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)")
     p.add_argument("--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'")
     p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
+    add_timeouts(p)
     p.set_defaults(func=command)
 
 
@@ -35,7 +38,8 @@ def command(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(trace_dir=args.trace_dir, fallback_provider=args.fallback_provider, approvals=args.approvals,
-                  block_state_changes=args.block_state_changes, policy=args.policy or "enforce")
+                  block_state_changes=args.block_state_changes, policy=args.policy or "enforce",
+                  action_timeout_ms=args.timeout_action, navigation_timeout_ms=args.timeout_navigation)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     if not pack_is_usable("mcp", args.pack):

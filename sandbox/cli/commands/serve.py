@@ -33,7 +33,27 @@ def register(subparsers) -> None:
                    help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)")
     p.add_argument("--playwright-traces", type=Path, metavar="DIR",
                    help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip")
+    add_timeouts(p)
     p.set_defaults(func=serve)
+
+
+def add_timeouts(p: argparse.ArgumentParser) -> None:
+    """Playwright MCP's two timeout options, with the same names (milliseconds)."""
+    p.add_argument("--timeout-action", type=milliseconds, default=5000, metavar="MS",
+                   help="bound on one action: click, type, reading the page (default 5000); a page that does "
+                        "not answer within it gives page_unresponsive")
+    p.add_argument("--timeout-navigation", type=milliseconds, default=15000, metavar="MS",
+                   help="bound on one navigation (default 15000)")
+
+
+def milliseconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of milliseconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} ms: give a positive number of milliseconds")
+    return value
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -50,7 +70,8 @@ def serve(args: argparse.Namespace) -> int:
                   dialogs=args.dialogs, token=args.token, max_runs=args.max_runs,
                   allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
                   require_pack=args.require_pack, screenshot_dir=args.screenshots,
-                  playwright_trace_dir=args.playwright_traces)
+                  playwright_trace_dir=args.playwright_traces, action_timeout_ms=args.timeout_action,
+                  navigation_timeout_ms=args.timeout_navigation)
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     try:
