@@ -1,7 +1,7 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
 scoring speed, and runner throughput. Prints every measurement and ratio.
 
-    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only mcp|cpu|throughput|report] [--json FILE]
+    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only ops|mcp|cpu|throughput|report] [--json FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from sandbox.core.mirrors import MirrorStore, reconstructed, write_entry  # noqa
 EXHIBIT = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 FORM = "https://sarah27h.github.io/simple-multi-step-form/"
 BENCH_PAGE = "https://bench.sandbox.example/button"
+TINY = "https://bench.sandbox.example/tiny"
+TINY_NEXT = "https://bench.sandbox.example/tiny-next"
+TINY_HTML = (b"<!doctype html><title>Tiny</title><h1>Tiny</h1><label>Name <input name=n></label>"
+             b"<button onclick=\"this.dataset.n=(+this.dataset.n||0)+1\">Press</button><a href=/tiny-next>next</a>")
 
 
 def p50(values: list[float]) -> float:
@@ -35,6 +39,9 @@ def bench_mirror() -> Path:
     write_entry(root / "bench.sandbox.example", BENCH_PAGE,
                 b"<!doctype html><title>Bench</title><button onclick=\"this.dataset.n=(+this.dataset.n||0)+1\">Press</button>",
                 "text/html; charset=utf-8", reconstructed("benchmark page"), body_path="button.html")
+    for url, name in ((TINY, "tiny.html"), (TINY_NEXT, "tiny-next.html")):
+        write_entry(root / "bench.sandbox.example", url, TINY_HTML, "text/html; charset=utf-8",
+                    reconstructed("benchmark page"), body_path=name)
     return root
 
 
@@ -60,12 +67,12 @@ class RawPlaywright:
         else:
             await route.fulfill(status=found.status, headers=found.headers, body=found.body)
 
-    async def start_to_first_page(self) -> float:
+    async def start_to_first_page(self, url: str = FORM) -> float:
         t = time.perf_counter()
         context = await self.browser.new_context(service_workers="block")
         await context.route("**/*", self.route)
         page = await context.new_page()
-        await page.goto(FORM, wait_until="load")
+        await page.goto(url, wait_until="load")
         elapsed = time.perf_counter() - t
         await context.close()
         return elapsed
@@ -154,6 +161,73 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
             "snapshot_chars": size, "snapshot_page_bytes": page_bytes,
             "click_inproc_p50_ms": p50(inproc), "click_http_p50_ms": p50(over_http),
             "server_overhead_p50_ms": p50(over_http) - p50(inproc)}
+
+
+async def ops_side(rounds: int) -> dict:
+    """Issue 14, goal 1: each tool on a tiny page against the same Playwright call, alternating
+    (p50 of ``rounds``): click, type, navigate, snapshot, and session start to first page."""
+    from toolserver.api import Sandbox
+    from toolserver.config import ServerConfig
+
+    root = bench_mirror()
+    raw = RawPlaywright(MirrorStore.load(root))
+    await raw.start()
+    times: dict[str, list[float]] = {}
+
+    def timed(name: str, began: float) -> None:
+        times.setdefault(name, []).append(time.perf_counter() - began)
+
+    async with Sandbox(ServerConfig(mirror_roots=(root,))) as sandbox:
+        context = await raw.browser.new_context(service_workers="block")
+        await context.route("**/*", raw.route)
+        page = await context.new_page()
+        await page.goto(TINY, wait_until="load")
+        run = sandbox.create_run()
+        await run.call("browser_start_session", {"provider": "kernel", "url": TINY})
+
+        async def refs() -> dict[str, str]:
+            text = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+            return {"button": ref_in(text, "button", "Press"), "input": ref_in(text, "textbox", "Name")}
+
+        found = await refs()
+        for i in range(rounds):
+            t = time.perf_counter(); await page.locator("button").click(); timed("raw click", t)
+            t = time.perf_counter(); reply = await run.call("browser_click", {"ref": found["button"]}); timed("click", t)
+            assert reply["ok"], reply
+            t = time.perf_counter(); await page.locator("input").fill(f"name {i}"); timed("raw type", t)
+            t = time.perf_counter(); reply = await run.call("browser_type", {"ref": found["input"], "text": f"name {i}"})
+            timed("type", t)
+            assert reply["ok"], reply
+            t = time.perf_counter(); await page.aria_snapshot(mode="ai"); timed("raw snapshot", t)
+            t = time.perf_counter(); reply = await run.call("browser_snapshot", {}); timed("snapshot", t)
+            assert reply["ok"], reply
+            target = TINY_NEXT if i % 2 == 0 else TINY
+            t = time.perf_counter(); await page.goto(target, wait_until="load"); timed("raw navigate", t)
+            t = time.perf_counter(); reply = await run.call("browser_navigate", {"url": target}); timed("navigate", t)
+            assert reply["ok"], reply
+            found = await refs()
+            t = time.perf_counter(); await raw.start_to_first_page(TINY); timed("raw start", t)
+            starting = sandbox.create_run()
+            t = time.perf_counter()
+            reply = await starting.call("browser_start_session", {"provider": "kernel", "url": TINY})
+            timed("start", t)
+            assert reply["ok"], reply
+            await starting.close()
+        await run.close()
+        await context.close()
+    await raw.stop()
+    out: dict = {"ops_rounds": rounds}
+    for op, goal in (("click", 1.5), ("type", 1.5), ("navigate", 1.15), ("snapshot", 1.10), ("start", 1.15)):
+        mine, theirs = p50(times[op]), p50(times[f"raw {op}"])
+        out[f"ops_{op}"] = {"sandbox_p50_ms": mine, "raw_p50_ms": theirs, "ratio": mine / theirs, "goal": goal}
+    return out
+
+
+def print_ops(results: dict) -> None:
+    for op in ("click", "type", "navigate", "snapshot", "start"):
+        row = results[f"ops_{op}"]
+        print(f"{op} on a tiny page (p50 of {results['ops_rounds']}): sandbox {row['sandbox_p50_ms']:.1f} ms, raw Playwright "
+              f"{row['raw_p50_ms']:.1f} ms, ratio {row['ratio']:.2f} (goal <= {row['goal']})")
 
 
 async def runner_side(repeats: int) -> dict:
@@ -557,8 +631,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--only", choices=["mcp", "cpu", "throughput", "report"],
-                        help="run one section only (mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
+    parser.add_argument("--only", choices=["ops", "mcp", "cpu", "throughput", "report"],
+                        help="run one section only (ops: each tool vs the same Playwright call on a tiny page; mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
                              "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; report: screenshot cost, HTML reports)")
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()
@@ -584,6 +658,12 @@ def main() -> int:
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
     mcp_rounds = 8 if args.quick else 12
 
+    if args.only == "ops":
+        results = asyncio.run(ops_side(12 if args.quick else 40))
+        print_ops(results)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
     if args.only == "mcp":
         results = asyncio.run(mcp_side(clicks, mcp_rounds))
         print_mcp(results)
@@ -603,6 +683,7 @@ def main() -> int:
     results["scoring_240_s"] = min(bench_scoring(240) for _ in range(3))
     box = asyncio.run(side_by_side(n, rounds, clicks))
     results.update(box)
+    results.update(asyncio.run(ops_side(12 if args.quick else 40)))
     results["start_ratio"] = box["sandbox_start_p50_ms"] / box["raw_start_p50_ms"]
     results["snapshot_ratio"] = box["sandbox_snapshot_p50_ms"] / box["raw_snapshot_p50_ms"]
     if not args.skip_runner:
@@ -617,6 +698,7 @@ def main() -> int:
           f"raw {box['raw_snapshot_p50_ms']:.1f} ms, ratio {results['snapshot_ratio']:.2f} (goal <= 1.10)")
     print(f"click round-trip (p50): in-process {box['click_inproc_p50_ms']:.1f} ms, HTTP {box['click_http_p50_ms']:.1f} ms, "
           f"server overhead {box['server_overhead_p50_ms']:.2f} ms (goal <= 5 ms)")
+    print_ops(results)
     print(f"scoring 240 synthetic attempts: {results['scoring_240_s']:.3f} s (goal < 0.5 s)")
     if not args.skip_runner:
         print(f"six reference attempts ({results['reviewed_packs']} reviewed packs): {results['six_reference_s']:.1f} s "

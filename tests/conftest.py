@@ -138,6 +138,19 @@ def build_test_mirror(root: Path, canary: str) -> Path:
         document.getElementById('f').submit();
       </script>""")
     page("/redirect-canary", "", status=302, headers={"location": f"{canary}/redirected"})
+    # --- pages for settling: what an action starts is waited for, with no fixed pause ---
+    page("/settle", """<!doctype html><title>Settle</title><p id=out>idle</p>
+      <button onclick="fetch('/api/first.json').then(r => r.json()).then(a => fetch(a.next)).then(r => r.json())
+                         .then(b => { document.getElementById('out').textContent = 'word ' + b.word; })">fetch twice</button>
+      <button onclick="const x = new XMLHttpRequest(); x.open('GET', '/api/second.json');
+                       x.onload = () => { document.getElementById('out').textContent = 'xhr ' + JSON.parse(x.responseText).word; };
+                       x.send()">xhr</button>
+      <button onclick="setTimeout(() => { location.href = '/second'; }, 0)">later</button>
+      <button onclick="history.pushState({}, '', '/settle?pushed=1'); document.title = 'Pushed'">push</button>
+      <button onclick="1">nothing</button>
+      <label for=shout>Shout</label><input id=shout oninput="this.value = this.value.toUpperCase()">""")
+    page("/api/first.json", '{"next": "/api/second.json"}', "application/json")
+    page("/api/second.json", '{"word": "fetched"}', "application/json")
     page("/sw.js", "self.addEventListener('fetch', () => {});", "text/javascript")
     return root
 

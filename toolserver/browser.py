@@ -62,27 +62,76 @@ class Recorder(Protocol):
 INIT_SCRIPT = """
 (() => {
   if (window.__sandboxInstalled) return; window.__sandboxInstalled = true;
-  // Reports go out as console messages with a fixed prefix (cheaper than a binding per context).
-  const report = (kind, info) => console.debug('__sandbox__' + JSON.stringify({kind, info}));
+  // Reports go out as console messages with a fixed prefix (cheaper than a binding per context);
+  // console.debug is taken now, before a page script could replace it.
+  const debug = console.debug.bind(console);
+  const report = (kind, info) => debug('__sandbox__' + JSON.stringify({kind, info}));
   document.addEventListener('submit', (event) => {
     const form = event.target;
     const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
     if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
     report('form_submission', info);
   }, true);
-  // Count the page's own scripted requests, so the sandbox can wait until what a script
-  // fetched has been rendered (the router alone sees a request only once it reaches it).
-  const net = window.__sandboxNet = {pending: 0, last: 0};
-  const begin = () => { net.pending++; net.last = performance.now(); };
-  const end = () => { net.pending = Math.max(0, net.pending - 1); net.last = performance.now(); };
+  // What the page is doing, so the sandbox waits exactly as long as it is busy (no fixed pause):
+  // scripted requests until their answers were read and handled (a task turn after the body was
+  // read), and the navigations, popups and downloads it started.
+  const net = window.__sandboxNet = {pending: 0, navs: 0, opens: 0, downloads: 0, seq: 0};
+  const top = window === window.top;
+  const finalState = () => {
+    for (const el of document.querySelectorAll('[data-sandbox-final-state]')) {
+      if (el.checkVisibility()) return el.getAttribute('data-sandbox-final-state');
+    }
+    return null;
+  };
+  const state = () => ({seq: ++net.seq, top, title: document.title, ready: document.readyState,
+                        pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
+                        final: finalState()});
+  Object.defineProperty(window, '__sandboxState', {value: state});
+  const begin = () => { net.pending++; };
+  const end = () => setTimeout(() => {
+    net.pending = Math.max(0, net.pending - 1);
+    if (!net.pending && document.readyState === 'complete') report('idle', state());
+  }, 0);
+  window.addEventListener('load', () => setTimeout(() => report('loaded', state()), 0));
+  // Typing (a trusted input event) is reported once the page's own handlers have run, with the
+  // field's value then: the sandbox need not ask the page again.
+  window.addEventListener('input', (event) => {
+    if (event.isTrusted) report('input', {...state(), value: 'value' in event.target ? event.target.value : null});
+  });
   if (window.fetch) {
     const fetch = window.fetch;
-    window.fetch = function (...args) { begin(); return fetch.apply(this, args).finally(end); };
+    const reads = ['json', 'text', 'arrayBuffer', 'blob', 'formData', 'bytes'];
+    window.fetch = function (...args) {
+      begin();
+      let ended = false, reading = false;
+      const finish = () => { if (!ended) { ended = true; end(); } };
+      return fetch.apply(this, args).then((response) => {
+        for (const name of reads) {
+          const read = response[name];
+          if (typeof read !== 'function') continue;
+          response[name] = function (...a) { reading = true; const p = read.apply(this, a); p.then(finish, finish); return p; };
+        }
+        setTimeout(() => { if (!reading) finish(); }, 0);   // an answer whose body is never read
+        return response;
+      }, (error) => { finish(); throw error; });
+    };
   }
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...args) {
     begin(); this.addEventListener('loadend', end, {once: true}); return send.apply(this, args);
   };
+  if (window.navigation) {
+    navigation.addEventListener('navigate', (event) => {
+      if (event.downloadRequest !== null) net.downloads++;
+      else if (!event.destination.sameDocument && /^https?:/.test(event.destination.url)) net.navs++;
+    });
+  }
+  const open = window.open;
+  window.open = function (...args) { net.opens++; return open.apply(this, args); };
+  document.addEventListener('click', (event) => {
+    const link = event.target instanceof Element && event.target.closest('a[href][target]');
+    if (link && !['', '_self', '_parent', '_top'].includes(link.target.toLowerCase())) net.opens++;
+  }, true);
   // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
   // disabled): the API is removed, and each attempt is recorded as a blocked request.
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
@@ -214,6 +263,12 @@ class Tab:
     committed_url: str = "about:blank"
     new_document_requested: bool = False   # the router served a main-frame document
     closed: bool = False
+    # What the sandbox knows of the page's activity (see INIT_SCRIPT), for settling:
+    state: dict | None = None          # the current document's latest state report (None: not loaded yet)
+    nav_requests: int = 0              # main-frame navigation requests the router answered or refused
+    awaiting_commit: bool = False      # the router answered one with a document that has not committed yet
+    inputs: int = 0                    # typing reports (trusted input events) of the tab's documents
+    input_state: dict | None = None    # the latest one (a state report with the field's ``value``)
 
     @property
     def url(self) -> str:
@@ -235,13 +290,13 @@ class Session:
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
-    inflight: int = 0
-    last_request_at: float = 0.0
-    last_fetch_at: float = 0.0         # scripted requests (fetch/XHR) that a page renders from
+    inflight: int = 0                  # requests the router is answering
+    downloads_seen: int = 0
     opening_tab: bool = False          # a tool (not the page) is opening the next page
     popup_requested_at: float = 0.0    # a popup's first request was seen before its page
     router_downloads: set[str] = field(default_factory=set)   # attachment downloads the router recorded
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _pulse: asyncio.Event = field(default_factory=asyncio.Event)   # set (and replaced) whenever activity changes
 
     @property
     def active_tab(self) -> Tab | None:
@@ -276,6 +331,7 @@ class Session:
         if opener is not None:
             self.run.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url},
                                   session=self, tab=tab)
+        self.notify()
         return tab
 
     def _on_navigated(self, tab: Tab, frame) -> None:
@@ -287,11 +343,16 @@ class Session:
         if url == tab.committed_url and not requested:
             return  # same-document (fragment) navigation: refs stay valid
         tab.committed_url = url
-        tab.document += 1
-        if pending is not None and pending[0].split("#", 1)[0] == url:
-            tab.pdf_name, tab.pdf_pages = pending[1], pending[2]
-        else:
-            tab.pdf_name, tab.pdf_pages = None, None
+        if requested:
+            # A new document (the router served it): refs and the page's state reports start over.
+            # Without one it is the same document under a new URL (history.pushState): refs stay valid.
+            tab.document += 1
+            tab.state, tab.awaiting_commit = None, False
+            if pending is not None and pending[0].split("#", 1)[0] == url:
+                tab.pdf_name, tab.pdf_pages = pending[1], pending[2]
+            else:
+                tab.pdf_name, tab.pdf_pages = None, None
+        self.notify()
         self.run.record_event("navigation", {"url": frame.url}, session=self, tab=tab)
 
     async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
@@ -310,6 +371,8 @@ class Session:
     def _on_download(self, tab: Tab, download: Download) -> None:
         """Every download is a state change. Under blocking the context does not accept
         downloads, so none is written; otherwise the bytes kept per run are capped."""
+        self.downloads_seen += 1
+        self.notify()
         data = {"url": download.url, "filename": download.suggested_filename}
         self.run.record_event("download", data, session=self, tab=tab)
         if download.url in self.router_downloads:
@@ -340,6 +403,7 @@ class Session:
     def forget_tab(self, tab: Tab) -> None:
         """Drop a closed tab; the most recent remaining tab becomes current if it was."""
         tab.closed = True
+        self.notify()
         self.tabs.pop(tab.id, None)
         if self.active_tab_id not in self.tabs:
             self.active_tab_id = next(reversed(self.tabs), None)
@@ -349,10 +413,6 @@ class Session:
         # The browser's own after-load requests (favicon: type "other") are not page work to wait for.
         counted = request.resource_type != "other"
         self.inflight += counted
-        self.last_request_at = time.monotonic()
-        scripted = request.resource_type in ("fetch", "xhr", "eventsource")
-        if scripted:
-            self.last_fetch_at = self.last_request_at
         try:
             await self._answer(route, request)
         except Exception as exc:  # never leave a request hanging, never let it through
@@ -366,9 +426,7 @@ class Session:
                 pass
         finally:
             self.inflight -= counted
-            self.last_request_at = time.monotonic()
-            if scripted:
-                self.last_fetch_at = self.last_request_at
+            self.notify()
 
     async def _answer(self, route: Route, request: Request) -> None:
         run, policy = self.run, self.run.policy
@@ -381,8 +439,11 @@ class Session:
             except Exception:  # a popup's first navigation comes before its frame exists
                 frame = None
                 self.popup_requested_at = time.monotonic()
+                asyncio.get_running_loop().call_later(self.run.config.popup_grace_s, self.notify)
         main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
         tab = self.tab_for_page(frame.page) if frame is not None else None
+        if main_frame_nav and tab is not None:
+            tab.nav_requests += 1
         base = {"url": url, "method": method, "resource_type": request.resource_type}
 
         if method not in ("GET", "HEAD", "OPTIONS"):
@@ -416,6 +477,8 @@ class Session:
         mirrored = await asyncio.to_thread(run.store.lookup, url)  # never block the event loop on a disk
         if main_frame_nav and tab is not None:
             tab.new_document_requested = True
+            # A document commits (unless it is an attachment, which becomes a download, or a 204).
+            tab.awaiting_commit = "attachment" not in headers.get("content-disposition", "") and mirrored.status != 204
         if main_frame_nav and headers.get("content-type", "").startswith("application/pdf") \
                 and "attachment" not in headers.get("content-disposition", ""):
             name = urlsplit(url).path.rsplit("/", 1)[-1] or "document.pdf"
@@ -442,6 +505,8 @@ class Session:
             if not run.store.has(target):
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
             # A stub document replaces itself with the target: that navigation is routed again.
+            if tab is not None:
+                tab.awaiting_commit = True
             stub = (f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
                     f"<script>location.replace({json.dumps(target)})</script>")
             return await route.fulfill(status=200, content_type="text/html", body=stub)
@@ -457,6 +522,8 @@ class Session:
         self.run.record_event("blocked_request", {**base, "reason": reason}, session=self, tab=tab)
         if main_frame_nav and (tab is None or tab.document == 0):
             # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
+            if tab is not None:
+                tab.awaiting_commit = True
             await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=(
                 "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
                 f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"))
@@ -473,7 +540,7 @@ class Session:
         await ws.close(code=1008, reason="offline sandbox: WebSocket refused")
 
     def on_console(self, tab: Tab, message) -> None:
-        """INIT_SCRIPT reports form submissions and service-worker attempts as console messages."""
+        """INIT_SCRIPT reports the page's state, form submissions and blocked APIs as console messages."""
         text = message.text
         if not text.startswith(REPORT_PREFIX):
             return
@@ -485,6 +552,12 @@ class Session:
         self.report(tab, kind, info)
 
     def report(self, tab: Tab | None, kind: str, info: dict) -> None:
+        if kind in ("loaded", "idle", "input"):
+            if tab is not None and info.get("top"):
+                self.take_state(tab, info)
+                if kind == "input":
+                    tab.inputs, tab.input_state = tab.inputs + 1, info
+            return
         if kind == "webrtc":
             self.run.record_event("blocked_request", {"url": " ".join(info.get("urls") or []) or "webrtc:",
                                                       "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"},
@@ -498,43 +571,119 @@ class Session:
                                          blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
 
     # --- waiting ------------------------------------------------------------------------
+    def notify(self) -> None:
+        """Something the settling waits on changed: wake the waiters."""
+        self._pulse.set()
+        self._pulse = asyncio.Event()
+
+    async def until(self, ready, deadline: float) -> bool:
+        """Wait, woken by activity (never polling), until ``ready()`` or the deadline."""
+        while not ready():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._pulse.wait(), remaining)
+            except asyncio.TimeoutError:
+                return ready()
+        return True
+
+    def take_state(self, tab: Tab, state: dict) -> None:
+        """Keep a state report of the tab's current document if it is the newest one."""
+        if tab.state is None or state.get("seq", 0) > tab.state.get("seq", 0):
+            tab.state = state
+            self.notify()
+
     def popup_pending(self, now: float) -> bool:
         return now - self.popup_requested_at < self.run.config.popup_grace_s
 
-    async def settle(self, tab: Tab, since: float, after_action: bool = False) -> None:
-        """Wait for the page to finish what the action started: loads and mirrored fetches.
+    def marks(self, tab: Tab, state: dict | None) -> "Marks":
+        """Where things stand just before an action (``state``: the page's report read then)."""
+        state = state or {}
+        return Marks(document=tab.document, nav_requests=tab.nav_requests, tabs=frozenset(self.tabs),
+                     downloads_seen=self.downloads_seen, navs=state.get("navs", 0), opens=state.get("opens", 0),
+                     downloads=state.get("downloads", 0))
 
-        After a click, the action itself counts as activity (a navigation or popup it starts
-        may take a few milliseconds to issue its first request). Giving up at the bound is
-        recorded as a ``settle_timeout`` event: a half-loaded page is never silently used."""
+    def idle(self, tab: Tab) -> bool:
+        """Nothing in the router, the tab's document loaded and its scripted requests handled."""
+        if tab.closed:
+            return True
+        quiet = self.inflight == 0 and not tab.awaiting_commit and not self.popup_pending(time.monotonic())
+        if not tab.page.url.startswith(("http:", "https:")):
+            return quiet   # about:blank, an error page: no page script reports on them
+        state = tab.state
+        return quiet and state is not None and state["ready"] == "complete" and not state["pending"]
+
+    async def settle(self, tab: Tab, before: "Marks | None" = None, probe: dict | None = None) -> dict | None:
+        """Wait exactly as long as the page is busy with what the last action (or navigation)
+        started, and return the tab's state report then (None if the tab closed).
+
+        After an action (``before``: the marks taken just before it; ``probe``: the page's state
+        read a task turn after it, None when the document was already replaced), the page says
+        which navigations, popups and downloads it started: the sandbox waits for the router to
+        see each navigation and the document it serves to commit, for each popup's tab, and for
+        each download's event. Then — and after a navigation — it waits until the router has no
+        request in flight and the document has loaded and handled its scripted requests' answers
+        (the page reports that). Every wait is woken by events; giving up at ``settle_timeout_s``
+        is recorded as a ``settle_timeout`` event, so a half-loaded page is never silently used."""
         config = self.run.config
         started = time.monotonic()
         deadline = started + config.settle_timeout_s
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                await tab.page.wait_for_load_state("load", timeout=remaining * 1000)
-            except PlaywrightError as exc:
-                if tab.closed or tab.page.is_closed():
-                    return  # the action closed its own tab: nothing left to wait for
-                self.run.record_event("settle_timeout", {"waited_s": round(time.monotonic() - started, 3),
-                                                         "waiting_for": "load", "error": first_line(str(exc))},
-                                      session=self, tab=tab)
-                return
-            # Documents, scripts and styles are done at "load"; only scripted requests (whose
-            # answers the page renders) and, after a click, the click itself need a quiet spell.
-            now = time.monotonic()
-            fetches_quiet = self.last_fetch_at < since or now - self.last_fetch_at >= config.scripted_quiet_s
-            action_quiet = not after_action or now - since >= config.action_quiet_s
-            if self.inflight == 0 and not self.popup_pending(now) and fetches_quiet and action_quiet \
-                    and await page_scripts_idle(tab.page, config):
-                return
-            await asyncio.sleep(config.settle_poll_s)
+        if probe is not None and tab.document == (before.document if before else tab.document):
+            self.take_state(tab, probe)
+        waits: list[tuple[str, Any, float]] = []
+        if before is not None:
+            grace = min(deadline, started + config.popup_grace_s)
+            navigated = probe is None or tab.document != before.document or probe["navs"] > before.navs
+            if navigated:
+                waits.append(("navigation", lambda: tab.closed or tab.document != before.document
+                              or (tab.nav_requests > before.nav_requests and not tab.awaiting_commit), deadline))
+            if probe is not None and probe["opens"] > before.opens:
+                waits.append(("popup", lambda: len(set(self.tabs) - before.tabs) > 0, grace))
+            if probe is not None and probe["downloads"] > before.downloads:
+                waits.append(("download", lambda: self.downloads_seen > before.downloads_seen, grace))
+        for what, ready, bound in waits:
+            if not await self.until(ready, bound) and bound == deadline:
+                return self._timed_out(tab, started, what)
+        new_tabs = [t for t in self.tabs.values() if before is not None and t.id not in before.tabs]
+        for waited in (tab, *new_tabs):
+            if not await self.until_idle(waited, deadline):
+                return self._timed_out(waited, started, "page activity")
+        return None if tab.closed else tab.state
+
+    async def until_idle(self, tab: Tab, deadline: float) -> bool:
+        """Wait for ``idle(tab)``. When the router is quiet but the page has not reported for an
+        action timeout, ask it directly: a page that does not answer is ``page_unresponsive``
+        (a spinning script), one that does has its state taken (a report was lost)."""
+        bound = action_bound(self.run.config)
+        while not await self.until(lambda: self.idle(tab), min(deadline, time.monotonic() + bound)):
+            if time.monotonic() >= deadline:
+                return False
+            if self.inflight == 0 and not tab.awaiting_commit:
+                state = await read_state(tab, self.run.config)
+                if state is not None:
+                    self.take_state(tab, state)
+        return True
+
+    def _timed_out(self, tab: Tab, started: float, what: str) -> dict | None:
+        state = tab.state or {}
         self.run.record_event("settle_timeout", {
-            "waited_s": round(time.monotonic() - started, 3), "waiting_for": "page activity",
-            "inflight_requests": self.inflight}, session=self, tab=tab)
+            "waited_s": round(time.monotonic() - started, 3), "waiting_for": what,
+            "inflight_requests": self.inflight, "page_requests_pending": state.get("pending"),
+            "ready_state": state.get("ready")}, session=self, tab=tab)
+        return None if tab.closed else tab.state
+
+
+@dataclass(frozen=True)
+class Marks:
+    """A tab's activity counters just before an action (see ``Session.settle``)."""
+    document: int
+    nav_requests: int
+    tabs: frozenset[str]
+    downloads_seen: int
+    navs: int
+    opens: int
+    downloads: int
 
 
 async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
@@ -597,39 +746,27 @@ async def close_session(session: Session) -> None:
         log.warning("closing session %s: %r", session.id, exc)
 
 
-_INFO_JS = """() => { const n = window.__sandboxNet || {pending: 0, last: 0};
-  return {content_type: document.contentType, title: document.title, ready: document.readyState,
-          pending: n.pending, since_last: performance.now() - n.last, last: n.last}; }"""
-
-
-def _scripts_busy(info: dict, quiet: float) -> bool:
-    """A page fetch/XHR pending, or one finished less than ``quiet`` seconds ago."""
-    return bool(info["pending"] or (info["last"] and info["since_last"] < quiet * 1000))
+# The page's state report (title, final state, activity counters) as it is now.
+STATE_NOW_JS = """() => ({...(window.__sandboxState ? window.__sandboxState()
+  : {seq: 0, top: true, title: document.title, ready: document.readyState, pending: 0, navs: 0, opens: 0,
+     downloads: 0, final: null}), content_type: document.contentType})"""
+# The same a task turn from now: what the last input event started (timers of 0 ms, promise
+# chains) has begun by then.
+STATE_JS = f"() => new Promise((resolve) => setTimeout(() => resolve(({STATE_NOW_JS})()), 0))"
 
 
 def action_bound(config: ServerConfig) -> float:
     return config.action_timeout_ms / 1000
 
 
-async def page_scripts_idle(page: Page, config: ServerConfig) -> bool:
+async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict | None:
+    """The page's state report a task turn from now (``turn=False``: now); None when the
+    document is being replaced."""
     try:
-        info = await bounded(page.evaluate(_INFO_JS), action_bound(config), "checking page activity")
-    except PlaywrightError:  # navigating or closed: the load-state wait covers it
-        return True
-    return not _scripts_busy(info, config.scripted_quiet_s)
-
-
-async def page_info(session: "Session", tab: Tab) -> dict | None:
-    """Content type and title in one round trip, or None when the page is still busy."""
-    quiet = session.run.config.scripted_quiet_s
-    now = time.monotonic()
-    if session.inflight or session.popup_pending(now) or now - session.last_fetch_at < quiet:
+        return await bounded(tab.page.evaluate(STATE_JS if turn else STATE_NOW_JS), action_bound(config),
+                             "reading the page state")
+    except PlaywrightError:  # navigating (the context was destroyed) or closed
         return None
-    try:
-        info = await bounded(tab.page.evaluate(_INFO_JS), action_bound(session.run.config), "reading the page state")
-    except PlaywrightError:  # navigating: not idle
-        return None
-    return None if info["ready"] != "complete" or _scripts_busy(info, quiet) else info
 
 
 async def safe_title(page: Page, config: ServerConfig) -> str:

@@ -31,11 +31,9 @@ class ServerConfig:
     action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)
     navigation_timeout_ms: int = 15000    # Playwright's bound on one navigation
     # Settling: after an action, wait until the page has finished what the action started.
+    # Every wait is woken by events (router, navigation, new page, the page's own reports), never a poll.
     settle_timeout_s: float = 5.0         # give up waiting (recorded as a ``settle_timeout`` event)
-    settle_poll_s: float = 0.01           # how often the page's activity is looked at while waiting
-    scripted_quiet_s: float = 0.1         # a page's fetch/XHR answers are rendered within this quiet spell
-    action_quiet_s: float = 0.05          # after a click/Enter: time for a navigation or popup it starts to show
-    popup_grace_s: float = 1.0            # a popup's first request was seen; its page appears within this
+    popup_grace_s: float = 1.0            # a popup or download the page started shows up within this
     # Hardening: nothing hangs, nothing grows without bound.
     call_timeout_s: float = 30.0          # the dispatcher's bound on one whole tool call (page_unresponsive)
     responsive_probe_s: float = 1.0       # after a Playwright timeout: does the page still answer at all?

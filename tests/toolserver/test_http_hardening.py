@@ -39,6 +39,8 @@ BAD_BODIES = {
     "latin-1 charset": (b'{"direction": "down"}', {"content-type": "application/json; charset=latin-1"}, 415,
                         "unsupported_charset"),
     "invalid UTF-8": (b'{"direction": "d\xffown"}', JSON, 400, "invalid_encoding"),
+    "text/plain": (b'{"direction": "down"}', {"content-type": "text/plain"}, 415, "unsupported_media_type"),
+    "no Content-Type": (b'{"direction": "down"}', {"content-type": ""}, 415, "unsupported_media_type"),
     "NaN": (b'{"direction": "down", "amount": NaN}', JSON, 400, "invalid_arguments"),
     "Infinity": (b'{"direction": "down", "amount": -Infinity}', JSON, 400, "invalid_arguments"),
 }

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from sandbox.core.mirrors import MirrorStore
-from toolserver.browser import Tab, action_bound, bounded, safe_title
+from toolserver.browser import Marks, Tab, action_bound, bounded, safe_title
 from toolserver.dispatch import CallContext
 from toolserver.errors import NotInMirror
 
@@ -27,15 +26,21 @@ async def ask_page(ctx: CallContext, awaitable, what: str):
     return await bounded(awaitable, action_bound(ctx.run.config), what)
 
 
-async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) -> dict:
-    """The page after an action plus what the action changed (from the call's events)."""
+async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None, after: dict | None = None) -> dict:
+    """The page after an action plus what the action changed (from the call's events).
+    ``after``: the tab's settled state report, which saves reading the title again."""
     out: dict = {}
-    live = ctx.session is not None and not ctx.session.closed
+    session = ctx.session
+    live = session is not None and not session.closed
     if tab is not None and not tab.closed:
-        state, tabs = await asyncio.gather(page_state(ctx, tab), ctx.session.tab_list())
-        out.update(state)
+        if after is not None and len(session.tabs) == 1:
+            out.update(tab=tab.id, url=tab.page.url, title=after["title"])
+            tabs = [{**tab.summary(True), "title": after["title"]}]
+        else:
+            state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
+            out.update(state)
     else:
-        tabs = await ctx.session.tab_list() if live else None
+        tabs = await session.tab_list() if live else None
     changes: dict = {}
     if before is not None and out:
         changes["url_changed"] = before.get("url") != out.get("url")
@@ -50,12 +55,8 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None) 
     return out
 
 
-async def settle(ctx: CallContext, tab: Tab, since: float | None = None, after_action: bool = False) -> None:
-    await ctx.session.settle(tab, since if since is not None else ctx.started, after_action=after_action)
-
-
-def now() -> float:
-    return time.monotonic()
+async def settle(ctx: CallContext, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> dict | None:
+    return await ctx.session.settle(tab, before, probe)
 
 
 def not_in_mirror(store: MirrorStore, url: str, reached_from: str | None = None) -> NotInMirror:

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import Field, model_validator
 
-from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator
 
-from toolserver.browser import Tab, first_line
+from toolserver.browser import STATE_NOW_JS, Tab, read_state
 from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import action_result, ask_page, now, page_state, settle
+from toolserver.tools._common import action_result, ask_page, settle
 
-_MARKER_JS = """el => { const m = el.closest('[data-sandbox-state-change]');
-                        return m ? m.getAttribute('data-sandbox-state-change') : null; }"""
-_FINAL_JS = """() => { for (const el of document.querySelectorAll('[data-sandbox-final-state]')) {
-                         if (el.checkVisibility()) return el.getAttribute('data-sandbox-final-state'); }
-                       return null; }"""
+MARKER = "data-sandbox-state-change"   # on a control (or around it) whose click changes state
 
 
 class RefArgs(ToolArgs):
@@ -51,7 +49,8 @@ class TypeArgs(RefArgs):
     submit: bool = Field(False, description="Press Enter after typing (a state-changing action).")
 
 
-async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
+def ref_locator(tab: Tab, ref: str) -> Locator:
+    """The locator of a ref from the tab's latest snapshot (checked without asking the page)."""
     if tab.snapshot_id is None:
         raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
     if tab.snapshot_document != tab.document:
@@ -59,15 +58,32 @@ async def resolve_ref(ctx: CallContext, tab: Tab, ref: str):
                          "since). Capture a new snapshot and use a ref from it.")
     if ref not in tab.snapshot_refs:
         raise UnknownRef(f"Ref {ref} not found in the current page snapshot ({tab.snapshot_id}). Try capturing a new snapshot.")
-    locator = tab.page.locator(f"aria-ref={ref}")
-    if await ask_page(ctx, locator.count(), "finding the element") != 1:
+    return tab.page.locator(f"aria-ref={ref}")
+
+
+def ask_before(tab: Tab, locator: Locator, with_marker: bool) -> list[asyncio.Future]:
+    """Ask, all at once and in this order, whether the ref matches one element, the page's state
+    report (and the state-change marker on or around the element): none of these waits."""
+    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS)]
+    if with_marker:
+        asks.append(locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count())
+    return [asyncio.ensure_future(ask) for ask in asks]   # each sends its message now, in order
+
+
+async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
+    """The answers of ``ask_before``: the page's state report before the action (with the
+    element's ``marker`` when asked); a ref that matches no element is a stale ref."""
+    count, state, *markers = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    if count != 1:
         raise UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
                          f"{tab.snapshot_id}). Capture a new snapshot.")
-    return locator
+    if markers and markers[0]:
+        marked = locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]")
+        state["marker"] = await ask_page(ctx, marked.last.get_attribute(MARKER), "reading the element")
+    return state
 
 
-async def guard_final_state(ctx: CallContext, tab: Tab, locator, ref: str) -> None:
-    marker = await ask_page(ctx, locator.evaluate(_MARKER_JS), "reading the element")
+def guard_final_state(ctx: CallContext, tab: Tab, marker: str | None, ref: str) -> None:
     if marker:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
@@ -78,44 +94,52 @@ async def guard_final_state(ctx: CallContext, tab: Tab, locator, ref: str) -> No
                                   "blocked in this run, so it was not clicked")
 
 
-async def watch_final_state(ctx: CallContext, tab: Tab, before: str | None) -> None:
-    """Record reaching a marked final state; a page that cannot be asked is recorded too, so a
-    final-state change never goes unrecorded silently."""
+def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dict | None) -> None:
+    """Record reaching a marked final state (``after``: the page's state once settled); a page
+    that could not be read is recorded too, so a final-state change never goes unrecorded silently."""
     if tab.closed or tab.page.is_closed():
         return
-    try:
-        after = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
-    except PlaywrightError as exc:
-        ctx.run.record_event("final_state_unchecked", {"error": first_line(str(exc))}, session=ctx.session, tab=tab)
+    if after is None:
+        ctx.run.record_event("final_state_unchecked", {"error": "the page's state could not be read after the action"},
+                             session=ctx.session, tab=tab)
         return
-    if after and after != before:
-        ctx.run.record_state_change("final_state_reached", name=after, session=ctx.session, tab=tab)
+    if after.get("final") and after["final"] != before:
+        ctx.run.record_state_change("final_state_reached", name=after["final"], session=ctx.session, tab=tab)
 
 
 @tool("browser_click", args=ClickArgs, title="Click", side_effect="input",
       description="Click an element by its ref from the latest snapshot of the current tab.")
 async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     tab = ctx.tab
-    before = await page_state(ctx, tab)
-    locator = await resolve_ref(ctx, tab, args.ref)
-    final_before = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
-    await guard_final_state(ctx, tab, locator, args.ref)
-    since = now()
+    locator = ref_locator(tab, args.ref)
+    seen = await before_action(ctx, tab, args.ref, locator, ask_before(tab, locator, with_marker=True))
+    before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
+    guard_final_state(ctx, tab, seen.get("marker"), args.ref)
+    marks = ctx.session.marks(tab, seen)
     await locator.click()
-    await settle(ctx, tab, since, after_action=True)
-    await watch_final_state(ctx, tab, final_before)
-    return await action_result(ctx, tab, before)
+    after = await settle(ctx, tab, marks, await read_state(tab, ctx.run.config))
+    watch_final_state(ctx, tab, seen["final"], after)
+    return await action_result(ctx, tab, before, after)
 
 
 @tool("browser_type", args=TypeArgs, title="Type text", side_effect="input",
       description="Type text into a field by its ref (exact text; Enter only when submit=true).")
 async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
     tab = ctx.tab
-    before = await page_state(ctx, tab)
-    locator = await resolve_ref(ctx, tab, args.ref)
-    final_before = await ask_page(ctx, tab.page.evaluate(_FINAL_JS), "reading the page state")
-    since = now()
-    await locator.fill(args.text)
+    locator = ref_locator(tab, args.ref)
+    # Typing is sent right behind the questions about the page before it (the page answers them
+    # first): a stale ref still fails at once, and the typing it queued is dropped.
+    asks = ask_before(tab, locator, with_marker=False)
+    inputs = tab.inputs
+    filling = asyncio.ensure_future(locator.fill(args.text))
+    try:
+        seen = await before_action(ctx, tab, args.ref, locator, asks)
+    except BaseException:
+        filling.cancel()
+        raise
+    before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
+    marks = ctx.session.marks(tab, seen)
+    await filling
     if args.submit:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed("enter")
@@ -125,11 +149,20 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
             raise PolicyViolation("submit=true presses Enter, a state-changing action that is blocked in this run; "
                                   "the text was typed but Enter was not pressed")
         await locator.press("Enter")
-    await settle(ctx, tab, since, after_action=args.submit)
-    typed = await locator.input_value() if await ask_page(ctx, locator.count(), "finding the element") == 1 else None
-    await watch_final_state(ctx, tab, final_before)
-    result = await action_result(ctx, tab, before)
-    if typed is not None and not args.submit:
+    if args.submit:
+        probe, typed = await read_state(tab, ctx.run.config), None
+    elif tab.inputs > inputs and tab.input_state is not None:
+        # The page reported the typing with its state and the field's value (a page may limit
+        # or reformat it) once its own input handlers had run.
+        probe = tab.input_state
+        typed = probe["value"]
+    else:  # no report (the field is in a frame, or typing changed nothing): ask the page
+        probe, typed = await ask_page(ctx, asyncio.gather(read_state(tab, ctx.run.config, turn=False),
+                                                          locator.input_value()), "reading the field")
+    after = await settle(ctx, tab, marks, probe)
+    watch_final_state(ctx, tab, seen["final"], after)
+    result = await action_result(ctx, tab, before, after)
+    if typed is not None:
         result["value"] = typed
     return result
 

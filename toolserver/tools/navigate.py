@@ -35,9 +35,9 @@ class ScrollArgs(ToolArgs):
 async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
     tab = ctx.tab
     require_mirrored(ctx.run.store, args.url)
-    before = await page_state(ctx, tab)
-    status = (await goto(ctx, tab, args.url))["status"]
-    return {**await action_result(ctx, tab, before), "status": status}
+    before = await page_state(ctx, tab)   # before the navigation starts (a title read during it is Chromium's "Loading ...")
+    went = await goto(ctx, tab, args.url)
+    return {**await action_result(ctx, tab, before, went["state"]), "status": went["status"]}
 
 
 @tool("browser_scroll", args=ScrollArgs, title="Scroll", side_effect="read_only",

@@ -11,7 +11,7 @@ from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnav
 from toolserver.registry import ToolArgs, tool
 from toolserver.browser import first_line
 from toolserver.dispatch import CallContext
-from toolserver.tools._common import not_in_mirror, now, page_state, require_mirrored
+from toolserver.tools._common import not_in_mirror, page_state, require_mirrored
 
 KERNEL = "kernel"
 
@@ -25,16 +25,15 @@ class StartSessionArgs(ToolArgs):
 
 async def goto(ctx: CallContext, tab: br.Tab, url: str) -> dict:
     """Navigate a tab to a URL the caller checked is mirrored, and wait for it to settle; the
-    page moves only on success."""
-    since = now()
+    page moves only on success. Returns the status and the settled page's state report."""
     response = None
     try:
         response = await tab.page.goto(url, wait_until="load")
     except PlaywrightError as exc:
         if not started_download(ctx):
             raise navigation_failure(ctx, url, exc) from exc
-    await ctx.session.settle(tab, since)
-    return {"status": response.status if response else None}
+    state = await ctx.session.settle(tab)
+    return {"status": response.status if response else None, "state": state}
 
 
 def started_download(ctx: CallContext) -> bool:
@@ -81,7 +80,12 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
     tab = ctx.tab
     status = None
     if args.url is not None:
-        status = (await goto(ctx, tab, args.url))["status"]
+        went = await goto(ctx, tab, args.url)
+        status = went["status"]
+        if went["state"] is not None and len(session.tabs) == 1:
+            title = went["state"]["title"]
+            return {**result, "tab": tab.id, "url": tab.page.url, "title": title, "status": status,
+                    "tabs": [{**tab.summary(True), "title": title}]}
     state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
     return {**result, **state, "status": status, "tabs": tabs}
 

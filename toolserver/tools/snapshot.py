@@ -7,13 +7,14 @@ import asyncio
 from pydantic import Field
 
 from toolserver import pdf
-from toolserver.browser import REF_RE, page_info
+from toolserver.browser import REF_RE
 from toolserver.errors import PageUnresponsive
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
+_INFO_JS = "() => ({content_type: document.contentType, title: document.title})"
 
 
 class SnapshotArgs(ToolArgs):
@@ -26,23 +27,19 @@ class SnapshotArgs(ToolArgs):
                   "a JSON or plain-text document shows its text.")
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.tab
-    # The common case is an idle page: check that and take the accessibility snapshot at once
-    # (one round trip each, in parallel); a busy page is settled first and snapshotted again.
-    aria = None
-    if tab.pdf_pages is None:
-        info, aria = await asyncio.gather(page_info(ctx.session, tab), tab.page.aria_snapshot(mode="ai"),
-                                          return_exceptions=True)
-        # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
-        for failure in sorted((r for r in (info, aria) if isinstance(r, BaseException)),
-                              key=lambda r: not isinstance(r, PageUnresponsive)):
-            raise failure
-    else:
-        info = await page_info(ctx.session, tab)
-    if info is None:
+    # A page still busy (loading, or handling what it fetched) is settled first; then the page's
+    # type and title and the accessibility snapshot are read at once (one round trip each, in parallel).
+    if not ctx.session.idle(tab):
         await settle(ctx, tab)
-        aria = None
-        info = await ask_page(ctx, tab.page.evaluate("() => ({content_type: document.contentType, title: document.title})"),
-                              "reading the page")
+    asks = [ask_page(ctx, tab.page.evaluate(_INFO_JS), "reading the page")]
+    if tab.pdf_pages is None:
+        asks.append(tab.page.aria_snapshot(mode="ai"))
+    answers = await asyncio.gather(*asks, return_exceptions=True)
+    # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
+    for failure in sorted((r for r in answers if isinstance(r, BaseException)),
+                          key=lambda r: not isinstance(r, PageUnresponsive)):
+        raise failure
+    info, aria = answers[0], (answers[1] if len(answers) > 1 else None)
     content_type = info["content_type"]
     state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
     if len(ctx.session.tabs) == 1:

@@ -50,8 +50,8 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
         session.opening_tab = False
     tab = session.tab_for_page(page) or session.adopt_page(page)
     session.active_tab_id = tab.id
-    status = (await goto(ctx, tab, args.url))["status"]
-    return {**await action_result(ctx, tab, None), "status": status}
+    went = await goto(ctx, tab, args.url)
+    return {**await action_result(ctx, tab, None, went["state"]), "status": went["status"]}
 
 
 @tool("browser_switch_tab", args=SwitchTabArgs, title="Switch tab", scope="session", side_effect="read_only",

@@ -94,9 +94,28 @@ async def local_only(request: web.Request, handler):
                                   "given with --token or SANDBOX_TOKEN)", 401)
     if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
         # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
-        return error_response("unsupported_media_type", f"Content-Type must be application/json, got "
-                              f"{request.headers.get('Content-Type')!r}", 415)
+        message = f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"
+        await trace_refused_call(request, "unsupported_media_type", message)
+        return error_response("unsupported_media_type", message, 415)
     return await handler(request)
+
+
+async def trace_refused_call(request: web.Request, kind: str, message: str) -> None:
+    """A tool call of a live run refused before its body is parsed is still a line in that
+    run's trace, with the body as it arrived (if it arrives within the body bound)."""
+    info = request.match_info
+    if "name" not in info or "run_id" not in info or request.method != "POST":
+        return
+    try:
+        run = request.app[SANDBOX].get_run(info["run_id"])
+    except UnknownRun:
+        return
+    try:
+        body = await asyncio.wait_for(request.read(), request.app[CONFIG].request_body_timeout_s)
+        raw = body.decode("utf-8", errors="surrogateescape")
+    except (asyncio.TimeoutError, web.HTTPRequestEntityTooLarge):
+        raw = None
+    await run.record_rejected(info["name"], raw, {"type": kind, "message": message})
 
 
 async def read_json(request: web.Request):

@@ -1,0 +1,78 @@
+"""Settling without fixed pauses: after an action the sandbox waits exactly for what the page
+started (requests and the handling of their answers, navigations, popups), woken by events and
+the page's own reports; then the next call sees the finished page."""
+
+from __future__ import annotations
+
+from sandbox.core.trace import parse_trace
+from tests.conftest import SITE, ref_of, snapshot, start
+
+
+async def click(run, name: str) -> dict:
+    reply = await run.call("browser_click", {"ref": ref_of((await snapshot(run))["snapshot"], f'button "{name}"')})
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+def waits_gave_up(run) -> list:
+    return [e for e in parse_trace(run.trace.text()).events if e.kind == "settle_timeout"]
+
+
+async def test_chained_fetches_are_rendered_before_the_click_returns(run):
+    await start(run, f"{SITE}/settle")
+    await click(run, "fetch twice")
+    # Read without a snapshot's own settling: the page's state right after the click returned.
+    assert await run.sessions[run.current_session_id].active_tab.page.inner_text("#out") == "word fetched"
+    assert not waits_gave_up(run)
+
+
+async def test_an_xhr_answer_is_handled_before_the_click_returns(run):
+    await start(run, f"{SITE}/settle")
+    await click(run, "xhr")
+    assert await run.sessions[run.current_session_id].active_tab.page.inner_text("#out") == "xhr fetched"
+
+
+async def test_a_navigation_started_a_task_later_is_followed(run):
+    await start(run, f"{SITE}/settle")
+    result = await click(run, "later")
+    assert result["url"] == f"{SITE}/second" and result["changes"]["url_changed"] is True
+    assert result["title"] == "Second" and result["changes"]["navigations"]
+    assert "Second page" in (await snapshot(run))["snapshot"]
+    assert not waits_gave_up(run)
+
+
+async def test_a_same_document_history_change_keeps_the_document_and_its_refs(run):
+    await start(run, f"{SITE}/settle")
+    snap = (await snapshot(run))["snapshot"]
+    result = await click(run, "push")
+    assert result["url"] == f"{SITE}/settle?pushed=1" and result["title"] == "Pushed"
+    assert result["changes"]["url_changed"] is True   # the new URL is recorded as a navigation ...
+    # ... but the document is the same: the refs of the snapshot before still work.
+    reply = await run.call("browser_click", {"ref": ref_of(snap, 'button "xhr"')})
+    assert reply["ok"], reply
+    assert not waits_gave_up(run)
+
+
+async def test_a_click_that_starts_nothing_reports_no_change(run):
+    await start(run, f"{SITE}/settle")
+    result = await click(run, "nothing")
+    assert result["changes"] == {"url_changed": False, "title_changed": False}
+    assert not waits_gave_up(run)
+
+
+async def test_typing_reports_the_value_after_the_pages_own_handlers(run):
+    await start(run, f"{SITE}/settle")
+    field = ref_of((await snapshot(run))["snapshot"], 'textbox "Shout"')
+    reply = await run.call("browser_type", {"ref": field, "text": "quiet please"})
+    assert reply["ok"] and reply["result"]["value"] == "QUIET PLEASE", reply
+
+
+async def test_a_popup_and_its_page_are_waited_for(run):
+    await start(run, f"{SITE}/popup")
+    result = await click(run, "Open long")
+    assert [t["tab"] for t in result["tabs"]] == ["t1", "t2"]
+    opened = result["changes"]["new_tabs"]
+    assert opened[0]["opener"] == "t1"
+    long_tab = run.sessions[run.current_session_id].tabs["t2"]
+    assert long_tab.state is not None and long_tab.state["ready"] == "complete"   # loaded, reported
+    assert not waits_gave_up(run)
