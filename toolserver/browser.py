@@ -37,6 +37,7 @@ log = logging.getLogger("toolserver.browser")
 
 REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")
 REPORT_PREFIX = "__sandbox__"
+HTTP_URL = re.compile(r"^https?:")
 
 
 class Recorder(Protocol):
@@ -83,9 +84,14 @@ INIT_SCRIPT = """
     }
     return null;
   };
+  // A meta refresh of 0 s starts a navigation right after the load: it is part of loading.
+  const refreshing = () => {
+    const meta = document.querySelector('meta[http-equiv="refresh" i]');
+    return !!meta && /^\\s*0*(\\.0*)?\\s*($|[;,])/.test(meta.content || '');
+  };
   const state = () => ({seq: ++net.seq, top, title: document.title, ready: document.readyState,
                         pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
-                        final: finalState()});
+                        final: finalState(), refresh: refreshing()});
   Object.defineProperty(window, '__sandboxState', {value: state});
   const begin = () => { net.pending++; };
   const end = () => setTimeout(() => {
@@ -126,12 +132,19 @@ INIT_SCRIPT = """
       else if (!event.destination.sameDocument && /^https?:/.test(event.destination.url)) net.navs++;
     });
   }
+  // Popups that load an http(s) document (about:blank ones have nothing to wait for).
+  const loads = (url) => { try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; } };
   const open = window.open;
-  window.open = function (...args) { net.opens++; return open.apply(this, args); };
-  document.addEventListener('click', (event) => {
+  window.open = function (...args) {
+    const opened = open.apply(this, args);
+    if (opened && args[0] && loads(String(args[0]))) net.opens++;
+    return opened;
+  };
+  window.addEventListener('click', (event) => {
     const link = event.target instanceof Element && event.target.closest('a[href][target]');
-    if (link && !['', '_self', '_parent', '_top'].includes(link.target.toLowerCase())) net.opens++;
-  }, true);
+    if (link && !event.defaultPrevented && !['', '_self', '_parent', '_top'].includes(link.target.toLowerCase())
+        && loads(link.href)) net.opens++;
+  });
   // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
   // disabled): the API is removed, and each attempt is recorded as a blocked request.
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
@@ -267,6 +280,7 @@ class Tab:
     state: dict | None = None          # the current document's latest state report (None: not loaded yet)
     nav_requests: int = 0              # main-frame navigation requests the router answered or refused
     awaiting_commit: bool = False      # the router answered one with a document that has not committed yet
+    refresh_from: int | None = None    # the document refreshes at once (meta refresh 0): nav_requests then
     inputs: int = 0                    # typing reports (trusted input events) of the tab's documents
     input_state: dict | None = None    # the latest one (a state report with the field's ``value``)
 
@@ -347,7 +361,7 @@ class Session:
             # A new document (the router served it): refs and the page's state reports start over.
             # Without one it is the same document under a new URL (history.pushState): refs stay valid.
             tab.document += 1
-            tab.state, tab.awaiting_commit = None, False
+            tab.state, tab.awaiting_commit, tab.refresh_from = None, False, None
             if pending is not None and pending[0].split("#", 1)[0] == url:
                 tab.pdf_name, tab.pdf_pages = pending[1], pending[2]
             else:
@@ -592,6 +606,8 @@ class Session:
         """Keep a state report of the tab's current document if it is the newest one."""
         if tab.state is None or state.get("seq", 0) > tab.state.get("seq", 0):
             tab.state = state
+            if state.get("refresh") and tab.refresh_from is None:
+                tab.refresh_from = tab.nav_requests   # the refresh's navigation is still to come
             self.notify()
 
     def popup_pending(self, now: float) -> bool:
@@ -612,7 +628,8 @@ class Session:
         if not tab.page.url.startswith(("http:", "https:")):
             return quiet   # about:blank, an error page: no page script reports on them
         state = tab.state
-        return quiet and state is not None and state["ready"] == "complete" and not state["pending"]
+        refreshed = tab.refresh_from is None or tab.nav_requests > tab.refresh_from
+        return quiet and refreshed and state is not None and state["ready"] == "complete" and not state["pending"]
 
     async def settle(self, tab: Tab, before: "Marks | None" = None, probe: dict | None = None) -> dict | None:
         """Wait exactly as long as the page is busy with what the last action (or navigation)
@@ -638,18 +655,38 @@ class Session:
             if navigated:
                 waits.append(("navigation", lambda: tab.closed or tab.document != before.document
                               or (tab.nav_requests > before.nav_requests and not tab.awaiting_commit), deadline))
-            if probe is not None and probe["opens"] > before.opens:
-                waits.append(("popup", lambda: len(set(self.tabs) - before.tabs) > 0, grace))
+            opened = probe["opens"] - before.opens if probe is not None else 0
+            if opened > 0:   # each popup's tab appears
+                waits.append(("popup", lambda: len(set(self.tabs) - before.tabs) >= opened, deadline))
             if probe is not None and probe["downloads"] > before.downloads:
                 waits.append(("download", lambda: self.downloads_seen > before.downloads_seen, grace))
         for what, ready, bound in waits:
             if not await self.until(ready, bound) and bound == deadline:
                 return self._timed_out(tab, started, what)
         new_tabs = [t for t in self.tabs.values() if before is not None and t.id not in before.tabs]
+        if before is not None and probe is not None and probe["opens"] > before.opens:
+            for popup in new_tabs:
+                if not await self.popup_loaded(popup, deadline):
+                    return self._timed_out(popup, started, "popup")
         for waited in (tab, *new_tabs):
             if not await self.until_idle(waited, deadline):
                 return self._timed_out(waited, started, "page activity")
         return None if tab.closed else tab.state
+
+    async def popup_loaded(self, popup: Tab, deadline: float) -> bool:
+        """A popup opened with an http(s) URL: its document has committed and loaded (Playwright's
+        own events); its first report may come before the sandbox sees the page, so a missing
+        one is read from the page."""
+        try:
+            await popup.page.wait_for_url(HTTP_URL, wait_until="load",
+                                          timeout=max(1.0, (deadline - time.monotonic()) * 1000))
+        except PlaywrightError:
+            return popup.closed or popup.page.is_closed()
+        if popup.state is None and not popup.closed:
+            state = await read_state(popup, self.run.config)
+            if state is not None:
+                self.take_state(popup, state)
+        return True
 
     async def until_idle(self, tab: Tab, deadline: float) -> bool:
         """Wait for ``idle(tab)``. When the router is quiet but the page has not reported for an

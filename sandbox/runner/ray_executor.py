@@ -23,9 +23,12 @@ import tempfile
 from pathlib import Path
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.attempt import AttemptOutcome
+
+CPUS_PER_BROWSER = 4   # a worker's warm Chromium uses up to this many cores (see worker_places)
 
 
 class AttemptWorker:
@@ -63,21 +66,25 @@ class RayPool:
     def __init__(self, address: str | None, concurrency: int) -> None:
         if not ray.is_initialized():
             ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
-        # One worker (one browser) per CPU of the cluster, at most one per concurrent attempt.
-        self.size = max(1, min(concurrency, int(ray.cluster_resources().get("CPU", 1))))
+        self.places = worker_places(concurrency)
+        self.size = len(self.places)
         self.per_worker = math.ceil(concurrency / self.size)
         self.actor_class = ray.remote(num_cpus=0, max_concurrency=self.per_worker)(AttemptWorker)
         self.workers: list = []
         self.turn = itertools.count()
 
+    def new_worker(self, index: int):
+        return self.actor_class.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+            node_id=self.places[index], soft=True)).remote()
+
     async def start(self) -> "RayPool":
-        self.workers = [self.actor_class.remote() for _ in range(self.size)]
+        self.workers = [self.new_worker(index) for index in range(self.size)]
         await asyncio.gather(*(worker.start.remote() for worker in self.workers))
         return self
 
     async def replace(self, index: int, dead) -> None:
         if self.workers[index] is dead:   # another attempt on the same worker may have replaced it
-            self.workers[index] = self.actor_class.remote()
+            self.workers[index] = self.new_worker(index)
             await self.workers[index].start.remote()
 
     async def run(self, directory: Path, pack_id: str, agent_spec: str, options: AgentOptions, *, retries: int,
@@ -102,6 +109,24 @@ class RayPool:
     def stop(self) -> None:
         for worker in self.workers:
             ray.kill(worker)
+
+
+def worker_places(concurrency: int) -> list[str]:
+    """The node of each worker: one browser per ``CPUS_PER_BROWSER`` CPUs of each live node (at
+    least one per node), at most one per concurrent attempt. One Chromium already spreads its
+    contexts over several cores (the browser, its GPU and network processes, up to four
+    renderers), so a browser per CPU would only add browsers competing for the same cores."""
+    places = []
+    for node in ray.nodes():
+        cpus = int(node.get("Resources", {}).get("CPU", 0))
+        if node.get("Alive") and cpus > 0:
+            places += [node["NodeID"]] * max(1, cpus // CPUS_PER_BROWSER)
+    # Spread over the nodes first (round robin), then cut to the concurrency.
+    by_node: dict[str, list[str]] = {}
+    for place in places:
+        by_node.setdefault(place, []).append(place)
+    spread = [place for group in itertools.zip_longest(*by_node.values()) for place in group if place]
+    return spread[:max(1, concurrency)] or [ray.get_runtime_context().get_node_id()]
 
 
 def crashed(directory: Path, pack_id: str, agent_spec: str, attempt_number: int, errors: list[str]) -> AttemptOutcome:

@@ -63,3 +63,11 @@ async def test_a_dead_worker_fails_only_its_attempt(local_ray, tmp_path, retries
     else:   # the retry ran on a fresh worker: a real attempt with a trace and a score
         assert outcome.status == "completed" and attempt["status"] == "completed"
         assert (tmp_path / "attempt" / "trace.jsonl").is_file() and (tmp_path / "attempt" / "score.json").is_file()
+
+
+def test_one_browser_per_node_of_two_cpus(local_ray):
+    from sandbox.runner.ray_executor import worker_places
+
+    node = ray.get_runtime_context().get_node_id()
+    assert worker_places(8) == [node]   # 2 CPUs: one browser already uses both
+    assert worker_places(1) == [node]
