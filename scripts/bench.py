@@ -658,21 +658,13 @@ def main() -> int:
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
     mcp_rounds = 8 if args.quick else 12
 
-    if args.only == "ops":
-        results = asyncio.run(ops_side(12 if args.quick else 40))
-        print_ops(results)
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
-        return 0
-    if args.only == "mcp":
-        results = asyncio.run(mcp_side(clicks, mcp_rounds))
-        print_mcp(results)
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
-        return 0
-    if args.only == "report":
-        results = asyncio.run(report_side(2 if args.quick else 6))
-        print_report_side(results)
+    sections = {"ops": (lambda: ops_side(12 if args.quick else 40), print_ops),
+                "mcp": (lambda: mcp_side(clicks, mcp_rounds), print_mcp),
+                "report": (lambda: report_side(2 if args.quick else 6), print_report_side)}
+    if args.only in sections:
+        measure, show = sections[args.only]
+        results = asyncio.run(measure())
+        show(results)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0
