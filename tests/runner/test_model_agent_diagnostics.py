@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from sandbox.cli import main
 from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
@@ -26,21 +28,28 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
-async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(sandbox, tmp_path):
+def total_tokens(usage: dict) -> int:
+    return usage["total_tokens"] if "total_tokens" in usage else usage["input_tokens"] + usage["output_tokens"]
+
+
+@pytest.mark.parametrize("agent, base_path", [(AGENT, "/v1"), ("anthropic:scripted-browser-1", "")],
+                         ids=["openai", "anthropic"])
+async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(sandbox, tmp_path, agent, base_path):
     runner, url = await scripted_server().start_server()
     try:
-        [outcome] = await run_batch([load_pack("bid-intake")], AGENT, out=tmp_path, progress=False, sandbox=sandbox,
-                                    options=AgentOptions(base_url=f"{url}/v1"), screenshots="none")
+        [outcome] = await run_batch([load_pack("bid-intake")], agent, out=tmp_path, progress=False, sandbox=sandbox,
+                                    options=AgentOptions(base_url=f"{url}{base_path}"), screenshots="none")
     finally:
         await runner.cleanup()
+    assert outcome.status == "completed", outcome.reason
     lines = [json.loads(line) for line in (outcome.directory / "transcript.jsonl").read_text().splitlines()]
     assert [(e["turn"], e["role"]) for e in lines[:2]] == [(0, "system"), (0, "user")]
     assert lines[1]["content"] == (outcome.directory / "prompt.txt").read_text()
     answers = [e for e in lines if e["role"] == "assistant"]
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
     assert [e["turn"] for e in answers] == list(range(1, attempt["agent_details"]["turns"] + 1))
-    assert all(e["usage"]["total_tokens"] > 0 for e in answers)
-    assert sum(e["usage"]["total_tokens"] for e in answers) == attempt["token_usage"]["total_tokens"]
+    assert all(total_tokens(e["usage"]) > 0 for e in answers)
+    assert sum(total_tokens(e["usage"]) for e in answers) == total_tokens(attempt["token_usage"])
     results = [e for e in lines if e["role"] == "tool"]
     calls = read_trace(outcome.directory / "trace.jsonl").calls
     assert [e["name"] for e in results] == [c.tool for c in calls]

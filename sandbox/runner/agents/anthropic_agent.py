@@ -11,7 +11,8 @@ The tools are the sandbox's contract in Anthropic's format (``toolserver.formats
 ``sandbox tools --format anthropic``). Every ``tool_use`` block goes through ``task.client`` (the
 same dispatcher and trace as HTTP and MCP); its ``tool_result`` is the sandbox's JSON reply,
 ``is_error`` when the tool failed. The final answer is the text of the first message that asks
-for no tool.
+for no tool. The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
+(``sandbox.runner.transcript``), in the same lines as ``openai:`` writes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
 from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
+from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
 
 KIND = "anthropic"
@@ -41,6 +43,9 @@ class AnthropicAgent(ModelAgent):
         details = self.details(cassette)
         client = anthropic.AsyncAnthropic(**self.client_options(cassette))
         messages: list[dict[str, Any]] = [{"role": "user", "content": task.prompt}]
+        transcript = Transcript(task.workdir)
+        transcript.write({"role": "system", "content": SYSTEM_PROMPT})
+        transcript.write(messages[0])
         tools = tool_definitions("anthropic", await task.client.list_tools())
         usage: dict[str, int] | None = None
         output = ""
@@ -52,13 +57,17 @@ class AnthropicAgent(ModelAgent):
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, anthropic.AnthropicError) and failure_in(exc) is None:
                         raise
-                    return self.request_failed(exc, output, usage, details)
+                    return self.request_failed(exc, output, usage, details, transcript)
                 details["turns"] += 1
+                transcript.turn = details["turns"]
                 details["stop_reason"] = response.stop_reason
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
                 text = "".join(block.text for block in response.content if block.type == "text")
                 output = text or output
                 uses = [block for block in response.content if block.type == "tool_use"]
+                transcript.write({"role": "assistant", "content": text, "tool_calls": [
+                    {"id": use.id, "name": use.name, "arguments": use.input} for use in uses],
+                    "finish_reason": response.stop_reason, "usage": response.usage.model_dump(exclude_none=True)})
                 if not uses:
                     return AgentResult(output=text, token_usage=usage, details=details)
                 messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True)
@@ -69,6 +78,8 @@ class AnthropicAgent(ModelAgent):
                     reply = await task.client.call_raw(use.name, use.input)
                     results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": not reply.get("ok"),
                                     "content": json.dumps(reply, ensure_ascii=False)})
+                    transcript.write({"role": "tool", "tool_call_id": use.id, "name": use.name,
+                                      "content": results[-1]["content"], "is_error": results[-1]["is_error"]})
                 messages.append({"role": "user", "content": results})
             return self.out_of_turns(output, usage, details)
         finally:
