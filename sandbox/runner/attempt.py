@@ -48,7 +48,7 @@ def new_site_key() -> str:
 
 def package_versions() -> dict[str, str]:
     out = {"sandbox": __version__}
-    for name in ("playwright", "aiohttp", "pydantic", "jsonschema", "openai", "vcrpy"):
+    for name in ("playwright", "aiohttp", "pydantic", "jsonschema", "openai", "anthropic", "mcp", "vcrpy"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -37,6 +37,7 @@ async def test_batch_writes_attempt_folders_and_summary(sandbox, attempt_root):
         assert attempt["site_key"] in (folder / "prompt.txt").read_text()
         assert attempt["tool_calls_total"] == sum(attempt["tool_calls"].values()) > 0
         assert attempt["versions"]["playwright"] and attempt["pack_checksum"]
+        assert all(attempt["versions"][name] != "not installed" for name in ("mcp", "anthropic", "openai"))
         prompt = (folder / "prompt.txt").read_text()
         assert "Expected output records" not in prompt
         trace = read_trace(folder / "trace.jsonl")
