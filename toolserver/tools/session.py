@@ -82,10 +82,10 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
     if args.url is not None:
         went = await goto(ctx, tab, args.url)
         status = went["status"]
-        if went["state"] is not None and len(session.tabs) == 1:
+        if went["state"] is not None:
             title = went["state"]["title"]
             return {**result, "tab": tab.id, "url": tab.page.url, "title": title, "status": status,
-                    "tabs": [{**tab.summary(True), "title": title}]}
+                    "tabs": await session.tab_list(known=(tab, title))}
     state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
     return {**result, **state, "status": status, "tabs": tabs}
 

@@ -42,10 +42,7 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     info, aria = answers[0], (answers[1] if len(answers) > 1 else None)
     content_type = info["content_type"]
     state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
-    if len(ctx.session.tabs) == 1:
-        tabs = [{**tab.summary(True), "title": info["title"]}]
-    else:
-        tabs = await ctx.session.tab_list()
+    tabs = await ctx.session.tab_list(known=(tab, info["title"]))
     if tab.pdf_pages is not None:
         kind = "pdf_text"
         text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
