@@ -149,6 +149,10 @@ def build_test_mirror(root: Path, canary: str) -> Path:
       <button onclick="history.pushState({}, '', '/settle?pushed=1'); document.title = 'Pushed'">push</button>
       <button onclick="1">nothing</button>
       <label for=shout>Shout</label><input id=shout oninput="this.value = this.value.toUpperCase()">""")
+    # --- a page that changes what it shows with no action running (for screenshot reuse) ---
+    page("/paint", """<!doctype html><title>Paint</title><div id=box style="width:50px;height:50px"></div>
+      <button onclick="setTimeout(() => { document.body.style.background = 'rgb(255, 0, 0)'; }, 150)">later</button>
+      <button onclick="box.animate([{opacity: 1}, {opacity: 0}], {duration: 500, iterations: Infinity})">spin</button>""")
     page("/api/first.json", '{"next": "/api/second.json"}', "application/json")
     page("/api/second.json", '{"word": "fetched"}', "application/json")
     page("/sw.js", "self.addEventListener('fetch', () => {});", "text/javascript")

@@ -93,6 +93,28 @@ INIT_SCRIPT = """
                         pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
                         final: finalState(), refresh: refreshing()});
   Object.defineProperty(window, '__sandboxState', {value: state});
+  // Whether the viewport can look different since the last picture (toolserver.media): asked at
+  // each screenshot; the first ask starts counting what can change it (DOM, scroll, focus, input,
+  // loads, animations), so a page pays nothing while screenshots are off.
+  const doc = Math.random().toString(36).slice(2);
+  let changes = null;
+  const paint = () => {
+    if (changes === null) {
+      changes = 0;
+      const touch = () => { changes++; };
+      new MutationObserver(touch).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+      for (const type of ['scroll', 'resize', 'input', 'change', 'focusin', 'focusout', 'load', 'error',
+                          'pointerover', 'pointerout', 'transitionrun', 'animationstart', 'animationiteration'])
+        window.addEventListener(type, touch, true);
+      document.addEventListener('selectionchange', touch);
+    }
+    const still = document.readyState === 'complete' && (!document.fonts || document.fonts.status === 'loaded')
+      && Array.from(document.images).every((img) => img.complete)
+      && !document.querySelector('canvas, video, iframe, frame, embed, object, marquee')
+      && !document.getAnimations().some((a) => a.playState === 'running');
+    return {doc, mark: changes, still};
+  };
+  Object.defineProperty(window, '__sandboxPaint', {value: paint});
   const begin = () => { net.pending++; };
   const end = () => setTimeout(() => {
     net.pending = Math.max(0, net.pending - 1);

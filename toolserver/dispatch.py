@@ -109,8 +109,9 @@ class Run:
 
     # --- events ---------------------------------------------------------------------------
     def record_event(self, kind: str, data: dict, *, session: br.Session | None = None,
-                     tab: br.Tab | None = None) -> dict:
-        current = self.current
+                     tab: br.Tab | None = None, call: CallContext | None = None) -> dict:
+        """An event of the call running now (or of ``call``, one that already ended)."""
+        current = call or self.current
         event = EventRecord(kind=kind, seq=current.seq if current else None, t=self.trace.now(),
                             wall=wall_now(), session_id=session.id if session else None,
                             tab=tab.id if tab else None, data=data)
@@ -151,7 +152,7 @@ class Run:
     async def call(self, name: str, raw_args: Any) -> dict:
         """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}."""
         async with self._lock:
-            await finish_screenshot(self)        # the previous call's picture, before this call acts
+            await finish_screenshot(self, name)  # the previous call's picture, before this call acts
             self.seq += 1
             ctx = CallContext(self, self.seq, name)
             self.current = ctx

@@ -4,10 +4,13 @@ Playwright trace of each session (``playwright-trace.zip``: screenshots and DOM 
 opened with ``playwright show-trace``).
 
 Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
-``finish_screenshot`` before the run's next call and when the run closes. Playwright traces:
-``start_playwright_trace`` when a session opens and ``stop_playwright_trace`` before it closes
-(from the browser); ``begin_call_group``/``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what cannot be kept is an event
-(``screenshot_failed``, ``playwright_trace_failed``). Imports only Playwright (the bottom layer).
+``finish_screenshot`` before the run's next call that can change the page and when the run
+closes. A picture of a page that cannot look different since the tab's last one is a hard link
+to it (no capture). Playwright traces: ``start_playwright_trace`` when a session opens and
+``stop_playwright_trace`` before it closes (from the browser); ``begin_call_group`` /
+``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what
+cannot be kept is an event (``screenshot_failed``, ``playwright_trace_failed``). Imports only
+Playwright (the bottom layer).
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from playwright.async_api import Error as PlaywrightError
 
 NO_SCREENSHOT_TOOLS = frozenset({"list_tools", "browser_close"})
 _cdp_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # page -> its CDP session
-_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -> its capture in progress
+_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -> its latest capture
+_last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # page -> (its paint key, file)
+# Calls that only read the page: the previous call's picture is taken while they run.
+READING_TOOLS = frozenset({"browser_snapshot", "list_tools"})
+_PAINT_JS = "() => typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"
 
 
 def screenshot_name(file: Path, trace_path: Path | None) -> str:
@@ -39,51 +46,69 @@ def screenshot_name(file: Path, trace_path: Path | None) -> str:
 def start_screenshot(run: Any, ctx: Any, tool: str, tab: Any) -> str | None:
     """Begin the viewport capture after call ``ctx.seq`` and return the name its trace line
     carries (None: not asked for, or no open tab). The capture overlaps whatever the agent does
-    next; ``finish_screenshot`` awaits it before the run's next call can touch the page."""
+    next; ``finish_screenshot`` awaits it before a call that can change the page."""
     folder = run.screenshot_dir
     if folder is None or tab is None or tab.closed or tool in NO_SCREENSHOT_TOOLS:
         return None
     file = Path(folder) / f"{ctx.seq}.png"
-    _pending[run] = asyncio.ensure_future(_capture(run, ctx, tab, file))
+    _pending[run] = asyncio.ensure_future(_capture(run, ctx, tab, file, _pending.get(run)))
     return screenshot_name(file, run.trace.path)
 
 
-async def finish_screenshot(run: Any) -> None:
-    """Wait for the capture begun after the previous call (called before the next call and at close)."""
+async def finish_screenshot(run: Any, tool: str | None = None) -> None:
+    """Wait for the captures begun after the previous calls: before the run's next call, unless
+    that call only reads the page (its picture is then taken while it reads), and at close."""
+    if tool in READING_TOOLS:
+        return
     pending = _pending.pop(run, None)
     if pending is not None:
         await pending
 
 
-async def _capture(run: Any, ctx: Any, tab: Any, file: Path) -> None:
+async def _capture(run: Any, ctx: Any, tab: Any, file: Path, previous: asyncio.Future | None) -> None:
     try:
+        if previous is not None:
+            await asyncio.wait([previous])       # one picture at a time, in call order
         file.parent.mkdir(parents=True, exist_ok=True)
-        png = await asyncio.wait_for(_viewport_png(tab.page), run.config.screenshot_timeout_ms / 1000)
-        file.write_bytes(png)
+        await asyncio.wait_for(_keep_viewport(tab, file), run.config.screenshot_timeout_ms / 1000)
     except asyncio.TimeoutError:
         _failed(run, ctx, tab, file, f"no screenshot within {run.config.screenshot_timeout_ms} ms")
     except (PlaywrightError, OSError) as exc:
         _failed(run, ctx, tab, file, str(exc).splitlines()[0][:300])
 
 
-async def _viewport_png(page: Any) -> bytes:
-    """Chromium's own capture with its fast PNG encoder: about a third cheaper than
-    ``page.screenshot`` (which also waits for fonts and hides the caret) on this machine."""
+async def _keep_viewport(tab: Any, file: Path) -> None:
+    """Write the tab's viewport now to ``file``. When the page says nothing it shows can have
+    changed since the tab's last picture (same document, no DOM change, scroll, focus, input or
+    load, and nothing that moves by itself: animations, media, canvases, frames), the file is a
+    hard link to that picture. Else Chromium takes one with its fast PNG encoder (about a third
+    cheaper than ``page.screenshot``, which also waits for fonts and hides the caret)."""
+    page = tab.page
+    key = await page.evaluate(_PAINT_JS)
+    still = key is not None and key["still"]
+    last = _last_shot.get(page)
+    file.unlink(missing_ok=True)
+    if still and last is not None and last[0] == key:
+        try:
+            os.link(last[1], file)
+            return
+        except OSError:
+            pass                                 # the last picture is gone: take a new one
     session = _cdp_sessions.get(page)
     if session is None:
         session = _cdp_sessions[page] = await page.context.new_cdp_session(page)
     reply = await session.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-    return base64.b64decode(reply["data"])
+    file.write_bytes(base64.b64decode(reply["data"]))
+    if still:
+        _last_shot[page] = (key, file)
+    else:
+        _last_shot.pop(page, None)
 
 
 def _failed(run: Any, ctx: Any, tab: Any, file: Path, error: str) -> None:
     """A ``screenshot_failed`` event of the call (its trace line, already written, names the
     file that was not written)."""
-    run.current = ctx          # the event belongs to the call the screenshot follows
-    try:
-        run.record_event("screenshot_failed", {"file": str(file), "error": error}, tab=tab)
-    finally:
-        run.current = None
+    run.record_event("screenshot_failed", {"file": str(file), "error": error}, tab=tab, call=ctx)
 
 
 PLAYWRIGHT_TRACE = "playwright-trace"

@@ -26,22 +26,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from sandbox.core.paths import MIRRORS_DIR
-from sandbox.evaluation.packs import Pack, PackError, load_pack, pack_policy
-from sandbox.evaluation.scoring import ScoreReport
-from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import run_attempt
-from sandbox.runner.cassettes import CassetteMismatch, check_cassette
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
-from toolserver.formats import tool_definitions
+# pytest loads this plugin into every test session where the package is installed: the sandbox
+# (Playwright, scoring, agents) is imported when a test first asks for it, not at start-up.
+if TYPE_CHECKING:
+    from sandbox.evaluation.packs import Pack
+    from sandbox.evaluation.scoring import ScoreReport
 
 RECORD_MODES = ("once", "none", "all", "new_episodes")
 MODEL_AGENT_KINDS = ("openai", "anthropic")   # agents that replay cassettes
@@ -64,11 +62,15 @@ def pytest_configure(config: pytest.Config) -> None:
 class BackgroundSandbox:
     """A started ``Sandbox`` on its own event loop thread; ``call`` runs a coroutine there."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, mirror_roots: tuple[Path, ...]) -> None:
+        from sandbox.evaluation.packs import pack_policy
+        from toolserver.api import Sandbox
+        from toolserver.config import ServerConfig
+
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="sandbox", daemon=True)
         self.thread.start()
-        self.sandbox = self.call(Sandbox(config, policies=pack_policy).start())
+        self.sandbox = self.call(Sandbox(ServerConfig(mirror_roots=mirror_roots), policies=pack_policy).start())
 
     def call(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -151,8 +153,9 @@ def assert_field(attempt: Attempt, name: str) -> None:
 @pytest.fixture(scope="session")
 def sandbox(pytestconfig: pytest.Config):
     """The warm in-process sandbox (one Chromium for the whole test session)."""
-    roots = tuple(pytestconfig.getoption("sandbox_mirrors") or (MIRRORS_DIR,))
-    host = BackgroundSandbox(ServerConfig(mirror_roots=roots))
+    from sandbox.core.paths import MIRRORS_DIR
+
+    host = BackgroundSandbox(tuple(pytestconfig.getoption("sandbox_mirrors") or (MIRRORS_DIR,)))
     yield host
     host.close()
 
@@ -163,6 +166,8 @@ def default_cassette(request: pytest.FixtureRequest) -> Path:
 
 
 def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
+    from sandbox.evaluation.packs import PackError, load_pack
+
     marker = request.node.get_closest_marker("sandbox_pack")
     pack_id = pack or (marker.args[0] if marker and marker.args else None)
     if not pack_id:
@@ -174,6 +179,9 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
 
 
 def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: Path, mode: str) -> None:
+    from sandbox.runner.cassettes import CassetteMismatch, check_cassette
+    from toolserver.formats import tool_definitions
+
     if not cassette.is_file():
         if mode == "none":
             pytest.fail(f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
@@ -191,6 +199,10 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: P
 def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_path: Path):
     """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
     runs one attempt and returns an ``Attempt``."""
+    from sandbox.evaluation.scoring import ScoreReport
+    from sandbox.runner.agents import AgentOptions, make_agent
+    from sandbox.runner.attempt import run_attempt
+
     config = request.config
     out = config.getoption("sandbox_out")
     counter = itertools.count(1)
@@ -220,8 +232,6 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
         attempt_error = None
         if outcome.status != "completed":
-            import json
-
             attempt_error = json.loads((directory / "attempt.json").read_text(encoding="utf-8")).get("error")
         return Attempt(loaded.id, outcome.agent, outcome.status, attempt_error, report, directory)
 

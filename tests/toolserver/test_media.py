@@ -3,6 +3,7 @@ trace line; a screenshot that cannot be taken is an event of that call, never it
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -41,6 +42,27 @@ async def test_every_call_with_a_tab_leaves_a_named_viewport_png(sandbox, tmp_pa
         assert call.screenshot == f"shots/{call.seq}.png"
         assert png_size(tmp_path / call.screenshot) == sandbox.config.viewport
     assert sorted(p.name for p in (tmp_path / "shots").iterdir()) == [f"{n}.png" for n in range(2, 6)]
+
+
+async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_change_is_a_new_one(sandbox, tmp_path):
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
+    await start(run, f"{SITE}/paint")                                              # 1
+    page = await snapshot(run)                                                     # 2: nothing changed
+    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "later")})    # 3: red 150 ms later
+    await asyncio.sleep(0.4)
+    await snapshot(run)                                                            # 4: changed by a timer
+    await snapshot(run)                                                            # 5
+    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "spin")})     # 6: an endless animation
+    await snapshot(run)                                                            # 7
+    await run.close()
+    shots = {n: tmp_path / "shots" / f"{n}.png" for n in range(1, 8)}
+
+    def red(n: int) -> bool:
+        with Image.open(shots[n]) as image:
+            return image.convert("RGB").getpixel((600, 700)) == (255, 0, 0)
+    assert shots[2].samefile(shots[1]) and shots[5].samefile(shots[4])
+    assert not red(3) and red(4) and not shots[4].samefile(shots[3])
+    assert not shots[7].samefile(shots[6]) and shots[7].stat().st_nlink == 1
 
 
 async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandbox, tmp_path):

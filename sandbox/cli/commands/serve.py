@@ -57,12 +57,7 @@ def milliseconds(text: str) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
-    from sandbox.cli.wiring import PackTasks
-    from sandbox.evaluation.packs import pack_policy
     from toolserver.config import ServerConfig
-    from toolserver.transports.http import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
@@ -83,6 +78,12 @@ def serve(args: argparse.Namespace) -> int:
     if problem:
         print(f"sandbox serve: {problem}", file=sys.stderr)
         return 2
+    from aiohttp import web       # the server's modules load once the arguments are known to be good
+
+    from sandbox.cli.wiring import PackTasks
+    from sandbox.evaluation.packs import pack_policy
+    from toolserver.transports.http import create_app
+
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
     web.run_app(create_app(config, policies=pack_policy, tasks=PackTasks()), host=args.host, port=args.port, print=None)
     return 0
