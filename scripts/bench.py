@@ -190,28 +190,42 @@ async def ops_side(rounds: int) -> dict:
             return {"button": ref_in(text, "button", "Press"), "input": ref_in(text, "textbox", "Name")}
 
         found = await refs()
+
+        async def pair(name: str, raw_op, sandbox_op, first_raw: bool) -> None:
+            """One raw and one sandbox operation; which goes first alternates by round, so neither
+            always follows the other's leftover work (both pages share a renderer: one site)."""
+            for is_raw in ((True, False) if first_raw else (False, True)):
+                t = time.perf_counter()
+                reply = await (raw_op() if is_raw else sandbox_op())
+                timed(f"raw {name}" if is_raw else name, t)
+                if not is_raw:
+                    assert reply["ok"], reply
+
         for i in range(rounds):
-            t = time.perf_counter(); await page.locator("button").click(); timed("raw click", t)
-            t = time.perf_counter(); reply = await run.call("browser_click", {"ref": found["button"]}); timed("click", t)
-            assert reply["ok"], reply
-            t = time.perf_counter(); await page.locator("input").fill(f"name {i}"); timed("raw type", t)
-            t = time.perf_counter(); reply = await run.call("browser_type", {"ref": found["input"], "text": f"name {i}"})
-            timed("type", t)
-            assert reply["ok"], reply
-            t = time.perf_counter(); await page.aria_snapshot(mode="ai"); timed("raw snapshot", t)
-            t = time.perf_counter(); reply = await run.call("browser_snapshot", {}); timed("snapshot", t)
-            assert reply["ok"], reply
+            first_raw = i % 2 == 0
+            await pair("click", lambda: page.locator("button").click(),
+                       lambda: run.call("browser_click", {"ref": found["button"]}), first_raw)
+            await pair("type", lambda: page.locator("input").fill(f"name {i}"),
+                       lambda: run.call("browser_type", {"ref": found["input"], "text": f"name {i}"}), first_raw)
+            await pair("snapshot", lambda: page.aria_snapshot(mode="ai"), lambda: run.call("browser_snapshot", {}),
+                       first_raw)
             target = TINY_NEXT if i % 2 == 0 else TINY
-            t = time.perf_counter(); await page.goto(target, wait_until="load"); timed("raw navigate", t)
-            t = time.perf_counter(); reply = await run.call("browser_navigate", {"url": target}); timed("navigate", t)
-            assert reply["ok"], reply
+            await pair("navigate", lambda: page.goto(target, wait_until="load"),
+                       lambda: run.call("browser_navigate", {"url": target}), first_raw)
             found = await refs()
-            t = time.perf_counter(); await raw.start_to_first_page(TINY); timed("raw start", t)
             starting = sandbox.create_run()
-            t = time.perf_counter()
-            reply = await starting.call("browser_start_session", {"provider": "kernel", "url": TINY})
-            timed("start", t)
-            assert reply["ok"], reply
+
+            async def raw_start():
+                times.setdefault("raw start", []).append(await raw.start_to_first_page(TINY))
+
+            async def sandbox_start():
+                t = time.perf_counter()
+                reply = await starting.call("browser_start_session", {"provider": "kernel", "url": TINY})
+                timed("start", t)
+                assert reply["ok"], reply
+
+            for op in ((raw_start, sandbox_start) if first_raw else (sandbox_start, raw_start)):
+                await op()
             await starting.close()
         await run.close()
         await context.close()

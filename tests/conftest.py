@@ -153,6 +153,9 @@ def build_test_mirror(root: Path, canary: str) -> Path:
     page("/paint", """<!doctype html><title>Paint</title><div id=box style="width:50px;height:50px"></div>
       <button onclick="setTimeout(() => { document.body.style.background = 'rgb(255, 0, 0)'; }, 150)">later</button>
       <button onclick="box.animate([{opacity: 1}, {opacity: 0}], {duration: 500, iterations: Infinity})">spin</button>""")
+    page("/typing", """<!doctype html><title>Typing</title>
+      <label for=gone>Gone</label><input id=gone><button onclick="gone.remove()">remove</button>
+      <iframe srcdoc="<label for=inner>Inner</label><input id=inner oninput='this.value = this.value.trim()'>"></iframe>""")
     page("/api/first.json", '{"next": "/api/second.json"}', "application/json")
     page("/api/second.json", '{"word": "fetched"}', "application/json")
     page("/sw.js", "self.addEventListener('fetch', () => {});", "text/javascript")

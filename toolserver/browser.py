@@ -104,7 +104,8 @@ INIT_SCRIPT = """
       const touch = () => { changes++; };
       new MutationObserver(touch).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
       for (const type of ['scroll', 'resize', 'input', 'change', 'focusin', 'focusout', 'load', 'error',
-                          'pointerover', 'pointerout', 'transitionrun', 'animationstart', 'animationiteration'])
+                          'pointerover', 'pointerout', 'transitionrun', 'animationstart', 'animationiteration',
+                          'hashchange', 'popstate'])   // a new :target restyles with no DOM change
         window.addEventListener(type, touch, true);
       document.addEventListener('selectionchange', touch);
     }

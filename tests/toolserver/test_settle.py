@@ -67,6 +67,23 @@ async def test_typing_reports_the_value_after_the_pages_own_handlers(run):
     assert reply["ok"] and reply["result"]["value"] == "QUIET PLEASE", reply
 
 
+async def test_typing_in_a_frame_reads_the_value_from_the_page(run):
+    # A frame's typing report is not the tab's: the field's value is read from the page instead.
+    await start(run, f"{SITE}/typing")
+    field = ref_of((await snapshot(run))["snapshot"], 'textbox "Inner"')
+    reply = await run.call("browser_type", {"ref": field, "text": "  padded  "})
+    assert reply["ok"] and reply["result"]["value"] == "padded", reply
+
+
+async def test_typing_into_a_removed_field_is_a_stale_ref_not_a_timeout(run):
+    await start(run, f"{SITE}/typing")
+    text = (await snapshot(run))["snapshot"]
+    field = ref_of(text, 'textbox "Gone"')
+    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "remove"')}))["ok"]
+    reply = await run.call("browser_type", {"ref": field, "text": "lost"})
+    assert reply["error"]["type"] == "stale_ref" and "no longer matches" in reply["error"]["message"], reply
+
+
 async def test_a_popup_and_its_page_are_waited_for(run):
     await start(run, f"{SITE}/popup")
     result = await click(run, "Open long")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from pydantic import Field, model_validator
 
 from playwright.async_api import Locator
 
-from toolserver.browser import STATE_NOW_JS, Tab, read_state
+from toolserver.browser import STATE_NOW_JS, Tab, action_bound, read_state
 from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
@@ -75,12 +76,16 @@ async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, 
     element's ``marker`` when asked); a ref that matches no element is a stale ref."""
     count, state, *markers = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
     if count != 1:
-        raise UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
-                         f"{tab.snapshot_id}). Capture a new snapshot.")
+        raise stale_ref(tab, ref)
     if markers and markers[0]:
         marked = locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]")
         state["marker"] = await ask_page(ctx, marked.last.get_attribute(MARKER), "reading the element")
     return state
+
+
+def stale_ref(tab: Tab, ref: str) -> UnknownRef:
+    return UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
+                      f"{tab.snapshot_id}). Capture a new snapshot.")
 
 
 def guard_final_state(ctx: CallContext, tab: Tab, marker: str | None, ref: str) -> None:
@@ -127,19 +132,27 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
 async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
-    # Typing is sent right behind the questions about the page before it (the page answers them
-    # first): a stale ref still fails at once, and the typing it queued is dropped.
-    asks = ask_before(tab, locator, with_marker=False)
     inputs = tab.inputs
+    # Sent at once, in this order: the page's state before typing, the typing, and whether the
+    # ref still matches one element. A live ref waits for no answer before the typing; a stale
+    # one fails when the count answers (the typing, still waiting for its element, is dropped).
+    asking = asyncio.ensure_future(tab.page.evaluate(STATE_NOW_JS))
     filling = asyncio.ensure_future(locator.fill(args.text))
+    counting = asyncio.ensure_future(locator.count())
     try:
-        seen = await before_action(ctx, tab, args.ref, locator, asks)
-    except BaseException:
-        filling.cancel()
-        raise
+        seen = await ask_page(ctx, asking, "reading the page")
+        await asyncio.wait((filling, counting), return_when=asyncio.FIRST_COMPLETED)
+        if not filling.done() and not counting.exception() and counting.result() != 1:
+            raise stale_ref(tab, args.ref)
+        await filling
+    finally:
+        for future in (asking, filling, counting):
+            if not future.done():
+                future.cancel()
+            elif not future.cancelled():
+                future.exception()       # seen: an answer nobody needs is not an unretrieved error
     before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
     marks = ctx.session.marks(tab, seen)
-    await filling
     if args.submit:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed("enter")
@@ -151,20 +164,39 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
         await locator.press("Enter")
     if args.submit:
         probe, typed = await read_state(tab, ctx.run.config), None
-    elif tab.inputs > inputs and tab.input_state is not None:
-        # The page reported the typing with its state and the field's value (a page may limit
-        # or reformat it) once its own input handlers had run.
-        probe = tab.input_state
-        typed = probe["value"]
-    else:  # no report (the field is in a frame, or typing changed nothing): ask the page
-        probe, typed = await ask_page(ctx, asyncio.gather(read_state(tab, ctx.run.config, turn=False),
-                                                          locator.input_value()), "reading the field")
+    else:
+        probe, typed = await typing_report(ctx, tab, locator, inputs)
     after = await settle(ctx, tab, marks, probe)
     watch_final_state(ctx, tab, seen["final"], after)
     result = await action_result(ctx, tab, before, after)
     if typed is not None:
         result["value"] = typed
     return result
+
+
+async def typing_report(ctx: CallContext, tab: Tab, locator: Locator, inputs: int) -> tuple[dict | None, str | None]:
+    """The page's state after typing and the field's value (a page may limit or reformat it),
+    from the page's typing report (sent once its own input handlers ran). A report still on its
+    way races the same question asked directly, so a field that sends none (in a frame, or
+    typing changed nothing) costs one round trip, never a wait."""
+    def reported() -> bool:
+        return tab.inputs > inputs and tab.input_state is not None
+
+    if not reported():
+        session = ctx.session
+        asking = asyncio.ensure_future(asyncio.gather(read_state(tab, ctx.run.config, turn=False),
+                                                      locator.input_value()))
+        def answered(future: asyncio.Future) -> None:
+            session.notify()
+            if not future.cancelled():
+                future.exception()          # an answer the report overtook is not an unretrieved error
+
+        asking.add_done_callback(answered)
+        await session.until(lambda: reported() or asking.done(), time.monotonic() + action_bound(ctx.run.config))
+        if not reported():
+            answer = await ask_page(ctx, asking, "reading the field")
+            return answer[0], answer[1]
+    return tab.input_state, tab.input_state["value"]
 
 
 TOOLS = [browser_click, browser_type]
