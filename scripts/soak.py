@@ -59,10 +59,15 @@ def process_tree(root: int) -> list[int]:
     return found
 
 
+HELPERS = (("gpu", b"--type=gpu-process"), ("network", b"network.mojom.NetworkService"),
+           ("storage", b"storage.mojom.StorageService"), ("zygote", b"--type=zygote"))
+
+
 def tree_rss_mb(root: int) -> dict[str, float]:
-    """RSS of the process tree in MB: the total, and by part (server, driver, browser, renderers, other)."""
+    """RSS of the process tree in MB: the total, and by part (server, driver, browser, renderers,
+    and Chromium's helpers: GPU process, network service, storage service, zygotes, other)."""
     parts: dict[str, float] = {"total": 0.0, "server": 0.0, "driver": 0.0, "browser": 0.0, "renderers": 0.0,
-                               "other": 0.0}
+                               "gpu": 0.0, "network": 0.0, "storage": 0.0, "zygote": 0.0, "other": 0.0}
     for pid in process_tree(root):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
@@ -78,8 +83,8 @@ def tree_rss_mb(root: int) -> dict[str, float]:
             part = "renderers"
         elif b"--type=" not in cmdline and b"chrom" in cmdline:
             part = "browser"
-        else:
-            part = "other"
+        else:   # Chromium's helpers (their command line is rewritten into one space-separated string)
+            part = next((name for name, flag in HELPERS if flag in cmdline), "other")
         parts[part] += rss
         parts["total"] += rss
     return {name: round(value, 1) for name, value in parts.items()}
