@@ -151,7 +151,7 @@ def build_test_mirror(root: Path, canary: str) -> Path:
       <label for=shout>Shout</label><input id=shout oninput="this.value = this.value.toUpperCase()">""")
     # --- a page that changes what it shows with no action running (for screenshot reuse) ---
     page("/paint", """<!doctype html><title>Paint</title><div id=box style="width:50px;height:50px"></div>
-      <button onclick="setTimeout(() => { document.body.style.background = 'rgb(255, 0, 0)'; }, 150)">later</button>
+      <button onclick="1">nothing</button>
       <button onclick="box.animate([{opacity: 1}, {opacity: 0}], {duration: 500, iterations: Infinity})">spin</button>""")
     page("/typing", """<!doctype html><title>Typing</title>
       <label for=gone>Gone</label><input id=gone><button onclick="gone.remove()">remove</button>

@@ -3,7 +3,6 @@ trace line; a screenshot that cannot be taken is an event of that call, never it
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 from pathlib import Path
@@ -17,7 +16,7 @@ from sandbox.runner.attempt import run_attempt
 from tests.conftest import SITE, ref_of, snapshot, start
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
-from toolserver.media import screenshot_name
+from toolserver.media import finish_screenshot, screenshot_name
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -48,10 +47,12 @@ async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_chan
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
     await start(run, f"{SITE}/paint")                                              # 1
     page = await snapshot(run)                                                     # 2: nothing changed
-    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "later")})    # 3: red 150 ms later
-    await asyncio.sleep(0.4)
-    await snapshot(run)                                                            # 4: changed by a timer
-    await snapshot(run)                                                            # 5
+    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "nothing")})  # 3
+    await finish_screenshot(run)                                                   # picture 3 is taken
+    tab = run.current_session().active_tab                 # the page changes on its own, with no call
+    await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
+    await snapshot(run)                                                            # 4
+    await snapshot(run)                                                            # 5: nothing changed
     await run.call("browser_click", {"ref": ref_of(page["snapshot"], "spin")})     # 6: an endless animation
     await snapshot(run)                                                            # 7
     await run.close()
