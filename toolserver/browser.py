@@ -96,23 +96,26 @@ INIT_SCRIPT = """
   // Whether the viewport can look different since the last picture (toolserver.media): asked at
   // each screenshot; the first ask starts counting what can change it (DOM, scroll, focus, input,
   // loads, animations), so a page pays nothing while screenshots are off.
+  // The DOM functions it uses are taken now, before a page script could replace them.
   const doc = Math.random().toString(36).slice(2);
+  const Observer = MutationObserver, listen = EventTarget.prototype.addEventListener;
+  const query = Document.prototype.querySelector, animations = Document.prototype.getAnimations;
   let changes = null;
   const paint = () => {
     if (changes === null) {
       changes = 0;
       const touch = () => { changes++; };
-      new MutationObserver(touch).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+      new Observer(touch).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
       for (const type of ['scroll', 'resize', 'input', 'change', 'focusin', 'focusout', 'load', 'error',
                           'pointerover', 'pointerout', 'transitionrun', 'animationstart', 'animationiteration',
                           'hashchange', 'popstate'])   // a new :target restyles with no DOM change
-        window.addEventListener(type, touch, true);
-      document.addEventListener('selectionchange', touch);
+        listen.call(window, type, touch, true);
+      listen.call(document, 'selectionchange', touch);
     }
     const still = document.readyState === 'complete' && (!document.fonts || document.fonts.status === 'loaded')
-      && Array.from(document.images).every((img) => img.complete)
-      && !document.querySelector('canvas, video, iframe, frame, embed, object, marquee')
-      && !document.getAnimations().some((a) => a.playState === 'running');
+      && Array.prototype.every.call(document.images, (img) => img.complete)
+      && !query.call(document, 'canvas, video, iframe, frame, embed, object, marquee')
+      && !animations.call(document).some((a) => a.playState === 'running');
     return {doc, mark: changes, still};
   };
   Object.defineProperty(window, '__sandboxPaint', {value: paint});

@@ -186,6 +186,7 @@ async def typing_report(ctx: CallContext, tab: Tab, locator: Locator, inputs: in
         session = ctx.session
         asking = asyncio.ensure_future(asyncio.gather(read_state(tab, ctx.run.config, turn=False),
                                                       locator.input_value()))
+
         def answered(future: asyncio.Future) -> None:
             session.notify()
             if not future.cancelled():
