@@ -150,7 +150,9 @@ def build_test_mirror(root: Path, canary: str) -> Path:
       <button onclick="1">nothing</button>
       <label for=shout>Shout</label><input id=shout oninput="this.value = this.value.toUpperCase()">""")
     # --- a page that changes what it shows with no action running (for screenshot reuse) ---
+    # (a hostile touch: it replaces MutationObserver, which must not blind the sandbox's counting)
     page("/paint", """<!doctype html><title>Paint</title><div id=box style="width:50px;height:50px"></div>
+      <script>window.MutationObserver = class { observe() {} };</script>
       <button onclick="1">nothing</button>
       <button onclick="box.animate([{opacity: 1}, {opacity: 0}], {duration: 500, iterations: Infinity})">spin</button>""")
     page("/typing", """<!doctype html><title>Typing</title>
