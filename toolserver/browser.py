@@ -353,12 +353,14 @@ class Session:
         return None
 
     async def tab_list(self, known: tuple[Tab, str] | None = None) -> list[dict]:
-        """Every tab with its title. ``known``: a tab whose title was just read — when it is
-        the only tab, no page is asked again."""
-        if known is not None and list(self.tabs.values()) == [known[0]]:
-            return [{**known[0].summary(known[0].id == self.active_tab_id), "title": known[1]}]
+        """Every tab with its title. ``known``: a tab whose title was just read (not asked again)."""
+        async def title(tab: Tab) -> str:
+            if known is not None and tab is known[0]:
+                return known[1]
+            return await safe_title(tab.page, self.run.config)
+
         tabs = list(self.tabs.values())
-        titles = await asyncio.gather(*(safe_title(tab.page, self.run.config) for tab in tabs))  # one round trip, not N
+        titles = await asyncio.gather(*(title(tab) for tab in tabs))  # one round trip, not N
         return [{**tab.summary(tab.id == self.active_tab_id), "title": title} for tab, title in zip(tabs, titles)]
 
     # --- page wiring -------------------------------------------------------------------

@@ -62,22 +62,21 @@ def ref_locator(tab: Tab, ref: str) -> Locator:
     return tab.page.locator(f"aria-ref={ref}")
 
 
-def ask_before(tab: Tab, locator: Locator, with_marker: bool) -> list[asyncio.Future]:
+def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
     """Ask, all at once and in this order, whether the ref matches one element, the page's state
-    report (and the state-change marker on or around the element): none of these waits."""
-    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS)]
-    if with_marker:
-        asks.append(locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count())
+    report and whether a state-change marker is on or around the element: none of these waits."""
+    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS),
+            locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count()]
     return [asyncio.ensure_future(ask) for ask in asks]   # each sends its message now, in order
 
 
 async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
-    element's ``marker`` when asked); a ref that matches no element is a stale ref."""
-    count, state, *markers = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
+    count, state, marked_count = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
     if count != 1:
         raise stale_ref(tab, ref)
-    if markers and markers[0]:
+    if marked_count:
         marked = locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]")
         state["marker"] = await ask_page(ctx, marked.last.get_attribute(MARKER), "reading the element")
     return state
@@ -117,7 +116,7 @@ def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dic
 async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
-    seen = await before_action(ctx, tab, args.ref, locator, ask_before(tab, locator, with_marker=True))
+    seen = await before_action(ctx, tab, args.ref, locator, ask_before(tab, locator))
     before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
     guard_final_state(ctx, tab, seen.get("marker"), args.ref)
     marks = ctx.session.marks(tab, seen)
