@@ -12,6 +12,18 @@ from pathlib import Path
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 
 
+# Chromium keeps only the last --disable-features switch, and ours comes after Playwright's: so
+# ours repeats Playwright's list (chromiumSwitches.ts of the installed driver; a test checks it).
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding",
+    "ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect", "TcpPortRandomizationWin",
+    "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled", "PreconnectToSearch",
+    "msForceBrowserSignIn", "msEdgeUpdateLaunchServicesPreferredVersion")
+DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
+    "IsolateOrigins", "site-per-process", "Translate", "BackForwardCache")
+
+
 def chromium_launch_args() -> list[str]:
     """Headless flags; the background-networking ones keep Chromium from dialling out, and a
     dead proxy catches anything that might ever escape request interception."""
@@ -25,7 +37,7 @@ def chromium_launch_args() -> list[str]:
         # CPU: every session is a new context (a new renderer); on small machines the browser is
         # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
         "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",
-        "--disable-features=IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter,BackForwardCache",
+        "--disable-features=" + ",".join(DISABLED_FEATURES),
         "--disable-extensions", "--disable-breakpad", "--mute-audio",
         # Chromium classifies the machine for on-device AI models 3 minutes after start, in a new
         # On-Device Model Service process (+46 MB, in every fresh profile): a given class skips it.
