@@ -816,12 +816,13 @@ async def close_session(session: Session) -> None:
 
 
 # The page's state report (title, final state, activity counters) as it is now.
-STATE_NOW_JS = """() => ({...(window.__sandboxState ? window.__sandboxState()
+# Expressions, not functions: Playwright evaluates a function's source, then calls it (~0.5 ms more).
+STATE_NOW_JS = """({...(window.__sandboxState ? window.__sandboxState()
   : {seq: 0, top: true, title: document.title, ready: document.readyState, pending: 0, navs: 0, opens: 0,
      downloads: 0, final: null}), content_type: document.contentType})"""
 # The same a task turn from now: what the last input event started (timers of 0 ms, promise
 # chains) has begun by then.
-STATE_JS = f"() => new Promise((resolve) => setTimeout(() => resolve(({STATE_NOW_JS})()), 0))"
+STATE_JS = f"new Promise((resolve) => setTimeout(() => resolve({STATE_NOW_JS}), 0))"
 
 
 def action_bound(config: ServerConfig) -> float:

@@ -30,7 +30,7 @@ _pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -
 _last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # page -> (its paint key, file)
 # Calls that only read the page: the previous call's picture is taken while they run.
 READING_TOOLS = frozenset({"browser_snapshot", "list_tools"})
-_PAINT_JS = "() => typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"
+_PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"   # an expression: see STATE_JS
 
 
 def screenshot_name(file: Path, trace_path: Path | None) -> str:
