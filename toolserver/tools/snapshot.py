@@ -14,7 +14,7 @@ from toolserver.dispatch import CallContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
-_INFO_JS = "() => ({content_type: document.contentType, title: document.title})"
+_INFO_JS = "({content_type: document.contentType, title: document.title})"   # an expression: see STATE_JS
 
 
 class SnapshotArgs(ToolArgs):
