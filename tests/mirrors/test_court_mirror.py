@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
 from sandbox.core.mirrors import MirrorStore, check
@@ -325,7 +324,7 @@ def test_opinion_states_none_of_the_traps(pages: list[str]) -> None:
 
 # ---------------------------------------------------------------- browser
 
-async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorStore) -> None:
+async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorStore, browser) -> None:
     requested: list[str] = []
     aborted: list[str] = []
 
@@ -338,25 +337,19 @@ async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorSto
         else:
             await route.fulfill(status=found.status, headers=found.headers, body=found.body)
 
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )
-        try:
-            page = await browser.new_page()
-            await page.route("**/*", answer_from_mirror)
-            response = await page.goto(DOCKET, wait_until="load")
-            assert response is not None and response.status == 200
-            assert await page.title() == "Docket for 22-174"  # browsers trim the title
-            assert await page.locator("table.ProceedingItem").count() == len(proceedings(
-                BeautifulSoup(store.lookup(DOCKET).body, "html.parser")))
-            inner_text = normalised(await page.evaluate("document.body.innerText"))
-            for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "Judgment issued."]:
-                assert quote in inner_text, quote
-        finally:
-            await browser.close()
+    page = await browser.new_page()
+    try:
+        await page.route("**/*", answer_from_mirror)
+        response = await page.goto(DOCKET, wait_until="load")
+        assert response is not None and response.status == 200
+        assert await page.title() == "Docket for 22-174"  # browsers trim the title
+        assert await page.locator("table.ProceedingItem").count() == len(proceedings(
+            BeautifulSoup(store.lookup(DOCKET).body, "html.parser")))
+        inner_text = normalised(await page.evaluate("document.body.innerText"))
+        for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "Judgment issued."]:
+            assert quote in inner_text, quote
+    finally:
+        await page.context.close()
     assert requested == [DOCKET]
     assert aborted == []
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from playwright.async_api import async_playwright
 
 from sandbox.core.mirrors import MirrorStore, check
 from sandbox.core.trace import parse_trace
@@ -165,7 +164,7 @@ def test_versions_json_gives_first_substantive_version_and_later_latest_date(sto
     assert not TRAPS["RIN"].search(raw) and not TRAPS["Federal Register document number"].search(raw)
 
 
-async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore) -> None:
+async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore, browser) -> None:
     aborted: list[str] = []
 
     async def answer_from_mirror(route) -> None:
@@ -182,28 +181,22 @@ async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore
                 "Source: AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, unless otherwise noted."],
         VERSIONS: ['"date": "2024-06-24"', '"latest_amendment_date": "2026-04-20"', SECTION_HEADINGS[0]],
     }
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )
-        try:
-            page = await browser.new_page()
-            await page.route("**/*", answer_from_mirror)
-            for url, wanted in expectations.items():
-                response = await page.goto(url, wait_until="load")
-                assert response is not None and response.status == 200
-                inner_text = normalised(await page.evaluate("document.body.innerText"))
-                missing = [quote for quote in wanted if quote not in inner_text]
-                assert not missing, f"{url}: not in body.innerText: {missing}"
-                if url != VERSIONS:   # what an agent's snapshot says: the subpart heading is level 2
-                    aria = await page.aria_snapshot(mode="ai")
-                    heading = "Subpart H—General" if url == BEFORE else "Subpart H—Web and Mobile Accessibility"
-                    assert f'heading "{heading}" [level=2]' in aria, aria
-                    assert ('link "§ 35.104"' in aria) is (url == AFTER)
-        finally:
-            await browser.close()
+    page = await browser.new_page()
+    try:
+        await page.route("**/*", answer_from_mirror)
+        for url, wanted in expectations.items():
+            response = await page.goto(url, wait_until="load")
+            assert response is not None and response.status == 200
+            inner_text = normalised(await page.evaluate("document.body.innerText"))
+            missing = [quote for quote in wanted if quote not in inner_text]
+            assert not missing, f"{url}: not in body.innerText: {missing}"
+            if url != VERSIONS:   # what an agent's snapshot says: the subpart heading is level 2
+                aria = await page.aria_snapshot(mode="ai")
+                heading = "Subpart H—General" if url == BEFORE else "Subpart H—Web and Mobile Accessibility"
+                assert f'heading "{heading}" [level=2]' in aria, aria
+                assert ('link "§ 35.104"' in aria) is (url == AFTER)
+    finally:
+        await page.context.close()
     assert aborted == []
 
 

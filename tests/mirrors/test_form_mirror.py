@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from sandbox.core.mirrors import MANIFEST, MirrorStore, check
 
@@ -34,11 +34,6 @@ SYNTHETIC = {
 }
 ALERT_TEXT = "Errors! - There are errors in this form, please go back to fix them"
 RED = "rgb(238, 0, 0)"
-
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 
 # What Playwright's aria snapshot shows (accessible names from the DOM text, not uppercased).
 STEP_1_TREE = """
@@ -120,16 +115,6 @@ class FormPage:
         return await self.page.evaluate(
             "() => { const a = document.activeElement; return a.id || a.textContent || a.tagName; }"
         )
-
-
-@pytest.fixture(scope="module")
-async def browser():
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        await browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright
 from pypdf import PdfReader
 
 from sandbox.core.mirrors import MirrorStore, check
@@ -218,17 +217,6 @@ def test_addenda_attachment_index():
 
 
 # --------------------------------------------------------------------------- rendered pages
-
-@pytest.fixture(scope="module")
-async def browser():
-    async with async_playwright() as p:
-        chromium = await p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield chromium
-        await chromium.close()
-
 
 async def open_mirrored(browser, url: str):
     """A page whose every request is answered from the mirror; anything else is aborted."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from playwright.async_api import Route, async_playwright
+from playwright.async_api import Route
 
 from sandbox.core.mirrors import MANIFEST, MirrorStore, check
 
@@ -30,8 +30,6 @@ INDEX_URL = (
 )
 EXHIBIT_URL = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 720}
 
 # Quotes an agent is expected to cite, each of which must be contiguous visible text.
@@ -264,7 +262,7 @@ def test_generator_is_deterministic_and_committed_mirror_is_current(tmp_path: Pa
             assert (folder / relative).read_bytes() == (outputs[0] / relative).read_bytes(), relative
 
 
-async def test_chromium_renders_exhibit_many_viewports_tall(store: MirrorStore) -> None:
+async def test_chromium_renders_exhibit_many_viewports_tall(store: MirrorStore, browser) -> None:
     aborted: list[str] = []
     failed: list[str] = []
 
@@ -276,29 +274,26 @@ async def test_chromium_renders_exhibit_many_viewports_tall(store: MirrorStore) 
             return
         await route.fulfill(status=response.status, headers=response.headers, body=response.body)
 
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                   args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport=VIEWPORT)
-            page.on("requestfailed", lambda request: failed.append(request.url))
-            await page.route("**/*", answer_from_mirror)
+    page = await browser.new_page(viewport=VIEWPORT)
+    try:
+        page.on("requestfailed", lambda request: failed.append(request.url))
+        await page.route("**/*", answer_from_mirror)
 
-            await page.goto(INDEX_URL, wait_until="load")
-            index_text = normalise(await page.evaluate("document.body.innerText"))
-            assert "SEC Accession No. 0001193125-14-305083" in index_text
-            await page.click("text=d769262dex101.htm")  # a plain link into the mirror
-            await page.wait_for_url(EXHIBIT_URL)
+        await page.goto(INDEX_URL, wait_until="load")
+        index_text = normalise(await page.evaluate("document.body.innerText"))
+        assert "SEC Accession No. 0001193125-14-305083" in index_text
+        await page.click("text=d769262dex101.htm")  # a plain link into the mirror
+        await page.wait_for_url(EXHIBIT_URL)
 
-            await page.wait_for_load_state("load")
-            height = await page.evaluate("document.body.scrollHeight")
-            assert height > 8 * VIEWPORT["height"], height
-            exhibit_text = normalise(await page.evaluate("document.body.innerText"))
-            for quote in ("entered into as of May 28, 2014 (the \u201cEffective Date\u201d)",
-                          "Articles 4, 5, 7, 8, 9 and 10 shall survive",
-                          "in writing signed by all Parties hereto",
-                          "shall be governed by Section 8.3"):
-                assert quote in exhibit_text
-        finally:
-            await browser.close()
+        await page.wait_for_load_state("load")
+        height = await page.evaluate("document.body.scrollHeight")
+        assert height > 8 * VIEWPORT["height"], height
+        exhibit_text = normalise(await page.evaluate("document.body.innerText"))
+        for quote in ("entered into as of May 28, 2014 (the \u201cEffective Date\u201d)",
+                      "Articles 4, 5, 7, 8, 9 and 10 shall survive",
+                      "in writing signed by all Parties hereto",
+                      "shall be governed by Section 8.3"):
+            assert quote in exhibit_text
+    finally:
+        await page.context.close()
     assert aborted == [] and failed == [], (aborted, failed)
