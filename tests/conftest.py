@@ -5,6 +5,7 @@ never receive a request."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest_asyncio
@@ -220,3 +221,25 @@ def ref_of(snapshot_text: str, needle: str) -> str:
     raise AssertionError(f"{needle!r} not in snapshot:\n{snapshot_text}")
 
 
+
+
+def descendant_argvs(root: int) -> list[list[str]]:
+    """The command lines of ``root``'s descendant processes, from /proc (Chromium rewrites its
+    children's titles into one string of space-separated switches: split on both)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    argvs, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            argvs.append([a for a in re.split(r"[\0 ]", Path(f"/proc/{pid}/cmdline").read_bytes().decode()) if a])
+        except OSError:
+            continue
+    return argvs

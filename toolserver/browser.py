@@ -8,6 +8,8 @@ dead proxy in the launch flags catches anything that could escape interception.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import html
 import itertools
 import json
@@ -15,9 +17,13 @@ import logging
 import os
 import re
 import secrets
+import shlex
+import shutil
+import tempfile
 import time
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
@@ -205,6 +211,41 @@ async def bounded(awaitable, seconds: float, what: str):
             "Close the tab (browser_close_tab) or the session (browser_close) and start again.") from None
 
 
+# Playwright's driver is a Node process that lives as long as the server. With V8's defaults its
+# heap grows by tens of MB between major collections (the soak saw its RSS swing 135-185 MB);
+# --optimize-for-size keeps it near its live size. Node takes that flag only on its command line,
+# not in NODE_OPTIONS, so the driver starts through a two-line wrapper around Playwright's node.
+DRIVER_NODE_FLAGS = ("--optimize-for-size",)
+
+
+async def start_playwright() -> Playwright:
+    """Playwright, its driver started with ``DRIVER_NODE_FLAGS`` (unless the user points
+    PLAYWRIGHT_NODEJS_PATH at a Node of their own, which is then used as it is)."""
+    wrapper = None if os.environ.get("PLAYWRIGHT_NODEJS_PATH") else _driver_wrapper()
+    if wrapper is None:
+        return await async_playwright().start()
+    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)   # read when the driver is spawned
+    try:
+        return await async_playwright().start()
+    finally:
+        os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
+
+
+@functools.cache
+def _driver_wrapper() -> Path | None:
+    import playwright
+
+    node = Path(playwright.__file__).parent / "driver" / "node"
+    if os.name != "posix" or not node.is_file():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="sandbox-driver-"))
+    atexit.register(shutil.rmtree, folder, True)
+    script = folder / "node"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(str(node))} {" ".join(DRIVER_NODE_FLAGS)} "$@"\n')
+    script.chmod(0o700)
+    return script
+
+
 class BrowserHost:
     """The warm browser shared by all runs of a server, and the profiles kept per site key.
 
@@ -225,7 +266,7 @@ class BrowserHost:
         self._stopping = False
 
     async def start(self) -> None:
-        self._pw = await async_playwright().start()
+        self._pw = await start_playwright()
         try:
             default = self._pw.chromium.executable_path
         except Exception:

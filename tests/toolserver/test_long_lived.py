@@ -4,8 +4,14 @@ evicted after a bound, and live runs are bounded (429) (issue 12, item 14)."""
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
+
+import playwright
 
 from sandbox.core.trace import parse_trace
+from tests.conftest import descendant_argvs
+from toolserver.browser import DRIVER_NODE_FLAGS, start_playwright
 
 
 def tighten(monkeypatch, sandbox, **limits) -> None:
@@ -67,3 +73,26 @@ async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypat
         assert (await run.call("browser_close", {}))["ok"]      # its profile is saved now, in this order
     await run.close()
     assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
+
+
+def drivers() -> list[list[str]]:
+    return [argv for argv in descendant_argvs(os.getpid()) if "run-driver" in argv]
+
+
+async def test_the_servers_driver_runs_with_the_memory_flags(sandbox):
+    flagged = [argv for argv in drivers() if set(DRIVER_NODE_FLAGS) <= set(argv)]
+    assert flagged and Path(flagged[0][0]).name == "node", drivers()
+    assert "PLAYWRIGHT_NODEJS_PATH" not in os.environ      # the wrapper is not left for other processes
+
+
+async def test_a_node_the_user_names_is_used_as_it_is(monkeypatch):
+    node = Path(playwright.__file__).parent / "driver" / "node"
+    monkeypatch.setenv("PLAYWRIGHT_NODEJS_PATH", str(node))
+    before = {tuple(argv) for argv in drivers()}
+    started = await start_playwright()
+    try:
+        new = [argv for argv in drivers() if tuple(argv) not in before]
+        assert len(new) == 1 and new[0][0] == str(node) and not set(DRIVER_NODE_FLAGS) & set(new[0]), new
+    finally:
+        await started.stop()
+    assert os.environ["PLAYWRIGHT_NODEJS_PATH"] == str(node)
