@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest_asyncio
 from aiohttp import web
+from playwright.async_api import async_playwright
 from aiohttp.test_utils import TestClient, TestServer
 
 from sandbox import MIRRORS_DIR
+from sandbox.core.chromium import resolve_chromium
 from sandbox.cli.wiring import PackTasks
 from sandbox.evaluation.packs import pack_policy
 from sandbox.core.mirrors import reconstructed, write_entry
@@ -187,6 +189,24 @@ async def client(sandbox) -> TestClient:
     server = TestServer(create_app(sandbox=sandbox), host="127.0.0.1")
     async with TestClient(server) as test_client:
         yield test_client
+
+
+PLAIN_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              # a dead proxy for anything not answered by a test's route (loopback goes direct)
+              "--proxy-server=http://127.0.0.1:9"]
+
+
+@pytest_asyncio.fixture(scope="session")
+async def browser():
+    """One plain Chromium, started once: none of the sandbox's flags, router or injected script
+    (the mirror tests show a page renders from its mirror files alone; the trace viewer is
+    served on loopback, which the sandbox's browser refuses). Each test opens its own context."""
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
+                                                    args=PLAIN_ARGS)
+        yield chromium
+        await chromium.close()
 
 
 @pytest_asyncio.fixture

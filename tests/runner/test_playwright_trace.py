@@ -10,9 +10,7 @@ from pathlib import Path
 
 import playwright
 from aiohttp import web
-from playwright.async_api import async_playwright
 
-from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
@@ -35,7 +33,7 @@ async def serve_viewer(trace_zip: Path) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
 
 
-async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, tmp_path):
+async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, browser, tmp_path):
     assert (VIEWER / "index.html").is_file(), f"no trace viewer in the Playwright package at {VIEWER}"
     outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "attempt",
                                 screenshots="none", playwright_trace=True)
@@ -46,10 +44,8 @@ async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, tmp_path
     calls = read_trace(outcome.directory / "trace.jsonl").calls
     runner, base = await serve_viewer(trace_zip)
     try:
-        async with async_playwright() as driver:   # its own browser: the sandbox's refuses loopback by design
-            args = [a for a in chromium_launch_args() if not a.startswith("--proxy")]
-            browser = await driver.chromium.launch(executable_path=resolve_chromium(None, None), args=args)
-            page = await browser.new_page()
+        page = await browser.new_page()      # a plain browser: the sandbox's refuses loopback by design
+        try:
             await page.goto(f"{base}/index.html?trace={base}/trace.zip")
             tree = page.get_by_role("tree")
             await tree.get_by_role("treeitem").first.wait_for(timeout=20_000)
@@ -58,7 +54,8 @@ async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, tmp_path
             await page.keyboard.press("ArrowRight")          # expand the call: its Playwright actions
             await tree.get_by_role("treeitem", name="Navigate").first.wait_for(timeout=5_000)
             first_call = await tree.aria_snapshot()
-            await browser.close()
+        finally:
+            await page.context.close()
     finally:
         await runner.cleanup()
     # every tool call is a group named after it (browser_close ends the trace, so it lists no actions)
