@@ -243,8 +243,8 @@ def ref_of(snapshot_text: str, needle: str) -> str:
 
 
 
-def descendant_argvs(root: int) -> list[list[str]]:
-    """The command lines of ``root``'s descendant processes, from /proc (Chromium rewrites its
+def descendant_argvs(root: int) -> dict[int, list[str]]:
+    """The command lines of ``root``'s descendant processes by pid, from /proc (Chromium rewrites its
     children's titles into one string of space-separated switches: split on both)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -254,12 +254,12 @@ def descendant_argvs(root: int) -> list[list[str]]:
             except (OSError, IndexError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    argvs, todo = [], list(children.get(root, []))
+    argvs, todo = {}, list(children.get(root, []))
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
         try:
-            argvs.append([a for a in re.split(r"[\0 ]", Path(f"/proc/{pid}/cmdline").read_bytes().decode()) if a])
+            argvs[pid] = [a for a in re.split(r"[\0 ]", Path(f"/proc/{pid}/cmdline").read_bytes().decode()) if a]
         except OSError:
             continue
     return argvs

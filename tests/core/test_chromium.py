@@ -31,7 +31,7 @@ def test_our_list_repeats_every_feature_the_installed_playwright_disables():
 
 async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run):
     await start(run)
-    renderers = [argv for argv in descendant_argvs(os.getpid()) if "--type=renderer" in argv]
+    renderers = [argv for argv in descendant_argvs(os.getpid()).values() if "--type=renderer" in argv]
     assert renderers, "no renderer process found under this test process"
     for argv in renderers:
         disabled = [arg.split("=", 1)[1].split(",") for arg in argv if arg.startswith("--disable-features=")]

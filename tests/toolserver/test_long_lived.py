@@ -75,12 +75,12 @@ async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypat
     assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
 
 
-def drivers() -> list[list[str]]:
-    return [argv for argv in descendant_argvs(os.getpid()) if "run-driver" in argv]
+def drivers() -> dict[int, list[str]]:
+    return {pid: argv for pid, argv in descendant_argvs(os.getpid()).items() if "run-driver" in argv}
 
 
 async def test_the_servers_driver_runs_with_the_memory_flags(sandbox):
-    flagged = [argv for argv in drivers() if set(DRIVER_NODE_FLAGS) <= set(argv)]
+    flagged = [argv for argv in drivers().values() if set(DRIVER_NODE_FLAGS) <= set(argv)]
     assert flagged and Path(flagged[0][0]).name == "node", drivers()
     assert "PLAYWRIGHT_NODEJS_PATH" not in os.environ      # the wrapper is not left for other processes
 
@@ -88,10 +88,10 @@ async def test_the_servers_driver_runs_with_the_memory_flags(sandbox):
 async def test_a_node_the_user_names_is_used_as_it_is(monkeypatch):
     node = Path(playwright.__file__).parent / "driver" / "node"
     monkeypatch.setenv("PLAYWRIGHT_NODEJS_PATH", str(node))
-    before = {tuple(argv) for argv in drivers()}
+    before = set(drivers())
     started = await start_playwright()
     try:
-        new = [argv for argv in drivers() if tuple(argv) not in before]
+        new = [argv for pid, argv in drivers().items() if pid not in before]
         assert len(new) == 1 and new[0][0] == str(node) and not set(DRIVER_NODE_FLAGS) & set(new[0]), new
     finally:
         await started.stop()
