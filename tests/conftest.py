@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest_asyncio
 from aiohttp import web
-from playwright.async_api import async_playwright
 from aiohttp.test_utils import TestClient, TestServer
+from playwright.async_api import async_playwright
 
 from sandbox import MIRRORS_DIR
 from sandbox.core.chromium import resolve_chromium
@@ -231,16 +231,12 @@ async def snapshot(run) -> dict:
 
 def ref_of(snapshot_text: str, needle: str) -> str:
     """The ref on the first snapshot line that contains ``needle``."""
-    import re
-
     for line in snapshot_text.splitlines():
         if needle in line:
             found = re.search(r"\[ref=(\w+)\]", line)
             if found:
                 return found.group(1)
     raise AssertionError(f"{needle!r} not in snapshot:\n{snapshot_text}")
-
-
 
 
 def descendant_argvs(root: int) -> dict[int, list[str]]:
