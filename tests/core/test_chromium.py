@@ -31,8 +31,11 @@ def test_our_list_repeats_every_feature_the_installed_playwright_disables():
 
 async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run):
     await start(run)
-    renderers = [argv for argv in descendant_argvs(os.getpid()).values() if "--type=renderer" in argv]
-    assert renderers, "no renderer process found under this test process"
+    ours = [pid for pid, argv in descendant_argvs(os.getpid()).items()   # the sandbox's browser, not a test's plain one
+            if "--type" not in " ".join(argv) and "--process-per-site" in argv]
+    assert ours, "the sandbox's browser is not a process under this test process"
+    renderers = [argv for pid in ours for argv in descendant_argvs(pid).values() if "--type=renderer" in argv]
+    assert renderers, "no renderer process found under the sandbox's browser"
     for argv in renderers:
         disabled = [arg.split("=", 1)[1].split(",") for arg in argv if arg.startswith("--disable-features=")]
         assert len(disabled) == 1 and set(DISABLED_FEATURES) <= set(disabled[0]), disabled
