@@ -15,7 +15,7 @@ from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, hostile_run,
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
 
-BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=2.0)
+BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=1.0)
 
 
 @pytest_asyncio.fixture(scope="module")
@@ -62,7 +62,7 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
 
 
 async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=2.0)
+    run = hostile_run(sandbox, hostile_root, action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0)
     assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
     await spin(run)
     call = asyncio.ensure_future(run.call("browser_snapshot", {}))
@@ -191,10 +191,16 @@ async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox
         # The launch flags alone: a context without the sandbox's init script still sends nothing.
         bare = await sandbox.host.browser.new_context()
         page = await bare.new_page()
-        await page.evaluate("""async (port) => {
+        gathering = await page.evaluate("""async (port) => {
             const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:' + port}]});
-            pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer()); }""", port)
-        await asyncio.sleep(2.0)
+            pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer());
+            await new Promise((done) => {   // gathering is when a STUN request would go out
+                if (pc.iceGatheringState === 'complete') return done();
+                pc.addEventListener('icegatheringstatechange', () => pc.iceGatheringState === 'complete' && done());
+                setTimeout(done, 5000); });
+            return pc.iceGatheringState; }""", port)
+        assert gathering == "complete"
+        await asyncio.sleep(0.2)              # a loopback datagram already sent arrives well within this
         await bare.close()
         await run.close()
         assert listener.packets == 0
@@ -220,15 +226,30 @@ async def click_three_blobs(run) -> None:
     for number in range(3):
         reply = await run.call("browser_click", {"ref": ref_of(snap["result"]["snapshot"], f"blob {number}")})
         assert reply["ok"], reply
-    await asyncio.sleep(1.5)   # the downloads finish after the clicks return
+
+
+async def trace_events(run, enough) -> list:
+    """The run's trace events once ``enough(events)`` holds (downloads finish after the clicks
+    return); the events as they are after 10 s otherwise."""
+    for _ in range(200):
+        events = parse_trace(run.trace.text()).events
+        if enough(events):
+            break
+        await asyncio.sleep(0.05)
+    return events
+
+
+def download_changes(events) -> list[dict]:
+    return [e.data for e in events if e.kind == "state_change" and e.data["action"] == "download"]
 
 
 async def test_downloads_are_state_changes_and_their_bytes_are_capped(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, max_download_bytes=(1 << 20) + 10, **BOUNDS)
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
     await click_three_blobs(run)
-    events = parse_trace(run.trace.text()).events
-    changes = [e.data for e in events if e.kind == "state_change" and e.data["action"] == "download"]
+    events = await trace_events(run, lambda events: len(download_changes(events)) == 3 and len(
+        [e for e in events if e.kind == "download_discarded"]) == 2)
+    changes = download_changes(events)
     assert len(changes) == 3 and not any(c["blocked"] for c in changes)
     assert run.download_bytes == 1 << 20
     assert len([e for e in events if e.kind == "download_discarded"]) == 2
@@ -240,8 +261,8 @@ async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
     before = artifact_bytes()
     await click_three_blobs(run)
+    changes = download_changes(await trace_events(run, lambda events: len(download_changes(events)) == 3))
+    await asyncio.sleep(0.3)                 # time for bytes a refused download might still write
     assert artifact_bytes() - before < 1 << 20
-    changes = [e.data for e in parse_trace(run.trace.text()).events
-               if e.kind == "state_change" and e.data["action"] == "download"]
     assert len(changes) == 3 and all(c["blocked"] for c in changes)
     await run.close()
