@@ -595,10 +595,14 @@ async def mcp_side(clicks: int, rounds: int) -> dict:
 
 # --- issue 11: screenshots and reports ------------------------------------------------------
 
+REPORT_THINK_S = 0.2     # a fast model's latency per call
+
+
 async def report_side(rounds: int) -> dict:
     """Attempt wall time with nothing kept, ``--screenshots all``, the Playwright trace, and both
     (the reviewed packs' reference attempts; the order of the modes flips every round so machine
-    noise hits all), and the time to write the HTML reports of one batch."""
+    noise hits all), the same with and without screenshots by an agent that thinks before each
+    call, and the time to write the HTML reports of one batch."""
     from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch
     from sandbox.runner.report import write_reports
@@ -620,6 +624,15 @@ async def report_side(rounds: int) -> dict:
                 assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
                 seconds[mode].append(sum(o.elapsed_seconds for o in outcomes))
         batch = outcomes[0].directory.parent
+        # The same attempts by an agent that waits before each call, as a model does: the
+        # capture after a call then overlaps the wait instead of delaying the next call.
+        thinking = f"think:{REPORT_THINK_S:g}:reference"
+        for round_number in range(max(2, rounds // 2)):
+            for mode in (("none", "all") if round_number % 2 == 0 else ("all", "none")):
+                outcomes = await run_batch(reviewed, thinking, out=out / f"think-{mode}", progress=False,
+                                           sandbox=sandbox, screenshots=mode, playwright_trace=False)
+                assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
+                seconds.setdefault(f"think_{mode}", []).append(sum(o.elapsed_seconds for o in outcomes))
     t = time.perf_counter()
     written = write_reports(batch)
     report_s = time.perf_counter() - t
@@ -627,6 +640,7 @@ async def report_side(rounds: int) -> dict:
     return {"report_rounds": rounds, "report_attempts_per_round": len(reviewed),
             **{f"attempts_s_{mode}": value for mode, value in median.items()},
             **{f"overhead_{mode}": median[mode] / median["none"] - 1 for mode in modes if mode != "none"},
+            "report_think_s": REPORT_THINK_S, "overhead_think_all": median["think_all"] / median["think_none"] - 1,
             "report_write_s": report_s, "report_files": len(written)}
 
 
@@ -637,6 +651,9 @@ def print_report_side(results: dict) -> None:
                         ("all+trace", "--screenshots all + Playwright trace")):
         print(f"  {label}: {results[f'attempts_s_{mode}']:.2f} s, overhead {results[f'overhead_{mode}'] * 100:+.1f} %"
               + (" (goal <= +15 %)" if mode == "all" else ""))
+    print(f"  the same attempts by an agent that thinks {results['report_think_s']:g} s before each call: "
+          f"--screenshots all {results['attempts_s_think_all']:.2f} s vs {results['attempts_s_think_none']:.2f} s, "
+          f"overhead {results['overhead_think_all'] * 100:+.1f} %")
     print(f"HTML reports of one batch ({results['report_files']} files): {results['report_write_s']:.2f} s")
 
 
