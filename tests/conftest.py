@@ -14,10 +14,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from playwright.async_api import async_playwright
 
 from sandbox import MIRRORS_DIR
-from sandbox.core.chromium import resolve_chromium
+from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from sandbox.cli.wiring import PackTasks
 from sandbox.evaluation.packs import pack_policy
 from sandbox.core.mirrors import reconstructed, write_entry
+from scripts.soak import process_tree
 from toolserver.api import Sandbox
 from toolserver.transports.http import create_app
 from toolserver.config import ServerConfig
@@ -191,17 +192,17 @@ async def client(sandbox) -> TestClient:
         yield test_client
 
 
-PLAIN_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              # a dead proxy for anything not answered by a test's route (loopback goes direct)
-              "--proxy-server=http://127.0.0.1:9"]
+# The sandbox's flags with loopback left out of the dead proxy: anything a test's route does not
+# answer goes nowhere, loopback goes direct.
+PLAIN_ARGS = [arg for arg in chromium_launch_args() if not arg.startswith("--proxy-bypass-list")]
 
 
 @pytest_asyncio.fixture(scope="session")
 async def browser():
-    """One plain Chromium, started once: none of the sandbox's flags, router or injected script
-    (the mirror tests show a page renders from its mirror files alone; the trace viewer is
-    served on loopback, which the sandbox's browser refuses). Each test opens its own context."""
+    """One plain Chromium, started once: none of the sandbox's router or injected script, and
+    loopback reachable (the mirror tests show a page renders from its mirror files alone; the
+    trace viewer is served on loopback, which the sandbox's browser refuses). Each test opens its
+    own context."""
     async with async_playwright() as playwright:
         chromium = await playwright.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
                                                     args=PLAIN_ARGS)
@@ -242,18 +243,8 @@ def ref_of(snapshot_text: str, needle: str) -> str:
 def descendant_argvs(root: int) -> dict[int, list[str]]:
     """The command lines of ``root``'s descendant processes by pid, from /proc (Chromium rewrites its
     children's titles into one string of space-separated switches: split on both)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    argvs, todo = {}, list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
+    argvs = {}
+    for pid in process_tree(root)[1:]:       # the root comes first
         try:
             argvs[pid] = [a for a in re.split(r"[\0 ]", Path(f"/proc/{pid}/cmdline").read_bytes().decode()) if a]
         except OSError:

@@ -32,7 +32,7 @@ def test_our_list_repeats_every_feature_the_installed_playwright_disables():
 async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run):
     await start(run)
     ours = [pid for pid, argv in descendant_argvs(os.getpid()).items()   # the sandbox's browser, not a test's plain one
-            if "--type" not in " ".join(argv) and "--process-per-site" in argv]
+            if "--type" not in " ".join(argv) and "--proxy-bypass-list=<-loopback>" in argv]
     assert ours, "the sandbox's browser is not a process under this test process"
     renderers = [argv for pid in ours for argv in descendant_argvs(pid).values() if "--type=renderer" in argv]
     assert renderers, "no renderer process found under the sandbox's browser"
