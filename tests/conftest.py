@@ -24,7 +24,6 @@ from toolserver.transports.http import create_app
 from toolserver.config import ServerConfig
 
 SITE = "https://test.sandbox.example"
-pytest_plugins = ("pytester",)
 
 
 def make_pdf(pages: list[str]) -> bytes:

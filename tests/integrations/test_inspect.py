@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from inspect_ai import eval as inspect_eval
+from inspect_ai import task_with
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from sandbox import FIXTURES_DIR
@@ -16,15 +18,14 @@ from sandbox.integrations.inspect.tasks import bid_intake
 from sandbox.runner.agents.replay import substitute
 
 RECORDED = FIXTURES_DIR / "attempts" / "reference" / "bid-intake"
-SITE_KEY = "inspect-test-key-0001"
 MODEL = "mockllm/model"
 
 
-def scripted_model(answer: str):
+def scripted_model(answer: str, site_key: str):
     """The recorded reference attempt's tool calls, then ``answer`` (no language model)."""
     calls = read_trace(RECORDED / "trace.jsonl").calls
     recorded_key = calls[0].args["site_key"]
-    outputs = [ModelOutput.for_tool_call(MODEL, call.tool, substitute(call.args, recorded_key, SITE_KEY))
+    outputs = [ModelOutput.for_tool_call(MODEL, call.tool, substitute(call.args, recorded_key, site_key))
                for call in calls]
     outputs.append(ModelOutput.from_content(MODEL, answer))
     for output in outputs:   # given usage: the mock model would otherwise count tokens with tiktoken's
@@ -32,16 +33,36 @@ def scripted_model(answer: str):
     return get_model(MODEL, custom_outputs=outputs)
 
 
-def run_task(tmp_path, answer: str):
-    (log,) = inspect_eval(bid_intake(site_key=SITE_KEY, trace_root=str(tmp_path)), model=scripted_model(answer),
-                          log_dir=str(tmp_path / "logs"), display="none")
-    assert log.status == "success", log.error
-    (sample,) = log.samples
-    return log, sample.scores["sandbox_scorer"]
+def wrong_answer() -> str:
+    output = (RECORDED / "output.txt").read_text(encoding="utf-8")
+    record = json.loads(output.split("BENCHMARK_JSON_BEGIN", 1)[1].split("BENCHMARK_JSON_END", 1)[0])
+    record[0]["place"]["postal_code"] = "00000"
+    return "BENCHMARK_JSON_BEGIN\n" + json.dumps(record) + "\nBENCHMARK_JSON_END\n"
 
 
-def test_the_reference_calls_and_answer_qualify_through_inspect(tmp_path):
-    log, score = run_task(tmp_path, (RECORDED / "output.txt").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory) -> dict:
+    """The right and a wrong answer as two tasks of one eval, which Inspect runs at once (each
+    sample spawns its own MCP server); name -> (the task's log, its sample's score)."""
+    answers = {"right": (RECORDED / "output.txt").read_text(encoding="utf-8"), "wrong": wrong_answer()}
+    tasks = []
+    for number, (name, answer) in enumerate(answers.items(), start=1):
+        site_key = f"inspect-test-key-000{number}"
+        trace_root = tmp_path_factory.mktemp(f"inspect-{name}")
+        tasks.append(task_with(bid_intake(site_key=site_key, trace_root=str(trace_root)),
+                               model=scripted_model(answer, site_key), name=f"bid_intake_{name}"))
+    logs = inspect_eval(tasks, log_dir=str(tmp_path_factory.mktemp("inspect-logs")), display="none", max_tasks=2)
+    results = {}
+    for log in logs:
+        assert log.status == "success", log.error
+        (sample,) = log.samples
+        results[log.eval.task.removeprefix("bid_intake_")] = (log, sample.scores["sandbox_scorer"])
+    assert sorted(results) == sorted(answers)
+    return results
+
+
+def test_the_reference_calls_and_answer_qualify_through_inspect(evaluated):
+    log, score = evaluated["right"]
     assert score.value == {"qualified_pass": 1.0, "field_accuracy": 1.0, "critical_failures": 0.0}, score.explanation
     trace = read_trace(score.metadata["trace"])
     assert trace.header["transport"] == "mcp-stdio"
@@ -50,12 +71,8 @@ def test_the_reference_calls_and_answer_qualify_through_inspect(tmp_path):
     assert metrics == {"qualified_pass": 1.0, "field_accuracy": 1.0, "critical_failures": 0.0}
 
 
-def test_a_wrong_answer_fails_the_scorer(tmp_path):
-    output = (RECORDED / "output.txt").read_text(encoding="utf-8")
-    record = json.loads(output.split("BENCHMARK_JSON_BEGIN", 1)[1].split("BENCHMARK_JSON_END", 1)[0])
-    record[0]["place"]["postal_code"] = "00000"
-    wrong = "BENCHMARK_JSON_BEGIN\n" + json.dumps(record) + "\nBENCHMARK_JSON_END\n"
-    _, score = run_task(tmp_path, wrong)
+def test_a_wrong_answer_fails_the_scorer(evaluated):
+    _, score = evaluated["wrong"]
     assert score.value["field_accuracy"] < 1.0
     report = score.metadata["score_report"]
     assert [f["name"] for f in report["fields"] if not f["correct"]] == ["place.postal_code"]

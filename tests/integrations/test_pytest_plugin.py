@@ -1,12 +1,23 @@
 """The pytest plugin, used as a user would: the shipped example test file run by pytest in a
 subprocess (real Chromium, the bundled mirrors), a changed mirror fact failing it by name,
 a cassette recorded against the scripted loopback model server and replayed, and the
-clear errors of a missing, foreign or unknown cassette or pack."""
+clear errors of a missing, foreign or unknown cassette or pack.
+
+Each session is its own pytest process in its own folder, set up as ``pytester`` sets up its
+subprocess runs; the module starts them all at once (each spends most of its time starting
+Python and Chromium, which overlap on two cores) and each test checks its own session's result."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from sandbox import PROJECT_ROOT
 from tests.runner.reference_support import mirror_with_changes
@@ -15,30 +26,7 @@ from tests.runner.test_model_agents import scripted_server
 EXAMPLES = PROJECT_ROOT / "examples"
 # A user's repository has none of this repository's dev plugins (hypothesis adds ~0.45 s to each start).
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
-
-
-def copy_example(pytester) -> None:
-    shutil.copy(EXAMPLES / "test_agent_regression.py", pytester.path / "test_agent_regression.py")
-    shutil.copytree(EXAMPLES / "cassettes", pytester.path / "cassettes")
-
-
-def test_the_example_passes_as_shipped(pytester):
-    copy_example(pytester)
-    result = pytester.runpytest_subprocess("-q", *QUIET)
-    result.assert_outcomes(passed=2)
-
-
-def test_a_changed_mirror_fact_fails_the_example_naming_the_field(pytester, tmp_path):
-    copy_example(pytester)
-    mirror = mirror_with_changes(tmp_path, "sam.gov", {
-        "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
-    result = pytester.runpytest_subprocess("-q", *QUIET, "--sandbox-mirrors", str(mirror),
-                                           "-k", "reference")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*bid-intake [[]reference[]]: qualified pass (status completed, field accuracy 0.9*",
-                                 "*field place.postal_code: expected '78596', got '78597'*",
-                                 "*attempt folder: *"])
-
+SESSION_TIMEOUT_S = 240
 
 BAD_INPUT = '''
 import pytest
@@ -57,20 +45,6 @@ def test_no_pack(sandbox_run):
     sandbox_run()
 '''
 
-
-def test_bad_input_fails_with_what_to_do(pytester):
-    cassette = EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
-    pytester.makepyfile(test_bad=BAD_INPUT.format(cassette=cassette))
-    result = pytester.runpytest_subprocess("-q", *QUIET)
-    result.assert_outcomes(failed=4)
-    result.stdout.fnmatch_lines_random([
-        "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*--sandbox-record-mode once*",
-        "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
-        "*unknown pack 'no-such-pack'*",
-        "*sandbox_run needs a pack*",
-    ])
-
-
 RECORDED = '''
 import pytest
 
@@ -81,24 +55,99 @@ def test_scripted_model(sandbox_run):
 '''
 
 
-async def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(pytester, monkeypatch):
-    pytester.makepyfile(test_model=RECORDED)
+async def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> pytest.RunResult:
+    """``pytest *args`` in ``folder`` as its own process, with what ``pytester`` gives its
+    subprocess runs: the folder on ``PYTHONPATH`` and as ``HOME``, no ``PYTEST_ADDOPTS``, a
+    base temporary folder inside, no colours."""
+    env = dict(os.environ if env is None else env)
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")])),
+               HOME=str(folder), PY_COLORS="0")
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pytest", f"--basetemp={folder / 'basetemp'}", *args, cwd=folder, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), SESSION_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"pytest {' '.join(args)} in {folder} did not end within {SESSION_TIMEOUT_S} s") from None
+    return pytest.RunResult(process.returncode, out.decode().splitlines(), err.decode().splitlines(),
+                            time.monotonic() - started)
+
+
+def example_folder(folder: Path) -> Path:
+    shutil.copy(EXAMPLES / "test_agent_regression.py", folder / "test_agent_regression.py")
+    shutil.copytree(EXAMPLES / "cassettes", folder / "cassettes")
+    return folder
+
+
+async def record_then_replay(folder: Path) -> tuple[pytest.RunResult, Path, pytest.RunResult]:
+    """Record a cassette against the scripted model server, then replay it with no server."""
+    (folder / "test_model.py").write_text(RECORDED)
     runner, url = await scripted_server().start_server()
     try:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-        recorded = await asyncio.to_thread(pytester.runpytest_subprocess, "-q", *QUIET,
-                                           "--sandbox-record-mode", "once")
+        recorded = await run_pytest(folder, "-q", *QUIET, "--sandbox-record-mode", "once",
+                                    env={**os.environ, "OPENAI_BASE_URL": f"{url}/v1"})
     finally:
         await runner.cleanup()
+    offline = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    cassette = folder / "cassettes" / "test_model" / "test_scripted_model.yaml"
+    return recorded, cassette, await run_pytest(folder, "-q", *QUIET, env=offline)   # no server: vcrpy answers
+
+
+@pytest.fixture(scope="module")
+async def sessions(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp
+    changed = folder("changed")
+    mirror = mirror_with_changes(changed, "sam.gov", {
+        "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
+    example_folder(changed)
+    bad = folder("bad")
+    cassette = EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
+    (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette))
+    runs = {
+        "example": run_pytest(example_folder(folder("example")), "-q", *QUIET),
+        "changed": run_pytest(changed, "-q", *QUIET, "--sandbox-mirrors", str(mirror), "-k", "reference"),
+        "bad": run_pytest(bad, "-q", *QUIET),
+        "record_replay": record_then_replay(folder("record")),
+        "on": run_pytest(folder("on"), "--fixtures", *QUIET),
+        "off": run_pytest(folder("off"), "--fixtures", *QUIET, "-p", "no:sandbox"),
+    }
+    return dict(zip(runs, await asyncio.gather(*runs.values())))
+
+
+def test_the_example_passes_as_shipped(sessions):
+    sessions["example"].assert_outcomes(passed=2)
+
+
+def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
+    result = sessions["changed"]
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bid-intake [[]reference[]]: qualified pass (status completed, field accuracy 0.9*",
+                                 "*field place.postal_code: expected '78596', got '78597'*",
+                                 "*attempt folder: *"])
+
+
+def test_bad_input_fails_with_what_to_do(sessions):
+    result = sessions["bad"]
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines_random([
+        "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*--sandbox-record-mode once*",
+        "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
+        "*unknown pack 'no-such-pack'*",
+        "*sandbox_run needs a pack*",
+    ])
+
+
+def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sessions):
+    recorded, cassette, replayed = sessions["record_replay"]
     recorded.assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_model" / "test_scripted_model.yaml"
     assert cassette.is_file() and "browser_start_session" in cassette.read_text()
-    monkeypatch.delenv("OPENAI_BASE_URL")
-    replayed = pytester.runpytest_subprocess("-q", *QUIET)   # no server: vcrpy answers
     replayed.assert_outcomes(passed=1)
 
 
-def test_the_plugin_can_be_turned_off(pytester):
-    on = pytester.runpytest_subprocess("--fixtures", *QUIET)
-    off = pytester.runpytest_subprocess("--fixtures", *QUIET, "-p", "no:sandbox")
-    assert "sandbox_run" in on.stdout.str() and "sandbox_run" not in off.stdout.str()
+def test_the_plugin_can_be_turned_off(sessions):
+    on, off = sessions["on"].stdout.str(), sessions["off"].stdout.str()
+    assert "sandbox_run" in on and "sandbox_run" not in off

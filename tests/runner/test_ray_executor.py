@@ -29,8 +29,9 @@ def table(outcomes) -> list[dict]:
 
 async def test_ray_batch_gives_the_local_table(local_ray, sandbox, tmp_path):
     packs = [load_pack("controlled-form"), load_pack("bid-intake")]
-    on_ray = await run_batch(packs, "reference", concurrency=2, out=tmp_path / "ray", progress=False, executor="ray")
-    local = await run_batch(packs, "reference", concurrency=2, out=tmp_path / "local", progress=False, sandbox=sandbox)
+    on_ray, local = await asyncio.gather(   # at once: the Ray worker's start-up overlaps the local attempts
+        run_batch(packs, "reference", concurrency=2, out=tmp_path / "ray", progress=False, executor="ray"),
+        run_batch(packs, "reference", concurrency=2, out=tmp_path / "local", progress=False, sandbox=sandbox))
     assert table(on_ray) == table(local)
     assert all(o.qualified_pass for o in on_ray)
     for outcome in on_ray:
@@ -39,30 +40,43 @@ async def test_ray_batch_gives_the_local_table(local_ray, sandbox, tmp_path):
         assert attempt["qualified_pass"] is True and (outcome.directory / "trace.jsonl").stat().st_size > 0
 
 
-@pytest.mark.parametrize("retries", [0, 1])
-async def test_a_dead_worker_fails_only_its_attempt(local_ray, tmp_path, retries):
-    marker = tmp_path / "first-try-started"
+async def kill_the_worker_during_the_first_try(folder, retries: int):
+    """One attempt on a pool of one worker whose agent hangs on its first try; the worker is
+    killed while it hangs. Returns the attempt's outcome and its folder."""
+    marker = folder / "first-try-started"
     agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"   # the first try hangs, a retry returns at once
     pool = await RayPool(None, 1).start()
     try:
         running = asyncio.ensure_future(pool.run(
-            tmp_path / "attempt", "controlled-form", agent, AgentOptions(), retries=retries, attempt_number=1,
+            folder / "attempt", "controlled-form", agent, AgentOptions(), retries=retries, attempt_number=1,
             time_limit=60, policy=None, block_state_changes=None))
         for _ in range(600):
             if marker.exists():
                 break
             await asyncio.sleep(0.05)
         ray.kill(pool.workers[0])
-        outcome = await running
+        return await running, folder / "attempt"
     finally:
         pool.stop()
-    attempt = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
+
+
+@pytest.fixture(scope="module")
+async def dead_workers(local_ray, tmp_path_factory) -> dict:
+    """Both cases at once, each with its own pool (its worker's start-up is most of the time)."""
+    cases = [kill_the_worker_during_the_first_try(tmp_path_factory.mktemp(f"retries-{n}"), n) for n in (0, 1)]
+    return dict(zip((0, 1), await asyncio.gather(*cases)))
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_a_dead_worker_fails_only_its_attempt(dead_workers, retries):
+    outcome, folder = dead_workers[retries]
+    attempt = json.loads((folder / "attempt.json").read_text())
     if retries == 0:
         assert outcome.status == "crashed" and not outcome.qualified_pass
         assert attempt["status"] == "crashed" and "ray worker died" in attempt["error"]
     else:   # the retry ran on a fresh worker: a real attempt with a trace and a score
         assert outcome.status == "completed" and attempt["status"] == "completed"
-        assert (tmp_path / "attempt" / "trace.jsonl").is_file() and (tmp_path / "attempt" / "score.json").is_file()
+        assert (folder / "trace.jsonl").is_file() and (folder / "score.json").is_file()
 
 
 def test_one_browser_per_node_of_two_cpus(local_ray):

@@ -34,11 +34,12 @@ async def inspector(*args: str) -> dict:
 
 async def test_inspector_lists_tools_and_starts_a_session_over_stdio(tmp_path):
     server = [SANDBOX_CLI, "mcp", "--pack", "controlled-form", "--trace-dir", str(tmp_path)]
-    listed = await inspector("--method", "tools/list", *server)
+    listed, started = await asyncio.gather(   # two Inspectors, each spawning its own server
+        inspector("--method", "tools/list", *server),
+        inspector("--method", "tools/call", "--tool-name", "browser_start_session",
+                  "--tool-args-json", json.dumps(START), *server))
     assert [t["name"] for t in listed["tools"]] == list(TOOL_NAMES)
     assert all(t["annotations"]["openWorldHint"] is False and t["title"] for t in listed["tools"])
-    started = await inspector("--method", "tools/call", "--tool-name", "browser_start_session",
-                              "--tool-args-json", json.dumps(START), *server)
     assert started["isError"] is False and started["structuredContent"]["url"] == FORM_URL
     traces = [read_trace(path) for path in sorted(tmp_path.glob("run_*.jsonl"))]
     assert sorted(len(t.calls) for t in traces) == [0, 1] and all(t.end["reason"] == "mcp_disconnected" for t in traces)
