@@ -99,6 +99,7 @@ async def record_then_replay(folder: Path) -> tuple[pytest.RunResult, Path, pyte
 
 @pytest.fixture(scope="module")
 async def sessions(tmp_path_factory) -> dict:
+    """Every session the tests below check, all at once, each in a folder of its own."""
     folder = tmp_path_factory.mktemp
     changed = folder("changed")
     mirror = mirror_with_changes(changed, "sam.gov", {
