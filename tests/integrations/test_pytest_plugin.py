@@ -4,7 +4,8 @@ a cassette recorded against the scripted loopback model server and replayed, and
 clear errors of a missing, foreign or unknown cassette or pack.
 
 Each session is its own pytest process in its own folder, set up as ``pytester`` sets up its
-subprocess runs; the module starts them all at once (each spends most of its time starting
+subprocess runs (``pytester``'s own runs block and change the process's working directory, so
+they cannot overlap); the module starts them all at once (each spends most of its time starting
 Python and Chromium, which overlap on two cores) and each test checks its own session's result."""
 
 from __future__ import annotations
