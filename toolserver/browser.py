@@ -55,6 +55,7 @@ class Recorder(Protocol):
     config: ServerConfig
     policy: Any
     download_bytes: int                # bytes of downloads kept so far (capped by max_download_bytes)
+    screenshot_dir: Path | None        # None: no screenshots (toolserver.media)
 
     def record_event(self, kind: str, data: dict, *, session: "Session | None" = None,
                      tab: "Tab | None" = None) -> dict: ...
@@ -69,10 +70,13 @@ class Recorder(Protocol):
 INIT_SCRIPT = """
 (() => {
   if (window.__sandboxInstalled) return; window.__sandboxInstalled = true;
-  // Reports go out as console messages with a fixed prefix (cheaper than a binding per context);
-  // console.debug is taken now, before a page script could replace it.
-  const debug = console.debug.bind(console);
-  const report = (kind, info) => debug('__sandbox__' + JSON.stringify({kind, info}));
+  // Reports go out as console messages with a prefix (cheaper than a binding per context) that
+  // holds the session's report key: a page cannot read it (no function the page can reach holds
+  // it), so it cannot forge a report. console.debug and JSON.stringify are taken now, before a
+  // page script could replace them.
+  const debug = console.debug.bind(console), stringify = JSON.stringify;
+  const prefix = '__sandbox__' + '__REPORT_KEY__' + ':';
+  const report = (kind, info) => debug(prefix + stringify({kind, info}));
   document.addEventListener('submit', (event) => {
     const form = event.target;
     const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
@@ -97,7 +101,8 @@ INIT_SCRIPT = """
   };
   const state = () => ({seq: ++net.seq, top, title: document.title, ready: document.readyState,
                         pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
-                        final: finalState(), refresh: refreshing()});
+                        final: finalState(), refresh: refreshing(),
+                        paint: window.__sandboxShots ? paint() : null});
   Object.defineProperty(window, '__sandboxState', {value: state});
   // Whether the viewport can look different since the last picture (toolserver.media): asked at
   // each screenshot; the first ask starts counting what can change it (DOM, scroll, focus, input,
@@ -376,6 +381,7 @@ class Session:
     opening_tab: bool = False          # a tool (not the page) is opening the next page
     popup_requested_at: float = 0.0    # a popup's first request was seen before its page
     router_downloads: set[str] = field(default_factory=set)   # attachment downloads the router recorded
+    report_key: str = field(default_factory=lambda: secrets.token_hex(8))   # in INIT_SCRIPT's report prefix
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     _pulse: asyncio.Event = field(default_factory=asyncio.Event)   # set (and replaced) whenever activity changes
 
@@ -628,11 +634,11 @@ class Session:
 
     def on_console(self, tab: Tab, message) -> None:
         """INIT_SCRIPT reports the page's state, form submissions and blocked APIs as console messages."""
-        text = message.text
-        if not text.startswith(REPORT_PREFIX):
-            return
+        text, prefix = message.text, f"{REPORT_PREFIX}{self.report_key}:"
+        if not text.startswith(prefix):
+            return    # the page's own message, or a report it made up
         try:
-            payload = json.loads(text[len(REPORT_PREFIX):])
+            payload = json.loads(text[len(prefix):])
             kind, info = str(payload["kind"]), dict(payload.get("info") or {})
         except (ValueError, KeyError, TypeError):
             return
@@ -813,8 +819,9 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
                       profile_new=profile_new, run=run, context=context, browser=browser)
     host.sessions.add(session)
-    await context.add_init_script(INIT_SCRIPT + (
-        "window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else ""))
+    await context.add_init_script(INIT_SCRIPT.replace("__REPORT_KEY__", session.report_key)
+                                  + ("window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else "")
+                                  + ("window.__sandboxShots = true;" if run.screenshot_dir is not None else ""))
     await context.route("**/*", session.route)
     await context.route_web_socket("**/*", session.refuse_websocket)
     context.on("page", lambda page: _on_new_page(session, page))

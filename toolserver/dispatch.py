@@ -49,6 +49,7 @@ class CallContext:
     events: list[dict] = field(default_factory=list)
     session: br.Session | None = None
     started: float = field(default_factory=time.monotonic)
+    paint: dict | None = None     # the page's paint key read during the call (toolserver.media)
 
     @property
     def tab(self) -> br.Tab | None:

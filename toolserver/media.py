@@ -30,7 +30,7 @@ _pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -
 _last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # page -> (its paint key, file)
 # Calls that only read the page: the previous call's picture is taken while they run.
 READING_TOOLS = frozenset({"browser_snapshot", "list_tools"})
-_PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"   # an expression: see STATE_JS
+PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"   # an expression: see STATE_JS
 
 
 def screenshot_name(file: Path, trace_path: Path | None) -> str:
@@ -70,23 +70,33 @@ async def _capture(run: Any, ctx: Any, tab: Any, file: Path, previous: asyncio.F
         if previous is not None:
             await asyncio.wait([previous])       # one picture at a time, in call order
         file.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.wait_for(_keep_viewport(tab, file), run.config.screenshot_timeout_ms / 1000)
+        await asyncio.wait_for(_keep_viewport(tab, file, ctx.paint), run.config.screenshot_timeout_ms / 1000)
     except asyncio.TimeoutError:
         _failed(run, ctx, tab, file, f"no screenshot within {run.config.screenshot_timeout_ms} ms")
     except (PlaywrightError, OSError) as exc:
         _failed(run, ctx, tab, file, str(exc).splitlines()[0][:300])
 
 
-async def _keep_viewport(tab: Any, file: Path) -> None:
+async def _keep_viewport(tab: Any, file: Path, key: dict | None = None) -> None:
     """Write the tab's viewport now to ``file``. When the page says nothing it shows can have
     changed since the tab's last picture (same document, no DOM change, scroll, focus, input or
     load, and nothing that moves by itself: animations, media, canvases, frames), the file is a
     hard link to that picture. Else Chromium takes one with its fast PNG encoder (about a third
-    cheaper than ``page.screenshot``, which also waits for fonts and hides the caret)."""
+    cheaper than ``page.screenshot``, which also waits for fonts and hides the caret).
+
+    The page's paint key: ``key`` when the call read it (a snapshot reads it with the page's
+    title); else, when the tab's last state report comes from another document than its last
+    picture, that report's key (a new picture is taken anyway, and a key read before it is
+    safe to keep: a change after it makes the next key differ); else the page is asked."""
     page = tab.page
-    key = await page.evaluate(_PAINT_JS)
-    still = key is not None and key["still"]
     last = _last_shot.get(page)
+    if key is None:
+        reported = (tab.state or {}).get("paint")
+        if reported is not None and (last is None or last[0]["doc"] != reported["doc"]):
+            key, last = reported, None
+        else:
+            key = await page.evaluate(PAINT_JS)
+    still = key is not None and key["still"]
     file.unlink(missing_ok=True)
     if still and last is not None and last[0] == key:
         try:

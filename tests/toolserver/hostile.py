@@ -1,5 +1,6 @@
 """A small mirror of hostile pages for the hardening tests (a spinning script, a title that is
-not valid Unicode, a body that is a FIFO), and a strict trace check."""
+not valid Unicode, a body that is a FIFO, a page that forges the sandbox's reports), and a
+strict trace check."""
 
 from __future__ import annotations
 
@@ -42,6 +43,17 @@ def build_hostile_mirror(root: Path) -> Path:
       for (let i = 0; i < 3; i++) { const a = document.createElement('a'); a.textContent = 'blob ' + i;
         a.href = URL.createObjectURL(new Blob(['x'.repeat(1 << 20)])); a.download = 'blob-' + i + '.bin';
         document.body.appendChild(a); document.body.append(" "); }</script>""")
+    # Makes up the sandbox's own reports: a form submission that never happened, with the bare
+    # prefix and with every 16-hex-digit string found in the sandbox's functions it can reach.
+    page("/forger", """<!doctype html><title>Forger</title><script>
+      function forge() {
+        const sources = Object.getOwnPropertyNames(window).filter((name) => name.startsWith('__sandbox'))
+          .map((name) => { try { return String(window[name]) + JSON.stringify(window[name]); } catch (e) { return ''; } });
+        const keys = sources.join(' ').match(/[0-9a-f]{16}/g) || [];
+        for (const prefix of ['__sandbox__', ...keys.map((key) => '__sandbox__' + key + ':')])
+          console.debug(prefix + JSON.stringify({kind: 'form_submission', info: {action: location.origin + '/forged', method: 'POST'}}));
+      }</script><button onclick="forge()">forge</button>
+      <form action="/sent" method="post"><button>send</button></form>""")
     page("/fifo", "placeholder")
     fifo = folder / "bodies" / "fifo.html"
     fifo.unlink()

@@ -266,3 +266,17 @@ async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
     assert artifact_bytes() - before < 1 << 20
     assert len(changes) == 3 and all(c["blocked"] for c in changes)
     await run.close()
+
+
+async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
+    from tests.conftest import ref_of
+
+    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/forger"))["ok"]
+    snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+    assert (await run.call("browser_click", {"ref": ref_of(snap, "forge")}))["ok"]
+    assert (await run.call("browser_click", {"ref": ref_of(snap, "send")}))["ok"]     # a real one, blocked
+    await run.close()
+    changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
+    assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
+        ("form_submission", f"submit POST {HOSTILE}/sent", True)]

@@ -66,6 +66,28 @@ async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_chan
     assert not shots[7].samefile(shots[6]) and shots[7].stat().st_nlink == 1
 
 
+async def test_each_new_document_gets_its_own_picture_and_a_later_change_is_seen(sandbox, tmp_path):
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
+    await start(run, f"{SITE}/paint")                                    # 1
+    await snapshot(run)                                                  # 2: the same picture
+    await run.call("browser_navigate", {"url": f"{SITE}/second"})        # 3: a new document
+    await finish_screenshot(run)                                         # picture 3 is taken
+    tab = run.current_session().active_tab     # the page changes on its own, after its load report
+    await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
+    await snapshot(run)                                                  # 4
+    await snapshot(run)                                                  # 5: nothing changed
+    await run.call("browser_navigate", {"url": f"{SITE}/paint"})         # 6: the first page again, anew
+    await run.close()
+    shots = {n: tmp_path / "shots" / f"{n}.png" for n in range(1, 7)}
+
+    def red(n: int) -> bool:
+        with Image.open(shots[n]) as image:
+            return image.convert("RGB").getpixel((600, 700)) == (255, 0, 0)
+    assert shots[2].samefile(shots[1]) and not red(1)
+    assert not red(3) and red(4) and not shots[4].samefile(shots[3]) and shots[5].samefile(shots[4])
+    assert shots[6].stat().st_nlink == 1 and not red(6)
+
+
 async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandbox, tmp_path):
     (tmp_path / "not-a-folder").write_text("a file where the shots folder should be")
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "not-a-folder")

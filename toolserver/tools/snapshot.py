@@ -11,10 +11,13 @@ from toolserver.browser import REF_RE
 from toolserver.errors import PageUnresponsive
 from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
+from toolserver.media import PAINT_JS
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
 _INFO_JS = "({content_type: document.contentType, title: document.title})"   # an expression: see STATE_JS
+# The same with what the tab's screenshot needs to know (toolserver.media), read in the same round trip.
+_INFO_PAINT_JS = f"({{...{_INFO_JS}, paint: {PAINT_JS}}})"
 
 
 class SnapshotArgs(ToolArgs):
@@ -31,7 +34,8 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     # type and title and the accessibility snapshot are read at once (one round trip each, in parallel).
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
-    asks = [ask_page(ctx, tab.page.evaluate(_INFO_JS), "reading the page")]
+    shots = ctx.run.screenshot_dir is not None
+    asks = [ask_page(ctx, tab.page.evaluate(_INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
     if tab.pdf_pages is None:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
@@ -41,6 +45,8 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         raise failure
     info, aria = answers[0], (answers[1] if len(answers) > 1 else None)
     content_type = info["content_type"]
+    if shots:
+        ctx.paint = info["paint"]
     state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
     tabs = await ctx.session.tab_list(known=(tab, info["title"]))
     if tab.pdf_pages is not None:
