@@ -33,8 +33,12 @@ node/node_modules/.installed: node/package.json node/package-lock.json
 run: setup
 	$(VENV)/bin/sandbox run all --agent reference
 
+# Python may keep its bytecode (in __pycache__, ignored by git) even where the machine sets
+# PYTHONDONTWRITEBYTECODE: the suite starts dozens of Python processes (the CLI, pytest sessions,
+# MCP servers) that would each compile the project again, and pytest would rewrite every test
+# module and plugin module again in each session.
 test: setup node
-	$(PY) -m pytest -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q
 
 bench: setup node
 	$(PY) scripts/bench.py
