@@ -105,7 +105,8 @@ INIT_SCRIPT = """
                         paint: window.__sandboxShots ? paint() : null});
   Object.defineProperty(window, '__sandboxState', {value: state});
   // Whether the viewport can look different since the last picture (toolserver.media): asked at
-  // each screenshot; the first ask starts counting what can change it (DOM, scroll, focus, input,
+  // a screenshot, read with a snapshot, and part of each state report while the run keeps
+  // screenshots; the first ask starts counting what can change it (DOM, scroll, focus, input,
   // loads, animations), so a page pays nothing while screenshots are off.
   // The DOM functions it uses are taken now, before a page script could replace them.
   const doc = Math.random().toString(36).slice(2);
