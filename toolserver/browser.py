@@ -37,7 +37,7 @@ from toolserver import pdf
 from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.errors import PageUnresponsive
-from toolserver.media import start_playwright_trace, stop_playwright_trace
+from toolserver.media import finish_screenshot, start_playwright_trace, stop_playwright_trace
 
 log = logging.getLogger("toolserver.browser")
 
@@ -851,11 +851,15 @@ async def close_session(session: Session) -> None:
     bound = session.run.config.close_timeout_s
     if session.crashed:
         return  # the context died with its browser; the profile keeps its last saved state
+    # The last call's picture is taken while the profile is saved; both before the context closes.
+    picture = asyncio.ensure_future(finish_screenshot(session.run))
     try:
         if key:
             host.keep_profile(key, await bounded(session.context.storage_state(), bound, "saving the profile"))
     except (PlaywrightError, PageUnresponsive) as exc:
         log.warning("could not save profile %s: %s", key, exc)
+    finally:
+        await picture
     await stop_playwright_trace(session.run, session.context)
     try:
         # Closing the context ends its renderers, also one stuck in a script.

@@ -4,8 +4,8 @@ Playwright trace of each session (``playwright-trace.zip``: screenshots and DOM 
 opened with ``playwright show-trace``).
 
 Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
-``finish_screenshot`` before the run's next call that can change the page and when the run
-closes. A picture of a page that cannot look different since the tab's last one is a hard link
+``finish_screenshot`` before the run's next call that can change the page (``browser_close``
+awaits it itself, while it saves the profile) and when the run closes. A picture of a page that cannot look different since the tab's last one is a hard link
 to it (no capture). Playwright traces: ``start_playwright_trace`` when a session opens and
 ``stop_playwright_trace`` before it closes (from the browser); ``begin_call_group`` /
 ``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what
@@ -30,6 +30,8 @@ _pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -
 _last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # page -> (its paint key, file)
 # Calls that only read the page: the previous call's picture is taken while they run.
 READING_TOOLS = frozenset({"browser_snapshot", "list_tools"})
+# Calls that await the previous call's picture themselves, after work that cannot change the page.
+SELF_WAITING_TOOLS = frozenset({"browser_close"})
 PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"   # an expression: see STATE_JS
 
 
@@ -57,8 +59,9 @@ def start_screenshot(run: Any, ctx: Any, tool: str, tab: Any) -> str | None:
 
 async def finish_screenshot(run: Any, tool: str | None = None) -> None:
     """Wait for the captures begun after the previous calls: before the run's next call, unless
-    that call only reads the page (its picture is then taken while it reads), and at close."""
-    if tool in READING_TOOLS:
+    that call only reads the page (its picture is then taken while it reads) or waits itself, and
+    at close."""
+    if tool in READING_TOOLS or tool in SELF_WAITING_TOOLS:
         return
     pending = _pending.pop(run, None)
     if pending is not None:
@@ -85,7 +88,7 @@ async def _keep_viewport(tab: Any, file: Path, key: dict | None = None) -> None:
     cheaper than ``page.screenshot``, which also waits for fonts and hides the caret).
 
     The page's paint key: ``key`` when the call read it (a snapshot reads it with the page's
-    title); else, when the tab's last state report comes from another document than its last
+    title, typing has it from the page's typing report); else, when the tab's last state report comes from another document than its last
     picture, that report's key (a new picture is taken anyway, and a key read before it is
     safe to keep: a change after it makes the next key differ); else the page is asked."""
     page = tab.page

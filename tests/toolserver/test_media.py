@@ -88,6 +88,24 @@ async def test_each_new_document_gets_its_own_picture_and_a_later_change_is_seen
     assert shots[6].stat().st_nlink == 1 and not red(6)
 
 
+async def test_the_last_actions_picture_is_taken_before_browser_close_ends_the_page(sandbox, tmp_path):
+    # browser_close saves the profile while the picture is taken: both must be done before the
+    # context closes, or the picture of the action just before is lost.
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
+    await start(run)                                                                 # 1
+    page = await snapshot(run)                                                       # 2
+    typed = await run.call("browser_type", {"ref": ref_of(page["snapshot"], "Name"), "text": "W" * 40})  # 3
+    closed = await run.call("browser_close", {})                                     # 4
+    await run.close()
+    assert typed["ok"] and closed["ok"]
+    trace = read_trace(tmp_path / "trace.jsonl")
+    assert not [e for e in trace.events if e.kind == "screenshot_failed"]
+    shots = tmp_path / "shots"
+    assert png_size(shots / "3.png") == sandbox.config.viewport
+    assert (shots / "3.png").read_bytes() != (shots / "2.png").read_bytes()       # the typed text is on it
+    assert sorted(p.name for p in shots.iterdir()) == ["1.png", "2.png", "3.png"]
+
+
 async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandbox, tmp_path):
     (tmp_path / "not-a-folder").write_text("a file where the shots folder should be")
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "not-a-folder")

@@ -165,6 +165,10 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
         probe, typed = await read_state(tab, ctx.run.config), None
     else:
         probe, typed = await typing_report(ctx, tab, locator, inputs)
+        if probe is not None:
+            # Read after the typing (the count includes its input event): the picture after this
+            # call needs no question to the page (toolserver.media).
+            ctx.paint = probe.get("paint")
     after = await settle(ctx, tab, marks, probe)
     watch_final_state(ctx, tab, seen["final"], after)
     result = await action_result(ctx, tab, before, after)
