@@ -161,6 +161,11 @@ def build_test_mirror(root: Path, canary: str) -> Path:
     page("/typing", """<!doctype html><title>Typing</title>
       <label for=gone>Gone</label><input id=gone><button onclick="gone.remove()">remove</button>
       <iframe srcdoc="<label for=inner>Inner</label><input id=inner oninput='this.value = this.value.trim()'>"></iframe>""")
+    # Requests started by the page's own load and pageshow listeners are part of loading.
+    for event in ("load", "pageshow"):
+        page(f"/on-{event}", f"""<!doctype html><title>On {event}</title><p id=out>waiting</p>
+          <script>window.addEventListener('{event}', () => fetch('/api/first.json').then(r => r.json())
+            .then(a => fetch(a.next)).then(r => r.json()).then(b => {{ out.textContent = '{event} ' + b.word; }}));</script>""")
     page("/api/first.json", '{"next": "/api/second.json"}', "application/json")
     page("/api/second.json", '{"word": "fetched"}', "application/json")
     page("/sw.js", "self.addEventListener('fetch', () => {});", "text/javascript")

@@ -136,7 +136,15 @@ INIT_SCRIPT = """
     net.pending = Math.max(0, net.pending - 1);
     if (!net.pending && document.readyState === 'complete') report('idle', state());
   }, 0);
-  window.addEventListener('load', () => setTimeout(() => report('loaded', state()), 0));
+  // The load is reported once the page's own load listeners ran (they may start requests): from
+  // a pageshow listener added during the load, so after the page's own, which Chromium fires in
+  // the same task right after the load (a task turn later, as a fallback, if it did not).
+  let shown = false;
+  const loaded = () => { if (!shown) { shown = true; report('loaded', state()); } };
+  window.addEventListener('load', () => {
+    listen.call(window, 'pageshow', (event) => { if (event.isTrusted) loaded(); }, {once: true});
+    setTimeout(loaded, 0);
+  });
   // Typing (a trusted input event) is reported once the page's own handlers have run, with the
   // field's value then: the sandbox need not ask the page again.
   window.addEventListener('input', (event) => {

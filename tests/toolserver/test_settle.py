@@ -26,6 +26,16 @@ async def test_chained_fetches_are_rendered_before_the_click_returns(run):
     assert not waits_gave_up(run)
 
 
+async def test_requests_the_pages_load_and_pageshow_listeners_start_are_waited_for(run):
+    await start(run, f"{SITE}/settle")
+    for event in ("load", "pageshow"):
+        reply = await run.call("browser_navigate", {"url": f"{SITE}/on-{event}"})
+        assert reply["ok"], reply
+        page = run.sessions[run.current_session_id].active_tab.page
+        assert await page.inner_text("#out") == f"{event} fetched"
+    assert not waits_gave_up(run)
+
+
 async def test_an_xhr_answer_is_handled_before_the_click_returns(run):
     await start(run, f"{SITE}/settle")
     await click(run, "xhr")
