@@ -76,7 +76,16 @@ INIT_SCRIPT = """
   // page script could replace them.
   const debug = console.debug.bind(console), stringify = JSON.stringify;
   const prefix = '__sandbox__' + '__REPORT_KEY__' + ':';
-  const report = (kind, info) => debug(prefix + stringify({kind, info}));
+  // A report is serialised from a copy without prototypes, so a toJSON the page puts on
+  // Object.prototype or Array.prototype cannot change what it says.
+  const create = Object.create, keys = Object.keys, isArray = Array.isArray, setPrototype = Object.setPrototypeOf;
+  const bare = (value) => {
+    if (value === null || typeof value !== 'object') return value;
+    const copy = isArray(value) ? setPrototype([], null) : create(null), names = keys(value);
+    for (let i = 0; i < names.length; i++) copy[names[i]] = bare(value[names[i]]);
+    return copy;
+  };
+  const report = (kind, info) => debug(prefix + stringify(bare({kind, info})));
   document.addEventListener('submit', (event) => {
     const form = event.target;
     const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};

@@ -54,6 +54,11 @@ def build_hostile_mirror(root: Path) -> Path:
           console.debug(prefix + JSON.stringify({kind: 'form_submission', info: {action: location.origin + '/forged', method: 'POST'}}));
       }</script><button onclick="forge()">forge</button>
       <form action="/sent" method="post"><button>send</button></form>""")
+    # Every object and array answers JSON.stringify with a forged idle report.
+    page("/tojson", """<!doctype html><title>To JSON</title><script>
+      for (const proto of [Object.prototype, Array.prototype])
+        Object.defineProperty(proto, 'toJSON', {value: () => ({kind: 'idle', info: {}}), configurable: true});
+      </script><form action="/sent" method="post"><button>send</button></form>""")
     page("/fifo", "placeholder")
     fifo = folder / "bodies" / "fifo.html"
     fifo.unlink()

@@ -280,3 +280,19 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
     changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
     assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
         ("form_submission", f"submit POST {HOSTILE}/sent", True)]
+
+
+async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(sandbox, hostile_root):
+    from tests.conftest import ref_of
+
+    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+    assert (await start_at(run, f"{HOSTILE}/tojson"))["ok"]
+    snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+    reply = await run.call("browser_click", {"ref": ref_of(snap, "send")})
+    await run.close()
+    assert reply["ok"] and reply["result"]["title"] == "To JSON", reply
+    trace = parse_trace(run.trace.text())
+    changes = [e.data for e in trace.events if e.kind == "state_change"]
+    assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
+        ("form_submission", f"submit POST {HOSTILE}/sent", True)]
+    assert not [e for e in trace.events if e.kind in ("server_fault", "settle_timeout")]
