@@ -637,7 +637,7 @@ async def report_side(rounds: int) -> dict:
     modes = {"none": ("none", False), "all": ("all", False), "trace": ("none", True), "all+trace": ("all", True)}
     seconds: dict[str, list[float]] = {}
 
-    async def timed(key: str, agent: str, mode: str, number: int) -> float:
+    async def timed(key: str, agent: str, mode: str, number: int) -> list:
         screenshots, trace = modes[mode]
         outcomes = await run_batch(reviewed, agent, out=out / f"{key}-{number}", progress=False, sandbox=sandbox,
                                    screenshots=screenshots, playwright_trace=trace)

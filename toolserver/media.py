@@ -5,8 +5,8 @@ opened with ``playwright show-trace``).
 
 Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
 ``finish_screenshot`` before the run's next call that can change the page (``browser_close``
-awaits it itself, while it saves the profile) and when the run closes. A picture of a page that cannot look different since the tab's last one is a hard link
-to it (no capture). Playwright traces: ``start_playwright_trace`` when a session opens and
+awaits it itself, while it saves the profile) and when the run closes. A picture of a page
+that cannot look different since the tab's last one is a hard link to it (no capture). Playwright traces: ``start_playwright_trace`` when a session opens and
 ``stop_playwright_trace`` before it closes (from the browser); ``begin_call_group`` /
 ``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what
 cannot be kept is an event (``screenshot_failed``, ``playwright_trace_failed``). Imports only
@@ -88,9 +88,10 @@ async def _keep_viewport(tab: Any, file: Path, key: dict | None = None) -> None:
     cheaper than ``page.screenshot``, which also waits for fonts and hides the caret).
 
     The page's paint key: ``key`` when the call read it (a snapshot reads it with the page's
-    title, typing has it from the page's typing report); else, when the tab's last state report comes from another document than its last
-    picture, that report's key (a new picture is taken anyway, and a key read before it is
-    safe to keep: a change after it makes the next key differ); else the page is asked."""
+    title, typing has it from the page's typing report); else, when the tab's last state report
+    comes from another document than its last picture, that report's key (a new picture is
+    taken anyway, and a key read before it is safe to keep: a change after it makes the next
+    key differ); else the page is asked."""
     page = tab.page
     last = _last_shot.get(page)
     if key is None:
