@@ -6,11 +6,11 @@ opened with ``playwright show-trace``).
 Screenshots are called from the dispatcher only: ``start_screenshot`` when a call ends,
 ``finish_screenshot`` before the run's next call that can change the page (``browser_close``
 awaits it itself, while it saves the profile) and when the run closes. A picture of a page
-that cannot look different since the tab's last one is a hard link to it (no capture). Playwright traces: ``start_playwright_trace`` when a session opens and
-``stop_playwright_trace`` before it closes (from the browser); ``begin_call_group`` /
-``end_call_group`` around each call (the dispatcher). Neither is ever a call's failure: what
-cannot be kept is an event (``screenshot_failed``, ``playwright_trace_failed``). Imports only
-Playwright (the bottom layer).
+that cannot look different since the tab's last one is a hard link to it (no capture).
+Playwright traces: ``start_playwright_trace`` when a session opens and ``stop_playwright_trace``
+before it closes (from the browser); ``begin_call_group`` / ``end_call_group`` around each call
+(the dispatcher). Neither is ever a call's failure: what cannot be kept is an event
+(``screenshot_failed``, ``playwright_trace_failed``). Imports only Playwright (the bottom layer).
 """
 
 from __future__ import annotations
