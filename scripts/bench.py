@@ -45,11 +45,18 @@ def bench_mirror() -> Path:
     return root
 
 
-class RawPlaywright:
-    """The same work done with Playwright directly: context + page + mirror route + goto."""
+# A plain Playwright script's Chromium: Playwright's own flags, and only the dead proxy beside them,
+# so that nothing a bench does can reach the network.
+OFFLINE_ONLY_ARGS = ["--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>"]
 
-    def __init__(self, store: MirrorStore) -> None:
-        self.store = store
+
+class RawPlaywright:
+    """The same work done with Playwright directly: context + page + mirror route + goto. Its
+    Chromium runs the sandbox's flags (like for like: what the sandbox's own code costs), or with
+    ``plain`` Playwright's own (what a Playwright script costs, the features the sandbox turns off on)."""
+
+    def __init__(self, store: MirrorStore, plain: bool = False) -> None:
+        self.store, self.plain = store, plain
 
     async def start(self) -> None:
         from playwright.async_api import async_playwright
@@ -58,7 +65,7 @@ class RawPlaywright:
 
         self._pw = await async_playwright().start()
         self.browser = await self._pw.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
-                                                      args=chromium_launch_args())
+                                                      args=OFFLINE_ONLY_ARGS if self.plain else chromium_launch_args())
 
     async def route(self, route, request) -> None:
         found = self.store.lookup(request.url)
@@ -399,17 +406,21 @@ async def raw_replay(raw: "RawPlaywright", calls: list) -> None:
 
 async def cpu_side(rounds: int) -> dict:
     """CPU-seconds per reference attempt of each reviewed pack (the recorded calls replayed
-    through the sandbox) against the same calls done with raw Playwright. Each window ends once
-    the process tree has gone quiet, so the work a side leaves behind is its own; the side that
-    goes first alternates every round. The ratio is of the totals over all rounds: /proc counts
-    in 10 ms ticks per process, and a median of such counts jumps by whole ticks."""
+    through the sandbox) against the same calls done with raw Playwright: a plain Playwright
+    script (Playwright's own Chromium flags: the goal's baseline) and the same script on the
+    sandbox's flags (like for like). Each window ends once the process tree has gone quiet, so the
+    work a side leaves behind is its own; the order of the sides rotates every round. A ratio is of
+    the totals over all rounds: /proc counts in 10 ms ticks per process, and a median of such
+    counts jumps by whole ticks."""
     from sandbox import FIXTURES_DIR
     from sandbox.core.trace import read_trace
     from sandbox.evaluation.packs import list_packs
     from toolserver.api import Sandbox
 
-    raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
-    await raw.start()
+    store = MirrorStore.load(MIRRORS_DIR)
+    raws = {"raw": RawPlaywright(store, plain=True), "raw_same_flags": RawPlaywright(store)}
+    for raw in raws.values():
+        await raw.start()
     out: dict = {}
     async with Sandbox() as sandbox:
 
@@ -421,20 +432,27 @@ async def cpu_side(rounds: int) -> dict:
 
         for pack in [p for p in list_packs() if p.card.reviewed]:
             calls = read_trace(FIXTURES_DIR / "attempts" / "reference" / pack.id / "trace.jsonl").calls
-            box, plain = [], []
+            sides = ["sandbox", *raws]
+            seconds: dict[str, list[float]] = {side: [] for side in sides}
             for number in range(rounds):
-                for side in (("sandbox", "raw") if number % 2 == 0 else ("raw", "sandbox")):
+                for side in sides[number % 3:] + sides[:number % 3]:
                     before = await quiet_tree_cpu_seconds()
                     if side == "sandbox":
                         await replay_in_sandbox(pack, calls)
                     else:
-                        await raw_replay(raw, calls)
-                    (box if side == "sandbox" else plain).append(await quiet_tree_cpu_seconds() - before)
-            out[pack.id] = {"calls": len(calls), "rounds": rounds, "sandbox_cpu_s": statistics.mean(box),
-                            "raw_cpu_s": statistics.mean(plain), "ratio": sum(box) / max(sum(plain), 1e-9),
-                            "ratio_of_medians": statistics.median(box) / max(statistics.median(plain), 1e-9),
-                            "sandbox_cpu_s_rounds": box, "raw_cpu_s_rounds": plain}
-    await raw.stop()
+                        await raw_replay(raws[side], calls)
+                    seconds[side].append(await quiet_tree_cpu_seconds() - before)
+            box = seconds["sandbox"]
+            row: dict = {"calls": len(calls), "rounds": rounds, "sandbox_cpu_s": statistics.mean(box),
+                         "sandbox_cpu_s_rounds": box}
+            for side in raws:
+                plain = seconds[side]
+                row.update({f"{side}_cpu_s": statistics.mean(plain), f"{side}_cpu_s_rounds": plain,
+                            f"ratio{side[3:]}": sum(box) / max(sum(plain), 1e-9),
+                            f"ratio{side[3:]}_of_medians": statistics.median(box) / max(statistics.median(plain), 1e-9)})
+            out[pack.id] = row
+    for raw in raws.values():
+        await raw.stop()
     return out
 
 
@@ -720,7 +738,9 @@ def main() -> int:
         for pack_id, row in results.items():
             print(f"CPU per reference attempt, {pack_id} ({row['calls']} calls, mean of {row['rounds']}): sandbox "
                   f"{row['sandbox_cpu_s']:.2f} s, raw Playwright {row['raw_cpu_s']:.2f} s, ratio {row['ratio']:.2f} "
-                  f"(goal <= 1.2; ratio of the medians {row['ratio_of_medians']:.2f})")
+                  f"(goal <= 1.2; ratio of the medians {row['ratio_of_medians']:.2f}); raw Playwright on the sandbox's "
+                  f"Chromium flags {row['raw_same_flags_cpu_s']:.2f} s, ratio {row['ratio_same_flags']:.2f} "
+                  f"(of the medians {row['ratio_same_flags_of_medians']:.2f})")
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0

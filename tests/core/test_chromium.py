@@ -39,3 +39,17 @@ async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run)
     for argv in renderers:
         disabled = [arg.split("=", 1)[1].split(",") for arg in argv if arg.startswith("--disable-features=")]
         assert len(disabled) == 1 and set(DISABLED_FEATURES) <= set(disabled[0]), disabled
+
+
+async def test_a_session_gets_no_browser_ui_page_of_its_own(run):
+    """Chromium builds each new context's headless window an omnibox popup from WebUI unless its
+    features are off: a renderer no page shows, which costs more CPU than the session's pages."""
+    await start(run)
+    cdp = await run.host.browser.new_browser_cdp_session()
+    try:
+        targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+    finally:
+        await cdp.detach()
+    ui = [target["url"] for target in targets if target["type"] == "browser_ui" or "top-chrome" in target["url"]]
+    assert [target for target in targets if target["type"] == "page"], targets   # the listing works
+    assert ui == []
