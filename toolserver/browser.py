@@ -108,7 +108,7 @@ INIT_SCRIPT = """
     const meta = document.querySelector('meta[http-equiv="refresh" i]');
     return !!meta && /^\\s*0*(\\.0*)?\\s*($|[;,])/.test(meta.content || '');
   };
-  const state = () => ({seq: ++net.seq, top, title: document.title, ready: document.readyState,
+  const state = () => ({seq: ++net.seq, top, title: document.title, type: document.contentType, ready: document.readyState,
                         pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
                         final: finalState(), refresh: refreshing(),
                         paint: window.__sandboxShots ? paint() : null});

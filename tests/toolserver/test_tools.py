@@ -195,6 +195,18 @@ async def test_pdf_tab_shows_text_page_by_page(run):
     assert (await snapshot(run))["format"] == "aria"
 
 
+async def test_a_json_document_shows_its_text_and_the_next_html_page_its_tree(run):
+    await start(run)
+    reply = await run.call("browser_navigate", {"url": f"{SITE}/api/first.json"})
+    assert reply["ok"], reply
+    snap = await snapshot(run)
+    assert snap["format"] == "text" and snap["url"] == f"{SITE}/api/first.json"
+    assert snap["snapshot"] == '- document (application/json; shown as text)\n{"next": "/api/second.json"}'
+    await run.call("browser_navigate", {"url": f"{SITE}/second"})
+    snap = await snapshot(run)
+    assert snap["format"] == "aria" and 'heading "Second page" [level=1] [ref=' in snap["snapshot"]
+
+
 async def test_close_variants_and_approval(run, sandbox):
     first = (await start(run, site_key="a"))["session_id"]
     second = (await start(run, site_key="b"))["session_id"]

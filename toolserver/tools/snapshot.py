@@ -31,12 +31,14 @@ class SnapshotArgs(ToolArgs):
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.tab
     # A page still busy (loading, or handling what it fetched) is settled first; then the page's
-    # type and title and the accessibility snapshot are read at once (one round trip each, in parallel).
+    # type and title and the accessibility snapshot are read at once (one round trip each, in
+    # parallel). No accessibility snapshot of a document its state report calls JSON or text:
+    # one that would be sent whole and thrown away (the snapshot is its text).
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
     shots = ctx.run.screenshot_dir is not None
     asks = [ask_page(ctx, tab.page.evaluate(_INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
-    if tab.pdf_pages is None:
+    if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
     # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
