@@ -108,9 +108,9 @@ INIT_SCRIPT = """
     const meta = document.querySelector('meta[http-equiv="refresh" i]');
     return !!meta && /^\\s*0*(\\.0*)?\\s*($|[;,])/.test(meta.content || '');
   };
-  const state = () => ({seq: ++net.seq, top, title: document.title, type: document.contentType, ready: document.readyState,
-                        pending: net.pending, navs: net.navs, opens: net.opens, downloads: net.downloads,
-                        final: finalState(), refresh: refreshing(),
+  const state = () => ({seq: ++net.seq, top, title: document.title, type: document.contentType,
+                        ready: document.readyState, pending: net.pending, navs: net.navs, opens: net.opens,
+                        downloads: net.downloads, final: finalState(), refresh: refreshing(),
                         paint: window.__sandboxShots ? paint() : null});
   Object.defineProperty(window, '__sandboxState', {value: state});
   // Whether the viewport can look different since the last picture (toolserver.media): asked at
