@@ -435,7 +435,7 @@ async def cpu_side(rounds: int) -> dict:
             sides = ["sandbox", *raws]
             seconds: dict[str, list[float]] = {side: [] for side in sides}
             for number in range(rounds):
-                for side in sides[number % 3:] + sides[:number % 3]:
+                for side in sides[number % len(sides):] + sides[:number % len(sides)]:
                     before = await quiet_tree_cpu_seconds()
                     if side == "sandbox":
                         await replay_in_sandbox(pack, calls)
@@ -749,9 +749,10 @@ def main() -> int:
         print(f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
               f"serial {results['think_serial_s']:.1f} s, concurrency {results['think_concurrency']} "
               f"{results['think_local_s']:.1f} s (ratio {results['think_local_ratio']:.2f}, goal <= 0.3), "
-              f"on a local Ray {results['think_ray_s']:.1f} s (overhead {results['think_ray_overhead']:+.0%} vs local, "
-              f"goal <= +15%; {results['think_ray_overhead_cold']:+.0%} vs local with its own browser start, "
-              f"{results['think_local_cold_s']:.1f} s), identical verdicts: {results['think_same_verdicts']}")
+              f"on a local Ray {results['think_ray_s']:.1f} s (overhead {results['think_ray_overhead_cold']:+.0%} vs "
+              f"local with its own browser start as `sandbox run` does, {results['think_local_cold_s']:.1f} s, goal <= +15%; "
+              f"{results['think_ray_overhead']:+.0%} vs local on the bench's warm browser), "
+              f"identical verdicts: {results['think_same_verdicts']}")
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n")
         return 0

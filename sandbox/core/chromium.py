@@ -24,7 +24,7 @@ DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
     "IsolateOrigins", "site-per-process", "Translate", "BackForwardCache",
     # Headless Chromium 156 builds each new context's window an omnibox popup from WebUI
     # (chrome://omnibox-popup.top-chrome/), in a renderer of its own that no page ever shows:
-    # 1.2-1.4 s of CPU (that renderer and the browser process) for every session, 0.2-0.3 s without.
+    # a new context cost 1.5-1.8 s of CPU (most in that renderer and the browser process), 0.2-0.3 s without.
     "WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
 
 
