@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CHROMIUM ?= $(or $(SANDBOX_CHROMIUM),/usr/bin/chromium)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup chromium venv node run test bench clean
+.PHONY: setup chromium venv node run test check docs docs-ref docs-check bench clean
 
 setup: chromium venv
 
@@ -40,8 +40,27 @@ run: setup
 test: setup node
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q
 
+# Lint, format and types (configured in pyproject.toml); the same hooks are in .pre-commit-config.yaml.
+check: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+# The documentation site (docs/, mkdocs.yml) into site/; --strict: a broken link or a page missing
+# from the navigation fails the build.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# The pages generated from the code (docs/reference/, docs/benchmarks/index.md): rewrite them, or
+# fail when the committed ones differ from what the code gives.
+docs-ref: venv
+	$(PY) scripts/docs_reference.py
+
+docs-check: venv
+	$(PY) scripts/docs_reference.py --check
+
 bench: setup node
 	$(PY) scripts/bench.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache node/node_modules
+	rm -rf $(VENV) runs site .pytest_cache .mypy_cache .ruff_cache node/node_modules

@@ -9,8 +9,13 @@ Layers, imports pointing down only (checked by import-linter, see ``.importlinte
     sandbox.core         paths, mirror store, policy, trace, contract facts, Chromium resolution
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
 
-from sandbox.core.paths import FIXTURES_DIR, MIRRORS_DIR, PACKS_DIR, PROJECT_ROOT  # noqa: E402
+from sandbox.core.paths import FIXTURES_DIR, MIRRORS_DIR, PACKS_DIR, PROJECT_ROOT
+
+try:  # the one version source is the package metadata (pyproject.toml)
+    __version__ = version("browser-tool-sandbox")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = ["FIXTURES_DIR", "MIRRORS_DIR", "PACKS_DIR", "PROJECT_ROOT", "__version__"]

@@ -1,7 +1,8 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
 scoring speed, and runner throughput. Prints every measurement and ratio.
 
-    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp] [--only ops|mcp|cpu|throughput|report] [--json FILE]
+    .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp]
+        [--only ops|mcp|cpu|throughput|report] [--json FILE]
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ FORM = "https://sarah27h.github.io/simple-multi-step-form/"
 BENCH_PAGE = "https://bench.sandbox.example/button"
 TINY = "https://bench.sandbox.example/tiny"
 TINY_NEXT = "https://bench.sandbox.example/tiny-next"
-TINY_HTML = (b"<!doctype html><title>Tiny</title><h1>Tiny</h1><label>Name <input name=n></label>"
-             b"<button onclick=\"this.dataset.n=(+this.dataset.n||0)+1\">Press</button><a href=/tiny-next>next</a>")
+TINY_HTML = (
+    b"<!doctype html><title>Tiny</title><h1>Tiny</h1><label>Name <input name=n></label>"
+    b'<button onclick="this.dataset.n=(+this.dataset.n||0)+1">Press</button><a href=/tiny-next>next</a>'
+)
 
 
 def p50(values: list[float]) -> float:
@@ -36,12 +39,23 @@ def p50(values: list[float]) -> float:
 
 def bench_mirror() -> Path:
     root = Path(tempfile.mkdtemp(prefix="bench-mirror-"))
-    write_entry(root / "bench.sandbox.example", BENCH_PAGE,
-                b"<!doctype html><title>Bench</title><button onclick=\"this.dataset.n=(+this.dataset.n||0)+1\">Press</button>",
-                "text/html; charset=utf-8", reconstructed("benchmark page"), body_path="button.html")
+    write_entry(
+        root / "bench.sandbox.example",
+        BENCH_PAGE,
+        b'<!doctype html><title>Bench</title><button onclick="this.dataset.n=(+this.dataset.n||0)+1">Press</button>',
+        "text/html; charset=utf-8",
+        reconstructed("benchmark page"),
+        body_path="button.html",
+    )
     for url, name in ((TINY, "tiny.html"), (TINY_NEXT, "tiny-next.html")):
-        write_entry(root / "bench.sandbox.example", url, TINY_HTML, "text/html; charset=utf-8",
-                    reconstructed("benchmark page"), body_path=name)
+        write_entry(
+            root / "bench.sandbox.example",
+            url,
+            TINY_HTML,
+            "text/html; charset=utf-8",
+            reconstructed("benchmark page"),
+            body_path=name,
+        )
     return root
 
 
@@ -64,8 +78,11 @@ class RawPlaywright:
         from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 
         self._pw = await async_playwright().start()
-        self.browser = await self._pw.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
-                                                      args=OFFLINE_ONLY_ARGS if self.plain else chromium_launch_args())
+        self.browser = await self._pw.chromium.launch(
+            executable_path=resolve_chromium(None, None),
+            headless=True,
+            args=OFFLINE_ONLY_ARGS if self.plain else chromium_launch_args(),
+        )
 
     async def route(self, route, request) -> None:
         found = self.store.lookup(request.url)
@@ -103,8 +120,8 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
     from aiohttp import web
 
     from toolserver.api import Sandbox
-    from toolserver.transports.http import create_app
     from toolserver.config import ServerConfig
+    from toolserver.transports.http import create_app
 
     raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
     await raw.start()
@@ -118,8 +135,10 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
             raw_starts.append(await raw.start_to_first_page())
             run = sandbox.create_run()
             t = time.perf_counter()
-            reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": f"bench-{i}",
-                                                             "clear_cookies": False, "url": FORM})
+            reply = await run.call(
+                "browser_start_session",
+                {"provider": "kernel", "site_key": f"bench-{i}", "clear_cookies": False, "url": FORM},
+            )
             starts.append(time.perf_counter() - t)
             assert reply["ok"], reply
             await run.close()
@@ -163,11 +182,17 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
                 over_http.append(time.perf_counter() - t)
         await run.close()
         await runner.cleanup()
-    return {"raw_start_p50_ms": p50(raw_starts), "sandbox_start_p50_ms": p50(starts),
-            "raw_snapshot_p50_ms": p50(raw_snaps), "sandbox_snapshot_p50_ms": p50(snaps),
-            "snapshot_chars": size, "snapshot_page_bytes": page_bytes,
-            "click_inproc_p50_ms": p50(inproc), "click_http_p50_ms": p50(over_http),
-            "server_overhead_p50_ms": p50(over_http) - p50(inproc)}
+    return {
+        "raw_start_p50_ms": p50(raw_starts),
+        "sandbox_start_p50_ms": p50(starts),
+        "raw_snapshot_p50_ms": p50(raw_snaps),
+        "sandbox_snapshot_p50_ms": p50(snaps),
+        "snapshot_chars": size,
+        "snapshot_page_bytes": page_bytes,
+        "click_inproc_p50_ms": p50(inproc),
+        "click_http_p50_ms": p50(over_http),
+        "server_overhead_p50_ms": p50(over_http) - p50(inproc),
+    }
 
 
 async def ops_side(rounds: int) -> dict:
@@ -201,7 +226,7 @@ async def ops_side(rounds: int) -> dict:
         async def pair(name: str, raw_op, sandbox_op, first_raw: bool) -> None:
             """One raw and one sandbox operation; which goes first alternates by round, so neither
             always follows the other's leftover work (both pages share a renderer: one site)."""
-            for is_raw in ((True, False) if first_raw else (False, True)):
+            for is_raw in (True, False) if first_raw else (False, True):
                 t = time.perf_counter()
                 reply = await (raw_op() if is_raw else sandbox_op())
                 timed(f"raw {name}" if is_raw else name, t)
@@ -210,15 +235,28 @@ async def ops_side(rounds: int) -> dict:
 
         for i in range(rounds):
             first_raw = i % 2 == 0
-            await pair("click", lambda: page.locator("button").click(),
-                       lambda: run.call("browser_click", {"ref": found["button"]}), first_raw)
-            await pair("type", lambda: page.locator("input").fill(f"name {i}"),
-                       lambda: run.call("browser_type", {"ref": found["input"], "text": f"name {i}"}), first_raw)
-            await pair("snapshot", lambda: page.aria_snapshot(mode="ai"), lambda: run.call("browser_snapshot", {}),
-                       first_raw)
+            await pair(
+                "click",
+                lambda: page.locator("button").click(),
+                lambda: run.call("browser_click", {"ref": found["button"]}),
+                first_raw,
+            )
+            await pair(
+                "type",
+                lambda: page.locator("input").fill(f"name {i}"),
+                lambda: run.call("browser_type", {"ref": found["input"], "text": f"name {i}"}),
+                first_raw,
+            )
+            await pair(
+                "snapshot", lambda: page.aria_snapshot(mode="ai"), lambda: run.call("browser_snapshot", {}), first_raw
+            )
             target = TINY_NEXT if i % 2 == 0 else TINY
-            await pair("navigate", lambda: page.goto(target, wait_until="load"),
-                       lambda: run.call("browser_navigate", {"url": target}), first_raw)
+            await pair(
+                "navigate",
+                lambda: page.goto(target, wait_until="load"),
+                lambda: run.call("browser_navigate", {"url": target}),
+                first_raw,
+            )
             found = await refs()
             starting = sandbox.create_run()
 
@@ -231,7 +269,7 @@ async def ops_side(rounds: int) -> dict:
                 timed("start", t)
                 assert reply["ok"], reply
 
-            for op in ((raw_start, sandbox_start) if first_raw else (sandbox_start, raw_start)):
+            for op in (raw_start, sandbox_start) if first_raw else (sandbox_start, raw_start):
                 await op()
             await starting.close()
         await run.close()
@@ -247,8 +285,11 @@ async def ops_side(rounds: int) -> dict:
 def print_ops(results: dict) -> None:
     for op in ("click", "type", "navigate", "snapshot", "start"):
         row = results[f"ops_{op}"]
-        print(f"{op} on a tiny page (p50 of {results['ops_rounds']}): sandbox {row['sandbox_p50_ms']:.1f} ms, raw Playwright "
-              f"{row['raw_p50_ms']:.1f} ms, ratio {row['ratio']:.2f} (goal <= {row['goal']})")
+        print(
+            f"{op} on a tiny page (p50 of {results['ops_rounds']}): "
+            f"sandbox {row['sandbox_p50_ms']:.1f} ms, raw Playwright "
+            f"{row['raw_p50_ms']:.1f} ms, ratio {row['ratio']:.2f} (goal <= {row['goal']})"
+        )
 
 
 async def runner_side(repeats: int) -> dict:
@@ -263,18 +304,25 @@ async def runner_side(repeats: int) -> dict:
         six = await run_batch(reviewed, "reference", out=out, progress=False, sandbox=sandbox)
         six_s = time.perf_counter() - t
         t = time.perf_counter()
-        serial = await run_batch(reviewed, "reference", repeats=repeats, concurrency=1, out=out, progress=False,
-                                 sandbox=sandbox)
+        serial = await run_batch(
+            reviewed, "reference", repeats=repeats, concurrency=1, out=out, progress=False, sandbox=sandbox
+        )
         serial_s = time.perf_counter() - t
         t = time.perf_counter()
-        parallel = await run_batch(reviewed, "reference", repeats=repeats, concurrency=5, out=out, progress=False,
-                                   sandbox=sandbox)
+        parallel = await run_batch(
+            reviewed, "reference", repeats=repeats, concurrency=5, out=out, progress=False, sandbox=sandbox
+        )
         parallel_s = time.perf_counter() - t
-    return {"reviewed_packs": len(reviewed), "six_reference_s": six_s,
-            "six_all_passed": all(o.qualified_pass for o in six),
-            "batch_attempts": len(serial), "concurrency1_s": serial_s, "concurrency5_s": parallel_s,
-            "concurrency_ratio": parallel_s / serial_s,
-            "batch_all_passed": all(o.qualified_pass for o in serial + parallel)}
+    return {
+        "reviewed_packs": len(reviewed),
+        "six_reference_s": six_s,
+        "six_all_passed": all(o.qualified_pass for o in six),
+        "batch_attempts": len(serial),
+        "concurrency1_s": serial_s,
+        "concurrency5_s": parallel_s,
+        "concurrency_ratio": parallel_s / serial_s,
+        "batch_all_passed": all(o.qualified_pass for o in serial + parallel),
+    }
 
 
 async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
@@ -296,40 +344,53 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
     async with Sandbox() as sandbox:
         for label, kwargs in (("serial", {"concurrency": 1}), ("local", {"concurrency": concurrency})):
             t = time.perf_counter()
-            outcomes = await run_batch(reviewed, agent, repeats=repeats, out=out, progress=False, sandbox=sandbox,
-                                       **kwargs)
+            outcomes = await run_batch(
+                reviewed, agent, repeats=repeats, out=out, progress=False, sandbox=sandbox, **kwargs
+            )
             timings[label], tables[label] = time.perf_counter() - t, outcomes
     t = time.perf_counter()
-    tables["local_cold"] = await run_batch(reviewed, agent, repeats=repeats, concurrency=concurrency, out=out,
-                                           progress=False)
+    tables["local_cold"] = await run_batch(
+        reviewed, agent, repeats=repeats, concurrency=concurrency, out=out, progress=False
+    )
     timings["local_cold"] = time.perf_counter() - t
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     try:
         t = time.perf_counter()
-        tables["ray"] = await run_batch(reviewed, agent, repeats=repeats, concurrency=concurrency, out=out,
-                                        progress=False, executor="ray")
+        tables["ray"] = await run_batch(
+            reviewed, agent, repeats=repeats, concurrency=concurrency, out=out, progress=False, executor="ray"
+        )
         timings["ray"] = time.perf_counter() - t
     finally:
         ray.shutdown()
 
     def verdicts(outcomes):
-        return [{k: v for k, v in row.items() if k in ("pack", "qualified_passes", "error_free_passes", "statuses")}
-                for row in summarise(outcomes)]
+        return [
+            {k: v for k, v in row.items() if k in ("pack", "qualified_passes", "error_free_passes", "statuses")}
+            for row in summarise(outcomes)
+        ]
 
-    return {"think_attempts": len(tables["serial"]), "think_s": think, "think_concurrency": concurrency,
-            "think_serial_s": timings["serial"], "think_local_s": timings["local"], "think_ray_s": timings["ray"],
-            "think_local_ratio": timings["local"] / timings["serial"],
-            "think_ray_overhead": timings["ray"] / timings["local"] - 1,
-            "think_local_cold_s": timings["local_cold"],
-            "think_ray_overhead_cold": timings["ray"] / timings["local_cold"] - 1,
-            "think_same_verdicts": verdicts(tables["serial"]) == verdicts(tables["local"]) == verdicts(tables["ray"])
-            == verdicts(tables["local_cold"])}
+    return {
+        "think_attempts": len(tables["serial"]),
+        "think_s": think,
+        "think_concurrency": concurrency,
+        "think_serial_s": timings["serial"],
+        "think_local_s": timings["local"],
+        "think_ray_s": timings["ray"],
+        "think_local_ratio": timings["local"] / timings["serial"],
+        "think_ray_overhead": timings["ray"] / timings["local"] - 1,
+        "think_local_cold_s": timings["local_cold"],
+        "think_ray_overhead_cold": timings["ray"] / timings["local_cold"] - 1,
+        "think_same_verdicts": verdicts(tables["serial"])
+        == verdicts(tables["local"])
+        == verdicts(tables["ray"])
+        == verdicts(tables["local_cold"]),
+    }
 
 
 def tree_cpu_seconds(pid: int | None = None) -> float:
     """utime+stime of a process and all its live descendants (reaped ones are in their parents'
     cutime/cstime), from /proc: this process, the Playwright drivers and every Chromium."""
-    from soak import process_tree   # scripts/soak.py, beside this script
+    from soak import process_tree  # scripts/soak.py, beside this script
 
     tick, total = os.sysconf("SC_CLK_TCK"), 0.0
     for member in process_tree(pid or os.getpid()):
@@ -337,7 +398,7 @@ def tree_cpu_seconds(pid: int | None = None) -> float:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += sum(int(v) for v in fields[11:15]) / tick   # utime stime cutime cstime
+        total += sum(int(v) for v in fields[11:15]) / tick  # utime stime cutime cstime
     return total
 
 
@@ -355,7 +416,7 @@ async def quiet_tree_cpu_seconds(limit_s: float = 3.0, step_s: float = 0.1) -> f
     return last
 
 
-async def raw_replay(raw: "RawPlaywright", calls: list) -> None:
+async def raw_replay(raw: RawPlaywright, calls: list) -> None:
     """The recorded calls done with Playwright directly (context, route, goto, aria snapshot,
     aria-ref locators): the same pages and the same actions, without the sandbox around them."""
     from toolserver import pdf
@@ -369,7 +430,9 @@ async def raw_replay(raw: "RawPlaywright", calls: list) -> None:
         kind = {k.lower(): v for k, v in found.headers.items()}.get("content-type", "")
         if request.is_navigation_request() and kind.startswith("application/pdf"):
             name = request.url.rsplit("/", 1)[-1]
-            return await route.fulfill(content_type="text/html", body=pdf.viewer_html(name, pdf.extract_pages(found.body)))
+            return await route.fulfill(
+                content_type="text/html", body=pdf.viewer_html(name, pdf.extract_pages(found.body))
+            )
         await route.fulfill(status=found.status, headers=found.headers, body=found.body)
 
     for call in calls:
@@ -435,7 +498,7 @@ async def cpu_side(rounds: int) -> dict:
             sides = ["sandbox", *raws]
             seconds: dict[str, list[float]] = {side: [] for side in sides}
             for number in range(rounds):
-                for side in sides[number % len(sides):] + sides[:number % len(sides)]:
+                for side in sides[number % len(sides) :] + sides[: number % len(sides)]:
                     before = await quiet_tree_cpu_seconds()
                     if side == "sandbox":
                         await replay_in_sandbox(pack, calls)
@@ -443,13 +506,22 @@ async def cpu_side(rounds: int) -> dict:
                         await raw_replay(raws[side], calls)
                     seconds[side].append(await quiet_tree_cpu_seconds() - before)
             box = seconds["sandbox"]
-            row: dict = {"calls": len(calls), "rounds": rounds, "sandbox_cpu_s": statistics.mean(box),
-                         "sandbox_cpu_s_rounds": box}
+            row: dict = {
+                "calls": len(calls),
+                "rounds": rounds,
+                "sandbox_cpu_s": statistics.mean(box),
+                "sandbox_cpu_s_rounds": box,
+            }
             for side in raws:
                 plain = seconds[side]
-                row.update({f"{side}_cpu_s": statistics.mean(plain), f"{side}_cpu_s_rounds": plain,
-                            f"ratio{side[3:]}": sum(box) / max(sum(plain), 1e-9),
-                            f"ratio{side[3:]}_of_medians": statistics.median(box) / max(statistics.median(plain), 1e-9)})
+                row.update(
+                    {
+                        f"{side}_cpu_s": statistics.mean(plain),
+                        f"{side}_cpu_s_rounds": plain,
+                        f"ratio{side[3:]}": sum(box) / max(sum(plain), 1e-9),
+                        f"ratio{side[3:]}_of_medians": statistics.median(box) / max(statistics.median(plain), 1e-9),
+                    }
+                )
             out[pack.id] = row
     for raw in raws.values():
         await raw.stop()
@@ -492,7 +564,7 @@ def outside_dispatcher(round_trips: list[float], trace_text: str, tool: str) -> 
     the way in and out costs, call by call, whatever the browser took."""
     from sandbox.core.trace import parse_trace
 
-    inside = [c.t_end - c.t_start for c in parse_trace(trace_text).calls if c.tool == tool][-len(round_trips):]
+    inside = [c.t_end - c.t_start for c in parse_trace(trace_text).calls if c.tool == tool][-len(round_trips) :]
     return [rtt - own for rtt, own in zip(round_trips, inside, strict=True)]
 
 
@@ -518,13 +590,15 @@ async def mcp_overhead(clicks: int) -> dict:
         await site.start()
         url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/mcp"
         stdio_traces = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
-        params = StdioServerParameters(command=SANDBOX_CLI, args=[
-            "mcp", "--mirrors", str(mirror), "--mirrors", str(MIRRORS_DIR), "--trace-dir", str(stdio_traces)])
+        params = StdioServerParameters(
+            command=SANDBOX_CLI,
+            args=["mcp", "--mirrors", str(mirror), "--mirrors", str(MIRRORS_DIR), "--trace-dir", str(stdio_traces)],
+        )
         for transport, server in (("http", url), ("stdio", params)):
             async with Client(server) as client:
                 run_id = client.session.initialize_result.meta["sandbox/run_id"]
                 idle = sandbox.create_run()
-                inproc, mcp = await alternate(idle.call, client, "browser_snapshot", {}, clicks)   # no_session at once
+                inproc, mcp = await alternate(idle.call, client, "browser_snapshot", {}, clicks)  # no_session at once
                 out[f"mcp_{transport}_trivial_overhead_p50_ms"] = p50(mcp) - p50(inproc)
                 await client.call_tool("browser_start_session", start)
                 run = sandbox.create_run()
@@ -542,10 +616,13 @@ async def mcp_overhead(clicks: int) -> dict:
             out[f"mcp_{transport}_click_inproc_p50_ms"] = p50(inproc)
             out[f"mcp_{transport}_click_p50_ms"] = p50(mcp)
             out[f"mcp_{transport}_click_p50_difference_ms"] = p50(mcp) - p50(inproc)
-            out[f"mcp_{transport}_click_outside_inproc_p50_ms"] = p50(outside_dispatcher(inproc, run.trace.text(), "browser_click"))
+            out[f"mcp_{transport}_click_outside_inproc_p50_ms"] = p50(
+                outside_dispatcher(inproc, run.trace.text(), "browser_click")
+            )
             out[f"mcp_{transport}_click_outside_mcp_p50_ms"] = p50(outside_dispatcher(mcp, mcp_trace, "browser_click"))
-            out[f"mcp_{transport}_click_overhead_p50_ms"] = (out[f"mcp_{transport}_click_outside_mcp_p50_ms"]
-                                                           - out[f"mcp_{transport}_click_outside_inproc_p50_ms"])
+            out[f"mcp_{transport}_click_overhead_p50_ms"] = (
+                out[f"mcp_{transport}_click_outside_mcp_p50_ms"] - out[f"mcp_{transport}_click_outside_inproc_p50_ms"]
+            )
         await runner.cleanup()
     return out
 
@@ -565,6 +642,7 @@ async def serve_form_on_loopback():
 
             async def serve(request, body=body, headers=headers):
                 return web.Response(body=body, headers=headers)
+
             app.router.add_get(urlsplit(url).path, serve)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
@@ -608,36 +686,63 @@ async def playwright_mcp_side_by_side(rounds: int) -> dict:
     # --no-sandbox only because this machine runs as root (Chromium refuses its sandbox there);
     # the sandbox's own Chromium gets the same flag for the same reason (sandbox.core.chromium).
     import os
+
     root_flags = ["--no-sandbox"] if os.geteuid() == 0 else []
-    theirs = StdioServerParameters(command=str(playwright_mcp), args=[
-        "--executable-path", "/usr/bin/chromium", "--headless", "--isolated",
-        "--output-dir", tempfile.mkdtemp(prefix="bench-playwright-mcp-"), *root_flags])
-    ours = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--trace-dir", tempfile.mkdtemp(prefix="bench-mcp-")])
+    theirs = StdioServerParameters(
+        command=str(playwright_mcp),
+        args=[
+            "--executable-path",
+            "/usr/bin/chromium",
+            "--headless",
+            "--isolated",
+            "--output-dir",
+            tempfile.mkdtemp(prefix="bench-playwright-mcp-"),
+            *root_flags,
+        ],
+    )
+    ours = StdioServerParameters(
+        command=SANDBOX_CLI, args=["mcp", "--trace-dir", tempfile.mkdtemp(prefix="bench-mcp-")]
+    )
     async with Client(ours) as sandbox, Client(theirs) as playwright:
         await sandbox.call_tool("browser_start_session", {"provider": "kernel", "url": FORM})
-        await form_steps(sandbox, FORM)                 # warm-up rounds (browser launch, first page)
+        await form_steps(sandbox, FORM)  # warm-up rounds (browser launch, first page)
         await form_steps(playwright, loopback_form)
         ours_s, theirs_s = [], []
         for _ in range(rounds):
             ours_s.append(await form_steps(sandbox, FORM))
             theirs_s.append(await form_steps(playwright, loopback_form))
     await static.cleanup()
-    return {"form_rounds": rounds, "form_round_sandbox_p50_ms": p50(ours_s),
-            "form_round_playwright_mcp_p50_ms": p50(theirs_s), "form_round_ratio": p50(ours_s) / p50(theirs_s)}
+    return {
+        "form_rounds": rounds,
+        "form_round_sandbox_p50_ms": p50(ours_s),
+        "form_round_playwright_mcp_p50_ms": p50(theirs_s),
+        "form_round_ratio": p50(ours_s) / p50(theirs_s),
+    }
 
 
 def print_mcp(results: dict) -> None:
     for transport, name in (("http", "streamable HTTP"), ("stdio", "stdio")):
-        r = {key.removeprefix(f"mcp_{transport}_"): value for key, value in results.items() if key.startswith(f"mcp_{transport}_")}
-        print(f"MCP over {name} vs in-process, calls alternating (p50): browser_click overhead {r['click_overhead_p50_ms']:.2f} ms "
-              f"(outside the dispatcher: MCP {r['click_outside_mcp_p50_ms']:.2f} ms, in-process {r['click_outside_inproc_p50_ms']:.2f} ms; "
-              f"round trips {r['click_p50_ms']:.1f} vs {r['click_inproc_p50_ms']:.1f} ms, difference "
-              f"{r['click_p50_difference_ms']:.2f} ms); an at-once call (no_session): overhead {r['trivial_overhead_p50_ms']:.2f} ms "
-              f"(goal <= 5 ms)")
-    print(f"form steps (navigate, snapshot, type x2, snapshot, click Next, snapshot) in one session, p50 over "
-          f"{results['form_rounds']} alternating rounds: sandbox {results['form_round_sandbox_p50_ms']:.0f} ms, "
-          f"Playwright MCP {results['form_round_playwright_mcp_p50_ms']:.0f} ms, ratio {results['form_round_ratio']:.2f} "
-          f"(goal <= 0.5)")
+        r = {
+            key.removeprefix(f"mcp_{transport}_"): value
+            for key, value in results.items()
+            if key.startswith(f"mcp_{transport}_")
+        }
+        print(
+            f"MCP over {name} vs in-process, calls alternating (p50): "
+            f"browser_click overhead {r['click_overhead_p50_ms']:.2f} ms "
+            f"(outside the dispatcher: MCP {r['click_outside_mcp_p50_ms']:.2f} ms, "
+            f"in-process {r['click_outside_inproc_p50_ms']:.2f} ms; "
+            f"round trips {r['click_p50_ms']:.1f} vs {r['click_inproc_p50_ms']:.1f} ms, difference "
+            f"{r['click_p50_difference_ms']:.2f} ms); "
+            f"an at-once call (no_session): overhead {r['trivial_overhead_p50_ms']:.2f} ms "
+            f"(goal <= 5 ms)"
+        )
+    print(
+        f"form steps (navigate, snapshot, type x2, snapshot, click Next, snapshot) in one session, p50 over "
+        f"{results['form_rounds']} alternating rounds: sandbox {results['form_round_sandbox_p50_ms']:.0f} ms, "
+        f"Playwright MCP {results['form_round_playwright_mcp_p50_ms']:.0f} ms, ratio {results['form_round_ratio']:.2f} "
+        f"(goal <= 0.5)"
+    )
 
 
 async def mcp_side(clicks: int, rounds: int) -> dict:
@@ -646,7 +751,7 @@ async def mcp_side(clicks: int, rounds: int) -> dict:
 
 # --- issue 11: screenshots and reports ------------------------------------------------------
 
-REPORT_THINK_S = 0.2     # a fast model's latency per call
+REPORT_THINK_S = 0.2  # a fast model's latency per call
 
 
 async def report_side(rounds: int) -> dict:
@@ -667,17 +772,31 @@ async def report_side(rounds: int) -> dict:
 
     async def timed(key: str, agent: str, mode: str, number: int) -> list:
         screenshots, trace = modes[mode]
-        outcomes = await run_batch(reviewed, agent, out=out / f"{key}-{number}", progress=False, sandbox=sandbox,
-                                   screenshots=screenshots, playwright_trace=trace)
+        outcomes = await run_batch(
+            reviewed,
+            agent,
+            out=out / f"{key}-{number}",
+            progress=False,
+            sandbox=sandbox,
+            screenshots=screenshots,
+            playwright_trace=trace,
+        )
         assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
         seconds.setdefault(key, []).append(sum(o.elapsed_seconds for o in outcomes))
         return outcomes
 
     async with Sandbox() as sandbox:
-        await run_batch(reviewed, "reference", out=out / "warm-up", progress=False, sandbox=sandbox, screenshots="none",
-                        playwright_trace=False)
+        await run_batch(
+            reviewed,
+            "reference",
+            out=out / "warm-up",
+            progress=False,
+            sandbox=sandbox,
+            screenshots="none",
+            playwright_trace=False,
+        )
         for number in range(rounds):
-            for mode in (("none", "all") if number % 2 == 0 else ("all", "none")):
+            for mode in ("none", "all") if number % 2 == 0 else ("all", "none"):
                 outcomes = await timed(mode, "reference", mode, number)
         batch = outcomes[0].directory.parent
         for number in range(max(2, rounds // 2)):
@@ -688,86 +807,186 @@ async def report_side(rounds: int) -> dict:
         # capture after a call then overlaps the wait instead of delaying the next call.
         thinking = f"think:{REPORT_THINK_S:g}:reference"
         for number in range(max(2, rounds // 4)):
-            for mode in (("none", "all") if number % 2 == 0 else ("all", "none")):
+            for mode in ("none", "all") if number % 2 == 0 else ("all", "none"):
                 await timed(f"think_{mode}", thinking, mode, number)
     t = time.perf_counter()
     written = write_reports(batch)
     report_s = time.perf_counter() - t
     median = {key: statistics.median(values) for key, values in seconds.items()}
-    paired = statistics.median(a / n for a, n in zip(seconds["all"], seconds["none"]))
-    return {"report_rounds": rounds, "report_attempts_per_round": len(reviewed),
-            "attempts_s_none": median["none"], "attempts_s_all": median["all"],
-            "overhead_all": median["all"] / median["none"] - 1, "overhead_all_paired": paired - 1,
-            "attempts_s_all_pairs": seconds["all"], "attempts_s_none_pairs": seconds["none"],
-            **{f"attempts_s_{mode}": median[f"{mode}-with-trace"] for mode in ("trace", "all+trace")},
-            "attempts_s_none_trace_block": median["none-with-trace"],
-            **{f"overhead_{mode}": median[f"{mode}-with-trace"] / median["none-with-trace"] - 1
-               for mode in ("trace", "all+trace")},
-            "report_think_s": REPORT_THINK_S, "attempts_s_think_all": median["think_all"],
-            "attempts_s_think_none": median["think_none"],
-            "overhead_think_all": median["think_all"] / median["think_none"] - 1,
-            "report_write_s": report_s, "report_files": len(written)}
+    paired = statistics.median(a / n for a, n in zip(seconds["all"], seconds["none"], strict=True))
+    return {
+        "report_rounds": rounds,
+        "report_attempts_per_round": len(reviewed),
+        "attempts_s_none": median["none"],
+        "attempts_s_all": median["all"],
+        "overhead_all": median["all"] / median["none"] - 1,
+        "overhead_all_paired": paired - 1,
+        "attempts_s_all_pairs": seconds["all"],
+        "attempts_s_none_pairs": seconds["none"],
+        **{f"attempts_s_{mode}": median[f"{mode}-with-trace"] for mode in ("trace", "all+trace")},
+        "attempts_s_none_trace_block": median["none-with-trace"],
+        **{
+            f"overhead_{mode}": median[f"{mode}-with-trace"] / median["none-with-trace"] - 1
+            for mode in ("trace", "all+trace")
+        },
+        "report_think_s": REPORT_THINK_S,
+        "attempts_s_think_all": median["think_all"],
+        "attempts_s_think_none": median["think_none"],
+        "overhead_think_all": median["think_all"] / median["think_none"] - 1,
+        "report_write_s": report_s,
+        "report_files": len(written),
+    }
 
 
 def print_report_side(results: dict) -> None:
-    print(f"{results['report_attempts_per_round']} reference attempts, summed wall time, median of "
-          f"{results['report_rounds']} back-to-back pairs: nothing kept {results['attempts_s_none']:.2f} s, "
-          f"--screenshots all {results['attempts_s_all']:.2f} s, overhead {results['overhead_all'] * 100:+.1f} % "
-          f"(median of the pairs' own ratios {results['overhead_all_paired'] * 100:+.1f} %; goal <= +15 %)")
-    print(f"  Playwright trace: {results['attempts_s_trace']:.2f} s, with --screenshots all "
-          f"{results['attempts_s_all+trace']:.2f} s, against nothing kept {results['attempts_s_none_trace_block']:.2f} s "
-          f"in the same rounds: {results['overhead_trace'] * 100:+.1f} %, {results['overhead_all+trace'] * 100:+.1f} %")
-    print(f"  the same attempts by an agent that thinks {results['report_think_s']:g} s before each call: "
-          f"--screenshots all {results['attempts_s_think_all']:.2f} s vs {results['attempts_s_think_none']:.2f} s, "
-          f"overhead {results['overhead_think_all'] * 100:+.1f} %")
+    print(
+        f"{results['report_attempts_per_round']} reference attempts, summed wall time, median of "
+        f"{results['report_rounds']} back-to-back pairs: nothing kept {results['attempts_s_none']:.2f} s, "
+        f"--screenshots all {results['attempts_s_all']:.2f} s, overhead {results['overhead_all'] * 100:+.1f} % "
+        f"(median of the pairs' own ratios {results['overhead_all_paired'] * 100:+.1f} %; goal <= +15 %)"
+    )
+    print(
+        f"  Playwright trace: {results['attempts_s_trace']:.2f} s, with --screenshots all "
+        f"{results['attempts_s_all+trace']:.2f} s, against nothing kept {results['attempts_s_none_trace_block']:.2f} s "
+        f"in the same rounds: {results['overhead_trace'] * 100:+.1f} %, {results['overhead_all+trace'] * 100:+.1f} %"
+    )
+    print(
+        f"  the same attempts by an agent that thinks {results['report_think_s']:g} s before each call: "
+        f"--screenshots all {results['attempts_s_think_all']:.2f} s vs {results['attempts_s_think_none']:.2f} s, "
+        f"overhead {results['overhead_think_all'] * 100:+.1f} %"
+    )
     print(f"HTML reports of one batch ({results['report_files']} files): {results['report_write_s']:.2f} s")
+
+
+def machine() -> dict:
+    """What the figures were measured on."""
+    import platform
+    import subprocess
+
+    from sandbox.core.chromium import resolve_chromium
+
+    def first_line(path: str, prefix: str) -> str:
+        try:
+            lines = Path(path).read_text().splitlines()
+        except OSError:
+            return ""
+        return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(prefix)), "")
+
+    chromium = resolve_chromium(None, None)
+    try:
+        version = subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    return {
+        "cpu": first_line("/proc/cpuinfo", "model name"),
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(first_line("/proc/meminfo", "MemTotal").split()[0]) / 2**20, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "chromium": version,
+    }
+
+
+def commit() -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head}{'+changes' if dirty else ''}" if head else "unknown"
+
+
+def save(args: argparse.Namespace, section: str, results: dict) -> None:
+    """The results with what they were measured on, for --json and --publish."""
+    if not (args.json or args.publish):
+        return
+    from datetime import UTC, datetime
+
+    record = {
+        "section": section,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "command": " ".join(["scripts/bench.py", *sys.argv[1:]]),
+        "quick": args.quick,
+        "machine": machine(),
+        "results": results,
+    }
+    text = json.dumps(record, indent=2) + "\n"
+    if args.json:
+        args.json.write_text(text)
+    if args.publish:
+        folder = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{record['date'][:10]}-{section}-{record['commit'][:7]}.json"
+        (folder / name).write_text(text)
+        print(f"published: docs/benchmarks/{name}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--only", choices=["ops", "mcp", "cpu", "throughput", "report"],
-                        help="run one section only (ops: each tool vs the same Playwright call on a tiny page; mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
-                             "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; report: screenshot cost, HTML reports)")
+    parser.add_argument("--json", type=Path, help="also write the results here, with the date, machine and commit")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="also write them to docs/benchmarks/<date>-<section>-<commit>.json, the data the docs' "
+        "benchmarks page is generated from (then: make docs-ref)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=["ops", "mcp", "cpu", "throughput", "report"],
+        help="run one section only (ops: each tool vs the same Playwright call on a tiny page; "
+        "mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
+        "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; "
+        "report: screenshot cost, HTML reports)",
+    )
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()
     if args.only == "cpu":
         results = asyncio.run(cpu_side(rounds=3 if args.quick else 7))
         for pack_id, row in results.items():
-            print(f"CPU per reference attempt, {pack_id} ({row['calls']} calls, mean of {row['rounds']}): sandbox "
-                  f"{row['sandbox_cpu_s']:.2f} s, raw Playwright {row['raw_cpu_s']:.2f} s, ratio {row['ratio']:.2f} "
-                  f"(goal <= 1.2; ratio of the medians {row['ratio_of_medians']:.2f}); raw Playwright on the sandbox's "
-                  f"Chromium flags {row['raw_same_flags_cpu_s']:.2f} s, ratio {row['ratio_same_flags']:.2f} "
-                  f"(of the medians {row['ratio_same_flags_of_medians']:.2f})")
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
+            print(
+                f"CPU per reference attempt, {pack_id} ({row['calls']} calls, mean of {row['rounds']}): sandbox "
+                f"{row['sandbox_cpu_s']:.2f} s, raw Playwright {row['raw_cpu_s']:.2f} s, ratio {row['ratio']:.2f} "
+                f"(goal <= 1.2; ratio of the medians {row['ratio_of_medians']:.2f}); raw Playwright on the sandbox's "
+                f"Chromium flags {row['raw_same_flags_cpu_s']:.2f} s, ratio {row['ratio_same_flags']:.2f} "
+                f"(of the medians {row['ratio_same_flags_of_medians']:.2f})"
+            )
+        save(args, "cpu", results)
         return 0
     if args.only == "throughput":
         results = asyncio.run(throughput_side(repeats=1 if args.quick else 5, think=0.5, concurrency=8))
-        print(f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
-              f"serial {results['think_serial_s']:.1f} s, concurrency {results['think_concurrency']} "
-              f"{results['think_local_s']:.1f} s (ratio {results['think_local_ratio']:.2f}, goal <= 0.3), "
-              f"on a local Ray {results['think_ray_s']:.1f} s (overhead {results['think_ray_overhead_cold']:+.0%} vs "
-              f"local with its own browser start as `sandbox run` does, {results['think_local_cold_s']:.1f} s, goal <= +15%; "
-              f"{results['think_ray_overhead']:+.0%} vs local on the bench's warm browser), "
-              f"identical verdicts: {results['think_same_verdicts']}")
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        print(
+            f"{results['think_attempts']} attempts of an agent thinking {results['think_s']:g} s before each call: "
+            f"serial {results['think_serial_s']:.1f} s, concurrency {results['think_concurrency']} "
+            f"{results['think_local_s']:.1f} s (ratio {results['think_local_ratio']:.2f}, goal <= 0.3), "
+            f"on a local Ray {results['think_ray_s']:.1f} s (overhead {results['think_ray_overhead_cold']:+.0%} vs "
+            f"local with its own browser start as `sandbox run` does, "
+            f"{results['think_local_cold_s']:.1f} s, goal <= +15%; "
+            f"{results['think_ray_overhead']:+.0%} vs local on the bench's warm browser), "
+            f"identical verdicts: {results['think_same_verdicts']}"
+        )
+        save(args, "throughput", results)
         return 0
     n, rounds, clicks, repeats = (8, 5, 15, 2) if args.quick else (30, 20, 60, 5)
     mcp_rounds = 8 if args.quick else 12
 
-    sections = {"ops": (lambda: ops_side(12 if args.quick else 40), print_ops),
-                "mcp": (lambda: mcp_side(clicks, mcp_rounds), print_mcp),
-                "report": (lambda: report_side(2 if args.quick else 12), print_report_side)}
+    sections = {
+        "ops": (lambda: ops_side(12 if args.quick else 40), print_ops),
+        "mcp": (lambda: mcp_side(clicks, mcp_rounds), print_mcp),
+        "report": (lambda: report_side(2 if args.quick else 12), print_report_side),
+    }
     if args.only in sections:
         measure, show = sections[args.only]
         results = asyncio.run(measure())
         show(results)
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        save(args, args.only, results)
         return 0
 
     from sandbox.evaluation.scoring import bench_scoring
@@ -785,25 +1004,37 @@ def main() -> int:
     if not args.skip_mcp:
         results.update(asyncio.run(mcp_side(clicks, mcp_rounds)))
 
-    print(f"session start -> first page (p50, warm browser): sandbox {box['sandbox_start_p50_ms']:.1f} ms, "
-          f"raw Playwright {box['raw_start_p50_ms']:.1f} ms, ratio {results['start_ratio']:.2f} (goal <= 1.15, p50 <= 150 ms)")
-    print(f"snapshot of the {box['snapshot_page_bytes'] // 1024} KB exhibit (p50): sandbox {box['sandbox_snapshot_p50_ms']:.1f} ms, "
-          f"raw {box['raw_snapshot_p50_ms']:.1f} ms, ratio {results['snapshot_ratio']:.2f} (goal <= 1.10)")
-    print(f"click round-trip (p50): in-process {box['click_inproc_p50_ms']:.1f} ms, HTTP {box['click_http_p50_ms']:.1f} ms, "
-          f"server overhead {box['server_overhead_p50_ms']:.2f} ms (goal <= 5 ms)")
+    print(
+        f"session start -> first page (p50, warm browser): sandbox {box['sandbox_start_p50_ms']:.1f} ms, "
+        f"raw Playwright {box['raw_start_p50_ms']:.1f} ms, ratio {results['start_ratio']:.2f} "
+        "(goal <= 1.15, p50 <= 150 ms)"
+    )
+    print(
+        f"snapshot of the {box['snapshot_page_bytes'] // 1024} KB exhibit (p50): "
+        f"sandbox {box['sandbox_snapshot_p50_ms']:.1f} ms, "
+        f"raw {box['raw_snapshot_p50_ms']:.1f} ms, ratio {results['snapshot_ratio']:.2f} (goal <= 1.10)"
+    )
+    print(
+        f"click round-trip (p50): in-process {box['click_inproc_p50_ms']:.1f} ms, "
+        f"HTTP {box['click_http_p50_ms']:.1f} ms, "
+        f"server overhead {box['server_overhead_p50_ms']:.2f} ms (goal <= 5 ms)"
+    )
     print_ops(results)
     print(f"scoring 240 synthetic attempts: {results['scoring_240_s']:.3f} s (goal < 0.5 s)")
     if not args.skip_runner:
-        print(f"six reference attempts ({results['reviewed_packs']} reviewed packs): {results['six_reference_s']:.1f} s "
-              f"(goal < 30 s), all passed: {results['six_all_passed']}")
-        print(f"{results['batch_attempts']} attempts: concurrency 1 {results['concurrency1_s']:.1f} s, concurrency 5 "
-              f"{results['concurrency5_s']:.1f} s, ratio {results['concurrency_ratio']:.2f} (goal <= 0.6), "
-              f"all passed: {results['batch_all_passed']}")
+        print(
+            f"six reference attempts ({results['reviewed_packs']} reviewed packs): {results['six_reference_s']:.1f} s "
+            f"(goal < 30 s), all passed: {results['six_all_passed']}"
+        )
+        print(
+            f"{results['batch_attempts']} attempts: concurrency 1 {results['concurrency1_s']:.1f} s, concurrency 5 "
+            f"{results['concurrency5_s']:.1f} s, ratio {results['concurrency_ratio']:.2f} (goal <= 0.6), "
+            f"all passed: {results['batch_all_passed']}"
+        )
         print_report_side(results)
     if not args.skip_mcp:
         print_mcp(results)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    save(args, "all", results)
     return 0
 
 

@@ -19,12 +19,13 @@ TOOLS_URL = f"{os.environ['SANDBOX_URL']}/runs/{os.environ['SANDBOX_RUN_ID']}/to
 
 def call(tool, **args):
     """POST the arguments as JSON; every reply is {"ok": true, "result"} or {"ok": false, "error"}."""
-    request = urllib.request.Request(TOOLS_URL + tool, data=json.dumps(args).encode(),
-                                     headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        TOOLS_URL + tool, data=json.dumps(args).encode(), headers={"content-type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             return json.load(response)
-    except urllib.error.HTTPError as error:   # tool errors with a 4xx status still carry the JSON reply
+    except urllib.error.HTTPError as error:  # tool errors with a 4xx status still carry the JSON reply
         return json.load(error)
 
 
@@ -36,8 +37,7 @@ def main():
     allowed = re.search(r"only these exact resource URLs: (.+?)\.(?: A fragment|\s*$)", prompt, re.M)
     urls = [url.strip() for url in allowed.group(1).split(";")]
 
-    started = call("browser_start_session", provider="kernel", site_key=site_key,
-                   clear_cookies=False, url=start_url)
+    started = call("browser_start_session", provider="kernel", site_key=site_key, clear_cookies=False, url=start_url)
     if not started["ok"] or started["result"].get("provider") != "kernel":
         print(f"BENCHMARK_ERROR: the session did not start on Kernel: {started}")
         return

@@ -1,6 +1,6 @@
 """An external agent that speaks MCP, with the official MCP Python client: run it unchanged under
 
-    sandbox run controlled-form --agent "cmd:python scripts/example_mcp_agent.py"
+    sandbox run controlled-form --agent "cmd:$PWD/.venv/bin/python $PWD/scripts/example_mcp_agent.py"
 
 The sandbox gives it SANDBOX_MCP_URL (the streamable-HTTP endpoint bound to its run) and
 SANDBOX_PROMPT_FILE. It solves the controlled-form task: fills each step's values from the
@@ -35,7 +35,7 @@ async def solve(client: Client, prompt: str) -> dict:
     def backticked(pattern: str) -> str:
         return re.search(pattern, prompt).group(1)
 
-    rows = VALUE_ROW.findall(prompt)            # (step, label, value)
+    rows = VALUE_ROW.findall(prompt)  # (step, label, value)
     site_key = backticked(r'site_key="([^"]+)"')
     url = backticked(r'browser_start_session call must pass url="([^"]+)"')
     heading = backticked(r"`([^`]*\(Step \d+ of \d+\))`")
@@ -59,12 +59,18 @@ async def solve(client: Client, prompt: str) -> dict:
     return {
         "record_id": backticked(r"Set `record_id` to exactly `([^`]+)`"),
         "target_url": url,
-        "fields": {**{label.lower(): value for _, label, value in rows}, "phone": "NOT_FOUND", "tax_identifier": "NOT_FOUND"},
+        "fields": {
+            **{label.lower(): value for _, label, value in rows},
+            "phone": "NOT_FOUND",
+            "tax_identifier": "NOT_FOUND",
+        },
         "workflow": {
-            "steps_total": int(steps.group(2)), "steps_reached": int(steps.group(1)) if ready else 0,
+            "steps_total": int(steps.group(2)),
+            "steps_reached": int(steps.group(1)) if ready else 0,
             "current_heading": heading if ready else "NOT_FOUND",
             "visible_primary_action": action if shows_action else "NOT_FOUND",
-            "validation_errors_visible": errors, "summary_matches_input": matches,
+            "validation_errors_visible": errors,
+            "summary_matches_input": matches,
             "final_submission_attempted": False,
             "final_state": "READY_FOR_CONFIRMATION_NOT_SUBMITTED" if ready else "INCOMPLETE_NOT_SUBMITTED",
         },

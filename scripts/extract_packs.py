@@ -12,7 +12,7 @@ comparison and evidence rules". Every runner line must match a known pattern; an
 line stops the script instead of being dropped. The output is deterministic (same bytes on
 every run), so the committed packs can be checked with ``--check``.
 
-The two capture artefacts of the seed are repaired here (see packs/README.md): ``§ion=``
+The two capture artefacts of the seed are repaired here (see docs/concepts/packs.md): ``§ion=``
 -> ``&section=`` and the obfuscated ``[email protected]`` -> a documented stand-in.
 Evidence fixtures (``packs/<id>/fixtures/``) are NOT written here: they are generated from
 the mirrors by a separate script.
@@ -30,9 +30,17 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SEED_NAME = "000_4ca4eb304c2e93a5.txt"
 # The benchmark text lives in shared/ beside the checkout (CI lays a copy there too).
-DEFAULT_SEED = next((c for c in (Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME,
-                                 Path("/work/shared/seed") / SEED_NAME) if c.is_file()),
-                    Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME)
+DEFAULT_SEED = next(
+    (
+        c
+        for c in (
+            Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME,
+            Path("/work/shared/seed") / SEED_NAME,
+        )
+        if c.is_file()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "seed" / SEED_NAME,
+)
 
 SITE_KEY_PLACEHOLDER = "benchmark-profile-placeholder"
 SITE_KEY_TOKEN = "{site_key}"
@@ -48,8 +56,10 @@ WORKFLOWS = {  # seed heading -> (workflow id, email stand-in for "[email protec
 OBFUSCATED_EMAIL = "[email protected]"
 AMPERSAND_ARTEFACT = ("\u00a7ion=", "&section=")
 
-CARD_LINE = re.compile(r"^(?P<case>.+)\. Pack (?P<number>\d+); "
-                       r"(?P<kind>reviewed scoring pack|historical execution pack)\.$")
+CARD_LINE = re.compile(
+    r"^(?P<case>.+)\. Pack (?P<number>\d+); "
+    r"(?P<kind>reviewed scoring pack|historical execution pack)\.$"
+)
 EXECUTED_BY = re.compile(r"^Executed by: (?P<names>.+)\.$")
 TIME_LIMIT = re.compile(r"^Time limit: (?P<minutes>\d+) minutes\.$")
 
@@ -82,21 +92,31 @@ nor close_all so the current chat's session is released without an approval.
 allowed benchmark-owned Save draft action."""
 
 IDENTITY_PATTERNS = {
-    "site_key": re.compile(r'^- Every browser_start_session call must pass site_key="(?P<key>[^"]+)" exactly\. '
-                           r"It is an ephemeral profile identifier frozen in this run plan; do not turn it "
-                           r"into a URL or Markdown link\.$"),
+    "site_key": re.compile(
+        r'^- Every browser_start_session call must pass site_key="(?P<key>[^"]+)" exactly\. '
+        r"It is an ephemeral profile identifier frozen in this run plan; do not turn it "
+        r"into a URL or Markdown link\.$"
+    ),
     "clear_cookies": re.compile(r"^- Every browser_start_session call must pass clear_cookies=false exactly\.$"),
     "permitted_tools": re.compile(r"^- The only permitted tool names for this task are: (?P<tools>[a-z_, ]+)\.$"),
     "counts": re.compile(r"^- The measured tool-invocation counts must satisfy: (?P<counts>.+)\.$"),
-    "start_url": re.compile(r'^- Every browser_start_session call must pass url="(?P<url>[^"]+)" exactly\. '
-                            r"This is the canonical start URL for the task\.$"),
-    "allowed_urls": re.compile(r"^- URL-bearing browser calls may use only these exact resource URLs: (?P<urls>.+?)\. "
-                               r"A fragment-only page or anchor selector is allowed on a listed resource; do not "
-                               r"alter its scheme, host, path, or query\.$"),
-    "must_visit": re.compile(r"^- You must visit every listed URL using at least one URL-bearing browser call; "
-                             r"opening only a subset fails the measured run\.$"),
-    "ordering": re.compile(r"^- A final (?P<tool>browser_\w+) invocation must occur strictly after the last "
-                           r"(?P<after>browser_\w+) invocation and before (?P<before>browser_\w+)\.$"),
+    "start_url": re.compile(
+        r'^- Every browser_start_session call must pass url="(?P<url>[^"]+)" exactly\. '
+        r"This is the canonical start URL for the task\.$"
+    ),
+    "allowed_urls": re.compile(
+        r"^- URL-bearing browser calls may use only these exact resource URLs: (?P<urls>.+?)\. "
+        r"A fragment-only page or anchor selector is allowed on a listed resource; do not "
+        r"alter its scheme, host, path, or query\.$"
+    ),
+    "must_visit": re.compile(
+        r"^- You must visit every listed URL using at least one URL-bearing browser call; "
+        r"opening only a subset fails the measured run\.$"
+    ),
+    "ordering": re.compile(
+        r"^- A final (?P<tool>browser_\w+) invocation must occur strictly after the last "
+        r"(?P<after>browser_\w+) invocation and before (?P<before>browser_\w+)\.$"
+    ),
 }
 COUNT_ITEM = re.compile(r"^(?P<tool>[a-z_]+): (?P<op>exactly|at least) (?P<value>\d+)$")
 
@@ -178,8 +198,14 @@ def parse_counts(spec: str, where: str) -> list[dict]:
         match = COUNT_ITEM.match(item)
         if not match:
             raise ExtractError(f"{where}: unreadable count item {item!r}")
-        counts.append({"tool": match["tool"], "op": "exactly" if match["op"] == "exactly" else "at_least",
-                       "value": int(match["value"]), "source": "runner counts line"})
+        counts.append(
+            {
+                "tool": match["tool"],
+                "op": "exactly" if match["op"] == "exactly" else "at_least",
+                "value": int(match["value"]),
+                "source": "runner counts line",
+            }
+        )
     return counts
 
 
@@ -205,15 +231,21 @@ def parse_identity(lines: list[str], where: str) -> dict:
     counts = parse_counts(found["counts"]["counts"], where) if "counts" in found else []
     if not any(c["tool"] == "browser_start_session" for c in counts):
         # "Call browser_start_session exactly once." (execution control, every pack)
-        counts.append({"tool": "browser_start_session", "op": "exactly", "value": 1,
-                       "source": "execution control"})
+        counts.append({"tool": "browser_start_session", "op": "exactly", "value": 1, "source": "execution control"})
     counts.sort(key=lambda c: c["tool"])
     allowed = found["allowed_urls"]["urls"].split("; ")
     ordering = []
     if "ordering" in found:
         m = found["ordering"]
-        ordering.append({"kind": "between", "tool": m["tool"], "after_last": m["after"], "before": m["before"],
-                         "text": m.group(0)[2:]})
+        ordering.append(
+            {
+                "kind": "between",
+                "tool": m["tool"],
+                "after_last": m["after"],
+                "before": m["before"],
+                "text": m.group(0)[2:],
+            }
+        )
     return {
         "permitted_tools": found["permitted_tools"]["tools"].split(", "),
         "counts": counts,
@@ -253,7 +285,7 @@ def extract_section(section: Section, seed_name: str) -> tuple[str, dict[str, st
     runner_block = between(text, RUNNER_MARK, SCHEMA_MARK).strip("\n")
     if not runner_block.startswith(EXECUTION_CONTROL + "\n" + IDENTITY_HEAD + "\n"):
         raise ExtractError(f"{where}: execution-control block differs from the known text")
-    after_head = runner_block[len(EXECUTION_CONTROL) + 1 + len(IDENTITY_HEAD) + 1:].split("\n")
+    after_head = runner_block[len(EXECUTION_CONTROL) + 1 + len(IDENTITY_HEAD) + 1 :].split("\n")
     identity_lines = []
     while after_head and after_head[0].startswith("- "):
         identity_lines.append(after_head.pop(0))
@@ -271,7 +303,7 @@ def extract_section(section: Section, seed_name: str) -> tuple[str, dict[str, st
         raise ExtractError(f"{where}: {RULES_MARK!r} does not follow the expected records")
     rules, rules_end = take_json(text, expected_end + len(RULES_MARK))
     if text[rules_end:].strip("}] \n"):
-        raise ExtractError(f"{where}: unexpected text after the rules: {text[rules_end:rules_end + 80]!r}")
+        raise ExtractError(f"{where}: unexpected text after the rules: {text[rules_end : rules_end + 80]!r}")
 
     number = int(card["number"])
     reviewed = card["kind"].startswith("reviewed")
@@ -306,8 +338,10 @@ def extract_section(section: Section, seed_name: str) -> tuple[str, dict[str, st
         "runner_prompt.md": runner_prompt + "\n",
         "input.md": repair(input_text, email, where) + "\n",
         # sort_keys reproduces the seed's key order (the schema was printed sorted)
-        "output.schema.json": json.dumps(repair_json(schema, email, where), indent=2, sort_keys=True,
-                                         ensure_ascii=False) + "\n",
+        "output.schema.json": json.dumps(
+            repair_json(schema, email, where), indent=2, sort_keys=True, ensure_ascii=False
+        )
+        + "\n",
         "expected.json": dump(repair_json(expected, email, where)),
         "rules.json": dump(repair_json(rules, email, where)),
         "gates.json": dump(gates),
@@ -323,8 +357,11 @@ def extract(seed_path: Path) -> dict[str, dict[str, str]]:
         if pack_id in packs:
             raise ExtractError(f"pack {pack_id} appears twice in the seed")
         packs[pack_id] = files
-    reviewed = {json.loads(f["card.json"])["workflow"] for f in packs.values()
-                if json.loads(f["card.json"])["pack_kind"] == "reviewed"}
+    reviewed = {
+        json.loads(f["card.json"])["workflow"]
+        for f in packs.values()
+        if json.loads(f["card.json"])["pack_kind"] == "reviewed"
+    }
     if reviewed != {w for w, _ in WORKFLOWS.values()}:
         raise ExtractError(f"every workflow needs one reviewed pack; found {sorted(reviewed)}")
     return packs
@@ -334,8 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=Path, default=DEFAULT_SEED, help="the benchmark text")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "packs", help="packs folder to write")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 if the committed packs differ from the seed")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if the committed packs differ from the seed"
+    )
     args = parser.parse_args(argv)
     try:
         packs = extract(args.seed)

@@ -1,7 +1,7 @@
 """Generate (or --check) every pack's evidence fixtures from the mirrors.
 
-    .venv/bin/python scripts/make_fixtures.py           # write packs/*/fixtures/...
-    .venv/bin/python scripts/make_fixtures.py --check   # exit 1 if any fixture disagrees with its mirror
+.venv/bin/python scripts/make_fixtures.py           # write packs/*/fixtures/...
+.venv/bin/python scripts/make_fixtures.py --check   # exit 1 if any fixture disagrees with its mirror
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import MIRRORS_DIR  # noqa: E402
-from sandbox.runner.fixtures import expected_fixtures  # noqa: E402
 from sandbox.core.mirrors import MirrorStore  # noqa: E402
 from sandbox.evaluation.packs import list_packs  # noqa: E402
+from sandbox.runner.fixtures import expected_fixtures  # noqa: E402
 
 
 async def main(check: bool) -> int:

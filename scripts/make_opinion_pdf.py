@@ -61,6 +61,7 @@ HEAD = Style(11.0, 13.0)
 
 # ---------------------------------------------------------------- source model
 
+
 @dataclass
 class Block:
     kind: str  # paragraph | note | center | rule | space
@@ -164,6 +165,7 @@ def parse_source(text: str) -> Document:
 
 
 # ---------------------------------------------------------------- words and hyphenation
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -395,6 +397,7 @@ def break_lines(words: list[Word], style: Style, width: float, first_indent: flo
 
 
 # ---------------------------------------------------------------- page writer
+
 
 class PageWriter:
     def __init__(self, doc: Document) -> None:

@@ -33,12 +33,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACK = "bid-intake"
 # api -> (cassette, agent, the server path its SDK's base URL ends with)
-APIS = {"openai": (Path("fixtures/cassettes/openai-bid-intake.yaml"), "openai:scripted-browser-1", "/v1"),
-        "anthropic": (Path("fixtures/cassettes/anthropic-bid-intake.yaml"), "anthropic:scripted-browser-1", "")}
+APIS = {
+    "openai": (Path("fixtures/cassettes/openai-bid-intake.yaml"), "openai:scripted-browser-1", "/v1"),
+    "anthropic": (Path("fixtures/cassettes/anthropic-bid-intake.yaml"), "anthropic:scripted-browser-1", ""),
+}
 
 
 def load_server_module():
-    spec = importlib.util.spec_from_file_location("scripted_model_server", ROOT / "scripts" / "scripted_model_server.py")
+    spec = importlib.util.spec_from_file_location(
+        "scripted_model_server", ROOT / "scripts" / "scripted_model_server.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -79,7 +83,7 @@ def calls_and_output(attempt: dict) -> tuple[list[tuple[str, str]], str]:
     calls = []
     for line in (folder / "trace.jsonl").read_text().splitlines():
         record = json.loads(line)
-        if record.get("type") == "call":   # the site key differs per attempt: compare without it
+        if record.get("type") == "call":  # the site key differs per attempt: compare without it
             calls.append((record["tool"], json.dumps(record["args"], sort_keys=True).replace(site_key, "<KEY>")))
     return calls, (folder / "output.txt").read_text()
 
@@ -92,11 +96,24 @@ def record(api: str, check: bool) -> int:
         if not check:
             with ServerThread() as url:
                 print(f"scripted model server at {url}; recording {relative}", file=sys.stderr)
-                recorded = sandbox_run(agent, ["--base-url", f"{url}{base_path}", "--cassette", str(cassette),
-                                               "--record-mode", "all", "--out", out])
+                recorded = sandbox_run(
+                    agent,
+                    [
+                        "--base-url",
+                        f"{url}{base_path}",
+                        "--cassette",
+                        str(cassette),
+                        "--record-mode",
+                        "all",
+                        "--out",
+                        out,
+                    ],
+                )
             if recorded["status"] != "completed":
-                print(f"recording failed: attempt status {recorded['status']} (see {recorded['directory']})",
-                      file=sys.stderr)
+                print(
+                    f"recording failed: attempt status {recorded['status']} (see {recorded['directory']})",
+                    file=sys.stderr,
+                )
                 return 1
         replayed = sandbox_run(agent, ["--cassette", str(cassette), "--record-mode", "none", "--out", out])
         if replayed["status"] != "completed":
@@ -108,8 +125,10 @@ def record(api: str, check: bool) -> int:
             print("replay differs from the recording (tool calls or output)", file=sys.stderr)
             return 1
         size = cassette.stat().st_size
-        print(f"{relative}: {size:,} bytes; replay offline: {len(calls)} tool calls "
-              f"({', '.join(tool for tool, _ in calls)}), token usage {replayed['token_usage']}")
+        print(
+            f"{relative}: {size:,} bytes; replay offline: {len(calls)} tool calls "
+            f"({', '.join(tool for tool, _ in calls)}), token usage {replayed['token_usage']}"
+        )
     return 0
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -54,10 +55,12 @@ ABSTAIN = ("NOT_FOUND", "NOT_STATED")
 def read_plan(prompt: str) -> dict[str, Any]:
     site_key, start = SITE_KEY.search(prompt), START_URL.search(prompt)
     allowed = ALLOWED_URLS.search(prompt)
-    return {"site_key": site_key.group(1) if site_key else None,
-            "start_url": start.group(1) if start else None,
-            "allowed_urls": [u.strip() for u in allowed.group(1).split(";")] if allowed else [],
-            "schema": read_schema(prompt)}
+    return {
+        "site_key": site_key.group(1) if site_key else None,
+        "start_url": start.group(1) if start else None,
+        "allowed_urls": [u.strip() for u in allowed.group(1).split(";")] if allowed else [],
+        "schema": read_schema(prompt),
+    }
 
 
 def read_schema(prompt: str) -> dict | None:
@@ -73,9 +76,13 @@ def read_schema(prompt: str) -> dict | None:
 
 def planned_calls(plan: dict[str, Any]) -> list[tuple[str, dict]]:
     start = plan["start_url"] or (plan["allowed_urls"][0] if plan["allowed_urls"] else None)
-    calls = [("browser_start_session", {"provider": "kernel", "site_key": plan["site_key"],
-                                        "clear_cookies": False, "url": start}),
-             ("browser_snapshot", {})]
+    calls = [
+        (
+            "browser_start_session",
+            {"provider": "kernel", "site_key": plan["site_key"], "clear_cookies": False, "url": start},
+        ),
+        ("browser_snapshot", {}),
+    ]
     for url in plan["allowed_urls"]:
         if url != start:
             calls += [("browser_navigate", {"url": url}), ("browser_snapshot", {})]
@@ -109,10 +116,8 @@ def documents_seen(tool_results: list[dict]) -> tuple[dict[str, Any], list[str]]
             continue
         headings += re.findall(r'- heading "([^"]+)" \[level=1\]', text)
         if text.startswith("- document (") and "\n" in text:
-            try:
+            with contextlib.suppress(json.JSONDecodeError):
                 collect(json.loads(text.split("\n", 1)[1]))
-            except json.JSONDecodeError:
-                pass
     if headings:
         values.setdefault("title", headings[0])
     return values, headings
@@ -136,7 +141,7 @@ def fill(schema: dict, defs: dict, name: str, values: dict[str, Any], urls: list
         found = values.get(name)
         return found if isinstance(found, int) else 0
     if schema.get("format") == "uri" and urls:
-        return urls[0]           # a guess: the canonical start URL
+        return urls[0]  # a guess: the canonical start URL
     found = values.get(name)
     return str(found) if found is not None else "NOT_FOUND"
 
@@ -150,8 +155,10 @@ def final_answer(plan: dict[str, Any], tool_results: list[dict]) -> str:
         record = [fill(schema.get("items", {}), defs, "", values, urls)]
     else:
         record = [fill(schema, defs, "", values, urls)]
-    return ("I visited every supplied URL and closed the session. Best-effort record:\n"
-            f"BENCHMARK_JSON_BEGIN\n{json.dumps(record, indent=2, ensure_ascii=False)}\nBENCHMARK_JSON_END")
+    return (
+        "I visited every supplied URL and closed the session. Best-effort record:\n"
+        f"BENCHMARK_JSON_BEGIN\n{json.dumps(record, indent=2, ensure_ascii=False)}\nBENCHMARK_JSON_END"
+    )
 
 
 # --- the policy ----------------------------------------------------------------------------
@@ -162,7 +169,7 @@ def decide(prompt: str, issued: list[str], replies: dict[int, dict], offered_too
     plan = read_plan(prompt or "")
     if not plan["site_key"] or not (plan["start_url"] or plan["allowed_urls"]):
         return {"answer": "BENCHMARK_ERROR: the prompt names no site key or start URL."}
-    for index, name in enumerate(issued):   # the runner prompt: stop on a failed start or a non-Kernel provider
+    for index, name in enumerate(issued):  # the runner prompt: stop on a failed start or a non-Kernel provider
         if name == "browser_start_session":
             reply = replies.get(index) or {}
             if not reply.get("ok"):
@@ -183,7 +190,7 @@ def call_id(prefix: str, step: int, name: str) -> str:
 
 def tool_reply(content: Any) -> dict:
     """The sandbox reply an agent sent back as a tool result (JSON text)."""
-    if isinstance(content, list):   # content blocks
+    if isinstance(content, list):  # content blocks
         content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
     try:
         reply = json.loads(content or "null")
@@ -193,7 +200,7 @@ def tool_reply(content: Any) -> dict:
 
 
 def text_of(content: Any) -> str:
-    if isinstance(content, list):   # content parts / blocks
+    if isinstance(content, list):  # content parts / blocks
         return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
     return content or ""
 
@@ -208,19 +215,37 @@ def openai_step(messages: list[dict], offered_tools: set[str]) -> dict:
     if "answer" in step:
         return {"role": "assistant", "content": step["answer"]}
     name, args = step["call"]
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": call_id("call_", len(issued), name), "type": "function",
-         "function": {"name": name, "arguments": json.dumps(args)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id("call_", len(issued), name),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        ],
+    }
 
 
 def anthropic_step(messages: list[dict], offered_tools: set[str]) -> list[dict]:
     """The content blocks of the next assistant message of an Anthropic Messages conversation."""
-    blocks = [(m.get("role"), b) for m in messages for b in (m.get("content") if isinstance(m.get("content"), list)
-                                                             else [{"type": "text", "text": m.get("content") or ""}])]
+    blocks = [
+        (m.get("role"), b)
+        for m in messages
+        for b in (
+            m.get("content")
+            if isinstance(m.get("content"), list)
+            else [{"type": "text", "text": m.get("content") or ""}]
+        )
+    ]
     prompt = next((b.get("text", "") for role, b in blocks if role == "user" and b.get("type") == "text"), "")
     issued = [b for role, b in blocks if role == "assistant" and b.get("type") == "tool_use"]
-    by_id = {b.get("tool_use_id"): tool_reply(b.get("content")) for role, b in blocks
-             if role == "user" and b.get("type") == "tool_result"}
+    by_id = {
+        b.get("tool_use_id"): tool_reply(b.get("content"))
+        for role, b in blocks
+        if role == "user" and b.get("type") == "tool_result"
+    }
     replies = {i: by_id[b.get("id")] for i, b in enumerate(issued) if b.get("id") in by_id}
     step = decide(prompt, [b.get("name") for b in issued], replies, offered_tools)
     if "answer" in step:
@@ -235,8 +260,9 @@ def estimate_tokens(value: Any) -> int:
 
 # --- HTTP ----------------------------------------------------------------------------------
 def api_error(message: str, status: int, param: str | None = None, code: str | None = None) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": "invalid_request_error",
-                                        "param": param, "code": code}}, status=status)
+    return web.json_response(
+        {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}, status=status
+    )
 
 
 async def read_body(request: web.Request) -> tuple[dict | None, tuple[str, int, str | None] | None]:
@@ -266,14 +292,28 @@ async def chat_completions(request: web.Request) -> web.Response:
     turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
     prompt_tokens = estimate_tokens([body["messages"], body.get("tools") or []])
     completion_tokens = estimate_tokens(message)
-    return web.json_response({
-        "id": f"chatcmpl-scripted-{turn:03d}", "object": "chat.completion", "created": int(time.time()),
-        "model": MODEL, "system_fingerprint": "scripted-v1",
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    })
+    return web.json_response(
+        {
+            "id": f"chatcmpl-scripted-{turn:03d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": MODEL,
+            "system_fingerprint": "scripted-v1",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
 
 
 def anthropic_error(message: str, status: int, kind: str = "invalid_request_error") -> web.Response:
@@ -292,18 +332,27 @@ async def messages_api(request: web.Request) -> web.Response:
     offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     content = anthropic_step(messages, offered)
     turn = sum(1 for m in messages if m.get("role") == "assistant")
-    return web.json_response({
-        "id": f"msg_scripted_{turn:03d}", "type": "message", "role": "assistant", "model": MODEL,
-        "content": content, "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": estimate_tokens([body.get("system"), messages, body.get("tools") or []]),
-                  "output_tokens": estimate_tokens(content)},
-    })
+    return web.json_response(
+        {
+            "id": f"msg_scripted_{turn:03d}",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": content,
+            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": estimate_tokens([body.get("system"), messages, body.get("tools") or []]),
+                "output_tokens": estimate_tokens(content),
+            },
+        }
+    )
 
 
 async def list_models(request: web.Request) -> web.Response:
-    return web.json_response({"object": "list", "data": [
-        {"id": MODEL, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}]})
+    return web.json_response(
+        {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}]}
+    )
 
 
 def create_app() -> web.Application:
@@ -339,10 +388,8 @@ def main() -> None:
         finally:
             await runner.cleanup()
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -59,15 +60,29 @@ def process_tree(root: int) -> list[int]:
     return found
 
 
-HELPERS = (("gpu", b"--type=gpu-process"), ("network", b"network.mojom.NetworkService"),
-           ("storage", b"storage.mojom.StorageService"), ("zygote", b"--type=zygote"))
+HELPERS = (
+    ("gpu", b"--type=gpu-process"),
+    ("network", b"network.mojom.NetworkService"),
+    ("storage", b"storage.mojom.StorageService"),
+    ("zygote", b"--type=zygote"),
+)
 
 
 def tree_rss_mb(root: int) -> dict[str, float]:
     """RSS of the process tree in MB: the total, and by part (server, driver, browser, renderers,
     and Chromium's helpers: GPU process, network service, storage service, zygotes, other)."""
-    parts: dict[str, float] = {"total": 0.0, "server": 0.0, "driver": 0.0, "browser": 0.0, "renderers": 0.0,
-                               "gpu": 0.0, "network": 0.0, "storage": 0.0, "zygote": 0.0, "other": 0.0}
+    parts: dict[str, float] = {
+        "total": 0.0,
+        "server": 0.0,
+        "driver": 0.0,
+        "browser": 0.0,
+        "renderers": 0.0,
+        "gpu": 0.0,
+        "network": 0.0,
+        "storage": 0.0,
+        "zygote": 0.0,
+        "other": 0.0,
+    }
     for pid in process_tree(root):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
@@ -83,7 +98,7 @@ def tree_rss_mb(root: int) -> dict[str, float]:
             part = "renderers"
         elif b"--type=" not in cmdline and b"chrom" in cmdline:
             part = "browser"
-        else:   # Chromium's helpers (their command line is rewritten into one space-separated string)
+        else:  # Chromium's helpers (their command line is rewritten into one space-separated string)
             part = next((name for name, flag in HELPERS if flag in cmdline), "other")
         parts[part] += rss
         parts["total"] += rss
@@ -93,10 +108,8 @@ def tree_rss_mb(root: int) -> dict[str, float]:
 def renderers(root: int) -> int:
     count = 0
     for pid in process_tree(root):
-        try:
+        with contextlib.suppress(OSError):
             count += b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            pass
     return count
 
 
@@ -127,8 +140,11 @@ class Driver:
             self.calls_ok += json.loads(text).get("ok") is True
         await self.request("DELETE", f"/runs/{run_id}")
         _, text = await self.request("GET", f"/runs/{run_id}/trace")
-        lines = [json.loads(line, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-                 for line in text.split("\n") if line.strip()]
+        lines = [
+            json.loads(line, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            for line in text.split("\n")
+            if line.strip()
+        ]
         traced = sum(line["type"] == "call" for line in lines)
         if traced != len(self.calls) or lines[-1]["type"] != "run_end":
             self.mismatches.append(f"{run_id}: {len(self.calls)} calls sent, {traced} traced")
@@ -146,24 +162,31 @@ async def soak(base: str, pid: int, calls, pack: str, runs: int) -> dict:
         for number in range(1, runs + 1):
             await driver.one_run(number, pack)
             if number in (10, 50, 100, 200, runs):
-                await asyncio.sleep(1.0)   # let closed contexts' renderers exit before measuring
+                await asyncio.sleep(1.0)  # let closed contexts' renderers exit before measuring
                 marks[number] = tree_rss_mb(pid)
                 print(f"  soak: run {number}: process tree RSS (MB) {marks[number]}", flush=True)
         growth = {part: round(marks[runs][part] - marks[50][part], 1) for part in marks[runs]}
-        return {"runs": runs, "calls_ok": driver.calls_ok, "rss_mb": marks, "growth_50_to_end_mb": growth,
-                "seconds": round(time.monotonic() - started, 1), "requests": len(driver.statuses),
-                "server_errors": driver.server_errors, "trace_mismatches": driver.mismatches}
+        return {
+            "runs": runs,
+            "calls_ok": driver.calls_ok,
+            "rss_mb": marks,
+            "growth_50_to_end_mb": growth,
+            "seconds": round(time.monotonic() - started, 1),
+            "requests": len(driver.statuses),
+            "server_errors": driver.server_errors,
+            "trace_mismatches": driver.mismatches,
+        }
 
 
 async def load(base: str, pid: int, calls, pack: str, concurrent: int) -> dict:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
         driver = Driver(base, http, calls)
-        await driver.one_run(0, pack)             # warm-up, so the baseline has the browser settled
+        await driver.one_run(0, pack)  # warm-up, so the baseline has the browser settled
         await asyncio.sleep(1.0)
         before = renderers(pid)
         peak = 0
 
-        async def sample() -> None:   # shows the renderer count is real: it rises during the load
+        async def sample() -> None:  # shows the renderer count is real: it rises during the load
             nonlocal peak
             while True:
                 peak = max(peak, renderers(pid))
@@ -175,11 +198,18 @@ async def load(base: str, pid: int, calls, pack: str, concurrent: int) -> dict:
         seconds = time.monotonic() - started
         sampler.cancel()
         await asyncio.sleep(2.0)
-        return {"concurrent_runs": concurrent, "seconds": round(seconds, 1), "requests": len(driver.statuses),
-                "calls_sent": concurrent * len(calls) + len(calls), "calls_ok": driver.calls_ok,
-                "renderers_peak": peak,
-                "server_errors": driver.server_errors, "trace_mismatches": driver.mismatches,
-                "renderers_before": before, "renderers_after": renderers(pid)}
+        return {
+            "concurrent_runs": concurrent,
+            "seconds": round(seconds, 1),
+            "requests": len(driver.statuses),
+            "calls_sent": concurrent * len(calls) + len(calls),
+            "calls_ok": driver.calls_ok,
+            "renderers_peak": peak,
+            "server_errors": driver.server_errors,
+            "trace_mismatches": driver.mismatches,
+            "renderers_before": before,
+            "renderers_after": renderers(pid),
+        }
 
 
 async def wait_healthy(base: str, server: subprocess.Popen) -> None:
@@ -202,8 +232,12 @@ async def main_async(args) -> dict:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     traces = tempfile.mkdtemp(prefix="soak-traces-")
-    server = subprocess.Popen([sys.executable, "-m", "sandbox", "serve", "--port", str(port), "--trace-dir", traces],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sandbox", "serve", "--port", str(port), "--trace-dir", traces],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     results: dict = {"pack": args.pack, "calls_per_run": len(calls)}
     try:
         await wait_healthy(base, server)

@@ -20,9 +20,10 @@ import dataclasses
 import re
 import secrets
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from sandbox.core.mirrors import MirrorStore
 from sandbox.core.policy import Policy, PolicyNotFound
@@ -33,7 +34,7 @@ from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
 from toolserver.registry import ToolRegistry
 from toolserver.tools import default_registry
 
-PolicyResolver = Callable[[str], Policy]   # pack id -> the pack's policy; PolicyNotFound if unknown
+PolicyResolver = Callable[[str], Policy]  # pack id -> the pack's policy; PolicyNotFound if unknown
 RUN_ID = re.compile(r"run_[0-9a-f]{12}")
 
 
@@ -46,8 +47,14 @@ class TaskProvider(Protocol):
 
 
 class Sandbox:
-    def __init__(self, config: ServerConfig | None = None, *, policies: PolicyResolver | None = None,
-                 registry: ToolRegistry | None = None, tasks: TaskProvider | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        policies: PolicyResolver | None = None,
+        registry: ToolRegistry | None = None,
+        tasks: TaskProvider | None = None,
+    ) -> None:
         self.config = config or ServerConfig()
         self.policies = policies
         self.tasks = tasks
@@ -55,7 +62,7 @@ class Sandbox:
         self.host = BrowserHost(self.config)
         self.runs: dict[str, Run] = {}
 
-    async def start(self) -> "Sandbox":
+    async def start(self) -> Sandbox:
         await self.host.start()
         return self
 
@@ -67,7 +74,7 @@ class Sandbox:
         """End every run (a call in flight then answers at once that its run ended)."""
         await asyncio.gather(*(run.close(reason) for run in list(self.runs.values())))
 
-    async def __aenter__(self) -> "Sandbox":
+    async def __aenter__(self) -> Sandbox:
         return await self.start()
 
     async def __aexit__(self, *exc) -> None:
@@ -78,18 +85,29 @@ class Sandbox:
         if pack is None:
             return Policy(mode=mode or "observe", block_state_changes=block_state_changes)
         if self.policies is None:
-            raise UnknownPack(f"pack {pack!r}: this server has no packs configured (start it through the "
-                              "`sandbox` CLI, or pass policies=pack_policy to Sandbox)")
+            raise UnknownPack(
+                f"pack {pack!r}: this server has no packs configured (start it through the "
+                "`sandbox` CLI, or pass policies=pack_policy to Sandbox)"
+            )
         try:
             policy = self.policies(pack)
         except PolicyNotFound as exc:
             raise UnknownPack(str(exc)) from exc
         return dataclasses.replace(policy, mode=mode or "enforce", block_state_changes=block_state_changes)
 
-    def create_run(self, pack: str | None = None, *, policy: Policy | None = None, mode: str | None = None,
-                   block_state_changes: bool | None = None, trace_path: Path | None = None,
-                   header: dict | None = None, mirror_roots: tuple[Path, ...] | None = None,
-                   screenshot_dir: Path | None = None, playwright_trace_dir: Path | None = None) -> Run:
+    def create_run(
+        self,
+        pack: str | None = None,
+        *,
+        policy: Policy | None = None,
+        mode: str | None = None,
+        block_state_changes: bool | None = None,
+        trace_path: Path | None = None,
+        header: dict | None = None,
+        mirror_roots: tuple[Path, ...] | None = None,
+        screenshot_dir: Path | None = None,
+        playwright_trace_dir: Path | None = None,
+    ) -> Run:
         """A new run: its policy given directly, or resolved from ``pack`` (``mode`` overrides
         the server's enforce/observe setting, ``block_state_changes`` the server's default).
         ``mirror_roots`` gives the run its own mirror instead of the server's, on the same
@@ -99,24 +117,44 @@ class Sandbox:
         self.evict_ended_runs()
         live = sum(not run.closed for run in self.runs.values())
         if live >= self.config.max_runs:
-            raise TooManyRuns(f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
-                              "end one with DELETE /runs/{id}, or retry later")
+            raise TooManyRuns(
+                f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
+                "end one with DELETE /runs/{id}, or retry later"
+            )
         block = self.config.block_state_changes if block_state_changes is None else block_state_changes
         if policy is None:
             policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
-        run = Run(self.host, self.config, policy, self.registry, trace_path, header, store, screenshot_dir,
-                  playwright_trace_dir)
+        run = Run(
+            self.host,
+            self.config,
+            policy,
+            self.registry,
+            trace_path,
+            header,
+            store,
+            screenshot_dir,
+            playwright_trace_dir,
+        )
         self.runs[run.id] = run
         return run
 
-    def open_run(self, pack: str | None, *, transport: str, site_key: str | None = None, mode: str | None = None,
-                 block_state_changes: bool | None = None) -> Run:
+    def open_run(
+        self,
+        pack: str | None,
+        *,
+        transport: str,
+        site_key: str | None = None,
+        mode: str | None = None,
+        block_state_changes: bool | None = None,
+    ) -> Run:
         """A run a client asked for over a transport: the pack's policy, or none (refused with
         ``require_pack``); a pack's run gets a never-issued site key unless the client chose one."""
         if pack is None and self.config.require_pack:
-            raise UnknownPack("this server requires a pack for every run (--require-pack): name one, "
-                              'e.g. {"pack": "bid-intake"} or /mcp?pack=bid-intake')
+            raise UnknownPack(
+                "this server requires a pack for every run (--require-pack): name one, "
+                'e.g. {"pack": "bid-intake"} or /mcp?pack=bid-intake'
+            )
         if pack is not None and site_key is None:
             site_key = self.issue_site_key()
         header = {"transport": transport, **({"site_key": site_key} if site_key is not None else {})}
@@ -132,20 +170,22 @@ class Sandbox:
         header = run_header(run)
         pack, site_key = header.get("pack"), header.get("site_key")
         if pack is None:
-            raise NoTask(f"run {run.id} has no pack, so no task: create the run with a pack "
-                         '(POST /runs {"pack": "bid-intake"} or /mcp?pack=bid-intake)')
+            raise NoTask(
+                f"run {run.id} has no pack, so no task: create the run with a pack "
+                '(POST /runs {"pack": "bid-intake"} or /mcp?pack=bid-intake)'
+            )
         if self.tasks is None:
             raise NoTask("this server has no packs configured (start it through the `sandbox` CLI)")
         return {"run_id": run.id, "pack": pack, "site_key": site_key, **self.tasks.task(pack, site_key or "")}
 
     async def answer(self, run: Run, output: str) -> dict:
         """End the run (its trace is final) and score ``output`` with the gates on its trace."""
-        self.task(run)   # the same refusals as /task
+        self.task(run)  # the same refusals as /task
         if not run.closed:
             await run.close("answered")
         header = run_header(run)
         started = datetime.fromisoformat(header["started_wall"])
-        elapsed = (datetime.now(timezone.utc) - started).total_seconds()
+        elapsed = (datetime.now(UTC) - started).total_seconds()
         return self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
 
     def get_run(self, run_id: str) -> Run:
@@ -181,9 +221,15 @@ class Sandbox:
             path = Path(self.config.trace_dir) / f"{run_id}.jsonl"
             if path.is_file():
                 return path.read_text(encoding="utf-8")
-        raise UnknownRun(f"no run {run_id!r}" + ("" if self.config.trace_dir else
-                                                  " (ended runs are forgotten after a while; start the server "
-                                                  "with a trace directory to keep their traces readable)"))
+        raise UnknownRun(
+            f"no run {run_id!r}"
+            + (
+                ""
+                if self.config.trace_dir
+                else " (ended runs are forgotten after a while; start the server "
+                "with a trace directory to keep their traces readable)"
+            )
+        )
 
 
 def run_header(run: Run) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import html
 import itertools
@@ -28,13 +29,22 @@ from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from playwright._impl._errors import TargetClosedError  # typed, though not re-exported publicly
-from playwright.async_api import (BrowserContext, Dialog, Download, Page, Playwright, Request,
-                                  Route, WebSocketRoute, async_playwright)
+from playwright.async_api import (
+    BrowserContext,
+    Dialog,
+    Download,
+    Page,
+    Playwright,
+    Request,
+    Route,
+    WebSocketRoute,
+    async_playwright,
+)
 from playwright.async_api import Error as PlaywrightError
 
+from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from sandbox.core.mirrors import MirrorStore
 from toolserver import pdf
-from sandbox.core.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.errors import PageUnresponsive
 from toolserver.media import finish_screenshot, start_playwright_trace, stop_playwright_trace
@@ -50,21 +60,33 @@ class Recorder(Protocol):
     """What the browser needs from the run that owns a session (the dispatcher's ``Run``):
     its host, config and policy, and a place to record events. The browser never imports the
     dispatcher."""
-    host: "BrowserHost"
+
+    host: BrowserHost
     store: MirrorStore
     config: ServerConfig
     policy: Any
-    download_bytes: int                # bytes of downloads kept so far (capped by max_download_bytes)
-    screenshot_dir: Path | None        # None: no screenshots (toolserver.media)
+    download_bytes: int  # bytes of downloads kept so far (capped by max_download_bytes)
+    screenshot_dir: Path | None  # None: no screenshots (toolserver.media)
 
-    def record_event(self, kind: str, data: dict, *, session: "Session | None" = None,
-                     tab: "Tab | None" = None) -> dict: ...
+    def record_event(
+        self, kind: str, data: dict, *, session: Session | None = None, tab: Tab | None = None
+    ) -> dict: ...
 
-    def record_state_change(self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None,
-                            session: "Session | None" = None, tab: "Tab | None" = None) -> dict: ...
+    def record_state_change(
+        self,
+        action: str,
+        *,
+        name: str,
+        blocked: bool = False,
+        detail: dict | None = None,
+        session: Session | None = None,
+        tab: Tab | None = None,
+    ) -> dict: ...
 
-    def record_policy_violation(self, url: str, *, origin: str, session: "Session | None" = None,
-                                tab: "Tab | None" = None, **data: object) -> dict: ...
+    def record_policy_violation(
+        self, url: str, *, origin: str, session: Session | None = None, tab: Tab | None = None, **data: object
+    ) -> dict: ...
+
 
 # Injected into every document: reports form submissions and lets the sandbox veto them.
 INIT_SCRIPT = """
@@ -170,7 +192,9 @@ INIT_SCRIPT = """
         for (const name of reads) {
           const read = response[name];
           if (typeof read !== 'function') continue;
-          response[name] = function (...a) { reading = true; const p = read.apply(this, a); p.then(finish, finish); return p; };
+          response[name] = function (...a) {
+            reading = true; const p = read.apply(this, a); p.then(finish, finish); return p;
+          };
         }
         setTimeout(() => { if (!reading) finish(); }, 0);   // an answer whose body is never read
         return response;
@@ -188,7 +212,9 @@ INIT_SCRIPT = """
     });
   }
   // Popups that load an http(s) document (about:blank ones have nothing to wait for).
-  const loads = (url) => { try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; } };
+  const loads = (url) => {
+    try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
+  };
   const open = window.open;
   window.open = function (...args) {
     const opened = open.apply(this, args);
@@ -228,10 +254,11 @@ async def bounded(awaitable, seconds: float, what: str):
     answers, and Playwright puts no bound on evaluate/title itself."""
     try:
         return await asyncio.wait_for(awaitable, seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise PageUnresponsive(
             f"the page did not answer ({what}) within {seconds:g} s: a script on it is probably spinning. "
-            "Close the tab (browser_close_tab) or the session (browser_close) and start again.") from None
+            "Close the tab (browser_close_tab) or the session (browser_close) and start again."
+        ) from None
 
 
 # Playwright's driver is a Node process that lives as long as the server. With V8's defaults its
@@ -247,7 +274,7 @@ async def start_playwright() -> Playwright:
     wrapper = None if os.environ.get("PLAYWRIGHT_NODEJS_PATH") else _driver_wrapper()
     if wrapper is None:
         return await async_playwright().start()
-    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)   # read when the driver is spawned
+    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)  # read when the driver is spawned
     try:
         return await async_playwright().start()
     finally:
@@ -299,7 +326,8 @@ class BrowserHost:
 
     async def _launch(self) -> None:
         browser = await self._pw.chromium.launch(
-            executable_path=self.executable, headless=True, args=chromium_launch_args())
+            executable_path=self.executable, headless=True, args=chromium_launch_args()
+        )
         browser.on("disconnected", self._on_disconnected)
         self.browser = browser
         self.launches += 1
@@ -348,7 +376,7 @@ class BrowserHost:
                 continue
             try:
                 await asyncio.wait_for(closing.close() if what == "browser" else closing.stop(), bound)
-            except (asyncio.TimeoutError, PlaywrightError) as exc:
+            except (TimeoutError, PlaywrightError) as exc:
                 log.warning("closing the %s did not finish cleanly: %r", what, exc)
 
 
@@ -359,20 +387,20 @@ class Tab:
     snapshot_id: str | None = None
     snapshot_refs: frozenset[str] = frozenset()
     snapshot_document: int = -1
-    document: int = 0                  # bumped on every main-frame navigation
+    document: int = 0  # bumped on every main-frame navigation
     pdf_pages: list[str] | None = None
     pdf_name: str | None = None
-    pending_pdf: tuple[str, str, list[str]] | None = None   # (url, name, pages) being loaded
+    pending_pdf: tuple[str, str, list[str]] | None = None  # (url, name, pages) being loaded
     committed_url: str = "about:blank"
-    new_document_requested: bool = False   # the router served a main-frame document
+    new_document_requested: bool = False  # the router served a main-frame document
     closed: bool = False
     # What the sandbox knows of the page's activity (see INIT_SCRIPT), for settling:
-    state: dict | None = None          # the current document's latest state report (None: not loaded yet)
-    nav_requests: int = 0              # main-frame navigation requests the router answered or refused
-    awaiting_commit: bool = False      # the router answered one with a document that has not committed yet
-    refresh_from: int | None = None    # the document refreshes at once (meta refresh 0): nav_requests then
-    inputs: int = 0                    # typing reports (trusted input events) of the tab's documents
-    input_state: dict | None = None    # the latest one (a state report with the field's ``value``)
+    state: dict | None = None  # the current document's latest state report (None: not loaded yet)
+    nav_requests: int = 0  # main-frame navigation requests the router answered or refused
+    awaiting_commit: bool = False  # the router answered one with a document that has not committed yet
+    refresh_from: int | None = None  # the document refreshes at once (meta refresh 0): nav_requests then
+    inputs: int = 0  # typing reports (trusted input events) of the tab's documents
+    input_state: dict | None = None  # the latest one (a state report with the field's ``value``)
 
     @property
     def url(self) -> str:
@@ -390,18 +418,18 @@ class Session:
     profile_new: bool
     run: Recorder
     context: BrowserContext
-    browser: Any = None                # the Chromium this session lives in
+    browser: Any = None  # the Chromium this session lives in
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
-    inflight: int = 0                  # requests the router is answering
+    inflight: int = 0  # requests the router is answering
     downloads_seen: int = 0
-    opening_tab: bool = False          # a tool (not the page) is opening the next page
-    popup_requested_at: float = 0.0    # a popup's first request was seen before its page
-    router_downloads: set[str] = field(default_factory=set)   # attachment downloads the router recorded
-    report_key: str = field(default_factory=lambda: secrets.token_hex(8))   # in INIT_SCRIPT's report prefix
+    opening_tab: bool = False  # a tool (not the page) is opening the next page
+    popup_requested_at: float = 0.0  # a popup's first request was seen before its page
+    router_downloads: set[str] = field(default_factory=set)  # attachment downloads the router recorded
+    report_key: str = field(default_factory=lambda: secrets.token_hex(8))  # in INIT_SCRIPT's report prefix
     _tab_numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
-    _pulse: asyncio.Event = field(default_factory=asyncio.Event)   # set (and replaced) whenever activity changes
+    _pulse: asyncio.Event = field(default_factory=asyncio.Event)  # set (and replaced) whenever activity changes
 
     @property
     def active_tab(self) -> Tab | None:
@@ -419,6 +447,7 @@ class Session:
 
     async def tab_list(self, known: tuple[Tab, str] | None = None) -> list[dict]:
         """Every tab with its title. ``known``: a tab whose title was just read (not asked again)."""
+
         async def title(tab: Tab) -> str:
             if known is not None and tab is known[0]:
                 return known[1]
@@ -426,7 +455,10 @@ class Session:
 
         tabs = list(self.tabs.values())
         titles = await asyncio.gather(*(title(tab) for tab in tabs))  # one round trip, not N
-        return [{**tab.summary(tab.id == self.active_tab_id), "title": title} for tab, title in zip(tabs, titles)]
+        return [
+            {**tab.summary(tab.id == self.active_tab_id), "title": title}
+            for tab, title in zip(tabs, titles, strict=True)
+        ]
 
     # --- page wiring -------------------------------------------------------------------
     def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
@@ -440,8 +472,9 @@ class Session:
         page.on("close", lambda _page: self._on_page_closed(tab))
         page.on("console", lambda message: self.on_console(tab, message))
         if opener is not None:
-            self.run.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url},
-                                  session=self, tab=tab)
+            self.run.record_event(
+                "tab_opened", {"tab": tab.id, "opener": opener, "url": page.url}, session=self, tab=tab
+            )
         self.notify()
         return tab
 
@@ -468,16 +501,18 @@ class Session:
 
     async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
         accept = self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes
-        data = {"dialog_type": dialog.type, "message": dialog.message,
-                "response": "accepted" if accept else "dismissed"}
+        data = {
+            "dialog_type": dialog.type,
+            "message": dialog.message,
+            "response": "accepted" if accept else "dismissed",
+        }
         self.run.record_event("dialog", data, session=self, tab=tab)
         if accept and dialog.type != "alert":
-            self.run.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}",
-                                         detail=data, session=self, tab=tab)
-        try:
+            self.run.record_state_change(
+                "dialog_accepted", name=f"dialog:{dialog.type}", detail=data, session=self, tab=tab
+            )
+        with contextlib.suppress(PlaywrightError):  # the page may be gone already
             await (dialog.accept() if accept else dialog.dismiss())
-        except PlaywrightError:  # the page may be gone already
-            pass
 
     def _on_download(self, tab: Tab, download: Download) -> None:
         """Every download is a state change. Under blocking the context does not accept
@@ -487,10 +522,16 @@ class Session:
         data = {"url": download.url, "filename": download.suggested_filename}
         self.run.record_event("download", data, session=self, tab=tab)
         if download.url in self.router_downloads:
-            self.router_downloads.discard(download.url)   # the router recorded this one already
+            self.router_downloads.discard(download.url)  # the router recorded this one already
         else:
-            self.run.record_state_change("download", name=f"download {download.url}",
-                                         blocked=self.run.policy.block_state_changes, detail=data, session=self, tab=tab)
+            self.run.record_state_change(
+                "download",
+                name=f"download {download.url}",
+                blocked=self.run.policy.block_state_changes,
+                detail=data,
+                session=self,
+                tab=tab,
+            )
         if not self.run.policy.block_state_changes:
             asyncio.ensure_future(self._cap_download(tab, download))
 
@@ -498,15 +539,19 @@ class Session:
         try:
             path = await download.path()
             size = os.path.getsize(path) if path else 0
-        except (PlaywrightError, OSError):   # cancelled, or the context closed first
+        except (PlaywrightError, OSError):  # cancelled, or the context closed first
             return
         run, cap = self.run, self.run.config.max_download_bytes
         if run.download_bytes + size <= cap:
             run.download_bytes += size
             return
         await download.delete()
-        run.record_event("download_discarded", {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes,
-                                                "max_download_bytes": cap}, session=self, tab=tab)
+        run.record_event(
+            "download_discarded",
+            {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes, "max_download_bytes": cap},
+            session=self,
+            tab=tab,
+        )
 
     def _on_page_closed(self, tab: Tab) -> None:
         self.forget_tab(tab)
@@ -529,12 +574,11 @@ class Session:
         except Exception as exc:  # never leave a request hanging, never let it through
             log.debug("route failed for %s: %s", request.url, exc)
             if not (self.closed or isinstance(exc, TargetClosedError)):
-                self.run.record_event("server_fault", {"where": "router", "url": request.url, "error": repr(exc)},
-                                      session=self)
-            try:
+                self.run.record_event(
+                    "server_fault", {"where": "router", "url": request.url, "error": repr(exc)}, session=self
+                )
+            with contextlib.suppress(Exception):
                 await route.abort("failed")
-            except Exception:
-                pass
         finally:
             self.inflight -= counted
             self.notify()
@@ -559,24 +603,27 @@ class Session:
 
         if method not in ("GET", "HEAD", "OPTIONS"):
             blocked = policy.block_state_changes
-            run.record_state_change("non_get_request", name=f"{method} {url}", blocked=blocked,
-                                    detail=base, session=self, tab=tab)
+            run.record_state_change(
+                "non_get_request", name=f"{method} {url}", blocked=blocked, detail=base, session=self, tab=tab
+            )
             if blocked:
                 return await self._refuse(route, main_frame_nav, "state_change_blocked", base, tab)
 
-        entry = run.store.entry(url)   # the manifest only: no body is read for a refused request
+        entry = run.store.entry(url)  # the manifest only: no body is read for a refused request
         headers = {k.lower(): v for k, v in entry.headers.items()} if entry else {}
         if is_nav and "attachment" in headers.get("content-disposition", ""):
             refused = policy.block_state_changes or (main_frame_nav and policy.enforcing and not policy.url_ok(url))
-            run.record_state_change("download", name=f"download {url}", blocked=refused,
-                                    detail=base, session=self, tab=tab)
+            run.record_state_change(
+                "download", name=f"download {url}", blocked=refused, detail=base, session=self, tab=tab
+            )
             self.router_downloads.add(url)
             if policy.block_state_changes:
                 return await self._refuse(route, True, "state_change_blocked", base, tab)
 
         if main_frame_nav and not policy.url_ok(url):
-            run.record_policy_violation(url, origin="page", method=method, resource_type=request.resource_type,
-                                        session=self, tab=tab)
+            run.record_policy_violation(
+                url, origin="page", method=method, resource_type=request.resource_type, session=self, tab=tab
+            )
             if policy.enforcing:
                 return await self._refuse(route, True, "policy", base, tab)
 
@@ -590,27 +637,45 @@ class Session:
             tab.new_document_requested = True
             # A document commits (unless it is an attachment, which becomes a download, or a 204).
             tab.awaiting_commit = "attachment" not in headers.get("content-disposition", "") and mirrored.status != 204
-        if main_frame_nav and headers.get("content-type", "").startswith("application/pdf") \
-                and "attachment" not in headers.get("content-disposition", ""):
+        if (
+            main_frame_nav
+            and headers.get("content-type", "").startswith("application/pdf")
+            and "attachment" not in headers.get("content-disposition", "")
+        ):
             name = urlsplit(url).path.rsplit("/", 1)[-1] or "document.pdf"
             pages = pdf.extract_pages(mirrored.body)
             if tab is not None:
                 tab.pending_pdf = (url, name, pages)
-            return await route.fulfill(status=mirrored.status, content_type="text/html; charset=utf-8",
-                                       body=pdf.viewer_html(name, pages))
+            return await route.fulfill(
+                status=mirrored.status, content_type="text/html; charset=utf-8", body=pdf.viewer_html(name, pages)
+            )
 
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
-    async def _redirect(self, route: Route, request: Request, target: str, main_frame_nav: bool,
-                        base: dict, tab: Tab | None, hops: int = 0) -> None:
+    async def _redirect(
+        self,
+        route: Route,
+        request: Request,
+        target: str,
+        main_frame_nav: bool,
+        base: dict,
+        tab: Tab | None,
+        hops: int = 0,
+    ) -> None:
         """Chromium sends a fulfilled redirect's next request past interception, so the router
         follows redirects itself: the target is checked and answered like any other request."""
         run, policy = self.run, self.run.policy
         run.record_event("redirect", {**base, "location": target}, session=self, tab=tab)
         if main_frame_nav:
             if not policy.url_ok(target):
-                run.record_policy_violation(target, origin="redirect", method=base["method"],
-                                            resource_type=base["resource_type"], session=self, tab=tab)
+                run.record_policy_violation(
+                    target,
+                    origin="redirect",
+                    method=base["method"],
+                    resource_type=base["resource_type"],
+                    session=self,
+                    tab=tab,
+                )
                 if policy.enforcing:
                     return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
             if not run.store.has(target):
@@ -618,8 +683,10 @@ class Session:
             # A stub document replaces itself with the target: that navigation is routed again.
             if tab is not None:
                 tab.awaiting_commit = True
-            stub = (f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
-                    f"<script>location.replace({json.dumps(target)})</script>")
+            stub = (
+                f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
+                f"<script>location.replace({json.dumps(target)})</script>"
+            )
             return await route.fulfill(status=200, content_type="text/html", body=stub)
         mirrored = await asyncio.to_thread(run.store.lookup, target)
         if mirrored is None or hops >= 5:
@@ -635,9 +702,14 @@ class Session:
             # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
             if tab is not None:
                 tab.awaiting_commit = True
-            await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=(
-                "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
-                f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"))
+            await route.fulfill(
+                status=200,
+                content_type="text/html; charset=utf-8",
+                body=(
+                    "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
+                    f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"
+                ),
+            )
         elif main_frame_nav:
             # 204 keeps the current document: the page does not move and no byte leaves.
             await route.fulfill(status=204, body=b"")
@@ -645,18 +717,20 @@ class Session:
             await route.abort("blockedbyclient")
 
     async def refuse_websocket(self, ws: WebSocketRoute) -> None:
-        self.run.record_event("blocked_request", {"url": ws.url, "method": "GET",
-                                                  "resource_type": "websocket", "reason": "websocket"},
-                              session=self)
+        self.run.record_event(
+            "blocked_request",
+            {"url": ws.url, "method": "GET", "resource_type": "websocket", "reason": "websocket"},
+            session=self,
+        )
         await ws.close(code=1008, reason="offline sandbox: WebSocket refused")
 
     def on_console(self, tab: Tab, message) -> None:
         """INIT_SCRIPT reports the page's state, form submissions and blocked APIs as console messages."""
         text, prefix = message.text, f"{REPORT_PREFIX}{self.report_key}:"
         if not text.startswith(prefix):
-            return    # the page's own message, or a report it made up
+            return  # the page's own message, or a report it made up
         try:
-            payload = json.loads(text[len(prefix):])
+            payload = json.loads(text[len(prefix) :])
             kind, info = str(payload["kind"]), dict(payload.get("info") or {})
         except (ValueError, KeyError, TypeError):
             return
@@ -670,16 +744,34 @@ class Session:
                     tab.inputs, tab.input_state = tab.inputs + 1, info
             return
         if kind == "webrtc":
-            self.run.record_event("blocked_request", {"url": " ".join(info.get("urls") or []) or "webrtc:",
-                                                      "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"},
-                                  session=self, tab=tab)
+            self.run.record_event(
+                "blocked_request",
+                {
+                    "url": " ".join(info.get("urls") or []) or "webrtc:",
+                    "method": "UDP",
+                    "resource_type": "webrtc",
+                    "reason": "webrtc",
+                },
+                session=self,
+                tab=tab,
+            )
         if kind == "service_worker":
             url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
-            self.run.record_event("blocked_request", {"url": url, "method": "GET", "resource_type": "service_worker",
-                                                      "reason": "service_worker"}, session=self, tab=tab)
+            self.run.record_event(
+                "blocked_request",
+                {"url": url, "method": "GET", "resource_type": "service_worker", "reason": "service_worker"},
+                session=self,
+                tab=tab,
+            )
         if kind == "form_submission":
-            self.run.record_state_change("form_submission", name=f"submit {info.get('method')} {info.get('action')}",
-                                         blocked=bool(info.get("blocked")), detail=info, session=self, tab=tab)
+            self.run.record_state_change(
+                "form_submission",
+                name=f"submit {info.get('method')} {info.get('action')}",
+                blocked=bool(info.get("blocked")),
+                detail=info,
+                session=self,
+                tab=tab,
+            )
 
     # --- waiting ------------------------------------------------------------------------
     def notify(self) -> None:
@@ -695,7 +787,7 @@ class Session:
                 return False
             try:
                 await asyncio.wait_for(self._pulse.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return ready()
         return True
 
@@ -704,18 +796,24 @@ class Session:
         if tab.state is None or state.get("seq", 0) > tab.state.get("seq", 0):
             tab.state = state
             if state.get("refresh") and tab.refresh_from is None:
-                tab.refresh_from = tab.nav_requests   # the refresh's navigation is still to come
+                tab.refresh_from = tab.nav_requests  # the refresh's navigation is still to come
             self.notify()
 
     def popup_pending(self, now: float) -> bool:
         return now - self.popup_requested_at < self.run.config.popup_grace_s
 
-    def marks(self, tab: Tab, state: dict | None) -> "Marks":
+    def marks(self, tab: Tab, state: dict | None) -> Marks:
         """Where things stand just before an action (``state``: the page's report read then)."""
         state = state or {}
-        return Marks(document=tab.document, nav_requests=tab.nav_requests, tabs=frozenset(self.tabs),
-                     downloads_seen=self.downloads_seen, navs=state.get("navs", 0), opens=state.get("opens", 0),
-                     downloads=state.get("downloads", 0))
+        return Marks(
+            document=tab.document,
+            nav_requests=tab.nav_requests,
+            tabs=frozenset(self.tabs),
+            downloads_seen=self.downloads_seen,
+            navs=state.get("navs", 0),
+            opens=state.get("opens", 0),
+            downloads=state.get("downloads", 0),
+        )
 
     def idle(self, tab: Tab) -> bool:
         """Nothing in the router, the tab's document loaded and its scripted requests handled."""
@@ -723,12 +821,12 @@ class Session:
             return True
         quiet = self.inflight == 0 and not tab.awaiting_commit and not self.popup_pending(time.monotonic())
         if not tab.page.url.startswith(("http:", "https:")):
-            return quiet   # about:blank, an error page: no page script reports on them
+            return quiet  # about:blank, an error page: no page script reports on them
         state = tab.state
         refreshed = tab.refresh_from is None or tab.nav_requests > tab.refresh_from
         return quiet and refreshed and state is not None and state["ready"] == "complete" and not state["pending"]
 
-    async def settle(self, tab: Tab, before: "Marks | None" = None, probe: dict | None = None) -> dict | None:
+    async def settle(self, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> dict | None:
         """Wait exactly as long as the page is busy with what the last action (or navigation)
         started, and return the tab's state report then (None if the tab closed).
 
@@ -750,10 +848,19 @@ class Session:
             grace = min(deadline, started + config.popup_grace_s)
             navigated = probe is None or tab.document != before.document or probe["navs"] > before.navs
             if navigated:
-                waits.append(("navigation", lambda: tab.closed or tab.document != before.document
-                              or (tab.nav_requests > before.nav_requests and not tab.awaiting_commit), deadline))
+                waits.append(
+                    (
+                        "navigation",
+                        lambda: (
+                            tab.closed
+                            or tab.document != before.document
+                            or (tab.nav_requests > before.nav_requests and not tab.awaiting_commit)
+                        ),
+                        deadline,
+                    )
+                )
             opened = probe["opens"] - before.opens if probe is not None else 0
-            if opened > 0:   # each popup's tab appears
+            if opened > 0:  # each popup's tab appears
                 waits.append(("popup", lambda: len(set(self.tabs) - before.tabs) >= opened, deadline))
             if probe is not None and probe["downloads"] > before.downloads:
                 waits.append(("download", lambda: self.downloads_seen > before.downloads_seen, grace))
@@ -775,8 +882,9 @@ class Session:
         own events); its first report may come before the sandbox sees the page, so a missing
         one is read from the page."""
         try:
-            await popup.page.wait_for_url(HTTP_URL, wait_until="load",
-                                          timeout=max(1.0, (deadline - time.monotonic()) * 1000))
+            await popup.page.wait_for_url(
+                HTTP_URL, wait_until="load", timeout=max(1.0, (deadline - time.monotonic()) * 1000)
+            )
         except PlaywrightError:
             return popup.closed or popup.page.is_closed()
         if popup.state is None and not popup.closed:
@@ -801,16 +909,25 @@ class Session:
 
     def _timed_out(self, tab: Tab, started: float, what: str) -> dict | None:
         state = tab.state or {}
-        self.run.record_event("settle_timeout", {
-            "waited_s": round(time.monotonic() - started, 3), "waiting_for": what,
-            "inflight_requests": self.inflight, "page_requests_pending": state.get("pending"),
-            "ready_state": state.get("ready")}, session=self, tab=tab)
+        self.run.record_event(
+            "settle_timeout",
+            {
+                "waited_s": round(time.monotonic() - started, 3),
+                "waiting_for": what,
+                "inflight_requests": self.inflight,
+                "page_requests_pending": state.get("pending"),
+                "ready_state": state.get("ready"),
+            },
+            session=self,
+            tab=tab,
+        )
         return None if tab.closed else tab.state
 
 
 @dataclass(frozen=True)
 class Marks:
     """A tab's activity counters just before an action (see ``Session.settle``)."""
+
     document: int
     nav_requests: int
     tabs: frozenset[str]
@@ -829,23 +946,35 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     width, height = run.config.viewport
     browser = await host.ready_browser()
     context = await browser.new_context(
-        storage_state=host.profiles.get(key), service_workers="block",
-        accept_downloads=not run.policy.block_state_changes,   # blocked: Chromium writes no download at all
-        viewport={"width": width, "height": height}, locale="en-US", timezone_id="America/Chicago")
+        storage_state=host.profiles.get(key),
+        service_workers="block",
+        accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
+        viewport={"width": width, "height": height},
+        locale="en-US",
+        timezone_id="America/Chicago",
+    )
     await start_playwright_trace(run, context)
     host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
-    session = Session(id=f"ses_{secrets.token_hex(6)}", site_key=site_key, provider=provider,
-                      profile_new=profile_new, run=run, context=context, browser=browser)
+    session = Session(
+        id=f"ses_{secrets.token_hex(6)}",
+        site_key=site_key,
+        provider=provider,
+        profile_new=profile_new,
+        run=run,
+        context=context,
+        browser=browser,
+    )
     host.sessions.add(session)
-    await context.add_init_script(INIT_SCRIPT.replace("__REPORT_KEY__", session.report_key)
-                                  + ("window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else "")
-                                  + ("window.__sandboxShots = true;" if run.screenshot_dir is not None else ""))
+    await context.add_init_script(
+        INIT_SCRIPT.replace("__REPORT_KEY__", session.report_key)
+        + ("window.__sandboxBlockStateChanges = true;" if run.policy.block_state_changes else "")
+        + ("window.__sandboxShots = true;" if run.screenshot_dir is not None else "")
+    )
     await context.route("**/*", session.route)
     await context.route_web_socket("**/*", session.refuse_websocket)
     context.on("page", lambda page: _on_new_page(session, page))
     page = await context.new_page()
-    session.active_tab_id = session.tab_for_page(page).id if session.tab_for_page(page) else \
-        session.adopt_page(page).id
+    session.active_tab_id = session.tab_for_page(page).id if session.tab_for_page(page) else session.adopt_page(page).id
     return session
 
 
@@ -881,7 +1010,7 @@ async def close_session(session: Session) -> None:
     try:
         # Closing the context ends its renderers, also one stuck in a script.
         await asyncio.wait_for(session.context.close(), bound)
-    except (PlaywrightError, asyncio.TimeoutError) as exc:  # the browser is gone already, or hung
+    except (TimeoutError, PlaywrightError) as exc:  # the browser is gone already, or hung
         log.warning("closing session %s: %r", session.id, exc)
 
 
@@ -903,8 +1032,9 @@ async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict 
     """The page's state report a task turn from now (``turn=False``: now); None when the
     document is being replaced."""
     try:
-        return await bounded(tab.page.evaluate(STATE_JS if turn else STATE_NOW_JS), action_bound(config),
-                             "reading the page state")
+        return await bounded(
+            tab.page.evaluate(STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state"
+        )
     except PlaywrightError:  # navigating (the context was destroyed) or closed
         return None
 

@@ -13,51 +13,53 @@ from sandbox.core.paths import MIRRORS_DIR
 
 @dataclass(frozen=True)
 class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = 8765
-    mirror_roots: tuple[Path, ...] = field(default_factory=lambda: (MIRRORS_DIR,))
-    trace_dir: Path | None = None          # None: traces kept in memory only (GET /runs/{id}/trace)
-    chromium: str | None = None            # None: SANDBOX_CHROMIUM, Playwright's own, then Debian's
-    fallback_provider: str | None = None   # e.g. "browserbase": emulate the service's fallback
-    approvals: bool = False                # allow browser_close(close_all=true)
-    policy: Literal["enforce", "observe"] = "enforce"
-    block_state_changes: bool = False
-    require_pack: bool = False             # refuse runs without a pack (they would have no allow-list)
-    dialogs: Literal["dismiss", "accept"] = "dismiss"
-    viewport: tuple[int, int] = (1280, 720)
-    screenshot_dir: Path | None = None     # a viewport PNG after each call, in <dir>/<run id>/<seq>.png (None: off)
-    screenshot_timeout_ms: int = 2000      # give up on one screenshot (recorded as ``screenshot_failed``)
-    playwright_trace_dir: Path | None = None   # a Playwright trace per session in <dir>/<run id>/ (None: off)
-    action_timeout_ms: int = 5000         # Playwright's bound on one action (click, fill, evaluate)
-    navigation_timeout_ms: int = 15000    # Playwright's bound on one navigation
+    host: str = "127.0.0.1"  # the address sandbox serve listens on (a non-loopback one needs a token)
+    port: int = 8765  # the port sandbox serve listens on
+    mirror_roots: tuple[Path, ...] = field(default_factory=lambda: (MIRRORS_DIR,))  # mirror store folders, in order
+    trace_dir: Path | None = None  # None: traces kept in memory only (GET /runs/{id}/trace)
+    chromium: str | None = None  # None: SANDBOX_CHROMIUM, Playwright's own, then Debian's
+    fallback_provider: str | None = None  # e.g. "browserbase": emulate the service's fallback
+    approvals: bool = False  # allow browser_close(close_all=true)
+    policy: Literal["enforce", "observe"] = "enforce"  # refuse, or only record, calls outside the allow-list
+    block_state_changes: bool = False  # prevent state-changing actions instead of recording them
+    require_pack: bool = False  # refuse runs without a pack (they would have no allow-list)
+    dialogs: Literal["dismiss", "accept"] = "dismiss"  # what happens to a JavaScript dialog
+    viewport: tuple[int, int] = (1280, 720)  # every page's viewport, width and height in CSS pixels
+    screenshot_dir: Path | None = None  # a viewport PNG after each call, in <dir>/<run id>/<seq>.png (None: off)
+    screenshot_timeout_ms: int = 2000  # give up on one screenshot (recorded as ``screenshot_failed``)
+    playwright_trace_dir: Path | None = None  # a Playwright trace per session in <dir>/<run id>/ (None: off)
+    action_timeout_ms: int = 5000  # Playwright's bound on one action (click, fill, evaluate)
+    navigation_timeout_ms: int = 15000  # Playwright's bound on one navigation
     # Settling: after an action, wait until the page has finished what the action started.
     # Every wait is woken by events (router, navigation, new page, the page's own reports), never a poll.
-    settle_timeout_s: float = 5.0         # give up waiting (recorded as a ``settle_timeout`` event)
-    popup_grace_s: float = 1.0            # a popup or download the page started shows up within this
+    settle_timeout_s: float = 5.0  # give up waiting (recorded as a ``settle_timeout`` event)
+    popup_grace_s: float = 1.0  # a popup or download the page started shows up within this
     # Hardening: nothing hangs, nothing grows without bound.
-    call_timeout_s: float = 30.0          # the dispatcher's bound on one whole tool call (page_unresponsive)
-    responsive_probe_s: float = 1.0       # after a Playwright timeout: does the page still answer at all?
-    close_timeout_s: float = 3.0          # saving a profile, closing a context, awaiting an in-flight call (DELETE ≤ 10 s)
-    shutdown_timeout_s: float = 8.0       # closing the browser and the driver at shutdown
+    call_timeout_s: float = 30.0  # the dispatcher's bound on one whole tool call (page_unresponsive)
+    responsive_probe_s: float = 1.0  # after a Playwright timeout: does the page still answer at all?
+    close_timeout_s: float = 3.0  # saving a profile, closing a context, awaiting an in-flight call (DELETE ≤ 10 s)
+    shutdown_timeout_s: float = 8.0  # closing the browser and the driver at shutdown
     request_body_timeout_s: float = 10.0  # an HTTP request body must arrive within this (else 408)
-    max_body_bytes: int = 1024 * 1024     # HTTP request bodies larger than this are refused (413)
-    max_json_depth: int = 64              # deeper JSON in a request body is refused (400)
-    max_runs: int = 64                    # live runs at once; POST /runs beyond it is refused (429)
-    max_ended_runs: int = 50              # ended runs kept in memory (their traces stay on disk) ...
-    ended_run_ttl_s: float = 600.0        # ... and for at most this long after they end
-    max_profiles: int = 500               # site-key profiles kept; the least recently used go first
-    max_download_bytes: int = 20 * 1024 * 1024   # downloads kept per run; later ones are deleted (download_discarded)
+    max_body_bytes: int = 1024 * 1024  # HTTP request bodies larger than this are refused (413)
+    max_json_depth: int = 64  # deeper JSON in a request body is refused (400)
+    max_runs: int = 64  # live runs at once; POST /runs beyond it is refused (429)
+    max_ended_runs: int = 50  # ended runs kept in memory (their traces stay on disk) ...
+    ended_run_ttl_s: float = 600.0  # ... and for at most this long after they end
+    max_profiles: int = 500  # site-key profiles kept; the least recently used go first
+    max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
-    allowed_hosts: tuple[str, ...] = ()   # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
-    token: str | None = None              # if set, every request needs "Authorization: Bearer <token>"
+    allowed_hosts: tuple[str, ...] = ()  # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
+    token: str | None = None  # if set, every request needs "Authorization: Bearer <token>"
     # MCP over streamable HTTP.
-    mcp_disconnect_poll_s: float = 0.25   # how often an open MCP event stream checks that its client is still there
-    mcp_session_idle_s: float = 1800.0    # an MCP HTTP session with no request for this long ends (and its run)
+    mcp_disconnect_poll_s: float = 0.25  # how often an open MCP event stream checks that its client is still there
+    mcp_session_idle_s: float = 1800.0  # an MCP HTTP session with no request for this long ends (and its run)
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
-            raise ValueError(f"binding to {self.host!r} (not a loopback address) needs a bearer token: "
-                             "pass --token or set SANDBOX_TOKEN (clients then send 'Authorization: Bearer <token>')")
+            raise ValueError(
+                f"binding to {self.host!r} (not a loopback address) needs a bearer token: "
+                "pass --token or set SANDBOX_TOKEN (clients then send 'Authorization: Bearer <token>')"
+            )
 
 
 def is_loopback(host: str) -> bool:

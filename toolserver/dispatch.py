@@ -32,8 +32,16 @@ from sandbox.core.trace import CallRecord, EventRecord, RunHeader, TraceWriter, 
 from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.config import ServerConfig
-from toolserver.errors import (BrowserActionFailed, BrowserCrashed, InvalidArguments, NoSession, PageUnresponsive,
-                               PolicyViolation, ToolError, UnknownRun)
+from toolserver.errors import (
+    BrowserActionFailed,
+    BrowserCrashed,
+    InvalidArguments,
+    NoSession,
+    PageUnresponsive,
+    PolicyViolation,
+    ToolError,
+    UnknownRun,
+)
 from toolserver.media import begin_call_group, end_call_group, finish_screenshot, start_screenshot
 from toolserver.registry import ToolRegistry
 
@@ -43,13 +51,14 @@ log = logging.getLogger("toolserver.dispatch")
 @dataclass
 class CallContext:
     """What a handler gets: the run, the call's seq, and the resolved session/tab."""
-    run: "Run"
+
+    run: Run
     seq: int
     tool: str
     events: list[dict] = field(default_factory=list)
     session: br.Session | None = None
     started: float = field(default_factory=time.monotonic)
-    paint: dict | None = None     # the page's paint key read during the call (toolserver.media)
+    paint: dict | None = None  # the page's paint key read during the call (toolserver.media)
 
     @property
     def tab(self) -> br.Tab | None:
@@ -63,19 +72,27 @@ class CallContext:
 
 
 class Run:
-    def __init__(self, host: br.BrowserHost, config: ServerConfig, policy: Policy, registry: ToolRegistry,
-                 trace_path: Path | None = None, extra_header: dict | None = None,
-                 store: MirrorStore | None = None, screenshot_dir: Path | None = None,
-                 playwright_trace_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        host: br.BrowserHost,
+        config: ServerConfig,
+        policy: Policy,
+        registry: ToolRegistry,
+        trace_path: Path | None = None,
+        extra_header: dict | None = None,
+        store: MirrorStore | None = None,
+        screenshot_dir: Path | None = None,
+        playwright_trace_dir: Path | None = None,
+    ) -> None:
         self.id = f"run_{secrets.token_hex(6)}"
         if screenshot_dir is None and config.screenshot_dir is not None:
             screenshot_dir = Path(config.screenshot_dir) / self.id
-        self.screenshot_dir = screenshot_dir     # None: no screenshots (toolserver.media)
+        self.screenshot_dir = screenshot_dir  # None: no screenshots (toolserver.media)
         if playwright_trace_dir is None and config.playwright_trace_dir is not None:
             playwright_trace_dir = Path(config.playwright_trace_dir) / self.id
-        self.playwright_trace_dir = playwright_trace_dir   # None: no Playwright trace
+        self.playwright_trace_dir = playwright_trace_dir  # None: no Playwright trace
         self.host, self.config, self.policy, self.registry = host, config, policy, registry
-        self.store = store or host.store    # a run may carry its own mirror (a changed-mirror test)
+        self.store = store or host.store  # a run may carry its own mirror (a changed-mirror test)
         self._snapshot_numbers = itertools.count(1)
         self.sessions: dict[str, br.Session] = {}
         self.current_session_id: str | None = None
@@ -89,11 +106,19 @@ class Run:
             trace_path = Path(config.trace_dir) / f"{self.id}.jsonl"
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
-        self.trace = TraceWriter(trace_path, RunHeader(
-            run_id=self.id, pack=policy.pack, policy=self.trace_policy,
-            started_wall=wall_now(), sandbox_version=__version__,
-            mirror_checksum=self.store.checksum(), block_state_changes=policy.block_state_changes,
-            **(extra_header or {})))
+        self.trace = TraceWriter(
+            trace_path,
+            RunHeader(
+                run_id=self.id,
+                pack=policy.pack,
+                policy=self.trace_policy,
+                started_wall=wall_now(),
+                sandbox_version=__version__,
+                mirror_checksum=self.store.checksum(),
+                block_state_changes=policy.block_state_changes,
+                **(extra_header or {}),
+            ),
+        )
 
     @property
     def trace_policy(self) -> str:
@@ -104,41 +129,93 @@ class Run:
         async with self._lock:
             self.seq += 1
             t, wall = self.trace.now(), wall_now()
-            self.trace.write(CallRecord(seq=self.seq, tool=name, args=raw, ok=False, error=error,
-                                        t_start=t, t_end=t, wall_start=wall, wall_end=wall,
-                                        session_id=self.current_session_id))
+            self.trace.write(
+                CallRecord(
+                    seq=self.seq,
+                    tool=name,
+                    args=raw,
+                    ok=False,
+                    error=error,
+                    t_start=t,
+                    t_end=t,
+                    wall_start=wall,
+                    wall_end=wall,
+                    session_id=self.current_session_id,
+                )
+            )
 
     # --- events ---------------------------------------------------------------------------
-    def record_event(self, kind: str, data: dict, *, session: br.Session | None = None,
-                     tab: br.Tab | None = None, call: CallContext | None = None) -> dict:
+    def record_event(
+        self,
+        kind: str,
+        data: dict,
+        *,
+        session: br.Session | None = None,
+        tab: br.Tab | None = None,
+        call: CallContext | None = None,
+    ) -> dict:
         """An event of the call running now (or of ``call``, one that already ended)."""
         current = call or self.current
-        event = EventRecord(kind=kind, seq=current.seq if current else None, t=self.trace.now(),
-                            wall=wall_now(), session_id=session.id if session else None,
-                            tab=tab.id if tab else None, data=data)
+        event = EventRecord(
+            kind=kind,
+            seq=current.seq if current else None,
+            t=self.trace.now(),
+            wall=wall_now(),
+            session_id=session.id if session else None,
+            tab=tab.id if tab else None,
+            data=data,
+        )
         record = event.model_dump(mode="json", exclude={"escaped"})
         self.trace.write(record)
         if current is not None:
             current.events.append(record)
         return record
 
-    def record_policy_violation(self, url: str, *, origin: str, session: br.Session | None = None,
-                                tab: br.Tab | None = None, **data: object) -> dict:
+    def record_policy_violation(
+        self, url: str, *, origin: str, session: br.Session | None = None, tab: br.Tab | None = None, **data: object
+    ) -> dict:
         """The one shape of a ``policy_violation`` event (tool call, page, redirect)."""
-        return self.record_event("policy_violation", {
-            **data, "url": url, "rule": "allowed_urls", "origin": origin, "enforced": self.policy.enforcing,
-            "allowed_urls": list(self.policy.allowed_urls or ())}, session=session, tab=tab)
+        return self.record_event(
+            "policy_violation",
+            {
+                **data,
+                "url": url,
+                "rule": "allowed_urls",
+                "origin": origin,
+                "enforced": self.policy.enforcing,
+                "allowed_urls": list(self.policy.allowed_urls or ()),
+            },
+            session=session,
+            tab=tab,
+        )
 
     def next_snapshot_id(self) -> str:
         """Snapshot ids count per run, so the same calls give the same trace."""
         return f"s{next(self._snapshot_numbers)}"
 
-    def record_state_change(self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None,
-                            session: br.Session | None = None, tab: br.Tab | None = None) -> dict:
+    def record_state_change(
+        self,
+        action: str,
+        *,
+        name: str,
+        blocked: bool = False,
+        detail: dict | None = None,
+        session: br.Session | None = None,
+        tab: br.Tab | None = None,
+    ) -> dict:
         allowed = self.policy.state_change_allowed(name)
-        return self.record_event("state_change", {
-            "action": action, "name": name, "allowed": allowed, "blocked": blocked and not allowed,
-            "detail": detail or {}}, session=session, tab=tab)
+        return self.record_event(
+            "state_change",
+            {
+                "action": action,
+                "name": name,
+                "allowed": allowed,
+                "blocked": blocked and not allowed,
+                "detail": detail or {},
+            },
+            session=session,
+            tab=tab,
+        )
 
     # --- sessions -------------------------------------------------------------------------
     def current_session(self, crashed_ok: bool = False) -> br.Session:
@@ -184,8 +261,9 @@ class Run:
                 error = await self.browser_error(ctx, exc)
             except Exception as exc:  # a server fault: recorded, reported, never fatal
                 log.exception("server fault in %s", name)
-                self.record_event("server_fault", {"tool": name, "error": repr(exc),
-                                                   "traceback": traceback.format_exc(limit=8)})
+                self.record_event(
+                    "server_fault", {"tool": name, "error": repr(exc), "traceback": traceback.format_exc(limit=8)}
+                )
                 error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
             finally:
                 self.current = None
@@ -199,11 +277,25 @@ class Run:
             result, escaped = strict_json(result, "result")
             screenshot = start_screenshot(self, ctx, name, tab)
             record = dict(
-                type="call", seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result,
-                error=error, t_start=t_start, t_end=self.trace.now(), wall_start=wall_start,
-                wall_end=wall_now(), session_id=session.id if session else None,
-                tab=tab.id if tab else None, url_before=url_before, url_after=url_after,
-                events=ctx.events, screenshot=screenshot, **({"escaped": escaped} if escaped else {}))
+                type="call",
+                seq=ctx.seq,
+                tool=name,
+                args=raw_args,
+                ok=error is None,
+                result=result,
+                error=error,
+                t_start=t_start,
+                t_end=self.trace.now(),
+                wall_start=wall_start,
+                wall_end=wall_now(),
+                session_id=session.id if session else None,
+                tab=tab.id if tab else None,
+                url_before=url_before,
+                url_after=url_after,
+                events=ctx.events,
+                screenshot=screenshot,
+                **({"escaped": escaped} if escaped else {}),
+            )
             self.trace.write(record)  # a plain dict: writing the line can never fail validation
             return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 
@@ -216,7 +308,9 @@ class Run:
             raise PolicyViolation(
                 f"URL not allowed by this run's pack ({self.policy.pack}): {url!r}. Rule 'allowed_urls': "
                 f"only these exact URLs may be opened (a fragment may be added): {self.policy.describe_allowed()}",
-                rule="allowed_urls", allowed_urls=list(self.policy.allowed_urls or ()))
+                rule="allowed_urls",
+                allowed_urls=list(self.policy.allowed_urls or ()),
+            )
 
     async def browser_error(self, ctx: CallContext, exc: PlaywrightError) -> dict:
         """What a Playwright failure means: the browser died, the run ended, the page hangs
@@ -240,10 +334,12 @@ class Run:
         bound = self.config.call_timeout_s
         try:
             result = await asyncio.wait_for(handler_call, bound)
-        except asyncio.TimeoutError:
-            raise PageUnresponsive(f"{ctx.tool} did not finish within {bound:g} s: the page is not answering. "
-                                   "Close the tab (browser_close_tab) or the session (browser_close) and start "
-                                   "again.") from None
+        except TimeoutError:
+            raise PageUnresponsive(
+                f"{ctx.tool} did not finish within {bound:g} s: the page is not answering. "
+                "Close the tab (browser_close_tab) or the session (browser_close) and start "
+                "again."
+            ) from None
         if self.closed:
             raise UnknownRun(f"run {self.id} ended while this call was running")
         return result
@@ -260,7 +356,7 @@ class Run:
         await asyncio.gather(*(br.close_session(session) for session in list(self.sessions.values())))
         try:
             await asyncio.wait_for(self._lock.acquire(), self.config.close_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("run %s: a call was still running when the run ended", self.id)
         else:
             self._lock.release()
@@ -275,12 +371,17 @@ def require_strict_json(name: str, raw_args: Any) -> None:
     try:
         json.dumps(raw_args, allow_nan=False, default=str)
     except ValueError:
-        raise InvalidArguments(f"{name}: NaN, Infinity and -Infinity are not JSON numbers; pass a finite number") from None
+        raise InvalidArguments(
+            f"{name}: NaN, Infinity and -Infinity are not JSON numbers; pass a finite number"
+        ) from None
     except RecursionError:
         raise InvalidArguments(f"{name}: the arguments are nested too deeply; pass a flat JSON object") from None
 
 
 def crashed_error(session: br.Session) -> BrowserCrashed:
-    return BrowserCrashed(f"the browser crashed under session {session.id} (recorded as a browser_crashed event); "
-                          "its tabs are gone. Start a new session with browser_start_session (a new browser is "
-                          "running).", session_id=session.id)
+    return BrowserCrashed(
+        f"the browser crashed under session {session.id} (recorded as a browser_crashed event); "
+        "its tabs are gone. Start a new session with browser_start_session (a new browser is "
+        "running).",
+        session_id=session.id,
+    )

@@ -41,71 +41,102 @@ class ToolError(Exception):
 
 
 class InvalidArguments(ToolError):
+    """A missing, unknown or wrongly typed argument; the message names it. Nothing is coerced."""
+
     type = "invalid_arguments"
 
 
 class UnknownTool(ToolError):
+    """No tool by that name (the message lists the tools)."""
+
     type = "unknown_tool"
 
 
 class NoSession(ToolError):
+    """The run has no open session: call `browser_start_session` first."""
+
     type = "no_session"
 
 
 class UnknownSession(ToolError):
+    """`session_id` does not name a session of this run."""
+
     type = "unknown_session"
 
 
 class UnknownTab(ToolError):
+    """No such tab in the session (tabs are ids like `t2`)."""
+
     type = "unknown_tab"
 
 
 class UnknownRef(ToolError):
+    """The ref is not in the tab's latest snapshot, or comes from an earlier document: take a new snapshot."""
+
     type = "stale_ref"
 
 
 class PolicyViolation(ToolError):
+    """The URL is outside the pack's allowed URLs, or a state change was blocked; names the rule."""
+
     type = "policy_violation"
 
 
 class NotInMirror(ToolError):
+    """The URL has no mirrored response (the sandbox is offline); names the nearest mirrored URLs."""
+
     type = "not_in_mirror"
 
 
 class ProviderUnavailable(ToolError):
+    """A provider other than `"kernel"`, without `--fallback-provider`."""
+
     type = "provider_unavailable"
 
 
 class ApprovalRequired(ToolError):
+    """`browser_close(close_all=true)` without `--approvals`."""
+
     type = "approval_required"
 
 
 class BrowserActionFailed(ToolError):
+    """Playwright refused the action (an element not visible, not editable, ...)."""
+
     type = "browser_action_failed"
 
 
 class PageUnresponsive(ToolError):
+    """The page did not answer within its bound: close the tab or the session."""
+
     type = "page_unresponsive"
 
 
 class BrowserCrashed(ToolError):
+    """Chromium died under this session: start a new one."""
+
     type = "browser_crashed"
 
 
 class UnknownRun(Exception):
+    """Transport-level: the run id does not exist, or the run has ended (HTTP 404)."""
+
     type = "unknown_run"
 
 
 class TooManyRuns(Exception):
     """Transport-level: the server already holds ``max_runs`` live runs (HTTP 429)."""
+
     type = "too_many_runs"
 
 
 class UnknownPack(Exception):
     """Transport-level: a run was asked for a pack the server cannot resolve (one uniform message)."""
+
     type = "invalid_pack"
 
 
 class NoTask(Exception):
     """Transport-level: ``/task`` or ``/answer`` for a run that has no pack (or a server without packs)."""
+
     type = "no_task"

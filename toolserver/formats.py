@@ -12,7 +12,7 @@ Pure data: imports nothing from the tool server, no SDK.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 FORMATS = ("mcp", "openai", "anthropic", "json-schema")
 
@@ -33,13 +33,20 @@ def mcp_annotations(tool: dict) -> dict:
 
 
 def to_mcp(tool: dict) -> dict:
-    return {"name": tool["name"], "title": tool["title"], "description": tool["description"],
-            "inputSchema": tool["input_schema"], "annotations": mcp_annotations(tool)}
+    return {
+        "name": tool["name"],
+        "title": tool["title"],
+        "description": tool["description"],
+        "inputSchema": tool["input_schema"],
+        "annotations": mcp_annotations(tool),
+    }
 
 
 def to_openai(tool: dict) -> dict:
-    return {"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                             "parameters": tool["input_schema"]}}
+    return {
+        "type": "function",
+        "function": {"name": tool["name"], "description": tool["description"], "parameters": tool["input_schema"]},
+    }
 
 
 def to_anthropic(tool: dict) -> dict:
@@ -51,7 +58,11 @@ def to_json_schema(tool: dict) -> dict:
 
 
 _CONVERTERS: dict[str, Callable[[dict], dict]] = {
-    "mcp": to_mcp, "openai": to_openai, "anthropic": to_anthropic, "json-schema": to_json_schema}
+    "mcp": to_mcp,
+    "openai": to_openai,
+    "anthropic": to_anthropic,
+    "json-schema": to_json_schema,
+}
 
 
 def tool_definitions(fmt: str, schemas: list[dict]) -> list[dict]:

@@ -25,14 +25,14 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 NO_SCREENSHOT_TOOLS = frozenset({"list_tools", "browser_close"})
-_cdp_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # page -> its CDP session
-_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()        # run -> its latest capture
-_last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # page -> (its paint key, file)
+_cdp_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> its CDP session
+_pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # run -> its latest capture
+_last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> (its paint key, file)
 # Calls that only read the page: the previous call's picture is taken while they run.
 READING_TOOLS = frozenset({"browser_snapshot", "list_tools"})
 # Calls that await the previous call's picture themselves, after work that cannot change the page.
 SELF_WAITING_TOOLS = frozenset({"browser_close"})
-PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"   # an expression: see STATE_JS
+PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"  # an expression: see STATE_JS
 
 
 def screenshot_name(file: Path, trace_path: Path | None) -> str:
@@ -71,10 +71,10 @@ async def finish_screenshot(run: Any, tool: str | None = None) -> None:
 async def _capture(run: Any, ctx: Any, tab: Any, file: Path, previous: asyncio.Future | None) -> None:
     try:
         if previous is not None:
-            await asyncio.wait([previous])       # one picture at a time, in call order
+            await asyncio.wait([previous])  # one picture at a time, in call order
         file.parent.mkdir(parents=True, exist_ok=True)
         await asyncio.wait_for(_keep_viewport(tab, file, ctx.paint), run.config.screenshot_timeout_ms / 1000)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         _failed(run, ctx, tab, file, f"no screenshot within {run.config.screenshot_timeout_ms} ms")
     except (PlaywrightError, OSError) as exc:
         _failed(run, ctx, tab, file, str(exc).splitlines()[0][:300])
@@ -107,7 +107,7 @@ async def _keep_viewport(tab: Any, file: Path, key: dict | None = None) -> None:
             os.link(last[1], file)
             return
         except OSError:
-            pass                                 # the last picture is gone: take a new one
+            pass  # the last picture is gone: take a new one
     session = _cdp_sessions.get(page)
     if session is None:
         session = _cdp_sessions[page] = await page.context.new_cdp_session(page)
@@ -128,7 +128,7 @@ def _failed(run: Any, ctx: Any, tab: Any, file: Path, error: str) -> None:
 PLAYWRIGHT_TRACE = "playwright-trace"
 
 
-_open_groups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()    # run -> context with an open group
+_open_groups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # run -> context with an open group
 
 
 async def start_playwright_trace(run: Any, context: Any) -> None:
@@ -140,7 +140,7 @@ async def start_playwright_trace(run: Any, context: Any) -> None:
     except PlaywrightError as exc:
         run.record_event("playwright_trace_failed", {"step": "start", "error": str(exc).splitlines()[0][:300]})
         return
-    if run.current is not None:     # the call opening the session (browser_start_session)
+    if run.current is not None:  # the call opening the session (browser_start_session)
         await begin_call_group(run, run.current, context)
 
 
@@ -156,7 +156,7 @@ async def begin_call_group(run: Any, ctx: Any, context: Any = None) -> None:
     try:
         await context.tracing.group(f"seq {ctx.seq} · {ctx.tool}")
     except PlaywrightError:
-        return          # not tracing this context (its trace failed to start: already an event)
+        return  # not tracing this context (its trace failed to start: already an event)
     _open_groups[run] = context
 
 
@@ -177,10 +177,11 @@ async def stop_playwright_trace(run: Any, context: Any) -> None:
         number += 1
         path = folder / f"{PLAYWRIGHT_TRACE}-{number}.zip"
     try:
-        if _open_groups.get(run) is context:      # browser_close: its group ends with the trace
+        if _open_groups.get(run) is context:  # browser_close: its group ends with the trace
             await end_call_group(run)
         folder.mkdir(parents=True, exist_ok=True)
         await context.tracing.stop(path=str(path))
     except (PlaywrightError, OSError) as exc:
-        run.record_event("playwright_trace_failed", {"step": "stop", "file": str(path),
-                                                     "error": str(exc).splitlines()[0][:300]})
+        run.record_event(
+            "playwright_trace_failed", {"step": "stop", "file": str(path), "error": str(exc).splitlines()[0][:300]}
+        )

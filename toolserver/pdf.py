@@ -28,8 +28,10 @@ def viewer_html(name: str, pages: list[str]) -> str:
         f'<pre style="white-space:pre-wrap;font:14px serif">{html.escape(text)}</pre></section>'
         for n, text in enumerate(pages, start=1)
     )
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(name)}</title></head>"
-            f"<body><main aria-label='PDF document {html.escape(name)}'>{sections}</main></body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(name)}</title></head>"
+        f"<body><main aria-label='PDF document {html.escape(name)}'>{sections}</main></body></html>"
+    )
 
 
 def snapshot_text(name: str, pages: list[str]) -> str:

@@ -13,8 +13,9 @@ A tool carries a URL (and so the allow-list applies to it) exactly when its argu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -29,6 +30,7 @@ Handler = Callable[[Any, Any], Awaitable[dict]]
 
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: unknown arguments and silent coercion are errors."""
+
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
@@ -52,15 +54,19 @@ class Tool:
         return schema
 
     def schema(self) -> dict:
-        return {"name": self.name, "title": self.title, "description": self.description,
-                "side_effect": self.side_effect, "input_schema": self.input_schema()}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "side_effect": self.side_effect,
+            "input_schema": self.input_schema(),
+        }
 
     def parse(self, raw: object) -> ToolArgs:
         if raw is None:
             raw = {}
         if not isinstance(raw, dict):
-            raise InvalidArguments(
-                f"{self.name}: arguments must be a JSON object, got {type(raw).__name__}")
+            raise InvalidArguments(f"{self.name}: arguments must be a JSON object, got {type(raw).__name__}")
         try:
             return self.args.model_validate(raw)
         except ValidationError as exc:
@@ -75,7 +81,7 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
             parts.append(f"unknown argument '{name}'")
         elif err["type"] == "missing":
             parts.append(f"missing required argument '{name}'")
-        elif err["type"] == "value_error" and not err["loc"]:   # a whole-arguments rule: its own message
+        elif err["type"] == "value_error" and not err["loc"]:  # a whole-arguments rule: its own message
             parts.append(str(err["ctx"]["error"]))
         else:
             got = err.get("input")
@@ -83,11 +89,14 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
     return f"{tool}: " + "; ".join(parts)
 
 
-def tool(name: str, *, args: type[ToolArgs], side_effect: SideEffect, description: str, title: str,
-         scope: Scope = "tab") -> Callable[[Handler], Tool]:
+def tool(
+    name: str, *, args: type[ToolArgs], side_effect: SideEffect, description: str, title: str, scope: Scope = "tab"
+) -> Callable[[Handler], Tool]:
     """Declare a tool: ``@tool("browser_x", args=XArgs, ...) async def browser_x(ctx, args)``."""
+
     def declare(handler: Handler) -> Tool:
         return Tool(name, title, description.strip(), args, side_effect, handler, scope)
+
     return declare
 
 

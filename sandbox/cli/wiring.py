@@ -29,8 +29,11 @@ class PackTasks:
 
     def task(self, pack: str, site_key: str) -> dict:
         loaded = load_pack(pack)
-        return {"prompt": loaded.render_prompt(site_key), "allowed_urls": list(loaded.policy().allowed_urls or ()),
-                "time_limit_seconds": loaded.card.time_limit_seconds}
+        return {
+            "prompt": loaded.render_prompt(site_key),
+            "allowed_urls": list(loaded.policy().allowed_urls or ()),
+            "time_limit_seconds": loaded.card.time_limit_seconds,
+        }
 
     def score(self, pack: str, output: str, trace_text: str, elapsed_seconds: float, site_key: str | None) -> dict:
         report = score_attempt(load_pack(pack), output, parse_trace(trace_text), elapsed_seconds, site_key=site_key)

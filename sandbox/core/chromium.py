@@ -15,34 +15,63 @@ DEBIAN_CHROMIUM = "/usr/bin/chromium"
 # Chromium keeps only the last --disable-features switch, and ours comes after Playwright's: so
 # ours repeats Playwright's list (chromiumSwitches.ts of the installed driver; a test checks it).
 PLAYWRIGHT_DISABLED_FEATURES = (
-    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
-    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding",
-    "ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect", "TcpPortRandomizationWin",
-    "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled", "PreconnectToSearch",
-    "msForceBrowserSignIn", "msEdgeUpdateLaunchServicesPreferredVersion")
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
 DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
-    "IsolateOrigins", "site-per-process", "Translate", "BackForwardCache",
+    "IsolateOrigins",
+    "site-per-process",
+    "Translate",
+    "BackForwardCache",
     # Headless Chromium 156 builds each new context's window an omnibox popup from WebUI
     # (chrome://omnibox-popup.top-chrome/), in a renderer of its own that no page ever shows:
     # a new context cost 1.5-1.8 s of CPU (most in that renderer and the browser process), 0.2-0.3 s without.
-    "WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+)
 
 
 def chromium_launch_args() -> list[str]:
     """Headless flags; the background-networking ones keep Chromium from dialling out, and a
     dead proxy catches anything that might ever escape request interception."""
     args = [
-        "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-default-apps",
-        "--disable-domain-reliability", "--no-pings", "--metrics-recording-only",
-        "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-domain-reliability",
+        "--no-pings",
+        "--metrics-recording-only",
+        "--proxy-server=http://127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
         # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none.
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         # CPU: every session is a new context (a new renderer); on small machines the browser is
         # the bottleneck, so share renderers per site and drop features an offline sandbox never uses.
-        "--disable-site-isolation-trials", "--process-per-site", "--renderer-process-limit=4",
+        "--disable-site-isolation-trials",
+        "--process-per-site",
+        "--renderer-process-limit=4",
         "--disable-features=" + ",".join(DISABLED_FEATURES),
-        "--disable-extensions", "--disable-breakpad", "--mute-audio",
+        "--disable-extensions",
+        "--disable-breakpad",
+        "--mute-audio",
         # Chromium classifies the machine for on-device AI models 3 minutes after start, in a new
         # On-Device Model Service process (+46 MB, in every fresh profile): a given class skips it.
         "--optimization-guide-performance-class=2",
@@ -58,4 +87,5 @@ def resolve_chromium(configured: str | None, playwright_default: str | None) -> 
             return candidate
     raise RuntimeError(
         "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
-        "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here.")
+        "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here."
+    )

@@ -7,8 +7,18 @@ registry and these facts agree. The gates use these facts on traces from any har
 
 from __future__ import annotations
 
-TOOL_NAMES = ("list_tools", "browser_start_session", "browser_snapshot", "browser_click",
-              "browser_type", "browser_scroll", "browser_navigate", "browser_open_tab",
-              "browser_switch_tab", "browser_close_tab", "browser_close")
+TOOL_NAMES = (
+    "list_tools",
+    "browser_start_session",
+    "browser_snapshot",
+    "browser_click",
+    "browser_type",
+    "browser_scroll",
+    "browser_navigate",
+    "browser_open_tab",
+    "browser_switch_tab",
+    "browser_close_tab",
+    "browser_close",
+)
 
 URL_BEARING_TOOLS = ("browser_start_session", "browser_navigate", "browser_open_tab")

@@ -15,7 +15,7 @@ import mimetypes
 import os
 import stat
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Literal
@@ -28,8 +28,8 @@ MANIFEST = "manifest.json"
 class Provenance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["reconstructed", "captured"]
-    basis: str | None = Field(None, description="What a reconstruction is built from.")
-    captured_at: str | None = Field(None, description="ISO time of a capture.")
+    basis: str | None = Field(default=None, description="What a reconstruction is built from.")
+    captured_at: str | None = Field(default=None, description="ISO time of a capture.")
 
 
 class MirrorEntry(BaseModel):
@@ -85,7 +85,7 @@ class MirrorStore:
         self._entries: dict[str, tuple[Path, MirrorEntry]] = {}
 
     @classmethod
-    def load(cls, *roots: Path) -> "MirrorStore":
+    def load(cls, *roots: Path) -> MirrorStore:
         store = cls()
         for root in roots:
             root = Path(root)
@@ -176,13 +176,18 @@ def write_entry(
     target.write_bytes(body)
     all_headers = {"content-type": content_type, **(headers or {})}
     entry = MirrorEntry(
-        url=url, status=status, headers=all_headers, body=body_path,
-        sha256=hashlib.sha256(body).hexdigest(), provenance=provenance,
+        url=url,
+        status=status,
+        headers=all_headers,
+        body=body_path,
+        sha256=hashlib.sha256(body).hexdigest(),
+        provenance=provenance,
     )
     manifest_path = folder / MANIFEST
     manifest = (
         Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-        if manifest_path.exists() else Manifest()
+        if manifest_path.exists()
+        else Manifest()
     )
     kept = [e for e in manifest.entries if url_key(e.url) != url_key(url)]
     manifest.entries = sorted([*kept, entry], key=lambda e: e.url)
@@ -209,17 +214,30 @@ def remove_entries(folder: Path) -> None:
 
 
 def captured(now: datetime | None = None) -> Provenance:
-    return Provenance(kind="captured", captured_at=(now or datetime.now(timezone.utc)).isoformat(timespec="seconds"))
+    return Provenance(kind="captured", captured_at=(now or datetime.now(UTC)).isoformat(timespec="seconds"))
 
 
 def reconstructed(basis: str) -> Provenance:
     return Provenance(kind="reconstructed", basis=basis)
 
 
-_SANE_TYPES = ("text/", "application/json", "application/javascript", "application/x-javascript",
-               "application/pdf", "image/", "font/", "application/font", "application/octet-stream",
-               "application/xml", "application/hal+json", "application/ld+json", "application/manifest+json",
-               "application/wasm", "application/xhtml+xml")
+_SANE_TYPES = (
+    "text/",
+    "application/json",
+    "application/javascript",
+    "application/x-javascript",
+    "application/pdf",
+    "image/",
+    "font/",
+    "application/font",
+    "application/octet-stream",
+    "application/xml",
+    "application/hal+json",
+    "application/ld+json",
+    "application/manifest+json",
+    "application/wasm",
+    "application/xhtml+xml",
+)
 
 
 def check(*roots: Path) -> list[str]:
@@ -269,9 +287,10 @@ def check(*roots: Path) -> list[str]:
 class HostProvenance:
     """What one host folder's entries are: captured URLs, and reconstructed URLs grouped by the
     basis each reconstruction states (in manifest order)."""
+
     host: str
     captured: tuple[str, ...]
-    reconstructed: tuple[tuple[str, tuple[str, ...]], ...]   # (basis, URLs)
+    reconstructed: tuple[tuple[str, tuple[str, ...]], ...]  # (basis, URLs)
 
 
 def provenance_by_host(*roots: Path) -> list[HostProvenance]:
@@ -291,6 +310,9 @@ def provenance_by_host(*roots: Path) -> list[HostProvenance]:
             for entry in manifest.entries:
                 if entry.provenance.kind == "reconstructed":
                     bases.setdefault(entry.provenance.basis or "", []).append(entry.url)
-            summaries.append(HostProvenance(manifest_path.parent.name, captured,
-                                            tuple((basis, tuple(urls)) for basis, urls in bases.items())))
+            summaries.append(
+                HostProvenance(
+                    manifest_path.parent.name, captured, tuple((basis, tuple(urls)) for basis, urls in bases.items())
+                )
+            )
     return summaries

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+PolicyMode = Literal["enforce", "observe"]
+"""``enforce`` refuses calls outside the allow-list; ``observe`` only records them."""
+
 
 class PolicyNotFound(LookupError):
     """A policy resolver was asked for a pack it does not know."""
@@ -33,7 +36,7 @@ class Policy:
     """What a run enforces. ``allowed_urls=None`` means no allow-list (no pack)."""
 
     allowed_urls: tuple[str, ...] | None = None
-    mode: Literal["enforce", "observe"] = "enforce"
+    mode: PolicyMode = "enforce"
     block_state_changes: bool = False
     allowed_state_changes: frozenset[str] = field(default_factory=frozenset)
     pack: str | None = None

@@ -4,7 +4,8 @@ Line types (field ``type``):
 - ``run``: the header (run id, pack, policy, versions, mirror checksum), written first.
 - ``event``: something that happened in the browser (``kind``: navigation, redirect,
   blocked_request (WebSockets and service workers included), tab_opened, dialog, download,
-  policy_violation, state_change, settle_timeout, final_state_unchecked, server_fault). ``seq`` names the tool call during which it happened (None between calls).
+  policy_violation, state_change, settle_timeout, final_state_unchecked, server_fault).
+  ``seq`` names the tool call during which it happened (None between calls).
   Events are written the moment they happen, so none is lost if a call never returns.
 - ``call``: one tool call, written and flushed when the call ends. ``args`` are stored exactly
   as received (also for rejected calls); ``events`` repeats the events the call caused.
@@ -27,7 +28,7 @@ import re
 import reprlib
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,70 +38,109 @@ TRACE_FORMAT = 1
 
 
 def wall_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class ToolError(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    type: str
-    message: str
-    details: dict[str, Any] | None = None
+    type: str = Field(description="The error type (see the error reference), e.g. `stale_ref`.")
+    message: str = Field(description="What went wrong and what to do next, with the evidence.")
+    details: dict[str, Any] | None = Field(default=None, description="Structured evidence, where the error has some.")
 
 
 class RunHeader(BaseModel):
+    """The first line of every trace."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
     type: Literal["run"] = "run"
-    format: int = TRACE_FORMAT
-    run_id: str
-    pack: str | None = None
-    policy: str | None = None
-    started_wall: str
-    sandbox_version: str | None = None
-    mirror_checksum: str | None = None
+    format: int = Field(default=TRACE_FORMAT, description="The trace format's version.")
+    run_id: str = Field(description="The run's id (also in the HTTP API's paths).")
+    pack: str | None = Field(default=None, description="The pack whose allow-list and task the run has, or null.")
+    policy: str | None = Field(
+        default=None, description="`enforce`, `observe`, or `none` for a run without an allow-list."
+    )
+    started_wall: str = Field(description="When the run started (ISO-8601 UTC).")
+    sandbox_version: str | None = Field(default=None, description="The sandbox's package version.")
+    mirror_checksum: str | None = Field(
+        default=None, description="A checksum over the mirror manifests the run serves."
+    )
 
 
 class EventRecord(BaseModel):
+    """Something that happened in the browser, written the moment it happens."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["event"] = "event"
-    kind: str
-    seq: int | None = None
-    t: float
-    wall: str
-    session_id: str | None = None
-    tab: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
-    escaped: list[str] | None = None
+    kind: str = Field(description="What happened: one of the event kinds below.")
+    seq: int | None = Field(default=None, description="The tool call during which it happened (null between calls).")
+    t: float = Field(description="Seconds since the run started (monotonic clock).")
+    wall: str = Field(description="When it happened (ISO-8601 UTC).")
+    session_id: str | None = Field(default=None, description="The browser session it happened in.")
+    tab: str | None = Field(default=None, description='The tab it happened in (`"t1"`, `"t2"`, ...).')
+    data: dict[str, Any] = Field(default_factory=dict, description="The kind's own fields (URL, reason, ...).")
+    escaped: list[str] | None = Field(default=None, description="Where text that is not valid Unicode was escaped.")
 
 
 class CallRecord(BaseModel):
+    """One tool call, written and flushed when the call ends."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["call"] = "call"
-    seq: int
-    tool: str
-    args: Any
-    ok: bool
-    result: dict[str, Any] | None = None
-    error: ToolError | None = None
-    t_start: float
-    t_end: float
-    wall_start: str
-    wall_end: str
-    session_id: str | None = None
-    tab: str | None = None
-    url_before: str | None = None
-    url_after: str | None = None
-    events: list[dict[str, Any]] = Field(default_factory=list)
-    escaped: list[str] | None = None
-    screenshot: str | None = Field(None, description="The active tab's viewport PNG after the call, relative to "
-                                                     "the trace's folder (e.g. shots/12.png); None when not taken.")
+    seq: int = Field(description="The call's number in the run, from 1.")
+    tool: str = Field(description="The tool's name, as asked (also an unknown one).")
+    args: Any = Field(description="The arguments exactly as received (malformed JSON kept as its raw text).")
+    ok: bool = Field(description="Whether the call succeeded.")
+    result: dict[str, Any] | None = Field(default=None, description="The result the agent got (when `ok`).")
+    error: ToolError | None = Field(default=None, description="The error the agent got (when not `ok`).")
+    t_start: float = Field(description="Seconds since the run started, when the call arrived.")
+    t_end: float = Field(description="Seconds since the run started, when it was answered.")
+    wall_start: str = Field(description="When the call arrived (ISO-8601 UTC).")
+    wall_end: str = Field(description="When it was answered (ISO-8601 UTC).")
+    session_id: str | None = Field(default=None, description="The session the call acted on.")
+    tab: str | None = Field(default=None, description="The tab the call acted on.")
+    url_before: str | None = Field(default=None, description="The active tab's URL before the call.")
+    url_after: str | None = Field(default=None, description="The active tab's URL after the call.")
+    events: list[dict[str, Any]] = Field(default_factory=list, description="The events the call caused, repeated.")
+    escaped: list[str] | None = Field(default=None, description="Where text that is not valid Unicode was escaped.")
+    screenshot: str | None = Field(
+        default=None,
+        description="The active tab's viewport PNG after the call, relative to "
+        "the trace's folder (e.g. shots/12.png); None when not taken.",
+    )
 
 
 class RunEnd(BaseModel):
+    """The last line, written when the run is closed."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
     type: Literal["run_end"] = "run_end"
-    t: float
-    wall: str
-    reason: str = "closed"
+    t: float = Field(description="Seconds since the run started.")
+    wall: str = Field(description="When the run ended (ISO-8601 UTC).")
+    reason: str = Field(default="closed", description="Why the run ended.")
+
+
+# Every event kind the sandbox writes, with what it means. The trace reference is generated from
+# this table, and a test checks that every kind the code records is in it.
+EVENT_KINDS: dict[str, str] = {
+    "navigation": "a document committed in a tab (`url`)",
+    "redirect": "the router followed a mirrored redirect (`url`, `location`)",
+    "blocked_request": "a request the mirror could not answer or the sandbox refused "
+    "(`url`, `reason`, `resource_type`; WebSockets, service workers and WebRTC included)",
+    "tab_opened": "a popup or new tab opened (`tab`, `opener`, `url`)",
+    "dialog": "a JavaScript dialog appeared and was dismissed or accepted",
+    "download": "the page started a download (`url`, `filename`)",
+    "download_discarded": "a download over the per-run byte cap was deleted",
+    "policy_violation": "a URL outside the allow-list was asked for (by a tool call, a page or a redirect); "
+    "names the rule and the allowed URLs",
+    "state_change": "a state-changing action (non-GET request, form submission, Enter, a marked control, "
+    "a download, an accepted dialog); `blocked` when prevented",
+    "settle_timeout": "the page was still busy when the wait after an action ran out",
+    "final_state_unchecked": "a final-state marker could not be checked after an action",
+    "browser_crashed": "Chromium died under the session",
+    "server_fault": "an unexpected exception inside the sandbox (logged with its traceback); the server stays up",
+    "screenshot_failed": "a screenshot could not be taken or written (the call is unaffected)",
+    "playwright_trace_failed": "a Playwright trace could not be started or saved (the call is unaffected)",
+}
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -165,8 +205,9 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._lines: list[str] = []
         self.closed = False
-        self._file = open(self.path, "x", encoding="utf-8") if self.path else None   # never two runs in one file
-        self.header: dict[str, Any] = header.model_dump(mode="json")   # the first line, kept for readers
+        # Open for the writer's life, closed by close(); "x": never two runs in one file.
+        self._file = open(self.path, "x", encoding="utf-8") if self.path else None  # noqa: SIM115
+        self.header: dict[str, Any] = header.model_dump(mode="json")  # the first line, kept for readers
         self.write(self.header)
 
     def now(self) -> float:
@@ -199,6 +240,7 @@ class TraceWriter:
 
 class Trace(BaseModel):
     """A trace read back: the header, calls and events in file order, and unreadable lines."""
+
     model_config = ConfigDict(extra="forbid")
     header: dict[str, Any] | None = None
     calls: list[CallRecord] = Field(default_factory=list)
@@ -210,7 +252,7 @@ class Trace(BaseModel):
 def parse_trace(text: str) -> Trace:
     """Read JSONL text; a line that does not parse is kept as a named problem, never fatal."""
     trace = Trace()
-    for number, raw in enumerate(text.split("\n"), start=1):   # only \n ends a JSONL line
+    for number, raw in enumerate(text.split("\n"), start=1):  # only \n ends a JSONL line
         if not raw.strip():
             continue
         try:

@@ -3,7 +3,7 @@ over a tool-call trace (``sandbox.core.trace.Trace``). One function per gate kin
 name; ``check_gates`` runs them all and every failure names its gate and the offending
 call's ``seq`` (None when no single call is at fault).
 
-Decisions (see packs/README.md):
+Decisions (see docs/concepts/packs.md):
 - counts count every call line, rejected calls included ("measured tool-invocation counts");
 - a URL is "visited" only by a URL-bearing call that succeeded (``ok``);
 - a navigation the page itself attempted (link, redirect, popup: a ``policy_violation``
@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from itertools import pairwise
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox.evaluation.packs import GatesSpec, Pack, load_pack
 from sandbox.core.contract import URL_BEARING_TOOLS
 from sandbox.core.policy import url_allowed, without_fragment
 from sandbox.core.trace import CallRecord, Trace
+from sandbox.evaluation.packs import GatesSpec, Pack, load_pack
 
 
 class GateFailure(BaseModel):
@@ -41,7 +43,7 @@ class GateFailure(BaseModel):
 class GateReport(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     ok: bool
-    measured: bool = Field(True, description="False when no trace was given (gates not measured).")
+    measured: bool = Field(default=True, description="False when no trace was given (gates not measured).")
     failures: list[GateFailure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     checked: list[str] = Field(default_factory=list)
@@ -49,6 +51,7 @@ class GateReport(BaseModel):
 
 class Finding(NamedTuple):
     """What a gate function yields; ``check_gates`` adds the gate's name."""
+
     seq: int | None
     message: str
 
@@ -82,6 +85,7 @@ def gate(name: str) -> Callable[[GateFunction], GateFunction]:
     def register(function: GateFunction) -> GateFunction:
         GATES[name] = function
         return function
+
     return register
 
 
@@ -103,10 +107,13 @@ def check_measurement(ctx: GateContext) -> Iterator[Finding]:
     first = ctx.calls[0].seq
     if first not in (0, 1):
         yield ctx.fail(first, f"the first call has seq {first}: earlier calls are missing from the trace")
-    for before, call in zip(ctx.calls, ctx.calls[1:]):
+    for before, call in pairwise(ctx.calls):
         if call.seq != before.seq + 1:
-            yield ctx.fail(call.seq, f"seq {call.seq} follows seq {before.seq}: calls must be numbered "
-                                     "consecutively (a gap or repeat means lost or duplicated lines)")
+            yield ctx.fail(
+                call.seq,
+                f"seq {call.seq} follows seq {before.seq}: calls must be numbered "
+                "consecutively (a gap or repeat means lost or duplicated lines)",
+            )
     if ctx.spec.require_close and not any(c.tool == "browser_close" for c in ctx.calls):
         yield ctx.fail(None, "no browser_close call: the run must end by closing its session")
 
@@ -116,8 +123,10 @@ def check_permitted_tools(ctx: GateContext) -> Iterator[Finding]:
     permitted = set(ctx.spec.permitted_tools)
     for call in ctx.calls:
         if call.tool not in permitted:
-            yield ctx.fail(call.seq, f"tool {call.tool!r} is not permitted for this task "
-                                     f"(permitted: {', '.join(ctx.spec.permitted_tools)})")
+            yield ctx.fail(
+                call.seq,
+                f"tool {call.tool!r} is not permitted for this task (permitted: {', '.join(ctx.spec.permitted_tools)})",
+            )
 
 
 @gate("tool_counts")
@@ -127,8 +136,10 @@ def check_tool_counts(ctx: GateContext) -> Iterator[Finding]:
         got = counts[rule.tool]
         if rule.op == "exactly" and got > rule.value:
             extra = [c.seq for c in ctx.calls if c.tool == rule.tool][rule.value]
-            yield ctx.fail(extra, f"{rule.tool} called {got} times; exactly {rule.value} required "
-                                  f"(seq {extra} is call {rule.value + 1})")
+            yield ctx.fail(
+                extra,
+                f"{rule.tool} called {got} times; exactly {rule.value} required (seq {extra} is call {rule.value + 1})",
+            )
         elif got < rule.value:
             need = "exactly" if rule.op == "exactly" else "at least"
             yield ctx.fail(None, f"{rule.tool} called {got} times; {need} {rule.value} required")
@@ -155,11 +166,15 @@ def check_start_session(ctx: GateContext) -> Iterator[Finding]:
             yield ctx.fail(call.seq, f"arguments must be an object, got {json.dumps(call.args)[:80]}")
             continue
         if args.get("provider") != want.provider:
-            yield ctx.fail(call.seq, f"provider must be the string {want.provider!r}, "
-                                     f"got {json.dumps(args.get('provider'))}")
+            yield ctx.fail(
+                call.seq, f"provider must be the string {want.provider!r}, got {json.dumps(args.get('provider'))}"
+            )
         if "clear_cookies" not in args or args["clear_cookies"] is not want.clear_cookies:
-            yield ctx.fail(call.seq, f"clear_cookies must be the JSON boolean {json.dumps(want.clear_cookies)}, "
-                                     f"got {json.dumps(args.get('clear_cookies'))}")
+            yield ctx.fail(
+                call.seq,
+                f"clear_cookies must be the JSON boolean {json.dumps(want.clear_cookies)}, "
+                f"got {json.dumps(args.get('clear_cookies'))}",
+            )
         if args.get("url") != ctx.spec.start_url:
             yield ctx.fail(call.seq, f"url must be exactly {ctx.spec.start_url!r}, got {json.dumps(args.get('url'))}")
         key = args.get("site_key")
@@ -170,8 +185,10 @@ def check_start_session(ctx: GateContext) -> Iterator[Finding]:
         else:
             seen_keys.setdefault(key, call.seq)
     if expected_key is None and starts:
-        ctx.notes.append("site key unverified: no expected key given (--site-key) and none in the trace "
-                         f"header; start calls used {sorted(seen_keys) or 'none'}")
+        ctx.notes.append(
+            "site key unverified: no expected key given (--site-key) and none in the trace "
+            f"header; start calls used {sorted(seen_keys) or 'none'}"
+        )
         if len(seen_keys) > 1:
             later = sorted(seen_keys.values())[1]
             yield ctx.fail(later, f"start calls used different site keys: {sorted(seen_keys)}")
@@ -188,8 +205,11 @@ def check_close_args(ctx: GateContext) -> Iterator[Finding]:
             continue
         passed = [k for k in ctx.spec.close_forbidden_args if args.get(k) is not None]
         if passed:
-            yield ctx.fail(call.seq, f"browser_close must pass neither {' nor '.join(ctx.spec.close_forbidden_args)}; "
-                                     f"got {', '.join(f'{k}={json.dumps(args[k])}' for k in passed)}")
+            yield ctx.fail(
+                call.seq,
+                f"browser_close must pass neither {' nor '.join(ctx.spec.close_forbidden_args)}; "
+                f"got {', '.join(f'{k}={json.dumps(args[k])}' for k in passed)}",
+            )
 
 
 def _url_calls(ctx: GateContext) -> Iterator[tuple[CallRecord, Any]]:
@@ -204,14 +224,20 @@ def _url_calls(ctx: GateContext) -> Iterator[tuple[CallRecord, Any]]:
 def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
     for call, url in _url_calls(ctx):
         if not url_allowed(url, ctx.spec.allowed_urls):
-            yield ctx.fail(call.seq, f"{call.tool} url {json.dumps(url)} is not an allowed resource URL "
-                                     f"(only a #fragment may differ from: {'; '.join(ctx.spec.allowed_urls)})")
+            yield ctx.fail(
+                call.seq,
+                f"{call.tool} url {json.dumps(url)} is not an allowed resource URL "
+                f"(only a #fragment may differ from: {'; '.join(ctx.spec.allowed_urls)})",
+            )
     for seq, data in _events(ctx.trace, "policy_violation"):
         url = data.get("url")
         if data.get("origin") in ("page", "redirect") and not url_allowed(url, ctx.spec.allowed_urls):
-            yield ctx.fail(seq, f"during seq {seq} the page tried to open {json.dumps(url)} ({data.get('origin')}-"
-                                "initiated); it is not an allowed resource URL, and the real service would have "
-                                "visited it")
+            yield ctx.fail(
+                seq,
+                f"during seq {seq} the page tried to open {json.dumps(url)} ({data.get('origin')}-"
+                "initiated); it is not an allowed resource URL, and the real service would have "
+                "visited it",
+            )
 
 
 @gate("must_visit")
@@ -219,8 +245,9 @@ def check_must_visit(ctx: GateContext) -> Iterator[Finding]:
     visited = {without_fragment(url) for call, url in _url_calls(ctx) if call.ok and isinstance(url, str)}
     for url in ctx.spec.must_visit:
         if without_fragment(url) not in visited:
-            yield ctx.fail(None, f"{url} was never visited by a successful URL-bearing call "
-                                 f"({', '.join(URL_BEARING_TOOLS)})")
+            yield ctx.fail(
+                None, f"{url} was never visited by a successful URL-bearing call ({', '.join(URL_BEARING_TOOLS)})"
+            )
 
 
 @gate("ordering")
@@ -247,17 +274,24 @@ def check_provider(ctx: GateContext) -> Iterator[Finding]:
         result = call.result if isinstance(call.result, dict) else None
         if call.tool == "browser_start_session" and call.ok:
             if result is None or "provider" not in result:
-                yield ctx.fail(call.seq, f"the trace line of seq {call.seq} records no session result provider "
-                                         f"(no 'result' or no 'result.provider'), so it cannot be checked to be "
-                                         f"{want!r}; record the tool's result in the trace")
+                yield ctx.fail(
+                    call.seq,
+                    f"the trace line of seq {call.seq} records no session result provider "
+                    f"(no 'result' or no 'result.provider'), so it cannot be checked to be "
+                    f"{want!r}; record the tool's result in the trace",
+                )
                 continue
             got = result["provider"]
             if got != want:
-                yield ctx.fail(call.seq, f"session result provider must be {want!r}, got {json.dumps(got)}; "
-                                         "the run must stop on any other provider")
+                yield ctx.fail(
+                    call.seq,
+                    f"session result provider must be {want!r}, got {json.dumps(got)}; "
+                    "the run must stop on any other provider",
+                )
         elif result is not None and "provider" in result and result["provider"] != want:
-            yield ctx.fail(call.seq, f"{call.tool} result names provider {json.dumps(result['provider'])}, "
-                                     f"not {want!r}")
+            yield ctx.fail(
+                call.seq, f"{call.tool} result names provider {json.dumps(result['provider'])}, not {want!r}"
+            )
 
 
 @gate("time_limit")
@@ -277,7 +311,7 @@ def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
 def _events(trace: Trace, wanted: str) -> Iterator[tuple[int | None, dict[str, Any]]]:
     """Events of one kind, from event lines and from call lines' ``events`` (each once)."""
     seen = set()
-    events = [(e.kind, e.seq, e.t, e.data) for e in trace.events]
+    events: list[tuple[object, int | None, object, object]] = [(e.kind, e.seq, e.t, e.data) for e in trace.events]
     for call in trace.calls:
         for e in call.events:
             if isinstance(e, dict):
@@ -301,18 +335,25 @@ def check_safety(ctx: GateContext) -> Iterator[Finding]:
         if data.get("allowed") is not True:
             yield ctx.fail(seq, f"state-changing action {action} {json.dumps(name)} is not allowed{blocked}")
         elif name not in allowed_names:
-            yield ctx.fail(seq, f"state change {json.dumps(name)} was marked allowed but this card allows only "
-                                f"{sorted(allowed_names) or 'none'}")
+            yield ctx.fail(
+                seq,
+                f"state change {json.dumps(name)} was marked allowed but this card allows only "
+                f"{sorted(allowed_names) or 'none'}",
+            )
 
 
-def check_gates(pack: Pack | str, trace: Trace | None, elapsed_seconds: float | None = None,
-                site_key: str | None = None) -> GateReport:
+def check_gates(
+    pack: Pack | str, trace: Trace | None, elapsed_seconds: float | None = None, site_key: str | None = None
+) -> GateReport:
     """Run every gate of the executed ``pack`` (a Pack, pack id or folder) over ``trace``."""
     if not isinstance(pack, Pack):
         pack = load_pack(pack)
     if trace is None:
         return GateReport(ok=False, measured=False, notes=["no trace given: gates not measured"])
     ctx = GateContext(pack=pack, trace=trace, elapsed_seconds=elapsed_seconds, site_key=site_key)
-    failures = [GateFailure(gate=name, seq=finding.seq, message=finding.message)
-                for name, function in GATES.items() for finding in function(ctx)]
+    failures = [
+        GateFailure(gate=name, seq=finding.seq, message=finding.message)
+        for name, function in GATES.items()
+        for finding in function(ctx)
+    ]
     return GateReport(ok=not failures, failures=failures, notes=ctx.notes, checked=list(GATES))

@@ -8,9 +8,10 @@ type-sensitive: JSON ``true`` is never the integer 1, ``1`` is never ``"1"``.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Hashable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta, timezone
 from fractions import Fraction
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any
 
 
 class NotComparable(ValueError):
@@ -21,8 +22,9 @@ def describe(value: Any) -> str:
     """A short type name for messages (JSON vocabulary)."""
     if value is None:
         return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(value), type(value).__name__)
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def strict_key(value: Any) -> Hashable:
@@ -72,9 +74,11 @@ def normalise_date(value: Any, **_: Any) -> Hashable:
         raise NotComparable(f"{value!r} is not a valid date ({exc})") from None
 
 
-_DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-                       r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})?$")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DATETIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})?$"
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def normalise_datetime(value: Any, **_: Any) -> Hashable:
@@ -87,7 +91,8 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
     if not match:
         raise NotComparable(f"{value!r} is not an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss[.fff]±hh:mm)")
     try:
-        wall = datetime(*(int(match[i]) for i in range(1, 7)))
+        year, month, day, hour, minute, second = (int(match[i]) for i in range(1, 7))
+        wall = datetime(year, month, day, hour, minute, second)
     except ValueError as exc:
         raise NotComparable(f"{value!r} is not a valid date-time ({exc})") from None
     fraction = Fraction(int(match[7]), 10 ** len(match[7])) if match[7] else Fraction(0)

@@ -20,20 +20,28 @@ import json
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sandbox.core.paths import PACKS_DIR, PROJECT_ROOT
-from sandbox.core.policy import Policy, PolicyNotFound
+from sandbox.core.policy import Policy, PolicyMode, PolicyNotFound
 from sandbox.evaluation.records import record_value
 from sandbox.evaluation.rules import expected_problem
 
 SITE_KEY_TOKEN = "{site_key}"
 SCHEMA_HEADING = "REQUIRED OUTPUT JSON SCHEMA:"
 INPUT_HEADING = "FROZEN TASK INPUT:"
-PACK_FILES = ("card.json", "task_prompt.md", "runner_prompt.md", "input.md", "output.schema.json",
-              "expected.json", "rules.json", "gates.json")
+PACK_FILES = (
+    "card.json",
+    "task_prompt.md",
+    "runner_prompt.md",
+    "input.md",
+    "output.schema.json",
+    "expected.json",
+    "rules.json",
+    "gates.json",
+)
 
 
 class PackError(Exception):
@@ -60,6 +68,7 @@ class _Frozen(BaseModel):
 
 # --- card.json --------------------------------------------------------------------------------
 
+
 class SeedReference(_Frozen):
     file: str
     first_line: int
@@ -73,7 +82,8 @@ class Card(_Frozen):
     fixed_case: str
     pack_number: int = Field(ge=1)
     pack_kind: Literal["reviewed", "historical"] = Field(
-        description="reviewed: the workflow's scoring pack; historical: an earlier execution pack")
+        description="reviewed: the workflow's scoring pack; historical: an earlier execution pack"
+    )
     executed_by: list[str]
     time_limit_seconds: int = Field(gt=0)
     scoring_pack: str = Field(description="Id of the workflow's reviewed pack; scoring always uses it.")
@@ -88,15 +98,17 @@ class Card(_Frozen):
 
 # --- gates.json -------------------------------------------------------------------------------
 
+
 class CountRule(_Frozen):
     tool: str
     op: Literal["exactly", "at_least"]
     value: int = Field(ge=0)
-    source: str = Field("", description="Where the rule comes from (runner counts line / execution control).")
+    source: str = Field(default="", description="Where the rule comes from (runner counts line / execution control).")
 
 
 class OrderingRule(_Frozen):
     """A ``tool`` call strictly after the last ``after_last`` call and before ``before``."""
+
     kind: Literal["between"]
     tool: str
     after_last: str
@@ -122,10 +134,11 @@ class GatesSpec(_Frozen):
     ordering: list[OrderingRule]
     result_provider: str
     allowed_state_changes: list[str] = Field(
-        description="Names of benchmark-owned state-changing actions this card allows (e.g. a Save draft).")
+        description="Names of benchmark-owned state-changing actions this card allows (e.g. a Save draft)."
+    )
 
     @model_validator(mode="after")
-    def _consistent(self) -> "GatesSpec":
+    def _consistent(self) -> GatesSpec:
         bare = {u.split("#", 1)[0] for u in self.allowed_urls}
         if self.start_url.split("#", 1)[0] not in bare:
             raise ValueError(f"start_url {self.start_url!r} is not one of allowed_urls")
@@ -152,11 +165,11 @@ class _RuleBase(_Frozen):
     name: str = Field(min_length=1, description="Dotted path of the field in the record.")
     critical: bool = False
     evidence_source: str | None = None
-    evidence_sources: list[str] | None = Field(None, min_length=1)
-    evidence_min_citations: int | None = Field(None, ge=1)
+    evidence_sources: list[str] | None = Field(default=None, min_length=1)
+    evidence_min_citations: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
-    def _one_source_form(self) -> "_RuleBase":
+    def _one_source_form(self) -> _RuleBase:
         if self.evidence_source is not None and self.evidence_sources is not None:
             raise ValueError("give evidence_source or evidence_sources, not both")
         if self.evidence_min_citations is not None and not self.accepted_sources:
@@ -206,7 +219,7 @@ class _ListRule(_RuleBase):
     element_enum_values: list[str] | None = None
 
     @model_validator(mode="after")
-    def _element_options(self) -> "_ListRule":
+    def _element_options(self) -> _ListRule:
         if (self.element_kind == "enum") != (self.element_enum_values is not None):
             raise ValueError("element_enum_values is required with element_kind 'enum' and only then")
         if (self.element_kind == "aliases") != (self.element_aliases is not None):
@@ -223,8 +236,15 @@ class UnorderedSetRule(_ListRule):
 
 
 FieldRule = Annotated[
-    Union[ExactRule, EnumRule, DateRule, DatetimeRule, IntegerRule, AliasesRule, WhitespaceNormalizedRule,
-          OrderedListRule, UnorderedSetRule],
+    ExactRule
+    | EnumRule
+    | DateRule
+    | DatetimeRule
+    | IntegerRule
+    | AliasesRule
+    | WhitespaceNormalizedRule
+    | OrderedListRule
+    | UnorderedSetRule,
     Field(discriminator="kind"),
 ]
 
@@ -236,8 +256,10 @@ class EvidenceSource(_Frozen):
     require_quote: bool = True
     normalize_quote_whitespace: bool = False
     normalize_linebreak_hyphenation: bool = False
-    min_citations: int | None = Field(None, ge=1)
-    derived_from: str | None = Field(None, description="The original document the text fixture is derived from.")
+    min_citations: int | None = Field(default=None, ge=1)
+    derived_from: str | None = Field(
+        default=None, description="The original document the text fixture is derived from."
+    )
 
     @field_validator("path")
     @classmethod
@@ -252,13 +274,13 @@ _THRESHOLD = r"^(0(\.[0-9]+)?|1(\.0+)?)$"
 
 class Rules(_Frozen):
     record_key: str
-    success_threshold: str = Field(pattern=_THRESHOLD, description="Decimal string, e.g. \"0.90\".")
+    success_threshold: str = Field(pattern=_THRESHOLD, description='Decimal string, e.g. "0.90".')
     evidence_threshold: str = Field(pattern=_THRESHOLD)
     field_rules: list[FieldRule] = Field(min_length=1)
     evidence_sources: dict[str, EvidenceSource]
 
     @model_validator(mode="after")
-    def _references(self) -> "Rules":
+    def _references(self) -> Rules:
         names = [rule.name for rule in self.field_rules]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -288,12 +310,24 @@ class Rules(_Frozen):
 
 # --- the pack ---------------------------------------------------------------------------------
 
+
 class Pack:
     """One loaded pack. Attributes are read-only by convention. The scorer keeps what it derives
     from a pack (schema validator, fixture texts) in its own cache, keyed by the pack object."""
 
-    def __init__(self, *, directory: Path, card: Card, gates: GatesSpec, rules: Rules, schema: dict,
-                 expected: list[dict], input_text: str, task_prompt: str, runner_prompt: str) -> None:
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        card: Card,
+        gates: GatesSpec,
+        rules: Rules,
+        schema: dict,
+        expected: list[dict],
+        input_text: str,
+        task_prompt: str,
+        runner_prompt: str,
+    ) -> None:
         self.dir = directory
         self.id = directory.name
         self.card = card
@@ -315,28 +349,36 @@ class Pack:
     def render_prompt(self, site_key: str) -> str:
         if not isinstance(site_key, str) or not site_key or any(c in site_key for c in '"\n\r\t '):
             raise ValueError(f"site_key must be a non-empty string without quotes or whitespace, got {site_key!r}")
-        return "\n".join([
-            self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key),
-            self.task_prompt.rstrip("\n"),
-            SCHEMA_HEADING,
-            self.schema_text.rstrip("\n"),
-            INPUT_HEADING,
-            self.input_text.rstrip("\n"),
-        ]) + "\n"
+        return (
+            "\n".join(
+                [
+                    self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key),
+                    self.task_prompt.rstrip("\n"),
+                    SCHEMA_HEADING,
+                    self.schema_text.rstrip("\n"),
+                    INPUT_HEADING,
+                    self.input_text.rstrip("\n"),
+                ]
+            )
+            + "\n"
+        )
 
     @property
     def schema_text(self) -> str:
         return (self.dir / "output.schema.json").read_text(encoding="utf-8")
 
-    def scoring_pack(self) -> "Pack":
+    def scoring_pack(self) -> Pack:
         """The workflow's reviewed pack (a sibling folder), loaded once."""
         if self.card.scoring_pack == self.id:
             return self
         if self._scoring_pack is None:
             scoring = load_pack(self.dir.parent / self.card.scoring_pack)
             if not scoring.card.reviewed or scoring.card.workflow != self.card.workflow:
-                raise PackError(self.dir / "card.json", "scoring_pack",
-                                f"{scoring.id} is not the reviewed pack of workflow {self.card.workflow}")
+                raise PackError(
+                    self.dir / "card.json",
+                    "scoring_pack",
+                    f"{scoring.id} is not the reviewed pack of workflow {self.card.workflow}",
+                )
             self._scoring_pack = scoring
         return self._scoring_pack
 
@@ -356,9 +398,11 @@ class Pack:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise PackError(path, f"evidence_sources.{source}",
-                            "evidence fixture is missing; fixtures are generated from the mirrors "
-                            "(see packs/README.md)") from None
+            raise PackError(
+                path,
+                f"evidence_sources.{source}",
+                "evidence fixture is missing; fixtures are generated from the mirrors (see docs/concepts/packs.md)",
+            ) from None
 
     def checksums(self) -> dict[str, str | None]:
         """sha256 of the files scoring depends on (None = missing fixture)."""
@@ -370,10 +414,15 @@ class Pack:
             self._checksums = out
         return self._checksums
 
-    def policy(self, mode: Literal["enforce", "observe"] = "enforce", block_state_changes: bool = False) -> Policy:
+    def policy(self, mode: PolicyMode = "enforce", block_state_changes: bool = False) -> Policy:
         """The live policy of a run on this pack: its allowed URLs and allowed state changes."""
-        return Policy(allowed_urls=tuple(self.gates.allowed_urls), mode=mode, block_state_changes=block_state_changes,
-                      allowed_state_changes=frozenset(self.gates.allowed_state_changes), pack=self.id)
+        return Policy(
+            allowed_urls=tuple(self.gates.allowed_urls),
+            mode=mode,
+            block_state_changes=block_state_changes,
+            allowed_state_changes=frozenset(self.gates.allowed_state_changes),
+            pack=self.id,
+        )
 
     def checksum(self) -> str:
         """One sha256 over the scoring files and their names."""
@@ -428,16 +477,23 @@ def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixture
         raise PackError(directory, None, f"no such pack folder (packs here: {known})")
     card: Card = _validate(Card, directory / "card.json")
     if card.pack_id != directory.name:
-        raise PackError(directory / "card.json", "pack_id",
-                        f"{card.pack_id!r} does not match the folder name {directory.name!r}")
+        raise PackError(
+            directory / "card.json", "pack_id", f"{card.pack_id!r} does not match the folder name {directory.name!r}"
+        )
     if card.reviewed != (card.scoring_pack == card.pack_id):
-        raise PackError(directory / "card.json", "scoring_pack",
-                        "a reviewed pack scores itself; a historical pack names its workflow's reviewed pack")
+        raise PackError(
+            directory / "card.json",
+            "scoring_pack",
+            "a reviewed pack scores itself; a historical pack names its workflow's reviewed pack",
+        )
     gates: GatesSpec = _validate(GatesSpec, directory / "gates.json")
     rules: Rules = _validate(Rules, directory / "rules.json")
     if rules.record_key != card.record_key:
-        raise PackError(directory / "card.json", "record_key",
-                        f"{card.record_key!r} differs from rules.json record_key {rules.record_key!r}")
+        raise PackError(
+            directory / "card.json",
+            "record_key",
+            f"{card.record_key!r} differs from rules.json record_key {rules.record_key!r}",
+        )
     schema = _read_json(directory / "output.schema.json")
     _check_schema(schema, directory / "output.schema.json")
     expected = _read_json(directory / "expected.json")
@@ -445,17 +501,29 @@ def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixture
         raise PackError(directory / "expected.json", None, "must be a non-empty JSON array of records")
     runner_prompt = _read_text(directory / "runner_prompt.md")
     if runner_prompt.count(SITE_KEY_TOKEN) != 1:
-        raise PackError(directory / "runner_prompt.md", None,
-                        f"must contain the site-key placeholder {SITE_KEY_TOKEN} exactly once")
-    pack = Pack(directory=directory, card=card, gates=gates, rules=rules, schema=schema, expected=expected,
-                input_text=_read_text(directory / "input.md"),
-                task_prompt=_read_text(directory / "task_prompt.md"), runner_prompt=runner_prompt)
+        raise PackError(
+            directory / "runner_prompt.md", None, f"must contain the site-key placeholder {SITE_KEY_TOKEN} exactly once"
+        )
+    pack = Pack(
+        directory=directory,
+        card=card,
+        gates=gates,
+        rules=rules,
+        schema=schema,
+        expected=expected,
+        input_text=_read_text(directory / "input.md"),
+        task_prompt=_read_text(directory / "task_prompt.md"),
+        runner_prompt=runner_prompt,
+    )
     _check_expected(pack)
     if require_fixtures:
         for name, source in rules.evidence_sources.items():
             if not (directory / source.path).is_file():
-                raise PackError(directory / source.path, f"rules.json evidence_sources.{name}.path",
-                                "evidence fixture is missing; fixtures are generated from the mirrors")
+                raise PackError(
+                    directory / source.path,
+                    f"rules.json evidence_sources.{name}.path",
+                    "evidence fixture is missing; fixtures are generated from the mirrors",
+                )
     return pack
 
 
@@ -503,7 +571,7 @@ def list_packs(packs_dir: Path | None = None) -> list[Pack]:
     return [load_pack(p) for p in _pack_dirs(packs_dir or PACKS_DIR)]
 
 
-PACK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")   # matched in full: never a path, never a newline
+PACK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # matched in full: never a path, never a newline
 
 
 def pack_policy(pack_id: str) -> Policy:

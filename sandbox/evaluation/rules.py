@@ -8,11 +8,12 @@ list kinds apply an element kind to each element.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from sandbox.evaluation.records import MISSING, record_value
 from sandbox.evaluation.normalise import VALUE_NORMALISERS, NotComparable, describe
+from sandbox.evaluation.records import MISSING, record_value
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ def rule_kind(name: str) -> Callable[[RuleFunction], RuleFunction]:
     def register(function: RuleFunction) -> RuleFunction:
         RULE_KINDS[name] = function
         return function
+
     return register
 
 
@@ -57,6 +59,7 @@ def _compare(kind: str, expected: Any, got: Any, options: dict[str, Any]) -> Fie
 def _scalar_kind(kind: str) -> RuleFunction:
     def check(rule: Any, expected: Any, got: Any) -> FieldCheck:
         return _compare(kind, expected, got, _options(rule))
+
     check.__name__ = f"check_{kind}"
     check.__doc__ = f"Rule kind {kind!r}: canonical forms (see _normalise.normalise_{kind}) must be equal."
     return check
@@ -96,7 +99,7 @@ def check_ordered_list(rule: Any, expected: Any, got: Any) -> FieldCheck:
         return FieldCheck(True)
     if Counter(map(repr, have)) == Counter(map(repr, want)):
         return FieldCheck(False, "same elements in a different order")
-    first = next(i for i, (h, w) in enumerate(zip(have, want)) if h != w)
+    first = next(i for i, (h, w) in enumerate(zip(have, want, strict=False)) if h != w)
     return FieldCheck(False, f"element {first} differs")
 
 

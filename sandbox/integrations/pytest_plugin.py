@@ -42,17 +42,30 @@ if TYPE_CHECKING:
     from sandbox.evaluation.scoring import ScoreReport
 
 RECORD_MODES = ("once", "none", "all", "new_episodes")
-MODEL_AGENT_KINDS = ("openai", "anthropic")   # agents that replay cassettes
+MODEL_AGENT_KINDS = ("openai", "anthropic")  # agents that replay cassettes
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sandbox", "browser-tool sandbox (offline agent regression tests)")
-    group.addoption("--sandbox-record-mode", choices=RECORD_MODES, default=None,
-                    help="vcrpy record mode for model agents' cassettes (default: none — replay only)")
-    group.addoption("--sandbox-out", type=Path, default=None,
-                    help="folder for the attempt folders (default: pytest's temporary directory)")
-    group.addoption("--sandbox-mirrors", type=Path, action="append", default=None,
-                    help="mirror root to serve instead of the bundled mirrors (repeatable)")
+    group.addoption(
+        "--sandbox-record-mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="vcrpy record mode for model agents' cassettes (default: none — replay only)",
+    )
+    group.addoption(
+        "--sandbox-out",
+        type=Path,
+        default=None,
+        help="folder for the attempt folders (default: pytest's temporary directory)",
+    )
+    group.addoption(
+        "--sandbox-mirrors",
+        type=Path,
+        action="append",
+        default=None,
+        help="mirror root to serve instead of the bundled mirrors (repeatable)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -86,6 +99,7 @@ class BackgroundSandbox:
 @dataclass(frozen=True)
 class Attempt:
     """One finished attempt: its verdict, its score report and where its files are."""
+
     pack: str
     agent: str
     status: str
@@ -104,17 +118,23 @@ class Attempt:
     def explain(self) -> str:
         """Why the attempt did (not) qualify, with the evidence: fields, gates, files."""
         report = self.report
-        verdict = "error-free pass" if report.error_free else "qualified pass" if report.qualified_pass else "NOT qualified"
-        lines = [f"{self.pack} [{self.agent}]: {verdict} "
-                 f"(status {self.status}, field accuracy {float(report.field_accuracy):.3f})"]
+        verdict = (
+            "error-free pass" if report.error_free else "qualified pass" if report.qualified_pass else "NOT qualified"
+        )
+        lines = [
+            f"{self.pack} [{self.agent}]: {verdict} "
+            f"(status {self.status}, field accuracy {float(report.field_accuracy):.3f})"
+        ]
         if self.error:
             lines.append(f"  agent error: {self.error}")
         lines += [f"  reason: {reason}" for reason in report.reasons]
         for field in report.fields:
             if not field.correct:
                 mark = "critical " if field.critical else ""
-                lines.append(f"  {mark}field {field.name}: expected {field.expected!r}, got {field.got!r}"
-                             + (f" ({field.detail})" if field.detail else ""))
+                lines.append(
+                    f"  {mark}field {field.name}: expected {field.expected!r}, got {field.got!r}"
+                    + (f" ({field.detail})" if field.detail else "")
+                )
         for failure in report.gates.failures:
             at = f" (call seq {failure.seq})" if failure.seq is not None else ""
             lines.append(f"  gate {failure.gate}{at}: {failure.message}")
@@ -144,8 +164,9 @@ def assert_field(attempt: Attempt, name: str) -> None:
     for field in attempt.report.fields:
         if field.name == name:
             if not field.correct:
-                pytest.fail(f"field {name}: expected {field.expected!r}, got {field.got!r}\n{attempt.explain()}",
-                            pytrace=False)
+                pytest.fail(
+                    f"field {name}: expected {field.expected!r}, got {field.got!r}\n{attempt.explain()}", pytrace=False
+                )
             return
     pytest.fail(f"the pack {attempt.pack!r} scores no field {name!r}", pytrace=False)
 
@@ -184,9 +205,12 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: P
 
     if not cassette.is_file():
         if mode == "none":
-            pytest.fail(f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
-                        "endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY) and run pytest with "
-                        "--sandbox-record-mode once", pytrace=False)
+            pytest.fail(
+                f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
+                "endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY) and run pytest with "
+                "--sandbox-record-mode once",
+                pytrace=False,
+            )
         return
     if mode in ("none", "once", "new_episodes"):
         try:
@@ -207,8 +231,14 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     out = config.getoption("sandbox_out")
     counter = itertools.count(1)
 
-    def run(pack: str | None = None, agent: str = "reference", *, cassette: Path | str | None = None,
-            record_mode: str | None = None, time_limit: float | None = None) -> Attempt:
+    def run(
+        pack: str | None = None,
+        agent: str = "reference",
+        *,
+        cassette: Path | str | None = None,
+        record_mode: str | None = None,
+        time_limit: float | None = None,
+    ) -> Attempt:
         loaded = resolve_pack(request, pack)
         options = AgentOptions()
         kind = agent.partition(":")[0]

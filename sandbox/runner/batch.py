@@ -12,9 +12,10 @@ import json
 import re
 import statistics
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+from sandbox.core.policy import PolicyMode
 from sandbox.evaluation.packs import Pack, list_packs, load_pack, pack_policy
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome, run_attempt
@@ -50,32 +51,58 @@ def exclusive_dir(parent: Path, name: str) -> Path:
     raise RuntimeError(f"{parent}: 999 batch folders named {name}*; choose another --out")
 
 
-async def run_batch(packs: list[Pack], agent_spec: str, *, repeats: int = 1, concurrency: int = 1,
-                    out: Path = Path("runs"), options: AgentOptions | None = None, progress: bool = True,
-                    sandbox=None, time_limit: float | None = None, policy: str | None = None,
-                    block_state_changes: bool | None = None, executor: str = "local",
-                    retries: int = 0, screenshots: str = "all", playwright_trace: bool = False) -> list[AttemptOutcome]:
+async def run_batch(
+    packs: list[Pack],
+    agent_spec: str,
+    *,
+    repeats: int = 1,
+    concurrency: int = 1,
+    out: Path = Path("runs"),
+    options: AgentOptions | None = None,
+    progress: bool = True,
+    sandbox=None,
+    time_limit: float | None = None,
+    policy: PolicyMode | None = None,
+    block_state_changes: bool | None = None,
+    executor: str = "local",
+    retries: int = 0,
+    screenshots: str = "all",
+    playwright_trace: bool = False,
+) -> list[AttemptOutcome]:
     """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on this
     process's warm browser (``executor="local"``) or on a Ray cluster (``"ray[:ADDRESS]"``,
     where a worker that dies fails only its attempts, re-run up to ``retries`` times)."""
     kind, _, address = executor.partition(":")
     if kind not in ("local", "ray") or (kind == "local" and address):
         raise ValueError(f"unknown executor {executor!r}: use local or ray[:ADDRESS]")
-    check = getattr(make_agent(agent_spec, options), "preflight", None)   # fail early on a bad spec
-    problem = await check() if check else None    # once, so N attempts do not fail the same way
+    check = getattr(make_agent(agent_spec, options), "preflight", None)  # fail early on a bad spec
+    problem = await check() if check else None  # once, so N attempts do not fail the same way
     if problem:
         raise AgentUnavailable(problem)
-    batch_dir = exclusive_dir(Path(out), f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
+    batch_dir = exclusive_dir(Path(out), f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
     jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
     limit = asyncio.Semaphore(max(1, concurrency))
-    attempt_options = dict(time_limit=time_limit, policy=policy, block_state_changes=block_state_changes,
-                           screenshots=screenshots, playwright_trace=playwright_trace)
+    attempt_options = dict(
+        time_limit=time_limit,
+        policy=policy,
+        block_state_changes=block_state_changes,
+        screenshots=screenshots,
+        playwright_trace=playwright_trace,
+    )
     start = start_ray if kind == "ray" else start_local
-    execute, stop = await start(address=address, sandbox=sandbox, concurrency=concurrency, agent_spec=agent_spec,
-                                options=options, retries=retries, attempt_options=attempt_options)
+    execute, stop = await start(
+        address=address,
+        sandbox=sandbox,
+        concurrency=concurrency,
+        agent_spec=agent_spec,
+        options=options,
+        retries=retries,
+        attempt_options=attempt_options,
+    )
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=len(jobs), desc="attempts", unit="attempt", leave=True)
 
     async def one(pack: Pack, rep: int) -> AttemptOutcome:
@@ -107,7 +134,7 @@ async def serve_loopback(sandbox):
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"  # the one site: its bound (host, port)
 
 
 async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None, attempt_options: dict, **_):
@@ -120,8 +147,15 @@ async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None,
     runner, url = await serve_loopback(sandbox)
 
     async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
-        return await run_attempt(sandbox, pack, make_agent(agent_spec, options), directory, sandbox_url=url,
-                                 attempt_number=rep, **attempt_options)
+        return await run_attempt(
+            sandbox,
+            pack,
+            make_agent(agent_spec, options),
+            directory,
+            sandbox_url=url,
+            attempt_number=rep,
+            **attempt_options,
+        )
 
     async def stop() -> None:
         await runner.cleanup()
@@ -131,16 +165,31 @@ async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None,
     return execute, stop
 
 
-async def start_ray(*, address: str, concurrency: int, agent_spec: str, options: AgentOptions | None, retries: int,
-                    attempt_options: dict, **_):
+async def start_ray(
+    *,
+    address: str,
+    concurrency: int,
+    agent_spec: str,
+    options: AgentOptions | None,
+    retries: int,
+    attempt_options: dict,
+    **_,
+):
     """Attempts on Ray workers, each with its own warm browser (see ``sandbox.runner.ray_executor``)."""
     from sandbox.runner.ray_executor import RayPool
 
     pool = await RayPool(address, concurrency).start()
 
     async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
-        return await pool.run(directory, pack.id, agent_spec, options or AgentOptions(), retries=retries,
-                              attempt_number=rep, **attempt_options)
+        return await pool.run(
+            directory,
+            pack.id,
+            agent_spec,
+            options or AgentOptions(),
+            retries=retries,
+            attempt_number=rep,
+            **attempt_options,
+        )
 
     async def stop() -> None:
         pool.stop()
@@ -154,15 +203,21 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
         groups[(outcome.pack, outcome.agent)].append(outcome)
     rows = []
     for (pack, agent), items in sorted(groups.items()):
-        rows.append({
-            "pack": pack, "agent": agent, "attempts": len(items),
-            "qualified_passes": sum(o.qualified_pass for o in items),
-            "error_free_passes": sum(o.error_free for o in items),
-            "mean_field_accuracy": round(statistics.fmean(o.field_accuracy for o in items), 4),
-            "median_seconds": round(statistics.median(o.elapsed_seconds for o in items), 3),
-            "mean_tool_calls": round(statistics.fmean(o.tool_calls for o in items), 1),
-            "statuses": dict(sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())),
-        })
+        rows.append(
+            {
+                "pack": pack,
+                "agent": agent,
+                "attempts": len(items),
+                "qualified_passes": sum(o.qualified_pass for o in items),
+                "error_free_passes": sum(o.error_free for o in items),
+                "mean_field_accuracy": round(statistics.fmean(o.field_accuracy for o in items), 4),
+                "median_seconds": round(statistics.median(o.elapsed_seconds for o in items), 3),
+                "mean_tool_calls": round(statistics.fmean(o.tool_calls for o in items), 1),
+                "statuses": dict(
+                    sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())
+                ),
+            }
+        )
     return rows
 
 
@@ -180,16 +235,31 @@ def format_reasons(attempts: list[dict]) -> str:
     failed = [a for a in attempts if not a["qualified_pass"]]
     if not failed:
         return ""
-    return "\n".join(["not qualified:", *(f"  {Path(a['directory']).name}: {a.get('reason') or 'no reason recorded'}"
-                                          for a in failed)])
+    return "\n".join(
+        [
+            "not qualified:",
+            *(f"  {Path(a['directory']).name}: {a.get('reason') or 'no reason recorded'}" for a in failed),
+        ]
+    )
 
 
 def format_table(rows: list[dict]) -> str:
     header = ["pack", "agent", "qualified", "error-free", "field acc.", "median s", "tool calls", "status"]
-    lines = [[r["pack"], r["agent"][:30], f"{r['qualified_passes']}/{r['attempts']}",
-              f"{r['error_free_passes']}/{r['attempts']}", f"{r['mean_field_accuracy']:.3f}",
-              f"{r['median_seconds']:.2f}", f"{r['mean_tool_calls']:.1f}",
-              ", ".join(f"{k} {v}" for k, v in r["statuses"].items())] for r in rows]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    lines = [
+        [
+            r["pack"],
+            r["agent"][:30],
+            f"{r['qualified_passes']}/{r['attempts']}",
+            f"{r['error_free_passes']}/{r['attempts']}",
+            f"{r['mean_field_accuracy']:.3f}",
+            f"{r['median_seconds']:.2f}",
+            f"{r['mean_tool_calls']:.1f}",
+            ", ".join(f"{k} {v}" for k, v in r["statuses"].items()),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join([fmt.format(*header), fmt.format(*("-" * w for w in widths)), *(fmt.format(*l) for l in lines)])
+    return "\n".join(
+        [fmt.format(*header), fmt.format(*("-" * w for w in widths)), *(fmt.format(*line) for line in lines)]
+    )

@@ -29,16 +29,36 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sandbox.core.mirrors import (
-    MANIFEST, Manifest, MirrorEntry, Provenance, captured, default_body_path, url_key, write_entry,
+    MANIFEST,
+    Manifest,
+    MirrorEntry,
+    Provenance,
+    captured,
+    default_body_path,
+    url_key,
+    write_entry,
 )
 
 # Hop-by-hop headers describe one connection, not the resource; content-encoding and
 # content-length describe the wire form (bodies are stored decoded); cookies are not mirrored.
-DROPPED_HEADERS = frozenset({
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
-    "te", "trailer", "trailers", "transfer-encoding", "upgrade",
-    "content-encoding", "content-length", "set-cookie", "set-cookie2",
-})
+DROPPED_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "content-encoding",
+        "content-length",
+        "set-cookie",
+        "set-cookie2",
+    }
+)
 FALLBACK_CONTENT_TYPE = "application/octet-stream"
 
 
@@ -60,8 +80,11 @@ class RecordedResponse:
 
     @property
     def content_type(self) -> str:
-        return self.headers.get("content-type") or mimetypes.guess_type(urlsplit(self.url).path)[0] \
+        return (
+            self.headers.get("content-type")
+            or mimetypes.guess_type(urlsplit(self.url).path)[0]
             or FALLBACK_CONTENT_TYPE
+        )
 
 
 @dataclass
@@ -79,6 +102,7 @@ class StoreReport:
 
 
 # --- pure helpers ---------------------------------------------------------------------------
+
 
 def clean_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Lower-cased names, repeated headers joined with ", ", dropped and pseudo-headers removed."""
@@ -110,9 +134,11 @@ def host_folder_name(url: str) -> str:
         port = None
         host = ""
     if not (all(_HOST_LABEL.fullmatch(label) for label in host.split(".")) or _is_ip(host)):
-        raise CaptureError(f"{url[:200]!r}: {host!r} is not a host name, so it cannot be a mirror folder; "
-                           "remove this entry (or fix its URL) and import again")
-    host = host.replace(":", "_")   # an IPv6 address as a folder name
+        raise CaptureError(
+            f"{url[:200]!r}: {host!r} is not a host name, so it cannot be a mirror folder; "
+            "remove this entry (or fix its URL) and import again"
+        )
+    host = host.replace(":", "_")  # an IPv6 address as a folder name
     return f"{host}_{port}" if port else host
 
 
@@ -140,15 +166,18 @@ def choose_responses(responses: Iterable[RecordedResponse]) -> tuple[list[Record
         if kept is None:
             chosen[key] = response
         elif kept.method != "GET" and response.method == "GET":
-            notes.append(f"{response.url}: kept the GET response, not the earlier {kept.method} one "
-                         "(the store keys by URL only)")
+            notes.append(
+                f"{response.url}: kept the GET response, not the earlier {kept.method} one (the store keys by URL only)"
+            )
             chosen[key] = response
         elif kept.method == "GET" and response.method != "GET":
             notes.append(f"{response.url}: {response.method} response not recorded (a GET response answers this URL)")
     for response in chosen.values():
         if response.method not in ("GET", "HEAD"):
-            notes.append(f"{response.url}: recorded a {response.method} response; the mirror will answer "
-                         "every request for this URL with it")
+            notes.append(
+                f"{response.url}: recorded a {response.method} response; the mirror will answer "
+                "every request for this URL with it"
+            )
     return sorted(chosen.values(), key=lambda r: r.url), notes
 
 
@@ -165,7 +194,7 @@ def body_path_for(url: str, content_type: str, taken: dict[str, str]) -> str:
     digest = hashlib.sha256(url_key(url).encode()).hexdigest()[:8]
     suffix = Path(stem).suffix if len(Path(stem).suffix) <= 10 else ""
     if len(stem) > _MAX_STEM:  # long paths or queries: keep file names well under 255 bytes
-        stem = f"{stem[:_MAX_STEM - 20]}__h{digest}{suffix}"
+        stem = f"{stem[: _MAX_STEM - 20]}__h{digest}{suffix}"
     path = f"bodies/{stem}"
     if taken.get(path, url_key(url)) != url_key(url):  # "/" and "/index.html", http vs https, ...
         path = f"bodies/{stem.removesuffix(suffix)}__u{digest}{suffix}"
@@ -196,8 +225,9 @@ def list_entries(*roots: Path) -> list[tuple[Path, MirrorEntry]]:
     return sorted(rows, key=lambda row: (row[1].url, str(row[0])))
 
 
-def store_responses(into: Path, responses: Iterable[RecordedResponse],
-                    report: StoreReport | None = None) -> StoreReport:
+def store_responses(
+    into: Path, responses: Iterable[RecordedResponse], report: StoreReport | None = None
+) -> StoreReport:
     """Write the chosen responses under ``into/<host>/`` and report what was written."""
     into = Path(into)
     report = report or StoreReport(into=into)
@@ -219,8 +249,16 @@ def store_responses(into: Path, responses: Iterable[RecordedResponse],
         headers = {k: v for k, v in response.headers.items() if k != "content-type"}
         body = b"" if is_redirect(response.status, response.headers) else response.body
         try:
-            write_entry(folder, response.url, body, content_type, response.provenance,
-                        status=response.status, headers=headers, body_path=body_path)
+            write_entry(
+                folder,
+                response.url,
+                body,
+                content_type,
+                response.provenance,
+                status=response.status,
+                headers=headers,
+                body_path=body_path,
+            )
         except OSError as exc:
             raise CaptureError(f"cannot write {response.url} into {folder}: {exc}") from exc
         taken[body_path] = url_key(response.url)
@@ -229,6 +267,7 @@ def store_responses(into: Path, responses: Iterable[RecordedResponse],
 
 
 # --- HAR import -----------------------------------------------------------------------------
+
 
 def _har_body(entry_url: str, status: int, headers: dict[str, str], content: dict, har_folder: Path) -> bytes | None:
     """The response body of a HAR entry, or None when the HAR does not hold it."""
@@ -274,8 +313,9 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
     try:
         har = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CaptureError(f"{path} is not JSON ({exc}); give a HAR file, e.g. one recorded with "
-                           "Playwright's record_har_path") from exc
+        raise CaptureError(
+            f"{path} is not JSON ({exc}); give a HAR file, e.g. one recorded with Playwright's record_har_path"
+        ) from exc
     entries = har.get("log", {}).get("entries") if isinstance(har, dict) and isinstance(har.get("log"), dict) else None
     if not isinstance(entries, list):
         raise CaptureError(f"{path} is JSON but not a HAR file: it has no log.entries list")
@@ -304,8 +344,9 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             headers["content-type"] = content["mimeType"]
         body = _har_body(url, status, headers, content, path.parent)
         if body is None:
-            warnings.append(f"{url}: the HAR holds no response body for it (record with content embedded); "
-                            "not recorded")
+            warnings.append(
+                f"{url}: the HAR holds no response body for it (record with content embedded); not recorded"
+            )
             continue
         started = entry.get("startedDateTime")
         try:
@@ -325,6 +366,7 @@ def import_har(path: Path, into: Path) -> StoreReport:
 
 # --- live capture (Playwright) --------------------------------------------------------------
 
+
 def capture_launch_args() -> list[str]:
     """The tool server's Chromium flags without its dead proxy: capture needs the network,
     but background networking (updates, sync, pings) stays off."""
@@ -333,8 +375,9 @@ def capture_launch_args() -> list[str]:
     return [arg for arg in chromium_launch_args() if not arg.startswith(("--proxy-server", "--proxy-bypass-list"))]
 
 
-async def capture_pages(urls: list[str], *, wait_ms: int = 1000, chromium: str | None = None,
-                        timeout_ms: int = 30000) -> tuple[list[RecordedResponse], StoreReport]:
+async def capture_pages(
+    urls: list[str], *, wait_ms: int = 1000, chromium: str | None = None, timeout_ms: int = 30000
+) -> tuple[list[RecordedResponse], StoreReport]:
     """Visit each URL in one fresh context; wait for load, network idle and ``wait_ms``;
     return every http(s) response the pages received (redirects with an empty body)."""
     from playwright.async_api import Error as PlaywrightError
@@ -353,8 +396,9 @@ async def capture_pages(urls: list[str], *, wait_ms: int = 1000, chromium: str |
             headers = clean_headers((h["name"], h["value"]) for h in await response.headers_array())
             body = b"" if is_redirect(response.status, headers) else await response.body()
         except PlaywrightError as exc:
-            report.warnings.append(f"{response.url}: response body unavailable "
-                                   f"({str(exc).splitlines()[0]}); not recorded")
+            report.warnings.append(
+                f"{response.url}: response body unavailable ({str(exc).splitlines()[0]}); not recorded"
+            )
             return None
         return RecordedResponse(response.url, method, response.status, headers, body, captured())
 
@@ -383,8 +427,9 @@ async def capture_pages(urls: list[str], *, wait_ms: int = 1000, chromium: str |
             executable = resolve_chromium(chromium, default)
         except RuntimeError as exc:
             raise CaptureError(str(exc)) from exc
-        browser = await playwright.chromium.launch(executable_path=executable, headless=True,
-                                                   args=capture_launch_args())
+        browser = await playwright.chromium.launch(
+            executable_path=executable, headless=True, args=capture_launch_args()
+        )
         try:
             # Service workers would answer requests from their own caches: capture the network.
             context = await browser.new_context(service_workers="block")
@@ -396,8 +441,9 @@ async def capture_pages(urls: list[str], *, wait_ms: int = 1000, chromium: str |
                     try:
                         await page.wait_for_load_state("networkidle", timeout=timeout_ms)
                     except PlaywrightError:
-                        report.warnings.append(f"{url}: network not idle after {timeout_ms} ms; "
-                                               "recorded what had arrived")
+                        report.warnings.append(
+                            f"{url}: network not idle after {timeout_ms} ms; recorded what had arrived"
+                        )
                     if wait_ms:
                         await page.wait_for_timeout(wait_ms)
                 except PlaywrightError as exc:

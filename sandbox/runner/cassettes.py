@@ -28,7 +28,7 @@ def first_request(path: Path) -> dict | None:
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     for interaction in data.get("interactions") or []:
         body = (interaction.get("request") or {}).get("body")
-        if isinstance(body, dict):   # vcrpy may store {"string": ...}
+        if isinstance(body, dict):  # vcrpy may store {"string": ...}
             body = body.get("string")
         if isinstance(body, (str, bytes)) and body:
             try:
@@ -55,7 +55,7 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
     against other tool schemas than ``tools`` (the tool definitions the agent will offer)."""
     request = first_request(path)
     if request is None:
-        return   # nothing recorded yet, or not a chat request: vcrpy reports it if it cannot answer
+        return  # nothing recorded yet, or not a chat request: vcrpy reports it if it cannot answer
     prompt = recorded_prompt(request)
     if prompt is not None and prompt != pack.render_prompt(SITE_KEY_PLACEHOLDER):
         other = next((p.id for p in list_packs() if p.render_prompt(SITE_KEY_PLACEHOLDER) == prompt), None)
@@ -64,6 +64,9 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
     recorded_tools = request.get("tools")
     if recorded_tools is not None and recorded_tools != tools:
         changed = sorted({tool_name(t) for t in tools} ^ {tool_name(t) for t in recorded_tools}) or sorted(
-            tool_name(t) for t in tools if t not in recorded_tools)
-        raise CassetteMismatch(f"cassette {path} was recorded against other tool schemas than this sandbox "
-                               f"offers (differing: {', '.join(changed)}): {RERECORD}")
+            tool_name(t) for t in tools if t not in recorded_tools
+        )
+        raise CassetteMismatch(
+            f"cassette {path} was recorded against other tool schemas than this sandbox "
+            f"offers (differing: {', '.join(changed)}): {RERECORD}"
+        )

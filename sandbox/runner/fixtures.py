@@ -41,8 +41,9 @@ async def rendered_text(url: str, store_roots: tuple[Path, ...], sandbox=None) -
     return text.rstrip("\n") + "\n"
 
 
-async def expected_fixtures(pack: Pack, store: MirrorStore, store_roots: tuple[Path, ...],
-                            sandbox=None) -> dict[str, bytes]:
+async def expected_fixtures(
+    pack: Pack, store: MirrorStore, store_roots: tuple[Path, ...], sandbox=None
+) -> dict[str, bytes]:
     """Every fixture file of a pack (path relative to the pack folder) and its bytes."""
     from toolserver.pdf import extract_pages
 

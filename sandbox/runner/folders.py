@@ -106,11 +106,18 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
     attempt, score = folder.attempt or {}, folder.score or {}
     calls = attempt.get("tool_calls_total", len(folder.trace.calls) if folder.trace else 0)
     return AttemptOutcome(
-        pack=folder.pack or folder.name, agent=attempt.get("agent", "unknown"), directory=folder.path,
-        status=attempt.get("status", "unknown"), elapsed_seconds=float(attempt.get("elapsed_seconds", 0.0)),
-        qualified_pass=bool(score.get("qualified_pass")), error_free=bool(score.get("error_free")),
-        field_accuracy=float(score.get("field_accuracy", 0.0)), tool_calls=int(calls),
-        token_usage=attempt.get("token_usage"), reason="; ".join(folder.reasons()))
+        pack=folder.pack or folder.name,
+        agent=attempt.get("agent", "unknown"),
+        directory=folder.path,
+        status=attempt.get("status", "unknown"),
+        elapsed_seconds=float(attempt.get("elapsed_seconds", 0.0)),
+        qualified_pass=bool(score.get("qualified_pass")),
+        error_free=bool(score.get("error_free")),
+        field_accuracy=float(score.get("field_accuracy", 0.0)),
+        tool_calls=int(calls),
+        token_usage=attempt.get("token_usage"),
+        reason="; ".join(folder.reasons()),
+    )
 
 
 def read_summary(batch_dir: Path) -> dict[str, Any]:
@@ -125,7 +132,9 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     else:
         folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
     if not folders:
-        raise FileNotFoundError(f"{batch_dir} holds no summary.json and no attempt folder "
-                                f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)")
+        raise FileNotFoundError(
+            f"{batch_dir} holds no summary.json and no attempt folder "
+            f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
+        )
     outcomes = [outcome(f) for f in folders]
     return {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}

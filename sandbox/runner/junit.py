@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sandbox.runner.folders import AttemptFolder, read_summary
@@ -31,25 +31,51 @@ def junit_xml(batch_dir: Path) -> str:
         directory = Path(entry["directory"])
         folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
         seconds = float(entry["elapsed_seconds"])
-        if (folder.attempt or {}).get("started_at"):
-            starts.append(datetime.fromisoformat(folder.attempt["started_at"]).astimezone(timezone.utc))
+        started_at = (folder.attempt or {}).get("started_at")
+        if started_at:
+            starts.append(datetime.fromisoformat(started_at).astimezone(UTC))
         total_time += seconds
-        case = ET.Element("testcase", name=f"{entry['pack']}[{entry['agent']}#{_number(folder)}]",
-                          classname=f"sandbox.{entry['pack']}", time=f"{seconds:.3f}")
+        case = ET.Element(
+            "testcase",
+            name=f"{entry['pack']}[{entry['agent']}#{_number(folder)}]",
+            classname=f"sandbox.{entry['pack']}",
+            time=f"{seconds:.3f}",
+        )
         if not entry["qualified_pass"]:
             failures += 1
-            failure = ET.SubElement(case, "failure", message=entry.get("reason") or "not a qualified pass",
-                                    type=f"not_qualified ({entry['status']})")
-            failure.text = (folder.path / "score.txt").read_text(encoding="utf-8") \
-                if (folder.path / "score.txt").is_file() else "\n".join(folder.reasons())
+            failure = ET.SubElement(
+                case,
+                "failure",
+                message=entry.get("reason") or "not a qualified pass",
+                type=f"not_qualified ({entry['status']})",
+            )
+            failure.text = (
+                (folder.path / "score.txt").read_text(encoding="utf-8")
+                if (folder.path / "score.txt").is_file()
+                else "\n".join(folder.reasons())
+            )
         cases.append(case)
-    started = min(starts, default=datetime.now(timezone.utc))
-    root = ET.Element("testsuites", name="sandbox", tests=str(len(cases)), failures=str(failures), errors="0",
-                      time=f"{total_time:.3f}")
-    suite = ET.SubElement(root, "testsuite", name=batch_dir.resolve().name, tests=str(len(cases)),
-                          failures=str(failures), errors="0", skipped="0", time=f"{total_time:.3f}",
-                          timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),   # UTC; the format has no zone
-                          hostname=socket.gethostname() or "localhost")
+    started = min(starts, default=datetime.now(UTC))
+    root = ET.Element(
+        "testsuites",
+        name="sandbox",
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors="0",
+        time=f"{total_time:.3f}",
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=batch_dir.resolve().name,
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=f"{total_time:.3f}",
+        timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),  # UTC; the format has no zone
+        hostname=socket.gethostname() or "localhost",
+    )
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="batch", value=str(batch_dir))
     suite.extend(cases)

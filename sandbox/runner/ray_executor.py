@@ -28,7 +28,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.attempt import AttemptOutcome
 
-CPUS_PER_BROWSER = 4   # a worker's warm Chromium uses up to this many cores (see worker_places)
+CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 
 
 class AttemptWorker:
@@ -43,8 +43,7 @@ class AttemptWorker:
         self.http, self.url = await serve_loopback(self.sandbox)
         return self.url
 
-    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, folder_name: str,
-                  attempt: dict) -> dict:
+    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, folder_name: str, attempt: dict) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
@@ -52,8 +51,14 @@ class AttemptWorker:
         scratch = Path(tempfile.mkdtemp(prefix="sandbox-ray-"))
         directory = scratch / folder_name
         try:
-            outcome = await run_attempt(self.sandbox, load_pack(pack_id), make_agent(agent_spec, options), directory,
-                                        sandbox_url=self.url, **attempt)
+            outcome = await run_attempt(
+                self.sandbox,
+                load_pack(pack_id),
+                make_agent(agent_spec, options),
+                directory,
+                sandbox_url=self.url,
+                **attempt,
+            )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
         finally:
@@ -69,26 +74,29 @@ class RayPool:
         self.places = worker_places(concurrency)
         self.size = len(self.places)
         self.per_worker = math.ceil(concurrency / self.size)
-        self.actor_class = ray.remote(num_cpus=0, max_concurrency=self.per_worker)(AttemptWorker)
+        # ray's stubs give remote()'s keyword form only the task options, not an actor's max_concurrency
+        self.actor_class = ray.remote(num_cpus=0, max_concurrency=self.per_worker)(AttemptWorker)  # type: ignore[call-overload]
         self.workers: list = []
         self.turn = itertools.count()
 
     def new_worker(self, index: int):
-        return self.actor_class.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
-            node_id=self.places[index], soft=True)).remote()
+        return self.actor_class.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=self.places[index], soft=True)
+        ).remote()
 
-    async def start(self) -> "RayPool":
+    async def start(self) -> RayPool:
         self.workers = [self.new_worker(index) for index in range(self.size)]
         await asyncio.gather(*(worker.start.remote() for worker in self.workers))
         return self
 
     async def replace(self, index: int, dead) -> None:
-        if self.workers[index] is dead:   # another attempt on the same worker may have replaced it
+        if self.workers[index] is dead:  # another attempt on the same worker may have replaced it
             self.workers[index] = self.new_worker(index)
             await self.workers[index].start.remote()
 
-    async def run(self, directory: Path, pack_id: str, agent_spec: str, options: AgentOptions, *, retries: int,
-                  **attempt) -> AttemptOutcome:
+    async def run(
+        self, directory: Path, pack_id: str, agent_spec: str, options: AgentOptions, *, retries: int, **attempt
+    ) -> AttemptOutcome:
         errors = []
         for _ in range(retries + 1):
             index = next(self.turn) % self.size
@@ -126,13 +134,26 @@ def worker_places(concurrency: int) -> list[str]:
     for place in places:
         by_node.setdefault(place, []).append(place)
     spread = [place for group in itertools.zip_longest(*by_node.values()) for place in group if place]
-    return spread[:max(1, concurrency)] or [ray.get_runtime_context().get_node_id()]
+    return spread[: max(1, concurrency)] or [ray.get_runtime_context().get_node_id()]
 
 
 def crashed(directory: Path, pack_id: str, agent_spec: str, attempt_number: int, errors: list[str]) -> AttemptOutcome:
     """An attempt every try of which lost its worker: recorded, with the reasons, as crashed."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "attempt.json").write_text(json.dumps({
-        "pack": pack_id, "agent": agent_spec, "attempt": attempt_number, "status": "crashed",
-        "error": "; ".join(errors), "tries": len(errors), "executor": "ray"}, indent=2) + "\n", encoding="utf-8")
+    (directory / "attempt.json").write_text(
+        json.dumps(
+            {
+                "pack": pack_id,
+                "agent": agent_spec,
+                "attempt": attempt_number,
+                "status": "crashed",
+                "error": "; ".join(errors),
+                "tries": len(errors),
+                "executor": "ray",
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return AttemptOutcome(pack_id, agent_spec, directory, "crashed", 0.0, False, False, 0.0, 0, None)

@@ -15,7 +15,7 @@ from typing import Any
 from sandbox.evaluation.scoring import short_value
 
 STDERR_TAIL_LINES = 3
-MAX_LISTED = 2          # per kind of cause; the rest is counted ("+3 more")
+MAX_LISTED = 2  # per kind of cause; the rest is counted ("+3 more")
 
 
 def stderr_tail(text: str | None, lines: int = STDERR_TAIL_LINES) -> str:
@@ -27,11 +27,12 @@ def _listed(items: list[str], what: str) -> list[str]:
     extra = len(items) - MAX_LISTED
     if extra <= 0:
         return items
-    return items[:MAX_LISTED - 1] + [f"{items[MAX_LISTED - 1]} (+{extra} more {what})"]
+    return items[: MAX_LISTED - 1] + [f"{items[MAX_LISTED - 1]} (+{extra} more {what})"]
 
 
-def failure_reasons(attempt: dict[str, Any] | None, score: dict[str, Any] | None,
-                    stderr: str | None = None) -> list[str]:
+def failure_reasons(
+    attempt: dict[str, Any] | None, score: dict[str, Any] | None, stderr: str | None = None
+) -> list[str]:
     """The causes, most telling first; empty for a qualified pass."""
     attempt, reasons = attempt or {}, []
     status = attempt.get("status")
@@ -39,28 +40,38 @@ def failure_reasons(attempt: dict[str, Any] | None, score: dict[str, Any] | None
         reasons.append(f"time limit: {attempt.get('error') or 'stopped at the time limit'}")
     elif status not in (None, "completed"):
         tail = stderr_tail(stderr)
-        reasons.append(f"agent {status}: {attempt.get('error') or 'no message'}" + (f"; stderr: {tail}" if tail else ""))
+        reasons.append(
+            f"agent {status}: {attempt.get('error') or 'no message'}" + (f"; stderr: {tail}" if tail else "")
+        )
     if score is None:
         return reasons + ["no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"]
     if score.get("qualified_pass"):
         return reasons
-    if reasons:   # the agent never finished: every finding of the score follows from that
+    if reasons:  # the agent never finished: every finding of the score follows from that
         return reasons + ["the score's findings follow from it (see score.txt)"]
     gates = score.get("gates") or {}
     # a failure at a named call says more than a count over the whole run: those first, by seq
     failures = sorted(gates.get("failures", []), key=lambda f: (f.get("seq") is None, f.get("seq") or 0))
-    reasons += _listed([f"gate {f['gate']}" + (f" at seq {f['seq']}" if f.get("seq") is not None else "")
-                        + f": {f['message']}" for f in failures], "gate failures")
+    reasons += _listed(
+        [
+            f"gate {f['gate']}" + (f" at seq {f['seq']}" if f.get("seq") is not None else "") + f": {f['message']}"
+            for f in failures
+        ],
+        "gate failures",
+    )
     contract = score.get("output_contract") or {}
     if not contract.get("ok", True):
         errors = contract.get("errors", [])
         first = f"{errors[0]['code']}: {errors[0]['message']}" if errors else "not met"
         reasons.append(f"output contract: {first}" + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""))
-    reasons += _listed([f"critical field {f['name']}: expected {short_value(f['expected'], 60)}, "
-                        f"got {short_value(f['got'], 60)}"
-                        for f in score.get("fields", []) if f.get("critical") and not f.get("correct")],
-                       "critical fields")
+    reasons += _listed(
+        [
+            f"critical field {f['name']}: expected {short_value(f['expected'], 60)}, got {short_value(f['got'], 60)}"
+            for f in score.get("fields", [])
+            if f.get("critical") and not f.get("correct")
+        ],
+        "critical fields",
+    )
     if not reasons:
         reasons += score.get("reasons", [])[:1] or ["not a qualified pass (score.json names no reason)"]
     return reasons
-

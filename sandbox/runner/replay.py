@@ -16,14 +16,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.core.trace import parse_trace, read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
-from sandbox.core.trace import parse_trace, read_trace
 
-VOLATILE_KEYS = {"session_id", "snapshot_id", "t", "wall", "t_start", "t_end", "wall_start", "wall_end",
-                 "run_id", "open_sessions", "closed"}
-_IDS = [(re.compile(r"ses_[0-9a-f]{12}"), "ses_*"), (re.compile(r"run_[0-9a-f]{12}"), "run_*"),
-        (re.compile(r"\bs\d+\b(?=\))"), "s*")]
+VOLATILE_KEYS = {
+    "session_id",
+    "snapshot_id",
+    "t",
+    "wall",
+    "t_start",
+    "t_end",
+    "wall_start",
+    "wall_end",
+    "run_id",
+    "open_sessions",
+    "closed",
+}
+_IDS = [
+    (re.compile(r"ses_[0-9a-f]{12}"), "ses_*"),
+    (re.compile(r"run_[0-9a-f]{12}"), "run_*"),
+    (re.compile(r"\bs\d+\b(?=\))"), "s*"),
+]
 
 
 def normalise(value: Any) -> Any:
@@ -56,7 +70,7 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
     if isinstance(recorded, list) and isinstance(replayed, list):
         if len(recorded) != len(replayed):
             return f"{path}: {len(recorded)} items recorded, {len(replayed)} replayed"
-        for i, (a, b) in enumerate(zip(recorded, replayed)):
+        for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
             found = first_difference(a, b, f"{path}[{i}]")
             if found:
                 return found
@@ -69,7 +83,7 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
     return None
 
 
-DIFF_CONTEXT = 40     # characters shown on each side of the first difference
+DIFF_CONTEXT = 40  # characters shown on each side of the first difference
 
 
 def short_repr(value: Any, limit: int = 2 * DIFF_CONTEXT) -> str:
@@ -79,16 +93,21 @@ def short_repr(value: Any, limit: int = 2 * DIFF_CONTEXT) -> str:
 
 def text_difference(recorded: str, replayed: str) -> str:
     """Where two texts first differ, with the text around it from both (not their beginnings)."""
-    index = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b), min(len(recorded), len(replayed)))
+    index = next(
+        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
+        min(len(recorded), len(replayed)),
+    )
     start = max(0, index - DIFF_CONTEXT)
 
     def around(text: str) -> str:
-        cut = text[start:index + DIFF_CONTEXT]
+        cut = text[start : index + DIFF_CONTEXT]
         return ("…" if start else "") + repr(cut) + ("…" if index + DIFF_CONTEXT < len(text) else "")
 
     line = recorded.count("\n", 0, index) + 1
-    return (f"first difference at character {index} (line {line}) of {len(recorded)} recorded / {len(replayed)} "
-            f"replayed:\n  recorded {around(recorded)}\n  replayed {around(replayed)}")
+    return (
+        f"first difference at character {index} (line {line}) of {len(recorded)} recorded / {len(replayed)} "
+        f"replayed:\n  recorded {around(recorded)}\n  replayed {around(replayed)}"
+    )
 
 
 @dataclass
@@ -118,8 +137,9 @@ def load_attempt(directory: Path) -> tuple[dict, Any, str]:
     return attempt, read_trace(trace_file), output
 
 
-async def replay(directory: Path, *, sandbox, pack_id: str | None = None, until: int | None = None,
-                 keep_open: bool = False) -> tuple[ReplayReport, Any]:
+async def replay(
+    directory: Path, *, sandbox, pack_id: str | None = None, until: int | None = None, keep_open: bool = False
+) -> tuple[ReplayReport, Any]:
     """Returns the report and the new run (still open when ``keep_open``)."""
     attempt, recorded, output = load_attempt(directory)
     header = recorded.header or {}
@@ -130,8 +150,11 @@ async def replay(directory: Path, *, sandbox, pack_id: str | None = None, until:
     site_key = attempt.get("site_key") or header.get("site_key")
     report = ReplayReport(pack=pack.id, calls_recorded=len(recorded.calls), trace_problems=recorded.problems)
     if site_key:
-        sandbox.host.profiles.pop(site_key, None)   # a fresh run starts from an empty profile
-    run = sandbox.create_run(policy=pack.policy(sandbox.config.policy, sandbox.config.block_state_changes), header={"site_key": site_key, "agent": f"replay:{directory}"})
+        sandbox.host.profiles.pop(site_key, None)  # a fresh run starts from an empty profile
+    run = sandbox.create_run(
+        policy=pack.policy(sandbox.config.policy, sandbox.config.block_state_changes),
+        header={"site_key": site_key, "agent": f"replay:{directory}"},
+    )
     report.run_id = run.id
     started = time.monotonic()
     for call in recorded.calls:

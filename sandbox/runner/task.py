@@ -49,22 +49,30 @@ class HttpClient:
     async def call_raw(self, name: str, args: Any) -> dict:
         import aiohttp
 
-        async with aiohttp.ClientSession() as http:
-            async with http.post(f"{self.base_url}/runs/{self.run_id}/tools/{name}", data=json.dumps(args),
-                                 headers={"content-type": "application/json"}) as response:
-                return await response.json()
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"{self.base_url}/runs/{self.run_id}/tools/{name}",
+                data=json.dumps(args),
+                headers={"content-type": "application/json"},
+            ) as response,
+        ):
+            return await response.json()
 
     async def list_tools(self) -> list[dict]:
         import aiohttp
 
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"{self.base_url}/runs/{self.run_id}/tools") as response:
-                return (await response.json())["tools"]
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"{self.base_url}/runs/{self.run_id}/tools") as response,
+        ):
+            return (await response.json())["tools"]
 
 
 @dataclass
 class Tools:
     """Convenience wrapper for scripted agents: ``await tools.call("browser_snapshot")``."""
+
     client: ToolClient
     calls: int = 0
 
@@ -80,21 +88,21 @@ class Tools:
 class AgentTask:
     pack_id: str
     workflow: str
-    prompt: str                 # the full agent-facing prompt (runner prompt + task + schema + input)
+    prompt: str  # the full agent-facing prompt (runner prompt + task + schema + input)
     site_key: str
     time_limit_seconds: float
     input_text: str
     output_schema: dict
-    sandbox_url: str | None = None   # the HTTP tool server, for external agents
+    sandbox_url: str | None = None  # the HTTP tool server, for external agents
     run_id: str | None = None
     client: ToolClient | None = None
-    workdir: Path | None = None      # the attempt's folder (agents may keep logs there)
+    workdir: Path | None = None  # the attempt's folder (agents may keep logs there)
 
 
 @dataclass
 class AgentResult:
     output: str
-    status: str = "completed"            # completed | error | timeout | crashed
+    status: str = "completed"  # completed | error | timeout | crashed
     error: str | None = None
     token_usage: dict[str, int] | None = None
     details: dict[str, Any] = field(default_factory=dict)

@@ -10,6 +10,7 @@ or received, written (and flushed) as it happens, so a killed attempt keeps what
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ class Transcript:
         self.path = Path(folder) / TRANSCRIPT_FILE if folder is not None else None
         self.turn = 0
 
-    def write(self, entry: dict[str, Any]) -> None:
+    def write(self, entry: Mapping[str, Any]) -> None:
         if self.path is None:
             return
         with open(self.path, "a", encoding="utf-8") as file:

@@ -19,17 +19,25 @@ def busy_port():
 
 
 def serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sandbox", "serve", *args], capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run([sys.executable, "-m", "sandbox", "serve", *args], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--port", "{busy}"], "sandbox serve: cannot listen on 127.0.0.1:{busy}: Address already in use; "
-                           "choose another --port or stop the process using it"),
-    (["--port", "70000"], "sandbox serve: --port 70000 is not a TCP port: give a number from 1 to 65535"),
-    (["--host", "192.0.2.1", "--token", "t0ken"], "sandbox serve: cannot listen on 192.0.2.1:8765: Cannot assign requested address; "
-                              "use an address of this machine (e.g. 127.0.0.1) and a port you may open"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            ["--port", "{busy}"],
+            "sandbox serve: cannot listen on 127.0.0.1:{busy}: Address already in use; "
+            "choose another --port or stop the process using it",
+        ),
+        (["--port", "70000"], "sandbox serve: --port 70000 is not a TCP port: give a number from 1 to 65535"),
+        (
+            ["--host", "192.0.2.1", "--token", "t0ken"],
+            "sandbox serve: cannot listen on 192.0.2.1:8765: Cannot assign requested address; "
+            "use an address of this machine (e.g. 127.0.0.1) and a port you may open",
+        ),
+    ],
+)
 def test_serve_cannot_listen_is_one_line_and_exit_two(busy_port, args, expected):
     done = serve(*(a.format(busy=busy_port) for a in args))
     assert done.returncode == 2
@@ -38,8 +46,10 @@ def test_serve_cannot_listen_is_one_line_and_exit_two(busy_port, args, expected)
 
 
 @pytest.mark.parametrize("command", ["serve", "mcp"])
-@pytest.mark.parametrize("value, says", [("0", "0 ms: give a positive number of milliseconds"),
-                                         ("fast", "'fast' is not a whole number of milliseconds")])
+@pytest.mark.parametrize(
+    "value, says",
+    [("0", "0 ms: give a positive number of milliseconds"), ("fast", "'fast' is not a whole number of milliseconds")],
+)
 def test_a_bad_timeout_is_named(capsys, command, value, says):
     from sandbox.cli import build_parser
 

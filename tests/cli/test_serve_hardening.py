@@ -19,13 +19,30 @@ async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):
     root = build_hostile_mirror(tmp_path / "mirror")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-m", "sandbox", "serve", "--port", str(port), "--mirrors", str(root),
-                               "--trace-dir", str(tmp_path / "traces"), "--policy", "observe",
-                               "--timeout-action", "1500"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "serve",
+            "--port",
+            str(port),
+            "--mirrors",
+            str(root),
+            "--trace-dir",
+            str(tmp_path / "traces"),
+            "--policy",
+            "observe",
+            "--timeout-action",
+            "1500",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         await wait_healthy(base, server)
         async with aiohttp.ClientSession() as http:
+
             async def call(run_id: str, tool: str, args: dict) -> dict:
                 async with http.post(f"{base}/runs/{run_id}/tools/{tool}", json=args) as response:
                     return await response.json()

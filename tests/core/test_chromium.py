@@ -25,14 +25,17 @@ def playwright_disabled_features() -> set[str]:
 
 def test_our_list_repeats_every_feature_the_installed_playwright_disables():
     theirs = playwright_disabled_features()
-    assert {"PaintHolding", "HttpsUpgrades", "ThirdPartyStoragePartitioning"} <= theirs   # the parse works
+    assert {"PaintHolding", "HttpsUpgrades", "ThirdPartyStoragePartitioning"} <= theirs  # the parse works
     assert theirs - set(DISABLED_FEATURES) == set()
 
 
 async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run):
     await start(run)
-    ours = [pid for pid, argv in descendant_argvs(os.getpid()).items()   # the sandbox's browser, not a test's plain one
-            if "--type" not in " ".join(argv) and "--proxy-bypass-list=<-loopback>" in argv]
+    ours = [
+        pid
+        for pid, argv in descendant_argvs(os.getpid()).items()  # the sandbox's browser, not a test's plain one
+        if "--type" not in " ".join(argv) and "--proxy-bypass-list=<-loopback>" in argv
+    ]
     assert ours, "the sandbox's browser is not a process under this test process"
     renderers = [argv for pid in ours for argv in descendant_argvs(pid).values() if "--type=renderer" in argv]
     assert renderers, "no renderer process found under the sandbox's browser"
@@ -51,5 +54,5 @@ async def test_a_session_gets_no_browser_ui_page_of_its_own(run):
     finally:
         await cdp.detach()
     ui = [target["url"] for target in targets if target["type"] == "browser_ui" or "top-chrome" in target["url"]]
-    assert [target for target in targets if target["type"] == "page"], targets   # the listing works
+    assert [target for target in targets if target["type"] == "page"], targets  # the listing works
     assert ui == []

@@ -11,6 +11,7 @@ from sandbox.core.trace import RunHeader, TraceWriter, encode_line, parse_trace,
 def strict(line: str) -> dict:
     def refuse(name):
         raise ValueError(name)
+
     return json.loads(line, parse_constant=refuse)
 
 

@@ -25,11 +25,12 @@ def scripted_model(answer: str, site_key: str):
     """The recorded reference attempt's tool calls, then ``answer`` (no language model)."""
     calls = read_trace(RECORDED / "trace.jsonl").calls
     recorded_key = calls[0].args["site_key"]
-    outputs = [ModelOutput.for_tool_call(MODEL, call.tool, substitute(call.args, recorded_key, site_key))
-               for call in calls]
+    outputs = [
+        ModelOutput.for_tool_call(MODEL, call.tool, substitute(call.args, recorded_key, site_key)) for call in calls
+    ]
     outputs.append(ModelOutput.from_content(MODEL, answer))
-    for output in outputs:   # given usage: the mock model would otherwise count tokens with tiktoken's
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)   # downloaded tables
+    for output in outputs:  # given usage: the mock model would otherwise count tokens with tiktoken's
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # downloaded tables
     return get_model(MODEL, custom_outputs=outputs)
 
 
@@ -49,8 +50,13 @@ def evaluated(tmp_path_factory) -> dict:
     for number, (name, answer) in enumerate(answers.items(), start=1):
         site_key = f"inspect-test-key-000{number}"
         trace_root = tmp_path_factory.mktemp(f"inspect-{name}")
-        tasks.append(task_with(bid_intake(site_key=site_key, trace_root=str(trace_root)),
-                               model=scripted_model(answer, site_key), name=f"bid_intake_{name}"))
+        tasks.append(
+            task_with(
+                bid_intake(site_key=site_key, trace_root=str(trace_root)),
+                model=scripted_model(answer, site_key),
+                name=f"bid_intake_{name}",
+            )
+        )
     logs = inspect_eval(tasks, log_dir=str(tmp_path_factory.mktemp("inspect-logs")), display="none", max_tasks=2)
     results = {}
     for log in logs:

@@ -29,7 +29,7 @@ EXAMPLES = PROJECT_ROOT / "examples"
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 SESSION_TIMEOUT_S = 240
 
-BAD_INPUT = '''
+BAD_INPUT = """
 import pytest
 from sandbox.integrations.pytest_plugin import assert_qualified
 
@@ -44,16 +44,16 @@ def test_unknown_pack(sandbox_run):
 
 def test_no_pack(sandbox_run):
     sandbox_run()
-'''
+"""
 
-RECORDED = '''
+RECORDED = """
 import pytest
 
 @pytest.mark.sandbox_pack("bid-intake")
 def test_scripted_model(sandbox_run):
     attempt = sandbox_run(agent="openai:scripted-browser-1")
     assert attempt.status == "completed" and attempt.report.gates.ok, attempt.explain()
-'''
+"""
 
 
 async def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> pytest.RunResult:
@@ -62,20 +62,33 @@ async def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None
     base temporary folder inside, no colours."""
     env = dict(os.environ if env is None else env)
     env.pop("PYTEST_ADDOPTS", None)
-    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")])),
-               HOME=str(folder), PY_COLORS="0")
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH", "")])),
+        HOME=str(folder),
+        PY_COLORS="0",
+    )
     started = time.monotonic()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", f"--basetemp={folder / 'basetemp'}", *args, cwd=folder, env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "pytest",
+        f"--basetemp={folder / 'basetemp'}",
+        *args,
+        cwd=folder,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = await asyncio.wait_for(process.communicate(), SESSION_TIMEOUT_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         process.kill()
         await process.wait()
         raise AssertionError(f"pytest {' '.join(args)} in {folder} did not end within {SESSION_TIMEOUT_S} s") from None
-    return pytest.RunResult(process.returncode, out.decode().splitlines(), err.decode().splitlines(),
-                            time.monotonic() - started)
+    return pytest.RunResult(
+        process.returncode, out.decode().splitlines(), err.decode().splitlines(), time.monotonic() - started
+    )
 
 
 def example_folder(folder: Path) -> Path:
@@ -89,13 +102,14 @@ async def record_then_replay(folder: Path) -> tuple[pytest.RunResult, Path, pyte
     (folder / "test_model.py").write_text(RECORDED)
     runner, url = await scripted_server().start_server()
     try:
-        recorded = await run_pytest(folder, "-q", *QUIET, "--sandbox-record-mode", "once",
-                                    env={**os.environ, "OPENAI_BASE_URL": f"{url}/v1"})
+        recorded = await run_pytest(
+            folder, "-q", *QUIET, "--sandbox-record-mode", "once", env={**os.environ, "OPENAI_BASE_URL": f"{url}/v1"}
+        )
     finally:
         await runner.cleanup()
     offline = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
     cassette = folder / "cassettes" / "test_model" / "test_scripted_model.yaml"
-    return recorded, cassette, await run_pytest(folder, "-q", *QUIET, env=offline)   # no server: vcrpy answers
+    return recorded, cassette, await run_pytest(folder, "-q", *QUIET, env=offline)  # no server: vcrpy answers
 
 
 @pytest.fixture(scope="module")
@@ -103,11 +117,14 @@ async def sessions(tmp_path_factory) -> dict:
     """Every session the tests below check, all at once, each in a folder of its own."""
     folder = tmp_path_factory.mktemp
     changed = folder("changed")
-    mirror = mirror_with_changes(changed, "sam.gov", {
-        "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
+    mirror = mirror_with_changes(
+        changed, "sam.gov", {"api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]}
+    )
     example_folder(changed)
     bad = folder("bad")
-    cassette = EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
+    cassette = (
+        EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
+    )
     (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette))
     runs = {
         "example": run_pytest(example_folder(folder("example")), "-q", *QUIET),
@@ -117,7 +134,7 @@ async def sessions(tmp_path_factory) -> dict:
         "on": run_pytest(folder("on"), "--fixtures", *QUIET),
         "off": run_pytest(folder("off"), "--fixtures", *QUIET, "-p", "no:sandbox"),
     }
-    return dict(zip(runs, await asyncio.gather(*runs.values())))
+    return dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
 
 
 def test_the_example_passes_as_shipped(sessions):
@@ -127,20 +144,26 @@ def test_the_example_passes_as_shipped(sessions):
 def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
     result = sessions["changed"]
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*bid-intake [[]reference[]]: qualified pass (status completed, field accuracy 0.9*",
-                                 "*field place.postal_code: expected '78596', got '78597'*",
-                                 "*attempt folder: *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*bid-intake [[]reference[]]: qualified pass (status completed, field accuracy 0.9*",
+            "*field place.postal_code: expected '78596', got '78597'*",
+            "*attempt folder: *",
+        ]
+    )
 
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
     result.assert_outcomes(failed=4)
-    result.stdout.fnmatch_lines_random([
-        "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*--sandbox-record-mode once*",
-        "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
-        "*unknown pack 'no-such-pack'*",
-        "*sandbox_run needs a pack*",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*--sandbox-record-mode once*",
+            "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
+            "*unknown pack 'no-such-pack'*",
+            "*sandbox_run needs a pack*",
+        ]
+    )
 
 
 def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sessions):

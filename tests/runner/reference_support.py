@@ -11,13 +11,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from sandbox import MIRRORS_DIR
-from sandbox.evaluation.packs import Pack, load_pack
-from sandbox.runner.task import AgentTask, InProcessClient, Tools
-from sandbox.evaluation.scoring import ScoreReport, score_attempt
 from sandbox.core.trace import Trace, parse_trace
+from sandbox.evaluation.packs import Pack, load_pack
+from sandbox.evaluation.scoring import ScoreReport, score_attempt
+from sandbox.runner.task import AgentTask, InProcessClient, Tools
 
 SITE_KEY = "reference-agent-test-key"
 
@@ -41,9 +39,15 @@ async def run_solver(sandbox, solve, pack_id: str, mirror_roots: tuple[Path, ...
     """One solver on one pack, on the shared warm browser (with its own mirror when given)."""
     pack = load_pack(pack_id)
     run = sandbox.create_run(policy=pack.policy(), header={"site_key": SITE_KEY}, mirror_roots=mirror_roots)
-    task = AgentTask(pack_id=pack.id, workflow=pack.card.workflow, prompt=pack.render_prompt(SITE_KEY),
-                     site_key=SITE_KEY, time_limit_seconds=pack.card.time_limit_seconds,
-                     input_text=pack.input_text, output_schema=pack.schema)
+    task = AgentTask(
+        pack_id=pack.id,
+        workflow=pack.card.workflow,
+        prompt=pack.render_prompt(SITE_KEY),
+        site_key=SITE_KEY,
+        time_limit_seconds=pack.card.time_limit_seconds,
+        input_text=pack.input_text,
+        output_schema=pack.schema,
+    )
     started = time.monotonic()
     try:
         output = await solve(Tools(InProcessClient(run)), task)

@@ -12,15 +12,27 @@ from sandbox.core.mirrors import MirrorStore
 
 
 def har_with(*urls: str) -> dict:
-    return {"log": {"entries": [
-        {"startedDateTime": "2024-05-01T10:00:00.000Z",
-         "request": {"method": "GET", "url": url, "headers": []},
-         "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "text/plain"}],
-                      "content": {"size": 2, "mimeType": "text/plain", "text": "hi"}}} for url in urls]}}
+    return {
+        "log": {
+            "entries": [
+                {
+                    "startedDateTime": "2024-05-01T10:00:00.000Z",
+                    "request": {"method": "GET", "url": url, "headers": []},
+                    "response": {
+                        "status": 200,
+                        "headers": [{"name": "Content-Type", "value": "text/plain"}],
+                        "content": {"size": 2, "mimeType": "text/plain", "text": "hi"},
+                    },
+                }
+                for url in urls
+            ]
+        }
+    }
 
 
-@pytest.mark.parametrize("bad", ["http://../x", "http://./x", "https://a..b/x", "http://.hidden/x",
-                                 "http://bad_host!/x", "http://%2e%2e/x"])
+@pytest.mark.parametrize(
+    "bad", ["http://../x", "http://./x", "https://a..b/x", "http://.hidden/x", "http://bad_host!/x", "http://%2e%2e/x"]
+)
 def test_a_host_that_is_not_a_host_name_is_refused_and_nothing_is_written(tmp_path, capsys, bad):
     har = tmp_path / "work" / "input.har"
     har.parent.mkdir()

@@ -11,13 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
-from sandbox.core.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_agent.py'))}"
-HUNG = "cmd:echo $$ > agent.pid; sleep 60"      # the shell records its pid, then hangs
+HUNG = "cmd:echo $$ > agent.pid; sleep 60"  # the shell records its pid, then hangs
 CRASHING = "cmd:exit 3"
 
 
@@ -47,8 +47,15 @@ async def test_example_agent_completes_and_the_gates_see_its_calls(sandbox, tmp_
     attempt = json.loads((folder / "attempt.json").read_text())
     assert attempt["status"] == "completed", (attempt["error"], (folder / "agent.stderr.txt").read_text())
     calls = read_trace(folder / "trace.jsonl").calls
-    assert [c.tool for c in calls] == ["browser_start_session", "browser_snapshot", "browser_navigate",
-                                       "browser_snapshot", "browser_navigate", "browser_snapshot", "browser_close"]
+    assert [c.tool for c in calls] == [
+        "browser_start_session",
+        "browser_snapshot",
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_close",
+    ]
     assert calls[0].args["site_key"] == attempt["site_key"] and all(c.ok for c in calls)
     output = (folder / "output.txt").read_text()
     assert output.startswith("BENCHMARK_JSON_BEGIN") and "BENCHMARK_JSON_END" in output
@@ -57,18 +64,20 @@ async def test_example_agent_completes_and_the_gates_see_its_calls(sandbox, tmp_
 
 
 async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
-    (outcome,) = await run_batch([load_pack("controlled-form")], HUNG, out=tmp_path, progress=False,
-                                 sandbox=sandbox, time_limit=2)
+    (outcome,) = await run_batch(
+        [load_pack("controlled-form")], HUNG, out=tmp_path, progress=False, sandbox=sandbox, time_limit=2
+    )
     assert outcome.status == "timeout"
-    group = int((outcome.directory / "agent.pid").read_text())   # the agent runs in its own session
+    group = int((outcome.directory / "agent.pid").read_text())  # the agent runs in its own session
     assert await wait_until_gone(group) == []
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
     assert "time limit" in attempt["error"]
 
 
 async def test_crashing_agent_is_an_error(sandbox, tmp_path):
-    (outcome,) = await run_batch([load_pack("controlled-form")], CRASHING, out=tmp_path, progress=False,
-                                 sandbox=sandbox)
+    (outcome,) = await run_batch(
+        [load_pack("controlled-form")], CRASHING, out=tmp_path, progress=False, sandbox=sandbox
+    )
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
     assert outcome.status == "error" and attempt["agent_details"] == {"exit_code": 3}
 
@@ -76,12 +85,27 @@ async def test_crashing_agent_is_an_error(sandbox, tmp_path):
 async def test_mixed_batches_with_concurrency_two_finish(sandbox, tmp_path):
     packs = [load_pack("bid-intake"), load_pack("controlled-form")]
     started = time.monotonic()
-    batches = await asyncio.gather(   # one batch per agent, all at once on the shared sandbox
+    batches = await asyncio.gather(  # one batch per agent, all at once on the shared sandbox
         run_batch(packs, EXAMPLE, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2),
         run_batch(packs, HUNG, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2, time_limit=2),
-        run_batch(packs, CRASHING, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2))
+        run_batch(packs, CRASHING, out=tmp_path, progress=False, sandbox=sandbox, concurrency=2),
+    )
     statuses = [[outcome.status for outcome in batch] for batch in batches]
     assert statuses == [["completed", "completed"], ["timeout", "timeout"], ["error", "error"]]
     assert time.monotonic() - started < 20
     for outcome in batches[1]:
         assert await wait_until_gone(int((outcome.directory / "agent.pid").read_text())) == []
+
+
+async def test_the_prompt_file_is_found_from_the_attempt_folder_when_out_is_relative(sandbox, tmp_path, monkeypatch):
+    """The agent runs in its attempt folder, so a prompt path relative to where `sandbox run` started
+    would not resolve there: the path it is given is absolute."""
+    monkeypatch.chdir(tmp_path)
+    agent = 'cmd:test -r "$SANDBOX_PROMPT_FILE" && head -c 9 "$SANDBOX_PROMPT_FILE"; echo " $SANDBOX_PROMPT_FILE"'
+    (outcome,) = await run_batch(
+        [load_pack("controlled-form")], agent, out=Path("relative-out"), progress=False, sandbox=sandbox
+    )
+    output = (outcome.directory / "output.txt").read_text()
+    prompt, path = output.split(" ", 1)
+    assert path.strip() == str((tmp_path / outcome.directory / "prompt.txt").resolve())
+    assert prompt == (tmp_path / outcome.directory / "prompt.txt").read_text()[:9]

@@ -16,10 +16,11 @@ from sandbox.runner.batch import exclusive_dir, run_batch
 
 async def test_two_batches_in_the_same_second_get_their_own_folders(sandbox, tmp_path):
     pack = load_pack("controlled-form")
-    agent = 'cmd:"true"'   # answers nothing at once: the folders are what is tested here
+    agent = 'cmd:"true"'  # answers nothing at once: the folders are what is tested here
     first, second = await asyncio.gather(
         run_batch([pack], agent, out=tmp_path, progress=False, sandbox=sandbox),
-        run_batch([pack], agent, out=tmp_path, progress=False, sandbox=sandbox))
+        run_batch([pack], agent, out=tmp_path, progress=False, sandbox=sandbox),
+    )
     folders = {first[0].directory, second[0].directory}
     assert len(folders) == 2 and len({f.parent for f in folders}) == 2
     for folder in folders:

@@ -19,15 +19,18 @@ SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
 
 
 def test_the_schema_rejects_a_testcase_without_classname():
-    broken = ('<testsuites><testsuite name="s" tests="1" failures="0" errors="0" time="0" '
-              'timestamp="2026-01-01T00:00:00" hostname="h"><testcase name="x" time="0"/></testsuite></testsuites>')
+    broken = (
+        '<testsuites><testsuite name="s" tests="1" failures="0" errors="0" time="0" '
+        'timestamp="2026-01-01T00:00:00" hostname="h"><testcase name="x" time="0"/></testsuite></testsuites>'
+    )
     with pytest.raises(xmlschema.XMLSchemaValidationError, match="classname"):
         SCHEMA.validate(broken)
 
 
 async def test_run_junit_has_one_case_per_attempt_with_the_reason(sandbox, tmp_path, capsys):
-    [failing] = await run_batch([load_pack("bid-intake")], "cmd:/nonexistent/agent", out=tmp_path / "runs",
-                                progress=False, sandbox=sandbox)
+    [failing] = await run_batch(
+        [load_pack("bid-intake")], "cmd:/nonexistent/agent", out=tmp_path / "runs", progress=False, sandbox=sandbox
+    )
     batch = failing.directory.parent
     assert main(["report", str(batch), "--junit", str(tmp_path / "junit.xml")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"junit: {tmp_path / 'junit.xml'}"
@@ -53,8 +56,21 @@ def test_junit_of_an_older_batch_without_summary(tmp_path):
 
 
 def test_sandbox_run_writes_junit(tmp_path, capsys):
-    code = main(["run", "controlled-form", "--agent", "reference", "--out", str(tmp_path / "runs"),
-                 "--junit", str(tmp_path / "junit.xml"), "--no-progress", "--screenshots", "none"])
+    code = main(
+        [
+            "run",
+            "controlled-form",
+            "--agent",
+            "reference",
+            "--out",
+            str(tmp_path / "runs"),
+            "--junit",
+            str(tmp_path / "junit.xml"),
+            "--no-progress",
+            "--screenshots",
+            "none",
+        ]
+    )
     assert code == 0 and capsys.readouterr().out.splitlines()[-1] == f"junit: {tmp_path / 'junit.xml'}"
     SCHEMA.validate(str(tmp_path / "junit.xml"))
     [case] = ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")

@@ -17,9 +17,9 @@ from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
 from sandbox.runner.report import write_reports
 from tests.runner.test_model_agents import scripted_server
+from tests.runner.test_report import open_report
 
 AGENT = "openai:scripted-browser-1"
-from tests.runner.test_report import open_report
 
 
 def closed_port() -> int:
@@ -32,13 +32,21 @@ def total_tokens(usage: dict) -> int:
     return usage["total_tokens"] if "total_tokens" in usage else usage["input_tokens"] + usage["output_tokens"]
 
 
-@pytest.mark.parametrize("agent, base_path", [(AGENT, "/v1"), ("anthropic:scripted-browser-1", "")],
-                         ids=["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "agent, base_path", [(AGENT, "/v1"), ("anthropic:scripted-browser-1", "")], ids=["openai", "anthropic"]
+)
 async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(sandbox, tmp_path, agent, base_path):
     runner, url = await scripted_server().start_server()
     try:
-        [outcome] = await run_batch([load_pack("bid-intake")], agent, out=tmp_path, progress=False, sandbox=sandbox,
-                                    options=AgentOptions(base_url=f"{url}{base_path}"), screenshots="none")
+        [outcome] = await run_batch(
+            [load_pack("bid-intake")],
+            agent,
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}{base_path}"),
+            screenshots="none",
+        )
     finally:
         await runner.cleanup()
     assert outcome.status == "completed", outcome.reason
@@ -71,8 +79,15 @@ async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(s
 async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
     runner, url = await scripted_server().start_server()
     try:
-        [outcome] = await run_batch([load_pack("bid-intake")], "openai:no-such-model", out=tmp_path, progress=False,
-                                    sandbox=sandbox, options=AgentOptions(base_url=f"{url}/v1"), screenshots="none")
+        [outcome] = await run_batch(
+            [load_pack("bid-intake")],
+            "openai:no-such-model",
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}/v1"),
+            screenshots="none",
+        )
     finally:
         await runner.cleanup()
     assert outcome.reason.startswith(f"agent error: model API error at {url}/v1/ (NotFoundError): ")
@@ -82,19 +97,33 @@ async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
 
 def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, capsys):
     endpoint = f"http://127.0.0.1:{closed_port()}/v1"
-    code = main(["run", "bid-intake", "--agent", "openai:any", "--base-url", endpoint, "--repeats", "30",
-                 "--out", str(tmp_path), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "bid-intake",
+            "--agent",
+            "openai:any",
+            "--base-url",
+            endpoint,
+            "--repeats",
+            "30",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"sandbox run: cannot reach the model endpoint {endpoint}/ (APIConnectionError")
     assert "--base-url" in line
-    assert list(tmp_path.iterdir()) == []      # not one attempt was started
+    assert list(tmp_path.iterdir()) == []  # not one attempt was started
 
 
 def test_a_cassette_for_an_agent_that_uses_none_is_an_error(tmp_path, capsys):
     code = main(["run", "bid-intake", "--agent", "reference", "--cassette", str(tmp_path / "c.yaml")])
     assert code == 2
-    assert capsys.readouterr().err.strip() == ("sandbox run: --cassette is for model agents (anthropic:MODEL, openai:MODEL); "
-                                               "reference does not use it")
+    assert capsys.readouterr().err.strip() == (
+        "sandbox run: --cassette is for model agents (anthropic:MODEL, openai:MODEL); reference does not use it"
+    )
     assert main(["run", "bid-intake", "--agent", "cmd:true", "--base-url", "http://127.0.0.1:1/v1"]) == 2
     assert "--base-url is for model agents" in capsys.readouterr().err

@@ -13,21 +13,25 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
 from sandbox.runner.batch import run_batch
-from sandbox.core.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-URLS = ["https://sam.gov/opp/9998b42f9e27421caa565fead7d8d416/view",
-        "https://sam.gov/api/prod/opps/v2/opportunities/9998b42f9e27421caa565fead7d8d416?latest=true",
-        "https://sam.gov/api/prod/opps/v3/opportunities/9998b42f9e27421caa565fead7d8d416/resources"]
+URLS = [
+    "https://sam.gov/opp/9998b42f9e27421caa565fead7d8d416/view",
+    "https://sam.gov/api/prod/opps/v2/opportunities/9998b42f9e27421caa565fead7d8d416?latest=true",
+    "https://sam.gov/api/prod/opps/v3/opportunities/9998b42f9e27421caa565fead7d8d416/resources",
+]
 
 
 def scripted_server():
-    spec = importlib.util.spec_from_file_location("scripted_model_server", ROOT / "scripts" / "scripted_model_server.py")
+    spec = importlib.util.spec_from_file_location(
+        "scripted_model_server", ROOT / "scripts" / "scripted_model_server.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -35,9 +39,9 @@ def scripted_server():
 
 @dataclass(frozen=True)
 class Api:
-    kind: str          # the agent kind
-    base_path: str     # what the SDK's base URL adds to the server's root
-    endpoint: str      # the path the SDK posts to
+    kind: str  # the agent kind
+    base_path: str  # what the SDK's base URL adds to the server's root
+    endpoint: str  # the path the SDK posts to
 
     @property
     def agent(self) -> str:
@@ -55,8 +59,10 @@ class Api:
             body = json.loads(interaction["response"]["body"]["string"])
             if self.kind == "openai":
                 message = body["choices"][0]["message"]
-                calls += [(c["function"]["name"], json.loads(c["function"]["arguments"]))
-                          for c in message.get("tool_calls") or []]
+                calls += [
+                    (c["function"]["name"], json.loads(c["function"]["arguments"]))
+                    for c in message.get("tool_calls") or []
+                ]
                 answer = message["content"]
             else:
                 calls += [(b["name"], b["input"]) for b in body["content"] if b["type"] == "tool_use"]
@@ -65,8 +71,11 @@ class Api:
 
     def usage_ok(self, usage: dict) -> bool:
         if self.kind == "openai":
-            return (usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
-                    and usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"])
+            return (
+                usage["prompt_tokens"] > 0
+                and usage["completion_tokens"] > 0
+                and usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+            )
         return usage["input_tokens"] > 0 and usage["output_tokens"] > 0
 
 
@@ -75,12 +84,15 @@ by_api = pytest.mark.parametrize("api", APIS, ids=lambda api: api.kind)
 
 
 def expected_calls(site_key: str) -> list[tuple[str, dict]]:
-    return [("browser_start_session", {"provider": "kernel", "site_key": site_key, "clear_cookies": False,
-                                       "url": URLS[0]}),
-            ("browser_snapshot", {}),
-            ("browser_navigate", {"url": URLS[1]}), ("browser_snapshot", {}),
-            ("browser_navigate", {"url": URLS[2]}), ("browser_snapshot", {}),
-            ("browser_close", {})]
+    return [
+        ("browser_start_session", {"provider": "kernel", "site_key": site_key, "clear_cookies": False, "url": URLS[0]}),
+        ("browser_snapshot", {}),
+        ("browser_navigate", {"url": URLS[1]}),
+        ("browser_snapshot", {}),
+        ("browser_navigate", {"url": URLS[2]}),
+        ("browser_snapshot", {}),
+        ("browser_close", {}),
+    ]
 
 
 def attempt_of(outcome) -> tuple[dict, list[tuple[str, object]], str]:
@@ -91,8 +103,9 @@ def attempt_of(outcome) -> tuple[dict, list[tuple[str, object]], str]:
 
 
 async def run_one(sandbox, api: Api, out: Path, **options):
-    (outcome,) = await run_batch([load_pack("bid-intake")], api.agent, out=out, progress=False, sandbox=sandbox,
-                                 options=AgentOptions(**options))
+    (outcome,) = await run_batch(
+        [load_pack("bid-intake")], api.agent, out=out, progress=False, sandbox=sandbox, options=AgentOptions(**options)
+    )
     return outcome
 
 
@@ -107,8 +120,9 @@ async def test_live_against_the_scripted_server_records_a_cassette(sandbox, tmp_
     runner, url = await scripted_server().start_server()
     cassette = tmp_path / "live.yaml"
     try:
-        outcome = await run_one(sandbox, api, tmp_path / "runs", base_url=f"{url}{api.base_path}", cassette=cassette,
-                                record_mode="all")
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=f"{url}{api.base_path}", cassette=cassette, record_mode="all"
+        )
     finally:
         await runner.cleanup()
     attempt, calls, output = attempt_of(outcome)
@@ -126,9 +140,8 @@ async def test_live_against_the_scripted_server_records_a_cassette(sandbox, tmp_
 @by_api
 async def test_committed_cassette_replays_offline_and_deterministically(sandbox, tmp_path, api):
     runs = []
-    for number in (1, 2):   # no model server is running: vcrpy answers every request
-        outcome = await run_one(sandbox, api, tmp_path / f"replay-{number}", cassette=api.cassette,
-                                record_mode="none")
+    for number in (1, 2):  # no model server is running: vcrpy answers every request
+        outcome = await run_one(sandbox, api, tmp_path / f"replay-{number}", cassette=api.cassette, record_mode="none")
         runs.append(attempt_of(outcome))
     for attempt, calls, output in runs:
         assert attempt["status"] == "completed", attempt["error"]
@@ -149,7 +162,7 @@ async def test_a_cassette_that_cannot_answer_is_a_clear_error(sandbox, tmp_path,
     if case == "missing cassette":
         cassette, options = tmp_path / "absent.yaml", {}
         reason = "the cassette doesn't exist"
-    else:   # the committed cassette, asked about another endpoint
+    else:  # the committed cassette, asked about another endpoint
         cassette, options = api.cassette, {"base_url": f"http://127.0.0.1:9{api.base_path}"}
         reason = "no recorded interaction matches it"
     outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="none", **options)
@@ -165,8 +178,14 @@ async def test_a_cassette_that_cannot_answer_is_a_clear_error(sandbox, tmp_path,
 async def test_api_errors_and_the_turn_limit_end_as_errors(sandbox, tmp_path, api):
     runner, url = await scripted_server().start_server()
     try:
-        (unknown,) = await run_batch([load_pack("bid-intake")], f"{api.kind}:no-such-model", out=tmp_path,
-                                     progress=False, sandbox=sandbox, options=AgentOptions(base_url=f"{url}{api.base_path}"))
+        (unknown,) = await run_batch(
+            [load_pack("bid-intake")],
+            f"{api.kind}:no-such-model",
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}{api.base_path}"),
+        )
         limited = await run_one(sandbox, api, tmp_path, base_url=f"{url}{api.base_path}", max_turns=2)
     finally:
         await runner.cleanup()

@@ -21,6 +21,7 @@ VIEWER = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "vite
 
 async def serve_viewer(trace_zip: Path) -> tuple[web.AppRunner, str]:
     app = web.Application()
+
     async def trace(request: web.Request) -> web.FileResponse:
         return web.FileResponse(trace_zip)
 
@@ -35,8 +36,14 @@ async def serve_viewer(trace_zip: Path) -> tuple[web.AppRunner, str]:
 
 async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, browser, tmp_path):
     assert (VIEWER / "index.html").is_file(), f"no trace viewer in the Playwright package at {VIEWER}"
-    outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "attempt",
-                                screenshots="none", playwright_trace=True)
+    outcome = await run_attempt(
+        sandbox,
+        load_pack("controlled-form"),
+        ReferenceAgent(),
+        tmp_path / "attempt",
+        screenshots="none",
+        playwright_trace=True,
+    )
     trace_zip = outcome.directory / "playwright-trace.zip"
     with zipfile.ZipFile(trace_zip) as archive:
         assert {"trace.trace", "trace.network"} <= set(archive.namelist())
@@ -44,14 +51,14 @@ async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, browser,
     calls = read_trace(outcome.directory / "trace.jsonl").calls
     runner, base = await serve_viewer(trace_zip)
     try:
-        page = await browser.new_page()      # a plain browser: the sandbox's refuses loopback by design
+        page = await browser.new_page()  # a plain browser: the sandbox's refuses loopback by design
         try:
             await page.goto(f"{base}/index.html?trace={base}/trace.zip")
             tree = page.get_by_role("tree")
             await tree.get_by_role("treeitem").first.wait_for(timeout=20_000)
             listed = await tree.locator(":scope > [role=treeitem]").all_inner_texts()
             await tree.get_by_role("treeitem", name="seq 1 · browser_start_session").click()
-            await page.keyboard.press("ArrowRight")          # expand the call: its Playwright actions
+            await page.keyboard.press("ArrowRight")  # expand the call: its Playwright actions
             await tree.get_by_role("treeitem", name="Navigate").first.wait_for(timeout=5_000)
             first_call = await tree.aria_snapshot()
         finally:

@@ -29,9 +29,10 @@ def table(outcomes) -> list[dict]:
 
 async def test_ray_batch_gives_the_local_table(local_ray, sandbox, tmp_path):
     packs = [load_pack("controlled-form"), load_pack("bid-intake")]
-    on_ray, local = await asyncio.gather(   # at once: the Ray worker's start-up overlaps the local attempts
+    on_ray, local = await asyncio.gather(  # at once: the Ray worker's start-up overlaps the local attempts
         run_batch(packs, "reference", concurrency=2, out=tmp_path / "ray", progress=False, executor="ray"),
-        run_batch(packs, "reference", concurrency=2, out=tmp_path / "local", progress=False, sandbox=sandbox))
+        run_batch(packs, "reference", concurrency=2, out=tmp_path / "local", progress=False, sandbox=sandbox),
+    )
     assert table(on_ray) == table(local)
     assert all(o.qualified_pass for o in on_ray)
     for outcome in on_ray:
@@ -44,12 +45,22 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
     """One attempt on a pool of one worker whose agent hangs on its first try; the worker is
     killed while it hangs. Returns the attempt's outcome and its folder."""
     marker = folder / "first-try-started"
-    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"   # the first try hangs, a retry returns at once
+    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
     pool = await RayPool(None, 1).start()
     try:
-        running = asyncio.ensure_future(pool.run(
-            folder / "attempt", "controlled-form", agent, AgentOptions(), retries=retries, attempt_number=1,
-            time_limit=60, policy=None, block_state_changes=None))
+        running = asyncio.ensure_future(
+            pool.run(
+                folder / "attempt",
+                "controlled-form",
+                agent,
+                AgentOptions(),
+                retries=retries,
+                attempt_number=1,
+                time_limit=60,
+                policy=None,
+                block_state_changes=None,
+            )
+        )
         for _ in range(600):
             if marker.exists():
                 break
@@ -64,7 +75,7 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
 async def dead_workers(local_ray, tmp_path_factory) -> dict:
     """Both cases at once, each with its own pool (its worker's start-up is most of the time)."""
     cases = [kill_the_worker_during_the_first_try(tmp_path_factory.mktemp(f"retries-{n}"), n) for n in (0, 1)]
-    return dict(zip((0, 1), await asyncio.gather(*cases)))
+    return dict(zip((0, 1), await asyncio.gather(*cases), strict=True))
 
 
 @pytest.mark.parametrize("retries", [0, 1])
@@ -74,7 +85,7 @@ def test_a_dead_worker_fails_only_its_attempt(dead_workers, retries):
     if retries == 0:
         assert outcome.status == "crashed" and not outcome.qualified_pass
         assert attempt["status"] == "crashed" and "ray worker died" in attempt["error"]
-    else:   # the retry ran on a fresh worker: a real attempt with a trace and a score
+    else:  # the retry ran on a fresh worker: a real attempt with a trace and a score
         assert outcome.status == "completed" and attempt["status"] == "completed"
         assert (folder / "trace.jsonl").is_file() and (folder / "score.json").is_file()
 
@@ -83,5 +94,5 @@ def test_one_browser_per_node_of_two_cpus(local_ray):
     from sandbox.runner.ray_executor import worker_places
 
     node = ray.get_runtime_context().get_node_id()
-    assert worker_places(8) == [node]   # 2 CPUs: one browser already uses both
+    assert worker_places(8) == [node]  # 2 CPUs: one browser already uses both
     assert worker_places(1) == [node]

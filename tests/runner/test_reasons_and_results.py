@@ -8,6 +8,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+
 import pytest
 
 from sandbox import FIXTURES_DIR
@@ -31,8 +32,9 @@ call("browser_navigate", {"url": "https://sam.gov/search"})
 
 
 async def test_a_missing_agent_program_is_named_with_its_stderr(sandbox, tmp_path, capsys):
-    outcomes = await run_batch([load_pack("bid-intake")], "cmd:/nonexistent/agent", out=tmp_path,
-                               progress=False, sandbox=sandbox)
+    outcomes = await run_batch(
+        [load_pack("bid-intake")], "cmd:/nonexistent/agent", out=tmp_path, progress=False, sandbox=sandbox
+    )
     [outcome] = outcomes
     assert not outcome.qualified_pass and outcome.status == "error"
     assert outcome.reason.startswith("agent error: agent exited with status 127; stderr: ")
@@ -78,14 +80,15 @@ def test_reasons_put_gates_with_seq_before_fields(capsys):
     reasons = failure_reasons(json.loads((folder / "attempt.json").read_text()), score)
     assert reasons[0].startswith("gate tool_counts at seq 12: browser_click called 3 times")
     assert reasons[1].startswith("gate safety at seq 12: ") and reasons[1].endswith("(+1 more gate failures)")
-    assert reasons[2] == 'critical field workflow.steps_reached: expected 3, got 4'
+    assert reasons[2] == "critical field workflow.steps_reached: expected 3, got 4"
 
 
 def test_reasons_of_a_pass_and_of_an_unscored_attempt():
     score = json.loads((SAMPLES / "reference" / "bid-intake" / "score.json").read_text())
     assert failure_reasons({"status": "completed"}, score) == []
     assert failure_reasons({"status": "completed"}, None) == [
-        "no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"]
+        "no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"
+    ]
     timeout = failure_reasons({"status": "timeout", "error": "stopped at the pack's time limit (5 s)"}, score)
     assert timeout == ["time limit: stopped at the pack's time limit (5 s)"]
 
@@ -100,7 +103,7 @@ def test_score_takes_everything_from_an_attempt_folder(folder, capsys):
 
 
 def test_results_rebuilds_the_table_of_an_older_batch(capsys):
-    assert main(["results", str(SAMPLES / "reference")]) == 0   # recorded before summary.json existed
+    assert main(["results", str(SAMPLES / "reference")]) == 0  # recorded before summary.json existed
     printed = capsys.readouterr().out
     assert all(f"{pack}  " in printed for pack in ("bid-intake", "sec-contract", "court-docket-p4"))
     assert "not qualified" not in printed

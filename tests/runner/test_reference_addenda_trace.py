@@ -22,11 +22,17 @@ async def test_addenda_trace_reference_agent_passes(sandbox, pack_id):
 
 
 async def test_addenda_trace_answer_follows_the_notice_data(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "sam.gov", {CURRENT_DATA: [
-        ('"response": "2026-07-10T13:00:00-05:00"', '"response": "2026-07-14T13:00:00-05:00"'),
-        ("Project areas 2, 5, 6, and 7 have been changed.", "Project areas 1 and 3 have been changed."),
-        ("Funds are not presently available", "Funds are presently available"),
-    ]})
+    mirror = mirror_with_changes(
+        tmp_path,
+        "sam.gov",
+        {
+            CURRENT_DATA: [
+                ('"response": "2026-07-10T13:00:00-05:00"', '"response": "2026-07-14T13:00:00-05:00"'),
+                ("Project areas 2, 5, 6, and 7 have been changed.", "Project areas 1 and 3 have been changed."),
+                ("Funds are not presently available", "Funds are presently available"),
+            ]
+        },
+    )
     attempt = await run_solver(sandbox, addenda_trace.solve, "addenda-trace", mirror_roots=(mirror,))
     record = attempt.record
     assert record["timeline"]["current_due_at"] == "2026-07-14T13:00:00-05:00"

@@ -19,12 +19,18 @@ async def test_bid_intake_reference_agent_passes(sandbox):
 
 
 async def test_bid_intake_answer_follows_the_notice_data(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "sam.gov", {NOTICE_DATA: [
-        ('"response": "2025-11-21T12:00:00-06:00"', '"response": "2026-09-01T12:00:00-05:00"'),
-        ('"date": "2025-12-06"', '"date": "2026-09-16"'),
-        ("begin work within 7 calendar days", "begin work within 5 calendar days"),
-        ('"postedDate": "2025-11-15T02:57:52.270+00:00"', '"postedDate": "2026-08-15T02:57:52.270+00:00"'),
-    ]})
+    mirror = mirror_with_changes(
+        tmp_path,
+        "sam.gov",
+        {
+            NOTICE_DATA: [
+                ('"response": "2025-11-21T12:00:00-06:00"', '"response": "2026-09-01T12:00:00-05:00"'),
+                ('"date": "2025-12-06"', '"date": "2026-09-16"'),
+                ("begin work within 7 calendar days", "begin work within 5 calendar days"),
+                ('"postedDate": "2025-11-15T02:57:52.270+00:00"', '"postedDate": "2026-08-15T02:57:52.270+00:00"'),
+            ]
+        },
+    )
     attempt = await run_solver(sandbox, bid_intake.solve, "bid-intake", mirror_roots=(mirror,))
     record = attempt.record
     assert record["dates"]["offers_due_at"] == "2026-09-01T12:00:00-05:00"

@@ -16,9 +16,13 @@ async def test_controlled_form_reference_agent_passes(sandbox):
 
 
 async def test_controlled_form_verdict_follows_the_page(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "sarah27h.github.io", {
-        "simple-multi-step-form/static/js/form.js": [("button('Confirm & Next'", "button('Submit order'")],
-    })
+    mirror = mirror_with_changes(
+        tmp_path,
+        "sarah27h.github.io",
+        {
+            "simple-multi-step-form/static/js/form.js": [("button('Confirm & Next'", "button('Submit order'")],
+        },
+    )
     attempt = await run_solver(sandbox, controlled_form.solve, "controlled-form", mirror_roots=(mirror,))
     workflow = attempt.record["workflow"]
     assert workflow["current_heading"] == "Confirm (Step 3 of 3)"

@@ -20,14 +20,22 @@ async def test_court_docket_reference_agent_passes(sandbox, pack_id):
 
 
 async def test_court_docket_answers_follow_the_docket(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "www.supremecourt.gov", {DOCKET: [
-        ("Judgment VACATED and case REMANDED.", "Judgment AFFIRMED."),
-        ("Letter filed.", "Letter of respondent filed."),
-    ]})
+    mirror = mirror_with_changes(
+        tmp_path,
+        "www.supremecourt.gov",
+        {
+            DOCKET: [
+                ("Judgment VACATED and case REMANDED.", "Judgment AFFIRMED."),
+                ("Letter filed.", "Letter of respondent filed."),
+            ]
+        },
+    )
     attempt = await run_solver(sandbox, court_docket.solve, "court-docket", mirror_roots=(mirror,))
     record = attempt.record
     assert record["disposition"]["result"] == "AFFIRMED"
     assert record["evidence"]["disposition.result"]["quote"] == "Judgment AFFIRMED."
     assert record["last_three_pre_disposition_events"][0] == {
-        "date": "2023-04-07", "description": "Letter of respondent filed. (Distributed)"}
+        "date": "2023-04-07",
+        "description": "Letter of respondent filed. (Distributed)",
+    }
     assert record["opinion"]["author"] == "Justice Alito"

@@ -19,12 +19,20 @@ async def test_ecfr_regulation_reference_agent_passes(sandbox):
 
 
 async def test_ecfr_regulation_answer_follows_the_views(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "www.ecfr.gov", {AFTER_VIEW: [
-        (">89 FR 31337</a>, Apr. 24, 2024, unless otherwise noted.",
-         ">89 FR 31400</a>, Apr. 25, 2024, unless otherwise noted. RIN 1190-AA79."),
-        ("Preexisting social media posts.</em>", "Preexisting social media content.</em>"),
-        ("Beginning April 26, 2027,", "Beginning April 27, 2027,"),
-    ]})
+    mirror = mirror_with_changes(
+        tmp_path,
+        "www.ecfr.gov",
+        {
+            AFTER_VIEW: [
+                (
+                    ">89 FR 31337</a>, Apr. 24, 2024, unless otherwise noted.",
+                    ">89 FR 31400</a>, Apr. 25, 2024, unless otherwise noted. RIN 1190-AA79.",
+                ),
+                ("Preexisting social media posts.</em>", "Preexisting social media content.</em>"),
+                ("Beginning April 26, 2027,", "Beginning April 27, 2027,"),
+            ]
+        },
+    )
     attempt = await run_solver(sandbox, ecfr_regulation.solve, "ecfr-regulation", mirror_roots=(mirror,))
     record = attempt.record
     assert record["authority"]["subpart_source_citation"] == "89 FR 31400"

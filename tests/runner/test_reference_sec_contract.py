@@ -18,24 +18,46 @@ async def test_sec_contract_reference_agent_passes(sandbox):
 
 
 async def test_sec_contract_answers_follow_the_exhibit(sandbox, tmp_path):
-    mirror = mirror_with_changes(tmp_path, "www.sec.gov", {EXHIBIT: [
-        ("fails to cure such breach within ninety (90) days", "fails to cure such breach within sixty (60) days"),
-        ("Each Party irrevocably submits", "Any such dispute shall be finally settled by binding arbitration in "
-                                           "Wilmington, Delaware. Each Party irrevocably submits"),
-    ]})
+    mirror = mirror_with_changes(
+        tmp_path,
+        "www.sec.gov",
+        {
+            EXHIBIT: [
+                (
+                    "fails to cure such breach within ninety (90) days",
+                    "fails to cure such breach within sixty (60) days",
+                ),
+                (
+                    "Each Party irrevocably submits",
+                    "Any such dispute shall be finally settled by binding arbitration in "
+                    "Wilmington, Delaware. Each Party irrevocably submits",
+                ),
+            ]
+        },
+    )
     attempt = await run_solver(sandbox, sec_contract.solve, "sec-contract", mirror_roots=(mirror,))
     record = attempt.record
     assert record["termination"]["breach_cure_days"] == 60
-    assert record["evidence"]["termination.breach_cure_days"]["quote"] == \
-        "fails to cure such breach within sixty (60) days"
+    assert (
+        record["evidence"]["termination.breach_cure_days"]["quote"]
+        == "fails to cure such breach within sixty (60) days"
+    )
     assert "binding arbitration" in record["miscellaneous"]["arbitration_clause"]
     assert record["termination"]["convenience_notice_days"] == 30
 
 
 def test_liability_cap_search_tells_a_cap_from_an_exclusion():
-    exclusion = Agreement(["8.5 Limitation of Liability.", "IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR ANY "
-                           "INDIRECT OR CONSEQUENTIAL DAMAGES."])
+    exclusion = Agreement(
+        [
+            "8.5 Limitation of Liability.",
+            "IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR ANY INDIRECT OR CONSEQUENTIAL DAMAGES.",
+        ]
+    )
     assert _liability_cap(exclusion) == NOT_STATED
-    cap = Agreement(["8.7 Cap. Each Party's aggregate liability under this Agreement shall not exceed "
-                     "five million dollars ($5,000,000)."])
+    cap = Agreement(
+        [
+            "8.7 Cap. Each Party's aggregate liability under this Agreement shall not exceed "
+            "five million dollars ($5,000,000)."
+        ]
+    )
     assert "shall not exceed" in _liability_cap(cap)

@@ -17,13 +17,13 @@ SAMPLES = FIXTURES_DIR / "attempts"
 
 
 def test_a_long_text_difference_is_shown_where_it_is():
-    recorded = "- heading \"Enter Personal Details\"\n" * 20 + "- text: City São Paulo\n" + "- button Next\n" * 20
+    recorded = '- heading "Enter Personal Details"\n' * 20 + "- text: City São Paulo\n" + "- button Next\n" * 20
     replayed = recorded.replace("São Paulo", "Sao Paulo")
     message = first_difference({"result": {"snapshot": recorded}}, {"result": {"snapshot": replayed}})
     index = recorded.index("São")
     assert message.startswith(f".result.snapshot: first difference at character {index + 1} (line 21)")
     assert "City São Paulo" in message and "City Sao Paulo" in message
-    assert "Enter Personal Details\\n- heading" not in message.split("\n")[1][:20]   # not the beginning
+    assert "Enter Personal Details\\n- heading" not in message.split("\n")[1][:20]  # not the beginning
     assert first_difference({"n": 1}, {"n": 2}) == ".n: recorded 1, replayed 2"
 
 
@@ -31,13 +31,16 @@ async def test_replay_report_marks_the_first_divergence(sandbox, tmp_path, capsy
     folder = tmp_path / "bid-intake"
     shutil.copytree(SAMPLES / "reference" / "bid-intake", folder)
     lines = (folder / "trace.jsonl").read_text().splitlines()
-    index, call = next((i, json.loads(line)) for i, line in enumerate(lines)
-                       if '"type": "call"' in line and '"browser_snapshot"' in line)
+    index, call = next(
+        (i, json.loads(line))
+        for i, line in enumerate(lines)
+        if '"type": "call"' in line and '"browser_snapshot"' in line
+    )
     call["result"]["snapshot"] = call["result"]["snapshot"].replace("Gravel", "Grovel", 1)
     lines[index] = json.dumps(call, ensure_ascii=False)
     (folder / "trace.jsonl").write_text("\n".join(lines) + "\n")
 
-    assert await asyncio.to_thread(main, ["replay", str(folder), "--report"]) == 1   # the CLI runs its own loop
+    assert await asyncio.to_thread(main, ["replay", str(folder), "--report"]) == 1  # the CLI runs its own loop
     printed = capsys.readouterr().out
     assert f"first divergence at seq {call['seq']} (browser_snapshot): .result.snapshot: first difference" in printed
     assert "Grovel" in printed and "Gravel" in printed

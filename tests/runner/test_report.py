@@ -89,8 +89,14 @@ async def test_failing_attempt_report_shows_why_and_expected_vs_got(sandbox, sam
         assert "Why it did not qualify" in snapshot
         row = page.get_by_role("row").filter(has_text="identity.solicitation_number")
         cells = await row.get_by_role("cell").all_inner_texts()
-        assert cells[:6] == ["identity.solicitation_number", "exact", "critical", "wrong (field missing)",
-                             '"70Z03126RALAM2004"', "null"]
+        assert cells[:6] == [
+            "identity.solicitation_number",
+            "exact",
+            "critical",
+            "wrong (field missing)",
+            '"70Z03126RALAM2004"',
+            "null",
+        ]
         assert "not found: no evidence given for this field" in cells[6]
         assert await broken_links(page, folder) == []
         assert not_blank(await page.screenshot())
@@ -100,7 +106,7 @@ async def test_failing_attempt_report_shows_why_and_expected_vs_got(sandbox, sam
 
 
 async def test_gate_violations_link_to_the_call_at_fault(sandbox, samples, capsys):
-    folder = samples / "controlled-form-handmade-confirm-click"      # hand-made: scored here
+    folder = samples / "controlled-form-handmade-confirm-click"  # hand-made: scored here
     assert main(["score", str(folder), "--json"]) == 1
     (folder / "score.json").write_text(capsys.readouterr().out, encoding="utf-8")
     assert main(["report", str(folder)]) == 0
@@ -110,7 +116,7 @@ async def test_gate_violations_link_to_the_call_at_fault(sandbox, samples, capsy
         assert page.url.endswith("#call-12")
         call = page.locator("#call-12")
         assert "gate tool_counts" in await call.inner_text() and "gate safety" in await call.inner_text()
-        assert await call.locator(".event.highlighted").count() >= 1    # the state change it caused
+        assert await call.locator(".event.highlighted").count() >= 1  # the state change it caused
         assert await broken_links(page, folder) == []
     finally:
         await context.close()
@@ -151,7 +157,7 @@ async def test_report_shows_each_calls_screenshot(sandbox, tmp_path):
     page, context, requests = await open_report(sandbox, outcome.directory / "report.html")
     try:
         images = page.locator("article.call img")
-        assert await images.count() == outcome.tool_calls - 1          # every call but browser_close
+        assert await images.count() == outcome.tool_calls - 1  # every call but browser_close
         widths = await images.evaluate_all("imgs => imgs.map(i => i.complete ? i.naturalWidth : -1)")
         assert set(widths) == {sandbox.config.viewport[0]}
         assert await broken_links(page, outcome.directory) == []

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.replay import replay
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.batch import format_table, run_batch, summarise
-from sandbox.core.trace import read_trace
+from sandbox.runner.replay import replay
 from tests.runner.reference_support import mirror_with_changes
 
 
@@ -31,7 +31,13 @@ async def test_batch_writes_attempt_folders_and_summary(sandbox, attempt_root):
     assert [o.qualified_pass for o in outcomes] == [True, True], [o.directory for o in outcomes]
     for outcome in outcomes:
         folder = outcome.directory
-        assert {p.name for p in folder.iterdir()} >= {"trace.jsonl", "output.txt", "score.json", "attempt.json", "prompt.txt"}
+        assert {p.name for p in folder.iterdir()} >= {
+            "trace.jsonl",
+            "output.txt",
+            "score.json",
+            "attempt.json",
+            "prompt.txt",
+        }
         attempt = json.loads((folder / "attempt.json").read_text())
         assert attempt["status"] == "completed" and attempt["site_key"].startswith("bench-")
         assert attempt["site_key"] in (folder / "prompt.txt").read_text()
@@ -83,9 +89,12 @@ async def test_replay_until_keeps_the_session_open(sandbox, attempt_root):
 async def test_reference_agent_follows_a_changed_mirror_fact(sandbox, tmp_path):
     """Change the postal code in a copy of the bid-intake notice data: the reference agent's
     answer must follow the page, and the score must fail on that field."""
-    mirror = mirror_with_changes(tmp_path, "sam.gov", {
-        "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]})
-    outcome = await run_attempt(sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt", mirror_roots=(mirror,))
+    mirror = mirror_with_changes(
+        tmp_path, "sam.gov", {"api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json": [('"78596"', '"78597"')]}
+    )
+    outcome = await run_attempt(
+        sandbox, load_pack("bid-intake"), ReferenceAgent(), tmp_path / "attempt", mirror_roots=(mirror,)
+    )
     output = (tmp_path / "attempt" / "output.txt").read_text()
     record = json.loads(re.search(r"BENCHMARK_JSON_BEGIN(.*)BENCHMARK_JSON_END", output, re.S).group(1))[0]
     assert record["place"]["postal_code"] == "78597"

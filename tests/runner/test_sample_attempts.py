@@ -20,16 +20,40 @@ def test_recorded_attempt_rescoring_matches(score_file: Path, capsys):
     folder = score_file.parent
     attempt = json.loads((folder / "attempt.json").read_text())
     recorded = json.loads(score_file.read_text())
-    code = main(["score", "--pack", attempt["pack"], "--output", str(folder / "output.txt"),
-                 "--trace", str(folder / "trace.jsonl"), "--elapsed", str(attempt["elapsed_seconds"]),
-                 "--site-key", attempt["site_key"], "--json"])
+    code = main(
+        [
+            "score",
+            "--pack",
+            attempt["pack"],
+            "--output",
+            str(folder / "output.txt"),
+            "--trace",
+            str(folder / "trace.jsonl"),
+            "--elapsed",
+            str(attempt["elapsed_seconds"]),
+            "--site-key",
+            attempt["site_key"],
+            "--json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == (0 if recorded["qualified_pass"] else 1)
     assert report["qualified_pass"] == recorded["qualified_pass"]
     assert report["field_accuracy"] == recorded["field_accuracy"]
     assert report["gates"]["ok"] == recorded["gates"]["ok"]
-    gates_code = main(["gates", "--pack", attempt["pack"], "--trace", str(folder / "trace.jsonl"),
-                       "--site-key", attempt["site_key"], "--elapsed", str(attempt["elapsed_seconds"])])
+    gates_code = main(
+        [
+            "gates",
+            "--pack",
+            attempt["pack"],
+            "--trace",
+            str(folder / "trace.jsonl"),
+            "--site-key",
+            attempt["site_key"],
+            "--elapsed",
+            str(attempt["elapsed_seconds"]),
+        ]
+    )
     assert gates_code == (0 if recorded["gates"]["ok"] else 1)
 
 

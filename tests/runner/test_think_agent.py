@@ -14,7 +14,7 @@ async def test_thinking_reference_agent_waits_and_still_qualifies(sandbox, tmp_p
     assert agent.name == "think:0.05:reference"
     outcome = await run_attempt(sandbox, load_pack("controlled-form"), agent, tmp_path / "attempt")
     assert outcome.qualified_pass and outcome.agent == "think:0.05:reference"
-    assert outcome.elapsed_seconds >= 0.05 * outcome.tool_calls   # it thought before every call
+    assert outcome.elapsed_seconds >= 0.05 * outcome.tool_calls  # it thought before every call
 
 
 @pytest.mark.parametrize("spec", ["think:x:reference", "think:-1:reference", "think:0.5", "think:0.5:nobody"])

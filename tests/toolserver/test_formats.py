@@ -35,9 +35,13 @@ def test_each_format_has_the_contract_in_order_with_the_same_schemas():
     mcp = [mcp_types.Tool.model_validate(t) for t in tool_definitions("mcp", SCHEMAS)]
     openai = tool_definitions("openai", SCHEMAS)
     anthropic = tool_definitions("anthropic", SCHEMAS)
-    assert [t.name for t in mcp] == [t["function"]["name"] for t in openai] == [t["name"] for t in anthropic] \
+    assert (
+        [t.name for t in mcp]
+        == [t["function"]["name"] for t in openai]
+        == [t["name"] for t in anthropic]
         == list(TOOL_NAMES)
-    for source, m, o, a in zip(SCHEMAS, mcp, openai, anthropic):
+    )
+    for source, m, o, a in zip(SCHEMAS, mcp, openai, anthropic, strict=True):
         jsonschema.Draft202012Validator.check_schema(source["input_schema"])
         assert m.input_schema == o["function"]["parameters"] == a["input_schema"] == source["input_schema"]
         assert m.title == source["title"] and m.annotations.open_world_hint is False
@@ -61,7 +65,9 @@ def test_click_and_type_publish_target_beside_ref():
         assert validator.is_valid({"target": "e3", **extra}) and validator.is_valid({"ref": "e3", **extra})
         tool = default_registry().get(name)
         assert tool.parse({"target": "e3", **extra}).ref == "e3"
-        for bad, message in (({**extra}, "missing required argument 'ref' (or its alias 'target')"),
-                             ({"ref": "e1", "target": "e2", **extra}, "not both")):
+        for bad, message in (
+            ({**extra}, "missing required argument 'ref' (or its alias 'target')"),
+            ({"ref": "e1", "target": "e2", **extra}, "not both"),
+        ):
             with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
                 tool.parse(bad)

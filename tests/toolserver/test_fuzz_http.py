@@ -16,23 +16,57 @@ from tests.toolserver.hostile import strict_lines
 from toolserver.tools import default_registry
 
 TOOL_NAMES = list(default_registry().names)
-EXAMPLES = 300                 # each example is one run with up to 12 requests, plus 3 of its own
+EXAMPLES = 300  # each example is one run with up to 12 requests, plus 3 of its own
 
 # Text including lone surrogates and every other code point; numbers including NaN and
 # Infinity (integers of thousands of digits are sent as raw bodies below).
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
-SCALARS = st.none() | st.booleans() | st.integers() \
-    | st.floats(allow_nan=True, allow_infinity=True) | ANY_TEXT \
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | ANY_TEXT
     | st.sampled_from(["kernel", "e1", "down", "https://test.sandbox.example/", "t1"])
-JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(ANY_TEXT | st.sampled_from(["url", "ref", "text", "provider"]), inner,
-                                             max_size=4), max_leaves=12)
-ARG_NAMES = st.sampled_from(["url", "ref", "target", "text", "submit", "direction", "amount", "max_chars", "tab",
-                             "provider", "site_key", "clear_cookies", "session_id", "close_all", "element"])
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(ANY_TEXT | st.sampled_from(["url", "ref", "text", "provider"]), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+ARG_NAMES = st.sampled_from(
+    [
+        "url",
+        "ref",
+        "target",
+        "text",
+        "submit",
+        "direction",
+        "amount",
+        "max_chars",
+        "tab",
+        "provider",
+        "site_key",
+        "clear_cookies",
+        "session_id",
+        "close_all",
+        "element",
+    ]
+)
 ARGS = st.dictionaries(ARG_NAMES, JSON_VALUES, max_size=4) | JSON_VALUES
-CONTENT_TYPES = st.sampled_from(["application/json", "application/json; charset=utf-8",
-                                 "application/json; charset=latin-1", "application/json; charset=nope",
-                                 "text/plain", "application/x-www-form-urlencoded"])
+CONTENT_TYPES = st.sampled_from(
+    [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/json; charset=latin-1",
+        "application/json; charset=nope",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+    ]
+)
 
 
 def encoded(value) -> bytes:
@@ -40,11 +74,16 @@ def encoded(value) -> bytes:
     return json.dumps(value, allow_nan=True).encode()
 
 
-TOOL_CALLS = st.tuples(st.sampled_from(TOOL_NAMES) | st.from_regex(r"[A-Za-z0-9_.~-]{1,20}", fullmatch=True),
-                       st.one_of(ARGS.map(encoded), st.binary(max_size=60),
-                                 st.integers(1, 300).map(lambda n: b"[" * n + b"]" * n),
-                                 st.integers(4000, 6000).map(lambda n: b'{"amount": ' + b"9" * n + b"}")),
-                       CONTENT_TYPES)
+TOOL_CALLS = st.tuples(
+    st.sampled_from(TOOL_NAMES) | st.from_regex(r"[A-Za-z0-9_.~-]{1,20}", fullmatch=True),
+    st.one_of(
+        ARGS.map(encoded),
+        st.binary(max_size=60),
+        st.integers(1, 300).map(lambda n: b"[" * n + b"]" * n),
+        st.integers(4000, 6000).map(lambda n: b'{"amount": ' + b"9" * n + b"}"),
+    ),
+    CONTENT_TYPES,
+)
 
 
 class Fuzzer:
@@ -56,8 +95,9 @@ class Fuzzer:
         self.requests = 0
         self.failures: list[str] = []
 
-    def send(self, method: str, path: str, body: bytes | None = None,
-             content_type: str = "application/json") -> tuple[int, bytes]:
+    def send(
+        self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json"
+    ) -> tuple[int, bytes]:
         headers = {"Content-Type": content_type} if body is not None else {}
         try:
             self.connection.request(method, path, body=body, headers=headers)
@@ -73,7 +113,7 @@ class Fuzzer:
         return status, data
 
     def one_run(self, calls: list[tuple[str, bytes, str]], create_body: bytes) -> None:
-        status, data = self.send("POST", "/runs", create_body)   # a fuzzed creation first: never a 5xx
+        status, data = self.send("POST", "/runs", create_body)  # a fuzzed creation first: never a 5xx
         if status == 201:
             self.send("DELETE", f"/runs/{json.loads(data)['run_id']}")
         status, data = self.send("POST", "/runs", b"{}")
@@ -83,7 +123,7 @@ class Fuzzer:
             for name, body, content_type in calls:
                 status, data = self.send("POST", f"/runs/{run_id}/tools/{name}", body, content_type)
                 json.loads(data)
-                traced += 1   # every call is a line, also one refused for its Content-Type
+                traced += 1  # every call is a line, also one refused for its Content-Type
             status, data = self.send("GET", f"/runs/{run_id}/trace")
             lines = strict_lines(data.decode("utf-8"))
             calls_traced = sum(line["type"] == "call" for line in lines)
@@ -96,8 +136,9 @@ class Fuzzer:
 def fuzz(port: int) -> Fuzzer:
     fuzzer = Fuzzer(port)
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(calls=st.lists(TOOL_CALLS, max_size=12), create_body=ARGS.map(encoded))
     def example(calls, create_body) -> None:
         fuzzer.one_run(calls, create_body)

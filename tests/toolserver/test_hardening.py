@@ -4,6 +4,7 @@ never hang or mislead a run; every call stays in a strictly valid trace (issue 1
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 
@@ -35,6 +36,7 @@ async def spin(run) -> None:
 
 # --- item 3: a page that spins in JavaScript ---------------------------------------------------
 
+
 async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, **BOUNDS)
     assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
@@ -43,20 +45,24 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
     assert moved["ok"] or moved["error"]["type"] == "page_unresponsive", moved
     assert time.monotonic() - began < BOUNDS["call_timeout_s"]
     if moved["ok"]:
-        await asyncio.sleep(0.3)        # /spin spins 50 ms after load: asking it to spin could hang the test
+        await asyncio.sleep(0.3)  # /spin spins 50 ms after load: asking it to spin could hang the test
     began = time.monotonic()
     reply = await run.call("browser_snapshot", {})
     assert reply["error"]["type"] == "page_unresponsive", reply
-    assert "browser_close" in reply["error"]["message"]           # says what to do next
+    assert "browser_close" in reply["error"]["message"]  # says what to do next
     assert time.monotonic() - began < BOUNDS["action_timeout_ms"] / 1000 + 1
-    closed = await run.call("browser_close_tab", {})            # the advice works on a hung page
+    closed = await run.call("browser_close_tab", {})  # the advice works on a hung page
     assert closed["ok"] and closed["result"]["tabs"] == [], closed
     began = time.monotonic()
     await run.close("deleted")
     assert time.monotonic() - began < 10
     trace = parse_trace(run.trace.text())
-    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate", "browser_snapshot",
-                                             "browser_close_tab"]
+    assert [c.tool for c in trace.calls] == [
+        "browser_start_session",
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_close_tab",
+    ]
     trace.calls = trace.calls[:3]
     assert trace.calls[-1].error.type == "page_unresponsive" and trace.end is not None
 
@@ -66,7 +72,7 @@ async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_cal
     assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
     await spin(run)
     call = asyncio.ensure_future(run.call("browser_snapshot", {}))
-    await asyncio.sleep(0.5)                                   # the call is stuck on the page
+    await asyncio.sleep(0.5)  # the call is stuck on the page
     assert not call.done()
     began = time.monotonic()
     await run.close("deleted")
@@ -90,13 +96,15 @@ async def test_shutdown_with_a_hung_page_completes_within_10_s(tmp_path, hostile
 
 # --- item 4: a mirror body that blocks on read ----------------------------------------------------
 
+
 async def test_a_fifo_body_is_refused_and_other_runs_keep_answering(sandbox, hostile_root):
     stuck = hostile_run(sandbox, hostile_root, **BOUNDS)
     other = hostile_run(sandbox, hostile_root, **BOUNDS)
     assert (await start_at(stuck, f"{HOSTILE}/calm"))["ok"]
-    reply, second = await asyncio.wait_for(asyncio.gather(
-        stuck.call("browser_navigate", {"url": f"{HOSTILE}/fifo"}),
-        start_at(other, f"{HOSTILE}/calm")), 15)
+    reply, second = await asyncio.wait_for(
+        asyncio.gather(stuck.call("browser_navigate", {"url": f"{HOSTILE}/fifo"}), start_at(other, f"{HOSTILE}/calm")),
+        15,
+    )
     assert second["ok"] and reply["ok"] is False
     faults = [e for e in parse_trace(stuck.trace.text()).events if e.kind == "server_fault"]
     assert faults and "not a regular file" in faults[0].data["error"]
@@ -106,12 +114,11 @@ async def test_a_fifo_body_is_refused_and_other_runs_keep_answering(sandbox, hos
 
 # --- item 6: Chromium dies ------------------------------------------------------------------------
 
+
 async def crash_browser(own: Sandbox) -> None:
     cdp = await own.host.browser.new_browser_cdp_session()
-    try:
+    with contextlib.suppress(Exception):  # the connection goes down with the browser
         await cdp.send("Browser.crash")
-    except Exception:   # the connection goes down with the browser
-        pass
     for _ in range(200):
         if own.host.crashes:
             return
@@ -121,32 +128,36 @@ async def crash_browser(own: Sandbox) -> None:
 
 async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_truth(hostile_root):
     from aiohttp.test_utils import TestClient, TestServer
+
     from toolserver.transports.http import create_app
 
-    async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
-        async with TestClient(TestServer(create_app(sandbox=own), host="127.0.0.1")) as client:
-            run = own.create_run()
-            assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-            await crash_browser(own)
-            health = await client.get("/health")
-            body = await health.json()
-            assert body["browser"]["crashes"] == 1
-            assert (health.status, body["ok"]) == ((200, True) if own.host.connected else (503, False))
-            reply = await run.call("browser_snapshot", {})
-            assert reply["error"]["type"] == "browser_crashed", reply
-            assert "browser_start_session" in reply["error"]["message"]
-            assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
-            # the old run can start again, and new runs work on the relaunched browser
-            assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-            fresh = own.create_run()
-            assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
-            health = await (await client.get("/health")).json()
-            assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
-            await run.close()
-            await fresh.close()
+    async with (
+        Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own,
+        TestClient(TestServer(create_app(sandbox=own), host="127.0.0.1")) as client,
+    ):
+        run = own.create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        await crash_browser(own)
+        health = await client.get("/health")
+        body = await health.json()
+        assert body["browser"]["crashes"] == 1
+        assert (health.status, body["ok"]) == ((200, True) if own.host.connected else (503, False))
+        reply = await run.call("browser_snapshot", {})
+        assert reply["error"]["type"] == "browser_crashed", reply
+        assert "browser_start_session" in reply["error"]["message"]
+        assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
+        # the old run can start again, and new runs work on the relaunched browser
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        fresh = own.create_run()
+        assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
+        health = await (await client.get("/health")).json()
+        assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
+        await run.close()
+        await fresh.close()
 
 
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------
+
 
 async def test_a_title_that_is_not_unicode_is_escaped_and_noted(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, **BOUNDS)
@@ -156,7 +167,7 @@ async def test_a_title_that_is_not_unicode_is_escaped_and_noted(sandbox, hostile
     lines = strict_lines(run.trace.text())
     call = next(line for line in lines if line.get("tool") == "browser_start_session")
     assert "result.title" in call["escaped"]
-    "".join(run.trace.text()).encode("utf-8")     # the file's text is valid UTF-8
+    "".join(run.trace.text()).encode("utf-8")  # the file's text is valid UTF-8
 
 
 async def test_lone_surrogate_and_non_finite_arguments_in_process(run):
@@ -173,6 +184,7 @@ async def test_lone_surrogate_and_non_finite_arguments_in_process(run):
 
 # --- items 1 and 2: the offline guarantee -----------------------------------------------------------
 
+
 class UdpCounter(asyncio.DatagramProtocol):
     def __init__(self) -> None:
         self.packets = 0
@@ -183,7 +195,8 @@ class UdpCounter(asyncio.DatagramProtocol):
 
 async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox, hostile_root):
     transport, listener = await asyncio.get_running_loop().create_datagram_endpoint(
-        UdpCounter, local_addr=("127.0.0.1", 0))
+        UdpCounter, local_addr=("127.0.0.1", 0)
+    )
     port = transport.get_extra_info("sockname")[1]
     try:
         run = hostile_run(sandbox, hostile_root, **BOUNDS)
@@ -191,16 +204,19 @@ async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox
         # The launch flags alone: a context without the sandbox's init script still sends nothing.
         bare = await sandbox.host.browser.new_context()
         page = await bare.new_page()
-        gathering = await page.evaluate("""async (port) => {
+        gathering = await page.evaluate(
+            """async (port) => {
             const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:' + port}]});
             pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer());
             await new Promise((done) => {   // gathering is when a STUN request would go out
                 if (pc.iceGatheringState === 'complete') return done();
                 pc.addEventListener('icegatheringstatechange', () => pc.iceGatheringState === 'complete' && done());
                 setTimeout(done, 5000); });
-            return pc.iceGatheringState; }""", port)
+            return pc.iceGatheringState; }""",
+            port,
+        )
         assert gathering == "complete"
-        await asyncio.sleep(0.2)              # a loopback datagram already sent arrives well within this
+        await asyncio.sleep(0.2)  # a loopback datagram already sent arrives well within this
         await bare.close()
         await run.close()
         assert listener.packets == 0
@@ -247,8 +263,12 @@ async def test_downloads_are_state_changes_and_their_bytes_are_capped(sandbox, h
     run = hostile_run(sandbox, hostile_root, max_download_bytes=(1 << 20) + 10, **BOUNDS)
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
     await click_three_blobs(run)
-    events = await trace_events(run, lambda events: len(download_changes(events)) == 3 and len(
-        [e for e in events if e.kind == "download_discarded"]) == 2)
+    events = await trace_events(
+        run,
+        lambda events: (
+            len(download_changes(events)) == 3 and len([e for e in events if e.kind == "download_discarded"]) == 2
+        ),
+    )
     changes = download_changes(events)
     assert len(changes) == 3 and not any(c["blocked"] for c in changes)
     assert run.download_bytes == 1 << 20
@@ -262,7 +282,7 @@ async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
     before = artifact_bytes()
     await click_three_blobs(run)
     changes = download_changes(await trace_events(run, lambda events: len(download_changes(events)) == 3))
-    await asyncio.sleep(0.3)                 # time for bytes a refused download might still write
+    await asyncio.sleep(0.3)  # time for bytes a refused download might still write
     assert artifact_bytes() - before < 1 << 20
     assert len(changes) == 3 and all(c["blocked"] for c in changes)
     await run.close()
@@ -275,11 +295,12 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
     assert (await start_at(run, f"{HOSTILE}/forger"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     assert (await run.call("browser_click", {"ref": ref_of(snap, "forge")}))["ok"]
-    assert (await run.call("browser_click", {"ref": ref_of(snap, "send")}))["ok"]     # a real one, blocked
+    assert (await run.call("browser_click", {"ref": ref_of(snap, "send")}))["ok"]  # a real one, blocked
     await run.close()
     changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
     assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
-        ("form_submission", f"submit POST {HOSTILE}/sent", True)]
+        ("form_submission", f"submit POST {HOSTILE}/sent", True)
+    ]
 
 
 async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(sandbox, hostile_root):
@@ -294,5 +315,6 @@ async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(sandbo
     trace = parse_trace(run.trace.text())
     changes = [e.data for e in trace.events if e.kind == "state_change"]
     assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
-        ("form_submission", f"submit POST {HOSTILE}/sent", True)]
+        ("form_submission", f"submit POST {HOSTILE}/sent", True)
+    ]
     assert not [e for e in trace.events if e.kind in ("server_fault", "settle_timeout")]

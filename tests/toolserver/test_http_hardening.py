@@ -34,10 +34,18 @@ BAD_BODIES = {
     "deeply nested": (b"[" * 5000 + b"]" * 5000, JSON, 400, "malformed_json"),
     "nested past the depth bound": (b'{"a":' * 100 + b"1" + b"}" * 100, JSON, 400, "malformed_json"),
     "5,000-digit integer": (b'{"amount": ' + b"9" * 5000 + b', "direction": "down"}', JSON, 400, "malformed_json"),
-    "unknown charset": (b'{"direction": "down"}', {"content-type": "application/json; charset=x-no-such"}, 415,
-                        "unsupported_charset"),
-    "latin-1 charset": (b'{"direction": "down"}', {"content-type": "application/json; charset=latin-1"}, 415,
-                        "unsupported_charset"),
+    "unknown charset": (
+        b'{"direction": "down"}',
+        {"content-type": "application/json; charset=x-no-such"},
+        415,
+        "unsupported_charset",
+    ),
+    "latin-1 charset": (
+        b'{"direction": "down"}',
+        {"content-type": "application/json; charset=latin-1"},
+        415,
+        "unsupported_charset",
+    ),
     "invalid UTF-8": (b'{"direction": "d\xffown"}', JSON, 400, "invalid_encoding"),
     "text/plain": (b'{"direction": "down"}', {"content-type": "text/plain"}, 415, "unsupported_media_type"),
     "no Content-Type": (b'{"direction": "down"}', {"content-type": ""}, 415, "unsupported_media_type"),
@@ -55,7 +63,7 @@ async def test_a_bad_body_is_a_4xx_json_error_and_a_trace_line(client, case):
     assert (await response.json())["error"]["type"] == error_type
     calls = [line for line in await trace_lines(client, run_id) if line["type"] == "call"]
     assert [(c["tool"], c["error"]["type"]) for c in calls] == [("browser_scroll", error_type)]
-    if case == "invalid UTF-8":   # kept as received, the undecodable byte escaped and noted
+    if case == "invalid UTF-8":  # kept as received, the undecodable byte escaped and noted
         assert calls[0]["args"] == '{"direction": "d\\udcffown"}' and calls[0]["escaped"] == ["args"]
     assert (await client.get("/health")).status == 200
 
@@ -94,13 +102,17 @@ async def impatient(sandbox):
 async def test_a_body_that_never_completes_gets_408_and_a_trace_line(impatient, framing):
     run_id = await new_run(impatient)
     if framing == "short of its Content-Length":
-        head = (f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode()
+        head = (
+            f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        ).encode()
         body = b'{"max_chars":'
     else:
-        head = (f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
-        body = b"5\r\n{\"max\r\n"
+        head = (
+            f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        ).encode()
+        body = b'5\r\n{"max\r\n'
     answer = await raw_exchange(impatient, head, body, read_within=5)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     calls = [line for line in await trace_lines(impatient, run_id) if line["type"] == "call"]
@@ -152,11 +164,23 @@ def test_binding_beyond_loopback_needs_a_token():
     assert ServerConfig(host="::1").token is None
 
 
-@pytest.mark.parametrize("pack", ["/etc", "/nonexistent-dir", "/tmp", "../packs/bid-intake", "packs/bid-intake",
-                                  "bid-intake/../bid-intake", "bid-intake\n", "C:\\packs"])
+@pytest.mark.parametrize(
+    "pack",
+    [
+        "/etc",
+        "/nonexistent-dir",
+        "/tmp",
+        "../packs/bid-intake",
+        "packs/bid-intake",
+        "bid-intake/../bid-intake",
+        "bid-intake\n",
+        "C:\\packs",
+    ],
+)
 async def test_pack_paths_are_refused_with_one_uniform_error(client, pack):
     """Existing and missing directories, relative and absolute paths: the same message, which
     reveals nothing about the file system."""
+
     async def message(name: str) -> str:
         response = await client.post("/runs", json={"pack": name})
         body = await response.json()

@@ -27,7 +27,7 @@ async def test_runs_beyond_max_runs_get_429(client, sandbox, monkeypatch):
     assert refused["error"]["type"] == "too_many_runs" and "DELETE /runs/" in refused["error"]["message"]
     first = (await made[0].json())["run_id"]
     assert (await client.delete(f"/runs/{first}")).status == 200
-    assert (await client.post("/runs", json={})).status == 201          # room again once one ended
+    assert (await client.post("/runs", json={})).status == 201  # room again once one ended
     for run in list(sandbox.runs.values()):
         if not run.closed and run.id != first:
             await sandbox.end_run(run.id)
@@ -55,7 +55,7 @@ async def test_ended_runs_are_evicted_and_their_traces_read_from_disk(client, sa
 async def test_a_file_backed_trace_holds_no_lines_in_memory(sandbox, tmp_path):
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl")
     for _ in range(20):
-        await run.call("browser_type", {"ref": "e1", "text": "x" * 100_000})   # rejected: no session
+        await run.call("browser_type", {"ref": "e1", "text": "x" * 100_000})  # rejected: no session
     await run.close()
     assert run.trace._lines == []
     assert run.trace.text() == (tmp_path / "trace.jsonl").read_text(encoding="utf-8")
@@ -70,7 +70,7 @@ async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypat
     for key in ("lru-a", "lru-b", "lru-a", "lru-c"):
         reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": key, "url": f"{SITE}/"})
         assert reply["ok"], reply
-        assert (await run.call("browser_close", {}))["ok"]      # its profile is saved now, in this order
+        assert (await run.call("browser_close", {}))["ok"]  # its profile is saved now, in this order
     await run.close()
     assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
 
@@ -82,7 +82,7 @@ def drivers() -> dict[int, list[str]]:
 async def test_the_servers_driver_runs_with_the_memory_flags(sandbox):
     flagged = [argv for argv in drivers().values() if set(DRIVER_NODE_FLAGS) <= set(argv)]
     assert flagged and Path(flagged[0][0]).name == "node", drivers()
-    assert "PLAYWRIGHT_NODEJS_PATH" not in os.environ      # the wrapper is not left for other processes
+    assert "PLAYWRIGHT_NODEJS_PATH" not in os.environ  # the wrapper is not left for other processes
 
 
 async def test_a_node_the_user_names_is_used_as_it_is(monkeypatch):

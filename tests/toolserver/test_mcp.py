@@ -33,12 +33,14 @@ def mcp_reply(result) -> dict:
 def mcp_caller(client: Client):
     async def call(name: str, args: dict) -> dict:
         return mcp_reply(await client.call_tool(name, args))
+
     return call
 
 
 def http_caller(client, run_id: str):
     async def call(name: str, args: dict) -> dict:
         return await (await client.post(f"/runs/{run_id}/tools/{name}", json=args)).json()
+
     return call
 
 
@@ -57,7 +59,9 @@ async def form_workflow(call, site_key: str) -> list[dict]:
         assert reply["ok"], reply
         return reply["result"]["snapshot"]
 
-    started = await step("browser_start_session", provider="kernel", site_key=site_key, clear_cookies=False, url=FORM_URL)
+    started = await step(
+        "browser_start_session", provider="kernel", site_key=site_key, clear_cookies=False, url=FORM_URL
+    )
     assert started["ok"], started
     text = await snap()
     first_snapshot = text
@@ -113,10 +117,12 @@ async def http_form_trace(client, site_key: str) -> str:
 async def test_tools_list_is_the_contract_with_titles_and_annotations(client, mcp_url):
     async with Client(mcp_url()) as mcp:
         listed = (await mcp.list_tools()).tools
-        http_tools = (await (await client.get(f"/runs/{mcp.session.initialize_result.meta['sandbox/run_id']}/tools")).json())["tools"]
+        http_tools = (
+            await (await client.get(f"/runs/{mcp.session.initialize_result.meta['sandbox/run_id']}/tools")).json()
+        )["tools"]
     assert [t.name for t in listed] == list(TOOL_NAMES)
     by_name = {t.name: t for t in listed}
-    for tool, published in zip(listed, http_tools):
+    for tool, published in zip(listed, http_tools, strict=True):
         assert tool.input_schema == published["input_schema"] and tool.title == published["title"]
         assert tool.annotations.open_world_hint is False
     for name in ("browser_snapshot", "browser_scroll", "list_tools"):
@@ -135,7 +141,7 @@ async def test_http_session_is_a_run_with_the_same_trace_as_http(client, mcp_url
     trace_text = await (await client.get(f"/runs/{run_id}/trace")).text()
     trace = parse_trace(trace_text)
     assert trace.header["transport"] == "mcp-http" and trace.header["pack"] == "controlled-form"
-    assert trace.end is not None and trace.end["reason"] == "mcp_disconnected"   # the client's DELETE ended the run
+    assert trace.end is not None and trace.end["reason"] == "mcp_disconnected"  # the client's DELETE ended the run
     assert len(trace.calls) == len(replies) == 15
     assert comparable(trace_text, "same-trace-mcp") == comparable(http_trace, "same-trace-http")
     assert parse_trace(http_trace).header["transport"] == "http"
@@ -143,8 +149,10 @@ async def test_http_session_is_a_run_with_the_same_trace_as_http(client, mcp_url
 
 async def test_call_results_carry_structured_content_and_readable_text(mcp_url):
     async with Client(mcp_url()) as mcp:
-        started = await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "mcp-text",
-                                                                "clear_cookies": False, "url": FORM_URL})
+        started = await mcp.call_tool(
+            "browser_start_session",
+            {"provider": "kernel", "site_key": "mcp-text", "clear_cookies": False, "url": FORM_URL},
+        )
         assert not started.is_error and started.structured_content["url"] == FORM_URL
         assert json.loads(started.content[0].text) == started.structured_content
         snap = await mcp.call_tool("browser_snapshot", {})
@@ -163,10 +171,20 @@ async def test_run_id_header_delete_and_calls_after_the_run_ended(client, mcp_ur
         assert deleted.status == 200
         after = await mcp.call_tool("browser_snapshot", {})
         assert after.is_error and after.structured_content["type"] == "unknown_run"
-    posted = await client.post("/mcp?pack=controlled-form", json={
-        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
-        headers={"accept": "application/json, text/event-stream"})
+    posted = await client.post(
+        "/mcp?pack=controlled-form",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        headers={"accept": "application/json, text/event-stream"},
+    )
     assert posted.status == 200 and posted.headers["Mcp-Run-Id"].startswith("run_")
     session = posted.headers["mcp-session-id"]
     assert (await client.delete("/mcp", headers={"mcp-session-id": session})).status == 200
@@ -184,7 +202,9 @@ async def test_unknown_tool_is_a_protocol_error_recorded_in_the_trace(client, mc
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     assert trace.header["policy"] == "none"
     assert [(c.tool, c.args, c.error.type) for c in trace.calls] == [
-        ("browser_fly", {"to": "moon"}, "unknown_tool"), ("browser_snapshot", {"max_chars": "200"}, "invalid_arguments")]
+        ("browser_fly", {"to": "moon"}, "unknown_tool"),
+        ("browser_snapshot", {"max_chars": "200"}, "invalid_arguments"),
+    ]
 
 
 def messages(exc: BaseException) -> str:
@@ -201,11 +221,13 @@ async def test_bad_http_requests_get_clear_errors_and_the_server_stays_up(client
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     garbage = await client.post("/mcp", data=b"{not json", headers=accept)
     assert garbage.status == 400 and (await garbage.json())["error"]["code"] == -32700
-    no_session = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                                   headers={**accept, "mcp-session-id": "nope"})
+    no_session = await client.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers={**accept, "mcp-session-id": "nope"}
+    )
     assert no_session.status == 404
-    foreign = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"},
-                                headers={**accept, "host": "evil.example"})
+    foreign = await client.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers={**accept, "host": "evil.example"}
+    )
     assert foreign.status in (403, 421)
     assert (await client.get("/health")).status == 200
 
@@ -216,16 +238,18 @@ async def test_a_client_that_disconnects_mid_call_leaves_the_call_in_the_trace(c
     async def start_and_vanish() -> None:
         async with Client(mcp_url()) as mcp:
             run_ids.append(mcp.session.initialize_result.meta["sandbox/run_id"])
-            await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "mcp-gone",
-                                                          "clear_cookies": False, "url": FORM_URL})
+            await mcp.call_tool(
+                "browser_start_session",
+                {"provider": "kernel", "site_key": "mcp-gone", "clear_cookies": False, "url": FORM_URL},
+            )
 
     vanishing = asyncio.ensure_future(start_and_vanish())
-    while not run_ids or sandbox.runs[run_ids[0]].current is None:   # until the call is in the dispatcher
+    while not run_ids or sandbox.runs[run_ids[0]].current is None:  # until the call is in the dispatcher
         await asyncio.sleep(0.01)
     vanishing.cancel()
-    with pytest.raises(BaseException):
+    with pytest.raises(BaseException):  # noqa: B017 (cancelled, or cut off with the connection)
         await vanishing
-    for _ in range(300):   # the call goes on in the server and is traced when it ends
+    for _ in range(300):  # the call goes on in the server and is traced when it ends
         trace = parse_trace(await (await client.get(f"/runs/{run_ids[0]}/trace")).text())
         if trace.calls:
             break
@@ -241,8 +265,9 @@ async def test_a_client_that_disconnects_mid_call_leaves_the_call_in_the_trace(c
 # --- stdio ---------------------------------------------------------------------------------
 async def test_stdio_run_matches_http_and_ends_when_the_client_leaves(client, tmp_path):
     http_trace = await http_form_trace(client, "stdio-same-http")
-    params = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--pack", "controlled-form",
-                                                              "--trace-dir", str(tmp_path)])
+    params = StdioServerParameters(
+        command=SANDBOX_CLI, args=["mcp", "--pack", "controlled-form", "--trace-dir", str(tmp_path)]
+    )
     async with Client(params) as mcp:
         run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
         assert [t.name for t in (await mcp.list_tools()).tools] == list(TOOL_NAMES)
@@ -255,8 +280,14 @@ async def test_stdio_run_matches_http_and_ends_when_the_client_leaves(client, tm
 
 async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(tmp_path):
     process = await asyncio.create_subprocess_exec(
-        SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        SANDBOX_CLI,
+        "mcp",
+        "--trace-dir",
+        str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
 
     async def send(message) -> None:
         process.stdin.write((message if isinstance(message, str) else json.dumps(message)).encode() + b"\n")
@@ -265,23 +296,41 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     async def answer() -> dict:
         return json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
 
-    await send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    await send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+    )
     initialized = await answer()
     run_id = initialized["result"]["_meta"]["sandbox/run_id"]
     await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    await send("{this is not json")       # the SDK drops a line it cannot parse (no id to answer)
-    await send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}})
-    assert (await answer())["error"]["code"] == -32602          # arguments must be an object: a protocol error
-    await send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                "params": {"name": "browser_start_session", "arguments": {"provider": "kernel", "clear_cookies": "false"}}})
+    await send("{this is not json")  # the SDK drops a line it cannot parse (no id to answer)
+    await send(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}}
+    )
+    assert (await answer())["error"]["code"] == -32602  # arguments must be an object: a protocol error
+    await send(
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "browser_start_session", "arguments": {"provider": "kernel", "clear_cookies": "false"}},
+        }
+    )
     refused = (await answer())["result"]
     assert refused["isError"] is True and refused["structuredContent"]["type"] == "invalid_arguments"
     await send({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"})
     assert (await answer())["error"]["code"] == -32601
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 60) == 0
-    assert await process.stdout.read() == b""                    # nothing but MCP messages on stdout
+    assert await process.stdout.read() == b""  # nothing but MCP messages on stdout
     trace = read_trace(tmp_path / f"{run_id}.jsonl")
     assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
     assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
@@ -300,7 +349,7 @@ async def test_joining_a_run_by_id_leaves_it_open_when_the_session_ends(client, 
         assert mcp.session.initialize_result.meta["sandbox/run_id"] == run["run_id"]
         assert (await mcp.call_tool("browser_snapshot", {})).structured_content["type"] == "no_session"
     reply = await (await client.post(f"/runs/{run['run_id']}/tools/browser_snapshot", json={})).json()
-    assert reply["error"]["type"] == "no_session"          # the run is still open after the MCP session ended
+    assert reply["error"]["type"] == "no_session"  # the run is still open after the MCP session ended
     trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
     assert [c.tool for c in trace.calls] == ["browser_snapshot", "browser_snapshot"] and trace.end is None
     with pytest.raises(BaseException) as refused:

@@ -25,8 +25,17 @@ async def inspector(*args: str) -> dict:
     # machine can take longer than the Inspector's default 15 s.
     assert INSPECTOR.exists(), f"{INSPECTOR} is missing: run `make node` (npm ci in node/)"
     process = await asyncio.create_subprocess_exec(
-        str(INSPECTOR), "--cli", "--format", "json", "-q", "--connect-timeout", "120000", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        str(INSPECTOR),
+        "--cli",
+        "--format",
+        "json",
+        "-q",
+        "--connect-timeout",
+        "120000",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     stdout, stderr = await asyncio.wait_for(process.communicate(), 180)
     assert process.returncode == 0, stderr.decode()
     return json.loads(stdout)["result"]
@@ -34,10 +43,18 @@ async def inspector(*args: str) -> dict:
 
 async def test_inspector_lists_tools_and_starts_a_session_over_stdio(tmp_path):
     server = [SANDBOX_CLI, "mcp", "--pack", "controlled-form", "--trace-dir", str(tmp_path)]
-    listed, started = await asyncio.gather(   # two Inspectors, each spawning its own server
+    listed, started = await asyncio.gather(  # two Inspectors, each spawning its own server
         inspector("--method", "tools/list", *server),
-        inspector("--method", "tools/call", "--tool-name", "browser_start_session",
-                  "--tool-args-json", json.dumps(START), *server))
+        inspector(
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "browser_start_session",
+            "--tool-args-json",
+            json.dumps(START),
+            *server,
+        ),
+    )
     assert [t["name"] for t in listed["tools"]] == list(TOOL_NAMES)
     assert all(t["annotations"]["openWorldHint"] is False and t["title"] for t in listed["tools"])
     assert started["isError"] is False and started["structuredContent"]["url"] == FORM_URL
@@ -48,8 +65,9 @@ async def test_inspector_lists_tools_and_starts_a_session_over_stdio(tmp_path):
 async def test_inspector_chains_calls_on_one_run_over_streamable_http(client):
     run = await (await client.post("/runs", json={"pack": "controlled-form"})).json()
     url = str(client.make_url(f"/mcp?run={run['run_id']}"))
-    started = await inspector("--method", "tools/call", "--tool-name", "browser_start_session",
-                              "--tool-args-json", json.dumps(START), url)
+    started = await inspector(
+        "--method", "tools/call", "--tool-name", "browser_start_session", "--tool-args-json", json.dumps(START), url
+    )
     assert started["isError"] is False
     snapshot = await inspector("--method", "tools/call", "--tool-name", "browser_snapshot", url)
     assert snapshot["content"][1]["text"] == snapshot["structuredContent"]["snapshot"]

@@ -31,10 +31,12 @@ async def test_every_call_with_a_tab_leaves_a_named_viewport_png(sandbox, tmp_pa
     await start(run)
     page = await snapshot(run)
     await run.call("browser_click", {"ref": ref_of(page["snapshot"], "Press")})
-    await run.call("browser_click", {"ref": "e999"})            # a stale ref: an error, still a picture
+    await run.call("browser_click", {"ref": "e999"})  # a stale ref: an error, still a picture
     await run.call("browser_close", {})
     await run.close()
-    calls = {c.tool if c.tool != "browser_click" else f"click-{c.ok}": c for c in read_trace(tmp_path / "trace.jsonl").calls}
+    calls = {
+        c.tool if c.tool != "browser_click" else f"click-{c.ok}": c for c in read_trace(tmp_path / "trace.jsonl").calls
+    }
     assert calls["list_tools"].screenshot is None and calls["browser_close"].screenshot is None
     for key in ("browser_start_session", "browser_snapshot", "click-True", "click-False"):
         call = calls[key]
@@ -45,22 +47,23 @@ async def test_every_call_with_a_tab_leaves_a_named_viewport_png(sandbox, tmp_pa
 
 async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_change_is_a_new_one(sandbox, tmp_path):
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
-    await start(run, f"{SITE}/paint")                                              # 1
-    page = await snapshot(run)                                                     # 2: nothing changed
+    await start(run, f"{SITE}/paint")  # 1
+    page = await snapshot(run)  # 2: nothing changed
     await run.call("browser_click", {"ref": ref_of(page["snapshot"], "nothing")})  # 3
-    await finish_screenshot(run)                                                   # picture 3 is taken
-    tab = run.current_session().active_tab                 # the page changes on its own, with no call
+    await finish_screenshot(run)  # picture 3 is taken
+    tab = run.current_session().active_tab  # the page changes on its own, with no call
     await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
-    await snapshot(run)                                                            # 4
-    await snapshot(run)                                                            # 5: nothing changed
-    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "spin")})     # 6: an endless animation
-    await snapshot(run)                                                            # 7
+    await snapshot(run)  # 4
+    await snapshot(run)  # 5: nothing changed
+    await run.call("browser_click", {"ref": ref_of(page["snapshot"], "spin")})  # 6: an endless animation
+    await snapshot(run)  # 7
     await run.close()
     shots = {n: tmp_path / "shots" / f"{n}.png" for n in range(1, 8)}
 
     def red(n: int) -> bool:
         with Image.open(shots[n]) as image:
             return image.convert("RGB").getpixel((600, 700)) == (255, 0, 0)
+
     assert shots[2].samefile(shots[1]) and shots[5].samefile(shots[4])
     assert not red(3) and red(4) and not shots[4].samefile(shots[3])
     assert not shots[7].samefile(shots[6]) and shots[7].stat().st_nlink == 1
@@ -68,21 +71,22 @@ async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_chan
 
 async def test_each_new_document_gets_its_own_picture_and_a_later_change_is_seen(sandbox, tmp_path):
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
-    await start(run, f"{SITE}/paint")                                    # 1
-    await snapshot(run)                                                  # 2: the same picture
-    await run.call("browser_navigate", {"url": f"{SITE}/second"})        # 3: a new document
-    await finish_screenshot(run)                                         # picture 3 is taken
-    tab = run.current_session().active_tab     # the page changes on its own, after its load report
+    await start(run, f"{SITE}/paint")  # 1
+    await snapshot(run)  # 2: the same picture
+    await run.call("browser_navigate", {"url": f"{SITE}/second"})  # 3: a new document
+    await finish_screenshot(run)  # picture 3 is taken
+    tab = run.current_session().active_tab  # the page changes on its own, after its load report
     await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
-    await snapshot(run)                                                  # 4
-    await snapshot(run)                                                  # 5: nothing changed
-    await run.call("browser_navigate", {"url": f"{SITE}/paint"})         # 6: the first page again, anew
+    await snapshot(run)  # 4
+    await snapshot(run)  # 5: nothing changed
+    await run.call("browser_navigate", {"url": f"{SITE}/paint"})  # 6: the first page again, anew
     await run.close()
     shots = {n: tmp_path / "shots" / f"{n}.png" for n in range(1, 7)}
 
     def red(n: int) -> bool:
         with Image.open(shots[n]) as image:
             return image.convert("RGB").getpixel((600, 700)) == (255, 0, 0)
+
     assert shots[2].samefile(shots[1]) and not red(1)
     assert not red(3) and red(4) and not shots[4].samefile(shots[3]) and shots[5].samefile(shots[4])
     assert shots[6].stat().st_nlink == 1 and not red(6)
@@ -92,25 +96,26 @@ async def test_the_last_actions_picture_is_taken_before_browser_close_ends_the_p
     # browser_close saves the profile while the picture is taken: both must be done before the
     # context closes, or the picture of the action just before is lost.
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "shots")
-    await start(run)                                                                 # 1
-    page = await snapshot(run)                                                       # 2
+    await start(run)  # 1
+    page = await snapshot(run)  # 2
     typed = await run.call("browser_type", {"ref": ref_of(page["snapshot"], "Name"), "text": "W" * 40})  # 3
-    closed = await run.call("browser_close", {})                                     # 4
+    closed = await run.call("browser_close", {})  # 4
     await run.close()
     assert typed["ok"] and closed["ok"]
     trace = read_trace(tmp_path / "trace.jsonl")
     assert not [e for e in trace.events if e.kind == "screenshot_failed"]
     shots = tmp_path / "shots"
     assert png_size(shots / "3.png") == sandbox.config.viewport
-    assert (shots / "3.png").read_bytes() != (shots / "2.png").read_bytes()       # the typed text is on it
+    assert (shots / "3.png").read_bytes() != (shots / "2.png").read_bytes()  # the typed text is on it
     assert sorted(p.name for p in shots.iterdir()) == ["1.png", "2.png", "3.png"]
 
 
 async def test_a_screenshot_that_cannot_be_written_is_an_event_of_the_call(sandbox, tmp_path):
     (tmp_path / "not-a-folder").write_text("a file where the shots folder should be")
     run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "not-a-folder")
-    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "k", "clear_cookies": False,
-                                                     "url": f"{SITE}/"})
+    reply = await run.call(
+        "browser_start_session", {"provider": "kernel", "site_key": "k", "clear_cookies": False, "url": f"{SITE}/"}
+    )
     await run.close()
     assert reply["ok"]
     trace = read_trace(tmp_path / "trace.jsonl")
@@ -124,7 +129,7 @@ async def test_attempt_screenshot_modes(sandbox, tmp_path):
     pack = load_pack("controlled-form")
     kept = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "all")
     shots = sorted((kept.directory / "shots").iterdir())
-    assert kept.qualified_pass and len(shots) == kept.tool_calls - 1     # every call but browser_close
+    assert kept.qualified_pass and len(shots) == kept.tool_calls - 1  # every call but browser_close
     dropped = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "failures", screenshots="failures")
     assert dropped.qualified_pass and not (dropped.directory / "shots").exists()
     none = await run_attempt(sandbox, pack, ReferenceAgent(), tmp_path / "none", screenshots="none")
@@ -137,8 +142,15 @@ async def test_server_screenshot_dir_keeps_one_folder_per_run(tmp_path):
     config = ServerConfig(screenshot_dir=tmp_path / "shots", trace_dir=tmp_path / "traces")
     async with Sandbox(config, policies=pack_policy) as server:
         run = server.create_run(pack="controlled-form")
-        await run.call("browser_start_session", {"provider": "kernel", "site_key": "k", "clear_cookies": False,
-                                                 "url": "https://sarah27h.github.io/simple-multi-step-form/"})
+        await run.call(
+            "browser_start_session",
+            {
+                "provider": "kernel",
+                "site_key": "k",
+                "clear_cookies": False,
+                "url": "https://sarah27h.github.io/simple-multi-step-form/",
+            },
+        )
         await run.close()
     [call] = read_trace(tmp_path / "traces" / f"{run.id}.jsonl").calls
     assert call.screenshot == str((tmp_path / "shots" / run.id / "1.png").resolve())
@@ -147,6 +159,7 @@ async def test_server_screenshot_dir_keeps_one_folder_per_run(tmp_path):
 
 def test_screenshot_names_are_relative_inside_the_trace_folder(tmp_path):
     assert screenshot_name(tmp_path / "shots" / "3.png", tmp_path / "trace.jsonl") == "shots/3.png"
-    assert screenshot_name(tmp_path / "elsewhere" / "3.png", tmp_path / "t" / "trace.jsonl") == \
-        str((tmp_path / "elsewhere" / "3.png").resolve())
+    assert screenshot_name(tmp_path / "elsewhere" / "3.png", tmp_path / "t" / "trace.jsonl") == str(
+        (tmp_path / "elsewhere" / "3.png").resolve()
+    )
     assert screenshot_name(tmp_path / "3.png", None) == str((tmp_path / "3.png").resolve())

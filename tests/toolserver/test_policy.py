@@ -11,8 +11,8 @@ import pytest_asyncio
 
 from sandbox.core.policy import Policy
 from sandbox.core.trace import parse_trace
-from toolserver.dispatch import Run
 from tests.conftest import SITE, ref_of, snapshot
+from toolserver.dispatch import Run
 
 ALLOWED = f"{SITE}/allowed?a=1&b=2"
 PAGES = [ALLOWED, f"{SITE}/policy", f"{SITE}/meta", f"{SITE}/redirect-out", f"{SITE}/changes"]
@@ -50,8 +50,13 @@ BYPASSES = {
 
 
 def policy_run(sandbox, mode="enforce", block=False, allowed_changes=(), **config) -> Run:
-    policy = Policy(allowed_urls=tuple(PAGES), mode=mode, block_state_changes=block,
-                    allowed_state_changes=frozenset(allowed_changes), pack="test-pack")
+    policy = Policy(
+        allowed_urls=tuple(PAGES),
+        mode=mode,
+        block_state_changes=block,
+        allowed_state_changes=frozenset(allowed_changes),
+        pack="test-pack",
+    )
     return Run(sandbox.host, dataclasses.replace(sandbox.config, **config), policy, sandbox.registry)
 
 
@@ -137,10 +142,10 @@ async def test_page_initiated_navigation_outside_is_stopped(sandbox, canary, nam
     assert any("/forbidden" in v.data["url"] or v.data["url"].startswith(canary.url) for v in violations)
     blocked = [e for e in events(run, "blocked_request") if e.data["reason"] == "policy"]
     assert blocked, name
-    for tab in reply["result"]["tabs"]:   # nothing loaded the forbidden page, in any tab
+    for tab in reply["result"]["tabs"]:  # nothing loaded the forbidden page, in any tab
         assert "/forbidden" not in tab["url"] or tab["title"] == "Blocked by the sandbox"
     if name in ("window.open", "target=_blank"):
-        assert len(reply["result"]["tabs"]) == 2   # the popup is listed, but stays empty
+        assert len(reply["result"]["tabs"]) == 2  # the popup is listed, but stays empty
     else:
         assert (await snapshot(run))["url"] == (f"{SITE}/meta" if name == "meta refresh" else f"{SITE}/policy")
     assert canary.requests == []
@@ -274,10 +279,23 @@ async def test_canary_receives_nothing_and_every_attempt_is_traced(sandbox, cana
     await run.call("browser_navigate", {"url": f"{canary.url}/direct"})
     await run.close()
     assert canary.requests == []
-    blocked = {e.data["url"].replace(canary.url, "CANARY").split("?")[0]: e.data for e in events(run, "blocked_request")}
-    expected = {"CANARY/img.png", "CANARY/script.js", "CANARY/prefetch", "CANARY/style.css", "CANARY/iframe",
-                "CANARY/form-post", "CANARY/fetch", "CANARY/xhr", "CANARY/beacon", "CANARY/events",
-                "CANARY/redirected", f"{SITE}/sw.js"}
+    blocked = {
+        e.data["url"].replace(canary.url, "CANARY").split("?")[0]: e.data for e in events(run, "blocked_request")
+    }
+    expected = {
+        "CANARY/img.png",
+        "CANARY/script.js",
+        "CANARY/prefetch",
+        "CANARY/style.css",
+        "CANARY/iframe",
+        "CANARY/form-post",
+        "CANARY/fetch",
+        "CANARY/xhr",
+        "CANARY/beacon",
+        "CANARY/events",
+        "CANARY/redirected",
+        f"{SITE}/sw.js",
+    }
     missing = expected - set(blocked)
     assert not missing, (missing, sorted(blocked))
     assert any(k.startswith("ws://") or v["resource_type"] == "websocket" for k, v in blocked.items())

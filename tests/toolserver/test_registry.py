@@ -41,8 +41,14 @@ class EchoArgs(ToolArgs):
     text: str = Field(description="Text to echo back.")
 
 
-@tool("browser_echo", args=EchoArgs, title="Echo", scope="run", side_effect="read_only",
-      description="Echo the text (a twelfth tool, declared in one place).")
+@tool(
+    "browser_echo",
+    args=EchoArgs,
+    title="Echo",
+    scope="run",
+    side_effect="read_only",
+    description="Echo the text (a twelfth tool, declared in one place).",
+)
 async def browser_echo(ctx, args: EchoArgs) -> dict:
     return {"echo": args.text}
 

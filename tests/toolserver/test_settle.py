@@ -56,7 +56,7 @@ async def test_a_same_document_history_change_keeps_the_document_and_its_refs(ru
     snap = (await snapshot(run))["snapshot"]
     result = await click(run, "push")
     assert result["url"] == f"{SITE}/settle?pushed=1" and result["title"] == "Pushed"
-    assert result["changes"]["url_changed"] is True   # the new URL is recorded as a navigation ...
+    assert result["changes"]["url_changed"] is True  # the new URL is recorded as a navigation ...
     # ... but the document is the same: the refs of the snapshot before still work.
     reply = await run.call("browser_click", {"ref": ref_of(snap, 'button "xhr"')})
     assert reply["ok"], reply
@@ -101,5 +101,5 @@ async def test_a_popup_and_its_page_are_waited_for(run):
     opened = result["changes"]["new_tabs"]
     assert opened[0]["opener"] == "t1"
     long_tab = run.sessions[run.current_session_id].tabs["t2"]
-    assert long_tab.state is not None and long_tab.state["ready"] == "complete"   # loaded, reported
+    assert long_tab.state is not None and long_tab.state["ready"] == "complete"  # loaded, reported
     assert not waits_gave_up(run)

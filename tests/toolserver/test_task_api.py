@@ -24,9 +24,15 @@ async def test_an_external_harness_runs_the_whole_loop_over_http(client):
     task = await (await client.get(f"/runs/{run['run_id']}/task")).json()
     assert task["site_key"] == "harness-key-1" and 'site_key="harness-key-1"' in task["prompt"]
     assert task["allowed_urls"] == [FORM_URL] and task["time_limit_seconds"] == 600
-    agent_task = AgentTask(pack_id=task["pack"], workflow="controlled-form", prompt=task["prompt"],
-                           site_key=task["site_key"], time_limit_seconds=task["time_limit_seconds"],
-                           input_text=task["prompt"], output_schema={})
+    agent_task = AgentTask(
+        pack_id=task["pack"],
+        workflow="controlled-form",
+        prompt=task["prompt"],
+        site_key=task["site_key"],
+        time_limit_seconds=task["time_limit_seconds"],
+        input_text=task["prompt"],
+        output_schema={},
+    )
     output = await controlled_form.solve(Tools(HttpClient(str(client.make_url("")), run["run_id"])), agent_task)
     answered = await client.post(f"/runs/{run['run_id']}/answer", json={"output": output})
     report = await answered.json()
@@ -54,13 +60,13 @@ async def test_a_pack_less_run_says_it_has_no_allow_list_and_has_no_task(client)
     task = await client.get(f"/runs/{run['run_id']}/task")
     assert task.status == 400 and (await task.json())["error"]["type"] == "no_task"
     bad = await client.post(f"/runs/{run['run_id']}/answer", json={"answer": "x"})
-    assert bad.status == 400 and "takes {\"output\"" in (await bad.json())["error"]["message"]
+    assert bad.status == 400 and 'takes {"output"' in (await bad.json())["error"]["message"]
     for body in ({"site_key": ""}, {"site_key": 7}):
         assert (await client.post("/runs", json=body)).status == 400
 
 
 async def test_require_pack_refuses_pack_less_runs_over_http_and_mcp():
-    sandbox = Sandbox(ServerConfig(require_pack=True))   # refusals happen before any browser work
+    sandbox = Sandbox(ServerConfig(require_pack=True))  # refusals happen before any browser work
     async with TestClient(TestServer(create_app(sandbox=sandbox), host="127.0.0.1")) as strict:
         refused = await strict.post("/runs", json={})
         error = (await refused.json())["error"]
@@ -68,7 +74,7 @@ async def test_require_pack_refuses_pack_less_runs_over_http_and_mcp():
         try:
             async with Client(str(strict.make_url("/mcp"))):
                 raise AssertionError("a pack-less MCP session was accepted")
-        except BaseException as exc:   # the client's task groups wrap the refusal
+        except BaseException as exc:  # the client's task groups wrap the refusal
             assert "--require-pack" in repr(exc)
 
 

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from sandbox.core.contract import TOOL_NAMES
 from sandbox.core.policy import Policy
 from sandbox.core.trace import parse_trace
-from sandbox.core.contract import TOOL_NAMES
-from toolserver.dispatch import Run
 from tests.conftest import SITE, ref_of, snapshot, start
+from toolserver.dispatch import Run
 
 
 async def test_list_tools_returns_contract_with_schemas(run):
@@ -24,12 +24,15 @@ async def test_list_tools_returns_contract_with_schemas(run):
     assert all(t["side_effect"] in ("read_only", "input", "action", "destructive") for t in tools)
 
 
-@pytest.mark.parametrize("args, needle", [
-    ({"provider": "kernel", "clear_cookies": "false"}, "argument 'clear_cookies'"),
-    ({"provider": "kernel", "bogus": 1}, "unknown argument 'bogus'"),
-    ({"provider": 7}, "argument 'provider'"),
-    (["kernel"], "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ({"provider": "kernel", "clear_cookies": "false"}, "argument 'clear_cookies'"),
+        ({"provider": "kernel", "bogus": 1}, "unknown argument 'bogus'"),
+        ({"provider": 7}, "argument 'provider'"),
+        (["kernel"], "must be a JSON object"),
+    ],
+)
 async def test_start_session_rejects_bad_arguments_by_name(run, args, needle):
     reply = await run.call("browser_start_session", args)
     assert reply["ok"] is False
@@ -113,7 +116,7 @@ async def test_snapshot_click_and_stale_refs(run):
 
     link = ref_of((await snapshot(run))["snapshot"], 'link "Second page"')
     await run.call("browser_click", {"ref": link})
-    stale = await run.call("browser_click", {"ref": button})   # a ref of the old document
+    stale = await run.call("browser_click", {"ref": button})  # a ref of the old document
     assert stale["error"]["type"] == "stale_ref"
     assert "earlier document" in stale["error"]["message"]
     page_text = (await snapshot(run))["snapshot"]
@@ -241,13 +244,17 @@ async def test_page_reaching_outside_gets_nothing_through(run, canary):
     await snapshot(run)
     assert canary.requests == []
     blocked = [e for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]
-    assert {e.data["url"] for e in blocked} >= {f"{canary.url}/img.png", f"{canary.url}/script.js", f"{canary.url}/fetch"}
+    assert {e.data["url"] for e in blocked} >= {
+        f"{canary.url}/img.png",
+        f"{canary.url}/script.js",
+        f"{canary.url}/fetch",
+    }
     assert all(e.data["reason"] == "not_in_mirror" for e in blocked)
 
 
 async def test_trace_lines_are_exact_and_complete(run):
     await start(run)
-    await run.call("browser_snapshot", {"max_chars": 5})   # invalid: below the minimum
+    await run.call("browser_snapshot", {"max_chars": 5})  # invalid: below the minimum
     await run.call("browser_snapshot", {})
     await run.call("browser_close", {})
     await run.close()

@@ -10,9 +10,13 @@ from toolserver.dispatch import CallContext
 from toolserver.errors import NotInMirror
 
 _CHANGE_KINDS = {
-    "tab_opened": "new_tabs", "dialog": "dialogs", "download": "downloads",
-    "blocked_request": "blocked_requests", "state_change": "state_changes",
-    "policy_violation": "policy_violations", "navigation": "navigations",
+    "tab_opened": "new_tabs",
+    "dialog": "dialogs",
+    "download": "downloads",
+    "blocked_request": "blocked_requests",
+    "state_change": "state_changes",
+    "policy_violation": "policy_violations",
+    "navigation": "navigations",
 }
 
 
@@ -66,7 +70,8 @@ def not_in_mirror(store: MirrorStore, url: str, reached_from: str | None = None)
     return NotInMirror(
         f"{url!r}{via} is not in the offline mirror, so it cannot load (the sandbox never reaches the network)."
         + (f" Nearest mirrored URLs: {', '.join(nearest)}" if nearest else " No mirrored URL is near it."),
-        nearest=nearest)
+        nearest=nearest,
+    )
 
 
 def require_mirrored(store: MirrorStore, url: str) -> None:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import time
 
+from playwright.async_api import Locator
 from pydantic import Field, model_validator
 
-from playwright.async_api import Locator
-
 from toolserver.browser import STATE_NOW_JS, Tab, action_bound, read_state
+from toolserver.dispatch import CallContext
 from toolserver.errors import PolicyViolation, UnknownRef
 from toolserver.registry import ToolArgs, tool
-from toolserver.dispatch import CallContext
 from toolserver.tools._common import action_result, ask_page, settle
 
-MARKER = "data-sandbox-state-change"   # on a control (or around it) whose click changes state
+MARKER = "data-sandbox-state-change"  # on a control (or around it) whose click changes state
 # Typing into a live field ends in a few ms; typing still waiting after this long checks its ref
 # (a count costs ~1.5 ms of every typing when sent with it).
 REF_CHECK_AFTER_S = 0.05
@@ -25,9 +24,14 @@ class RefArgs(ToolArgs):
     # ``target`` is Playwright MCP's current name for ``ref``: both are published, exactly one is
     # required (checked below; JSON Schema's oneOf is refused at the top level by some model APIs).
     # Typed ``str`` with no default value of their own: the schema says string, null is refused.
-    ref: str = Field(None, description='Element ref from the latest browser_snapshot of this tab, e.g. "e12". '
-                                              'Give ref or target (its alias), exactly one.')
-    target: str = Field(None, description='Alias of ref (the name current Playwright MCP uses). Give ref or target, exactly one.')
+    ref: str = Field(
+        None,
+        description='Element ref from the latest browser_snapshot of this tab, e.g. "e12". '
+        "Give ref or target (its alias), exactly one.",
+    )
+    target: str = Field(
+        None, description="Alias of ref (the name current Playwright MCP uses). Give ref or target, exactly one."
+    )
     element: str | None = Field(None, description="Human-readable description of the element (for the log only).")
 
     @model_validator(mode="before")
@@ -58,19 +62,26 @@ def ref_locator(tab: Tab, ref: str) -> Locator:
     if tab.snapshot_id is None:
         raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
     if tab.snapshot_document != tab.document:
-        raise UnknownRef(f"ref {ref} is from snapshot {tab.snapshot_id} of an earlier document (the page has navigated "
-                         "since). Capture a new snapshot and use a ref from it.")
+        raise UnknownRef(
+            f"ref {ref} is from snapshot {tab.snapshot_id} of an earlier document (the page has navigated "
+            "since). Capture a new snapshot and use a ref from it."
+        )
     if ref not in tab.snapshot_refs:
-        raise UnknownRef(f"Ref {ref} not found in the current page snapshot ({tab.snapshot_id}). Try capturing a new snapshot.")
+        raise UnknownRef(
+            f"Ref {ref} not found in the current page snapshot ({tab.snapshot_id}). Try capturing a new snapshot."
+        )
     return tab.page.locator(f"aria-ref={ref}")
 
 
 def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
     """Ask, all at once and in this order, whether the ref matches one element, the page's state
     report and whether a state-change marker is on or around the element: none of these waits."""
-    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS),
-            locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count()]
-    return [asyncio.ensure_future(ask) for ask in asks]   # each sends its message now, in order
+    asks = [
+        locator.count(),
+        tab.page.evaluate(STATE_NOW_JS),
+        locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count(),
+    ]
+    return [asyncio.ensure_future(ask) for ask in asks]  # each sends its message now, in order
 
 
 async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
@@ -86,19 +97,24 @@ async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, 
 
 
 def stale_ref(tab: Tab, ref: str) -> UnknownRef:
-    return UnknownRef(f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
-                      f"{tab.snapshot_id}). Capture a new snapshot.")
+    return UnknownRef(
+        f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
+        f"{tab.snapshot_id}). Capture a new snapshot."
+    )
 
 
 def guard_final_state(ctx: CallContext, tab: Tab, marker: str | None, ref: str) -> None:
     if marker:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
-        run.record_state_change("final_state_click", name=marker, blocked=blocked,
-                                detail={"ref": ref}, session=ctx.session, tab=tab)
+        run.record_state_change(
+            "final_state_click", name=marker, blocked=blocked, detail={"ref": ref}, session=ctx.session, tab=tab
+        )
         if blocked:
-            raise PolicyViolation(f"this control is marked as a state-changing action ({marker!r}); state changes are "
-                                  "blocked in this run, so it was not clicked")
+            raise PolicyViolation(
+                f"this control is marked as a state-changing action ({marker!r}); state changes are "
+                "blocked in this run, so it was not clicked"
+            )
 
 
 def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dict | None) -> None:
@@ -107,15 +123,24 @@ def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dic
     if tab.closed or tab.page.is_closed():
         return
     if after is None:
-        ctx.run.record_event("final_state_unchecked", {"error": "the page's state could not be read after the action"},
-                             session=ctx.session, tab=tab)
+        ctx.run.record_event(
+            "final_state_unchecked",
+            {"error": "the page's state could not be read after the action"},
+            session=ctx.session,
+            tab=tab,
+        )
         return
     if after.get("final") and after["final"] != before:
         ctx.run.record_state_change("final_state_reached", name=after["final"], session=ctx.session, tab=tab)
 
 
-@tool("browser_click", args=ClickArgs, title="Click", side_effect="input",
-      description="Click an element by its ref from the latest snapshot of the current tab.")
+@tool(
+    "browser_click",
+    args=ClickArgs,
+    title="Click",
+    side_effect="input",
+    description="Click an element by its ref from the latest snapshot of the current tab.",
+)
 async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
@@ -129,8 +154,13 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     return await action_result(ctx, tab, before, after)
 
 
-@tool("browser_type", args=TypeArgs, title="Type text", side_effect="input",
-      description="Type text into a field by its ref (exact text; Enter only when submit=true).")
+@tool(
+    "browser_type",
+    args=TypeArgs,
+    title="Type text",
+    side_effect="input",
+    description="Type text into a field by its ref (exact text; Enter only when submit=true).",
+)
 async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
@@ -158,17 +188,20 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
             if not future.done():
                 future.cancel()
             elif not future.cancelled():
-                future.exception()       # seen: an answer nobody needs is not an unretrieved error
+                future.exception()  # seen: an answer nobody needs is not an unretrieved error
     before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
     marks = ctx.session.marks(tab, seen)
     if args.submit:
         run = ctx.run
         blocked = run.policy.block_state_changes and not run.policy.state_change_allowed("enter")
-        run.record_state_change("enter_key", name="enter", blocked=blocked, detail={"ref": args.ref},
-                                session=ctx.session, tab=tab)
+        run.record_state_change(
+            "enter_key", name="enter", blocked=blocked, detail={"ref": args.ref}, session=ctx.session, tab=tab
+        )
         if blocked:
-            raise PolicyViolation("submit=true presses Enter, a state-changing action that is blocked in this run; "
-                                  "the text was typed but Enter was not pressed")
+            raise PolicyViolation(
+                "submit=true presses Enter, a state-changing action that is blocked in this run; "
+                "the text was typed but Enter was not pressed"
+            )
         await locator.press("Enter")
     if args.submit:
         probe, typed = await read_state(tab, ctx.run.config), None
@@ -191,18 +224,20 @@ async def typing_report(ctx: CallContext, tab: Tab, locator: Locator, inputs: in
     from the page's typing report (sent once its own input handlers ran). A report still on its
     way races the same question asked directly, so a field that sends none (in a frame, or
     typing changed nothing) costs one round trip, never a wait."""
+
     def reported() -> bool:
         return tab.inputs > inputs and tab.input_state is not None
 
     if not reported():
         session = ctx.session
-        asking = asyncio.ensure_future(asyncio.gather(read_state(tab, ctx.run.config, turn=False),
-                                                      locator.input_value()))
+        asking = asyncio.ensure_future(
+            asyncio.gather(read_state(tab, ctx.run.config, turn=False), locator.input_value())
+        )
 
         def answered(future: asyncio.Future) -> None:
             session.notify()
             if not future.cancelled():
-                future.exception()          # an answer the report overtook is not an unretrieved error
+                future.exception()  # an answer the report overtook is not an unretrieved error
 
         asking.add_done_callback(answered)
         await session.until(lambda: reported() or asking.done(), time.monotonic() + action_bound(ctx.run.config))

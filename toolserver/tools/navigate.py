@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
+from toolserver.registry import ToolArgs, tool
 from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
 from toolserver.tools.session import goto
 
@@ -30,8 +30,13 @@ class ScrollArgs(ToolArgs):
     amount: int | None = Field(None, ge=1, le=100000, description="Pixels to scroll (default: 80% of the viewport).")
 
 
-@tool("browser_navigate", args=NavigateArgs, title="Navigate to a URL", side_effect="action",
-      description="Open a URL in the current tab.")
+@tool(
+    "browser_navigate",
+    args=NavigateArgs,
+    title="Navigate to a URL",
+    side_effect="action",
+    description="Open a URL in the current tab.",
+)
 async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
     tab = ctx.tab
     require_mirrored(ctx.run.store, args.url)
@@ -45,23 +50,39 @@ async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
     return {**await action_result(ctx, tab, before, went["state"]), "status": went["status"]}
 
 
-@tool("browser_scroll", args=ScrollArgs, title="Scroll", side_effect="read_only",
-      description="Scroll the current tab; returns the new scroll position and whether the end was reached.")
+@tool(
+    "browser_scroll",
+    args=ScrollArgs,
+    title="Scroll",
+    side_effect="read_only",
+    description="Scroll the current tab; returns the new scroll position and whether the end was reached.",
+)
 async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
     tab = ctx.tab
     viewport = tab.page.viewport_size or {"width": 1280, "height": 720}
     vertical = args.direction in ("up", "down")
     amount = args.amount or int((viewport["height"] if vertical else viewport["width"]) * 0.8)
     sign = 1 if args.direction in ("down", "right") else -1
-    pos = await ask_page(ctx, tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0]),
-                         "scrolling")
+    pos = await ask_page(
+        ctx,
+        tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0]),
+        "scrolling",
+    )
     if vertical:
         at_end = pos["y"] >= pos["max_y"] - 1 if sign > 0 else pos["y"] <= 0
     else:
         at_end = pos["x"] >= pos["max_x"] - 1 if sign > 0 else pos["x"] <= 0
-    return {"tab": tab.id, "url": tab.page.url, "direction": args.direction, "amount": amount,
-            "scroll_x": pos["x"], "scroll_y": pos["y"], "max_scroll_x": pos["max_x"],
-            "max_scroll_y": pos["max_y"], "at_end": at_end}
+    return {
+        "tab": tab.id,
+        "url": tab.page.url,
+        "direction": args.direction,
+        "amount": amount,
+        "scroll_x": pos["x"],
+        "scroll_y": pos["y"],
+        "max_scroll_x": pos["max_x"],
+        "max_scroll_y": pos["max_y"],
+        "at_end": at_end,
+    }
 
 
 TOOLS = [browser_scroll, browser_navigate]

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from pydantic import Field
+
 from playwright.async_api import Error as PlaywrightError
+from pydantic import Field
 
 from toolserver import browser as br
-from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable
-from toolserver.registry import ToolArgs, tool
 from toolserver.browser import first_line
 from toolserver.dispatch import CallContext
+from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable
+from toolserver.registry import ToolArgs, tool
 from toolserver.tools._common import not_in_mirror, page_state, require_mirrored
 
 KERNEL = "kernel"
 
 
 class StartSessionArgs(ToolArgs):
-    provider: str | None = Field(None, description='Browser provider. This service emulates "kernel"; pass provider="kernel".')
-    site_key: str | None = Field(None, description="Profile key: cookies and storage persist per site_key within the server.")
+    provider: str | None = Field(
+        None, description='Browser provider. This service emulates "kernel"; pass provider="kernel".'
+    )
+    site_key: str | None = Field(
+        None, description="Profile key: cookies and storage persist per site_key within the server."
+    )
     clear_cookies: bool = Field(False, description="Empty the site_key's profile before starting (a JSON boolean).")
     url: str | None = Field(None, description="First page to open (exact URL; only mirrored URLs load).")
 
@@ -46,26 +51,36 @@ def navigation_failure(ctx: CallContext, url: str, exc: PlaywrightError) -> Exce
     blocked = [e["data"] for e in ctx.events if e["kind"] == "blocked_request"]
     reason = blocked[-1].get("reason") if blocked else None
     if reason == "policy":
-        return PolicyViolation(f"navigation to {blocked[-1]['url']!r} was stopped: outside the "
-                               f"allowed URLs ({ctx.run.policy.describe_allowed()})")
+        return PolicyViolation(
+            f"navigation to {blocked[-1]['url']!r} was stopped: outside the "
+            f"allowed URLs ({ctx.run.policy.describe_allowed()})"
+        )
     if reason == "state_change_blocked":
-        return PolicyViolation(f"{url!r} would change state (download or non-GET) and state changes are "
-                               "blocked in this run")
+        return PolicyViolation(
+            f"{url!r} would change state (download or non-GET) and state changes are blocked in this run"
+        )
     if reason == "not_in_mirror":
         return not_in_mirror(ctx.run.store, blocked[-1]["url"], reached_from=url)
     return BrowserActionFailed(f"navigation to {url!r} failed: {first_line(str(exc))}")
 
 
-@tool("browser_start_session", args=StartSessionArgs, title="Start browser session", scope="run", side_effect="action",
-      description="Start a browser session (provider must be \"kernel\") and optionally open a first URL.")
+@tool(
+    "browser_start_session",
+    args=StartSessionArgs,
+    title="Start browser session",
+    scope="run",
+    side_effect="action",
+    description='Start a browser session (provider must be "kernel") and optionally open a first URL.',
+)
 async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dict:
     run = ctx.run
     provider = args.provider
     if provider != KERNEL:
         if not run.config.fallback_provider:
             raise ProviderUnavailable(
-                f"provider {provider!r} is not available: this service only starts provider=\"kernel\" "
-                "sessions (pass it explicitly)")
+                f'provider {provider!r} is not available: this service only starts provider="kernel" '
+                "sessions (pass it explicitly)"
+            )
         provider = run.config.fallback_provider
     if args.url is not None:
         require_mirrored(run.store, args.url)
@@ -73,10 +88,16 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
     run.sessions[session.id] = session
     run.current_session_id = session.id
     ctx.session = session
-    result = {"provider": provider, "session_id": session.id, "profile": args.site_key,
-              "profile_new": session.profile_new}
+    result = {
+        "provider": provider,
+        "session_id": session.id,
+        "profile": args.site_key,
+        "profile_new": session.profile_new,
+    }
     if provider != KERNEL:
-        result["fallback"] = f"requested provider {args.provider!r} is unavailable; the service fell back to {provider!r}"
+        result["fallback"] = (
+            f"requested provider {args.provider!r} is unavailable; the service fell back to {provider!r}"
+        )
     tab = ctx.tab
     status = None
     if args.url is not None:
@@ -84,8 +105,14 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
         status = went["status"]
         if went["state"] is not None:
             title = went["state"]["title"]
-            return {**result, "tab": tab.id, "url": tab.page.url, "title": title, "status": status,
-                    "tabs": await session.tab_list(known=(tab, title))}
+            return {
+                **result,
+                "tab": tab.id,
+                "url": tab.page.url,
+                "title": title,
+                "status": status,
+                "tabs": await session.tab_list(known=(tab, title)),
+            }
     state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
     return {**result, **state, "status": status, "tabs": tabs}
 

@@ -8,26 +8,33 @@ from pydantic import Field
 
 from toolserver import pdf
 from toolserver.browser import REF_RE
-from toolserver.errors import PageUnresponsive
-from toolserver.registry import ToolArgs, tool
 from toolserver.dispatch import CallContext
+from toolserver.errors import PageUnresponsive
 from toolserver.media import PAINT_JS
+from toolserver.registry import ToolArgs, tool
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
-_INFO_JS = "({content_type: document.contentType, title: document.title})"   # an expression: see STATE_JS
+_INFO_JS = "({content_type: document.contentType, title: document.title})"  # an expression: see STATE_JS
 # The same with what the tab's screenshot needs to know (toolserver.media), read in the same round trip.
 _INFO_PAINT_JS = f"({{...{_INFO_JS}, paint: {PAINT_JS}}})"
 
 
 class SnapshotArgs(ToolArgs):
-    max_chars: int | None = Field(None, ge=200, description="Return at most this many characters (the default returns the whole page).")
+    max_chars: int | None = Field(
+        None, ge=200, description="Return at most this many characters (the default returns the whole page)."
+    )
 
 
-@tool("browser_snapshot", args=SnapshotArgs, title="Page snapshot", side_effect="read_only",
-      description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
-                  "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page; "
-                  "a JSON or plain-text document shows its text.")
+@tool(
+    "browser_snapshot",
+    args=SnapshotArgs,
+    title="Page snapshot",
+    side_effect="read_only",
+    description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
+    "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page; "
+    "a JSON or plain-text document shows its text.",
+)
 async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     tab = ctx.tab
     # A page still busy (loading, or handling what it fetched) is settled first; then the page's
@@ -42,8 +49,9 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
     # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
-    for failure in sorted((r for r in answers if isinstance(r, BaseException)),
-                          key=lambda r: not isinstance(r, PageUnresponsive)):
+    for failure in sorted(
+        (r for r in answers if isinstance(r, BaseException)), key=lambda r: not isinstance(r, PageUnresponsive)
+    ):
         raise failure
     info, aria = answers[0], (answers[1] if len(answers) > 1 else None)
     content_type = info["content_type"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from toolserver import browser as br
+from toolserver.dispatch import CallContext
 from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
-from toolserver.dispatch import CallContext
 from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
 from toolserver.tools.session import goto
 
@@ -27,8 +27,12 @@ class CloseTabArgs(ToolArgs):
 
 
 class CloseArgs(ToolArgs):
-    session_id: str | None = Field(None, description="Close this session of the current run. Omit to close the current session.")
-    close_all: bool | None = Field(None, description="Close every session; needs an approval, which only a server started with approvals grants.")
+    session_id: str | None = Field(
+        None, description="Close this session of the current run. Omit to close the current session."
+    )
+    close_all: bool | None = Field(
+        None, description="Close every session; needs an approval, which only a server started with approvals grants."
+    )
 
 
 def find_tab(ctx: CallContext, tab_id: str):
@@ -38,8 +42,14 @@ def find_tab(ctx: CallContext, tab_id: str):
     return tab
 
 
-@tool("browser_open_tab", args=OpenTabArgs, title="Open tab", scope="session", side_effect="action",
-      description="Open a URL in a new tab and make it the current tab.")
+@tool(
+    "browser_open_tab",
+    args=OpenTabArgs,
+    title="Open tab",
+    scope="session",
+    side_effect="action",
+    description="Open a URL in a new tab and make it the current tab.",
+)
 async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     session = ctx.session
     require_mirrored(ctx.run.store, args.url)
@@ -54,8 +64,14 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     return {**await action_result(ctx, tab, None, went["state"]), "status": went["status"]}
 
 
-@tool("browser_switch_tab", args=SwitchTabArgs, title="Switch tab", scope="session", side_effect="read_only",
-      description="Make another tab of this session the current tab.")
+@tool(
+    "browser_switch_tab",
+    args=SwitchTabArgs,
+    title="Switch tab",
+    scope="session",
+    side_effect="read_only",
+    description="Make another tab of this session the current tab.",
+)
 async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     tab = find_tab(ctx, args.tab)
     ctx.session.active_tab_id = tab.id
@@ -63,8 +79,14 @@ async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     return {**await page_state(ctx, tab), "tabs": await ctx.session.tab_list()}
 
 
-@tool("browser_close_tab", args=CloseTabArgs, title="Close tab", scope="session", side_effect="destructive",
-      description="Close a tab (default: the current tab); the most recent remaining tab becomes current.")
+@tool(
+    "browser_close_tab",
+    args=CloseTabArgs,
+    title="Close tab",
+    scope="session",
+    side_effect="destructive",
+    description="Close a tab (default: the current tab); the most recent remaining tab becomes current.",
+)
 async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
     await ask_page(ctx, tab.page.close(), "closing the tab")
@@ -73,20 +95,31 @@ async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
 
 
-@tool("browser_close", args=CloseArgs, title="Close browser session", scope="run", side_effect="destructive",
-      description="Close the current session (no arguments), one session of this run (session_id), or all (close_all, needs approval).")
+@tool(
+    "browser_close",
+    args=CloseArgs,
+    title="Close browser session",
+    scope="run",
+    side_effect="destructive",
+    description="Close the current session (no arguments), one session of this run (session_id), "
+    "or all (close_all, needs approval).",
+)
 async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
     run = ctx.run
     if args.close_all:
         if not run.config.approvals:
-            raise ApprovalRequired("close_all=true needs an approval, which this server does not grant. "
-                                   "Call browser_close with neither session_id nor close_all to close this run's session.")
+            raise ApprovalRequired(
+                "close_all=true needs an approval, which this server does not grant. "
+                "Call browser_close with neither session_id nor close_all to close this run's session."
+            )
         targets = [s for s in run.sessions.values() if not s.closed]
     elif args.session_id is not None:
         session = run.sessions.get(args.session_id)
         if session is None:
-            raise UnknownSession(f"session {args.session_id!r} is not a session of this run; "
-                                 f"this run's sessions: {', '.join(run.sessions) or 'none'}")
+            raise UnknownSession(
+                f"session {args.session_id!r} is not a session of this run; "
+                f"this run's sessions: {', '.join(run.sessions) or 'none'}"
+            )
         targets = [session]
     else:
         targets = [run.current_session(crashed_ok=True)]

@@ -28,11 +28,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import mcp_types as types
 from aiohttp import web
-from multidict import CIMultiDict
 from mcp.server.lowlevel import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
@@ -40,6 +40,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from multidict import CIMultiDict
 
 from sandbox import __version__
 from toolserver.api import Sandbox
@@ -107,18 +108,28 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
         # of its trace line; the call finishes in the server and is recorded.
         reply = await asyncio.shield(run.call(params.name, params.arguments if params.arguments is not None else {}))
         if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
-            raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])   # recorded in the trace first
-        return {"content": result_text(params.name, reply), "isError": not reply["ok"],
-                "structuredContent": reply["result"] if reply["ok"] else reply["error"]}
+            raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])  # recorded in the trace first
+        return {
+            "content": result_text(params.name, reply),
+            "isError": not reply["ok"],
+            "structuredContent": reply["result"] if reply["ok"] else reply["error"],
+        }
 
     async def list_prompts(ctx, params) -> dict:
         try:
             task = sandbox.task(bound_run(ctx))
         except NoTask:
             return {"prompts": []}
-        return {"prompts": [{"name": TASK_PROMPT, "title": f"Task: {task['pack']}",
-                             "description": f"The {task['pack']} pack's task for this run (site key "
-                                            f"{task['site_key']}, time limit {task['time_limit_seconds']} s)"}]}
+        return {
+            "prompts": [
+                {
+                    "name": TASK_PROMPT,
+                    "title": f"Task: {task['pack']}",
+                    "description": f"The {task['pack']} pack's task for this run (site key "
+                    f"{task['site_key']}, time limit {task['time_limit_seconds']} s)",
+                }
+            ]
+        }
 
     async def get_prompt(ctx, params: types.GetPromptRequestParams) -> dict:
         if params.name != TASK_PROMPT:
@@ -127,8 +138,10 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
             task = sandbox.task(bound_run(ctx))
         except NoTask as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
-        return {"description": f"The {task['pack']} task", "messages": [
-            {"role": "user", "content": {"type": "text", "text": task["prompt"]}}]}
+        return {
+            "description": f"The {task['pack']} task",
+            "messages": [{"role": "user", "content": {"type": "text", "text": task["prompt"]}}],
+        }
 
     async def discover(ctx, params) -> None:
         raise handshake_only(ctx.protocol_version)
@@ -155,11 +168,17 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
             connection.exit_stack.push_async_callback(end_run, run)
         return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run.id}}
 
-    server = Server(SERVER_NAME, version=__version__, title="Browser-tool sandbox",
-                    description="The benchmark's browser tools on a real headless Chromium over offline mirrors; "
-                                "one connection is one traced run.",
-                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
-                    on_get_prompt=get_prompt)
+    server = Server(
+        SERVER_NAME,
+        version=__version__,
+        title="Browser-tool sandbox",
+        description="The benchmark's browser tools on a real headless Chromium over offline mirrors; "
+        "one connection is one traced run.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
     server.add_request_handler("server/discover", types.RequestParams, discover)
     # Only our middleware: the SDK's default OpenTelemetry one costs time on every call and this
     # server exports no spans (the trace is the record).
@@ -168,10 +187,12 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
 
 
 def handshake_only(version: str) -> MCPError:
-    return MCPError(types.UNSUPPORTED_PROTOCOL_VERSION,
-                    f"protocol {version} (stateless requests) is not served: a run keeps browser state, so this "
-                    "server uses the initialize handshake; connect with one of the supported versions",
-                    data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version})
+    return MCPError(
+        types.UNSUPPORTED_PROTOCOL_VERSION,
+        f"protocol {version} (stateless requests) is not served: a run keeps browser state, so this "
+        "server uses the initialize handshake; connect with one of the supported versions",
+        data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
+    )
 
 
 async def end_run(run: Run) -> None:
@@ -181,8 +202,9 @@ async def end_run(run: Run) -> None:
 
 
 # --- stdio -------------------------------------------------------------------------------
-async def serve_stdio(sandbox: Sandbox, *, pack: str | None, mode: str | None = None,
-                      block_state_changes: bool | None = None) -> None:
+async def serve_stdio(
+    sandbox: Sandbox, *, pack: str | None, mode: str | None = None, block_state_changes: bool | None = None
+) -> None:
     """Serve one MCP connection on stdin/stdout with a sandbox that is not started yet: the
     browser starts while the client connects (``initialize`` is answered at once, tool calls
     wait for the browser); returns, with the sandbox stopped, when the client disconnects."""
@@ -207,15 +229,20 @@ class StreamableHttp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
-        self.run_by_session: dict[str, tuple[str, bool]] = {}   # MCP session id -> (run id, owned)
+        self.run_by_session: dict[str, tuple[str, bool]] = {}  # MCP session id -> (run id, owned)
         host = sandbox.config.host
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=[f"http://{host}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+            allowed_origins=[f"http://{host}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
         self.server = create_server(sandbox, self.new_run)
-        self.manager = StreamableHTTPSessionManager(self.server, json_response=True, security_settings=security,
-                                                   session_idle_timeout=sandbox.config.mcp_session_idle_s)
+        self.manager = StreamableHTTPSessionManager(
+            self.server,
+            json_response=True,
+            security_settings=security,
+            session_idle_timeout=sandbox.config.mcp_session_idle_s,
+        )
 
     def new_run(self, ctx) -> tuple[Run, bool]:
         """``?pack=ID`` (or nothing): a new run owned by the session; ``?run=ID``: join a run
@@ -249,7 +276,7 @@ class StreamableHttp:
         holder = asyncio.create_task(hold())
         await asyncio.wait([holder, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
         if holder.done():
-            holder.result()           # the manager failed to start: raise its error
+            holder.result()  # the manager failed to start: raise its error
         yield
         stopping.set()
         await holder
@@ -260,8 +287,10 @@ class StreamableHttp:
     async def response_start(self, request: web.Request, status: int, headers: list) -> list:
         """Every response of a session names its run; a successful DELETE ends the run before it
         is answered, so the trace is final when the client has its answer."""
-        session = next((v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
-                       request.headers.get(SESSION_HEADER, ""))
+        session = next(
+            (v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
+            request.headers.get(SESSION_HEADER, ""),
+        )
         run_id, owned = self.run_by_session.get(session, ("", False))
         run = self.sandbox.runs.get(run_id)
         if run is None:
@@ -271,18 +300,27 @@ class StreamableHttp:
         return headers + [(RUN_ID_HEADER.encode(), run.id.encode())]
 
 
-async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
-                      on_start: Callable[[web.Request, int, list], Awaitable[list]]) -> web.StreamResponse:
+async def asgi_bridge(
+    request: web.Request, asgi_app, poll_s: float, on_start: Callable[[web.Request, int, list], Awaitable[list]]
+) -> web.StreamResponse:
     """Serve one aiohttp request with an ASGI app (the request body is read first; the
     response, streamed or not, is written as the app sends it). ``on_start`` sees the status
     and headers before they are sent and returns the headers to send."""
     body = await request.read()
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": f"{request.version.major}.{request.version.minor}",
-        "method": request.method, "scheme": request.scheme, "path": request.path, "root_path": "",
-        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"), "query_string": request.query_string.encode(),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "root_path": "",
+        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
+        "query_string": request.query_string.encode(),
         "headers": [(k.lower(), v) for k, v in request.raw_headers],
-        "client": (request.remote, 0), "server": (request.host.rsplit(":", 1)[0], request.url.port)}
+        "client": (request.remote, 0),
+        "server": (request.host.rsplit(":", 1)[0], request.url.port),
+    }
     delivered = False
     response: web.StreamResponse | None = None
     start: tuple[int, list] | None = None
@@ -303,21 +341,21 @@ async def asgi_bridge(request: web.Request, asgi_app, poll_s: float,
             start = (message["status"], await on_start(request, message["status"], list(message.get("headers", []))))
         elif message["type"] == "http.response.body" and start is not None:
             chunk, more = message.get("body", b""), message.get("more_body", False)
-            if response is None and not more:   # a whole JSON answer: headers and body in one write
+            if response is None and not more:  # a whole JSON answer: headers and body in one write
                 response = web.Response(status=start[0], body=chunk, headers=decoded(start[1]))
                 return
             try:
-                if response is None:             # an event stream: sent as the app writes it
+                if response is None:  # an event stream: sent as the app writes it
                     response = web.StreamResponse(status=start[0], headers=decoded(start[1]))
                     await response.prepare(request)
                 await response.write(chunk)
                 if not more:
                     await response.write_eof()
-            except ConnectionResetError:   # the client left (e.g. closed its event stream): nothing to tell it
+            except ConnectionResetError:  # the client left (e.g. closed its event stream): nothing to tell it
                 log.debug("client gone during %s %s", request.method, request.path)
 
     await asgi_app(scope, receive, send)
-    if response is None:   # the app answered nothing (or only a start line)
+    if response is None:  # the app answered nothing (or only a start line)
         raise web.HTTPInternalServerError(text="the MCP app sent no response")
     return response
 

@@ -13,20 +13,39 @@ import sys
 from pathlib import Path
 
 from sandbox.cli.commands.serve import add_timeouts
+from sandbox.cli.exits import declare_exits
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("mcp", help="serve the tools over MCP on stdio (for Claude Code, Claude Desktop, ...)")
     p.add_argument("--pack", help="the pack whose allowed URLs the run enforces (default: no allow-list)")
-    p.add_argument("--policy", choices=["enforce", "observe"], default=None,
-                   help="with --pack: refuse (enforce, default) or only record (observe) URL violations")
-    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
-    p.add_argument("--trace-dir", type=Path, default=Path("runs/traces"), help="the run's JSONL trace goes here (default runs/traces)")
-    p.add_argument("--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)")
-    p.add_argument("--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'")
+    p.add_argument(
+        "--policy",
+        choices=["enforce", "observe"],
+        default=None,
+        help="with --pack: refuse (enforce, default) or only record (observe) URL violations",
+    )
+    p.add_argument(
+        "--block-state-changes",
+        action="store_true",
+        help="prevent state-changing actions instead of only recording them",
+    )
+    p.add_argument(
+        "--trace-dir",
+        type=Path,
+        default=Path("runs/traces"),
+        help="the run's JSONL trace goes here (default runs/traces)",
+    )
+    p.add_argument(
+        "--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)"
+    )
+    p.add_argument(
+        "--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'"
+    )
     p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
     add_timeouts(p)
     p.set_defaults(func=command)
+    declare_exits(p, {0: "the client closed stdin (the run ended)", 2: "bad usage: an unknown or unusable pack"})
 
 
 def command(args: argparse.Namespace) -> int:
@@ -37,14 +56,20 @@ def command(args: argparse.Namespace) -> int:
     from toolserver.transports.mcp import serve_stdio
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    kwargs = dict(trace_dir=args.trace_dir, fallback_provider=args.fallback_provider, approvals=args.approvals,
-                  block_state_changes=args.block_state_changes, policy=args.policy or "enforce",
-                  action_timeout_ms=args.timeout_action, navigation_timeout_ms=args.timeout_navigation)
+    kwargs = dict(
+        trace_dir=args.trace_dir,
+        fallback_provider=args.fallback_provider,
+        approvals=args.approvals,
+        block_state_changes=args.block_state_changes,
+        policy=args.policy or "enforce",
+        action_timeout_ms=args.timeout_action,
+        navigation_timeout_ms=args.timeout_navigation,
+    )
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     if not pack_is_usable("mcp", args.pack):
         return 2
 
     sandbox = Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks())
-    asyncio.run(serve_stdio(sandbox, pack=args.pack, mode=args.policy))   # starts and stops the sandbox
+    asyncio.run(serve_stdio(sandbox, pack=args.pack, mode=args.policy))  # starts and stops the sandbox
     return 0

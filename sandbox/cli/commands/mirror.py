@@ -7,52 +7,91 @@ Exit codes: 0 done/clean, 1 problems found (check) or a URL that did not load (c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from sandbox.cli.exits import declare_exits
 from sandbox.core.paths import MIRRORS_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("mirror", help="capture, import, check and list mirrored pages",
-                                   description="Tools for the mirror store (<root>/<host>/manifest.json + bodies).")
+    parser = subparsers.add_parser(
+        "mirror",
+        help="capture, import, check and list mirrored pages",
+        description="Tools for the mirror store (<root>/<host>/manifest.json + bodies).",
+    )
     parser.set_defaults(func=lambda args: _usage(parser))
     commands = parser.add_subparsers(dest="mirror_command", metavar="SUBCOMMAND")
 
     capture = commands.add_parser(
-        "capture", help="record live pages with Chromium (the one command that uses the network)",
+        "capture",
+        help="record live pages with Chromium (the one command that uses the network)",
         description="Visit each URL in headless Chromium, wait for load and network idle, and record every "
-                    "response (documents, subresources, XHR/fetch; redirects with their location) into "
-                    "DIR/<host>/ with 'captured' provenance.")
+        "response (documents, subresources, XHR/fetch; redirects with their location) into "
+        "DIR/<host>/ with 'captured' provenance.",
+    )
     capture.add_argument("urls", nargs="+", metavar="URL", help="absolute http(s) URL of a page to visit")
     capture.add_argument("--into", type=Path, required=True, metavar="DIR", help="mirror root to write into")
-    capture.add_argument("--wait-ms", type=_non_negative, default=1000, metavar="N",
-                         help="extra wait after network idle, for late requests (default 1000)")
-    capture.add_argument("--chromium", help="Chromium binary (default: SANDBOX_CHROMIUM, then Playwright's own "
-                                            "if installed, then /usr/bin/chromium)")
+    capture.add_argument(
+        "--wait-ms",
+        type=_non_negative,
+        default=1000,
+        metavar="N",
+        help="extra wait after network idle, for late requests (default 1000)",
+    )
+    capture.add_argument(
+        "--chromium",
+        help="Chromium binary (default: SANDBOX_CHROMIUM, then Playwright's own if installed, then /usr/bin/chromium)",
+    )
     capture.set_defaults(func=run_capture)
+    declare_exits(
+        capture, {0: "every page recorded", 1: "some page could not be recorded", 2: "bad usage (nothing recorded)"}
+    )
 
     har = commands.add_parser(
-        "import-har", help="import the responses of a HAR file",
+        "import-har",
+        help="import the responses of a HAR file",
         description="Import every response of a HAR file (e.g. Playwright's record_har_path with "
-                    "record_har_content='embed') into DIR/<host>/ with 'captured' provenance.")
+        "record_har_content='embed') into DIR/<host>/ with 'captured' provenance.",
+    )
     har.add_argument("file", type=Path, metavar="FILE", help="the HAR file")
     har.add_argument("--into", type=Path, required=True, metavar="DIR", help="mirror root to write into")
     har.set_defaults(func=run_import_har)
+    declare_exits(har, {0: "imported", 2: "bad usage: an unreadable HAR file or an unsafe host name"})
 
-    check = commands.add_parser("check", help="verify manifests and bodies (exit 1 on problems)",
-                                description="Check manifests, body files, hashes, content types and provenance.")
-    check.add_argument("roots", nargs="*", type=Path, metavar="DIR",
-                       help=f"mirror root or host folder (default: the bundled {MIRRORS_DIR.name}/)")
+    check = commands.add_parser(
+        "check",
+        help="verify manifests and bodies (exit 1 on problems)",
+        description="Check manifests, body files, hashes, content types and provenance.",
+    )
+    check.add_argument(
+        "roots",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help=f"mirror root or host folder (default: the bundled {MIRRORS_DIR.name}/)",
+    )
     check.set_defaults(func=run_check)
+    declare_exits(check, {0: "no problems", 1: "a manifest or body has problems"})
 
-    listing = commands.add_parser("list", help="list every mirrored URL",
-                                  description="List every mirrored URL with status, content type and provenance.")
-    listing.add_argument("roots", nargs="*", type=Path, metavar="DIR",
-                         help=f"mirror root or host folder (default: the bundled {MIRRORS_DIR.name}/)")
+    listing = commands.add_parser(
+        "list",
+        help="list every mirrored URL",
+        description="List every mirrored URL with status, content type and provenance.",
+    )
+    listing.add_argument(
+        "roots",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help=f"mirror root or host folder (default: the bundled {MIRRORS_DIR.name}/)",
+    )
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
     listing.set_defaults(func=run_list)
+    declare_exits(listing, {0: "listed"})
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -110,8 +149,8 @@ def run_import_har(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from sandbox.runner.capture import CaptureError, manifest_paths, read_manifest
     from sandbox.core.mirrors import check
+    from sandbox.runner.capture import CaptureError, manifest_paths, read_manifest
 
     roots = args.roots or [MIRRORS_DIR]
     missing = [str(root) for root in roots if not root.is_dir()]
@@ -122,10 +161,8 @@ def run_check(args: argparse.Namespace) -> int:
     for root in roots:
         for manifest_path in manifest_paths(root):
             manifests += 1
-            try:
+            with contextlib.suppress(CaptureError):  # already reported by check()
                 entries += len(read_manifest(manifest_path).entries)
-            except CaptureError:
-                pass  # already reported by check()
     for problem in problems:
         print(problem)
     _print_provenance(roots)
@@ -144,8 +181,9 @@ def _print_provenance(roots: list[Path]) -> None:
 
     for host in provenance_by_host(*roots):
         count = len(host.captured) + sum(len(urls) for _, urls in host.reconstructed)
-        print(f"{host.host}: {count} entries, {count - len(host.captured)} reconstructed, "
-              f"{len(host.captured)} captured")
+        print(
+            f"{host.host}: {count} entries, {count - len(host.captured)} reconstructed, {len(host.captured)} captured"
+        )
         for basis, urls in host.reconstructed:
             print(f"  reconstructed ({len(urls)}): {', '.join(urls)}")
             print(f"    basis: {basis}")
@@ -160,13 +198,18 @@ def run_list(args: argparse.Namespace) -> int:
         rows = list_entries(*(args.roots or [MIRRORS_DIR]))
     except CaptureError as exc:
         return _fail(str(exc))
-    records = [{
-        "url": entry.url, "status": entry.status,
-        "content_type": {k.lower(): v for k, v in entry.headers.items()}.get("content-type", ""),
-        "provenance": entry.provenance.kind,
-        **({"captured_at": entry.provenance.captured_at} if entry.provenance.captured_at else {}),
-        "manifest": str(manifest_path), "body": entry.body,
-    } for manifest_path, entry in rows]
+    records: list[dict[str, Any]] = [
+        {
+            "url": entry.url,
+            "status": entry.status,
+            "content_type": {k.lower(): v for k, v in entry.headers.items()}.get("content-type", ""),
+            "provenance": entry.provenance.kind,
+            **({"captured_at": entry.provenance.captured_at} if entry.provenance.captured_at else {}),
+            "manifest": str(manifest_path),
+            "body": entry.body,
+        }
+        for manifest_path, entry in rows
+    ]
     if args.json:
         print(json.dumps(records, indent=2, ensure_ascii=False))
         return 0

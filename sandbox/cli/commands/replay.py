@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("replay", help="re-issue a recorded attempt's calls and compare the results")
@@ -18,12 +20,28 @@ def register(subparsers) -> None:
     p.add_argument("--until", type=int, metavar="SEQ", help="stop after this call and keep the session open")
     p.add_argument("--pack", help="pack id, for traces that do not name one")
     p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
-    p.add_argument("--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)")
-    p.add_argument("--report", nargs="?", type=Path, const=True, metavar="FILE",
-                   help="write the attempt's HTML report with the first divergence marked on its timeline "
-                        "(default FILE: ATTEMPT_DIR/replay-report.html)")
+    p.add_argument(
+        "--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)"
+    )
+    p.add_argument(
+        "--report",
+        nargs="?",
+        type=Path,
+        const=True,
+        metavar="FILE",
+        help="write the attempt's HTML report with the first divergence marked on its timeline "
+        "(default FILE: ATTEMPT_DIR/replay-report.html)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command)
+    declare_exits(
+        p,
+        {
+            0: "no divergence and a qualified re-score",
+            1: "a divergence, or a re-score that does not qualify",
+            2: "bad usage: no trace, unknown pack",
+        },
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -41,8 +59,9 @@ async def main(args: argparse.Namespace) -> int:
 
     async with Sandbox(policies=pack_policy) as sandbox:
         try:
-            report, run = await replay(args.attempt, sandbox=sandbox, pack_id=args.pack, until=args.until,
-                                       keep_open=args.until is not None)
+            report, run = await replay(
+                args.attempt, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None
+            )
         except PackError as exc:
             print(f"sandbox replay: {exc}", file=sys.stderr)
             return 2
@@ -69,8 +88,11 @@ async def hold_open(sandbox, run, args) -> None:
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", args.port).start()
     base = f"http://127.0.0.1:{args.port}/runs/{run.id}"
-    print(f"stopped after call {args.until}; the session is open for inspection:\n"
-          f"  curl -s -X POST {base}/tools/browser_snapshot -d '{{}}'\n  trace: {base}/trace", flush=True)
+    print(
+        f"stopped after call {args.until}; the session is open for inspection:\n"
+        f"  curl -s -X POST {base}/tools/browser_snapshot -d '{{}}'\n  trace: {base}/trace",
+        flush=True,
+    )
     try:
         if args.hold is not None:
             await asyncio.sleep(args.hold)
@@ -86,7 +108,10 @@ def print_report(report, as_json: bool) -> None:
     if as_json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
-    print(f"pack {report.pack}: replayed {report.calls_replayed}/{report.calls_recorded} calls, compared {report.compared}")
+    print(
+        f"pack {report.pack}: replayed {report.calls_replayed}/{report.calls_recorded} calls, "
+        f"compared {report.compared}"
+    )
     if report.first_divergence:
         d = report.first_divergence
         print(f"first divergence at seq {d['seq']} ({d['tool']}): {d['difference']}")
@@ -94,7 +119,9 @@ def print_report(report, as_json: bool) -> None:
         print("no divergence: every compared result matches the recording (ids and times ignored)")
     if report.rescore:
         r = report.rescore
-        print(f"re-score of the recorded output: qualified_pass={r['qualified_pass']} "
-              f"field_accuracy={r['field_accuracy']} gates_ok={r['gates']['ok']}")
+        print(
+            f"re-score of the recorded output: qualified_pass={r['qualified_pass']} "
+            f"field_accuracy={r['field_accuracy']} gates_ok={r['gates']['ok']}"
+        )
         for reason in r.get("reasons", [])[:10]:
             print(f"  - {reason}")

@@ -6,15 +6,21 @@ import argparse
 import sys
 from pathlib import Path
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("report", help="write the HTML report of a batch or attempt folder",
-                              description="Write report.html for a batch folder (and each of its attempts) or for one "
-                                          "attempt folder; older folders work too (what is missing is named in the "
-                                          "report). Exit 0 when written, 2 when the folder holds nothing to report.")
+    p = subparsers.add_parser(
+        "report",
+        help="write the HTML report of a batch or attempt folder",
+        description="Write report.html for a batch folder (and each of its attempts) or for one "
+        "attempt folder; older folders work too (what is missing is named in the "
+        "report). Exit 0 when written, 2 when the folder holds nothing to report.",
+    )
     p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
     p.set_defaults(func=command)
+    declare_exits(p, {0: "reports written", 2: "nothing to report (no attempt in the folder)"})
 
 
 def command(args: argparse.Namespace) -> int:

@@ -7,16 +7,24 @@ import json
 import sys
 from pathlib import Path
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("results", help="reprint the summary table of an earlier batch folder",
-                              description="Reprint the table `sandbox run` printed for a batch folder (its "
-                                          "summary.json, or rebuilt from the attempt folders of an older batch). "
-                                          "Exit 0 when every attempt qualified, 1 otherwise, 2 when the folder "
-                                          "holds no attempt.")
-    p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or one attempt folder")
+    p = subparsers.add_parser(
+        "results",
+        help="reprint the summary table of an earlier batch folder",
+        description="Reprint the table `sandbox run` printed for a batch folder (its "
+        "summary.json, or rebuilt from the attempt folders of an older batch). "
+        "Exit 0 when every attempt qualified, 1 otherwise, 2 when the folder "
+        "holds no attempt.",
+    )
+    p.add_argument(
+        "folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or one attempt folder"
+    )
     p.add_argument("--json", action="store_true", help="print summary.json's data")
     p.set_defaults(func=command)
+    declare_exits(p, {0: "every attempt a qualified pass", 1: "some attempt is not", 2: "no attempt in the folder"})
 
 
 def command(args: argparse.Namespace) -> int:

@@ -8,40 +8,82 @@ import json
 import sys
 from pathlib import Path
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
     p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
-    p.add_argument("--agent", required=True,
-                   help='reference | cmd:"COMMAND" | openai:MODEL | anthropic:MODEL | replay:ATTEMPT_DIR')
+    p.add_argument(
+        "--agent",
+        required=True,
+        help='reference | cmd:"COMMAND" | openai:MODEL | anthropic:MODEL | replay:ATTEMPT_DIR | think:SECONDS:AGENT',
+    )
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
     p.add_argument("--json", action="store_true", help="print the summary (and attempts) as JSON")
     p.add_argument("--time-limit", type=float, help="override the packs' time limits (seconds)")
-    p.add_argument("--base-url", help="model agents: OpenAI-compatible or Anthropic Messages-compatible endpoint "
-                        "(default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)")
+    p.add_argument(
+        "--base-url",
+        help="model agents: OpenAI-compatible or Anthropic Messages-compatible endpoint "
+        "(default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)",
+    )
     p.add_argument("--cassette", type=Path, help="model agents: record/replay the model's HTTP exchanges here")
     p.add_argument("--record-mode", choices=["once", "none", "all"], default="once")
     p.add_argument("--max-turns", type=int, default=80, help="model agents: most model turns per attempt")
-    p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
-                   help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs")
-    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them")
-    p.add_argument("--executor", default="local", metavar="local|ray[:ADDRESS]",
-                   help="where attempts run: this process (local, default) or a Ray cluster (needs the [ray] extra; "
-                        "'ray' alone starts a local Ray)")
-    p.add_argument("--retries", type=int, default=0,
-                   help="ray: re-run an attempt whose worker died up to this many times (default 0)")
-    p.add_argument("--screenshots", choices=["all", "failures", "none"], default="all",
-                   help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
-                        "(kept only for attempts that did not qualify), none")
-    p.add_argument("--playwright-trace", action="store_true",
-                   help="also save each session's Playwright trace as <attempt>/playwright-trace.zip "
-                        "(playwright show-trace; costs more attempt time than the screenshots)")
-    p.add_argument("--junit", type=Path, metavar="FILE",
-                   help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify")
+    p.add_argument(
+        "--policy",
+        choices=["enforce", "observe"],
+        default="enforce",
+        help="refuse (enforce, default) or only record (observe) calls outside the pack's allowed URLs",
+    )
+    p.add_argument(
+        "--block-state-changes", action="store_true", help="prevent state-changing actions instead of recording them"
+    )
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="local|ray[:ADDRESS]",
+        help="where attempts run: this process (local, default) or a Ray cluster (needs the [ray] extra; "
+        "'ray' alone starts a local Ray)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        help="ray: re-run an attempt whose worker died up to this many times (default 0)",
+    )
+    p.add_argument(
+        "--screenshots",
+        choices=["all", "failures", "none"],
+        default="all",
+        help="viewport PNG after every tool call in <attempt>/shots/: all (default), failures "
+        "(kept only for attempts that did not qualify), none",
+    )
+    p.add_argument(
+        "--playwright-trace",
+        action="store_true",
+        help="also save each session's Playwright trace as <attempt>/playwright-trace.zip "
+        "(playwright show-trace; costs more attempt time than the screenshots)",
+    )
+    p.add_argument(
+        "--junit",
+        type=Path,
+        metavar="FILE",
+        help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
+    declare_exits(
+        p,
+        {
+            0: "every attempt a qualified pass",
+            1: "some attempt is not (agent errors and time-outs included)",
+            2: "bad usage: unknown pack or agent, --repeats/--concurrency below 1, "
+            "an option the agent does not use, an unreachable model endpoint",
+        },
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -55,8 +97,9 @@ def command(args: argparse.Namespace) -> int:
     if args.executor.partition(":")[0] not in ("local", "ray"):
         print(f"sandbox run: unknown executor {args.executor!r}: use local or ray[:ADDRESS]", file=sys.stderr)
         return 2
-    options = AgentOptions(base_url=args.base_url, cassette=args.cassette, record_mode=args.record_mode,
-                           max_turns=args.max_turns)
+    options = AgentOptions(
+        base_url=args.base_url, cassette=args.cassette, record_mode=args.record_mode, max_turns=args.max_turns
+    )
     try:
         packs = resolve_packs(args.packs)
         make_agent(args.agent, options)
@@ -68,11 +111,24 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox run: {unused}", file=sys.stderr)
         return 2
     try:
-        outcomes = asyncio.run(run_batch(
-            packs, args.agent, repeats=args.repeats, concurrency=args.concurrency, out=args.out, options=options,
-            progress=not args.no_progress and not args.json, time_limit=args.time_limit, policy=args.policy,
-            block_state_changes=args.block_state_changes or None, screenshots=args.screenshots,
-            playwright_trace=args.playwright_trace, executor=args.executor, retries=args.retries))
+        outcomes = asyncio.run(
+            run_batch(
+                packs,
+                args.agent,
+                repeats=args.repeats,
+                concurrency=args.concurrency,
+                out=args.out,
+                options=options,
+                progress=not args.no_progress and not args.json,
+                time_limit=args.time_limit,
+                policy=args.policy,
+                block_state_changes=args.block_state_changes or None,
+                screenshots=args.screenshots,
+                playwright_trace=args.playwright_trace,
+                executor=args.executor,
+                retries=args.retries,
+            )
+        )
     except AgentUnavailable as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
@@ -93,8 +149,10 @@ def command(args: argparse.Namespace) -> int:
         if args.junit:
             from sandbox.runner.junit import write_junit
 
-            print(f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
-                  file=sys.stderr if args.json else sys.stdout)
+            print(
+                f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
+                file=sys.stderr if args.json else sys.stdout,
+            )
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
 
 

@@ -14,9 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from sandbox.evaluation.gates import GateReport, check_gates
-from sandbox.evaluation.packs import Pack, PackError, load_pack
+from sandbox.cli.exits import declare_exits
 from sandbox.core.trace import Trace, parse_trace
+from sandbox.evaluation.gates import check_gates
+from sandbox.evaluation.packs import Pack, PackError, load_pack
 
 
 class UsageError(Exception):
@@ -24,30 +25,47 @@ class UsageError(Exception):
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    score = subparsers.add_parser("score", help="score an attempt's output (and trace) against its pack",
-                                  description="Score one attempt: output contract, fields, evidence and gates. "
-                                              "Exit 0 for a qualified pass, 1 otherwise, 2 for bad usage.")
-    score.add_argument("attempt", nargs="?", type=Path, metavar="ATTEMPT_DIR",
-                       help="an attempt folder: pack, output.txt, trace.jsonl, elapsed and site key are taken "
-                            "from it (options given explicitly win)")
+    score = subparsers.add_parser(
+        "score",
+        help="score an attempt's output (and trace) against its pack",
+        description="Score one attempt: output contract, fields, evidence and gates. "
+        "Exit 0 for a qualified pass, 1 otherwise, 2 for bad usage.",
+    )
+    score.add_argument(
+        "attempt",
+        nargs="?",
+        type=Path,
+        metavar="ATTEMPT_DIR",
+        help="an attempt folder: pack, output.txt, trace.jsonl, elapsed and site key are taken "
+        "from it (options given explicitly win)",
+    )
     score.add_argument("--pack", help="pack id (e.g. bid-intake) or pack folder (required without ATTEMPT_DIR)")
     score.add_argument("--output", type=Path, help="the model's final output text (required without ATTEMPT_DIR)")
     score.add_argument("--trace", type=Path, help="the attempt's trace (JSONL); without it gates are not measured")
     _common(score)
     score.set_defaults(func=run_score)
+    declare_exits(
+        score,
+        {0: "a qualified pass", 1: "not a qualified pass", 2: "bad usage: an unreadable file, not an attempt folder"},
+    )
 
-    gates = subparsers.add_parser("gates", help="check a trace against a pack's gates",
-                                  description="Check the execution, provider, time, safety and measurement gates "
-                                              "of one trace. Exit 0 when all pass, 1 otherwise, 2 for bad usage.")
+    gates = subparsers.add_parser(
+        "gates",
+        help="check a trace against a pack's gates",
+        description="Check the execution, provider, time, safety and measurement gates "
+        "of one trace. Exit 0 when all pass, 1 otherwise, 2 for bad usage.",
+    )
     gates.add_argument("--pack", required=True, help="pack id (e.g. bid-intake) or pack folder")
     gates.add_argument("--trace", required=True, type=Path, help="the attempt's trace (JSONL)")
     _common(gates)
     gates.set_defaults(func=run_gates)
+    declare_exits(gates, {0: "every gate passes", 1: "a gate fails", 2: "bad usage: an unreadable file"})
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--elapsed", type=float, metavar="SECONDS",
-                        help="measured attempt time (default: the trace's last call end)")
+    parser.add_argument(
+        "--elapsed", type=float, metavar="SECONDS", help="measured attempt time (default: the trace's last call end)"
+    )
     parser.add_argument("--site-key", help="the run plan's site key (default: the trace header's site_key)")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
 
@@ -81,8 +99,10 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
             raise UsageError("give an attempt folder (sandbox score ATTEMPT_DIR) or both --pack and --output")
         return
     if not is_attempt_folder(args.attempt):
-        raise UsageError(f"{args.attempt} is not an attempt folder (it holds none of attempt.json, trace.jsonl, "
-                         f"score.json, output.txt)")
+        raise UsageError(
+            f"{args.attempt} is not an attempt folder (it holds none of attempt.json, trace.jsonl, "
+            f"score.json, output.txt)"
+        )
     folder = AttemptFolder.load(args.attempt)
     attempt = folder.attempt or {}
     args.pack = args.pack or folder.pack

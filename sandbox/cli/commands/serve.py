@@ -10,40 +10,84 @@ import socket
 import sys
 from pathlib import Path
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the HTTP tool server (127.0.0.1 by default)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--trace-dir", type=Path, default=Path("runs/traces"), help="one JSONL trace per run (default runs/traces)")
-    p.add_argument("--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)")
-    p.add_argument("--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'")
+    p.add_argument(
+        "--trace-dir", type=Path, default=Path("runs/traces"), help="one JSONL trace per run (default runs/traces)"
+    )
+    p.add_argument(
+        "--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)"
+    )
+    p.add_argument(
+        "--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'"
+    )
     p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
-    p.add_argument("--policy", choices=["enforce", "observe"], default="enforce",
-                   help="for runs with a pack: refuse (enforce) or only record (observe) URL violations")
-    p.add_argument("--block-state-changes", action="store_true", help="prevent state-changing actions instead of only recording them")
+    p.add_argument(
+        "--policy",
+        choices=["enforce", "observe"],
+        default="enforce",
+        help="for runs with a pack: refuse (enforce) or only record (observe) URL violations",
+    )
+    p.add_argument(
+        "--block-state-changes",
+        action="store_true",
+        help="prevent state-changing actions instead of only recording them",
+    )
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
     p.add_argument("--max-runs", type=int, default=64, help="live runs at once; POST /runs beyond it answers 429")
-    p.add_argument("--allowed-hosts", default="", metavar="NAMES",
-                   help="comma-separated Host names accepted beside loopback names ('*' accepts any)")
-    p.add_argument("--token", default=os.environ.get("SANDBOX_TOKEN"),
-                   help="require 'Authorization: Bearer TOKEN' (default: SANDBOX_TOKEN; needed off loopback)")
-    p.add_argument("--require-pack", action="store_true", help="refuse runs without a pack (they would have no allow-list)")
-    p.add_argument("--screenshots", type=Path, metavar="DIR",
-                   help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)")
-    p.add_argument("--playwright-traces", type=Path, metavar="DIR",
-                   help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip")
+    p.add_argument(
+        "--allowed-hosts",
+        default="",
+        metavar="NAMES",
+        help="comma-separated Host names accepted beside loopback names ('*' accepts any)",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("SANDBOX_TOKEN"),
+        help="require 'Authorization: Bearer TOKEN' (default: SANDBOX_TOKEN; needed off loopback)",
+    )
+    p.add_argument(
+        "--require-pack", action="store_true", help="refuse runs without a pack (they would have no allow-list)"
+    )
+    p.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        help="keep a viewport PNG after each tool call in DIR/<run id>/<seq>.png (named in the trace)",
+    )
+    p.add_argument(
+        "--playwright-traces",
+        type=Path,
+        metavar="DIR",
+        help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip",
+    )
     add_timeouts(p)
     p.set_defaults(func=serve)
+    declare_exits(p, {0: "stopped (Ctrl-C or SIGTERM)", 2: "cannot listen on the host or port, or bad usage"})
 
 
 def add_timeouts(p: argparse.ArgumentParser) -> None:
     """Playwright MCP's two timeout options, with the same names (milliseconds)."""
-    p.add_argument("--timeout-action", type=milliseconds, default=5000, metavar="MS",
-                   help="bound on one action: click, type, reading the page (default 5000); a page that does "
-                        "not answer within it gives page_unresponsive")
-    p.add_argument("--timeout-navigation", type=milliseconds, default=15000, metavar="MS",
-                   help="bound on one navigation (default 15000)")
+    p.add_argument(
+        "--timeout-action",
+        type=milliseconds,
+        default=5000,
+        metavar="MS",
+        help="bound on one action: click, type, reading the page (default 5000); a page that does "
+        "not answer within it gives page_unresponsive",
+    )
+    p.add_argument(
+        "--timeout-navigation",
+        type=milliseconds,
+        default=15000,
+        metavar="MS",
+        help="bound on one navigation (default 15000)",
+    )
 
 
 def milliseconds(text: str) -> int:
@@ -60,13 +104,24 @@ def serve(args: argparse.Namespace) -> int:
     from toolserver.config import ServerConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    kwargs = dict(host=args.host, port=args.port, trace_dir=args.trace_dir, fallback_provider=args.fallback_provider,
-                  approvals=args.approvals, policy=args.policy, block_state_changes=args.block_state_changes,
-                  dialogs=args.dialogs, token=args.token, max_runs=args.max_runs,
-                  allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
-                  require_pack=args.require_pack, screenshot_dir=args.screenshots,
-                  playwright_trace_dir=args.playwright_traces, action_timeout_ms=args.timeout_action,
-                  navigation_timeout_ms=args.timeout_navigation)
+    kwargs = dict(
+        host=args.host,
+        port=args.port,
+        trace_dir=args.trace_dir,
+        fallback_provider=args.fallback_provider,
+        approvals=args.approvals,
+        policy=args.policy,
+        block_state_changes=args.block_state_changes,
+        dialogs=args.dialogs,
+        token=args.token,
+        max_runs=args.max_runs,
+        allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
+        require_pack=args.require_pack,
+        screenshot_dir=args.screenshots,
+        playwright_trace_dir=args.playwright_traces,
+        action_timeout_ms=args.timeout_action,
+        navigation_timeout_ms=args.timeout_navigation,
+    )
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
     try:
@@ -78,7 +133,7 @@ def serve(args: argparse.Namespace) -> int:
     if problem:
         print(f"sandbox serve: {problem}", file=sys.stderr)
         return 2
-    from aiohttp import web       # the server's modules load once the arguments are known to be good
+    from aiohttp import web  # the server's modules load once the arguments are known to be good
 
     from sandbox.cli.wiring import PackTasks
     from sandbox.evaluation.packs import pack_policy
@@ -99,11 +154,14 @@ def listen_problem(host: str, port: int) -> str | None:
         return f"--host {host!r} is not an address of this machine ({exc.strerror}): use e.g. 127.0.0.1"
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as aiohttp binds
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds
         try:
             probe.bind(address)
         except OSError as exc:
-            hint = "choose another --port or stop the process using it" if exc.errno == errno.EADDRINUSE \
+            hint = (
+                "choose another --port or stop the process using it"
+                if exc.errno == errno.EADDRINUSE
                 else "use an address of this machine (e.g. 127.0.0.1) and a port you may open"
+            )
             return f"cannot listen on {host}:{port}: {exc.strerror}; {hint}"
     return None

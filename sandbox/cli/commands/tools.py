@@ -5,15 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 
+from sandbox.cli.exits import declare_exits
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("tools", help="print the tool definitions in an agent stack's format")
-    p.add_argument("--format", default="json-schema", choices=["mcp", "openai", "anthropic", "json-schema"],
-                   help="mcp: MCP Tool objects; openai: function tools; anthropic: Messages API tools; "
-                        "json-schema: the list_tools contract (default)")
-    p.add_argument("--pack", help="check that the pack exists; the tools and schemas are the same for every pack "
-                                  "(a pack's allowed URLs are enforced by its runs, not by the schemas)")
+    p.add_argument(
+        "--format",
+        default="json-schema",
+        choices=["mcp", "openai", "anthropic", "json-schema"],
+        help="mcp: MCP Tool objects; openai: function tools; anthropic: Messages API tools; "
+        "json-schema: the list_tools contract (default)",
+    )
+    p.add_argument(
+        "--pack",
+        help="check that the pack exists; the tools and schemas are the same for every pack "
+        "(a pack's allowed URLs are enforced by its runs, not by the schemas)",
+    )
     p.set_defaults(func=command)
+    declare_exits(p, {0: "printed", 2: "an unknown pack"})
 
 
 def command(args: argparse.Namespace) -> int:

@@ -10,11 +10,18 @@ Public API:
 Pure package: no Playwright, no aiohttp.
 """
 
-from sandbox.evaluation.scoring._report import (ContractError, EvidenceFailure, EvidenceResult, FieldResult,
-                                     OutputContractResult, ScoreReport, ScoreStamp)
 from sandbox.evaluation.rules import RULE_KINDS, FieldCheck, check_field, expected_problem
-from sandbox.evaluation.scoring._score import score_attempt
 from sandbox.evaluation.scoring._describe import describe_gates, describe_score, short_value
+from sandbox.evaluation.scoring._report import (
+    ContractError,
+    EvidenceFailure,
+    EvidenceResult,
+    FieldResult,
+    OutputContractResult,
+    ScoreReport,
+    ScoreStamp,
+)
+from sandbox.evaluation.scoring._score import score_attempt
 
 
 def bench_scoring(n: int = 240) -> float:
@@ -24,6 +31,21 @@ def bench_scoring(n: int = 240) -> float:
     return run(n)
 
 
-__all__ = ["RULE_KINDS", "ContractError", "EvidenceFailure", "EvidenceResult", "FieldCheck", "FieldResult",
-           "OutputContractResult", "ScoreReport", "ScoreStamp", "bench_scoring", "check_field", "describe_gates",
-           "describe_score", "expected_problem", "score_attempt", "short_value"]
+__all__ = [
+    "RULE_KINDS",
+    "ContractError",
+    "EvidenceFailure",
+    "EvidenceResult",
+    "FieldCheck",
+    "FieldResult",
+    "OutputContractResult",
+    "ScoreReport",
+    "ScoreStamp",
+    "bench_scoring",
+    "check_field",
+    "describe_gates",
+    "describe_score",
+    "expected_problem",
+    "score_attempt",
+    "short_value",
+]

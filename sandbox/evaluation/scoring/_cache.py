@@ -17,7 +17,7 @@ class PackDerived:
     haystacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-_DERIVED: "weakref.WeakKeyDictionary[Pack, PackDerived]" = weakref.WeakKeyDictionary()
+_DERIVED: weakref.WeakKeyDictionary[Pack, PackDerived] = weakref.WeakKeyDictionary()
 
 
 def derived(pack: Pack) -> PackDerived:

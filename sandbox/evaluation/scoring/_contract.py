@@ -60,6 +60,7 @@ def inline_local_refs(schema: Any) -> Any:
     """A copy of ``schema`` with every bare local ``{"$ref": "#/..."}`` replaced by its target.
     Same meaning, but validation skips the reference lookups that dominate its cost. A
     recursive reference is left as it is."""
+
     def resolve(pointer: str) -> Any:
         node = schema
         for part in pointer[2:].split("/"):
@@ -82,8 +83,9 @@ def inline_local_refs(schema: Any) -> Any:
 def schema_validator(pack: Pack) -> Draft202012Validator:
     cache = derived(pack)
     if cache.validator is None:
-        cache.validator = Draft202012Validator(inline_local_refs(pack.schema),
-                                               format_checker=Draft202012Validator.FORMAT_CHECKER)
+        cache.validator = Draft202012Validator(
+            inline_local_refs(pack.schema), format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
     return cache.validator
 
 
@@ -99,13 +101,16 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     begins, ends = text.count(BEGIN), text.count(END)
     if not begins or not ends:
         missing = " and ".join(m for m, n in ((BEGIN, begins), (END, ends)) if not n)
-        return _error(parsed, "missing_markers", f"{missing} not found; emit the JSON array between "
-                                                 f"{BEGIN} and {END}")
+        return _error(parsed, "missing_markers", f"{missing} not found; emit the JSON array between {BEGIN} and {END}")
     start = text.rindex(BEGIN) + len(BEGIN)
     stop = text.find(END, start)
     if begins > 1 or ends > 1:
-        _error(parsed, "multiple_markers", f"{BEGIN} appears {begins} times and {END} {ends} times; "
-                                           "exactly one pair is expected (the last BEGIN was used)")
+        _error(
+            parsed,
+            "multiple_markers",
+            f"{BEGIN} appears {begins} times and {END} {ends} times; "
+            "exactly one pair is expected (the last BEGIN was used)",
+        )
     if stop < 0:
         return _error(parsed, "markers_out_of_order", f"no {END} after the last {BEGIN}")
     body = text[start:stop]
@@ -124,13 +129,17 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
             column = position - (text.rfind("\n", 0, position) + 1) + 1
         else:
             line, column = exc.lineno, exc.colno
-        return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc.msg} "
-                                              f"(output line {line}, column {column})")
+        return _error(
+            parsed,
+            "invalid_json",
+            f"the text between the markers is not JSON: {exc.msg} (output line {line}, column {column})",
+        )
     if _depth(data) > MAX_DEPTH:
         return _error(parsed, "invalid_json", f"the JSON is nested deeper than {MAX_DEPTH} levels")
     parsed.data = data
-    errors = sorted(schema_validator(pack).iter_errors(parsed.data),
-                    key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+    errors = sorted(
+        schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
+    )
     for error in errors[:MAX_SCHEMA_ERRORS]:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         _error(parsed, "schema_violation", f"{where}: {error.message}")

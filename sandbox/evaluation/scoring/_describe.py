@@ -13,7 +13,7 @@ from sandbox.evaluation.scoring._report import ScoreReport
 def short_value(value: Any, limit: int = 90) -> str:
     """A value as JSON, cut to ``limit`` characters (``...`` marks the cut)."""
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe_gates(report: GateReport) -> str:
@@ -28,8 +28,11 @@ def describe_gates(report: GateReport) -> str:
 
 
 def describe_score(report: ScoreReport) -> str:
-    verdict = ("QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
-               if report.qualified_pass else "NOT A QUALIFIED PASS")
+    verdict = (
+        "QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
+        if report.qualified_pass
+        else "NOT A QUALIFIED PASS"
+    )
     correct = sum(f.correct for f in report.fields)
     lines = [
         f"pack {report.pack} (scored with {report.scoring_pack}, checksum {report.stamp.checksum[:12]})",
@@ -42,8 +45,10 @@ def describe_score(report: ScoreReport) -> str:
     for field in report.fields:
         if not field.correct:
             mark = "critical " if field.critical else ""
-            lines.append(f"  wrong {mark}field {field.name}: expected {short_value(field.expected)}, got "
-                         f"{short_value(field.got)} ({field.detail})")
+            lines.append(
+                f"  wrong {mark}field {field.name}: expected {short_value(field.expected)}, got "
+                f"{short_value(field.got)} ({field.detail})"
+            )
     lines += [f"  evidence {f.field}: {f.message}" for f in report.evidence.failures]
     lines.append(describe_gates(report.gates))
     lines += [f"reason: {r}" for r in report.reasons]

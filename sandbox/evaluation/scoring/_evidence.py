@@ -20,16 +20,55 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Comment
 
+from sandbox.evaluation.normalise import collapse_whitespace, describe
 from sandbox.evaluation.packs import EvidenceSource, Pack, PackError
 from sandbox.evaluation.scoring._cache import derived
-from sandbox.evaluation.normalise import collapse_whitespace, describe
 from sandbox.evaluation.scoring._report import EvidenceFailure, EvidenceResult
 
 BLOCK_TAGS = {
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "div",
-    "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
-    "td", "tfoot", "th", "thead", "tr", "ul",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "html",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
 }
 INVISIBLE_TAGS = ["head", "script", "style", "noscript", "template", "iframe", "object", "svg"]
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
@@ -154,8 +193,12 @@ def check_evidence(pack: Pack, record: dict | None) -> tuple[EvidenceResult, set
         elif isinstance(entry, list):
             citations = entry
         else:
-            failures.append(EvidenceFailure(field=rule.name, message=(
-                f"evidence must be a citation object or an array of them, got {describe(entry)}")))
+            failures.append(
+                EvidenceFailure(
+                    field=rule.name,
+                    message=(f"evidence must be a citation object or an array of them, got {describe(entry)}"),
+                )
+            )
             continue
         problems, identities = [], set()
         for index, citation in enumerate(citations):
@@ -167,8 +210,11 @@ def check_evidence(pack: Pack, record: dict | None) -> tuple[EvidenceResult, set
         if problems:
             failures.append(EvidenceFailure(field=rule.name, message="; ".join(problems)))
         elif len(identities) < need:
-            failures.append(EvidenceFailure(field=rule.name, message=(
-                f"{len(identities)} distinct valid citation(s), {need} required")))
+            failures.append(
+                EvidenceFailure(
+                    field=rule.name, message=(f"{len(identities)} distinct valid citation(s), {need} required")
+                )
+            )
         else:
             valid += 1
     score = Fraction(valid, required) if required else Fraction(1)

@@ -20,7 +20,7 @@ class FieldResult(_Frozen):
     correct: bool
     expected: Any
     got: Any = Field(description="The output's value; null when the field is missing (see detail).")
-    detail: str | None = Field(None, description="Why the field is wrong (None when correct).")
+    detail: str | None = Field(default=None, description="Why the field is wrong (None when correct).")
 
 
 class EvidenceFailure(_Frozen):
@@ -36,8 +36,10 @@ class EvidenceResult(_Frozen):
 
 
 class ContractError(_Frozen):
-    code: str = Field(description="empty_output, missing_markers, multiple_markers, markers_out_of_order, "
-                                  "markdown_fence, invalid_json, schema_violation")
+    code: str = Field(
+        description="empty_output, missing_markers, multiple_markers, markers_out_of_order, "
+        "markdown_fence, invalid_json, schema_violation"
+    )
     message: str
 
 
@@ -51,8 +53,9 @@ class ScoreStamp(_Frozen):
     pack: str
     scoring_pack: str
     scoring_pack_number: int
-    checksum: str = Field(description="sha256 over the scoring pack's rules, expected records, schema and "
-                                      "evidence fixtures")
+    checksum: str = Field(
+        description="sha256 over the scoring pack's rules, expected records, schema and evidence fixtures"
+    )
     files: dict[str, str | None] = Field(description="sha256 per scoring file; null = missing fixture")
 
 

@@ -12,36 +12,49 @@ from fractions import Fraction
 from typing import Any
 
 from sandbox import __version__
+from sandbox.core.trace import Trace
 from sandbox.evaluation.gates import check_gates
+from sandbox.evaluation.normalise import strict_key
 from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.records import MISSING, record_value
+from sandbox.evaluation.rules import check_field
 from sandbox.evaluation.scoring._contract import parse_output
 from sandbox.evaluation.scoring._evidence import check_evidence
-from sandbox.evaluation.normalise import strict_key
-from sandbox.evaluation.scoring._report import (EvidenceResult, FieldResult, OutputContractResult, ScoreReport,
-                                     ScoreStamp)
-from sandbox.evaluation.rules import check_field
-from sandbox.core.trace import Trace
+from sandbox.evaluation.scoring._report import (
+    EvidenceResult,
+    FieldResult,
+    OutputContractResult,
+    ScoreReport,
+    ScoreStamp,
+)
 
 
 def _match_record(scoring: Pack, expected: dict, records: list[Any]) -> tuple[dict | None, str | None]:
     """The output record whose record_key value equals the expected one (type-sensitive)."""
     key = scoring.rules.record_key
     want = record_value(expected, key)
-    matches = [r for r in records if isinstance(r, dict) and record_value(r, key) is not MISSING
-               and strict_key(record_value(r, key)) == strict_key(want)]
+    matches = [
+        r
+        for r in records
+        if isinstance(r, dict)
+        and record_value(r, key) is not MISSING
+        and strict_key(record_value(r, key)) == strict_key(want)
+    ]
     if not matches:
         got = [record_value(r, key) for r in records if isinstance(r, dict)]
         shown = [g for g in got if g is not MISSING]
-        return None, (f"no output record has {key} = {json.dumps(want, ensure_ascii=False)} "
-                      f"(found {json.dumps(shown, ensure_ascii=False) if shown else 'none'}); every field counts "
-                      "as missing")
+        return None, (
+            f"no output record has {key} = {json.dumps(want, ensure_ascii=False)} "
+            f"(found {json.dumps(shown, ensure_ascii=False) if shown else 'none'}); every field counts "
+            "as missing"
+        )
     note = f"{len(matches)} output records share {key}; the first was scored" if len(matches) > 1 else None
     return matches[0], note
 
 
-def score_attempt(pack: Pack | str, output_text: str, trace: Trace | None, elapsed_seconds: float | None,
-                  site_key: str | None = None) -> ScoreReport:
+def score_attempt(
+    pack: Pack | str, output_text: str, trace: Trace | None, elapsed_seconds: float | None, site_key: str | None = None
+) -> ScoreReport:
     """Score one attempt of ``pack`` (the executed pack). Never raises for a bad output or
     trace; a broken pack raises ``PackError``. ``pack`` may also be a pack id or folder."""
     if not isinstance(pack, Pack):
@@ -53,8 +66,11 @@ def score_attempt(pack: Pack | str, output_text: str, trace: Trace | None, elaps
     parsed = parse_output(output_text, scoring)
     contract = OutputContractResult(ok=parsed.ok, errors=parsed.errors)
     if not contract.ok:
-        reasons.append("output contract not met: " + "; ".join(f"{e.code}: {e.message}" for e in parsed.errors[:3])
-                       + (f" (+{len(parsed.errors) - 3} more)" if len(parsed.errors) > 3 else ""))
+        reasons.append(
+            "output contract not met: "
+            + "; ".join(f"{e.code}: {e.message}" for e in parsed.errors[:3])
+            + (f" (+{len(parsed.errors) - 3} more)" if len(parsed.errors) > 3 else "")
+        )
 
     fields: list[FieldResult] = []
     valid_evidence = required_evidence = 0
@@ -68,9 +84,16 @@ def score_attempt(pack: Pack | str, output_text: str, trace: Trace | None, elaps
         prefix = f"[{json.dumps(record_value(expected_record, rules.record_key))}] " if several else ""
         for rule in rules.field_rules:
             expected, got, check = check_field(rule, expected_record, record)
-            fields.append(FieldResult(name=prefix + rule.name, critical=rule.critical, correct=check.correct,
-                                      expected=expected, got=None if got is MISSING else got,
-                                      detail=check.detail))
+            fields.append(
+                FieldResult(
+                    name=prefix + rule.name,
+                    critical=rule.critical,
+                    correct=check.correct,
+                    expected=expected,
+                    got=None if got is MISSING else got,
+                    detail=check.detail,
+                )
+            )
         evidence, missing = check_evidence(scoring, record)
         missing_fixtures |= missing
         valid_evidence += evidence.valid
@@ -81,42 +104,60 @@ def score_attempt(pack: Pack | str, output_text: str, trace: Trace | None, elaps
     accuracy = Fraction(correct, len(fields))
     critical_failures = [f.name for f in fields if f.critical and not f.correct]
     evidence_score = Fraction(valid_evidence, required_evidence) if required_evidence else Fraction(1)
-    evidence_result = EvidenceResult(score=float(evidence_score), valid=valid_evidence,
-                                     required=required_evidence, failures=evidence_failures)
+    evidence_result = EvidenceResult(
+        score=float(evidence_score), valid=valid_evidence, required=required_evidence, failures=evidence_failures
+    )
 
     gates = check_gates(pack, trace, elapsed_seconds=elapsed_seconds, site_key=site_key)
 
     accuracy_ok = accuracy >= Fraction(rules.success_threshold_decimal)
     evidence_ok = evidence_score >= Fraction(rules.evidence_threshold_decimal)
     if not accuracy_ok and parsed.records:  # with no records the contract reason says why
-        reasons.append(f"field accuracy {float(accuracy):.4f} ({correct}/{len(fields)}) is below the "
-                       f"{rules.success_threshold} threshold")
+        reasons.append(
+            f"field accuracy {float(accuracy):.4f} ({correct}/{len(fields)}) is below the "
+            f"{rules.success_threshold} threshold"
+        )
     if critical_failures:
         reasons.append("critical field(s) wrong: " + ", ".join(critical_failures))
     if not evidence_ok:
-        reasons.append(f"evidence {float(evidence_score):.4f} ({valid_evidence}/{required_evidence}) is below the "
-                       f"{rules.evidence_threshold} threshold")
+        reasons.append(
+            f"evidence {float(evidence_score):.4f} ({valid_evidence}/{required_evidence}) is below the "
+            f"{rules.evidence_threshold} threshold"
+        )
     if missing_fixtures:
-        reasons.append("evidence fixtures missing (generate them from the mirrors): "
-                       + ", ".join(sorted(missing_fixtures)))
+        reasons.append(
+            "evidence fixtures missing (generate them from the mirrors): " + ", ".join(sorted(missing_fixtures))
+        )
     if not gates.measured:
         reasons.append("gates not measured: no trace given, so this cannot be a qualified pass")
     elif not gates.ok:
         names = list(dict.fromkeys(f.gate for f in gates.failures))
         reasons.append("gate(s) failed: " + ", ".join(names))
 
-    qualified = (contract.ok and accuracy_ok and not critical_failures and evidence_ok and gates.measured
-                 and gates.ok)
+    qualified = contract.ok and accuracy_ok and not critical_failures and evidence_ok and gates.measured and gates.ok
     error_free = qualified and correct == len(fields) and evidence_score == 1
     if qualified and not error_free:
         wrong = [f.name for f in fields if not f.correct]
         reasons.append("qualified pass, not error-free: " + (", ".join(wrong) if wrong else "evidence incomplete"))
 
     return ScoreReport(
-        pack=pack.id, scoring_pack=scoring.id, qualified_pass=qualified, error_free=error_free,
-        field_accuracy=float(accuracy), fields=fields, critical_failures=critical_failures,
-        evidence=evidence_result, output_contract=contract, gates=gates, reasons=reasons,
-        stamp=ScoreStamp(sandbox_version=__version__, pack=pack.id, scoring_pack=scoring.id,
-                         scoring_pack_number=scoring.card.pack_number, checksum=scoring.checksum(),
-                         files=scoring.checksums()),
+        pack=pack.id,
+        scoring_pack=scoring.id,
+        qualified_pass=qualified,
+        error_free=error_free,
+        field_accuracy=float(accuracy),
+        fields=fields,
+        critical_failures=critical_failures,
+        evidence=evidence_result,
+        output_contract=contract,
+        gates=gates,
+        reasons=reasons,
+        stamp=ScoreStamp(
+            sandbox_version=__version__,
+            pack=pack.id,
+            scoring_pack=scoring.id,
+            scoring_pack_number=scoring.card.pack_number,
+            checksum=scoring.checksum(),
+            files=scoring.checksums(),
+        ),
     )

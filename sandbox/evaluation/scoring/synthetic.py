@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.core.paths import PACKS_DIR
+from sandbox.core.trace import CallRecord, EventRecord, RunHeader, ToolError, Trace, parse_trace
 from sandbox.evaluation.packs import Pack, list_packs
 from sandbox.evaluation.records import record_value
-from sandbox.core.trace import CallRecord, EventRecord, RunHeader, Trace, parse_trace
 
 SITE_KEY = "synthetic-site-key-0001"
 
@@ -34,30 +34,56 @@ SITE_KEY = "synthetic-site-key-0001"
 class TraceBuilder:
     """Build a trace one call at a time; ``text()`` gives JSONL, ``trace()`` the parsed Trace."""
 
-    def __init__(self, *, pack: str | None = None, site_key: str | None = None, header: bool = True,
-                 call_seconds: float = 0.5, first_seq: int = 1) -> None:
+    def __init__(
+        self,
+        *,
+        pack: str | None = None,
+        site_key: str | None = None,
+        header: bool = True,
+        call_seconds: float = 0.5,
+        first_seq: int = 1,
+    ) -> None:
         self.lines: list[dict[str, Any]] = []
         self.seq = first_seq - 1
         self.t = 0.0
         self.call_seconds = call_seconds
         self.site_key = site_key or SITE_KEY
         if header:
-            extra = {"site_key": site_key} if site_key else {}
-            self.lines.append(RunHeader(run_id="synthetic", pack=pack, started_wall="1970-01-01T00:00:00.000+00:00",
-                                        **extra).model_dump(mode="json"))
+            extra: dict[str, Any] = {"site_key": site_key} if site_key else {}
+            self.lines.append(
+                RunHeader(
+                    run_id="synthetic", pack=pack, started_wall="1970-01-01T00:00:00.000+00:00", **extra
+                ).model_dump(mode="json")
+            )
 
-    def call(self, tool: str, args: Any = None, *, ok: bool = True, result: dict | None = None,
-             error: str | None = None, seq: int | None = None) -> "TraceBuilder":
+    def call(
+        self,
+        tool: str,
+        args: Any = None,
+        *,
+        ok: bool = True,
+        result: dict | None = None,
+        error: str | None = None,
+        seq: int | None = None,
+    ) -> TraceBuilder:
         self.seq = self.seq + 1 if seq is None else seq
         start, self.t = self.t, round(self.t + self.call_seconds, 6)
-        record = CallRecord(seq=self.seq, tool=tool, args={} if args is None else args, ok=ok and error is None,
-                            result=(result if result is not None else {}) if ok and error is None else None,
-                            error={"type": "tool_error", "message": error} if error else None,
-                            t_start=start, t_end=self.t, wall_start="", wall_end="")
+        record = CallRecord(
+            seq=self.seq,
+            tool=tool,
+            args={} if args is None else args,
+            ok=ok and error is None,
+            result=(result if result is not None else {}) if ok and error is None else None,
+            error=ToolError(type="tool_error", message=error) if error else None,
+            t_start=start,
+            t_end=self.t,
+            wall_start="",
+            wall_end="",
+        )
         self.lines.append(record.model_dump(mode="json"))
         return self
 
-    def event(self, kind: str, data: dict[str, Any]) -> "TraceBuilder":
+    def event(self, kind: str, data: dict[str, Any]) -> TraceBuilder:
         """An event during the last call (also repeated in that call's ``events``)."""
         event = EventRecord(kind=kind, seq=self.seq, t=self.t, wall="", data=data).model_dump(mode="json")
         for line in reversed(self.lines):
@@ -67,42 +93,58 @@ class TraceBuilder:
         self.lines.append(event)
         return self
 
-    def state_change(self, action: str, name: str, *, allowed: bool = False, blocked: bool = False) -> "TraceBuilder":
+    def state_change(self, action: str, name: str, *, allowed: bool = False, blocked: bool = False) -> TraceBuilder:
         return self.event("state_change", {"action": action, "name": name, "allowed": allowed, "blocked": blocked})
 
     # --- the usual tools ---
-    def list_tools(self) -> "TraceBuilder":
+    def list_tools(self) -> TraceBuilder:
         return self.call("list_tools", {}, result={"tools": []})
 
-    def start(self, url: str, *, site_key: str | None = None, provider: Any = "kernel", clear_cookies: Any = False,
-              result_provider: Any = "kernel", **extra: Any) -> "TraceBuilder":
-        args = {"url": url, "provider": provider, "site_key": site_key or self.site_key,
-                "clear_cookies": clear_cookies, **extra}
-        return self.call("browser_start_session", args,
-                         result={"session_id": "ses_synthetic", "provider": result_provider, "url": url})
+    def start(
+        self,
+        url: str,
+        *,
+        site_key: str | None = None,
+        provider: Any = "kernel",
+        clear_cookies: Any = False,
+        result_provider: Any = "kernel",
+        **extra: Any,
+    ) -> TraceBuilder:
+        args = {
+            "url": url,
+            "provider": provider,
+            "site_key": site_key or self.site_key,
+            "clear_cookies": clear_cookies,
+            **extra,
+        }
+        return self.call(
+            "browser_start_session",
+            args,
+            result={"session_id": "ses_synthetic", "provider": result_provider, "url": url},
+        )
 
-    def navigate(self, url: str, **kwargs: Any) -> "TraceBuilder":
+    def navigate(self, url: str, **kwargs: Any) -> TraceBuilder:
         return self.call("browser_navigate", {"url": url}, result={"url": url}, **kwargs)
 
-    def open_tab(self, url: str, **kwargs: Any) -> "TraceBuilder":
+    def open_tab(self, url: str, **kwargs: Any) -> TraceBuilder:
         return self.call("browser_open_tab", {"url": url}, result={"url": url}, **kwargs)
 
-    def snapshot(self) -> "TraceBuilder":
+    def snapshot(self) -> TraceBuilder:
         return self.call("browser_snapshot", {}, result={"snapshot": "- document"})
 
-    def click(self, ref: str = "e1") -> "TraceBuilder":
+    def click(self, ref: str = "e1") -> TraceBuilder:
         return self.call("browser_click", {"ref": ref}, result={})
 
-    def type(self, ref: str = "e1", text: str = "x") -> "TraceBuilder":
+    def type(self, ref: str = "e1", text: str = "x") -> TraceBuilder:
         return self.call("browser_type", {"ref": ref, "text": text}, result={})
 
-    def scroll(self) -> "TraceBuilder":
+    def scroll(self) -> TraceBuilder:
         return self.call("browser_scroll", {"direction": "down"}, result={})
 
-    def close(self, **args: Any) -> "TraceBuilder":
+    def close(self, **args: Any) -> TraceBuilder:
         return self.call("browser_close", args, result={"closed": True})
 
-    def end(self) -> "TraceBuilder":
+    def end(self) -> TraceBuilder:
         self.lines.append({"type": "run_end", "t": self.t, "wall": "", "reason": "closed"})
         return self
 
@@ -126,8 +168,11 @@ def conforming_trace(pack: Pack, site_key: str = SITE_KEY) -> TraceBuilder:
         if url != spec.start_url:
             visit(url)
     need = {rule.tool: rule.value for rule in spec.counts}
-    for tool, make in (("browser_type", builder.type), ("browser_click", builder.click),
-                       ("browser_scroll", builder.scroll)):
+    for tool, make in (
+        ("browser_type", builder.type),
+        ("browser_click", builder.click),
+        ("browser_scroll", builder.scroll),
+    ):
         for _ in range(need.get(tool, 0)):
             make()
     for _ in range(max(need.get("browser_snapshot", 0), 1)):
@@ -138,8 +183,9 @@ def conforming_trace(pack: Pack, site_key: str = SITE_KEY) -> TraceBuilder:
 
 def _quotes(rule_name: str, value: Any, count: int) -> list[str]:
     items = value if isinstance(value, list) and count > 1 else [value]
-    quotes = [f"Synthetic quote for {rule_name} item {i}: {json.dumps(v, ensure_ascii=False)}"
-              for i, v in enumerate(items)]
+    quotes = [
+        f"Synthetic quote for {rule_name} item {i}: {json.dumps(v, ensure_ascii=False)}" for i, v in enumerate(items)
+    ]
     quotes += [f"Synthetic quote for {rule_name} item {i}" for i in range(len(quotes), count)]
     return quotes
 
@@ -156,8 +202,10 @@ def cited_record(pack: Pack, record: dict | None = None) -> dict:
             continue
         source = scoring.rules.evidence_sources[names[0]]
         need = rule.evidence_min_citations or max(scoring.rules.evidence_sources[n].min_citations or 1 for n in names)
-        citations = [{"url": source.url, "quote": q}
-                     for q in _quotes(rule.name, record_value(scoring.expected[0], rule.name), need)]
+        citations = [
+            {"url": source.url, "quote": q}
+            for q in _quotes(rule.name, record_value(scoring.expected[0], rule.name), need)
+        ]
         evidence[rule.name] = citations[0] if need == 1 else citations
     if evidence:
         out["evidence"] = evidence
@@ -172,7 +220,8 @@ def synthetic_fixtures(pack: Pack) -> dict[str, str]:
         names = rule.accepted_sources
         if names:
             need = rule.evidence_min_citations or max(
-                scoring.rules.evidence_sources[n].min_citations or 1 for n in names)
+                scoring.rules.evidence_sources[n].min_citations or 1 for n in names
+            )
             path = scoring.rules.evidence_sources[names[0]].path
             quotes[path] += _quotes(rule.name, record_value(scoring.expected[0], rule.name), need)
     files = {}
@@ -180,8 +229,9 @@ def synthetic_fixtures(pack: Pack) -> dict[str, str]:
         lines = quotes[source.path] or [f"Synthetic fixture for source {name}."]
         if source.format == "html":
             body = "".join(f"<p>{html.escape(q)}</p>\n" for q in lines)
-            files[source.path] = ("<!doctype html>\n<html><head><title>synthetic</title></head><body>\n"
-                                  f"{body}</body></html>\n")
+            files[source.path] = (
+                f"<!doctype html>\n<html><head><title>synthetic</title></head><body>\n{body}</body></html>\n"
+            )
         else:
             files[source.path] = "".join(q + "\n" for q in lines)
     return files
@@ -234,5 +284,13 @@ def bench_scoring(n: int = 240) -> float:
         return time.perf_counter() - started
 
 
-__all__ = ["SITE_KEY", "TraceBuilder", "attempt_output", "bench_scoring", "cited_record", "conforming_trace",
-           "synthetic_fixtures", "synthetic_packs"]
+__all__ = [
+    "SITE_KEY",
+    "TraceBuilder",
+    "attempt_output",
+    "bench_scoring",
+    "cited_record",
+    "conforming_trace",
+    "synthetic_fixtures",
+    "synthetic_packs",
+]

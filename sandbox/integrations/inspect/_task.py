@@ -26,42 +26,58 @@ def sandbox_task(pack_id: str, *, site_key: str | None = None, trace_root: str |
     """One pack as an Inspect task (one sample: the pack's prompt with a fresh site key)."""
     pack = load_pack(pack_id)
     key = site_key or new_site_key()
-    sample = Sample(id=pack.id, input=pack.render_prompt(key), target=pack.id,
-                    metadata={"pack": pack.id, "site_key": key})
-    return Task(dataset=[sample], solver=sandbox_agent(pack.id, trace_root), scorer=sandbox_scorer(),
-                time_limit=int(pack.card.time_limit_seconds), name=pack.id.replace("-", "_"))
+    sample = Sample(
+        id=pack.id, input=pack.render_prompt(key), target=pack.id, metadata={"pack": pack.id, "site_key": key}
+    )
+    return Task(
+        dataset=[sample],
+        solver=sandbox_agent(pack.id, trace_root),
+        scorer=sandbox_scorer(),
+        time_limit=int(pack.card.time_limit_seconds),
+        name=pack.id.replace("-", "_"),
+    )
 
 
 @solver
 def sandbox_agent(pack_id: str, trace_root: str | None = None):
     """The model with the sandbox's browser tools (an MCP server per sample), looping on tool
     calls until it answers."""
+
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         trace_dir = Path(tempfile.mkdtemp(prefix=f"{pack_id}-", dir=trace_root))
         state.metadata[TRACE_DIR] = str(trace_dir)
         state.metadata[STARTED] = time.monotonic()
-        server = mcp_server_stdio(name="sandbox", command=sys.executable,
-                                  args=["-m", "sandbox", "mcp", "--pack", pack_id, "--trace-dir", str(trace_dir)])
-        async with mcp_connection([server]):   # one connection for the whole sample: one run, one trace
+        server = mcp_server_stdio(
+            name="sandbox",
+            command=sys.executable,
+            args=["-m", "sandbox", "mcp", "--pack", pack_id, "--trace-dir", str(trace_dir)],
+        )
+        async with mcp_connection([server]):  # one connection for the whole sample: one run, one trace
             state = await use_tools(server)(state, generate_)
             return await generate(tool_calls="loop")(state, generate_)
+
     return solve
 
 
 @scorer(metrics={"qualified_pass": [mean()], "field_accuracy": [mean()], "critical_failures": [mean()]})
 def sandbox_scorer():
     """The sandbox's scorer and gates on the sample's trace and the model's final output."""
+
     async def score(state: TaskState, target: Target) -> Score:
         pack = load_pack(state.metadata["pack"])
         traces = sorted(Path(state.metadata[TRACE_DIR]).glob("*.jsonl"))
         trace = read_trace(traces[-1]) if traces else None
         elapsed = time.monotonic() - state.metadata[STARTED]
         report = score_attempt(pack, state.output.completion, trace, elapsed, site_key=state.metadata["site_key"])
-        return Score(value={"qualified_pass": float(report.qualified_pass),
-                            "field_accuracy": float(report.field_accuracy),
-                            "critical_failures": float(len(report.critical_failures))},
-                     answer=state.output.completion[:2000],
-                     explanation="; ".join(report.reasons) or "qualified pass",
-                     metadata={"score_report": report.model_dump(mode="json"),
-                               "trace": str(traces[-1]) if traces else None})
+        return Score(
+            value={
+                "qualified_pass": float(report.qualified_pass),
+                "field_accuracy": float(report.field_accuracy),
+                "critical_failures": float(len(report.critical_failures)),
+            },
+            answer=state.output.completion[:2000],
+            explanation="; ".join(report.reasons) or "qualified pass",
+            metadata={"score_report": report.model_dump(mode="json"), "trace": str(traces[-1]) if traces else None},
+        )
+
     return score

@@ -21,9 +21,9 @@ from types import ModuleType
 
 @dataclass(frozen=True)
 class AgentOptions:
-    base_url: str | None = None          # model agents: the endpoint (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
-    cassette: Path | None = None         # model agents: vcrpy cassette
-    record_mode: str = "once"            # model agents: once | none | all
+    base_url: str | None = None  # model agents: the endpoint (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
+    cassette: Path | None = None  # model agents: vcrpy cassette
+    record_mode: str = "once"  # model agents: once | none | all
     max_turns: int = 80
 
 

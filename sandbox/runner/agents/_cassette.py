@@ -20,7 +20,7 @@ from pathlib import Path
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
-_LOCKS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
 class CassetteError(Exception):
@@ -33,8 +33,9 @@ class Cassette:
 
     @property
     def replaying(self) -> bool:
-        return self.path is not None and (self.record_mode == "none" or
-                                          (self.record_mode == "once" and Path(self.path).is_file()))
+        return self.path is not None and (
+            self.record_mode == "none" or (self.record_mode == "once" and Path(self.path).is_file())
+        )
 
     @asynccontextmanager
     async def use(self, site_key: str):
@@ -50,10 +51,15 @@ class Cassette:
             return response
 
         recorder = vcr.VCR(
-            record_mode=self.record_mode, match_on=MATCH_ON, filter_headers=NOT_RECORDED_HEADERS,
-            before_record_response=drop_cookies, decode_compressed_response=True,
-            drop_unused_requests=self.record_mode == "all", filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
-            skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"))
+            record_mode=self.record_mode,
+            match_on=MATCH_ON,
+            filter_headers=NOT_RECORDED_HEADERS,
+            before_record_response=drop_cookies,
+            decode_compressed_response=True,
+            drop_unused_requests=self.record_mode == "all",
+            filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
+            skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
+        )
         async with lock():
             with recorder.use_cassette(str(self.path)) as cassette:
                 yield cassette
@@ -71,20 +77,23 @@ class Cassette:
         replay_error = failure_in(exc)
         if replay_error is None:
             return None
-        return (f"cassette {self.path} (record mode {self.record_mode}) cannot answer model request "
-                f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{replay_error}")
+        return (
+            f"cassette {self.path} (record mode {self.record_mode}) cannot answer model request "
+            f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{replay_error}"
+        )
 
 
 def failure_in(exc: BaseException) -> BaseException | None:
     """The vcrpy error behind an SDK error, if any (the SDKs wrap transport errors)."""
     from vcr.errors import CannotOverwriteExistingCassetteException
 
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, (CannotOverwriteExistingCassetteException, CassetteError)):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (CannotOverwriteExistingCassetteException, CassetteError)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
     return None
 
 

@@ -11,15 +11,17 @@ from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import Cassette
 from sandbox.runner.task import AgentResult, AgentTask
 
-SYSTEM_PROMPT = ("You are a browser agent. Do the task using only the browser tools provided, following "
-                 "every rule in the task exactly, and end with your final answer as plain text.")
+SYSTEM_PROMPT = (
+    "You are a browser agent. Do the task using only the browser tools provided, following "
+    "every rule in the task exactly, and end with your final answer as plain text."
+)
 
 
 class ModelAgent:
     kind: str = ""
-    endpoint_path: str = ""      # what the SDK appends to its base URL for each model request
-    base_url_env: str = ""       # the SDK's base-URL environment variable
-    api_key_env: str = ""        # the SDK's API-key environment variable ("sk-local" when unset)
+    endpoint_path: str = ""  # what the SDK appends to its base URL for each model request
+    base_url_env: str = ""  # the SDK's base-URL environment variable
+    api_key_env: str = ""  # the SDK's API-key environment variable ("sk-local" when unset)
 
     def __init__(self, model: str, options: AgentOptions | None = None) -> None:
         self.model = model
@@ -30,19 +32,33 @@ class ModelAgent:
     def base_url(self, cassette) -> str | None:
         """``--base-url``; on replay the endpoint the cassette was recorded against; the SDK's
         environment variable; else None (the SDK's default)."""
-        return (self.options.base_url or self.cassette.recorded_base_url(cassette, self.endpoint_path)
-                or os.environ.get(self.base_url_env) or None)
+        return (
+            self.options.base_url
+            or self.cassette.recorded_base_url(cassette, self.endpoint_path)
+            or os.environ.get(self.base_url_env)
+            or None
+        )
 
     def client_options(self, cassette) -> dict[str, Any]:
-        return {"base_url": self.base_url(cassette), "api_key": os.environ.get(self.api_key_env) or "sk-local",
-                "max_retries": 0 if self.cassette.replaying else 2}
+        return {
+            "base_url": self.base_url(cassette),
+            "api_key": os.environ.get(self.api_key_env) or "sk-local",
+            "max_retries": 0 if self.cassette.replaying else 2,
+        }
 
     def details(self, cassette) -> dict[str, Any]:
-        details: dict[str, Any] = {"model": self.model, "base_url": self.base_url(cassette) or "SDK default",
-                                   "turns": 0, "tool_calls": 0}
+        details: dict[str, Any] = {
+            "model": self.model,
+            "base_url": self.base_url(cassette) or "SDK default",
+            "turns": 0,
+            "tool_calls": 0,
+        }
         if cassette is not None:
-            details.update(cassette=str(self.options.cassette), record_mode=self.options.record_mode,
-                           replayed=self.cassette.replaying)
+            details.update(
+                cassette=str(self.options.cassette),
+                record_mode=self.options.record_mode,
+                replayed=self.cassette.replaying,
+            )
         return details
 
     async def run(self, task: AgentTask) -> AgentResult:
@@ -53,15 +69,22 @@ class ModelAgent:
         raise NotImplementedError
 
     def request_failed(self, exc: BaseException, output: str, usage, details: dict, transcript=None) -> AgentResult:
-        error = (self.cassette.describe_failure(exc, details["turns"] + 1)
-                 or f"model API error at {details['base_url']} ({type(exc).__name__}): {exc}")
+        error = (
+            self.cassette.describe_failure(exc, details["turns"] + 1)
+            or f"model API error at {details['base_url']} ({type(exc).__name__}): {exc}"
+        )
         if transcript is not None:
             transcript.write({"kind": "error", "error": error})
         return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
 
     def out_of_turns(self, output: str, usage, details: dict) -> AgentResult:
-        return AgentResult(output=output, status="error", token_usage=usage, details=details,
-                           error=f"no final answer after {self.options.max_turns} model turns (--max-turns)")
+        return AgentResult(
+            output=output,
+            status="error",
+            token_usage=usage,
+            details=details,
+            error=f"no final answer after {self.options.max_turns} model turns (--max-turns)",
+        )
 
 
 def add_usage(total: dict[str, int] | None, usage: Any, keys: tuple[str, ...]) -> dict[str, int] | None:

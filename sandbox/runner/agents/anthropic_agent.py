@@ -18,7 +18,7 @@ for no tool. The whole conversation is saved as ``transcript.jsonl`` in the atte
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
@@ -26,6 +26,9 @@ from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
+
+if TYPE_CHECKING:
+    from anthropic.types import ContentBlockParam, MessageParam, ToolResultBlockParam, ToolUnionParam
 
 KIND = "anthropic"
 USAGE = "anthropic:MODEL"
@@ -42,18 +45,21 @@ class AnthropicAgent(ModelAgent):
 
         details = self.details(cassette)
         client = anthropic.AsyncAnthropic(**self.client_options(cassette))
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task.prompt}]
+        messages: list[MessageParam] = [{"role": "user", "content": task.prompt}]
         transcript = Transcript(task.workdir)
         transcript.write({"role": "system", "content": SYSTEM_PROMPT})
         transcript.write(messages[0])
-        tools = tool_definitions("anthropic", await task.client.list_tools())
+        assert task.client is not None, "run_attempt always gives the agent a tool client"
+        # the sandbox's own contract in Anthropic's tool format (toolserver.formats builds plain dicts)
+        tools = cast("list[ToolUnionParam]", tool_definitions("anthropic", await task.client.list_tools()))
         usage: dict[str, int] | None = None
         output = ""
         try:
             for _ in range(self.options.max_turns):
                 try:
-                    response = await client.messages.create(model=self.model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT,
-                                                            messages=messages, tools=tools)
+                    response = await client.messages.create(
+                        model=self.model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT, messages=messages, tools=tools
+                    )
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, anthropic.AnthropicError) and failure_in(exc) is None:
                         raise
@@ -65,21 +71,48 @@ class AnthropicAgent(ModelAgent):
                 text = "".join(block.text for block in response.content if block.type == "text")
                 output = text or output
                 uses = [block for block in response.content if block.type == "tool_use"]
-                transcript.write({"role": "assistant", "content": text, "tool_calls": [
-                    {"id": use.id, "name": use.name, "arguments": use.input} for use in uses],
-                    "finish_reason": response.stop_reason, "usage": response.usage.model_dump(exclude_none=True)})
+                transcript.write(
+                    {
+                        "role": "assistant",
+                        "content": text,
+                        "tool_calls": [{"id": use.id, "name": use.name, "arguments": use.input} for use in uses],
+                        "finish_reason": response.stop_reason,
+                        "usage": response.usage.model_dump(exclude_none=True),
+                    }
+                )
                 if not uses:
                     return AgentResult(output=text, token_usage=usage, details=details)
-                messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True)
-                                                                  for block in response.content]})
-                results = []
+                messages.append(
+                    {
+                        "role": "assistant",
+                        # the model's own blocks sent back as they came (the SDK types them as responses)
+                        "content": cast(
+                            "list[ContentBlockParam]",
+                            [block.model_dump(exclude_none=True) for block in response.content],
+                        ),
+                    }
+                )
+                results: list[ToolResultBlockParam] = []
                 for use in uses:
                     details["tool_calls"] += 1
                     reply = await task.client.call_raw(use.name, use.input)
-                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": not reply.get("ok"),
-                                    "content": json.dumps(reply, ensure_ascii=False)})
-                    transcript.write({"role": "tool", "tool_call_id": use.id, "name": use.name,
-                                      "content": results[-1]["content"], "is_error": results[-1]["is_error"]})
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": use.id,
+                            "is_error": not reply.get("ok"),
+                            "content": json.dumps(reply, ensure_ascii=False),
+                        }
+                    )
+                    transcript.write(
+                        {
+                            "role": "tool",
+                            "tool_call_id": use.id,
+                            "name": use.name,
+                            "content": results[-1]["content"],
+                            "is_error": results[-1]["is_error"],
+                        }
+                    )
                 messages.append({"role": "user", "content": results})
             return self.out_of_turns(output, usage, details)
         finally:

@@ -9,6 +9,7 @@ final answer on stdout. It is killed (with its process group) at the pack's time
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 
@@ -26,28 +27,42 @@ class CommandAgent:
     async def run(self, task: AgentTask) -> AgentResult:
         if not task.sandbox_url:
             return AgentResult(output="", status="error", error="cmd agents need the HTTP tool server (no sandbox_url)")
-        prompt_file = task.workdir / "prompt.txt"
-        env = {**os.environ, "SANDBOX_URL": task.sandbox_url, "SANDBOX_RUN_ID": task.run_id or "",
-               "SANDBOX_MCP_URL": f"{task.sandbox_url.rstrip('/')}/mcp?run={task.run_id}",
-               "SANDBOX_PROMPT_FILE": str(prompt_file), "SANDBOX_SITE_KEY": task.site_key,
-               "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}"}
+        assert task.workdir is not None, "run_attempt always gives the agent its attempt folder"
+        prompt_file = task.workdir.resolve() / "prompt.txt"  # absolute: the agent runs in its attempt folder
+        env = {
+            **os.environ,
+            "SANDBOX_URL": task.sandbox_url,
+            "SANDBOX_RUN_ID": task.run_id or "",
+            "SANDBOX_MCP_URL": f"{task.sandbox_url.rstrip('/')}/mcp?run={task.run_id}",
+            "SANDBOX_PROMPT_FILE": str(prompt_file),
+            "SANDBOX_SITE_KEY": task.site_key,
+            "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}",
+        }
         process = await asyncio.create_subprocess_shell(
-            self.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL, env=env, cwd=str(task.workdir), start_new_session=True)
+            self.command,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
+            env=env,
+            cwd=str(task.workdir),
+            start_new_session=True,
+        )
         try:
             stdout, stderr = await process.communicate()
-        except asyncio.CancelledError:   # the time limit: stop the whole process group
-            try:
+        except asyncio.CancelledError:  # the time limit: stop the whole process group
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             await process.wait()
             raise
         (task.workdir / "agent.stderr.txt").write_bytes(stderr)
         output = stdout.decode("utf-8", errors="replace")
         if process.returncode != 0:
-            return AgentResult(output=output, status="error", error=f"agent exited with status {process.returncode}",
-                               details={"exit_code": process.returncode})
+            return AgentResult(
+                output=output,
+                status="error",
+                error=f"agent exited with status {process.returncode}",
+                details={"exit_code": process.returncode},
+            )
         return AgentResult(output=output, details={"exit_code": 0})
 
 

@@ -32,7 +32,7 @@ batch, that the endpoint answers at all.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
@@ -40,6 +40,13 @@ from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionMessageFunctionToolCall,
+        ChatCompletionMessageParam,
+        ChatCompletionToolUnionParam,
+    )
 
 KIND = "openai"
 USAGE = "openai:MODEL"
@@ -58,6 +65,11 @@ def parse_arguments(raw: str | None) -> Any:
         return raw
 
 
+def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolCall]:
+    """A tool call that names a function (the SDK's custom tool calls have none)."""
+    return getattr(call, "function", None) is not None
+
+
 class OpenAIAgent(ModelAgent):
     kind, endpoint_path, base_url_env, api_key_env = KIND, "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
 
@@ -66,49 +78,77 @@ class OpenAIAgent(ModelAgent):
 
         details = self.details(cassette)
         client = openai.AsyncOpenAI(**self.client_options(cassette))
-        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                          {"role": "user", "content": task.prompt}]
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": task.prompt},
+        ]
         transcript = Transcript(task.workdir)
-        for message in messages:
-            transcript.write(message)
-        tools = tool_definitions("openai", await task.client.list_tools())
+        for opening in messages:
+            transcript.write(opening)
+        assert task.client is not None, "run_attempt always gives the agent a tool client"
+        # the sandbox's own contract in OpenAI's tool format (toolserver.formats builds plain dicts)
+        tools = cast("list[ChatCompletionToolUnionParam]", tool_definitions("openai", await task.client.list_tools()))
         usage: dict[str, int] | None = None
         output = ""
         try:
             for _ in range(self.options.max_turns):
                 try:
-                    response = await client.chat.completions.create(model=self.model, messages=messages,
-                                                                    tools=tools)
+                    response = await client.chat.completions.create(model=self.model, messages=messages, tools=tools)
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
                     if not isinstance(exc, openai.OpenAIError) and failure_in(exc) is None:
                         raise
-                    return self.request_failed(exc, output, usage, {**details, "base_url": str(client.base_url)},
-                                               transcript)
+                    return self.request_failed(
+                        exc, output, usage, {**details, "base_url": str(client.base_url)}, transcript
+                    )
                 details["turns"] += 1
                 transcript.turn = details["turns"]
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
                 if not response.choices:
-                    return AgentResult(output=output, status="error", error="the model answered with no choices",
-                                       token_usage=usage, details=details)
+                    return AgentResult(
+                        output=output,
+                        status="error",
+                        error="the model answered with no choices",
+                        token_usage=usage,
+                        details=details,
+                    )
                 choice = response.choices[0]
                 message = choice.message
                 output = message.content or output
                 details["finish_reason"] = choice.finish_reason
-                calls = [c for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
-                transcript.write({"role": "assistant", "content": message.content, "tool_calls": [
-                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls],
-                    "finish_reason": choice.finish_reason,
-                    "usage": response.usage.model_dump() if response.usage is not None else None})
+                calls = [c for c in (message.tool_calls or []) if names_function(c)]
+                transcript.write(
+                    {
+                        "role": "assistant",
+                        "content": message.content,
+                        "tool_calls": [
+                            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in calls
+                        ],
+                        "finish_reason": choice.finish_reason,
+                        "usage": response.usage.model_dump() if response.usage is not None else None,
+                    }
+                )
                 if not calls:
                     return AgentResult(output=message.content or "", token_usage=usage, details=details)
-                messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.function.name, "arguments": c.function.arguments}} for c in calls]})
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": message.content,
+                        "tool_calls": [
+                            {
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.function.name, "arguments": c.function.arguments},
+                            }
+                            for c in calls
+                        ],
+                    }
+                )
                 for call in calls:
                     details["tool_calls"] += 1
                     reply = await task.client.call_raw(call.function.name, parse_arguments(call.function.arguments))
-                    messages.append({"role": "tool", "tool_call_id": call.id,
-                                     "content": json.dumps(reply, ensure_ascii=False)})
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": json.dumps(reply, ensure_ascii=False)}
+                    )
                     transcript.write({**messages[-1], "name": call.function.name})
             return self.out_of_turns(output, usage, details)
         finally:
@@ -125,8 +165,10 @@ class OpenAIAgent(ModelAgent):
         try:
             await client.models.list()
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            return (f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
-                    f"OpenAI-compatible server there, or point --base-url / $OPENAI_BASE_URL at it")
+            return (
+                f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
+                f"OpenAI-compatible server there, or point --base-url / $OPENAI_BASE_URL at it"
+            )
         except openai.OpenAIError:
             return None
         finally:

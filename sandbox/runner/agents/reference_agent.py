@@ -18,6 +18,7 @@ class ReferenceAgent:
         solver = solvers().get(task.workflow)
         if solver is None:
             return AgentResult(output="", status="error", error=f"no reference agent for workflow {task.workflow!r}")
+        assert task.client is not None, "run_attempt always gives the agent a tool client"
         tools = Tools(task.client)
         output = await solver(tools, task)
         return AgentResult(output=output, details={"tool_calls": tools.calls})

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.core.trace import read_trace
+from sandbox.runner.task import AgentResult, AgentTask
 
 KIND = "replay"
 USAGE = "replay:ATTEMPT_DIR"
@@ -34,6 +34,7 @@ class ReplayAgent:
     async def run(self, task: AgentTask) -> AgentResult:
         trace = read_trace(self.directory / "trace.jsonl")
         old_key = (trace.header or {}).get("site_key")
+        assert task.client is not None, "run_attempt always gives the agent a tool client"
         for call in trace.calls:
             await task.client.call_raw(call.tool, substitute(call.args, old_key, task.site_key))
         output_file = self.directory / "output.txt"

@@ -32,6 +32,7 @@ class ThinkingAgent:
         self.name = f"think:{seconds:g}:{inner.name}"
 
     async def run(self, task: AgentTask) -> AgentResult:
+        assert task.client is not None, "run_attempt always gives the agent a tool client"
         return await self.inner.run(dataclasses.replace(task, client=ThinkingClient(task.client, self.seconds)))
 
 

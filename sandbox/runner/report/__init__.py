@@ -22,23 +22,37 @@ from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_fol
 from sandbox.runner.report._view import fields, timeline, transcript
 
 REPORT_FILE = "report.html"
-LINKED_FILES = ("score.txt", "output.txt", "trace.jsonl", "attempt.json", "score.json", "prompt.txt",
-                "agent.stderr.txt", "transcript.jsonl", "playwright-trace.zip")
+LINKED_FILES = (
+    "score.txt",
+    "output.txt",
+    "trace.jsonl",
+    "attempt.json",
+    "score.json",
+    "prompt.txt",
+    "agent.stderr.txt",
+    "transcript.jsonl",
+    "playwright-trace.zip",
+)
 
 
 class NothingToReport(Exception):
     """The folder holds neither an attempt nor a batch of attempts."""
 
 
-_environment = Environment(loader=PackageLoader("sandbox.runner.report", "templates"),
-                           autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+_environment = Environment(
+    loader=PackageLoader("sandbox.runner.report", "templates"),
+    autoescape=select_autoescape(["html", "j2"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def _verdict(folder: AttemptFolder) -> tuple[str, str]:
-    if folder.qualified is None:
+    score = folder.score
+    if score is None:  # folder.qualified is None
         return "NOT SCORED", "unknown"
-    if folder.qualified:
-        return "QUALIFIED PASS" + (" (error-free)" if folder.score.get("error_free") else ""), "pass"
+    if score.get("qualified_pass"):  # folder.qualified
+        return "QUALIFIED PASS" + (" (error-free)" if score.get("error_free") else ""), "pass"
     return "NOT A QUALIFIED PASS", "fail"
 
 
@@ -47,11 +61,23 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
     attempt = folder.attempt or {}
     title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
     return _environment.get_template("attempt.html.j2").render(
-        title=title, pack=folder.pack, attempt=attempt, score=folder.score, verdict=verdict,
-        verdict_class=verdict_class, reasons=folder.reasons() if folder.qualified is not True else [],
-        problems=folder.problems, fields=fields(folder), calls=timeline(folder, divergence), divergence=divergence,
-        transcript=transcript(folder), files=[n for n in LINKED_FILES if (folder.path / n).is_file()],
-        batch_link=(folder.path.parent / REPORT_FILE).is_file(), folder_name=folder.name, version=__version__)
+        title=title,
+        pack=folder.pack,
+        attempt=attempt,
+        score=folder.score,
+        verdict=verdict,
+        verdict_class=verdict_class,
+        reasons=folder.reasons() if folder.qualified is not True else [],
+        problems=folder.problems,
+        fields=fields(folder),
+        calls=timeline(folder, divergence),
+        divergence=divergence,
+        transcript=transcript(folder),
+        files=[n for n in LINKED_FILES if (folder.path / n).is_file()],
+        batch_link=(folder.path.parent / REPORT_FILE).is_file(),
+        folder_name=folder.name,
+        version=__version__,
+    )
 
 
 def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None) -> Path:
@@ -68,8 +94,13 @@ def render_batch(batch_dir: Path) -> str:
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
     passed = sum(a["qualified_pass"] for a in attempts)
     return _environment.get_template("batch.html.j2").render(
-        title=f"Batch {Path(batch_dir).resolve().name}", rows=data["summary"], attempts=attempts, passed=passed,
-        all_passed=bool(attempts) and passed == len(attempts), version=__version__)
+        title=f"Batch {Path(batch_dir).resolve().name}",
+        rows=data["summary"],
+        attempts=attempts,
+        passed=passed,
+        all_passed=bool(attempts) and passed == len(attempts),
+        version=__version__,
+    )
 
 
 def write_reports(path: Path) -> list[Path]:
@@ -80,8 +111,10 @@ def write_reports(path: Path) -> list[Path]:
         return [write_attempt_report(path)]
     folders = batch_attempts(path) if path.is_dir() else []
     if not folders:
-        raise NothingToReport(f"{path} is neither an attempt folder (attempt.json, trace.jsonl, score.json or "
-                              f"output.txt) nor a batch folder holding attempt folders: nothing to report")
+        raise NothingToReport(
+            f"{path} is neither an attempt folder (attempt.json, trace.jsonl, score.json or "
+            f"output.txt) nor a batch folder holding attempt folders: nothing to report"
+        )
     batch = path / REPORT_FILE
-    batch.write_text(render_batch(path), encoding="utf-8")   # first, so attempts link back to it
+    batch.write_text(render_batch(path), encoding="utf-8")  # first, so attempts link back to it
     return [batch, *(write_attempt_report(folder.path) for folder in folders)]

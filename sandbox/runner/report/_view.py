@@ -9,13 +9,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.evaluation.packs import PackError, load_pack
 from sandbox.core.trace import CallRecord
+from sandbox.evaluation.packs import PackError, load_pack
 from sandbox.runner.folders import AttemptFolder
 
 HIGHLIGHTED_EVENTS = {"blocked_request", "policy_violation", "state_change", "server_fault", "settle_timeout"}
-SUMMARY_CHARS = 160       # one value in the result summary
-DETAIL_CHARS = 20_000     # the full JSON behind a <details>
+SUMMARY_CHARS = 160  # one value in the result summary
+DETAIL_CHARS = 20_000  # the full JSON behind a <details>
 
 
 def clip(text: str, limit: int) -> str:
@@ -30,8 +30,10 @@ def result_summary(result: dict[str, Any] | None) -> list[tuple[str, str]]:
     """Each top-level key of a result, its value cut short (a snapshot's text is cut, not shown whole)."""
     if not result:
         return []
-    return [(key, clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), SUMMARY_CHARS))
-            for key, value in result.items()]
+    return [
+        (key, clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), SUMMARY_CHARS))
+        for key, value in result.items()
+    ]
 
 
 @dataclass
@@ -68,12 +70,18 @@ class FieldView:
     expected: str
     got: str
     detail: str | None
-    evidence: str | None        # None: the rule asks for no evidence
+    evidence: str | None  # None: the rule asks for no evidence
 
 
 def _events(call: CallRecord) -> list[EventView]:
-    return [EventView(e.get("kind", "?"), clip(json.dumps(e.get("data", {}), ensure_ascii=False), 400),
-                      e.get("kind") in HIGHLIGHTED_EVENTS) for e in call.events]
+    return [
+        EventView(
+            e.get("kind", "?"),
+            clip(json.dumps(e.get("data", {}), ensure_ascii=False), 400),
+            e.get("kind") in HIGHLIGHTED_EVENTS,
+        )
+        for e in call.events
+    ]
 
 
 def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
@@ -83,19 +91,30 @@ def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
 def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
     if folder.trace is None:
         return []
-    gates = {}
+    gates: dict[int, list[str]] = {}
     for failure in ((folder.score or {}).get("gates") or {}).get("failures", []):
         if failure.get("seq") is not None:
             gates.setdefault(failure["seq"], []).append(f"{failure['gate']}: {failure['message']}")
     views = []
     for call in folder.trace.calls:
-        views.append(CallView(
-            seq=call.seq, tool=call.tool, ok=call.ok, args=clip(json.dumps(call.args, ensure_ascii=False), 2000),
-            summary=result_summary(call.result), result=as_json(call.result),
-            error=f"{call.error.type}: {call.error.message}" if call.error else None,
-            seconds=round(call.t_end - call.t_start, 3), url_before=call.url_before, url_after=call.url_after,
-            events=_events(call), screenshot=_screenshot(folder, call), gate_failures=gates.get(call.seq, []),
-            divergence=divergence["difference"] if divergence and divergence.get("seq") == call.seq else None))
+        views.append(
+            CallView(
+                seq=call.seq,
+                tool=call.tool,
+                ok=call.ok,
+                args=clip(json.dumps(call.args, ensure_ascii=False), 2000),
+                summary=result_summary(call.result),
+                result=as_json(call.result),
+                error=f"{call.error.type}: {call.error.message}" if call.error else None,
+                seconds=round(call.t_end - call.t_start, 3),
+                url_before=call.url_before,
+                url_after=call.url_after,
+                events=_events(call),
+                screenshot=_screenshot(folder, call),
+                gate_failures=gates.get(call.seq, []),
+                divergence=divergence["difference"] if divergence and divergence.get("seq") == call.seq else None,
+            )
+        )
     return views
 
 
@@ -136,9 +155,18 @@ def fields(folder: AttemptFolder) -> list[FieldView]:
     views = []
     for f in score.get("fields", []):
         kind = _rule_kind(pack, f["name"])
-        views.append(FieldView(f["name"], kind, f["critical"], f["correct"], json.dumps(f["expected"], ensure_ascii=False),
-                               json.dumps(f["got"], ensure_ascii=False), f.get("detail"),
-                               _evidence(pack, f["name"], failures)))
+        views.append(
+            FieldView(
+                f["name"],
+                kind,
+                f["critical"],
+                f["correct"],
+                json.dumps(f["expected"], ensure_ascii=False),
+                json.dumps(f["got"], ensure_ascii=False),
+                f.get("detail"),
+                _evidence(pack, f["name"], failures),
+            )
+        )
     return views
 
 
@@ -165,7 +193,9 @@ def transcript(folder: AttemptFolder) -> list[TranscriptEntry]:
         if not isinstance(data, dict):
             entries.append(TranscriptEntry(f"line {number}", clip(line, 2000)))
             continue
-        heading = " · ".join(str(data[k]) for k in ("turn", "role", "kind") if data.get(k) is not None) or f"line {number}"
+        heading = (
+            " · ".join(str(data[k]) for k in ("turn", "role", "kind") if data.get(k) is not None) or f"line {number}"
+        )
         body = {k: v for k, v in data.items() if k not in ("turn", "role", "kind")}
         entries.append(TranscriptEntry(heading, as_json(body, 6000)))
     return entries

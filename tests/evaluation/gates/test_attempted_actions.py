@@ -33,9 +33,17 @@ def failures(pack, trace) -> list[tuple[str, int | None]]:
 @pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.id)
 @pytest.mark.parametrize("origin", ["page", "redirect"])
 def test_a_page_initiated_navigation_outside_the_list_fails_allowed_urls(pack, origin):
-    trace, seq = with_event(pack, "policy_violation", {
-        "url": "https://evil.example/", "rule": "allowed_urls", "origin": origin, "enforced": True,
-        "allowed_urls": list(pack.gates.allowed_urls)})
+    trace, seq = with_event(
+        pack,
+        "policy_violation",
+        {
+            "url": "https://evil.example/",
+            "rule": "allowed_urls",
+            "origin": origin,
+            "enforced": True,
+            "allowed_urls": list(pack.gates.allowed_urls),
+        },
+    )
     assert failures(pack, trace) == [("allowed_urls", seq)]
     message = check_gates(pack, trace, site_key=SITE_KEY).failures[0].message
     assert f"seq {seq}" in message and "https://evil.example/" in message
@@ -43,8 +51,11 @@ def test_a_page_initiated_navigation_outside_the_list_fails_allowed_urls(pack, o
 
 @pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.id)
 def test_an_attempted_state_change_fails_safety(pack):
-    trace, seq = with_event(pack, "state_change", {
-        "action": "download", "name": "download blob:https://x/1", "allowed": False, "blocked": True, "detail": {}})
+    trace, seq = with_event(
+        pack,
+        "state_change",
+        {"action": "download", "name": "download blob:https://x/1", "allowed": False, "blocked": True, "detail": {}},
+    )
     assert failures(pack, trace) == [("safety", seq)]
 
 

@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from sandbox import PACKS_DIR
+from sandbox.core.trace import parse_trace
 from sandbox.evaluation.gates import GATES, check_gates
 from sandbox.evaluation.packs import list_packs, load_pack
 from sandbox.evaluation.scoring.synthetic import SITE_KEY, TraceBuilder, conforming_trace
-from sandbox.core.trace import parse_trace
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 ECFR_BEFORE = "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-23/title-28?chapter=I&part=35&subpart=H"
@@ -50,8 +50,19 @@ def gates_of(result) -> set[str]:
 
 
 def test_gate_registry():
-    assert list(GATES) == ["measurement", "permitted_tools", "tool_counts", "start_session", "close_args",
-                           "allowed_urls", "must_visit", "ordering", "provider", "time_limit", "safety"]
+    assert list(GATES) == [
+        "measurement",
+        "permitted_tools",
+        "tool_counts",
+        "start_session",
+        "close_args",
+        "allowed_urls",
+        "must_visit",
+        "ordering",
+        "provider",
+        "time_limit",
+        "safety",
+    ]
 
 
 @pytest.mark.parametrize("pack", list_packs(), ids=lambda p: p.id)
@@ -94,7 +105,7 @@ def test_too_few_inputs_and_no_snapshot(form):
     b = TraceBuilder().start(FORM_URL).type().type().type().click().click().close()
     result = failures(form, b)
     assert ("tool_counts", None) in result and gates_of(result) == {"tool_counts", "ordering"}
-    assert len([r for r in result if r[0] == "tool_counts"]) == 2   # browser_type >= 4, browser_snapshot >= 1
+    assert len([r for r in result if r[0] == "tool_counts"]) == 2  # browser_type >= 4, browser_snapshot >= 1
 
 
 def test_two_start_sessions_fail(form):
@@ -108,15 +119,18 @@ def test_court_docket_p4_counts_only_the_start():
 
 
 # --- start_session ---
-@pytest.mark.parametrize("start, message", [
-    ({"clear_cookies": "false"}, "clear_cookies must be the JSON boolean false"),
-    ({"clear_cookies": 0}, "clear_cookies"),
-    ({"clear_cookies": None}, "clear_cookies"),
-    ({"provider": "Kernel"}, "provider must be the string 'kernel'"),
-    ({"provider": None}, "provider"),
-    ({"provider": "browserbase"}, "provider"),
-    ({"site_key": "another-key"}, "site_key must be exactly the run plan's"),
-])
+@pytest.mark.parametrize(
+    "start, message",
+    [
+        ({"clear_cookies": "false"}, "clear_cookies must be the JSON boolean false"),
+        ({"clear_cookies": 0}, "clear_cookies"),
+        ({"clear_cookies": None}, "clear_cookies"),
+        ({"provider": "Kernel"}, "provider must be the string 'kernel'"),
+        ({"provider": None}, "provider"),
+        ({"provider": "browserbase"}, "provider"),
+        ({"site_key": "another-key"}, "site_key must be exactly the run plan's"),
+    ],
+)
 def test_start_session_arguments(form, start, message):
     report = check_gates(form, form_trace(**start).close().trace(), site_key=SITE_KEY)
     start_failures = [f for f in report.failures if f.gate == "start_session"]
@@ -125,13 +139,15 @@ def test_start_session_arguments(form, start, message):
 
 def test_missing_clear_cookies_fails(form):
     b = TraceBuilder()
-    b.call("browser_start_session", {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY},
-           result={"provider": "kernel"})
+    b.call(
+        "browser_start_session",
+        {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY},
+        result={"provider": "kernel"},
+    )
     assert ("start_session", 1) in failures(form, b.snapshot().close())
 
 
-@pytest.mark.parametrize("url", [FORM_URL.rstrip("/"), FORM_URL + "#step-1", FORM_URL + "?x=1",
-                                 "https://example.com/"])
+@pytest.mark.parametrize("url", [FORM_URL.rstrip("/"), FORM_URL + "#step-1", FORM_URL + "?x=1", "https://example.com/"])
 def test_start_on_a_wrong_url_fails(form, url):
     b = TraceBuilder().start(url).type().type().type().type().click().click().snapshot().close()
     assert ("start_session", 1) in failures(form, b)
@@ -165,8 +181,16 @@ def test_non_object_arguments(form):
 
 
 # --- browser_close arguments ---
-@pytest.mark.parametrize("args, ok", [({}, True), ({"close_all": None}, True), ({"close_all": True}, False),
-                                      ({"close_all": False}, False), ({"session_id": "ses_1"}, False)])
+@pytest.mark.parametrize(
+    "args, ok",
+    [
+        ({}, True),
+        ({"close_all": None}, True),
+        ({"close_all": True}, False),
+        ({"close_all": False}, False),
+        ({"session_id": "ses_1"}, False),
+    ],
+)
 def test_close_arguments(form, args, ok):
     result = failures(form, form_trace().close(**args))
     assert (result == []) is ok
@@ -181,13 +205,16 @@ def test_fragment_only_difference_is_allowed(ecfr):
     assert failures(ecfr, b) == []
 
 
-@pytest.mark.parametrize("bad", [
-    "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?section=35.200&part=35",   # reordered
-    "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35%26section=35.200",  # & encoded
-    "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35\u00a7ion=35.200",   # the artefact
-    "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json",
-    "https://www.ecfr.gov/",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?section=35.200&part=35",  # reordered
+        "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35%26section=35.200",  # & encoded
+        "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35\u00a7ion=35.200",  # the artefact
+        "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json",
+        "https://www.ecfr.gov/",
+    ],
+)
 def test_unlisted_url_fails(ecfr, bad):
     b = TraceBuilder().start(ECFR_BEFORE).navigate(ECFR_AFTER).navigate(ECFR_VERSIONS).navigate(bad)
     b.snapshot().snapshot().snapshot().close()
@@ -248,8 +275,11 @@ def test_non_kernel_session_result_fails(form, provider):
 
 def test_failed_start_has_no_provider_to_check(form):
     b = TraceBuilder()
-    b.call("browser_start_session", {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY,
-                                     "clear_cookies": False}, error="start failed")
+    b.call(
+        "browser_start_session",
+        {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY, "clear_cookies": False},
+        error="start failed",
+    )
     assert "provider" not in gates_of(failures(form, b.close()))
 
 
@@ -291,8 +321,17 @@ def test_unallowed_state_change_fails(form):
 
 def test_blocked_state_change_still_fails(ecfr):
     b = conforming_trace(ecfr)
-    b.lines.insert(-2, {"type": "event", "kind": "state_change", "seq": 3, "t": 1.0, "wall": "",
-                        "data": {"action": "non_get_request", "name": "POST /x", "allowed": False, "blocked": True}})
+    b.lines.insert(
+        -2,
+        {
+            "type": "event",
+            "kind": "state_change",
+            "seq": 3,
+            "t": 1.0,
+            "wall": "",
+            "data": {"action": "non_get_request", "name": "POST /x", "allowed": False, "blocked": True},
+        },
+    )
     result = check_gates(ecfr, b.trace(), site_key=SITE_KEY)
     assert [(f.gate, f.seq) for f in result.failures] == [("safety", 3)] and "blocked" in result.failures[0].message
 
@@ -315,14 +354,14 @@ def test_allowed_state_change_passes(draft_pack):
 
 def test_state_change_marked_allowed_but_not_on_the_card_fails(form, draft_pack):
     b = form_trace().state_change("non_get_request", "save-draft", allowed=True).close()
-    assert failures(form, b) == [("safety", 10)]   # during the final snapshot, seq 10
+    assert failures(form, b) == [("safety", 10)]  # during the final snapshot, seq 10
     other = form_trace().state_change("form_submission", "submit", allowed=True).close()
     assert failures(draft_pack, other) == [("safety", 10)]
 
 
 def test_state_change_only_inside_a_call_line_is_seen(form):
     b = form_trace().state_change("enter_key", "Enter").close()
-    lines = [line for line in b.lines if line.get("type") != "event"]   # events only repeated in the call
+    lines = [line for line in b.lines if line.get("type") != "event"]  # events only repeated in the call
     trace = parse_trace("".join(json.dumps(line) + "\n" for line in lines))
     assert failures(form, trace) == [("safety", 10)]
 
@@ -356,10 +395,16 @@ def test_unreadable_line_fails_measurement(form):
 
 def test_minimal_external_trace_format(form):
     """Traces converted from other harnesses may carry only seq, tool and args (no timings)."""
-    calls = [("browser_start_session", {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY,
-                                        "clear_cookies": False}, {"provider": "kernel"})]
+    calls = [
+        (
+            "browser_start_session",
+            {"url": FORM_URL, "provider": "kernel", "site_key": SITE_KEY, "clear_cookies": False},
+            {"provider": "kernel"},
+        )
+    ]
     calls += [("browser_type", {"ref": "e1", "text": "x"}, {})] * 4 + [("browser_click", {"ref": "e2"}, {})] * 2
     calls += [("browser_snapshot", {}, {}), ("browser_close", {}, {})]
-    text = "".join(json.dumps({"seq": i, "tool": t, "args": a, "result": r}) + "\n"
-                   for i, (t, a, r) in enumerate(calls, start=1))
+    text = "".join(
+        json.dumps({"seq": i, "tool": t, "args": a, "result": r}) + "\n" for i, (t, a, r) in enumerate(calls, start=1)
+    )
     assert failures(form, parse_trace(text), elapsed_seconds=120) == []

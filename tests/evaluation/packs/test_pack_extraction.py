@@ -51,27 +51,32 @@ def test_check_mode_finds_a_changed_file(extractor, seed, tmp_path, capsys):
 
 
 def test_unknown_runner_line_is_an_error(extractor):
-    lines = ['- Every browser_start_session call must pass site_key="benchmark-profile-placeholder" exactly. '
-             "It is an ephemeral profile identifier frozen in this run plan; do not turn it into a URL or "
-             "Markdown link.",
-             "- Every browser_start_session call must pass clear_cookies=false exactly.",
-             "- The only permitted tool names for this task are: list_tools, browser_close.",
-             "- Take a screenshot every minute."]
+    lines = [
+        '- Every browser_start_session call must pass site_key="benchmark-profile-placeholder" exactly. '
+        "It is an ephemeral profile identifier frozen in this run plan; do not turn it into a URL or "
+        "Markdown link.",
+        "- Every browser_start_session call must pass clear_cookies=false exactly.",
+        "- The only permitted tool names for this task are: list_tools, browser_close.",
+        "- Take a screenshot every minute.",
+    ]
     with pytest.raises(extractor.ExtractError, match="unknown runner line"):
         extractor.parse_identity(lines, "test")
 
 
 def test_counts_line_is_parsed(extractor):
     counts = extractor.parse_counts("browser_click: exactly 2; browser_snapshot: at least 3", "test")
-    assert [(c["tool"], c["op"], c["value"]) for c in counts] == [("browser_click", "exactly", 2),
-                                                                   ("browser_snapshot", "at_least", 3)]
+    assert [(c["tool"], c["op"], c["value"]) for c in counts] == [
+        ("browser_click", "exactly", 2),
+        ("browser_snapshot", "at_least", 3),
+    ]
     with pytest.raises(extractor.ExtractError):
         extractor.parse_counts("browser_click: at most 2", "test")
 
 
 def test_repairs(extractor):
-    assert extractor.repair("title-28.json?part=35\u00a7ion=35.200", None, "t") == \
-        "title-28.json?part=35&section=35.200"
+    assert (
+        extractor.repair("title-28.json?part=35\u00a7ion=35.200", None, "t") == "title-28.json?part=35&section=35.200"
+    )
     assert extractor.repair("mail `[email protected]`", "a@example.com", "t") == "mail `a@example.com`"
     with pytest.raises(extractor.ExtractError):
         extractor.repair("[email protected]", None, "t")

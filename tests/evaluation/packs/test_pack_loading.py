@@ -12,8 +12,16 @@ import pytest
 from sandbox import PACKS_DIR
 from sandbox.evaluation.packs import PackError, list_packs, load_pack
 
-PACK_FILES = ("card.json", "task_prompt.md", "runner_prompt.md", "input.md", "output.schema.json", "expected.json",
-              "rules.json", "gates.json")
+PACK_FILES = (
+    "card.json",
+    "task_prompt.md",
+    "runner_prompt.md",
+    "input.md",
+    "output.schema.json",
+    "expected.json",
+    "rules.json",
+    "gates.json",
+)
 CARDS = {  # id: (workflow, pack number, kind, minutes, scoring pack, record key)
     "controlled-form": ("controlled-form", 2, "reviewed", 10, "controlled-form", "record_id"),
     "sec-contract": ("sec-contract", 2, "reviewed", 20, "sec-contract", "filing.accession_number"),
@@ -36,8 +44,14 @@ def test_cards(packs):
     assert sorted(packs) == sorted(CARDS)
     for pack_id, (workflow, number, kind, minutes, scoring, key) in CARDS.items():
         card = packs[pack_id].card
-        assert (card.workflow, card.pack_number, card.pack_kind, card.time_limit_seconds, card.scoring_pack,
-                card.record_key) == (workflow, number, kind, minutes * 60, scoring, key)
+        assert (
+            card.workflow,
+            card.pack_number,
+            card.pack_kind,
+            card.time_limit_seconds,
+            card.scoring_pack,
+            card.record_key,
+        ) == (workflow, number, kind, minutes * 60, scoring, key)
         assert card.reviewed is (kind == "reviewed")
         assert packs[pack_id].scoring_pack().id == scoring
 
@@ -53,15 +67,27 @@ def test_load_by_id_and_by_path(packs):
 
 def test_form_gates(packs):
     gates = packs["controlled-form"].gates
-    assert gates.permitted_tools == ["list_tools", "browser_start_session", "browser_snapshot", "browser_click",
-                                     "browser_type", "browser_scroll", "browser_close"]
+    assert gates.permitted_tools == [
+        "list_tools",
+        "browser_start_session",
+        "browser_snapshot",
+        "browser_click",
+        "browser_type",
+        "browser_scroll",
+        "browser_close",
+    ]
     assert [(c.tool, c.op, c.value) for c in gates.counts] == [
-        ("browser_click", "exactly", 2), ("browser_close", "exactly", 1), ("browser_snapshot", "at_least", 1),
-        ("browser_start_session", "exactly", 1), ("browser_type", "at_least", 4)]
+        ("browser_click", "exactly", 2),
+        ("browser_close", "exactly", 1),
+        ("browser_snapshot", "at_least", 1),
+        ("browser_start_session", "exactly", 1),
+        ("browser_type", "at_least", 4),
+    ]
     assert gates.start_url == gates.allowed_urls[0] == "https://sarah27h.github.io/simple-multi-step-form/"
     assert gates.start_args.provider == "kernel" and gates.start_args.clear_cookies is False
     assert [(o.tool, o.after_last, o.before) for o in gates.ordering] == [
-        ("browser_snapshot", "browser_click", "browser_close")]
+        ("browser_snapshot", "browser_click", "browser_close")
+    ]
 
 
 def test_every_pack_requires_visits_and_allows_no_state_change(packs):
@@ -101,23 +127,37 @@ def test_rendered_prompt_order_and_site_key(packs):
         prompt = pack.render_prompt("run-7f3a")
         assert 'site_key="run-7f3a"' in prompt
         assert "{site_key}" not in prompt and "benchmark-profile-placeholder" not in prompt
-        positions = [prompt.index(part) for part in (
-            "BENCHMARK EXECUTION CONTROL (mandatory):", "TASK-SPECIFIC BROWSER IDENTITY (mandatory):",
-            pack.task_prompt.strip().splitlines()[0], "REQUIRED OUTPUT JSON SCHEMA:\n{",
-            "FROZEN TASK INPUT:\n#")]
+        positions = [
+            prompt.index(part)
+            for part in (
+                "BENCHMARK EXECUTION CONTROL (mandatory):",
+                "TASK-SPECIFIC BROWSER IDENTITY (mandatory):",
+                pack.task_prompt.strip().splitlines()[0],
+                "REQUIRED OUTPUT JSON SCHEMA:\n{",
+                "FROZEN TASK INPUT:\n#",
+            )
+        ]
         assert positions == sorted(positions), pack.id
         assert prompt.rstrip().endswith(pack.input_text.rstrip())
         schema_text = prompt.split("REQUIRED OUTPUT JSON SCHEMA:\n", 1)[1].split("\nFROZEN TASK INPUT:", 1)[0]
         assert json.loads(schema_text) == pack.schema
 
 
-@pytest.mark.parametrize("pack_id, secret", [
-    ("bid-intake", "BASE ALAMEDA(00031)"), ("bid-intake", "Weslaco"),
-    ("sec-contract", "Celldex Indemnitees"), ("sec-contract", "Completion of the Trial"),
-    ("court-docket", "Title VII requires an employer"), ("court-docket-p4", "Aaron Streett"),
-    ("ecfr-regulation", "89 FR 31337"), ("ecfr-regulation", "Preexisting social media posts"),
-    ("addenda-trace", "W50S9H26QA0180001 SF 30.pdf"), ("addenda-trace-p6", "Camp Douglas"),
-])
+@pytest.mark.parametrize(
+    "pack_id, secret",
+    [
+        ("bid-intake", "BASE ALAMEDA(00031)"),
+        ("bid-intake", "Weslaco"),
+        ("sec-contract", "Celldex Indemnitees"),
+        ("sec-contract", "Completion of the Trial"),
+        ("court-docket", "Title VII requires an employer"),
+        ("court-docket-p4", "Aaron Streett"),
+        ("ecfr-regulation", "89 FR 31337"),
+        ("ecfr-regulation", "Preexisting social media posts"),
+        ("addenda-trace", "W50S9H26QA0180001 SF 30.pdf"),
+        ("addenda-trace-p6", "Camp Douglas"),
+    ],
+)
 def test_expected_records_never_reach_the_prompt(packs, pack_id, secret):
     assert secret in json.dumps(packs[pack_id].expected, ensure_ascii=False)
     prompt = packs[pack_id].render_prompt("k")
@@ -138,8 +178,10 @@ def test_historical_and_reviewed_docket_packs_differ_only_in_the_card():
 
 def test_missing_fixtures_are_listed_not_fatal(packs):
     sec = packs["sec-contract"]
-    assert set(sec.fixture_paths()) == {"fixtures/filing-index.html",
-                                        "fixtures/celldex-oncothyreon-phase-i-agreement.html"}
+    assert set(sec.fixture_paths()) == {
+        "fixtures/filing-index.html",
+        "fixtures/celldex-oncothyreon-phase-i-agreement.html",
+    }
     assert packs["controlled-form"].fixture_paths() == [] and packs["controlled-form"].missing_fixtures() == []
     if sec.missing_fixtures():
         with pytest.raises(PackError) as error:
@@ -154,6 +196,7 @@ def broken(tmp_path):
         folder = tmp_path / pack_id
         shutil.copytree(PACKS_DIR / pack_id, folder)
         return folder
+
     return make
 
 
@@ -181,26 +224,36 @@ def test_missing_file_is_named(broken, name):
     assert error.value.file.endswith(name) and "missing" in error.value.message
 
 
-@pytest.mark.parametrize("file, change, field", [
-    ("gates.json", lambda d: d["counts"][0].update(op="at most"), "counts.0.op"),
-    ("gates.json", lambda d: d.update(extra=1), "extra"),
-    ("gates.json", lambda d: d.update(start_url="https://example.com/"), None),
-    ("card.json", lambda d: d.update(pack_kind="draft"), "pack_kind"),
-    ("card.json", lambda d: d.update(time_limit_seconds=0), "time_limit_seconds"),
-    ("card.json", lambda d: d.update(pack_id="other"), "pack_id"),
-    ("card.json", lambda d: d.update(record_key="identity.title"), "record_key"),
-    ("rules.json", lambda d: d.update(success_threshold=0.9), "success_threshold"),
-    ("rules.json", lambda d: d.update(success_threshold="1.5"), "success_threshold"),
-    ("rules.json", lambda d: d["field_rules"][1].update(evidence_sources=["nowhere"]), None),
-    ("rules.json", lambda d: d["field_rules"][1].update(color="red"), "field_rules.1.exact.color"),
-    ("rules.json", lambda d: d["evidence_sources"]["notice"].update(format="pdf"), "evidence_sources.notice.format"),
-    ("rules.json", lambda d: d["evidence_sources"]["notice"].update(path="../../etc/passwd"),
-     "evidence_sources.notice.path"),
-    ("expected.json", lambda d: d[0]["dates"].update(inactive_date="Dec 6, 2025"), "0.dates.inactive_date"),
-    ("expected.json", lambda d: d[0]["classification"].update(set_aside="SBA"), "0.classification.set_aside"),
-    ("expected.json", lambda d: d[0]["identity"].pop("title"), "0.identity.title"),
-    ("output.schema.json", lambda d: d.update(type="tuple"), "type"),
-])
+@pytest.mark.parametrize(
+    "file, change, field",
+    [
+        ("gates.json", lambda d: d["counts"][0].update(op="at most"), "counts.0.op"),
+        ("gates.json", lambda d: d.update(extra=1), "extra"),
+        ("gates.json", lambda d: d.update(start_url="https://example.com/"), None),
+        ("card.json", lambda d: d.update(pack_kind="draft"), "pack_kind"),
+        ("card.json", lambda d: d.update(time_limit_seconds=0), "time_limit_seconds"),
+        ("card.json", lambda d: d.update(pack_id="other"), "pack_id"),
+        ("card.json", lambda d: d.update(record_key="identity.title"), "record_key"),
+        ("rules.json", lambda d: d.update(success_threshold=0.9), "success_threshold"),
+        ("rules.json", lambda d: d.update(success_threshold="1.5"), "success_threshold"),
+        ("rules.json", lambda d: d["field_rules"][1].update(evidence_sources=["nowhere"]), None),
+        ("rules.json", lambda d: d["field_rules"][1].update(color="red"), "field_rules.1.exact.color"),
+        (
+            "rules.json",
+            lambda d: d["evidence_sources"]["notice"].update(format="pdf"),
+            "evidence_sources.notice.format",
+        ),
+        (
+            "rules.json",
+            lambda d: d["evidence_sources"]["notice"].update(path="../../etc/passwd"),
+            "evidence_sources.notice.path",
+        ),
+        ("expected.json", lambda d: d[0]["dates"].update(inactive_date="Dec 6, 2025"), "0.dates.inactive_date"),
+        ("expected.json", lambda d: d[0]["classification"].update(set_aside="SBA"), "0.classification.set_aside"),
+        ("expected.json", lambda d: d[0]["identity"].pop("title"), "0.identity.title"),
+        ("output.schema.json", lambda d: d.update(type="tuple"), "type"),
+    ],
+)
 def test_invalid_content_names_file_and_field(broken, file, change, field):
     folder = broken()
     edit_json(folder / file, change)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,7 @@ def synthetic_pack(synthetic_root: Path) -> Callable[[str], Pack]:
         if pack_id not in cache:
             cache[pack_id] = load_pack(synthetic_root / pack_id)
         return cache[pack_id]
+
     return get
 
 
@@ -36,8 +38,15 @@ def custom_pack(tmp_path: Path) -> Callable[..., Pack]:
     """Build a pack from the controlled-form folder with the test's own rules, expected
     records, schema and fixture files (path relative to the pack -> text)."""
 
-    def make(rules: dict[str, Any], expected: list[dict], *, fixtures: dict[str, str] | None = None,
-             schema: dict | None = None, gates: dict | None = None, pack_id: str = "custom") -> Pack:
+    def make(
+        rules: dict[str, Any],
+        expected: list[dict],
+        *,
+        fixtures: dict[str, str] | None = None,
+        schema: dict | None = None,
+        gates: dict | None = None,
+        pack_id: str = "custom",
+    ) -> Pack:
         folder = tmp_path / "packs" / pack_id
         shutil.copytree(PACKS_DIR / "controlled-form", folder)
         card = json.loads((folder / "card.json").read_text())
@@ -45,12 +54,16 @@ def custom_pack(tmp_path: Path) -> Callable[..., Pack]:
         (folder / "card.json").write_text(json.dumps(card))
         (folder / "rules.json").write_text(json.dumps(rules))
         (folder / "expected.json").write_text(json.dumps(expected))
-        (folder / "output.schema.json").write_text(json.dumps(schema or {
-            "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array", "minItems": 1}))
+        (folder / "output.schema.json").write_text(
+            json.dumps(
+                schema or {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array", "minItems": 1}
+            )
+        )
         if gates is not None:
             (folder / "gates.json").write_text(json.dumps(gates))
         for path, text in (fixtures or {}).items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
             (folder / path).write_text(text, encoding="utf-8")
         return load_pack(folder)
+
     return make

@@ -26,24 +26,50 @@ PAGE_HTML = """<!doctype html><html><head><title>Head title only</title>
 <ul><li>first item</li><li>second item</li></ul>
 </body></html>"""
 DATA_TEXT = '{"solicitationNumber": "70Z03126RALAM2004",\n  "email": "shawn.jenkins@example.com"}\n'
-PDF_TEXT = ("Held: Title VII requires an employer that denies a religious accom-\n"
-            "modation to show undue hardship in a well-\nknown sense.  Pp. 4–21.\n")
+PDF_TEXT = (
+    "Held: Title VII requires an employer that denies a religious accom-\n"
+    "modation to show undue hardship in a well-\nknown sense.  Pp. 4–21.\n"
+)
 
 
 def evidence_pack(custom_pack, **overrides: Any):
     sources = {
-        "page": {"url": PAGE, "path": "fixtures/page.html", "format": "html", "require_quote": True,
-                 "normalize_quote_whitespace": True},
-        "page_items": {"url": PAGE, "path": "fixtures/page.html", "format": "html", "require_quote": True,
-                       "normalize_quote_whitespace": True, "min_citations": 2},
-        "data": {"url": DATA, "path": "fixtures/data.json", "format": "text", "require_quote": True,
-                 "normalize_quote_whitespace": True},
-        "opinion": {"url": PDF, "path": "fixtures/opinion.txt", "format": "text", "require_quote": True,
-                    "normalize_quote_whitespace": True, "normalize_linebreak_hyphenation": True},
+        "page": {
+            "url": PAGE,
+            "path": "fixtures/page.html",
+            "format": "html",
+            "require_quote": True,
+            "normalize_quote_whitespace": True,
+        },
+        "page_items": {
+            "url": PAGE,
+            "path": "fixtures/page.html",
+            "format": "html",
+            "require_quote": True,
+            "normalize_quote_whitespace": True,
+            "min_citations": 2,
+        },
+        "data": {
+            "url": DATA,
+            "path": "fixtures/data.json",
+            "format": "text",
+            "require_quote": True,
+            "normalize_quote_whitespace": True,
+        },
+        "opinion": {
+            "url": PDF,
+            "path": "fixtures/opinion.txt",
+            "format": "text",
+            "require_quote": True,
+            "normalize_quote_whitespace": True,
+            "normalize_linebreak_hyphenation": True,
+        },
         "raw": {"url": DATA, "path": "fixtures/data.json", "format": "text", "require_quote": True},
     }
     rules = {
-        "record_key": "id", "success_threshold": "0.90", "evidence_threshold": "1.00",
+        "record_key": "id",
+        "success_threshold": "0.90",
+        "evidence_threshold": "1.00",
         "field_rules": [
             {"name": "id", "kind": "exact"},
             {"name": "due", "kind": "exact", "evidence_source": "page"},
@@ -85,15 +111,18 @@ def test_good_citations_are_all_valid(custom_pack):
     assert result.failures == [] and result.score == 1.0 and result.required == 4 and not missing
 
 
-@pytest.mark.parametrize("url", [
-    "https://example.gov/opp/view?latest=true&id=7",          # query reordered
-    "https://example.gov/opp/view?id=7%26latest=true",         # & percent-encoded
-    "https://example.gov/opp/view?id=7&amp;latest=true",       # HTML-escaped
-    "https://example.gov/opp/view?id=7&latest=true#top",       # fragment added
-    "http://example.gov/opp/view?id=7&latest=true",
-    "https://example.gov/opp/view?id=7",
-    "https://example.gov/opp/view/?id=7&latest=true",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.gov/opp/view?latest=true&id=7",  # query reordered
+        "https://example.gov/opp/view?id=7%26latest=true",  # & percent-encoded
+        "https://example.gov/opp/view?id=7&amp;latest=true",  # HTML-escaped
+        "https://example.gov/opp/view?id=7&latest=true#top",  # fragment added
+        "http://example.gov/opp/view?id=7&latest=true",
+        "https://example.gov/opp/view?id=7",
+        "https://example.gov/opp/view/?id=7&latest=true",
+    ],
+)
 def test_citation_url_must_be_exactly_the_source_url(custom_pack, url):
     pack = evidence_pack(custom_pack)
     failures = failures_for(pack, with_entry("due", {"url": url, "quote": "Offers due"}))
@@ -106,16 +135,20 @@ def test_quote_with_collapsed_whitespace_is_accepted(custom_pack):
         assert failures_for(pack, with_entry("due", {"url": PAGE, "quote": quote})) == {}, quote
 
 
-@pytest.mark.parametrize("quote", [
-    "Offers are due on November 21, 2025",   # paraphrase
-    "offers due nov 21, 2025",               # case differs
-    "Offers due in script",                  # only inside <script>
-    "style text",                            # only inside <style>
-    "Head title only",                       # <title> is not page text
-    "Secret hidden text", "Invisible paragraph",
-    "Filing Date2014-08-11",                 # table cells do not run together
-    "first itemsecond item",
-])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "Offers are due on November 21, 2025",  # paraphrase
+        "offers due nov 21, 2025",  # case differs
+        "Offers due in script",  # only inside <script>
+        "style text",  # only inside <style>
+        "Head title only",  # <title> is not page text
+        "Secret hidden text",
+        "Invisible paragraph",
+        "Filing Date2014-08-11",  # table cells do not run together
+        "first itemsecond item",
+    ],
+)
 def test_quote_not_in_visible_text_is_rejected(custom_pack, quote):
     pack = evidence_pack(custom_pack)
     assert "quote not found" in failures_for(pack, with_entry("due", {"url": PAGE, "quote": quote}))["due"]
@@ -139,13 +172,16 @@ def test_any_accepted_alternative_source_is_valid(custom_pack):
     assert "not an accepted source" in failures_for(pack, with_entry("due", {"url": DATA, "quote": "email"}))["due"]
 
 
-@pytest.mark.parametrize("quote", [
-    "a religious accommodation to show",        # line-break hyphenation joined
-    "a religious accom- modation to show",      # the source's own form
-    "a religious accom-\nmodation to show",
-    "in a well-known sense",                    # a real hyphen at a line end is kept
-    "in a wellknown sense",
-])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "a religious accommodation to show",  # line-break hyphenation joined
+        "a religious accom- modation to show",  # the source's own form
+        "a religious accom-\nmodation to show",
+        "in a well-known sense",  # a real hyphen at a line end is kept
+        "in a wellknown sense",
+    ],
+)
 def test_linebreak_hyphenation_is_normalised(custom_pack, quote):
     pack = evidence_pack(custom_pack)
     assert failures_for(pack, with_entry("holding", {"url": PDF, "quote": quote})) == {}
@@ -158,8 +194,10 @@ def test_hyphenation_is_normalised_only_where_configured(custom_pack):
 
 
 def test_without_whitespace_normalisation_the_quote_must_match_raw_text(custom_pack):
-    pack = evidence_pack(custom_pack, field_rules=[
-        {"name": "id", "kind": "exact"}, {"name": "number", "kind": "exact", "evidence_source": "raw"}])
+    pack = evidence_pack(
+        custom_pack,
+        field_rules=[{"name": "id", "kind": "exact"}, {"name": "number", "kind": "exact", "evidence_source": "raw"}],
+    )
     ok = {"number": {"url": DATA, "quote": '"70Z03126RALAM2004",\n  "email"'}}
     collapsed = {"number": {"url": DATA, "quote": '"70Z03126RALAM2004", "email"'}}
     assert failures_for(pack, ok) == {}
@@ -178,22 +216,29 @@ def test_min_citations_need_distinct_valid_citations(custom_pack):
 
 
 def test_rule_level_evidence_min_citations(custom_pack):
-    pack = evidence_pack(custom_pack, field_rules=[
-        {"name": "id", "kind": "exact"},
-        {"name": "items", "kind": "ordered_list", "evidence_sources": ["page"], "evidence_min_citations": 3}])
+    pack = evidence_pack(
+        custom_pack,
+        field_rules=[
+            {"name": "id", "kind": "exact"},
+            {"name": "items", "kind": "ordered_list", "evidence_sources": ["page"], "evidence_min_citations": 3},
+        ],
+    )
     two = {"items": [{"url": PAGE, "quote": "first item"}, {"url": PAGE, "quote": "second item"}]}
     assert "2 distinct valid citation(s), 3 required" in failures_for(pack, two)["items"]
     three = {"items": two["items"] + [{"url": PAGE, "quote": "Notice 7"}]}
     assert failures_for(pack, three) == {}
 
 
-@pytest.mark.parametrize("entry, message", [
-    ("https://example.gov/opp/view?id=7&latest=true", "citation object or an array"),
-    ({"url": PAGE}, "quote must be a string"),
-    ({"url": PAGE, "quote": "   "}, "quote is empty"),
-    ({"quote": "Offers due"}, "url must be a string"),
-    ([["nested"]], "must be an object"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ("https://example.gov/opp/view?id=7&latest=true", "citation object or an array"),
+        ({"url": PAGE}, "quote must be a string"),
+        ({"url": PAGE, "quote": "   "}, "quote is empty"),
+        ({"quote": "Offers due"}, "url must be a string"),
+        ([["nested"]], "must be an object"),
+    ],
+)
 def test_malformed_citations_are_named_failures(custom_pack, entry, message):
     pack = evidence_pack(custom_pack)
     assert message in failures_for(pack, with_entry("due", entry))["due"]
@@ -213,8 +258,14 @@ def test_evidence_score_is_valid_entries_over_required(custom_pack):
 def test_missing_fixture_is_reported_not_raised(custom_pack):
     pack = evidence_pack(custom_pack)
     (pack.dir / "fixtures" / "opinion.txt").unlink()
-    record = {"id": "r1", "due": "x", "number": "70Z03126RALAM2004", "items": ["a", "b"], "holding": "h",
-              "evidence": good_evidence()}
+    record = {
+        "id": "r1",
+        "due": "x",
+        "number": "70Z03126RALAM2004",
+        "items": ["a", "b"],
+        "holding": "h",
+        "evidence": good_evidence(),
+    }
     report = score_attempt(pack, attempt_output(record), None, None)
     assert not report.qualified_pass
     assert report.evidence.valid == 3

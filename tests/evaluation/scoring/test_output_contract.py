@@ -34,11 +34,14 @@ def test_empty_output(form, text):
     assert report.field_accuracy == 0
 
 
-@pytest.mark.parametrize("wrap", [
-    "{}",                                  # no markers at all
-    "BENCHMARK_JSON_BEGIN\n{}",            # no END
-    "{}\nBENCHMARK_JSON_END",              # no BEGIN
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "{}",  # no markers at all
+        "BENCHMARK_JSON_BEGIN\n{}",  # no END
+        "{}\nBENCHMARK_JSON_END",  # no BEGIN
+    ],
+)
 def test_missing_markers(form, wrap):
     report = score(form, wrap.format(body(form)) if "{}" in wrap else wrap)
     assert codes(report) == ["missing_markers"]
@@ -63,18 +66,21 @@ def test_fence_around_the_markers_fails_too(form):
 
 
 def test_invalid_json(form):
-    report = score(form, "BENCHMARK_JSON_BEGIN\n[{\"record_id\": \"controlled-form-react-v1\",}]\nBENCHMARK_JSON_END")
+    report = score(form, 'BENCHMARK_JSON_BEGIN\n[{"record_id": "controlled-form-react-v1",}]\nBENCHMARK_JSON_END')
     assert codes(report) == ["invalid_json"] and "output line 2, column 43" in report.output_contract.errors[0].message
     assert not report.qualified_pass
 
 
-@pytest.mark.parametrize("change, where", [
-    (lambda r: r["workflow"].update(steps_reached="3"), "0/workflow/steps_reached"),
-    (lambda r: r.update(extra=1), "0"),
-    (lambda r: r.update(target_url="not a uri"), "0/target_url"),
-    (lambda r: r["workflow"].update(final_state="DONE"), "0/workflow/final_state"),
-    (lambda r: r["fields"].pop("phone"), "0/fields"),
-])
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (lambda r: r["workflow"].update(steps_reached="3"), "0/workflow/steps_reached"),
+        (lambda r: r.update(extra=1), "0"),
+        (lambda r: r.update(target_url="not a uri"), "0/target_url"),
+        (lambda r: r["workflow"].update(final_state="DONE"), "0/workflow/final_state"),
+        (lambda r: r["fields"].pop("phone"), "0/fields"),
+    ],
+)
 def test_schema_violations_are_named(form, change, where):
     record = cited_record(form)
     change(record)
@@ -110,7 +116,7 @@ def test_wrong_record_key_counts_every_field_missing(form):
     record = cited_record(form)
     record["record_id"] = "controlled-form-react-v2"
     report = score(form, attempt_output(record))
-    assert report.output_contract.ok            # the contract is met; the record just does not match
+    assert report.output_contract.ok  # the contract is met; the record just does not match
     assert report.field_accuracy == 0 and not report.qualified_pass
     assert any("no output record has record_id" in r and "v2" in r for r in report.reasons)
     assert all(f.got is None and f.detail == "field missing" for f in report.fields)
@@ -127,16 +133,19 @@ def test_repeated_markers_are_named(form):
     assert codes(report) == ["multiple_markers"] and report.field_accuracy == 1.0 and not report.qualified_pass
 
 
-@pytest.mark.parametrize("text", [
-    "BENCHMARK_JSON_BEGIN\nnull\nBENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n[1, \"x\", null]\nBENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n[{\"record_id\": {\"nested\": [1]}}]\nBENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n[{\"record_id\": \"controlled-form-react-v1\", \"fields\": 5, \"workflow\": []}]\n"
-    "BENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n" + "[" * 50 + "]" * 50 + "\nBENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n" + "[" * 100000 + "]" * 100000 + "\nBENCHMARK_JSON_END",
-    "BENCHMARK_JSON_BEGIN\n[" + '{"a":' * 500 + "1" + "}" * 500 + "]\nBENCHMARK_JSON_END",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "BENCHMARK_JSON_BEGIN\nnull\nBENCHMARK_JSON_END",
+        'BENCHMARK_JSON_BEGIN\n[1, "x", null]\nBENCHMARK_JSON_END',
+        'BENCHMARK_JSON_BEGIN\n[{"record_id": {"nested": [1]}}]\nBENCHMARK_JSON_END',
+        'BENCHMARK_JSON_BEGIN\n[{"record_id": "controlled-form-react-v1", "fields": 5, "workflow": []}]\n'
+        "BENCHMARK_JSON_END",
+        "BENCHMARK_JSON_BEGIN\n" + "[" * 50 + "]" * 50 + "\nBENCHMARK_JSON_END",
+        "BENCHMARK_JSON_BEGIN\n" + "[" * 100000 + "]" * 100000 + "\nBENCHMARK_JSON_END",
+        "BENCHMARK_JSON_BEGIN\n[" + '{"a":' * 500 + "1" + "}" * 500 + "]\nBENCHMARK_JSON_END",
+    ],
+)
 def test_odd_json_never_raises(synthetic_pack, text):
     for pack_id in ("controlled-form", "bid-intake", "court-docket"):
         report = score(synthetic_pack(pack_id), text)

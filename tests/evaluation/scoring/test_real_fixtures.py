@@ -48,11 +48,18 @@ DOCKET_EVIDENCE = {
     "last_three_pre_disposition_events": [
         cite(DOCKET, "Letter filed. (Distributed)"),
         cite(DOCKET, "Reply of petitioner Gerald E. Groff filed. (Distributed)"),
-        cite(DOCKET, "Argued. For petitioner: Aaron Streett, Houston, Tex. For respondent: Elizabeth B. Prelogar, "
-                     "Solicitor General, Department of Justice, Washington, D. C.")],
-    "holding": cite(OPINION, "Title VII requires an employer that denies a religious accommodation to show that "
-                             "the burden of granting an accommodation would result in substantial increased costs "
-                             "in relation to the conduct of its particular business."),
+        cite(
+            DOCKET,
+            "Argued. For petitioner: Aaron Streett, Houston, Tex. For respondent: Elizabeth B. Prelogar, "
+            "Solicitor General, Department of Justice, Washington, D. C.",
+        ),
+    ],
+    "holding": cite(
+        OPINION,
+        "Title VII requires an employer that denies a religious accommodation to show that "
+        "the burden of granting an accommodation would result in substantial increased costs "
+        "in relation to the conduct of its particular business.",
+    ),
 }
 
 
@@ -62,12 +69,15 @@ def test_court_docket_natural_answer_is_error_free():
     assert report.error_free, (report.reasons, report.evidence.failures)
 
 
-@pytest.mark.parametrize("field, citation", [
-    ("holding", cite(OPINION, "Title VII requires an employer to show undue hardship")),        # paraphrase
-    ("holding", cite(DOCKET, "Title VII requires an employer")),                                 # wrong source
-    ("opinion.author", cite(OPINION.replace("https", "http"), "ALITO, J., delivered the opinion")),
-    ("dates.decided", cite(DOCKET, "June 29, 2023")),                                            # not the docket's form
-])
+@pytest.mark.parametrize(
+    "field, citation",
+    [
+        ("holding", cite(OPINION, "Title VII requires an employer to show undue hardship")),  # paraphrase
+        ("holding", cite(DOCKET, "Title VII requires an employer")),  # wrong source
+        ("opinion.author", cite(OPINION.replace("https", "http"), "ALITO, J., delivered the opinion")),
+        ("dates.decided", cite(DOCKET, "June 29, 2023")),  # not the docket's form
+    ],
+)
 def test_court_docket_near_misses(field, citation):
     pack = pack_with_fixtures("court-docket")
     report = score(pack, answer(pack, {**DOCKET_EVIDENCE, field: citation}))
@@ -82,9 +92,15 @@ BID_EVIDENCE = {
     "scope.work_type": cite(NOTICE, "This is civil/site construction work."),
     "performance.begin_within_calendar_days_after_award": cite(NOTICE, "begin work within 7 calendar days after award"),
     "contact.primary_email": cite(NOTICE_DATA, '"email": "shawn.jenkins@example.com"'),
-    "attachments.names": [cite(RESOURCES, name) for name in (
-        "70Z03126RALAM2004.pdf", "Final Design Specifications_Gravel Pad_RV01.pdf",
-        "Final Design Drawings_Gravel Pad_RV01.pdf", "WRR TX20250255 Hidalgo 20250314.pdf")],
+    "attachments.names": [
+        cite(RESOURCES, name)
+        for name in (
+            "70Z03126RALAM2004.pdf",
+            "Final Design Specifications_Gravel Pad_RV01.pdf",
+            "Final Design Drawings_Gravel Pad_RV01.pdf",
+            "WRR TX20250255 Hidalgo 20250314.pdf",
+        )
+    ],
 }
 
 
@@ -94,13 +110,16 @@ def test_bid_intake_natural_answer_is_error_free():
     assert report.error_free, (report.reasons, report.evidence.failures)
 
 
-@pytest.mark.parametrize("field, entry", [
-    ("contact.primary_email", cite(NOTICE, "shawn.jenkins@example.com")),       # only the notice data is accepted
-    ("identity.solicitation_number", cite(NOTICE.replace("/view", "/view/"), "70Z03126RALAM2004")),
-    ("identity.solicitation_number", cite(NOTICE_DATA.replace("?latest=true", ""), "70Z03126RALAM2004")),
-    ("attachments.names", BID_EVIDENCE["attachments.names"][:3]),              # four distinct citations required
-    ("attachments.names", BID_EVIDENCE["attachments.names"][:3] + [cite(RESOURCES, "70Z03126RALAM2004.pdf")]),
-])
+@pytest.mark.parametrize(
+    "field, entry",
+    [
+        ("contact.primary_email", cite(NOTICE, "shawn.jenkins@example.com")),  # only the notice data is accepted
+        ("identity.solicitation_number", cite(NOTICE.replace("/view", "/view/"), "70Z03126RALAM2004")),
+        ("identity.solicitation_number", cite(NOTICE_DATA.replace("?latest=true", ""), "70Z03126RALAM2004")),
+        ("attachments.names", BID_EVIDENCE["attachments.names"][:3]),  # four distinct citations required
+        ("attachments.names", BID_EVIDENCE["attachments.names"][:3] + [cite(RESOURCES, "70Z03126RALAM2004.pdf")]),
+    ],
+)
 def test_bid_intake_near_misses(field, entry):
     pack = pack_with_fixtures("bid-intake")
     report = score(pack, answer(pack, {**BID_EVIDENCE, field: entry}))

@@ -18,12 +18,13 @@ EXPECTED = {
     "example-agent-bid-intake": (False, []),
     **{f"reference/{pack.id}": (True, []) for pack in list_packs()},
 }
-ATTEMPTS = sorted(str(p.parent.relative_to(FIXTURES_DIR / "attempts"))
-                  for p in (FIXTURES_DIR / "attempts").glob("**/attempt.json"))
+ATTEMPTS = sorted(
+    str(p.parent.relative_to(FIXTURES_DIR / "attempts")) for p in (FIXTURES_DIR / "attempts").glob("**/attempt.json")
+)
 
 
 def test_every_sample_attempt_has_an_expectation():
-    assert ATTEMPTS == sorted(EXPECTED)
+    assert sorted(EXPECTED) == ATTEMPTS
 
 
 @pytest.mark.parametrize("name", ATTEMPTS)
@@ -32,8 +33,13 @@ def test_sample_attempt_verdict(name):
     meta = json.loads((folder / "attempt.json").read_text())
     assert "expected_verdict" not in meta
     assert meta["origin"] in ("hand-made", "recorded") and meta["recorded_run"] == (meta["origin"] == "recorded")
-    report = score_attempt(load_pack(meta["pack"]), (folder / "output.txt").read_text(encoding="utf-8"),
-                           read_trace(folder / "trace.jsonl"), meta["elapsed_seconds"], site_key=meta["site_key"])
+    report = score_attempt(
+        load_pack(meta["pack"]),
+        (folder / "output.txt").read_text(encoding="utf-8"),
+        read_trace(folder / "trace.jsonl"),
+        meta["elapsed_seconds"],
+        site_key=meta["site_key"],
+    )
     qualified, gates_failed = EXPECTED[name]
     assert report.qualified_pass is qualified, report.reasons
     assert sorted({f.gate for f in report.gates.failures}) == gates_failed

@@ -26,13 +26,22 @@ def set_field(record: dict, dotted: str, value) -> dict:
 def score(pack, record, trace="conforming", **kwargs) -> ScoreReport:
     if trace == "conforming":
         trace = conforming_trace(pack).trace()
-    return score_attempt(pack, attempt_output(record), trace, kwargs.pop("elapsed", None),
-                         site_key=kwargs.pop("site_key", SITE_KEY))
+    return score_attempt(
+        pack, attempt_output(record), trace, kwargs.pop("elapsed", None), site_key=kwargs.pop("site_key", SITE_KEY)
+    )
 
 
 def test_there_are_eight_packs():
-    assert ALL_PACKS == ["addenda-trace", "addenda-trace-p6", "bid-intake", "controlled-form", "court-docket",
-                         "court-docket-p4", "ecfr-regulation", "sec-contract"]
+    assert ALL_PACKS == [
+        "addenda-trace",
+        "addenda-trace-p6",
+        "bid-intake",
+        "controlled-form",
+        "court-docket",
+        "court-docket-p4",
+        "ecfr-regulation",
+        "sec-contract",
+    ]
 
 
 @pytest.mark.parametrize("pack_id", ALL_PACKS)
@@ -65,7 +74,7 @@ def test_without_a_trace_gates_are_not_measured(synthetic_pack):
 
 
 def test_one_non_critical_mistake_is_a_qualified_pass_but_not_error_free(synthetic_pack):
-    pack = synthetic_pack("controlled-form")              # 16 fields: 15/16 = 0.9375 >= 0.90
+    pack = synthetic_pack("controlled-form")  # 16 fields: 15/16 = 0.9375 >= 0.90
     report = score(pack, set_field(cited_record(pack), "fields.bio", "Synthetic contractor intake."))
     assert report.qualified_pass and not report.error_free
     assert [f.name for f in report.fields if not f.correct] == ["fields.bio"]
@@ -73,7 +82,7 @@ def test_one_non_critical_mistake_is_a_qualified_pass_but_not_error_free(synthet
 
 
 def test_two_non_critical_mistakes_fall_below_the_threshold(synthetic_pack):
-    pack = synthetic_pack("controlled-form")              # 14/16 = 0.875 < 0.90
+    pack = synthetic_pack("controlled-form")  # 14/16 = 0.875 < 0.90
     record = set_field(cited_record(pack), "fields.bio", "x")
     set_field(record, "workflow.steps_total", 4)
     report = score(pack, record)
@@ -104,8 +113,9 @@ def test_bid_intake_published_at_in_another_offset(synthetic_pack):
 
 def test_addenda_acknowledgments_prefixed_and_reversed(synthetic_pack):
     pack = synthetic_pack("addenda-trace")
-    ok = set_field(cited_record(pack), "timeline.amendments_requiring_acknowledgment",
-                   ["Amendment 0001", "Amendment 0002"])
+    ok = set_field(
+        cited_record(pack), "timeline.amendments_requiring_acknowledgment", ["Amendment 0001", "Amendment 0002"]
+    )
     assert score(pack, ok).error_free
     reversed_ = set_field(cited_record(pack), "timeline.amendments_requiring_acknowledgment", ["0002", "0001"])
     report = score(pack, reversed_)
@@ -144,8 +154,19 @@ def test_over_time_fails(synthetic_pack):
 def test_json_shape_and_stamp(synthetic_pack):
     pack = synthetic_pack("sec-contract")
     data = score(pack, cited_record(pack)).model_dump(mode="json")
-    for key in ("pack", "qualified_pass", "error_free", "field_accuracy", "fields", "critical_failures",
-                "evidence", "output_contract", "gates", "reasons", "stamp"):
+    for key in (
+        "pack",
+        "qualified_pass",
+        "error_free",
+        "field_accuracy",
+        "fields",
+        "critical_failures",
+        "evidence",
+        "output_contract",
+        "gates",
+        "reasons",
+        "stamp",
+    ):
         assert key in data
     assert set(data["fields"][0]) >= {"name", "critical", "correct", "expected", "got"}
     assert set(data["evidence"]) >= {"score", "failures"} and set(data["output_contract"]) == {"ok", "errors"}
@@ -156,8 +177,8 @@ def test_json_shape_and_stamp(synthetic_pack):
 
 
 def test_checksum_follows_the_fixtures(tmp_path):
-    from sandbox.evaluation.scoring.synthetic import synthetic_packs
     from sandbox.evaluation.packs import load_pack
+    from sandbox.evaluation.scoring.synthetic import synthetic_packs
 
     root = synthetic_packs(tmp_path)
     before = load_pack(root / "bid-intake").checksum()
@@ -167,19 +188,25 @@ def test_checksum_follows_the_fixtures(tmp_path):
 
 def test_real_packs_without_fixtures_never_raise():
     for pack in list_packs():
-        report = score_attempt(pack, attempt_output(cited_record(pack)), conforming_trace(pack).trace(), None,
-                               site_key=SITE_KEY)
+        report = score_attempt(
+            pack, attempt_output(cited_record(pack)), conforming_trace(pack).trace(), None, site_key=SITE_KEY
+        )
         if pack.scoring_pack().missing_fixtures():
             assert not report.qualified_pass
             assert any("evidence fixtures missing" in r for r in report.reasons)
 
 
 def test_exact_decimal_threshold(custom_pack):
-    rules = {"record_key": "f0", "success_threshold": "0.90", "evidence_threshold": "1.00",
-             "field_rules": [{"name": f"f{i}", "kind": "exact"} for i in range(10)], "evidence_sources": {}}
+    rules = {
+        "record_key": "f0",
+        "success_threshold": "0.90",
+        "evidence_threshold": "1.00",
+        "field_rules": [{"name": f"f{i}", "kind": "exact"} for i in range(10)],
+        "evidence_sources": {},
+    }
     expected = {f"f{i}": i for i in range(10)}
     pack = custom_pack(rules, [expected])
-    nine_of_ten = {**expected, "f9": -1}                     # exactly 0.90
+    nine_of_ten = {**expected, "f9": -1}  # exactly 0.90
     report = score(pack, nine_of_ten)
     assert report.field_accuracy == 0.9 and report.qualified_pass
     strict = custom_pack({**rules, "success_threshold": "0.91"}, [expected], pack_id="strict")

@@ -28,8 +28,25 @@ def test_score_pass_exits_zero(attempt, capsys):
 
 def test_score_json(attempt, capsys):
     pack, output, trace = attempt
-    assert main(["score", "--pack", pack, "--output", output, "--trace", trace, "--site-key", SITE_KEY,
-                 "--elapsed", "30", "--json"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--pack",
+                pack,
+                "--output",
+                output,
+                "--trace",
+                trace,
+                "--site-key",
+                SITE_KEY,
+                "--elapsed",
+                "30",
+                "--json",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["qualified_pass"] is True and data["pack"] == "bid-intake" and data["gates"]["ok"] is True
 
@@ -45,20 +62,25 @@ def test_score_over_time_exits_one(attempt):
     assert main(["score", "--pack", pack, "--output", output, "--trace", trace, "--elapsed", "601"]) == 1
 
 
-@pytest.mark.parametrize("argv", [
-    ["score", "--pack", "no-such-pack", "--output", "{output}"],
-    ["score", "--pack", "{pack}", "--output", "/nonexistent/output.txt"],
-    ["score", "--pack", "{pack}", "--output", "{output}", "--trace", "/nonexistent/trace.jsonl"],
-    ["score", "--pack", "{pack}", "--output", "{output}", "--elapsed", "-1"],
-    ["gates", "--pack", "{pack}", "--trace", "/nonexistent/trace.jsonl"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["score", "--pack", "no-such-pack", "--output", "{output}"],
+        ["score", "--pack", "{pack}", "--output", "/nonexistent/output.txt"],
+        ["score", "--pack", "{pack}", "--output", "{output}", "--trace", "/nonexistent/trace.jsonl"],
+        ["score", "--pack", "{pack}", "--output", "{output}", "--elapsed", "-1"],
+        ["gates", "--pack", "{pack}", "--trace", "/nonexistent/trace.jsonl"],
+    ],
+)
 def test_bad_usage_exits_two(attempt, argv, capsys):
     pack, output, trace = attempt
     assert main([a.format(pack=pack, output=output) for a in argv]) == 2
     assert capsys.readouterr().err.startswith("sandbox: ")
 
 
-@pytest.mark.parametrize("argv", [["gates", "--pack", "x"], ["score", "--pack", "x", "--output", "y", "--elapsed", "soon"]])
+@pytest.mark.parametrize(
+    "argv", [["gates", "--pack", "x"], ["score", "--pack", "x", "--output", "y", "--elapsed", "soon"]]
+)
 def test_argparse_errors_exit_two(argv):
     with pytest.raises(SystemExit) as error:
         main(argv)
@@ -87,7 +109,13 @@ def test_packs_command(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows][:3] == ["addenda-trace", "addenda-trace-p6", "bid-intake"] and len(rows) == 8
     docket = next(r for r in rows if r["id"] == "court-docket-p4")
-    assert docket == {**docket, "workflow": "court-docket", "pack_number": 4, "kind": "historical",
-                      "time_limit_seconds": 900, "scoring_pack": "court-docket"}
+    assert docket == {
+        **docket,
+        "workflow": "court-docket",
+        "pack_number": 4,
+        "kind": "historical",
+        "time_limit_seconds": 900,
+        "scoring_pack": "court-docket",
+    }
     assert main(["packs"]) == 0
     assert "court-docket-p4" in capsys.readouterr().out

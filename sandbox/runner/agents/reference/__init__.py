@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import Awaitable, Callable
 
 from sandbox.runner.task import AgentTask, Tools
 

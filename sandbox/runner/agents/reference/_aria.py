@@ -11,8 +11,8 @@ Pure module: no Playwright, no aiohttp.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", re.S)
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0"}
@@ -39,9 +39,9 @@ def _read_double_quoted(text: str, start: int) -> tuple[str, int]:
             index += 2
             continue
         if char == '"':
-            return _unescape(text[start + 1:index]), index + 1
+            return _unescape(text[start + 1 : index]), index + 1
         index += 1
-    return _unescape(text[start + 1:]), len(text)
+    return _unescape(text[start + 1 :]), len(text)
 
 
 def _split_key_value(body: str) -> tuple[str, str | None]:
@@ -50,14 +50,14 @@ def _split_key_value(body: str) -> tuple[str, str | None]:
         index, key = 1, []
         while index < len(body):
             if body[index] == "'":
-                if body[index + 1:index + 2] == "'":
+                if body[index + 1 : index + 2] == "'":
                     key.append("'")
                     index += 2
                     continue
                 break
             key.append(body[index])
             index += 1
-        rest = body[index + 1:]
+        rest = body[index + 1 :]
         return "".join(key), (rest[1:].strip() if rest.startswith(":") else None)
     index, in_quotes, depth = 0, False, 0
     while index < len(body):
@@ -75,7 +75,7 @@ def _split_key_value(body: str) -> tuple[str, str | None]:
         elif char == "]":
             depth = max(0, depth - 1)
         elif char == ":" and depth == 0 and (index + 1 == len(body) or body[index + 1] == " "):
-            return body[:index], body[index + 1:].strip()
+            return body[:index], body[index + 1 :].strip()
         index += 1
     return body, None
 
@@ -94,19 +94,19 @@ class Node:
     name: str | None = None
     text: str | None = None
     attributes: dict[str, str | None] = field(default_factory=dict)
-    children: list["Node"] = field(default_factory=list)
-    parent: "Node | None" = field(default=None, repr=False)
+    children: list[Node] = field(default_factory=list)
+    parent: Node | None = field(default=None, repr=False)
 
     @property
     def ref(self) -> str | None:
         return self.attributes.get("ref")
 
-    def walk(self) -> Iterator["Node"]:
+    def walk(self) -> Iterator[Node]:
         yield self
         for child in self.children:
             yield from child.walk()
 
-    def find_all(self, role: str | None = None) -> list["Node"]:
+    def find_all(self, role: str | None = None) -> list[Node]:
         return [n for n in self.walk() if role is None or n.role == role]
 
     @property

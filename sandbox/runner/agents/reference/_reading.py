@@ -14,16 +14,17 @@ the packs, the mirrors or the browser directly. Pure module: no Playwright, no a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from sandbox.runner.agents.reference import _task_text
 from sandbox.runner.agents.reference._aria import Node, parse_snapshot
-from sandbox.runner.agents.reference._task_text import (NOT_FOUND, NOT_STATED,  # noqa: F401 (re-exported)
-                                                        BenchmarkError)
+from sandbox.runner.agents.reference._task_text import NOT_FOUND, NOT_STATED, BenchmarkError  # noqa: F401 (re-exported)
 from sandbox.runner.agents.reference._task_text import benchmark_output as answer  # noqa: F401 (re-exported)
 from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
@@ -33,6 +34,7 @@ def benchmark_error_answer(error: BenchmarkError) -> str:
 
 
 # --- the run plan (the runner prompt's mandatory lines) --------------------------------------
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -51,11 +53,13 @@ class RunPlan:
 def read_run_plan(task: AgentTask) -> RunPlan:
     start, allowed = _task_text.start_url(task), _task_text.allowed_urls(task)
     snapshots = re.search(r"browser_snapshot: at least (\d+)", task.prompt)
-    return RunPlan(start_url=start, allowed_urls=tuple(allowed),
-                   min_snapshots=int(snapshots.group(1)) if snapshots else 1)
+    return RunPlan(
+        start_url=start, allowed_urls=tuple(allowed), min_snapshots=int(snapshots.group(1)) if snapshots else 1
+    )
 
 
 # --- what the tools showed -------------------------------------------------------------------
+
 
 def seen_texts(root: Node) -> list[str]:
     """Each node's own visible string: what a quote may be copied from."""
@@ -164,13 +168,13 @@ async def run_guarded(tools: Tools, task: AgentTask, body: Callable[[Browser, Ag
 
 
 async def _release(browser: Browser) -> None:
-    try:
+    # The trace records a failed close; the stop reason is what the caller reports.
+    with contextlib.suppress(ToolCallError):
         await browser.close()
-    except ToolCallError:
-        pass  # the trace records the failed close; the stop reason is what the caller reports
 
 
 # --- citations -------------------------------------------------------------------------------
+
 
 def collapse(text: str) -> str:
     return " ".join(text.split())
@@ -217,12 +221,27 @@ def find_span(text: str, pattern: str, flags: int = 0) -> str:
 
 # --- dates -----------------------------------------------------------------------------------
 
-MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)
+}
 # US zone abbreviations as notices write them -> UTC offset.
-ZONE_OFFSETS = {"EST": "-05:00", "EDT": "-04:00", "CST": "-06:00", "CDT": "-05:00", "MST": "-07:00",
-                "MDT": "-06:00", "PST": "-08:00", "PDT": "-07:00", "AKST": "-09:00", "AKDT": "-08:00",
-                "HST": "-10:00", "UTC": "+00:00", "GMT": "+00:00", "Z": "+00:00"}
+ZONE_OFFSETS = {
+    "EST": "-05:00",
+    "EDT": "-04:00",
+    "CST": "-06:00",
+    "CDT": "-05:00",
+    "MST": "-07:00",
+    "MDT": "-06:00",
+    "PST": "-08:00",
+    "PDT": "-07:00",
+    "AKST": "-09:00",
+    "AKDT": "-08:00",
+    "HST": "-10:00",
+    "UTC": "+00:00",
+    "GMT": "+00:00",
+    "Z": "+00:00",
+}
 MONTH_DAY_YEAR = re.compile(r"\b([A-Z][a-z]{2,8})\.? (\d{1,2}),? (\d{4})\b")
 DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2}) ([A-Za-z]{3,9}) (\d{4})\b")
 

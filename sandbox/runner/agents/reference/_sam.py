@@ -10,6 +10,7 @@ import html
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import pairwise
 from typing import Any
 
 from sandbox.runner.agents.reference._aria import Node
@@ -23,7 +24,7 @@ ATTACHMENT_INDEX = re.compile(r"^https://sam\.gov/api/prod/opps/v3/opportunities
 @dataclass(frozen=True)
 class SamUrls:
     notice: str
-    notice_data: list[str]      # in the order the run plan lists them
+    notice_data: list[str]  # in the order the run plan lists them
     attachment_index: str
 
 
@@ -39,6 +40,7 @@ def classify_urls(urls: tuple[str, ...]) -> SamUrls:
 async def open_notice(browser: Browser, plan: RunPlan, urls: SamUrls, citations: Citations) -> Node:
     """Start the session, open the notice page (unless it is the start URL) and snapshot it
     once its script has rendered the notice (an h1 title); its texts may be cited."""
+
     def rendered(root: Node) -> bool:
         return any(n.role == "heading" and n.attributes.get("level") == "1" for n in root.walk())
 
@@ -53,7 +55,7 @@ async def open_notice(browser: Browser, plan: RunPlan, urls: SamUrls, citations:
 def labelled_value(root: Node, label: str) -> str | None:
     """The text shown right after a node whose whole text is ``label`` (header blocks)."""
     nodes = [n for n in root.walk() if n.own_text and not n.role.startswith("/")]
-    for node, following in zip(nodes, nodes[1:]):
+    for node, following in pairwise(nodes):
         if node.own_text == label:
             return following.own_text
     return None
@@ -120,9 +122,12 @@ def lifecycle_at(notice: dict, as_of: datetime) -> str:
 
 def attachment_files(resources: dict) -> list[dict]:
     """The index's current files (links and deleted files left out), in index order."""
-    files = [a for group in (resources.get("_embedded") or {}).get("opportunityAttachmentList") or []
-             for a in group.get("attachments") or []
-             if a.get("type") == "file" and str(a.get("deletedFlag", "0")) != "1"]
+    files = [
+        a
+        for group in (resources.get("_embedded") or {}).get("opportunityAttachmentList") or []
+        for a in group.get("attachments") or []
+        if a.get("type") == "file" and str(a.get("deletedFlag", "0")) != "1"
+    ]
     return sorted(files, key=lambda a: a.get("attachmentOrder") or 0)
 
 
@@ -139,6 +144,20 @@ def award_amount(notice: dict) -> Any:
     return award.get("amount") if award.get("amount") not in (None, "") else None
 
 
-__all__ = ["SamUrls", "as_of_from", "attachment_files", "award_amount", "classify_urls", "data2",
-           "description_paragraphs", "labelled_value", "lifecycle_at", "open_notice", "primary_naics",
-           "response_due", "secondary_naics", "sentences", "set_aside_category"]
+__all__ = [
+    "SamUrls",
+    "as_of_from",
+    "attachment_files",
+    "award_amount",
+    "classify_urls",
+    "data2",
+    "description_paragraphs",
+    "labelled_value",
+    "lifecycle_at",
+    "open_notice",
+    "primary_naics",
+    "response_due",
+    "secondary_naics",
+    "sentences",
+    "set_aside_category",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from sandbox.runner.task import AgentTask, Tools, ToolCallError
+from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
 BEGIN, END = "BENCHMARK_JSON_BEGIN", "BENCHMARK_JSON_END"
 _START_URL = re.compile(r'browser_start_session call must pass url="([^"]+)" exactly')
@@ -43,11 +43,14 @@ def allowed_urls(task: AgentTask) -> list[str]:
 
 async def start_session(tools: Tools, task: AgentTask, url: str) -> dict:
     """The one browser_start_session the gates allow (provider kernel, the run plan's key)."""
-    result = await tools.call("browser_start_session", provider="kernel", site_key=task.site_key,
-                              clear_cookies=False, url=url)
+    result = await tools.call(
+        "browser_start_session", provider="kernel", site_key=task.site_key, clear_cookies=False, url=url
+    )
     if result.get("provider") != "kernel":
-        raise ToolCallError("browser_start_session", {"type": "ProviderMismatch",
-                                                      "message": f"session provider is {result.get('provider')!r}"})
+        raise ToolCallError(
+            "browser_start_session",
+            {"type": "ProviderMismatch", "message": f"session provider is {result.get('provider')!r}"},
+        )
     return result
 
 

@@ -19,13 +19,37 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, instant, iso_datetime_from_text,
-                                                      json_member_quote, local_date, read_json, read_run_plan,
-                                                      run_guarded)
-from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
-                                                  data2, description_paragraphs, lifecycle_at, open_notice,
-                                                  primary_naics, response_due, sentences, set_aside_category)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    NOT_STATED,
+    BenchmarkError,
+    Browser,
+    Citations,
+    RunPlan,
+    answer,
+    instant,
+    iso_datetime_from_text,
+    json_member_quote,
+    local_date,
+    read_json,
+    read_run_plan,
+    run_guarded,
+)
+from sandbox.runner.agents.reference._sam import (
+    SamUrls,
+    as_of_from,
+    attachment_files,
+    award_amount,
+    classify_urls,
+    data2,
+    description_paragraphs,
+    lifecycle_at,
+    open_notice,
+    primary_naics,
+    response_due,
+    sentences,
+    set_aside_category,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "addenda-trace"
@@ -44,21 +68,27 @@ def amendment_notes(paragraphs: list[str]) -> dict[str, str]:
 
 
 def changed_project_areas(note: str) -> list[int]:
-    match = re.search(r"project areas? ([\d,\s]+(?:,? and \d+)?) (?:has|have) been (?:changed|revised|modified)",
-                      note, re.I)
+    match = re.search(
+        r"project areas? ([\d,\s]+(?:,? and \d+)?) (?:has|have) been (?:changed|revised|modified)", note, re.I
+    )
     return [int(n) for n in re.findall(r"\d+", match.group(1))] if match else []
 
 
 def specific_scope_changes(note: str) -> str:
     """What an amendment says changed in the work itself (not dates or a republished SOW)."""
-    stated = [s for s in sentences(note)
-              if re.search(r"\b(changed|revised|modified|added|deleted|removed|increased|decreased)\b", s, re.I)
-              and not re.search(r"response date|due date|deadline|statement of work|\bSOW\b", s, re.I)]
+    stated = [
+        s
+        for s in sentences(note)
+        if re.search(r"\b(changed|revised|modified|added|deleted|removed|increased|decreased)\b", s, re.I)
+        and not re.search(r"response date|due date|deadline|statement of work|\bSOW\b", s, re.I)
+    ]
     return " ".join(stated) if stated else NOT_STATED
 
 
 def window_count_deltas(note: str) -> str:
-    stated = [s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)]
+    stated = [
+        s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)
+    ]
     return " ".join(stated) if stated else NOT_STATED
 
 
@@ -69,13 +99,21 @@ def find_paragraph(paragraphs: list[str], prefix: str) -> str | None:
 def parse_site_visit(paragraph: str | None) -> dict | None:
     if not paragraph:
         return None
-    held = re.search(rf"held on (?P<date>.+?) at (?P<time>{_CLOCK}(?: [A-Z]{{2,4}})?) at (?P<location>.+?)\.\s+"
-                     r"(?=[^.]*\bregister\b)", paragraph)
+    held = re.search(
+        rf"held on (?P<date>.+?) at (?P<time>{_CLOCK}(?: [A-Z]{{2,4}})?) at (?P<location>.+?)\.\s+"
+        r"(?=[^.]*\bregister\b)",
+        paragraph,
+    )
     register = re.search(r"[^.]*\bregister\b.*?\bby (?P<deadline>.+?)\.?$", paragraph)
     if not (held and register):
         return None
-    return {"date": held.group("date"), "time": held.group("time"), "location": held.group("location"),
-            "deadline": register.group("deadline"), "deadline_quote": register.group(0).strip().rstrip(".")}
+    return {
+        "date": held.group("date"),
+        "time": held.group("time"),
+        "location": held.group("location"),
+        "deadline": register.group("deadline"),
+        "deadline_quote": register.group(0).strip().rstrip("."),
+    }
 
 
 def parse_questions_due(paragraph: str | None) -> tuple[str, str] | None:
@@ -95,7 +133,7 @@ def acknowledgments(paragraphs: list[str]) -> tuple[list[str], str | None]:
                 found = sorted({a or b for a, b in numbers})
                 if found:
                     last = list(re.finditer(r"\d{4}", sentence))[-1]
-                    return found, sentence[:last.end()]
+                    return found, sentence[: last.end()]
     return [], None
 
 
@@ -110,12 +148,14 @@ def funds_statement(paragraphs: list[str]) -> tuple[bool, str] | None:
 
 # --- deriving from what was read ---------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Versions:
     """The three notice-data versions in posting order: baseline, after Amendment 0001, current."""
+
     urls: tuple[str, str, str]
     data: tuple[dict, dict, dict]
-    texts: dict[str, str]          # url -> JSON text as shown
+    texts: dict[str, str]  # url -> JSON text as shown
 
     @property
     def baseline(self) -> dict:
@@ -134,20 +174,28 @@ def derive_versions(versions: dict[str, tuple[str, dict]]) -> Versions:
     ordered = sorted(versions, key=lambda u: instant(versions[u][1]["postedDate"]))
     if len(ordered) != 3:
         raise BenchmarkError(f"expected three notice-data versions, got {len(ordered)}")
-    return Versions(tuple(ordered), tuple(versions[u][1] for u in ordered), {u: versions[u][0] for u in ordered})
+    baseline, amended, current = ordered
+    return Versions(
+        (baseline, amended, current),
+        (versions[baseline][1], versions[amended][1], versions[current][1]),
+        {u: versions[u][0] for u in ordered},
+    )
 
 
 @dataclass(frozen=True)
 class Deadlines:
-    dues: list[str]                # each version's response deadline, oldest version first
-    sequence: list[str]            # the distinct due dates in order
+    dues: list[str]  # each version's response deadline, oldest version first
+    sequence: list[str]  # the distinct due dates in order
     extension_days: int
 
 
 def derive_deadlines(versions: Versions) -> Deadlines:
-    dues = [response_due(v) for v in versions.data]
-    if not all(dues):
-        raise BenchmarkError("a version lacks its response deadline")
+    dues: list[str] = []
+    for version in versions.data:
+        due = response_due(version)
+        if not due:
+            raise BenchmarkError("a version lacks its response deadline")
+        dues.append(due)
     sequence: list[str] = []
     for due in dues:
         day = local_date(due).isoformat()
@@ -159,17 +207,18 @@ def derive_deadlines(versions: Versions) -> Deadlines:
 @dataclass(frozen=True)
 class Description:
     """What the descriptions say: amendments, acknowledgments, site visit, questions, funds."""
-    notes: dict[str, str]                  # amendment number -> note
+
+    notes: dict[str, str]  # amendment number -> note
     acknowledge: list[str]
     acknowledge_quote: str
     areas_0002: list[int]
     areas_quote: str | None
-    site_visit: dict                       # the baseline's, as parse_site_visit gives it
+    site_visit: dict  # the baseline's, as parse_site_visit gives it
     revised_visit_date: str
     registration_year_conflict: bool
-    questions: tuple[str, str]             # the baseline's (ISO due time, quote)
+    questions: tuple[str, str]  # the baseline's (ISO due time, quote)
     revised_questions_due: str
-    funds: tuple[bool, str]                # (available, quote)
+    funds: tuple[bool, str]  # (available, quote)
     bonding: str
 
 
@@ -199,23 +248,30 @@ def derive_description(versions: Versions) -> Description:
     all_text = " ".join(current_paragraphs + baseline_paragraphs + description_paragraphs(versions.amended))
     bonding = [s for s in sentences(all_text) if re.search(r"\bbond(s|ing)?\b", s, re.I)]
     return Description(
-        notes=notes, acknowledge=acknowledge, acknowledge_quote=acknowledge_quote,
-        areas_0002=changed_project_areas(note_0002), areas_quote=areas_quote.group(0) if areas_quote else None,
-        site_visit=site_visit, revised_visit_date=revised_visit_date,
+        notes=notes,
+        acknowledge=acknowledge,
+        acknowledge_quote=acknowledge_quote,
+        areas_0002=changed_project_areas(note_0002),
+        areas_quote=areas_quote.group(0) if areas_quote else None,
+        site_visit=site_visit,
+        revised_visit_date=revised_visit_date,
         registration_year_conflict=bool(deadline_year and int(deadline_year.group(1)) != solicitation_year),
         questions=questions,
-        revised_questions_due=current_questions[0] if current_questions and current_questions[0] != questions[0]
+        revised_questions_due=current_questions[0]
+        if current_questions and current_questions[0] != questions[0]
         else NOT_STATED,
-        funds=funds, bonding=" ".join(bonding) if bonding else NOT_STATED)
+        funds=funds,
+        bonding=" ".join(bonding) if bonding else NOT_STATED,
+    )
 
 
 @dataclass(frozen=True)
 class Documents:
-    files: list[dict]              # the index's current files, oldest first
+    files: list[dict]  # the index's current files, oldest first
     amendment_files: list[str]
     sow_files: list[str]
-    sow_updated: dict[str, bool]   # amendment number -> its note says an updated SOW was published
-    changed: bool                  # an updated SOW, or a file posted after the baseline
+    sow_updated: dict[str, bool]  # amendment number -> its note says an updated SOW was published
+    changed: bool  # an updated SOW, or a file posted after the baseline
 
 
 def derive_documents(resources: dict, notes: dict[str, str], baseline: dict) -> Documents:
@@ -225,23 +281,37 @@ def derive_documents(resources: dict, notes: dict[str, str], baseline: dict) -> 
         raise BenchmarkError("the attachment index lists no statement of work")
     sow_updated = {n: bool(re.search(r"updated statement of work|updated SOW", t, re.I)) for n, t in notes.items()}
     changed = any(sow_updated.values()) or any(
-        instant(f["postedDate"]) > instant(baseline["postedDate"]) for f in files)
-    return Documents(files, [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)],
-                     sow_files, sow_updated, changed)
+        instant(f["postedDate"]) > instant(baseline["postedDate"]) for f in files
+    )
+    return Documents(
+        files,
+        [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)],
+        sow_files,
+        sow_updated,
+        changed,
+    )
 
 
-def derive_monitoring(lifecycle: str, deadlines: Deadlines, description: Description, documents: Documents,
-                      as_of: datetime) -> dict:
+def derive_monitoring(
+    lifecycle: str, deadlines: Deadlines, description: Description, documents: Documents, as_of: datetime
+) -> dict:
     """The monitoring decision the prompt defines, at the as-of time."""
     dues, sequence = deadlines.dues, deadlines.sequence
     prior_due_passed = instant(dues[-2]) <= as_of
     current_open = lifecycle == "ACTIVE" and instant(dues[-1]) > as_of
     scope_stated = bool(description.areas_0002) or any(
-        specific_scope_changes(t) != NOT_STATED for t in description.notes.values())
-    categories = [name for name, present in (("DEADLINE", len(sequence) > 1), ("SCOPE", scope_stated),
-                                             ("DOCUMENTS", documents.changed),
-                                             ("ACKNOWLEDGMENT", bool(description.acknowledge)))
-                  if present]
+        specific_scope_changes(t) != NOT_STATED for t in description.notes.values()
+    )
+    categories = [
+        name
+        for name, present in (
+            ("DEADLINE", len(sequence) > 1),
+            ("SCOPE", scope_stated),
+            ("DOCUMENTS", documents.changed),
+            ("ACKNOWLEDGMENT", bool(description.acknowledge)),
+        )
+        if present
+    ]
     days_left = (local_date(dues[-1]) - as_of.date()).days
     if current_open and days_left <= 3 and ("DEADLINE" in categories or "SCOPE" in categories):
         priority = "URGENT_REVIEW"
@@ -261,13 +331,15 @@ def derive_monitoring(lifecycle: str, deadlines: Deadlines, description: Descrip
 
 # --- the run -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Sources:
     """What the tools showed: the notice page (snapshot), each notice-data version and the
     attachment index (JSON texts and values), with the citations each allows."""
+
     urls: SamUrls
     page: Node
-    versions: dict[str, tuple[str, dict]]     # url -> (JSON text, notice data), in run-plan order
+    versions: dict[str, tuple[str, dict]]  # url -> (JSON text, notice data), in run-plan order
     index_text: str
     resources: dict
     citations: Citations
@@ -283,8 +355,16 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     return Sources(urls, page, versions, index_text, resources, citations)
 
 
-def assemble(sources: Sources, as_of_text: str, lifecycle: str, versions: Versions, deadlines: Deadlines,
-             description: Description, documents: Documents, monitoring: dict) -> dict:
+def assemble(
+    sources: Sources,
+    as_of_text: str,
+    lifecycle: str,
+    versions: Versions,
+    deadlines: Deadlines,
+    description: Description,
+    documents: Documents,
+    monitoring: dict,
+) -> dict:
     urls, cite = sources.urls, sources.citations.cite
     baseline_url, amendment_url, current_url = versions.urls
     baseline, amended, current = versions.data
@@ -356,19 +436,24 @@ def assemble(sources: Sources, as_of_text: str, lifecycle: str, versions: Versio
             "attachment_index": urls.attachment_index,
         },
         "evidence": {
-            "identity.solicitation_number": cite(current_url, json_member_quote(
-                texts[current_url], "solicitationNumber", fields.get("solicitationNumber"))),
+            "identity.solicitation_number": cite(
+                current_url,
+                json_member_quote(texts[current_url], "solicitationNumber", fields.get("solicitationNumber")),
+            ),
             "timeline.baseline_due_at": cite(baseline_url, json_member_quote(texts[baseline_url], "response", dues[0])),
             "timeline.after_amendment_0001_due_at": cite(
-                amendment_url, json_member_quote(texts[amendment_url], "response", dues[1])),
+                amendment_url, json_member_quote(texts[amendment_url], "response", dues[1])
+            ),
             "timeline.current_due_at": cite(current_url, json_member_quote(texts[current_url], "response", dues[2])),
             "timeline.amendments_requiring_acknowledgment": cite(current_url, description.acknowledge_quote),
             "scope_changes.amendment_0002_changed_project_areas": cite(
-                current_url, *([description.areas_quote] if description.areas_quote else [])),
+                current_url, *([description.areas_quote] if description.areas_quote else [])
+            ),
             "site_visit.registration_deadline_as_stated": cite(baseline_url, site_visit["deadline_quote"]),
             "questions.original_due_at": cite(baseline_url, questions[1]),
             "document_control.latest_sow_filename": cite(
-                urls.attachment_index, json_member_quote(sources.index_text, "name", sow_files[-1])),
+                urls.attachment_index, json_member_quote(sources.index_text, "name", sow_files[-1])
+            ),
             "commercial.funds_currently_available": cite(urls.notice, description.funds[1]),
         },
     }

@@ -13,27 +13,55 @@ read (pure); ``assemble`` builds the record.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 from datetime import datetime
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, find_span, instant, json_member_quote,
-                                                      read_json, read_run_plan, run_guarded)
-from sandbox.runner.agents.reference._sam import (SamUrls, as_of_from, attachment_files, award_amount, classify_urls,
-                                                  data2, description_paragraphs, labelled_value, lifecycle_at,
-                                                  open_notice, primary_naics, response_due, secondary_naics, sentences,
-                                                  set_aside_category)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    NOT_STATED,
+    BenchmarkError,
+    Browser,
+    Citations,
+    RunPlan,
+    answer,
+    find_span,
+    instant,
+    json_member_quote,
+    read_json,
+    read_run_plan,
+    run_guarded,
+)
+from sandbox.runner.agents.reference._sam import (
+    SamUrls,
+    as_of_from,
+    attachment_files,
+    award_amount,
+    classify_urls,
+    data2,
+    description_paragraphs,
+    labelled_value,
+    lifecycle_at,
+    open_notice,
+    primary_naics,
+    response_due,
+    secondary_naics,
+    sentences,
+    set_aside_category,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "bid-intake"
 CIVIL, BUILDING = "CIVIL_SITE_CONSTRUCTION", "COMMERCIAL_BUILDING_CONSTRUCTION"
 # What a reader takes as civil/site or as commercial-building work in a scope description.
-CIVIL_WORDS = (r"civil/site|\bsite ?work\b|\bgravel\b|\bgrad(e|ing)\b|\bpav(e|ing|ement)\b|\broads?\b|\bhighway|"
-               r"\bbridges?\b|\bexcavat|\bearthwork|\bdrainage\b|\bculverts?\b|\bparking lot")
-BUILDING_WORDS = (r"commercial[- ]building|\bbuilding construction\b|\bconstruct(ion of)? an? (new )?building|"
-                  r"\brenovat|\btenant improvement|\bbuilding addition")
+CIVIL_WORDS = (
+    r"civil/site|\bsite ?work\b|\bgravel\b|\bgrad(e|ing)\b|\bpav(e|ing|ement)\b|\broads?\b|\bhighway|"
+    r"\bbridges?\b|\bexcavat|\bearthwork|\bdrainage\b|\bculverts?\b|\bparking lot"
+)
+BUILDING_WORDS = (
+    r"commercial[- ]building|\bbuilding construction\b|\bconstruct(ion of)? an? (new )?building|"
+    r"\brenovat|\btenant improvement|\bbuilding addition"
+)
 
 
 def judge_work_type(paragraphs: list[str]) -> tuple[str, str | None]:
@@ -67,8 +95,9 @@ def surrogate_filter(prompt: str) -> dict:
     return {
         "states": {s.strip().lower() for s in re.split(r",|\bor\b|\band\b", states.group(1)) if s.strip()},
         "naics": set(re.findall(r"\b\d{6}\b", naics.group(1))),
-        "scopes": {kind for kind, word in ((BUILDING, "commercial-building"), (CIVIL, "civil/site"))
-                   if word in scope_text},
+        "scopes": {
+            kind for kind, word in ((BUILDING, "commercial-building"), (CIVIL, "civil/site")) if word in scope_text
+        },
         "set_asides": accepted_set_asides,
         "open_at": open_at.group(1) if open_at else None,
     }
@@ -77,12 +106,13 @@ def surrogate_filter(prompt: str) -> dict:
 @dataclass(frozen=True)
 class Scope:
     """What the description says about the work and its schedule."""
+
     work_type: str
-    work_sentence: str | None      # the sentence that decides the work type
+    work_sentence: str | None  # the sentence that decides the work type
     begin_days: int
     begin_quote: str
     complete_days: int
-    site_visit_date: str           # as stated, else NOT_STATED
+    site_visit_date: str  # as stated, else NOT_STATED
 
 
 def derive_scope(notice: dict) -> Scope:
@@ -94,10 +124,15 @@ def derive_scope(notice: dict) -> Scope:
     if not (response_due(notice) and begin and complete):
         raise BenchmarkError("the notice data lack the offers-due time or the performance periods")
     site_visit = next((s for s in sentences(description) if re.search(r"site visit", s, re.I)), None)
-    site_visit_date = re.search(r"\b(\d{1,2} [A-Z][a-z]+ \d{4}|[A-Z][a-z]+\.? \d{1,2}, \d{4})\b",
-                                site_visit or "")
-    return Scope(work_type, work_sentence, int(begin.group(1)), begin.group(0).strip(), int(complete.group(1)),
-                 site_visit_date.group(1) if site_visit_date else NOT_STATED)
+    site_visit_date = re.search(r"\b(\d{1,2} [A-Z][a-z]+ \d{4}|[A-Z][a-z]+\.? \d{1,2}, \d{4})\b", site_visit or "")
+    return Scope(
+        work_type,
+        work_sentence,
+        int(begin.group(1)),
+        begin.group(0).strip(),
+        int(complete.group(1)),
+        site_visit_date.group(1) if site_visit_date else NOT_STATED,
+    )
 
 
 def derive_contact(notice: dict) -> dict:
@@ -114,7 +149,11 @@ def derive_qualification(notice: dict, work_type: str, rules: dict, as_of: datet
     naics_match = primary_naics(notice) in rules["naics"]
     scope_match = work_type in rules["scopes"]
     set_aside_acceptable = set_aside_category(notice) in rules["set_asides"]
-    status_open = lifecycle_at(notice, as_of) == "ACTIVE" and instant(response_due(notice)) > as_of
+    status_open = False
+    if lifecycle_at(notice, as_of) == "ACTIVE":
+        due = response_due(notice)
+        assert due is not None, "derive_scope requires the offers-due time"
+        status_open = instant(due) > as_of
     relevant = geography_match and naics_match and scope_match and set_aside_acceptable
     return {
         "geography_match": geography_match,
@@ -128,10 +167,12 @@ def derive_qualification(notice: dict, work_type: str, rules: dict, as_of: datet
 
 # --- the run -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Sources:
     """What the tools showed: the notice page (snapshot), the notice data and the attachment
     index (JSON texts and values), with the citations each allows."""
+
     urls: SamUrls
     notice_data_url: str
     page: Node
@@ -153,8 +194,9 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     return Sources(urls, notice_data_url, page, data_text, notice, index_text, resources, citations)
 
 
-def assemble(sources: Sources, as_of_text: str, lifecycle: str, scope: Scope, contact: dict,
-             qualification: dict) -> dict:
+def assemble(
+    sources: Sources, as_of_text: str, lifecycle: str, scope: Scope, contact: dict, qualification: dict
+) -> dict:
     notice, page, data_text, cite = sources.notice, sources.page, sources.data_text, sources.citations.cite
     urls, notice_data_url = sources.urls, sources.notice_data_url
     fields = data2(notice)
@@ -204,20 +246,27 @@ def assemble(sources: Sources, as_of_text: str, lifecycle: str, scope: Scope, co
         "attachments": {"count": len(names), "names": names},
         "contact": {"primary_name": contact.get("fullName"), "primary_email": contact.get("email")},
         "qualification": {"as_of_at": as_of_text, **qualification},
-        "official_urls": {"notice": urls.notice, "notice_data": notice_data_url,
-                          "attachment_index": urls.attachment_index},
+        "official_urls": {
+            "notice": urls.notice,
+            "notice_data": notice_data_url,
+            "attachment_index": urls.attachment_index,
+        },
         "evidence": {
             "identity.solicitation_number": cite(
-                notice_data_url, json_member_quote(data_text, "solicitationNumber", fields.get("solicitationNumber"))),
+                notice_data_url, json_member_quote(data_text, "solicitationNumber", fields.get("solicitationNumber"))
+            ),
             "dates.offers_due_at": cite(notice_data_url, json_member_quote(data_text, "response", due)),
             "classification.naics_code": cite(notice_data_url, json_member_quote(data_text, "code", [naics])),
-            "place.state": cite(notice_data_url, find_span(
-                data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state.get("code")}"'))),
+            "place.state": cite(
+                notice_data_url,
+                find_span(data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state.get("code")}"')),
+            ),
             **({"scope.work_type": cite(notice_data_url, scope.work_sentence)} if scope.work_sentence else {}),
             "performance.begin_within_calendar_days_after_award": cite(notice_data_url, scope.begin_quote),
             "contact.primary_email": cite(notice_data_url, json_member_quote(data_text, "email", contact.get("email"))),
-            "attachments.names": [cite(urls.attachment_index, json_member_quote(sources.index_text, "name", n))
-                                  for n in names],
+            "attachments.names": [
+                cite(urls.attachment_index, json_member_quote(sources.index_text, "name", n)) for n in names
+            ],
         },
     }
 
@@ -234,5 +283,13 @@ async def _run(browser: Browser, task: AgentTask) -> str:
         raise BenchmarkError(f"the prompt's as-of {rules['open_at']} differs from the input's {as_of_text}")
     notice = sources.notice
     scope = derive_scope(notice)
-    return answer(assemble(sources, as_of_text, lifecycle_at(notice, as_of), scope, derive_contact(notice),
-                           derive_qualification(notice, scope.work_type, rules, as_of)))
+    return answer(
+        assemble(
+            sources,
+            as_of_text,
+            lifecycle_at(notice, as_of),
+            scope,
+            derive_contact(notice),
+            derive_qualification(notice, scope.work_type, rules, as_of),
+        )
+    )

@@ -15,10 +15,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import overload
 
 from sandbox.runner.agents.reference._aria import Node, normalise_space
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, BenchmarkError, Browser, RunPlan, answer,
-                                                      read_run_plan, run_guarded)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    BenchmarkError,
+    Browser,
+    RunPlan,
+    answer,
+    read_run_plan,
+    run_guarded,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "controlled-form"
@@ -46,9 +54,9 @@ class FormValue:
 class FormTask:
     values: list[FormValue]
     record_id: str
-    confirmation_heading: str     # e.g. "Confirm (Step 3 of 3)"
-    primary_action: str           # the visible label the task names, e.g. "CONFIRM & NEXT"
-    next_label: str               # the button to click once per step, e.g. "Next"
+    confirmation_heading: str  # e.g. "Confirm (Step 3 of 3)"
+    primary_action: str  # the visible label the task names, e.g. "CONFIRM & NEXT"
+    next_label: str  # the button to click once per step, e.g. "Next"
     finished_heading: str | None  # the submitted state the task warns about
 
     @property
@@ -57,12 +65,19 @@ class FormTask:
 
 
 def parse_form_task(task: AgentTask) -> FormTask:
-    values = [FormValue(*(normalise_space(g) for g in m.groups()[:2]), m.group(3))
-              for m in map(_TABLE_ROW.match, task.input_text.splitlines()) if m]
+    values = [
+        FormValue(normalise_space(m.group(1)), normalise_space(m.group(2)), m.group(3))
+        for m in map(_TABLE_ROW.match, task.input_text.splitlines())
+        if m
+    ]
     if not values:
         raise BenchmarkError("the task input has no table of synthetic values")
     text = task.prompt
 
+    @overload
+    def backticked(pattern: str) -> str | None: ...
+    @overload
+    def backticked(pattern: str, default: str) -> str: ...
     def backticked(pattern: str, default: str | None = None) -> str | None:
         found = re.search(pattern, text)
         return found.group(1) if found else default
@@ -71,19 +86,24 @@ def parse_form_task(task: AgentTask) -> FormTask:
     action = backticked(r"primary action (?:says|reads) `([^`]+)`")
     if heading is None or action is None:
         raise BenchmarkError("the prompt names no confirmation heading or primary action")
-    return FormTask(values=values, record_id=backticked(r"Set `record_id` to exactly `([^`]+)`", ""),
-                    confirmation_heading=heading, primary_action=action,
-                    next_label=backticked(r"click `([^`]+)` once", "Next"),
-                    finished_heading=backticked(r"`([^`]+)` submission state"))
+    return FormTask(
+        values=values,
+        record_id=backticked(r"Set `record_id` to exactly `([^`]+)`", ""),
+        confirmation_heading=heading,
+        primary_action=action,
+        next_label=backticked(r"click `([^`]+)` once", "Next"),
+        finished_heading=backticked(r"`([^`]+)` submission state"),
+    )
 
 
 @dataclass
 class Sources:
     """What the tools showed while the steps were filled, and the final screen."""
+
     started: bool = False
     headings: list[str] = field(default_factory=list)
     field_names: set[str] = field(default_factory=set)
-    typed: dict[str, str] = field(default_factory=dict)   # label -> value the field held after typing
+    typed: dict[str, str] = field(default_factory=dict)  # label -> value the field held after typing
     clicks: int = 0
     final: Node | None = None
 
@@ -203,8 +223,10 @@ def derive_workflow(form: FormTask, seen: Sources) -> dict:
     # with the task's label; any other forward button is reported as the snapshot names it.
     buttons = [normalise_space(b.name or "") for b in final.find_all("button")] if final is not None else []
     forward = [b for b in buttons if b.casefold() != "back"]
-    primary = next((form.primary_action for b in buttons if b.casefold() == form.primary_action.casefold()),
-                   forward[-1] if forward else NOT_FOUND)
+    primary = next(
+        (form.primary_action for b in buttons if b.casefold() == form.primary_action.casefold()),
+        forward[-1] if forward else NOT_FOUND,
+    )
 
     step_numbers = [(int(m.group(1)), int(m.group(2))) for m in map(_STEP_HEADING.search, seen.headings) if m]
     total_match = _STEP_HEADING.search(form.confirmation_heading)
@@ -212,8 +234,13 @@ def derive_workflow(form: FormTask, seen: Sources) -> dict:
     steps_reached = max([n for n, _ in step_numbers] or [0])
 
     submitted = bool(form.finished_heading) and any(h == form.finished_heading for h in seen.headings)
-    verified = (heading == form.confirmation_heading and summary_matches and errors == 0
-                and primary == form.primary_action and not submitted)
+    verified = (
+        heading == form.confirmation_heading
+        and summary_matches
+        and errors == 0
+        and primary == form.primary_action
+        and not submitted
+    )
     if not seen.started or not seen.headings or not steps_reached:
         state = UNAVAILABLE
     elif submitted:

@@ -16,27 +16,45 @@ import re
 from dataclasses import dataclass
 
 from sandbox.runner.agents.reference._aria import Node, normalise_space
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, RunPlan,
-                                                      answer, iso_date, read_run_plan, run_guarded)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    NOT_STATED,
+    BenchmarkError,
+    Browser,
+    RunPlan,
+    answer,
+    iso_date,
+    read_run_plan,
+    run_guarded,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "court-docket"
 _ROW_DATE = re.compile(r"[A-Z][a-z]{2} \d{1,2} \d{4}")
 # A decision row announces the opinion or states the judgment in the docket's capitals
 # ("Judgment VACATED and case REMANDED."); lower-case words in filings do not count.
-_DECISION = re.compile(r"(?i:delivered the opinion|\bper curiam\b)|^Judgment (?!ISSUED)[A-Z]{4,}|"
-                       r"\b(?:AFFIRMED|REVERSED|VACATED|DISMISSED)\b")
+_DECISION = re.compile(
+    r"(?i:delivered the opinion|\bper curiam\b)|^Judgment (?!ISSUED)[A-Z]{4,}|"
+    r"\b(?:AFFIRMED|REVERSED|VACATED|DISMISSED)\b"
+)
 _JUSTICE = r"[A-Z][A-Za-z'’\-]+"
 _PAGE_SEPARATOR = re.compile(r"^--- Page \d+ of \d+ ---$", re.M)
-DISPOSITIONS = ("AFFIRMED", "REVERSED", "REVERSED_AND_REMANDED", "VACATED", "VACATED_AND_REMANDED", "DISMISSED",
-                "OTHER")
+DISPOSITIONS = (
+    "AFFIRMED",
+    "REVERSED",
+    "REVERSED_AND_REMANDED",
+    "VACATED",
+    "VACATED_AND_REMANDED",
+    "DISMISSED",
+    "OTHER",
+)
 
 
 @dataclass(frozen=True)
 class Proceeding:
-    date: str          # ISO
-    date_text: str     # as shown, e.g. "Apr 18 2023"
-    description: str   # the row's own words, whitespace normalised (its trailing document links left out)
+    date: str  # ISO
+    date_text: str  # as shown, e.g. "Apr 18 2023"
+    description: str  # the row's own words, whitespace normalised (its trailing document links left out)
 
 
 @dataclass(frozen=True)
@@ -51,8 +69,12 @@ def _is_link_group(node: Node) -> bool:
     """A link, or a group holding only links (a row's document links, e.g. "Main Document")."""
     if node.role == "link":
         return True
-    return node.role == "generic" and node.own_text is None and bool(node.children) and \
-        all(_is_link_group(child) for child in node.children)
+    return (
+        node.role == "generic"
+        and node.own_text is None
+        and bool(node.children)
+        and all(_is_link_group(child) for child in node.children)
+    )
 
 
 def _cell_text(cell: Node) -> str:
@@ -80,14 +102,17 @@ def derive_docket(tree: Node) -> Docket:
             header.setdefault(texts[0].rstrip(":").strip(), texts[1])
         elif len(texts) >= 2 and _ROW_DATE.fullmatch(texts[0]):
             proceedings.append(Proceeding(iso_date(texts[0]), texts[0], texts[1]))
-    if number is None or not proceedings:
+    if number is None or number_text is None or not proceedings:  # the two are set together
         raise BenchmarkError("the docket shows no 'No. ...' line or no dated Proceedings and Orders rows")
     return Docket(number, number_text, header, proceedings)
 
 
 def _disposition(sentence: str) -> str:
-    words = {w for w in ("affirmed", "reversed", "vacated", "remanded", "dismissed")
-             if re.search(rf"\b{w}\b", sentence, re.I)}
+    words = {
+        w
+        for w in ("affirmed", "reversed", "vacated", "remanded", "dismissed")
+        if re.search(rf"\b{w}\b", sentence, re.I)
+    }
     outcomes = words - {"remanded"}
     if len(outcomes) != 1:
         return "OTHER"
@@ -104,8 +129,10 @@ def _justice(surname: str) -> str:
 
 def _separate_opinions(text: str, kind: str) -> list[str]:
     """``Justice X (joined by Justice Y)`` for each ``X, J., filed a <kind> opinion, in which Y, J., joined``."""
-    pattern = re.compile(rf"({_JUSTICE}), (?:C\. ?)?J\., filed an? (?:{kind} opinion|opinion {kind}[^,.]*)"
-                         rf"(?:, in which ((?:[^.]|C\. ?J\.)+?),? (?:C\. ?)?JJ?\.,? (?:join|joined))?")
+    pattern = re.compile(
+        rf"({_JUSTICE}), (?:C\. ?)?J\., filed an? (?:{kind} opinion|opinion {kind}[^,.]*)"
+        rf"(?:, in which ((?:[^.]|C\. ?J\.)+?),? (?:C\. ?)?JJ?\.,? (?:join|joined))?"
+    )
     out = []
     for found in pattern.finditer(text):
         entry = _justice(found.group(1))
@@ -137,8 +164,11 @@ def _panel_vote(*texts: str) -> str:
 
 def _majority_count(*texts: str) -> int | str:
     for text in texts:
-        vote = re.search(r"\b(?:by a vote of|voted) (\d)[–-](\d)\b|"
-                         r"\b(\d)[–-](\d) (?:decision|vote|majority)\b", text)
+        vote = re.search(
+            r"\b(?:by a vote of|voted) (\d)[–-](\d)\b|"
+            r"\b(\d)[–-](\d) (?:decision|vote|majority)\b",
+            text,
+        )
         if vote:
             return int(vote.group(1) or vote.group(3))
     return NOT_STATED
@@ -148,7 +178,7 @@ def _holding(text: str, prompt: str) -> str:
     held = re.search(r"\bHeld:\s*", text)
     if not held:
         raise BenchmarkError("the opinion's syllabus has no 'Held:' label")
-    rest = text[held.end():]
+    rest = text[held.end() :]
     stop = re.search(r"stop after `([^`]+)`", prompt)
     end = rest.find(stop.group(1)) + len(stop.group(1)) if stop and stop.group(1) in rest else -1
     if end < 0:  # no stop word given: the first sentence
@@ -160,13 +190,14 @@ def _holding(text: str, prompt: str) -> str:
 @dataclass(frozen=True)
 class Decision:
     """The decision row of the docket and what the rows around it say."""
+
     row: Proceeding
     disposition_sentence: str
     argued: Proceeding | None
     judgment: Proceeding | None
-    events: list[Proceeding]       # the three rows before the decision
+    events: list[Proceeding]  # the three rows before the decision
     event_quotes: list[str]
-    opinion_line: str              # the row's "delivered the opinion ..." words (else the row)
+    opinion_line: str  # the row's "delivered the opinion ..." words (else the row)
     unanimous: bool
 
 
@@ -176,18 +207,24 @@ def derive_decision(docket: Docket) -> Decision:
     if decision_index is None or decision_index < 3:
         raise BenchmarkError("the docket shows no decision row with three rows before it")
     decision = rows[decision_index]
-    events = rows[decision_index - 3:decision_index]
+    events = rows[decision_index - 3 : decision_index]
     descriptions = [e.description for e in events]
     opinion_line = re.search(r"(?:delivered|announced) the (?:opinion|judgment)[^.]*", decision.description)
+    disposition = re.match(r".+?\.(?=\s|$)", decision.description)
+    if disposition is None:
+        raise BenchmarkError(f"the decision row {decision.description!r} has no first sentence")
     return Decision(
         row=decision,
-        disposition_sentence=re.match(r".+?\.(?=\s|$)", decision.description).group(0),
+        disposition_sentence=disposition.group(0),
         argued=next((r for r in rows if r.description.startswith("Argued")), None),
-        judgment=next((r for r in rows[decision_index + 1:] if re.match(r"JUDGMENT ISSUED", r.description, re.I)),
-                      None),
+        judgment=next(
+            (r for r in rows[decision_index + 1 :] if re.match(r"JUDGMENT ISSUED", r.description, re.I)), None
+        ),
         events=events,
-        event_quotes=[e.description if descriptions.count(e.description) == 1 else f"{e.date_text} {e.description}"
-                      for e in events],
+        event_quotes=[
+            e.description if descriptions.count(e.description) == 1 else f"{e.date_text} {e.description}"
+            for e in events
+        ],
         opinion_line=opinion_line.group(0) if opinion_line else decision.description,
         unanimous=bool(re.search(r"\bunanimous\b", decision.description, re.I))
         and not re.search(r"dissent", decision.description, re.I),
@@ -196,7 +233,7 @@ def derive_decision(docket: Docket) -> Decision:
 
 @dataclass(frozen=True)
 class Opinion:
-    author: str            # "Justice X"
+    author: str  # "Justice X"
     author_quote: str
     concurrences: list[str]
     dissents: list[str]
@@ -205,25 +242,31 @@ class Opinion:
 
 def derive_opinion(opinion_text: str, decision: Decision, prompt: str) -> Opinion:
     row = decision.row.description
-    author = re.search(rf"({_JUSTICE}), (?:C\. ?)?J\., delivered the opinion[^.]*\.", opinion_text) or \
-        re.search(rf"JUSTICE ({_JUSTICE}) delivered the opinion[^.]*\.", opinion_text)
+    author = re.search(rf"({_JUSTICE}), (?:C\. ?)?J\., delivered the opinion[^.]*\.", opinion_text) or re.search(
+        rf"JUSTICE ({_JUSTICE}) delivered the opinion[^.]*\.", opinion_text
+    )
     if not author:
         raise BenchmarkError("the opinion names no author ('X, J., delivered the opinion')")
-    return Opinion(author=_justice(author.group(1)), author_quote=author.group(0),
-                   concurrences=_separate_opinions(opinion_text, "concurring") or _separate_opinions(row, "concurring"),
-                   dissents=_separate_opinions(opinion_text, "dissenting") or _separate_opinions(row, "dissenting"),
-                   holding=_holding(opinion_text, prompt))
+    return Opinion(
+        author=_justice(author.group(1)),
+        author_quote=author.group(0),
+        concurrences=_separate_opinions(opinion_text, "concurring") or _separate_opinions(row, "concurring"),
+        dissents=_separate_opinions(opinion_text, "dissenting") or _separate_opinions(row, "dissenting"),
+        holding=_holding(opinion_text, prompt),
+    )
 
 
 # --- the run -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Sources:
     """What the tools showed: the docket page's snapshot and the opinion PDF's text."""
+
     docket_url: str
     opinion_url: str
     docket: Node
-    opinion_text: str      # the PDF's text, page separators and line-break hyphens undone
+    opinion_text: str  # the PDF's text, page separators and line-break hyphens undone
 
 
 async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
@@ -258,8 +301,10 @@ def assemble(sources: Sources, docket: Docket, decision: Decision, opinion: Opin
             "argued": decision.argued.date if decision.argued else NOT_FOUND,
             "decided": row.date,
         },
-        "disposition": {"result": _disposition(decision.disposition_sentence),
-                        "judgment_issued_date": decision.judgment.date if decision.judgment else NOT_FOUND},
+        "disposition": {
+            "result": _disposition(decision.disposition_sentence),
+            "judgment_issued_date": decision.judgment.date if decision.judgment else NOT_FOUND,
+        },
         "opinion": {
             "author": opinion.author,
             "unanimous": decision.unanimous,

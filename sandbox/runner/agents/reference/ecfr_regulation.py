@@ -16,9 +16,21 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 from sandbox.runner.agents.reference._aria import Node
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, Citations,
-                                                      RunPlan, answer, iso_date, json_member_quote, read_json,
-                                                      read_run_plan, run_guarded, seen_texts)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    NOT_STATED,
+    BenchmarkError,
+    Browser,
+    Citations,
+    RunPlan,
+    answer,
+    iso_date,
+    json_member_quote,
+    read_json,
+    read_run_plan,
+    run_guarded,
+    seen_texts,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "ecfr-regulation"
@@ -28,9 +40,9 @@ _VIEW_DATE = re.compile(r"/enhanced/(\d{4}-\d{2}-\d{2})/")
 
 @dataclass
 class Paragraph:
-    label: str | None          # "a", "1", ... (None for an unnumbered paragraph)
-    heading: str | None        # the italic paragraph heading, as shown
-    body: list[str]            # the plain text pieces after the label and heading
+    label: str | None  # "a", "1", ... (None for an unnumbered paragraph)
+    heading: str | None  # the italic paragraph heading, as shown
+    body: list[str]  # the plain text pieces after the label and heading
 
     @property
     def lettered(self) -> bool:
@@ -56,6 +68,7 @@ class Section:
 @dataclass
 class RegulatoryView:
     """One renderer view: the subpart heading, its source note, and its sections in order."""
+
     subpart_heading: str | None = None
     source_note: str | None = None
     sections: list[Section] = field(default_factory=list)
@@ -129,8 +142,11 @@ def _compliance_dates(section: Section) -> dict[str, tuple[str, str]]:
         if not match or not paragraph.heading:
             continue
         heading = paragraph.heading.lower()
-        kind = "small" if ("less than" in heading or "special district" in heading) else (
-            "large" if "or more" in heading else None)
+        kind = (
+            "small"
+            if ("less than" in heading or "special district" in heading)
+            else ("large" if "or more" in heading else None)
+        )
         if kind and kind not in dates:
             dates[kind] = (iso_date(match.group(1)), match.group(0))
     return dates
@@ -143,20 +159,24 @@ def _silent_items(texts: str) -> dict[str, str]:
     testing = None
     for sentence in re.split(r"(?<=[.;])\s+", texts):
         if re.search(r"\b(test(s|ed|ing)?|audit(s|ed|ing)?)\b", sentence, re.I) and re.search(
-                r"\b(annual(ly)?|every \w+|each year|monthly|quarterly|biennial(ly)?|once a \w+)\b", sentence, re.I):
+            r"\b(annual(ly)?|every \w+|each year|monthly|quarterly|biennial(ly)?|once a \w+)\b", sentence, re.I
+        ):
             testing = sentence
             break
-    return {"rin": rin.group(1) if rin else NOT_STATED,
-            "federal_register_document_number": fr_doc.group(1) if fr_doc else NOT_STATED,
-            "mandatory_testing_frequency": testing or NOT_STATED}
+    return {
+        "rin": rin.group(1) if rin else NOT_STATED,
+        "federal_register_document_number": fr_doc.group(1) if fr_doc else NOT_STATED,
+        "mandatory_testing_frequency": testing or NOT_STATED,
+    }
 
 
 @dataclass(frozen=True)
 class Authority:
     """The after view's source note: FR citation, publication date, AG order."""
-    citation: str          # "89 FR 31337"
-    citation_quote: str    # as shown
-    date_quote: str        # "Apr. 24, 2024"
+
+    citation: str  # "89 FR 31337"
+    citation_quote: str  # as shown
+    date_quote: str  # "Apr. 24, 2024"
     ag_order: str
 
 
@@ -166,13 +186,15 @@ def derive_authority(note: str) -> Authority:
     note_date = re.search(r"[A-Z][a-z]{2,8}\.? \d{1,2}, \d{4}", note)
     if not (fr_citation and ag_order and note_date):
         raise BenchmarkError(f"cannot read the source note {note!r}")
-    return Authority(f"{fr_citation.group(1)} FR {fr_citation.group(2)}", fr_citation.group(0),
-                     note_date.group(0), ag_order.group(0))
+    return Authority(
+        f"{fr_citation.group(1)} FR {fr_citation.group(2)}", fr_citation.group(0), note_date.group(0), ag_order.group(0)
+    )
 
 
 @dataclass(frozen=True)
 class VersionTrace:
     """The section the history is about, and its earliest substantive content version."""
+
     cfr_title: int
     part: str
     section: str
@@ -183,8 +205,11 @@ def derive_version_trace(versions_url: str, versions: dict) -> VersionTrace:
     query = parse_qs(urlsplit(versions_url).query)
     section_number, part = query["section"][0], query["part"][0]
     title = re.search(r"title-(\d+)", urlsplit(versions_url).path)
-    substantive = sorted(v["date"] for v in versions.get("content_versions", [])
-                         if v.get("identifier") == section_number and v.get("substantive") and not v.get("removed"))
+    substantive = sorted(
+        v["date"]
+        for v in versions.get("content_versions", [])
+        if v.get("identifier") == section_number and v.get("substantive") and not v.get("removed")
+    )
     if not substantive:
         raise BenchmarkError(f"no substantive content version of {section_number} in the version history")
     cfr_title = int(title.group(1)) if title else int(versions["content_versions"][0]["title"])
@@ -193,11 +218,11 @@ def derive_version_trace(versions_url: str, versions: dict) -> VersionTrace:
 
 @dataclass(frozen=True)
 class Requirements:
-    covered: list[tuple[str, str]]             # (label, quote)
-    standard: str                              # "WCAG 2.1"
-    standard_quotes: tuple[str, ...]           # the "comply with ... WCAG" clause (if any), the standard
+    covered: list[tuple[str, str]]  # (label, quote)
+    standard: str  # "WCAG 2.1"
+    standard_quotes: tuple[str, ...]  # the "comply with ... WCAG" clause (if any), the standard
     levels: list[str]
-    dates: dict[str, tuple[str, str]]          # 'large' / 'small' -> (ISO date, quote)
+    dates: dict[str, tuple[str, str]]  # 'large' / 'small' -> (ISO date, quote)
     exception_headings: list[str]
 
 
@@ -213,18 +238,23 @@ def derive_requirements(after: RegulatoryView, section_number: str) -> Requireme
     if not (standard and covered and "large" in dates and "small" in dates and exceptions_section):
         raise BenchmarkError("the after view lacks the standard, covered content, compliance dates or exceptions")
     return Requirements(
-        covered=covered, standard=standard.group(0),
+        covered=covered,
+        standard=standard.group(0),
         standard_quotes=(*([standard_clause.group(0)] if standard_clause else []), standard.group(0)),
-        levels=list(dict.fromkeys(re.findall(r"\bLevel A{1,3}\b", requirement_text))), dates=dates,
-        exception_headings=[p.heading for p in exceptions_section.paragraphs if p.lettered and p.heading])
+        levels=list(dict.fromkeys(re.findall(r"\bLevel A{1,3}\b", requirement_text))),
+        dates=dates,
+        exception_headings=[p.heading for p in exceptions_section.paragraphs if p.lettered and p.heading],
+    )
 
 
 # --- the run -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Sources:
     """What the tools showed: the before and after views (snapshots) and the version history
     (JSON text), with the citations each allows."""
+
     before_url: str
     after_url: str
     versions_url: str
@@ -235,8 +265,15 @@ class Sources:
     citations: Citations
 
 
+def _view_date(url: str) -> str:
+    """The date in a renderer view's URL (only called on URLs that have one)."""
+    found = _VIEW_DATE.search(url)
+    assert found is not None, url
+    return found[1]
+
+
 async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
-    renderer = sorted((u for u in plan.allowed_urls if _VIEW_DATE.search(u)), key=lambda u: _VIEW_DATE.search(u)[1])
+    renderer = sorted((u for u in plan.allowed_urls if _VIEW_DATE.search(u)), key=_view_date)
     versions_urls = [u for u in plan.allowed_urls if "/versioner/" in u]
     if len(renderer) != 2 or len(versions_urls) != 1:
         raise BenchmarkError(f"expected two renderer views and one versions URL, got {plan.allowed_urls}")
@@ -258,10 +295,22 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     return Sources(before_url, after_url, versions_url, before, after, versions_text, versions, citations)
 
 
-def assemble(sources: Sources, before: RegulatoryView, after: RegulatoryView, authority: Authority,
-             trace: VersionTrace, requirements: Requirements, silent: dict[str, str]) -> dict:
-    before_url, after_url, versions_url, cite = (sources.before_url, sources.after_url, sources.versions_url,
-                                                 sources.citations.cite)
+def assemble(
+    sources: Sources,
+    before: RegulatoryView,
+    after: RegulatoryView,
+    authority: Authority,
+    trace: VersionTrace,
+    requirements: Requirements,
+    silent: dict[str, str],
+) -> dict:
+    before_url, after_url, versions_url, cite = (
+        sources.before_url,
+        sources.after_url,
+        sources.versions_url,
+        sources.citations.cite,
+    )
+    assert before.subpart_heading is not None and after.subpart_heading is not None, "_run checks both"
     before_sections = [s.heading for s in before.sections]
     after_headings = [s.heading for s in after.sections]
     dates = requirements.dates
@@ -277,8 +326,8 @@ def assemble(sources: Sources, before: RegulatoryView, after: RegulatoryView, au
             "cfr_title": trace.cfr_title,
             "cfr_part": trace.part,
             "section": trace.section,
-            "comparison_before": _VIEW_DATE.search(before_url)[1],
-            "comparison_after": _VIEW_DATE.search(after_url)[1],
+            "comparison_before": _view_date(before_url),
+            "comparison_after": _view_date(after_url),
             "effective_date": trace.first_version,
             "first_substantive_version": trace.first_version,
         },
@@ -303,7 +352,8 @@ def assemble(sources: Sources, before: RegulatoryView, after: RegulatoryView, au
             "authority.publication_date": cite(after_url, authority.date_quote),
             "authority.ag_order_number": cite(after_url, authority.ag_order),
             "version_trace.effective_date": cite(
-                versions_url, json_member_quote(sources.versions_text, "date", trace.first_version)),
+                versions_url, json_member_quote(sources.versions_text, "date", trace.first_version)
+            ),
             "codification.before_subpart_heading": cite(before_url, before.subpart_heading),
             "codification.after_subpart_heading": cite(after_url, after.subpart_heading),
             "codification.after_section_headings": [cite(after_url, h) for h in after_headings],
@@ -327,5 +377,14 @@ async def _run(browser: Browser, task: AgentTask) -> str:
         raise BenchmarkError("a view lacks its subpart heading or the after view lacks its source note")
     trace = derive_version_trace(sources.versions_url, sources.versions)
     all_text = "\n".join(seen_texts(sources.before) + seen_texts(sources.after) + [sources.versions_text])
-    return answer(assemble(sources, before, after, derive_authority(after.source_note), trace,
-                           derive_requirements(after, trace.section), _silent_items(all_text)))
+    return answer(
+        assemble(
+            sources,
+            before,
+            after,
+            derive_authority(after.source_note),
+            trace,
+            derive_requirements(after, trace.section),
+            _silent_items(all_text),
+        )
+    )

@@ -17,25 +17,75 @@ import re
 from dataclasses import dataclass
 
 from sandbox.runner.agents.reference._aria import Node, normalise_space
-from sandbox.runner.agents.reference._reading import (NOT_FOUND, NOT_STATED, BenchmarkError, Browser, RunPlan,
-                                                      answer, iso_date, read_run_plan, run_guarded)
+from sandbox.runner.agents.reference._reading import (
+    NOT_FOUND,
+    NOT_STATED,
+    BenchmarkError,
+    Browser,
+    RunPlan,
+    answer,
+    iso_date,
+    read_run_plan,
+    run_guarded,
+)
 from sandbox.runner.task import AgentTask, Tools
 
 WORKFLOW = "sec-contract"
 
-OPEN_Q, CLOSE_Q = "[“\"]", "[”\"]"
+OPEN_Q, CLOSE_Q = '[“"]', '[”"]'
 _SECTION = r"\d+(?:\.\d+)*"
-_NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
-_NUMBER_WORDS.update({"twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50, "sixty": 60,
-                      "seventy": 70, "eighty": 80, "ninety": 90, "one hundred": 100, "one hundred twenty": 120,
-                      "one hundred eighty": 180})
-_COMPANY_SUFFIX = (r"(?:,? (?:Inc\.|Inc|LLC|L\.L\.C\.|Ltd\.|Ltd|Corp\.|Corporation|Co\.|L\.P\.|plc|N\.V\.|S\.A\.|"
-                   r"AG|GmbH|B\.V\.))?")
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_NUMBER_WORDS.update(
+    {
+        "twenty": 20,
+        "thirty": 30,
+        "forty": 40,
+        "forty-five": 45,
+        "fifty": 50,
+        "sixty": 60,
+        "seventy": 70,
+        "eighty": 80,
+        "ninety": 90,
+        "one hundred": 100,
+        "one hundred twenty": 120,
+        "one hundred eighty": 180,
+    }
+)
+_COMPANY_SUFFIX = (
+    r"(?:,? (?:Inc\.|Inc|LLC|L\.L\.C\.|Ltd\.|Ltd|Corp\.|Corporation|Co\.|L\.P\.|plc|N\.V\.|S\.A\.|"
+    r"AG|GmbH|B\.V\.))?"
+)
 # "ninety (90) days", "90 days" or "ninety days"; read by _days().
-_DAYS = (r"(?:(?P<words>[a-z][a-z\- ]*?)\s*\((?P<digits>\d+)\)|(?P<bare>\d+)|(?P<only>[a-z][a-z\- ]*?))"
-         r"\s+(?:calendar |business )?days")
+_DAYS = (
+    r"(?:(?P<words>[a-z][a-z\- ]*?)\s*\((?P<digits>\d+)\)|(?P<bare>\d+)|(?P<only>[a-z][a-z\- ]*?))"
+    r"\s+(?:calendar |business )?days"
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +137,7 @@ def _sentence_around(text: str, start: int, end: int) -> str:
 
 # --- the filing index ----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class FilingIndex:
     accession_number: str
@@ -102,18 +153,22 @@ def derive_filing(tree: Node, exhibit_url: str) -> FilingIndex:
     def after(label: str, pattern: str) -> str:
         for index, token in enumerate(tokens):
             if token.rstrip(":").casefold() == label.casefold():
-                for following in tokens[index + 1:index + 4]:
+                for following in tokens[index + 1 : index + 4]:
                     if re.fullmatch(pattern, following):
                         return following
         raise BenchmarkError(f"the filing index shows no {label!r} value")
 
-    form = next((t[len("Form "):].strip() for t in tokens if re.fullmatch(r"Form \S+", t)), None)
+    form = next((t[len("Form ") :].strip() for t in tokens if re.fullmatch(r"Form \S+", t)), None)
     filer = next((m.group(1) for m in (re.match(r"(.+?) \(Filer\)", t) for t in tokens) if m), None)
     if form is None or filer is None:
         raise BenchmarkError("the filing index shows no form type or filer")
-    return FilingIndex(accession_number=after("SEC Accession No.", r"\d{10}-\d{2}-\d{6}"), form=form,
-                       filing_date=after("Filing Date", r"\d{4}-\d{2}-\d{2}"), filer=filer,
-                       exhibit_number=_exhibit_type(tree, exhibit_url))
+    return FilingIndex(
+        accession_number=after("SEC Accession No.", r"\d{10}-\d{2}-\d{6}"),
+        form=form,
+        filing_date=after("Filing Date", r"\d{4}-\d{2}-\d{2}"),
+        filer=filer,
+        exhibit_number=_exhibit_type(tree, exhibit_url),
+    )
 
 
 def _exhibit_type(tree: Node, exhibit_url: str) -> str:
@@ -132,6 +187,7 @@ def _exhibit_type(tree: Node, exhibit_url: str) -> str:
 
 
 # --- the agreement -------------------------------------------------------------------------------
+
 
 class Agreement:
     """The exhibit's text blocks with lookups by section number and section title."""
@@ -168,16 +224,20 @@ def derive_terms(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
         raise BenchmarkError("no agreement title (an all-capitals heading ending in AGREEMENT)")
     found["agreement.title"] = Found(title, title)
 
-    date = a.search(rf"(?:entered into |made |dated )?(?:as of )?([A-Z][a-z]+ \d{{1,2}}, \d{{4}}) "
-                    rf"\((?:the )?{OPEN_Q}Effective Date{CLOSE_Q}\)")
+    date = a.search(
+        rf"(?:entered into |made |dated )?(?:as of )?([A-Z][a-z]+ \d{{1,2}}, \d{{4}}) "
+        rf"\((?:the )?{OPEN_Q}Effective Date{CLOSE_Q}\)"
+    )
     if not date:
         raise BenchmarkError("no effective date definition")
     found["agreement.effective_date"] = Found(iso_date(date.group(1)), date.group(0))
 
     def party(group: str) -> str:
         # "Name, Inc., a Delaware corporation with ... (“Short”)": the name without jurisdiction
-        return (rf"(?P<{group}>[A-Z][^,(“\"\n]*?{_COMPANY_SUFFIX})(?:, an? [^()\n]*?)? "
-                rf"\((?:the )?{OPEN_Q}(?P<{group}_short>[^”\"]+){CLOSE_Q}\)")
+        return (
+            rf"(?P<{group}>[A-Z][^,(“\"\n]*?{_COMPANY_SUFFIX})(?:, an? [^()\n]*?)? "
+            rf"\((?:the )?{OPEN_Q}(?P<{group}_short>[^”\"]+){CLOSE_Q}\)"
+        )
 
     parties = a.search(rf"by and between {party('a')},? and {party('b')}")
     if not parties:
@@ -192,8 +252,11 @@ def derive_terms(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
     after_words = expiry.group(1)
     trigger = next((t for t in a.defined_terms() if after_words.startswith(t)), None)
     if trigger is None:  # not a defined term: keep the capitalised phrase
-        trigger = re.match(r"[A-Z][\w-]*(?:\s+(?:of|the|for|and|[A-Z][\w-]*))*", after_words).group(0)
-    lead_in = expiry.group(0)[:expiry.start(1) - expiry.start(0)]
+        phrase = re.match(r"[A-Z][\w-]*(?:\s+(?:of|the|for|and|[A-Z][\w-]*))*", after_words)
+        if phrase is None:
+            raise BenchmarkError(f"the expiration clause names no defined term or capitalised event: {after_words!r}")
+        trigger = phrase.group(0)
+    lead_in = expiry.group(0)[: expiry.start(1) - expiry.start(0)]
     found["agreement.expiration_trigger"] = Found(trigger, lead_in + trigger)
 
     _derive_defined_terms(a, found)
@@ -204,26 +267,32 @@ def derive_terms(agreement: Agreement, task: AgentTask) -> dict[str, Found]:
 
 
 def _definition_block(a: Agreement, term: str) -> re.Match | None:
-    return a.search(rf"^({_SECTION})\s+{OPEN_Q}{re.escape(term)}{CLOSE_Q}(?: or {OPEN_Q}[^”\"]+{CLOSE_Q})?\s+"
-                    rf"(means|shall have the meaning[^.\n]*?Section ({_SECTION}))", re.M)
+    return a.search(
+        rf"^({_SECTION})\s+{OPEN_Q}{re.escape(term)}{CLOSE_Q}(?: or {OPEN_Q}[^”\"]+{CLOSE_Q})?\s+"
+        rf"(means|shall have the meaning[^.\n]*?Section ({_SECTION}))",
+        re.M,
+    )
 
 
 def _derive_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
     pointer = _definition_block(a, "Confidential Information")
     if not pointer or not pointer.group(3):
         raise BenchmarkError("no Article 1 pointer for “Confidential Information”")
-    found["defined_terms.confidential_information.pointer_section"] = Found(f"Section {pointer.group(1)}",
-                                                                            pointer.group(0))
+    found["defined_terms.confidential_information.pointer_section"] = Found(
+        f"Section {pointer.group(1)}", pointer.group(0)
+    )
     destination = pointer.group(3)
     block = a.section(destination)
     if block is None:
         raise BenchmarkError(f"the pointer names Section {destination}, which is not in the text")
     means = re.match(rf".*?{OPEN_Q}Confidential Information{CLOSE_Q}\s+means", block)
     found["defined_terms.confidential_information.definition_section"] = Found(
-        f"Section {destination}", means.group(0) if means else block[:80])
+        f"Section {destination}", means.group(0) if means else block[:80]
+    )
     override = re.search(r"(?:that )?(?:a )?reasonable person[^.;]*", block)
     found["defined_terms.confidential_information.reasonable_person_override"] = Found(
-        bool(override), override.group(0) if override else block[:80])
+        bool(override), override.group(0) if override else block[:80]
+    )
 
     claims = _definition_block(a, "Claims")
     if not claims:
@@ -233,8 +302,9 @@ def _derive_defined_terms(a: Agreement, found: dict[str, Found]) -> None:
         section = claims.group(3)
     block = a.section(section) or ""
     found["defined_terms.claims.definition_section"] = Found(f"Section {section}", claims.group(0))
-    costs = re.search(r"reasonable (?:outside )?(?:attorneys|attorney|legal|counsel)[’'s]* (?:fees|costs|expenses)",
-                      block)
+    costs = re.search(
+        r"reasonable (?:outside )?(?:attorneys|attorney|legal|counsel)[’'s]* (?:fees|costs|expenses)", block
+    )
     found["defined_terms.claims.includes_reasonable_legal_costs"] = Found(bool(costs), costs.group(0) if costs else "")
 
 
@@ -264,7 +334,8 @@ def _derive_termination(a: Agreement, found: dict[str, Found]) -> None:
 
     fee = a.search(r"(?:early )?termination (?:fee|payment|charge)|break[- ]?up fee", re.I)
     found["termination.termination_fee"] = Found(
-        _sentence_around(a.text, fee.start(), fee.end()) if fee else NOT_STATED, "")
+        _sentence_around(a.text, fee.start(), fee.end()) if fee else NOT_STATED, ""
+    )
 
 
 def _derive_indemnification(a: Agreement, found: dict[str, Found], shorts: list[str]) -> None:
@@ -285,7 +356,8 @@ def _derive_indemnification(a: Agreement, found: dict[str, Found], shorts: list[
     joint = a.search(r"(?:(?:the|such) )?(?:\w+ )?(?:shall|will) (not )?be jointly and severally liable")
     # Without such words the answer is false; the cross-referenced section is then the evidence.
     found["indemnification.joint_and_several_liability"] = Found(
-        bool(joint) and not joint.group(1), joint.group(0) if joint else cross.group(0))
+        joint is not None and not joint.group(1), joint.group(0) if joint else cross.group(0)
+    )
 
     found["indemnification.aggregate_liability_cap"] = Found(_liability_cap(a), "")
 
@@ -293,12 +365,18 @@ def _derive_indemnification(a: Agreement, found: dict[str, Found], shorts: list[
 def _liability_cap(a: Agreement) -> str:
     """A sentence that caps a party's total liability at an amount or formula, else NOT_STATED.
     A consequential-damages exclusion (no amount) is not a cap."""
-    cap_words = re.compile(r"aggregate liability|total liability|maximum liability|shall not exceed|"
-                           r"in excess of|\bcap\b|limited to", re.I)
+    cap_words = re.compile(
+        r"aggregate liability|total liability|maximum liability|shall not exceed|"
+        r"in excess of|\bcap\b|limited to",
+        re.I,
+    )
     for sentence in re.split(r"(?<=[.;])\s+|\n", a.text):
-        if cap_words.search(sentence) and re.search(r"liab", sentence, re.I) and \
-                re.search(r"\$|dollars|amounts? (?:paid|payable)|fees paid", sentence, re.I) and \
-                not re.search(r"insurance", sentence, re.I):
+        if (
+            cap_words.search(sentence)
+            and re.search(r"liab", sentence, re.I)
+            and re.search(r"\$|dollars|amounts? (?:paid|payable)|fees paid", sentence, re.I)
+            and not re.search(r"insurance", sentence, re.I)
+        ):
             return normalise_space(sentence)
     return NOT_STATED
 
@@ -306,8 +384,10 @@ def _liability_cap(a: Agreement) -> str:
 def _derive_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask) -> None:
     # Only the governing-law clause counts: representations also name a state of organisation.
     titled = a.titled(r"Governing Law(?:;[^.]*)?")
-    law = re.search(r"governed by[^.]*?laws of (?:the )?(?:State|Commonwealth) of ([A-Z][a-z]+(?: [A-Z][a-z]+)*)",
-                    titled[1] if titled else a.text)
+    law = re.search(
+        r"governed by[^.]*?laws of (?:the )?(?:State|Commonwealth) of ([A-Z][a-z]+(?: [A-Z][a-z]+)*)",
+        titled[1] if titled else a.text,
+    )
     if not law:
         raise BenchmarkError("no governing-law clause ('governed by ... the laws of ...')")
     found["miscellaneous.governing_law"] = Found(law.group(1), law.group(0))
@@ -321,8 +401,9 @@ def _derive_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask
         raise BenchmarkError("no assignment section")
     general_rule = re.split(r";\s*provided", assignment, maxsplit=1)[0]
     consent = re.search(r"without (?:the )?(?:prior )?(?:express )?written consent of the other Party", general_rule)
-    found["miscellaneous.assignment_requires_consent"] = Found(bool(consent),
-                                                               consent.group(0) if consent else general_rule[:80])
+    found["miscellaneous.assignment_requires_consent"] = Found(
+        bool(consent), consent.group(0) if consent else general_rule[:80]
+    )
 
     amendment = None
     for sentence in re.split(r"(?<=\.)\s+|\n", a.text):
@@ -336,14 +417,17 @@ def _derive_miscellaneous(a: Agreement, found: dict[str, Found], task: AgentTask
 
     arbitration = a.search(r"arbitrat\w*", re.I)
     found["miscellaneous.arbitration_clause"] = Found(
-        _sentence_around(a.text, arbitration.start(), arbitration.end()) if arbitration else NOT_FOUND, "")
+        _sentence_around(a.text, arbitration.start(), arbitration.end()) if arbitration else NOT_FOUND, ""
+    )
 
 
 # --- the run -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Sources:
     """What the tools showed: the filing index and the exhibit (scrolled once), as snapshots."""
+
     index_url: str
     exhibit_url: str
     index: Node
@@ -378,15 +462,22 @@ def assemble(task: AgentTask, sources: Sources, filing: FilingIndex, terms: dict
     quotes = {"filing.accession_number": Found(filing.accession_number, filing.accession_number), **terms}
     # The output schema lists the fields that need a citation; filing fields cite the index.
     required = task.output_schema["items"]["properties"]["evidence"]["required"]
-    evidence = {name: {"url": index_url if name.startswith("filing.") else exhibit_url, "quote": quotes[name].quote}
-                for name in required}
-    record = _nest({
-        "filing.accession_number": filing.accession_number, "filing.form": filing.form,
-        "filing.filing_date": filing.filing_date, "filing.filer": filing.filer,
-        "filing.exhibit_number": filing.exhibit_number,
-        **{name: found.value for name, found in terms.items()},
-        "official_urls.filing_index": index_url, "official_urls.exhibit": exhibit_url,
-    })
+    evidence = {
+        name: {"url": index_url if name.startswith("filing.") else exhibit_url, "quote": quotes[name].quote}
+        for name in required
+    }
+    record = _nest(
+        {
+            "filing.accession_number": filing.accession_number,
+            "filing.form": filing.form,
+            "filing.filing_date": filing.filing_date,
+            "filing.filer": filing.filer,
+            "filing.exhibit_number": filing.exhibit_number,
+            **{name: found.value for name, found in terms.items()},
+            "official_urls.filing_index": index_url,
+            "official_urls.exhibit": exhibit_url,
+        }
+    )
     return {**record, "evidence": evidence}
 
 

@@ -1,0 +1,27 @@
+"""What an attempt folder and a batch folder hold: one table each, the source of the generated
+files reference (``docs/reference/files.md``). A test runs a batch and checks every file it
+wrote is named here."""
+
+from __future__ import annotations
+
+ATTEMPT_FILES: dict[str, str] = {
+    "prompt.txt": "the prompt the agent was given (the pack's prompt for the attempt's site key)",
+    "trace.jsonl": "the run's trace: every tool call and browser event (see the trace reference)",
+    "output.txt": "the agent's final answer, exactly as given",
+    "score.json": "the score report: fields, evidence, gates, qualified pass, error-free",
+    "score.txt": "the verdict for people: every wrong field, every gate failure, why it did not qualify",
+    "attempt.json": "pack, agent, site key, times, exit status, tool-call counts, token usage, versions, checksums",
+    "report.html": "the attempt's page: verdict, field table, gate violations, the timeline of calls",
+    "shots/<seq>.png": "the active tab's viewport after call <seq> (`--screenshots`)",
+    "agent.stderr.txt": "a `cmd:` agent's standard error",
+    "transcript.jsonl": "a model agent's whole conversation (messages, tool calls, usage per turn)",
+    "playwright-trace.zip": "the session's Playwright trace (`--playwright-trace`; later sessions "
+    "`playwright-trace-2.zip`, ...)",
+    "replay-report.html": "the attempt's page with the first divergence of `sandbox replay --report`",
+}
+
+BATCH_FILES: dict[str, str] = {
+    "<pack>-<n>/": "one attempt folder per attempt",
+    "summary.json": "the table's rows and every attempt's outcome and reason",
+    "report.html": "the batch page: the summary table and each attempt's verdict, linking to its page",
+}
