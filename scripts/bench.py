@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import MIRRORS_DIR  # noqa: E402
-from sandbox.core.mirrors import MirrorStore, reconstructed, write_entry  # noqa: E402
+from toolserver.contract.mirrors import MirrorStore, reconstructed, write_entry  # noqa: E402
 
 EXHIBIT = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 FORM = "https://sarah27h.github.io/simple-multi-step-form/"
@@ -75,7 +75,7 @@ class RawPlaywright:
     async def start(self) -> None:
         from playwright.async_api import async_playwright
 
-        from sandbox.core.chromium import chromium_launch_args, resolve_chromium
+        from toolserver.browser.chromium import chromium_launch_args, resolve_chromium
 
         self._pw = await async_playwright().start()
         self.browser = await self._pw.chromium.launch(
@@ -295,11 +295,11 @@ def print_ops(results: dict) -> None:
 async def runner_side(repeats: int) -> dict:
     from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
 
     reviewed = [p for p in list_packs() if p.card.reviewed]
     out = Path(tempfile.mkdtemp(prefix="bench-runs-"))
-    async with Sandbox() as sandbox:
+    async with app_sandbox() as sandbox:
         t = time.perf_counter()
         six = await run_batch(reviewed, "reference", out=out, progress=False, sandbox=sandbox)
         six_s = time.perf_counter() - t
@@ -335,13 +335,13 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
 
     from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch, summarise
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
 
     reviewed = [p for p in list_packs() if p.card.reviewed]
     out = Path(tempfile.mkdtemp(prefix="bench-think-"))
     agent = f"think:{think:g}:reference"
     timings, tables = {}, {}
-    async with Sandbox() as sandbox:
+    async with app_sandbox() as sandbox:
         for label, kwargs in (("serial", {"concurrency": 1}), ("local", {"concurrency": concurrency})):
             t = time.perf_counter()
             outcomes = await run_batch(
@@ -476,16 +476,16 @@ async def cpu_side(rounds: int) -> dict:
     the totals over all rounds: /proc counts in 10 ms ticks per process, and a median of such
     counts jumps by whole ticks."""
     from sandbox import FIXTURES_DIR
-    from sandbox.core.trace import read_trace
     from sandbox.evaluation.packs import list_packs
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
+    from toolserver.contract.trace import read_trace
 
     store = MirrorStore.load(MIRRORS_DIR)
     raws = {"raw": RawPlaywright(store, plain=True), "raw_same_flags": RawPlaywright(store)}
     for raw in raws.values():
         await raw.start()
     out: dict = {}
-    async with Sandbox() as sandbox:
+    async with app_sandbox() as sandbox:
 
         async def replay_in_sandbox(pack, calls) -> None:
             run = sandbox.create_run(policy=pack.policy())
@@ -562,7 +562,7 @@ async def alternate(inproc_call, mcp_client, tool: str, args: dict, count: int) 
 def outside_dispatcher(round_trips: list[float], trace_text: str, tool: str) -> list[float]:
     """Each call's round trip minus its time inside the dispatcher (from the run's trace): what
     the way in and out costs, call by call, whatever the browser took."""
-    from sandbox.core.trace import parse_trace
+    from toolserver.contract.trace import parse_trace
 
     inside = [c.t_end - c.t_start for c in parse_trace(trace_text).calls if c.tool == tool][-len(round_trips) :]
     return [rtt - own for rtt, own in zip(round_trips, inside, strict=True)]
@@ -684,7 +684,7 @@ async def playwright_mcp_side_by_side(rounds: int) -> dict:
         raise SystemExit(f"{playwright_mcp} is missing: run `make node`")
     static, loopback_form = await serve_form_on_loopback()
     # --no-sandbox only because this machine runs as root (Chromium refuses its sandbox there);
-    # the sandbox's own Chromium gets the same flag for the same reason (sandbox.core.chromium).
+    # the sandbox's own Chromium gets the same flag for the same reason (toolserver.browser.chromium).
     import os
 
     root_flags = ["--no-sandbox"] if os.geteuid() == 0 else []
@@ -763,7 +763,7 @@ async def report_side(rounds: int) -> dict:
     from sandbox.evaluation.packs import list_packs
     from sandbox.runner.batch import run_batch
     from sandbox.runner.report import write_reports
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
 
     reviewed = [p for p in list_packs() if p.card.reviewed]
     out = Path(tempfile.mkdtemp(prefix="bench-report-"))
@@ -785,7 +785,7 @@ async def report_side(rounds: int) -> dict:
         seconds.setdefault(key, []).append(sum(o.elapsed_seconds for o in outcomes))
         return outcomes
 
-    async with Sandbox() as sandbox:
+    async with app_sandbox() as sandbox:
         await run_batch(
             reviewed,
             "reference",
@@ -863,7 +863,7 @@ def machine() -> dict:
     import platform
     import subprocess
 
-    from sandbox.core.chromium import resolve_chromium
+    from toolserver.browser.chromium import resolve_chromium
 
     def first_line(path: str, prefix: str) -> str:
         try:
@@ -913,6 +913,7 @@ def save(args: argparse.Namespace, section: str, results: dict) -> None:
         "commit": commit(),
         "command": " ".join(["scripts/bench.py", *sys.argv[1:]]),
         "quick": args.quick,
+        "note": args.note,
         "machine": machine(),
         "results": results,
     }
@@ -922,7 +923,8 @@ def save(args: argparse.Namespace, section: str, results: dict) -> None:
     if args.publish:
         folder = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{record['date'][:10]}-{section}-{record['commit'][:7]}.json"
+        stamp = record["date"][:16].replace(":", "")  # to the minute: runs of one day never overwrite
+        name = f"{stamp}-{section}-{record['commit'][:7]}.json"
         (folder / name).write_text(text)
         print(f"published: docs/benchmarks/{name}")
 
@@ -932,10 +934,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--skip-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the results here, with the date, machine and commit")
+    parser.add_argument("--note", default="", help="what else the machine was doing, kept with the figures")
     parser.add_argument(
         "--publish",
         action="store_true",
-        help="also write them to docs/benchmarks/<date>-<section>-<commit>.json, the data the docs' "
+        help="also write them to docs/benchmarks/<time>-<section>-<commit>.json, the data the docs' "
         "benchmarks page is generated from (then: make docs-ref)",
     )
     parser.add_argument(

@@ -219,7 +219,7 @@ def model_rows(model: Any) -> list[list[object]]:
 
 
 def render_trace() -> str:
-    from sandbox.core import trace
+    from toolserver.contract import trace
 
     out = ["# Trace format\n", GENERATED]
     out.append(
@@ -250,12 +250,12 @@ def render_trace() -> str:
 
 
 def render_http() -> str:
-    from toolserver.transports import http, mcp
+    from toolserver.transports import http, mcp_http
 
     out = ["# HTTP API\n", GENERATED]
     out.append(cell(doc_of(http).split("\n\n")[-1]) + "\n\n")
     rows = [[f"`{method}`", f"`{path}`", doc_of(handler).split("\n\n")[0]] for method, path, handler in http.ROUTES]
-    rows.append(["`*`", "`/mcp?pack=ID` or `?run=ID`", cell(doc_of(mcp.StreamableHttp))])
+    rows.append(["`*`", "`/mcp?pack=ID` or `?run=ID`", cell(doc_of(mcp_http.StreamableHttp))])
     out.append(table(["method", "path", "what it does"], rows))
     out.append(
         '\nErrors are one JSON shape, `{"ok": false, "error": {"type", "message"}}`: the tools\' own error '
@@ -309,10 +309,7 @@ def render_config() -> str:
         if field.name in sections:
             rows.append([f"**{sections[field.name]}**", "", "", ""])
         value = getattr(defaults, field.name)
-        if isinstance(value, tuple) and value and isinstance(value[0], Path):
-            shown = "the bundled `mirrors/`" if field.name == "mirror_roots" else str(value)
-        else:
-            shown = f"`{value!r}`"
+        shown = f"`{value!r}`"
         kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
         rows.append([f"`{field.name}`", f"`{kind}`", shown, comments.get(field.name, "")])
     out.append(table(["field", "type", "default", "meaning"], rows))
@@ -324,7 +321,6 @@ def render_config() -> str:
 
 def render_errors() -> str:
     from toolserver import errors
-    from toolserver.transports.http import TRANSPORT_ERRORS
 
     def line_of(cls: type) -> int:
         return inspect.getsourcelines(cls)[1]
@@ -339,7 +335,9 @@ def render_errors() -> str:
         "A tool error goes back to the agent as the call's result (`ok: false` over HTTP, `isError: true` over "
         "MCP) and is recorded in the trace's call line; the agent can recover from it.\n\n## Tool errors\n\n"
     )
-    rows = [[f"`{cls.type}`", f"`{cls.__name__}`", doc_of(cls)] for cls in tool_errors if cls is not errors.ToolError]
+    rows: list[list[object]] = [
+        [f"`{cls.type}`", f"`{cls.__name__}`", doc_of(cls)] for cls in tool_errors if cls is not errors.ToolError
+    ]
     rows.append(
         [
             "`server_fault`",
@@ -349,7 +347,12 @@ def render_errors() -> str:
     )
     out.append(table(["type", "class", "meaning"], rows))
     out.append("\n## HTTP transport errors\n\nBesides the tool errors, the HTTP API answers with these types.\n\n")
-    rows = [[f"`{kind}`", status or "as raised", meaning] for kind, (status, meaning) in TRANSPORT_ERRORS.items()]
+    request_errors = sorted(errors.RequestError.__subclasses__(), key=lambda cls: (cls.status, line_of(cls)))
+    rows = [[f"`{cls.type}`", cls.status, doc_of(cls)] for cls in request_errors]
+    rows.append(
+        ["`http_error`", "as raised", "any other HTTP error (no such route, wrong method), with aiohttp's status"]
+    )
+    rows.append(["`server_fault`", 500, "an unexpected exception, logged with its traceback; the server stays up"])
     out.append(table(["type", "HTTP status", "meaning"], rows))
     return "".join(out)
 
@@ -459,10 +462,11 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
                 run["section"],
                 where,
                 f"`{run.get('command', '')}`",
+                run.get("note", ""),
                 f"`{run['file']}`",
             ]
         )
-    out.append(table(["date (UTC)", "commit", "section", "machine", "command", "data"], rows))
+    out.append(table(["date (UTC)", "commit", "section", "machine", "command", "note", "data"], rows))
     out.append("\n## Each run's figures\n")
     for run in reversed(runs):
         out.append(f"\n### {run['date'][:10]} · {run['section']} · `{run['commit'][:7]}`\n\n")

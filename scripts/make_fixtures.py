@@ -14,9 +14,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sandbox import MIRRORS_DIR  # noqa: E402
-from sandbox.core.mirrors import MirrorStore  # noqa: E402
 from sandbox.evaluation.packs import list_packs  # noqa: E402
 from sandbox.runner.fixtures import expected_fixtures  # noqa: E402
+from toolserver.contract.mirrors import MirrorStore  # noqa: E402
 
 
 async def main(check: bool) -> int:

@@ -33,7 +33,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sandbox.core.trace import read_trace  # noqa: E402
+from toolserver.contract.trace import read_trace  # noqa: E402
 
 
 def free_port() -> int:

@@ -14,13 +14,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from playwright.async_api import async_playwright
 
 from sandbox import MIRRORS_DIR
-from sandbox.cli.wiring import PackTasks
-from sandbox.core.chromium import chromium_launch_args, resolve_chromium
-from sandbox.core.mirrors import reconstructed, write_entry
 from sandbox.evaluation.packs import pack_policy
+from sandbox.runner.wiring import PackTasks
 from scripts.soak import process_tree
 from toolserver.api import Sandbox
+from toolserver.browser.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
+from toolserver.contract.mirrors import reconstructed, write_entry
 from toolserver.transports.http import create_app
 
 SITE = "https://test.sandbox.example"

@@ -1,16 +1,16 @@
 """The in-process API: a ``Sandbox`` owns the warm browser, the tool registry and the runs;
 every transport (in-process, HTTP, MCP) goes through it and its runs' one dispatcher.
 
-    from sandbox.evaluation.packs import pack_policy
-    async with Sandbox(ServerConfig(), policies=pack_policy) as sandbox:
+    async with Sandbox(ServerConfig(mirror_roots=(MIRRORS,)), policies=pack_policy) as sandbox:
         run = sandbox.create_run(pack="bid-intake")
         reply = await run.call("browser_start_session", {"provider": "kernel", ...})
         await sandbox.end_run(run.id)
 
 The tool server never loads packs: a run gets a ``Policy`` directly, or by pack id through
-the ``policies`` resolver the caller injects (the CLI wires the pack loader in). Likewise a
-run's task (prompt, site key, allowed URLs, time limit) and the scoring of its answer come
-from an injected ``TaskProvider`` (``sandbox.cli.wiring.PackTasks``).
+the ``policies`` resolver the caller injects (the application wires its pack loader in:
+``sandbox.runner.wiring``). Likewise a run's task (prompt, site key, allowed URLs, time limit)
+and the scoring of its answer come from an injected ``TaskProvider``, and the mirror roots from
+the configuration.
 """
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from sandbox.core.mirrors import MirrorStore
-from sandbox.core.policy import Policy, PolicyNotFound
 from toolserver.browser import BrowserHost
 from toolserver.config import ServerConfig
-from toolserver.dispatch import Run
+from toolserver.contract.mirrors import MirrorStore
+from toolserver.contract.policy import Policy, PolicyMode, PolicyNotFound
+from toolserver.contract.site_keys import new_site_key
+from toolserver.dispatch import Dispatcher
 from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
 from toolserver.registry import ToolRegistry
+from toolserver.run import Run, new_run_id
 from toolserver.tools import default_registry
 
 PolicyResolver = Callable[[str], Policy]  # pack id -> the pack's policy; PolicyNotFound if unknown
@@ -54,21 +55,28 @@ class Sandbox:
         policies: PolicyResolver | None = None,
         registry: ToolRegistry | None = None,
         tasks: TaskProvider | None = None,
+        host: BrowserHost | None = None,
     ) -> None:
+        """``host``: share another sandbox's warm browser (its own runs, limits and registry, the
+        same Chromium; the browser stays that sandbox's to start and stop)."""
         self.config = config or ServerConfig()
         self.policies = policies
         self.tasks = tasks
         self.registry = registry or default_registry()
-        self.host = BrowserHost(self.config)
+        self.owns_host = host is None
+        self.host = host or BrowserHost(self.config)
+        self.dispatcher = Dispatcher()
         self.runs: dict[str, Run] = {}
 
     async def start(self) -> Sandbox:
-        await self.host.start()
+        if self.owns_host:
+            await self.host.start()
         return self
 
     async def stop(self) -> None:
         await self.end_runs("server_stopped")
-        await self.host.stop()
+        if self.owns_host:
+            await self.host.stop()
 
     async def end_runs(self, reason: str) -> None:
         """End every run (a call in flight then answers at once that its run ended)."""
@@ -80,7 +88,7 @@ class Sandbox:
     async def __aexit__(self, *exc) -> None:
         await self.stop()
 
-    def resolve_policy(self, pack: str | None, mode: str | None, block_state_changes: bool) -> Policy:
+    def resolve_policy(self, pack: str | None, mode: PolicyMode | None, block_state_changes: bool) -> Policy:
         """A pack's policy (enforced unless ``mode`` says otherwise), or no allow-list without a pack."""
         if pack is None:
             return Policy(mode=mode or "observe", block_state_changes=block_state_changes)
@@ -100,7 +108,7 @@ class Sandbox:
         pack: str | None = None,
         *,
         policy: Policy | None = None,
-        mode: str | None = None,
+        mode: PolicyMode | None = None,
         block_state_changes: bool | None = None,
         trace_path: Path | None = None,
         header: dict | None = None,
@@ -125,16 +133,26 @@ class Sandbox:
         if policy is None:
             policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
+        # Where the run's files go: as given, else in the server's folders under the run's id.
+        run_id, config = new_run_id(), self.config
+        if trace_path is None and config.trace_dir is not None:
+            trace_path = Path(config.trace_dir) / f"{run_id}.jsonl"
+        if screenshot_dir is None and config.screenshot_dir is not None:
+            screenshot_dir = Path(config.screenshot_dir) / run_id
+        if playwright_trace_dir is None and config.playwright_trace_dir is not None:
+            playwright_trace_dir = Path(config.playwright_trace_dir) / run_id
         run = Run(
             self.host,
             self.config,
             policy,
             self.registry,
-            trace_path,
-            header,
-            store,
-            screenshot_dir,
-            playwright_trace_dir,
+            self.dispatcher,
+            trace_path=trace_path,
+            extra_header=header,
+            store=store,
+            screenshot_dir=screenshot_dir,
+            playwright_trace_dir=playwright_trace_dir,
+            run_id=run_id,
         )
         self.runs[run.id] = run
         return run
@@ -145,7 +163,7 @@ class Sandbox:
         *,
         transport: str,
         site_key: str | None = None,
-        mode: str | None = None,
+        mode: PolicyMode | None = None,
         block_state_changes: bool | None = None,
     ) -> Run:
         """A run a client asked for over a transport: the pack's policy, or none (refused with
@@ -160,10 +178,9 @@ class Sandbox:
         header = {"transport": transport, **({"site_key": site_key} if site_key is not None else {})}
         return self.create_run(pack, mode=mode, block_state_changes=block_state_changes, header=header)
 
-    def issue_site_key(self) -> str:
-        while (key := f"sandbox-{secrets.token_hex(8)}") in self.host.profiles:
-            pass
-        return key
+    def issue_site_key(self, prefix: str = "sandbox") -> str:
+        """A site key never issued in this process and never seen by this server's browser."""
+        return new_site_key(self.host.profiles, prefix)
 
     def task(self, run: Run) -> dict:
         """The run's task: the pack's prompt for the run's site key, its allowed URLs and time limit."""
@@ -186,6 +203,7 @@ class Sandbox:
         header = run_header(run)
         started = datetime.fromisoformat(header["started_wall"])
         elapsed = (datetime.now(UTC) - started).total_seconds()
+        assert self.tasks is not None  # task() refused a server without one
         return self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
 
     def get_run(self, run_id: str) -> Run:

@@ -4,18 +4,16 @@ every limit and every wait the server uses (no timing literal lives elsewhere)."
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-from sandbox.core.paths import MIRRORS_DIR
 
 
 @dataclass(frozen=True)
 class ServerConfig:
     host: str = "127.0.0.1"  # the address sandbox serve listens on (a non-loopback one needs a token)
     port: int = 8765  # the port sandbox serve listens on
-    mirror_roots: tuple[Path, ...] = field(default_factory=lambda: (MIRRORS_DIR,))  # mirror store folders, in order
+    mirror_roots: tuple[Path, ...] = ()  # mirror store folders, in order (the application passes its own)
     trace_dir: Path | None = None  # None: traces kept in memory only (GET /runs/{id}/trace)
     chromium: str | None = None  # None: SANDBOX_CHROMIUM, Playwright's own, then Debian's
     fallback_provider: str | None = None  # e.g. "browserbase": emulate the service's fallback

@@ -13,10 +13,12 @@
     ├── BrowserActionFailed        Playwright refused the action (element not visible ...)
     ├── PageUnresponsive           the page did not answer within its bound (a script spinning)
     └── BrowserCrashed             the browser died under this session; start a new one
-    UnknownRun                     transport-level: the run id does not exist (404)
-    UnknownPack                    transport-level: POST /runs names a pack the server cannot resolve
-    TooManyRuns                    transport-level: max_runs live runs already (429)
-    NoTask                         transport-level: a task or an answer asked of a run without a pack
+    RequestError                   transport-level: refused before any tool runs; carries its HTTP status
+    ├── MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
+    ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
+    ├── RequestTimeout 408, BodyTooLarge 413
+    ├── UnsupportedMediaType / UnsupportedCharset 415
+    └── TooManyRuns                429
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 class ToolError(Exception):
     type = "tool_error"
+    status = 200  # over HTTP a tool error is a result of the call (ok=false), not a failed request
 
     def __init__(self, message: str, **details: object) -> None:
         super().__init__(message)
@@ -34,7 +37,7 @@ class ToolError(Exception):
         self.details = details
 
     def to_json(self) -> dict:
-        out = {"type": self.type, "message": self.message}
+        out: dict[str, object] = {"type": self.type, "message": self.message}
         if self.details:
             out["details"] = self.details
         return out
@@ -50,6 +53,7 @@ class UnknownTool(ToolError):
     """No tool by that name (the message lists the tools)."""
 
     type = "unknown_tool"
+    status = 404
 
 
 class NoSession(ToolError):
@@ -118,25 +122,110 @@ class BrowserCrashed(ToolError):
     type = "browser_crashed"
 
 
-class UnknownRun(Exception):
-    """Transport-level: the run id does not exist, or the run has ended (HTTP 404)."""
+class RequestError(Exception):
+    """Transport-level: a request refused before any tool runs. Its ``type`` goes in the one
+    JSON error shape, its ``status`` is the HTTP status (as ``aiohttp.web_exceptions`` carry
+    theirs); ``raw`` is the body as it arrived, kept in the trace when the request was a call."""
 
-    type = "unknown_run"
+    type = "bad_request"
+    status = 400
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.raw = message, raw
+
+    def to_json(self) -> dict:
+        return {"type": self.type, "message": self.message}
 
 
-class TooManyRuns(Exception):
-    """Transport-level: the server already holds ``max_runs`` live runs (HTTP 429)."""
+class MalformedJson(RequestError):
+    """The body is not JSON, or is nested deeper than `max_json_depth`."""
 
-    type = "too_many_runs"
+    type = "malformed_json"
 
 
-class UnknownPack(Exception):
-    """Transport-level: a run was asked for a pack the server cannot resolve (one uniform message)."""
+class InvalidBody(RequestError):
+    """A body of the wrong shape, or a number JSON cannot carry (NaN, Infinity)."""
+
+    type = "invalid_arguments"
+
+
+class InvalidEncoding(RequestError):
+    """The body is not valid UTF-8."""
+
+    type = "invalid_encoding"
+
+
+class UnknownPack(RequestError):
+    """`POST /runs` names a pack the server cannot resolve (pack ids only, never paths; one uniform message)."""
 
     type = "invalid_pack"
 
 
-class NoTask(Exception):
-    """Transport-level: ``/task`` or ``/answer`` for a run that has no pack (or a server without packs)."""
+class NoTask(RequestError):
+    """`/task` or `/answer` for a run that has no pack (or a server without packs)."""
 
     type = "no_task"
+
+
+class Unauthorized(RequestError):
+    """A token is set and the request lacks `Authorization: Bearer <token>`."""
+
+    type = "unauthorized"
+    status = 401
+
+
+class ForbiddenHost(RequestError):
+    """The Host is not a loopback name nor in `allowed_hosts` (DNS rebinding)."""
+
+    type = "forbidden_host"
+    status = 403
+
+
+class ForbiddenOrigin(RequestError):
+    """The request comes from a web page (a foreign or `null` Origin)."""
+
+    type = "forbidden_origin"
+    status = 403
+
+
+class UnknownRun(RequestError):
+    """The run id does not exist, or the run has ended (and been forgotten)."""
+
+    type = "unknown_run"
+    status = 404
+
+
+class RequestTimeout(RequestError):
+    """The body did not arrive within `request_body_timeout_s`."""
+
+    type = "request_timeout"
+    status = 408
+
+
+class BodyTooLarge(RequestError):
+    """The body is larger than `max_body_bytes`."""
+
+    type = "body_too_large"
+    status = 413
+
+
+class UnsupportedMediaType(RequestError):
+    """A POST whose Content-Type is not `application/json`."""
+
+    type = "unsupported_media_type"
+    status = 415
+
+
+class UnsupportedCharset(RequestError):
+    """A body declared in a charset other than UTF-8."""
+
+    type = "unsupported_charset"
+    status = 415
+
+
+class TooManyRuns(RequestError):
+    """`max_runs` live runs already: end one first."""
+
+    type = "too_many_runs"
+    status = 429

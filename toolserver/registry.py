@@ -1,7 +1,8 @@
 """Tools and the registry that orders them, used by every transport (HTTP, in-process, MCP).
 
-A tool = a frozen pydantic args model (every field described) + a side-effect kind + one
-async handler ``handler(ctx, args) -> dict``. Handlers never format transport output.
+A tool = a frozen pydantic args model (every field described) + a side-effect kind + what it
+does to the page a screenshot shows + one async handler ``handler(ctx, args, response)``, which
+records what happened on the response (``toolserver.response``) and never shapes output itself.
 
 The ``tool`` decorator turns a handler into a ``Tool``; each group module lists its tools in
 ``TOOLS`` and ``toolserver.tools.ALL_TOOLS`` concatenates the groups in contract order. A
@@ -25,7 +26,12 @@ SideEffect = Literal["read_only", "input", "action", "destructive"]  # see tools
 # What the dispatcher resolves before the handler runs: nothing, the run's current session,
 # or its current tab (the handler then reads ``ctx.session`` / ``ctx.tab`` and never checks).
 Scope = Literal["run", "session", "tab"]
-Handler = Callable[[Any, Any], Awaitable[dict]]
+# What the call does to the page, for the pictures taken after calls (toolserver.media): nothing
+# (the last picture is taken while it runs, none after it), reads it (likewise, and a picture
+# after it, usually a link to the last one), may change it (the last picture is finished before
+# it acts), or ends the session (it finishes the last picture itself; none after it).
+PageEffect = Literal["none", "reads", "changes", "ends_session"]
+Handler = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class ToolArgs(BaseModel):
@@ -43,6 +49,7 @@ class Tool:
     side_effect: SideEffect
     handler: Handler
     scope: Scope = "tab"
+    page_effect: PageEffect = "changes"
 
     @property
     def url_bearing(self) -> bool:
@@ -90,12 +97,19 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
 
 
 def tool(
-    name: str, *, args: type[ToolArgs], side_effect: SideEffect, description: str, title: str, scope: Scope = "tab"
+    name: str,
+    *,
+    args: type[ToolArgs],
+    side_effect: SideEffect,
+    description: str,
+    title: str,
+    scope: Scope = "tab",
+    page_effect: PageEffect = "changes",
 ) -> Callable[[Handler], Tool]:
-    """Declare a tool: ``@tool("browser_x", args=XArgs, ...) async def browser_x(ctx, args)``."""
+    """Declare a tool: ``@tool("browser_x", args=XArgs, ...) async def browser_x(ctx, args, response)``."""
 
     def declare(handler: Handler) -> Tool:
-        return Tool(name, title, description.strip(), args, side_effect, handler, scope)
+        return Tool(name, title, description.strip(), args, side_effect, handler, scope, page_effect)
 
     return declare
 
@@ -119,6 +133,9 @@ class ToolRegistry:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
+
+    def find(self, name: object) -> Tool | None:
+        return self._tools.get(name) if isinstance(name, str) else None
 
     def get(self, name: object) -> Tool:
         found = self._tools.get(name) if isinstance(name, str) else None

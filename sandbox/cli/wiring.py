@@ -1,14 +1,11 @@
-"""What the CLI hands the tool server so that it never imports packs or scoring itself: the
-pack policies (``sandbox.evaluation.packs.pack_policy``) and a run's task and score."""
+"""The CLI's check of a ``--pack`` option; the wiring itself is ``sandbox.runner.wiring``."""
 
 from __future__ import annotations
 
 import sys
 
-from sandbox.core.policy import PolicyNotFound
-from sandbox.core.trace import parse_trace
-from sandbox.evaluation.packs import load_pack, pack_policy
-from sandbox.evaluation.scoring import score_attempt
+from sandbox.evaluation.packs import pack_policy
+from toolserver.contract.policy import PolicyNotFound
 
 
 def pack_is_usable(command: str, pack: str | None) -> bool:
@@ -21,20 +18,3 @@ def pack_is_usable(command: str, pack: str | None) -> bool:
         print(f"sandbox {command}: {exc}", file=sys.stderr)
         return False
     return True
-
-
-class PackTasks:
-    """``toolserver.api.TaskProvider`` over the packs: the prompt, allowed URLs and time limit,
-    and the reviewed scoring pack's verdict with the gates."""
-
-    def task(self, pack: str, site_key: str) -> dict:
-        loaded = load_pack(pack)
-        return {
-            "prompt": loaded.render_prompt(site_key),
-            "allowed_urls": list(loaded.policy().allowed_urls or ()),
-            "time_limit_seconds": loaded.card.time_limit_seconds,
-        }
-
-    def score(self, pack: str, output: str, trace_text: str, elapsed_seconds: float, site_key: str | None) -> dict:
-        report = score_attempt(load_pack(pack), output, parse_trace(trace_text), elapsed_seconds, site_key=site_key)
-        return report.model_dump(mode="json")

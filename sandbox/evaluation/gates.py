@@ -1,5 +1,5 @@
 """Gates: the benchmark's execution, provider, time, safety and measurement rules, judged
-over a tool-call trace (``sandbox.core.trace.Trace``). One function per gate kind, registered by
+over a tool-call trace (``toolserver.contract.trace.Trace``). One function per gate kind, registered by
 name; ``check_gates`` runs them all and every failure names its gate and the offending
 call's ``seq`` (None when no single call is at fault).
 
@@ -9,9 +9,12 @@ Decisions (see docs/concepts/packs.md):
 - a navigation the page itself attempted (link, redirect, popup: a ``policy_violation``
   event with origin ``page``/``redirect``) outside the allowed URLs fails ``allowed_urls``
   too, naming the call during which it happened: the real service would have visited it;
-- URL checks compare the part before ``#`` by exact string equality (``sandbox.core.policy``);
+- URL checks compare the part before ``#`` by exact string equality (``toolserver.contract.policy``);
 - ``browser_close`` passes ``session_id``/``close_all`` when the key is present with a
   non-null value (``close_all: false`` counts as passing it).
+
+A gate that raises is recorded in ``GateReport.errors`` (``evaluating``) and the other gates
+still run; the report is then not ok.
 
 Gates always use the executed pack's own ``gates.json``. Pure module: no Playwright, no aiohttp.
 """
@@ -27,10 +30,11 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox.core.contract import URL_BEARING_TOOLS
-from sandbox.core.policy import url_allowed, without_fragment
-from sandbox.core.trace import CallRecord, Trace
+from sandbox.evaluation.evaluator_errors import EvaluatorError, evaluating
 from sandbox.evaluation.packs import GatesSpec, Pack, load_pack
+from toolserver.contract.names import URL_BEARING_TOOLS
+from toolserver.contract.policy import url_allowed, without_fragment
+from toolserver.contract.trace import CallRecord, Trace
 
 
 class GateFailure(BaseModel):
@@ -47,6 +51,9 @@ class GateReport(BaseModel):
     failures: list[GateFailure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     checked: list[str] = Field(default_factory=list)
+    errors: list[EvaluatorError] = Field(
+        default_factory=list, description="Gates that raised instead of judging (their findings are unknown)."
+    )
 
 
 class Finding(NamedTuple):
@@ -351,9 +358,11 @@ def check_gates(
     if trace is None:
         return GateReport(ok=False, measured=False, notes=["no trace given: gates not measured"])
     ctx = GateContext(pack=pack, trace=trace, elapsed_seconds=elapsed_seconds, site_key=site_key)
-    failures = [
-        GateFailure(gate=name, seq=finding.seq, message=finding.message)
-        for name, function in GATES.items()
-        for finding in function(ctx)
-    ]
-    return GateReport(ok=not failures, failures=failures, notes=ctx.notes, checked=list(GATES))
+    failures: list[GateFailure] = []
+    errors: list[EvaluatorError] = []
+    for name, function in GATES.items():
+        with evaluating(f"gate {name}", errors):
+            failures += [GateFailure(gate=name, seq=f.seq, message=f.message) for f in function(ctx)]
+    return GateReport(
+        ok=not failures and not errors, failures=failures, notes=ctx.notes, checked=list(GATES), errors=errors
+    )

@@ -12,9 +12,10 @@ agent on a pack, against the offline mirrors, traced, gated and scored exactly a
 
 ``assert_error_free`` also requires every field right; ``assert_field(attempt, "a.b")`` one field.
 
-Model agents (``openai:``, ``anthropic:``) replay a vcrpy cassette kept next to the test file
-(``cassettes/<test module>/<test name>.yaml``, as pytest-recording does). The record mode is
-``--sandbox-record-mode`` (vcrpy's ``once``/``none``/``all``/``new_episodes``; default
+Agents that take a cassette (``openai:``, ``anthropic:``, and ``think:`` around one of them)
+replay a vcrpy cassette kept next to the test file (``cassettes/<test module>/<test
+name>.yaml``, as pytest-recording does). The record mode is ``--sandbox-record-mode`` (one of
+``sandbox.runner.record_mode.RecordMode``: ``once``/``none``/``all``/``new_episodes``; default
 ``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
 to ``--sandbox-out`` (default: pytest's temporary directory).
 
@@ -35,23 +36,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from sandbox.runner.record_mode import RecordMode
+
 # pytest loads this plugin into every test session where the package is installed: the sandbox
 # (Playwright, scoring, agents) is imported when a test first asks for it, not at start-up.
 if TYPE_CHECKING:
     from sandbox.evaluation.packs import Pack
     from sandbox.evaluation.scoring import ScoreReport
 
-RECORD_MODES = ("once", "none", "all", "new_episodes")
-MODEL_AGENT_KINDS = ("openai", "anthropic")  # agents that replay cassettes
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sandbox", "browser-tool sandbox (offline agent regression tests)")
     group.addoption(
         "--sandbox-record-mode",
-        choices=RECORD_MODES,
+        choices=RecordMode.values(),
         default=None,
-        help="vcrpy record mode for model agents' cassettes (default: none — replay only)",
+        help=f"vcrpy record mode for model agents' cassettes (default: none). {RecordMode.describe()}",
     )
     group.addoption(
         "--sandbox-out",
@@ -76,14 +76,12 @@ class BackgroundSandbox:
     """A started ``Sandbox`` on its own event loop thread; ``call`` runs a coroutine there."""
 
     def __init__(self, mirror_roots: tuple[Path, ...]) -> None:
-        from sandbox.evaluation.packs import pack_policy
-        from toolserver.api import Sandbox
-        from toolserver.config import ServerConfig
+        from sandbox.runner.wiring import app_config, app_sandbox
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="sandbox", daemon=True)
         self.thread.start()
-        self.sandbox = self.call(Sandbox(ServerConfig(mirror_roots=mirror_roots), policies=pack_policy).start())
+        self.sandbox = self.call(app_sandbox(app_config(mirror_roots=mirror_roots)).start())
 
     def call(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -174,7 +172,7 @@ def assert_field(attempt: Attempt, name: str) -> None:
 @pytest.fixture(scope="session")
 def sandbox(pytestconfig: pytest.Config):
     """The warm in-process sandbox (one Chromium for the whole test session)."""
-    from sandbox.core.paths import MIRRORS_DIR
+    from sandbox.paths import MIRRORS_DIR
 
     host = BackgroundSandbox(tuple(pytestconfig.getoption("sandbox_mirrors") or (MIRRORS_DIR,)))
     yield host
@@ -199,12 +197,12 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
         pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
 
 
-def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: Path, mode: str) -> None:
+def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: Path, mode: RecordMode) -> None:
     from sandbox.runner.cassettes import CassetteMismatch, check_cassette
     from toolserver.formats import tool_definitions
 
     if not cassette.is_file():
-        if mode == "none":
+        if mode is RecordMode.NONE:
             pytest.fail(
                 f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
                 "endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY) and run pytest with "
@@ -212,7 +210,7 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: P
                 pytrace=False,
             )
         return
-    if mode in ("none", "once", "new_episodes"):
+    if mode is not RecordMode.ALL:  # the others replay what the cassette holds
         try:
             check_cassette(cassette, pack, tool_definitions(kind, host.sandbox.registry.schemas()))
         except CassetteMismatch as exc:
@@ -224,7 +222,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
     runs one attempt and returns an ``Attempt``."""
     from sandbox.evaluation.scoring import ScoreReport
-    from sandbox.runner.agents import AgentOptions, make_agent
+    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
     from sandbox.runner.attempt import run_attempt
 
     config = request.config
@@ -236,18 +234,25 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         agent: str = "reference",
         *,
         cassette: Path | str | None = None,
-        record_mode: str | None = None,
+        record_mode: RecordMode | str | None = None,
         time_limit: float | None = None,
     ) -> Attempt:
         loaded = resolve_pack(request, pack)
         options = AgentOptions()
-        kind = agent.partition(":")[0]
-        if kind in MODEL_AGENT_KINDS:
-            mode = record_mode or config.getoption("sandbox_record_mode") or "none"
-            if mode not in RECORD_MODES:
-                pytest.fail(f"record_mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}", pytrace=False)
+        try:
+            uses_cassette = "cassette" in AGENT_KINDS.uses(agent)
+        except ValueError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        if uses_cassette:
+            given = record_mode or config.getoption("sandbox_record_mode") or RecordMode.NONE
+            if given not in RecordMode.values():
+                pytest.fail(
+                    f"record_mode must be one of {', '.join(RecordMode.values())}, got {given!r}", pytrace=False
+                )
+            mode = RecordMode(given)
             path = Path(cassette) if cassette is not None else default_cassette(request)
-            prepare_cassette(sandbox, loaded, kind, path, mode)
+            model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]  # its tools' format: openai, anthropic
+            prepare_cassette(sandbox, loaded, model_kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
             options = AgentOptions(cassette=path, record_mode=mode)
         elif cassette is not None:

@@ -4,9 +4,11 @@ agent, then scoring; everything lands in the attempt's folder.
     <attempt>/trace.jsonl   every tool call and browser event (written as they happen)
     <attempt>/prompt.txt    exactly what the agent was given
     <attempt>/output.txt    the agent's final answer
-    <attempt>/score.json    the reviewed scoring pack's verdict plus the gates
+    <attempt>/score.json    the reviewed scoring pack's verdict plus the gates (status error, with
+                            the traceback, when an evaluator raised: the batch goes on)
     <attempt>/score.txt     the same verdict for people, with why it did not qualify
     <attempt>/attempt.json  pack, agent, site key, times, exit status, counts, usage, versions
+                            (``AttemptRecord``)
     <attempt>/shots/<seq>.png  the active tab after each call (``screenshots``: all, failures, none)
     <attempt>/playwright-trace.zip  each session's Playwright trace (``playwright_trace``)
 """
@@ -15,36 +17,36 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import shutil
 import time
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox import __version__
-from sandbox.core.policy import PolicyMode
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import Pack
-from sandbox.evaluation.scoring import describe_score, score_attempt
+from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
+from toolserver.contract import site_keys
+from toolserver.contract.policy import PolicyMode
+from toolserver.contract.trace import read_trace
 
-ISSUED_SITE_KEYS: set[str] = set()
+SITE_KEY_PREFIX = "bench"
 SCREENSHOT_MODES = ("all", "failures", "none")
 SHOTS_FOLDER = "shots"
+EVALUATION_ERROR = "evaluation_error"  # an attempt's status when an evaluator raised (score.json status error)
 
 
-def new_site_key() -> str:
-    """A profile key never issued before in this process (and never seen by the server)."""
-    while True:
-        key = f"bench-{secrets.token_hex(8)}"
-        if key not in ISSUED_SITE_KEYS:
-            ISSUED_SITE_KEYS.add(key)
-            return key
+def new_site_key(taken: Container[str] = ()) -> str:
+    """A runner's site key (``bench-...``): the tool server's one generator with the runner's prefix."""
+    return site_keys.new_site_key(taken, SITE_KEY_PREFIX)
 
 
 def package_versions() -> dict[str, str]:
@@ -57,12 +59,68 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+class AttemptRecord(BaseModel):
+    """``attempt.json``: which pack and agent, how the attempt ended, what it cost and with which
+    versions. Written by ``run_attempt``; read back by ``sandbox.runner.folders``, where a field an
+    older version (or another writer) left out is None."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pack: str = Field(description="The executed pack's id.")
+    scoring_pack: str | None = Field(default=None, description="The workflow's reviewed pack, which scored it.")
+    agent: str | None = Field(default=None, description="The agent's name (its spec: reference, cmd:..., ...).")
+    attempt: int | None = Field(default=None, description="The attempt's number in its batch (the repeat, from 1).")
+    origin: Literal["recorded", "hand-made"] | None = Field(
+        default=None, description="recorded: run through the tool server; hand-made: written call by call."
+    )
+    recorded_run: bool | None = Field(default=None, description="True when the tool server recorded the trace.")
+    site_key: str | None = Field(default=None, description="The never-issued profile key the prompt gave the agent.")
+    run_id: str | None = Field(default=None, description="The tool server's run id (the trace header's run_id).")
+    started_at: str | None = Field(default=None, description="When the agent was started (ISO-8601 UTC, milliseconds).")
+    elapsed_seconds: float | None = Field(
+        default=None, description="The agent's measured time: from its start to its answer or its stop."
+    )
+    time_limit_seconds: int | float | None = Field(default=None, description="The time limit the agent was given.")
+    status: str | None = Field(
+        default=None, description="How the agent ended: completed, error (it reported one), timeout or crashed."
+    )
+    error: str | None = Field(default=None, description="The agent's error message (None when it completed).")
+    tool_calls: dict[str, int] | None = Field(default=None, description="Calls per tool, from the trace.")
+    tool_calls_total: int | None = Field(default=None, description="Every call line of the trace.")
+    token_usage: dict[str, int] | None = Field(default=None, description="A model agent's tokens (None: no model).")
+    agent_details: dict[str, Any] | None = Field(
+        default=None, description="What the agent reported about itself (exit code, turns, ...)."
+    )
+    qualified_pass: bool | None = Field(default=None, description="score.json's qualified_pass.")
+    error_free: bool | None = Field(default=None, description="score.json's error_free.")
+    score_status: ScoreStatus | None = Field(
+        default=None, description="score.json's status: pass, fail or error (an evaluator raised)."
+    )
+    versions: dict[str, str] | None = Field(default=None, description="Versions of the sandbox and its packages.")
+    chromium: str | None = Field(default=None, description="The Chromium executable the tool server drove.")
+    mirror_checksum: str | None = Field(default=None, description="Checksum of the mirrors the run read.")
+    pack_checksum: str | None = Field(default=None, description="Checksum of the executed pack's scoring files.")
+    tries: int | None = Field(default=None, description="Ray: the workers tried before it was recorded as crashed.")
+    executor: str | None = Field(default=None, description="The executor that recorded a crash (ray).")
+    how: str | None = Field(default=None, description="A hand-made attempt: how it was written.")
+    demonstrates: list[str] | None = Field(default=None, description="A hand-made attempt: what it shows.")
+
+    def to_json(self) -> str:
+        """The file's text: the fields the writer gave (None included), in the order above."""
+        return json.dumps(self.model_dump(mode="json", exclude_unset=True), indent=2, ensure_ascii=False) + "\n"
+
+
+def attempt_status(agent_status: str, score_status: str | None) -> str:
+    """The attempt's status in the summary: how the agent ended, unless an evaluator raised."""
+    return EVALUATION_ERROR if score_status == "error" else agent_status
+
+
 @dataclass
 class AttemptOutcome:
     pack: str
     agent: str
     directory: Path
-    status: str
+    status: str  # how the agent ended, or evaluation_error (see ``attempt_status``)
     elapsed_seconds: float
     qualified_pass: bool
     error_free: bool
@@ -97,9 +155,7 @@ async def run_attempt(
     if screenshots not in SCREENSHOT_MODES:
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     directory.mkdir(parents=True, exist_ok=False)  # an attempt's folder is its own: never appended to
-    site_key = new_site_key()
-    while site_key in sandbox.host.profiles:  # never-issued also means the server has never seen it
-        site_key = new_site_key()
+    site_key = sandbox.issue_site_key(SITE_KEY_PREFIX)  # never issued: the server has never seen it either
     block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
     run = sandbox.create_run(
         policy=pack.policy(policy or sandbox.config.policy, block),
@@ -144,32 +200,33 @@ async def run_attempt(
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
-    attempt = {
-        "pack": pack.id,
-        "scoring_pack": pack.card.scoring_pack,
-        "agent": agent.name,
-        "attempt": attempt_number,
-        "origin": "recorded",
-        "recorded_run": True,
-        "site_key": site_key,
-        "run_id": run.id,
-        "started_at": started_wall,
-        "elapsed_seconds": round(elapsed, 3),
-        "time_limit_seconds": limit,
-        "status": result.status,
-        "error": result.error,
-        "tool_calls": dict(sorted(counts.items())),
-        "tool_calls_total": sum(counts.values()),
-        "token_usage": result.token_usage,
-        "agent_details": result.details,
-        "qualified_pass": report.qualified_pass,
-        "error_free": report.error_free,
-        "versions": package_versions(),
-        "chromium": sandbox.host.executable,
-        "mirror_checksum": run.store.checksum(),
-        "pack_checksum": pack.checksum(),
-    }
-    (directory / "attempt.json").write_text(json.dumps(attempt, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    attempt = AttemptRecord(
+        pack=pack.id,
+        scoring_pack=pack.card.scoring_pack,
+        agent=agent.name,
+        attempt=attempt_number,
+        origin="recorded",
+        recorded_run=True,
+        site_key=site_key,
+        run_id=run.id,
+        started_at=started_wall,
+        elapsed_seconds=round(elapsed, 3),
+        time_limit_seconds=limit,
+        status=result.status,
+        error=result.error,
+        tool_calls=dict(sorted(counts.items())),
+        tool_calls_total=sum(counts.values()),
+        token_usage=result.token_usage,
+        agent_details=result.details,
+        qualified_pass=report.qualified_pass,
+        error_free=report.error_free,
+        score_status=report.status,
+        versions=package_versions(),
+        chromium=sandbox.host.executable,
+        mirror_checksum=run.store.checksum(),
+        pack_checksum=pack.checksum(),
+    )
+    (directory / "attempt.json").write_text(attempt.to_json(), encoding="utf-8")
     stderr_file = directory / "agent.stderr.txt"
     stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
     reasons = failure_reasons(attempt, score, stderr)
@@ -178,7 +235,7 @@ async def run_attempt(
         pack.id,
         agent.name,
         directory,
-        result.status,
+        attempt_status(result.status, report.status),
         elapsed,
         report.qualified_pass,
         report.error_free,
@@ -189,13 +246,13 @@ async def run_attempt(
     )
 
 
-def describe_attempt(attempt: dict[str, Any], score_text: str, reasons: list[str]) -> str:
+def describe_attempt(attempt: AttemptRecord, score_text: str, reasons: list[str]) -> str:
     """``score.txt``: who ran, how it ended, the verdict, and why it did not qualify."""
-    ended = attempt["status"] + (f" ({attempt['error']})" if attempt.get("error") else "")
+    ended = f"{attempt.status}" + (f" ({attempt.error})" if attempt.error else "")
     head = (
-        f"attempt {attempt['pack']} #{attempt['attempt']} by {attempt['agent']}: {ended}, "
-        f"{attempt['elapsed_seconds']:.2f} s of {attempt['time_limit_seconds']:g} s, "
-        f"{attempt['tool_calls_total']} tool calls"
+        f"attempt {attempt.pack} #{attempt.attempt} by {attempt.agent}: {ended}, "
+        f"{attempt.elapsed_seconds or 0:.2f} s of {attempt.time_limit_seconds or 0:g} s, "
+        f"{attempt.tool_calls_total} tool calls"
     )
     why = ["why it did not qualify:", *(f"  - {r}" for r in reasons)] if reasons else []
     return "\n".join([head, score_text, *why]) + "\n"

@@ -1,5 +1,5 @@
-"""Batches: many attempts on one warm browser (or Ray workers), bounded parallelism, a
-progress bar, a summary.
+"""Batches: many attempts on an executor (``sandbox.runner.executors``: one warm browser, or Ray
+workers), bounded parallelism, a progress bar, a summary.
 
 Each attempt is its own run (own browser contexts, own fresh site key), so attempts never
 share a profile. A crashed or hung agent ends as that attempt's status; the batch goes on.
@@ -14,11 +14,16 @@ import statistics
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sandbox.core.policy import PolicyMode
-from sandbox.evaluation.packs import Pack, list_packs, load_pack, pack_policy
+from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import AttemptOutcome, run_attempt
+from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.executors import AttemptSettings, BatchPlan, parse_executor
+from toolserver.contract.policy import PolicyMode
+
+if TYPE_CHECKING:
+    from toolserver.api import Sandbox
 
 SUMMARY_FILE = "summary.json"
 
@@ -60,21 +65,23 @@ async def run_batch(
     out: Path = Path("runs"),
     options: AgentOptions | None = None,
     progress: bool = True,
-    sandbox=None,
+    sandbox: Sandbox | None = None,
     time_limit: float | None = None,
     policy: PolicyMode | None = None,
     block_state_changes: bool | None = None,
     executor: str = "local",
-    retries: int = 0,
+    retries: int | None = None,
     screenshots: str = "all",
     playwright_trace: bool = False,
 ) -> list[AttemptOutcome]:
-    """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on this
-    process's warm browser (``executor="local"``) or on a Ray cluster (``"ray[:ADDRESS]"``,
-    where a worker that dies fails only its attempts, re-run up to ``retries`` times)."""
-    kind, _, address = executor.partition(":")
-    if kind not in ("local", "ray") or (kind == "local" and address):
-        raise ValueError(f"unknown executor {executor!r}: use local or ray[:ADDRESS]")
+    """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on the executor
+    ``executor`` names (``sandbox.runner.executors``): this process's warm browser (``"local"``;
+    ``sandbox``: a started one to use) or a Ray cluster (``"ray[:ADDRESS]"``, where a worker that
+    dies fails only its attempts, re-run up to ``retries`` times). ``sandbox`` and ``retries`` are
+    the executor's options: one it does not take is an ``ExecutorSpecError``."""
+    given = {name: value for name, value in (("sandbox", sandbox), ("retries", retries)) if value is not None}
+    chosen = parse_executor(executor, given)
+    options = options or AgentOptions()
     check = getattr(make_agent(agent_spec, options), "preflight", None)  # fail early on a bad spec
     problem = await check() if check else None  # once, so N attempts do not fail the same way
     if problem:
@@ -82,23 +89,14 @@ async def run_batch(
     batch_dir = exclusive_dir(Path(out), f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
     jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
     limit = asyncio.Semaphore(max(1, concurrency))
-    attempt_options = dict(
+    settings = AttemptSettings(
         time_limit=time_limit,
         policy=policy,
         block_state_changes=block_state_changes,
         screenshots=screenshots,
         playwright_trace=playwright_trace,
     )
-    start = start_ray if kind == "ray" else start_local
-    execute, stop = await start(
-        address=address,
-        sandbox=sandbox,
-        concurrency=concurrency,
-        agent_spec=agent_spec,
-        options=options,
-        retries=retries,
-        attempt_options=attempt_options,
-    )
+    running = await chosen.start(BatchPlan(agent_spec, options, concurrency, settings))
     bar = None
     if progress:
         from tqdm import tqdm
@@ -107,7 +105,7 @@ async def run_batch(
 
     async def one(pack: Pack, rep: int) -> AttemptOutcome:
         async with limit:
-            outcome = await execute(pack, rep, batch_dir / f"{pack.id}-{rep}")
+            outcome = await running.run(pack, rep, batch_dir / f"{pack.id}-{rep}")
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)
@@ -119,82 +117,8 @@ async def run_batch(
     finally:
         if bar is not None:
             bar.close()
-        await stop()
+        await running.stop()
     return list(outcomes)
-
-
-async def serve_loopback(sandbox):
-    """The HTTP tool server (and MCP at /mcp) for ``sandbox`` on a free loopback port, for
-    ``cmd:`` agents: returns the aiohttp runner (``await runner.cleanup()``) and the base URL."""
-    from aiohttp import web
-
-    from toolserver.transports.http import create_app
-
-    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"  # the one site: its bound (host, port)
-
-
-async def start_local(*, sandbox, agent_spec: str, options: AgentOptions | None, attempt_options: dict, **_):
-    """Attempts on this process's warm browser, with the HTTP tool server for ``cmd:`` agents."""
-    from toolserver.api import Sandbox
-
-    owned = sandbox is None
-    if owned:
-        sandbox = await Sandbox(policies=pack_policy).start()
-    runner, url = await serve_loopback(sandbox)
-
-    async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
-        return await run_attempt(
-            sandbox,
-            pack,
-            make_agent(agent_spec, options),
-            directory,
-            sandbox_url=url,
-            attempt_number=rep,
-            **attempt_options,
-        )
-
-    async def stop() -> None:
-        await runner.cleanup()
-        if owned:
-            await sandbox.stop()
-
-    return execute, stop
-
-
-async def start_ray(
-    *,
-    address: str,
-    concurrency: int,
-    agent_spec: str,
-    options: AgentOptions | None,
-    retries: int,
-    attempt_options: dict,
-    **_,
-):
-    """Attempts on Ray workers, each with its own warm browser (see ``sandbox.runner.ray_executor``)."""
-    from sandbox.runner.ray_executor import RayPool
-
-    pool = await RayPool(address, concurrency).start()
-
-    async def execute(pack: Pack, rep: int, directory: Path) -> AttemptOutcome:
-        return await pool.run(
-            directory,
-            pack.id,
-            agent_spec,
-            options or AgentOptions(),
-            retries=retries,
-            attempt_number=rep,
-            **attempt_options,
-        )
-
-    async def stop() -> None:
-        pool.stop()
-
-    return execute, stop
 
 
 def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.core.mirrors import MirrorStore
 from sandbox.evaluation.packs import Pack
+from toolserver.contract.mirrors import MirrorStore
 
 
 def _is_html(headers: dict[str, str]) -> bool:
@@ -25,10 +25,10 @@ def _is_html(headers: dict[str, str]) -> bool:
 async def rendered_text(url: str, store_roots: tuple[Path, ...], sandbox=None) -> str:
     """The page's visible text, rendered through a sandbox run on exactly ``store_roots``
     (on ``sandbox``'s warm browser when given, else on a browser started for it)."""
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
 
     if sandbox is None:
-        async with Sandbox() as own:
+        async with app_sandbox() as own:
             return await rendered_text(url, store_roots, own)
     run = sandbox.create_run(mirror_roots=store_roots)
     try:

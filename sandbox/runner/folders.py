@@ -2,8 +2,9 @@
 by a killed run: every file is optional; what is missing or unreadable is named in
 ``problems``, never raised.
 
-    AttemptFolder.load(path)  one attempt (attempt.json, score.json, output.txt, trace.jsonl,
-                              agent.stderr.txt, transcript.jsonl, shots/)
+    AttemptFolder.load(path)  one attempt (attempt.json as an ``AttemptRecord``, score.json,
+                              output.txt, trace.jsonl, agent.stderr.txt, transcript.jsonl, shots/)
+    read_attempt_record(data) attempt.json's data as an AttemptRecord, unreadable fields left out
     batch_attempts(path)      the attempt folders of a batch folder, in name order
     outcome(folder)           the folder as an AttemptOutcome (for the summary table)
     read_summary(batch_dir)   summary.json, or the same data rebuilt for an older batch
@@ -16,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.trace import Trace, parse_trace
-from sandbox.runner.attempt import AttemptOutcome
+from pydantic import ValidationError
+
+from sandbox.runner.attempt import AttemptOutcome, AttemptRecord, attempt_status
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.reasons import failure_reasons
+from toolserver.contract.trace import Trace, parse_trace
 
 ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
 
@@ -28,10 +31,28 @@ def is_attempt_folder(path: Path) -> bool:
     return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
 
 
+def read_attempt_record(data: dict[str, Any]) -> tuple[AttemptRecord | None, list[str]]:
+    """``attempt.json``'s data as an ``AttemptRecord`` and what could not be read: a field this
+    version does not know, or of the wrong type, is left out and named (None: no pack named)."""
+    data = dict(data)
+    problems: list[str] = []
+    while True:
+        try:
+            return AttemptRecord.model_validate(data), problems
+        except ValidationError as exc:
+            unreadable = {str(error["loc"][0]): error["msg"] for error in exc.errors() if error["loc"]}
+            if not unreadable or not unreadable.keys() <= data.keys() or "pack" in unreadable:
+                why = "; ".join(f"{name}: {message}" for name, message in unreadable.items()) or str(exc)
+                return None, [*problems, f"attempt.json is unreadable ({why})"]
+            for name, message in sorted(unreadable.items()):
+                problems.append(f"attempt.json field {name!r} left out: {message}")
+                del data[name]
+
+
 @dataclass
 class AttemptFolder:
     path: Path
-    attempt: dict[str, Any] | None = None
+    attempt: AttemptRecord | None = None
     score: dict[str, Any] | None = None
     output: str | None = None
     trace: Trace | None = None
@@ -41,7 +62,10 @@ class AttemptFolder:
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
         folder = cls(Path(path))
-        folder.attempt = folder._json("attempt.json")
+        attempt = folder._json("attempt.json")
+        if attempt is not None:
+            folder.attempt, problems = read_attempt_record(attempt)
+            folder.problems += problems
         folder.score = folder._json("score.json")
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False)
@@ -85,7 +109,9 @@ class AttemptFolder:
 
     @property
     def pack(self) -> str | None:
-        for source in (self.attempt, self.score, self.trace.header if self.trace else None):
+        if self.attempt is not None:
+            return self.attempt.pack
+        for source in (self.score, self.trace.header if self.trace else None):
             if source and source.get("pack"):
                 return source["pack"]
         return None
@@ -103,19 +129,21 @@ def batch_attempts(path: Path) -> list[AttemptFolder]:
 
 
 def outcome(folder: AttemptFolder) -> AttemptOutcome:
-    attempt, score = folder.attempt or {}, folder.score or {}
-    calls = attempt.get("tool_calls_total", len(folder.trace.calls) if folder.trace else 0)
+    attempt, score = folder.attempt or AttemptRecord(pack=folder.pack or folder.name), folder.score or {}
+    calls = attempt.tool_calls_total
+    if calls is None:
+        calls = len(folder.trace.calls) if folder.trace else 0
     return AttemptOutcome(
         pack=folder.pack or folder.name,
-        agent=attempt.get("agent", "unknown"),
+        agent=attempt.agent or "unknown",
         directory=folder.path,
-        status=attempt.get("status", "unknown"),
-        elapsed_seconds=float(attempt.get("elapsed_seconds", 0.0)),
+        status=attempt_status(attempt.status or "unknown", score.get("status")),
+        elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
         qualified_pass=bool(score.get("qualified_pass")),
         error_free=bool(score.get("error_free")),
         field_accuracy=float(score.get("field_accuracy", 0.0)),
         tool_calls=int(calls),
-        token_usage=attempt.get("token_usage"),
+        token_usage=attempt.token_usage,
         reason="; ".join(folder.reasons()),
     )
 

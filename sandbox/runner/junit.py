@@ -2,9 +2,10 @@
 
 One ``<testsuite>`` per batch, one ``<testcase name="<pack>[<agent>#<n>]">`` per attempt; an
 attempt that did not qualify has a ``<failure>`` whose message is the reason (the same line
-``sandbox run`` prints) and whose text is the attempt's ``score.txt``. The Ant/Jenkins JUnit
-format: the attributes CI parsers require (tests, failures, errors, time, timestamp,
-hostname; name, classname, time) are always present.
+``sandbox run`` prints) and whose text is the attempt's ``score.txt``. An attempt whose
+evaluation raised (status ``evaluation_error``) has an ``<error>`` instead, as a test that
+raised does: it was not judged. The Ant/Jenkins JUnit format: the attributes CI parsers require
+(tests, failures, errors, time, timestamp, hostname; name, classname, time) are always present.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sandbox.runner.attempt import EVALUATION_ERROR
 from sandbox.runner.folders import AttemptFolder, read_summary
 
 
 def _number(folder: AttemptFolder) -> str:
-    attempt = (folder.attempt or {}).get("attempt")
+    attempt = folder.attempt.attempt if folder.attempt else None
     return str(attempt) if attempt is not None else folder.name.rsplit("-", 1)[-1]
 
 
@@ -26,12 +28,12 @@ def junit_xml(batch_dir: Path) -> str:
     """The batch (or single attempt) folder's results as JUnit XML text."""
     batch_dir = Path(batch_dir)
     data = read_summary(batch_dir)
-    cases, failures, total_time, starts = [], 0, 0.0, []
+    cases, failures, errors, total_time, starts = [], 0, 0, 0.0, []
     for entry in data["attempts"]:
         directory = Path(entry["directory"])
         folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
         seconds = float(entry["elapsed_seconds"])
-        started_at = (folder.attempt or {}).get("started_at")
+        started_at = folder.attempt.started_at if folder.attempt else None
         if started_at:
             starts.append(datetime.fromisoformat(started_at).astimezone(UTC))
         total_time += seconds
@@ -42,12 +44,16 @@ def junit_xml(batch_dir: Path) -> str:
             time=f"{seconds:.3f}",
         )
         if not entry["qualified_pass"]:
-            failures += 1
+            raised = entry["status"] == EVALUATION_ERROR or (folder.score or {}).get("status") == "error"
+            if raised:
+                errors += 1
+            else:
+                failures += 1
             failure = ET.SubElement(
                 case,
-                "failure",
+                "error" if raised else "failure",
                 message=entry.get("reason") or "not a qualified pass",
-                type=f"not_qualified ({entry['status']})",
+                type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
             )
             failure.text = (
                 (folder.path / "score.txt").read_text(encoding="utf-8")
@@ -61,7 +67,7 @@ def junit_xml(batch_dir: Path) -> str:
         name="sandbox",
         tests=str(len(cases)),
         failures=str(failures),
-        errors="0",
+        errors=str(errors),
         time=f"{total_time:.3f}",
     )
     suite = ET.SubElement(
@@ -70,7 +76,7 @@ def junit_xml(batch_dir: Path) -> str:
         name=batch_dir.resolve().name,
         tests=str(len(cases)),
         failures=str(failures),
-        errors="0",
+        errors=str(errors),
         skipped="0",
         time=f"{total_time:.3f}",
         timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),  # UTC; the format has no zone

@@ -1,21 +1,33 @@
 """Why an attempt did not qualify, in words a person reads at a glance.
 
-Works on the attempt folder's plain data (``attempt.json``, ``score.json`` as dicts, the
-agent's stderr text), so it serves a fresh attempt, ``sandbox results`` on an old batch,
-the HTML report and JUnit alike. The most telling cause comes first: the agent's own error
-(with the last lines of its stderr) or the time limit stands alone, since every other finding
-follows from it; otherwise gates (naming the call's seq), the output contract, critical
-fields (expected vs got), else the score's first reason.
+Works on the attempt folder's data (``attempt.json`` as an ``AttemptRecord`` or a dict,
+``score.json`` as a dict, the agent's stderr text), so it serves a fresh attempt, ``sandbox
+results`` on an old batch, the HTML report and JUnit alike. The most telling cause comes first:
+an evaluator that raised (the attempt could not be judged: fix it and re-score); then the
+agent's own error (with the last lines of its stderr) or the time limit, which stands alone,
+since every other finding follows from it; otherwise gates (naming the call's seq), the output
+contract, critical fields (expected vs got), else the score's first reason.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from sandbox.evaluation.scoring import short_value
 
 STDERR_TAIL_LINES = 3
 MAX_LISTED = 2  # per kind of cause; the rest is counted ("+3 more")
+
+
+class AgentEnding(Protocol):
+    """How the agent ended, as ``AttemptRecord`` (``attempt.json``) tells it."""
+
+    @property
+    def status(self) -> str | None: ...
+
+    @property
+    def error(self) -> str | None: ...
 
 
 def stderr_tail(text: str | None, lines: int = STDERR_TAIL_LINES) -> str:
@@ -30,19 +42,33 @@ def _listed(items: list[str], what: str) -> list[str]:
     return items[: MAX_LISTED - 1] + [f"{items[MAX_LISTED - 1]} (+{extra} more {what})"]
 
 
+def evaluation_errors(score: Mapping[str, Any] | None) -> list[str]:
+    """One line per evaluator that raised (``score.json`` ``errors``); empty for a judged score."""
+    return [
+        f"evaluation error: {e.get('evaluator', '?')} raised {e.get('exception', '?')}"
+        + (f": {e['message']}" if e.get("message") else "")
+        + " (traceback in score.json)"
+        for e in (score or {}).get("errors") or []
+    ]
+
+
 def failure_reasons(
-    attempt: dict[str, Any] | None, score: dict[str, Any] | None, stderr: str | None = None
+    attempt: AgentEnding | Mapping[str, Any] | None, score: Mapping[str, Any] | None, stderr: str | None = None
 ) -> list[str]:
     """The causes, most telling first; empty for a qualified pass."""
-    attempt, reasons = attempt or {}, []
-    status = attempt.get("status")
+    if attempt is None or isinstance(attempt, Mapping):
+        status, error = (attempt or {}).get("status"), (attempt or {}).get("error")
+    else:
+        status, error = attempt.status, attempt.error
+    unjudged = _listed(evaluation_errors(score), "evaluation errors")
+    reasons = []
     if status == "timeout":
-        reasons.append(f"time limit: {attempt.get('error') or 'stopped at the time limit'}")
+        reasons.append(f"time limit: {error or 'stopped at the time limit'}")
     elif status not in (None, "completed"):
         tail = stderr_tail(stderr)
-        reasons.append(
-            f"agent {status}: {attempt.get('error') or 'no message'}" + (f"; stderr: {tail}" if tail else "")
-        )
+        reasons.append(f"agent {status}: {error or 'no message'}" + (f"; stderr: {tail}" if tail else ""))
+    if unjudged:  # no verdict to explain: the other evaluators' findings are in score.txt
+        return unjudged + reasons
     if score is None:
         return reasons + ["no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"]
     if score.get("qualified_pass"):

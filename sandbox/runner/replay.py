@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.trace import parse_trace, read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
+from toolserver.contract.trace import parse_trace, read_trace
 
 VOLATILE_KEYS = {
     "session_id",

@@ -30,7 +30,7 @@ PROJECT_ROOT = SCRIPTS.parent
 sys.path[:0] = [str(PROJECT_ROOT), str(SCRIPTS)]
 
 import make_opinion_pdf  # noqa: E402  (scripts/make_opinion_pdf.py)
-from sandbox.core.mirrors import reconstructed, remove_entries, write_entry  # noqa: E402
+from toolserver.contract.mirrors import reconstructed, remove_entries, write_entry  # noqa: E402
 
 HOST = "www.supremecourt.gov"
 DEFAULT_OUT = PROJECT_ROOT / "mirrors" / HOST

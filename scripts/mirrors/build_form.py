@@ -20,7 +20,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 if str(PROJECT_ROOT) not in sys.path:
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from sandbox.core.mirrors import MANIFEST, reconstructed, write_entry  # noqa: E402
+from toolserver.contract.mirrors import MANIFEST, reconstructed, write_entry  # noqa: E402
 
 HOST = "sarah27h.github.io"
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "form"

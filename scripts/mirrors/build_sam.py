@@ -46,7 +46,7 @@ from pathlib import Path
 from reportlab.lib.pagesizes import letter
 from reportlab.pdfgen import canvas
 
-from sandbox.core.mirrors import reconstructed, remove_entries, write_entry
+from toolserver.contract.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "sam"

@@ -28,7 +28,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.core.mirrors import reconstructed, remove_entries, write_entry
+from toolserver.contract.mirrors import reconstructed, remove_entries, write_entry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIR = Path(__file__).resolve().parent / "src" / "sec"

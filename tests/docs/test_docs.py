@@ -78,7 +78,7 @@ def recorded_literals(pattern: str, *roots: str) -> set[str]:
 
 
 def test_every_event_kind_the_code_records_is_in_the_trace_reference():
-    from sandbox.core.trace import EVENT_KINDS
+    from toolserver.contract.trace import EVENT_KINDS
 
     kinds = recorded_literals(r'record_event\(\s*"([a-z_]+)"', "toolserver", "sandbox")
     kinds |= {"policy_violation", "state_change"}  # recorded through their own helpers
@@ -86,14 +86,18 @@ def test_every_event_kind_the_code_records_is_in_the_trace_reference():
     assert kinds <= set(EVENT_KINDS), sorted(kinds - set(EVENT_KINDS))
 
 
-def test_every_error_type_the_http_transport_answers_with_is_in_the_errors_reference():
-    from toolserver.transports.http import TRANSPORT_ERRORS
+def test_the_http_transport_answers_only_with_error_types_the_reference_lists():
+    """Every refusal is a ``RequestError`` subclass (listed, with its status, by the generated
+    errors page); the error boundary itself answers only ``http_error`` and ``server_fault``."""
+    from toolserver.errors import RequestError
 
-    types = recorded_literals(
-        r'(?:error_response|BadRequest|trace_refused_call)\(\s*(?:request,\s*)?"([a-z_]+)"', "toolserver/transports"
-    )
-    assert len(types) >= 14, types
-    assert types <= set(TRANSPORT_ERRORS), sorted(types - set(TRANSPORT_ERRORS))
+    literal = recorded_literals(r'error_response\(\s*"([a-z_]+)"', "toolserver/transports")
+    assert literal == {"http_error", "server_fault"}, literal
+    page = (PROJECT_ROOT / "docs" / "reference" / "errors.md").read_text()
+    kinds = {cls.type for cls in RequestError.__subclasses__()}
+    assert len(kinds) >= 14, kinds
+    for kind in kinds | literal:
+        assert f"| `{kind}` |" in page, kind
 
 
 def test_every_command_says_what_its_exit_codes_mean():

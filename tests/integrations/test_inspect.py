@@ -10,12 +10,15 @@ import json
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai import task_with
+from inspect_ai._eval.loader import load_tasks  # what `inspect eval FILE@NAME` calls
+from inspect_ai._util.registry import registry_info
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from sandbox import FIXTURES_DIR
-from sandbox.core.trace import read_trace
+from sandbox import FIXTURES_DIR, PROJECT_ROOT
+from sandbox.evaluation.packs import list_packs
 from sandbox.integrations.inspect.tasks import bid_intake
 from sandbox.runner.agents.replay import substitute
+from toolserver.contract.trace import read_trace
 
 RECORDED = FIXTURES_DIR / "attempts" / "reference" / "bid-intake"
 MODEL = "mockllm/model"
@@ -82,3 +85,16 @@ def test_a_wrong_answer_fails_the_scorer(evaluated):
     assert score.value["field_accuracy"] < 1.0
     report = score.metadata["score_report"]
     assert [f["name"] for f in report["fields"] if not f["correct"]] == ["place.postal_code"]
+
+
+def test_every_pack_is_a_task_inspect_finds_by_name_in_the_file():
+    """``inspect eval tasks.py@NAME`` for every pack (the one builder registers them all), and
+    ``tasks.py@sandbox_pack -T pack=ID`` for any pack."""
+    tasks_file = PROJECT_ROOT / "sandbox" / "integrations" / "inspect" / "tasks.py"
+    for pack in list_packs():
+        name = pack.id.replace("-", "_")
+        (loaded,) = load_tasks([f"{tasks_file}@{name}"], {"site_key": "inspect-test-key-0009"})
+        assert loaded.name == name and registry_info(loaded).name == name
+        assert loaded.dataset[0].metadata == {"pack": pack.id, "site_key": "inspect-test-key-0009"}
+    (any_pack,) = load_tasks([f"{tasks_file}@sandbox_pack"], {"pack": "sec-contract"})
+    assert any_pack.name == "sec_contract" and any_pack.dataset[0].metadata["pack"] == "sec-contract"

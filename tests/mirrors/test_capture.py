@@ -19,10 +19,10 @@ import pytest
 from aiohttp import web
 from playwright.sync_api import sync_playwright
 
-from sandbox.runner.capture import capture_launch_args
+from sandbox.mirrors.capture import capture_launch_args
 from sandbox.cli import main
-from sandbox.core.mirrors import MANIFEST, Manifest, MirrorStore
-from sandbox.core.chromium import resolve_chromium
+from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorStore
+from toolserver.browser.chromium import resolve_chromium
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
@@ -283,7 +283,7 @@ def test_bad_usage_exits_2(tmp_path, capsys):
 
 
 def test_body_paths_stay_unique_short_and_inside_bodies():
-    from sandbox.runner.capture import body_path_for
+    from sandbox.mirrors.capture import body_path_for
 
     taken = {"bodies/a.html": "http://h/a.html"}
     assert body_path_for("http://h/a.html", "text/html", taken) == "bodies/a.html"         # same URL again
@@ -295,8 +295,8 @@ def test_body_paths_stay_unique_short_and_inside_bodies():
 
 
 def test_a_get_response_wins_over_other_methods_for_one_url():
-    from sandbox.runner.capture import RecordedResponse, choose_responses
-    from sandbox.core.mirrors import captured as captured_provenance
+    from sandbox.mirrors.capture import RecordedResponse, choose_responses
+    from toolserver.contract.mirrors import captured as captured_provenance
 
     def response(method: str, body: bytes) -> RecordedResponse:
         return RecordedResponse("https://h/api", method, 200, {"content-type": "text/plain"}, body,

@@ -22,11 +22,11 @@ import pytest
 from bs4 import BeautifulSoup
 from pypdf import PdfReader
 
-from sandbox.core.mirrors import MirrorStore, check
-from sandbox.core.policy import Policy
-from sandbox.core.trace import parse_trace
+from toolserver.contract.mirrors import MirrorStore, check
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
 from tests.conftest import ref_of, snapshot
-from toolserver.dispatch import Run
+from toolserver.run import Run
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"
@@ -422,7 +422,7 @@ async def test_opinion_link_is_refused_where_the_allow_list_has_only_the_docket(
     docket stays; in observe mode it is recorded but not refused."""
     for mode in ("enforce", "observe"):
         run = Run(sandbox.host, sandbox.config, Policy(allowed_urls=(DOCKET,), mode=mode, pack="docket-only"),
-                  sandbox.registry)
+                  sandbox.registry, sandbox.dispatcher)
         try:
             await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-only", "url": DOCKET})
             snap = (await snapshot(run))["snapshot"]

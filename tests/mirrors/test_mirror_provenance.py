@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from sandbox import MIRRORS_DIR
 from sandbox.cli import main
-from sandbox.core.mirrors import MirrorStore, captured, provenance_by_host, reconstructed, write_entry
+from toolserver.contract.mirrors import MirrorStore, captured, provenance_by_host, reconstructed, write_entry
 
 HOSTS = ["sam.gov", "sarah27h.github.io", "www.ecfr.gov", "www.sec.gov", "www.supremecourt.gov"]
 

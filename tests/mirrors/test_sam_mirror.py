@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from sandbox.core.mirrors import MirrorStore, check
-from sandbox.core.trace import parse_trace
+from toolserver.contract.mirrors import MirrorStore, check
+from toolserver.contract.trace import parse_trace
 from tests.conftest import ref_of, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ import pytest
 from bs4 import BeautifulSoup
 from playwright.async_api import Route
 
-from sandbox.core.mirrors import MANIFEST, MirrorStore, check
+from toolserver.contract.mirrors import MANIFEST, MirrorStore, check
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.sec.gov"

@@ -7,7 +7,7 @@ import pytest
 
 from sandbox import MIRRORS_DIR
 from sandbox.runner.fixtures import expected_fixtures
-from sandbox.core.mirrors import MirrorStore
+from toolserver.contract.mirrors import MirrorStore
 from sandbox.evaluation.packs import list_packs, load_pack
 
 KEY_FACTS = {

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import MIRRORS_DIR
-from sandbox.core.trace import Trace, parse_trace
 from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.scoring import ScoreReport, score_attempt
 from sandbox.runner.task import AgentTask, InProcessClient, Tools
+from toolserver.contract.trace import Trace, parse_trace
 
 SITE_KEY = "reference-agent-test-key"
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sandbox.cli import main
-from sandbox.core.mirrors import MirrorStore
+from toolserver.contract.mirrors import MirrorStore
 
 
 def har_with(*urls: str) -> dict:

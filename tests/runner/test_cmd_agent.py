@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_agent.py'))}"

@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.batch import exclusive_dir, run_batch
+from toolserver.contract.trace import read_trace
 
 
 async def test_two_batches_in_the_same_second_get_their_own_folders(sandbox, tmp_path):

@@ -9,9 +9,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_mcp_agent.py'))}"

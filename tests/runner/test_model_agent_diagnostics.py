@@ -11,13 +11,13 @@ import socket
 import pytest
 
 from sandbox.cli import main
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
 from sandbox.runner.report import write_reports
 from tests.runner.test_model_agents import scripted_server
 from tests.runner.test_report import open_report
+from toolserver.contract.trace import read_trace
 
 AGENT = "openai:scripted-browser-1"
 

@@ -5,20 +5,24 @@ cassette that cannot answer. Every test runs for both APIs."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from sandbox.core.trace import read_trace
+from sandbox.cli import build_parser
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.agents import AgentOptions
+from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
 from sandbox.runner.batch import run_batch
+from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 URLS = [
@@ -107,6 +111,19 @@ async def run_one(sandbox, api: Api, out: Path, **options):
         [load_pack("bid-intake")], api.agent, out=out, progress=False, sandbox=sandbox, options=AgentOptions(**options)
     )
     return outcome
+
+
+def test_the_record_modes_are_one_list_for_the_command_line_the_plugin_and_the_options():
+    (run,) = [a.choices["run"] for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    (cli,) = [action.choices for action in run._actions if action.dest == "record_mode"]
+    assert cli == RecordMode.values() == ["once", "none", "all", "new_episodes"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "--sandbox-record-mode={once,none,all,new_episodes}" in shown
+    assert AgentOptions(record_mode="new_episodes").record_mode is RecordMode.NEW_EPISODES
+    with pytest.raises(ValueError, match="'onse' is not a valid RecordMode"):
+        AgentOptions(record_mode="onse")
 
 
 def test_arguments_that_are_not_json_pass_through_unchanged():

@@ -11,10 +11,10 @@ from pathlib import Path
 import playwright
 from aiohttp import web
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
+from toolserver.contract.trace import read_trace
 
 VIEWER = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "vite" / "traceViewer"
 

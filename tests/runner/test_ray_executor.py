@@ -13,7 +13,8 @@ import ray
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch, summarise
-from sandbox.runner.ray_executor import RayPool
+from sandbox.runner.executors import AttemptSettings
+from sandbox.runner.executors.ray_pool import RayPool, worker_places
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +55,9 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
                 "controlled-form",
                 agent,
                 AgentOptions(),
-                retries=retries,
+                AttemptSettings(time_limit=60),
                 attempt_number=1,
-                time_limit=60,
-                policy=None,
-                block_state_changes=None,
+                retries=retries,
             )
         )
         for _ in range(600):
@@ -91,8 +90,6 @@ def test_a_dead_worker_fails_only_its_attempt(dead_workers, retries):
 
 
 def test_one_browser_per_node_of_two_cpus(local_ray):
-    from sandbox.runner.ray_executor import worker_places
-
     node = ray.get_runtime_context().get_node_id()
     assert worker_places(8) == [node]  # 2 CPUs: one browser already uses both
     assert worker_places(1) == [node]

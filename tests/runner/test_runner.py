@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.batch import format_table, run_batch, summarise
 from sandbox.runner.replay import replay
 from tests.runner.reference_support import mirror_with_changes
+from toolserver.contract.trace import read_trace
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.agents import make_agent
+from sandbox.runner.agents import AgentOptions, AgentSpecError, make_agent
 from sandbox.runner.attempt import run_attempt
 
 
@@ -21,3 +21,25 @@ async def test_thinking_reference_agent_waits_and_still_qualifies(sandbox, tmp_p
 def test_bad_think_specs_are_refused(spec):
     with pytest.raises(ValueError, match="think|unknown agent"):
         make_agent(spec)
+
+
+def test_think_takes_the_options_its_inner_agent_takes(tmp_path):
+    options = AgentOptions(base_url="http://127.0.0.1:1/v1", cassette=tmp_path / "c.yaml")
+    agent = make_agent("think:0.5:openai:some-model", options)
+    assert agent.name == "think:0.5:openai:some-model"
+    assert agent.inner.options == options  # handed on to the model agent
+    with pytest.raises(AgentSpecError, match="--cassette is for model agents .*; reference does not use it"):
+        make_agent("think:0.5:reference", AgentOptions(cassette=tmp_path / "c.yaml"))
+
+
+def test_think_takes_them_on_the_command_line_too(tmp_path, capsys):
+    from sandbox.cli import main
+
+    # the options pass the check; the unreachable endpoint is the think agent's own preflight (its inner agent's)
+    code = main(
+        ["run", "bid-intake", "--agent", "think:0.1:openai:m", "--base-url", "http://127.0.0.1:9/v1"]
+        + ["--out", str(tmp_path), "--no-progress"]
+    )
+    assert code == 2
+    assert "cannot reach the model endpoint http://127.0.0.1:9/v1" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -9,9 +9,9 @@ import json
 import os
 from pathlib import Path
 
-from sandbox.core.mirrors import MirrorStore, reconstructed, write_entry
-from sandbox.core.policy import Policy
-from toolserver.dispatch import Run
+from toolserver.contract.mirrors import MirrorStore, reconstructed, write_entry
+from toolserver.contract.policy import Policy
+from toolserver.run import Run
 
 HOSTILE = "https://hostile.sandbox.example"
 
@@ -95,6 +95,7 @@ def hostile_run(sandbox, root: Path, block: bool = False, **config) -> Run:
         dataclasses.replace(sandbox.config, **config),
         Policy(mode="observe", block_state_changes=block),
         sandbox.registry,
+        sandbox.dispatcher,
         store=MirrorStore.load(root),
     )
 

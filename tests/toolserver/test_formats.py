@@ -12,7 +12,7 @@ import jsonschema
 import mcp_types
 import pytest
 
-from sandbox.core.contract import TOOL_NAMES
+from toolserver.contract.names import TOOL_NAMES
 from toolserver.formats import FORMATS, tool_definitions
 from toolserver.tools import default_registry
 

@@ -10,11 +10,11 @@ import time
 
 import pytest_asyncio
 
-from sandbox.core.trace import parse_trace
 from tests.conftest import SITE
 from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, hostile_run, strict_lines
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from toolserver.contract.trace import parse_trace
 
 BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=1.0)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sandbox.core.trace import parse_trace
 from tests.conftest import SITE
+from toolserver.contract.trace import parse_trace
 
 
 async def new_run(client, **body) -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import playwright
 
-from sandbox.core.trace import parse_trace
 from tests.conftest import descendant_argvs
 from toolserver.browser import DRIVER_NODE_FLAGS, start_playwright
+from toolserver.contract.trace import parse_trace
 
 
 def tighten(monkeypatch, sandbox, **limits) -> None:

@@ -14,9 +14,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from sandbox.core.contract import TOOL_NAMES
-from sandbox.core.trace import parse_trace, read_trace
 from tests.conftest import ref_of
+from toolserver.contract.names import TOOL_NAMES
+from toolserver.contract.trace import parse_trace, read_trace
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))

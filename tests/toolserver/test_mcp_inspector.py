@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from sandbox.core.contract import TOOL_NAMES
-from sandbox.core.trace import parse_trace, read_trace
+from toolserver.contract.names import TOOL_NAMES
+from toolserver.contract.trace import parse_trace, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / "node" / "node_modules" / ".bin" / "mcp-inspector"

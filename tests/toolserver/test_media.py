@@ -9,14 +9,13 @@ from pathlib import Path
 
 from PIL import Image
 
-from sandbox.core.trace import read_trace
-from sandbox.evaluation.packs import load_pack, pack_policy
+from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
+from sandbox.runner.wiring import app_config, app_sandbox
 from tests.conftest import SITE, ref_of, snapshot, start
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
-from toolserver.media import finish_screenshot, screenshot_name
+from toolserver.contract.trace import read_trace
+from toolserver.media import screenshot_name
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -50,7 +49,7 @@ async def test_a_page_that_cannot_look_different_reuses_its_picture_and_any_chan
     await start(run, f"{SITE}/paint")  # 1
     page = await snapshot(run)  # 2: nothing changed
     await run.call("browser_click", {"ref": ref_of(page["snapshot"], "nothing")})  # 3
-    await finish_screenshot(run)  # picture 3 is taken
+    await run.media.finish_pictures()  # picture 3 is taken
     tab = run.current_session().active_tab  # the page changes on its own, with no call
     await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
     await snapshot(run)  # 4
@@ -74,7 +73,7 @@ async def test_each_new_document_gets_its_own_picture_and_a_later_change_is_seen
     await start(run, f"{SITE}/paint")  # 1
     await snapshot(run)  # 2: the same picture
     await run.call("browser_navigate", {"url": f"{SITE}/second"})  # 3: a new document
-    await finish_screenshot(run)  # picture 3 is taken
+    await run.media.finish_pictures()  # picture 3 is taken
     tab = run.current_session().active_tab  # the page changes on its own, after its load report
     await tab.page.evaluate("document.body.style.background = 'rgb(255, 0, 0)'")
     await snapshot(run)  # 4
@@ -139,8 +138,8 @@ async def test_attempt_screenshot_modes(sandbox, tmp_path):
 
 
 async def test_server_screenshot_dir_keeps_one_folder_per_run(tmp_path):
-    config = ServerConfig(screenshot_dir=tmp_path / "shots", trace_dir=tmp_path / "traces")
-    async with Sandbox(config, policies=pack_policy) as server:
+    config = app_config(screenshot_dir=tmp_path / "shots", trace_dir=tmp_path / "traces")
+    async with app_sandbox(config) as server:
         run = server.create_run(pack="controlled-form")
         await run.call(
             "browser_start_session",

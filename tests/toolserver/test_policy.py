@@ -9,10 +9,10 @@ import re
 import pytest
 import pytest_asyncio
 
-from sandbox.core.policy import Policy
-from sandbox.core.trace import parse_trace
 from tests.conftest import SITE, ref_of, snapshot
-from toolserver.dispatch import Run
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
 
 ALLOWED = f"{SITE}/allowed?a=1&b=2"
 PAGES = [ALLOWED, f"{SITE}/policy", f"{SITE}/meta", f"{SITE}/redirect-out", f"{SITE}/changes"]
@@ -57,7 +57,9 @@ def policy_run(sandbox, mode="enforce", block=False, allowed_changes=(), **confi
         allowed_state_changes=frozenset(allowed_changes),
         pack="test-pack",
     )
-    return Run(sandbox.host, dataclasses.replace(sandbox.config, **config), policy, sandbox.registry)
+    return Run(
+        sandbox.host, dataclasses.replace(sandbox.config, **config), policy, sandbox.registry, sandbox.dispatcher
+    )
 
 
 async def enforced_run(sandbox) -> Run:
@@ -246,7 +248,7 @@ async def test_form_mirror_confirm_is_a_final_state_change(sandbox):
     form = "https://sarah27h.github.io/simple-multi-step-form/"
     for block in (False, True):
         policy = Policy(allowed_urls=(form,), block_state_changes=block, pack="controlled-form")
-        run = Run(sandbox.host, sandbox.config, policy, sandbox.registry)
+        run = Run(sandbox.host, sandbox.config, policy, sandbox.registry, sandbox.dispatcher)
         await run.call("browser_start_session", {"provider": "kernel", "url": form})
         values = {"Name": "João Muñoz", "Email": "joao.munoz@example.com"}
         for label, value in values.items():

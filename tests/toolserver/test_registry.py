@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from sandbox.core.contract import TOOL_NAMES, URL_BEARING_TOOLS
-from sandbox.core.policy import Policy
-from sandbox.core.trace import parse_trace
 from sandbox.runner.task import InProcessClient
-from toolserver.dispatch import Run
+from toolserver.contract.names import TOOL_NAMES, URL_BEARING_TOOLS
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
 from toolserver.formats import tool_definitions
 from toolserver.registry import ToolArgs, ToolRegistry, tool
+from toolserver.run import Run
 from toolserver.tools import ALL_TOOLS, default_registry
 
 
@@ -49,12 +49,12 @@ class EchoArgs(ToolArgs):
     side_effect="read_only",
     description="Echo the text (a twelfth tool, declared in one place).",
 )
-async def browser_echo(ctx, args: EchoArgs) -> dict:
-    return {"echo": args.text}
+async def browser_echo(ctx, args: EchoArgs, response) -> None:
+    response.add(echo=args.text)
 
 
 async def test_a_twelfth_tool_is_one_declaration(sandbox):
-    run = Run(sandbox.host, sandbox.config, Policy(), ToolRegistry([*ALL_TOOLS, browser_echo]))
+    run = Run(sandbox.host, sandbox.config, Policy(), ToolRegistry([*ALL_TOOLS, browser_echo]), sandbox.dispatcher)
     listed = (await run.call("list_tools", {}))["result"]["tools"]
     assert [t["name"] for t in listed] == [*TOOL_NAMES, "browser_echo"]
     functions = tool_definitions("openai", await InProcessClient(run).list_tools())

@@ -4,8 +4,8 @@ the page's own reports; then the next call sees the finished page."""
 
 from __future__ import annotations
 
-from sandbox.core.trace import parse_trace
 from tests.conftest import SITE, ref_of, snapshot, start
+from toolserver.contract.trace import parse_trace
 
 
 async def click(run, name: str) -> dict:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from aiohttp.test_utils import TestClient, TestServer
 from mcp import Client
 
-from sandbox.core.trace import parse_trace
 from sandbox.runner.agents.reference import controlled_form
 from sandbox.runner.task import AgentTask, HttpClient, Tools
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from toolserver.contract.trace import parse_trace
 from toolserver.transports.http import create_app
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"

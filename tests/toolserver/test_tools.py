@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from sandbox.core.contract import TOOL_NAMES
-from sandbox.core.policy import Policy
-from sandbox.core.trace import parse_trace
 from tests.conftest import SITE, ref_of, snapshot, start
-from toolserver.dispatch import Run
+from toolserver.contract.names import TOOL_NAMES
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
 
 
 async def test_list_tools_returns_contract_with_schemas(run):
@@ -68,7 +68,7 @@ async def test_provider_other_than_kernel_is_refused_by_default(run):
 
 async def test_provider_fallback_option_names_the_other_provider(sandbox):
     config = dataclasses.replace(sandbox.config, fallback_provider="browserbase")
-    run = Run(sandbox.host, config, Policy(), sandbox.registry)
+    run = Run(sandbox.host, config, Policy(), sandbox.registry, sandbox.dispatcher)
     try:
         reply = await run.call("browser_start_session", {"site_key": "fb", "url": f"{SITE}/"})
         assert reply["ok"] and reply["result"]["provider"] == "browserbase"
@@ -229,7 +229,13 @@ async def test_close_variants_and_approval(run, sandbox):
 
 
 async def test_close_all_with_approvals(sandbox):
-    run = Run(sandbox.host, dataclasses.replace(sandbox.config, approvals=True), Policy(), sandbox.registry)
+    run = Run(
+        sandbox.host,
+        dataclasses.replace(sandbox.config, approvals=True),
+        Policy(),
+        sandbox.registry,
+        sandbox.dispatcher,
+    )
     try:
         await start(run, site_key="x")
         await start(run, site_key="y")

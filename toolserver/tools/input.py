@@ -9,10 +9,11 @@ from playwright.async_api import Locator
 from pydantic import Field, model_validator
 
 from toolserver.browser import STATE_NOW_JS, Tab, action_bound, read_state
-from toolserver.dispatch import CallContext
-from toolserver.errors import PolicyViolation, UnknownRef
+from toolserver.errors import UnknownRef
 from toolserver.registry import ToolArgs, tool
-from toolserver.tools._common import action_result, ask_page, settle
+from toolserver.response import PageState, Response
+from toolserver.run import TabContext
+from toolserver.tools._common import ask_page, guard_state_change, settle
 
 MARKER = "data-sandbox-state-change"  # on a control (or around it) whose click changes state
 # Typing into a live field ends in a few ms; typing still waiting after this long checks its ref
@@ -24,12 +25,12 @@ class RefArgs(ToolArgs):
     # ``target`` is Playwright MCP's current name for ``ref``: both are published, exactly one is
     # required (checked below; JSON Schema's oneOf is refused at the top level by some model APIs).
     # Typed ``str`` with no default value of their own: the schema says string, null is refused.
-    ref: str = Field(
+    ref: str = Field(  # type: ignore[assignment]  # a string in the schema; the validator requires ref or target
         None,
         description='Element ref from the latest browser_snapshot of this tab, e.g. "e12". '
         "Give ref or target (its alias), exactly one.",
     )
-    target: str = Field(
+    target: str = Field(  # type: ignore[assignment]  # likewise
         None, description="Alias of ref (the name current Playwright MCP uses). Give ref or target, exactly one."
     )
     element: str | None = Field(None, description="Human-readable description of the element (for the log only).")
@@ -84,7 +85,7 @@ def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
     return [asyncio.ensure_future(ask) for ask in asks]  # each sends its message now, in order
 
 
-async def before_action(ctx: CallContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
+async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
     count, state, marked_count = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
@@ -103,21 +104,7 @@ def stale_ref(tab: Tab, ref: str) -> UnknownRef:
     )
 
 
-def guard_final_state(ctx: CallContext, tab: Tab, marker: str | None, ref: str) -> None:
-    if marker:
-        run = ctx.run
-        blocked = run.policy.block_state_changes and not run.policy.state_change_allowed(marker)
-        run.record_state_change(
-            "final_state_click", name=marker, blocked=blocked, detail={"ref": ref}, session=ctx.session, tab=tab
-        )
-        if blocked:
-            raise PolicyViolation(
-                f"this control is marked as a state-changing action ({marker!r}); state changes are "
-                "blocked in this run, so it was not clicked"
-            )
-
-
-def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dict | None) -> None:
+def watch_final_state(ctx: TabContext, tab: Tab, before: str | None, after: dict | None) -> None:
     """Record reaching a marked final state (``after``: the page's state once settled); a page
     that could not be read is recorded too, so a final-state change never goes unrecorded silently."""
     if tab.closed or tab.page.is_closed():
@@ -141,17 +128,27 @@ def watch_final_state(ctx: CallContext, tab: Tab, before: str | None, after: dic
     side_effect="input",
     description="Click an element by its ref from the latest snapshot of the current tab.",
 )
-async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
+async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) -> None:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
     seen = await before_action(ctx, tab, args.ref, locator, ask_before(tab, locator))
-    before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
-    guard_final_state(ctx, tab, seen.get("marker"), args.ref)
+    before = PageState(tab.id, tab.page.url, seen["title"])
+    marker = seen.get("marker")
+    if marker:
+        guard_state_change(
+            ctx,
+            tab,
+            "final_state_click",
+            marker,
+            {"ref": args.ref},
+            f"this control is marked as a state-changing action ({marker!r}); state changes are "
+            "blocked in this run, so it was not clicked",
+        )
     marks = ctx.session.marks(tab, seen)
     await locator.click()
     after = await settle(ctx, tab, marks, await read_state(tab, ctx.run.config))
     watch_final_state(ctx, tab, seen["final"], after)
-    return await action_result(ctx, tab, before, after)
+    response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
 
 
 @tool(
@@ -161,7 +158,7 @@ async def browser_click(ctx: CallContext, args: ClickArgs) -> dict:
     side_effect="input",
     description="Type text into a field by its ref (exact text; Enter only when submit=true).",
 )
-async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
+async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> None:
     tab = ctx.tab
     locator = ref_locator(tab, args.ref)
     inputs = tab.inputs
@@ -189,19 +186,18 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
                 future.cancel()
             elif not future.cancelled():
                 future.exception()  # seen: an answer nobody needs is not an unretrieved error
-    before = {"tab": tab.id, "url": tab.page.url, "title": seen["title"]}
+    before = PageState(tab.id, tab.page.url, seen["title"])
     marks = ctx.session.marks(tab, seen)
     if args.submit:
-        run = ctx.run
-        blocked = run.policy.block_state_changes and not run.policy.state_change_allowed("enter")
-        run.record_state_change(
-            "enter_key", name="enter", blocked=blocked, detail={"ref": args.ref}, session=ctx.session, tab=tab
+        guard_state_change(
+            ctx,
+            tab,
+            "enter_key",
+            "enter",
+            {"ref": args.ref},
+            "submit=true presses Enter, a state-changing action that is blocked in this run; "
+            "the text was typed but Enter was not pressed",
         )
-        if blocked:
-            raise PolicyViolation(
-                "submit=true presses Enter, a state-changing action that is blocked in this run; "
-                "the text was typed but Enter was not pressed"
-            )
         await locator.press("Enter")
     if args.submit:
         probe, typed = await read_state(tab, ctx.run.config), None
@@ -213,13 +209,12 @@ async def browser_type(ctx: CallContext, args: TypeArgs) -> dict:
             ctx.paint = probe.get("paint")
     after = await settle(ctx, tab, marks, probe)
     watch_final_state(ctx, tab, seen["final"], after)
-    result = await action_result(ctx, tab, before, after)
+    response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
     if typed is not None:
-        result["value"] = typed
-    return result
+        response.add(value=typed)
 
 
-async def typing_report(ctx: CallContext, tab: Tab, locator: Locator, inputs: int) -> tuple[dict | None, str | None]:
+async def typing_report(ctx: TabContext, tab: Tab, locator: Locator, inputs: int) -> tuple[dict | None, str | None]:
     """The page's state after typing and the field's value (a page may limit or reformat it),
     from the page's typing report (sent once its own input handlers ran). A report still on its
     way races the same question asked directly, so a field that sends none (in a frame, or
@@ -244,7 +239,9 @@ async def typing_report(ctx: CallContext, tab: Tab, locator: Locator, inputs: in
         if not reported():
             answer = await ask_page(ctx, asking, "reading the field")
             return answer[0], answer[1]
-    return tab.input_state, tab.input_state["value"]
+    state = tab.input_state
+    assert state is not None  # reported() holds
+    return state, state["value"]
 
 
 TOOLS = [browser_click, browser_type]

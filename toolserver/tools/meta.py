@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from toolserver.dispatch import CallContext
 from toolserver.registry import ToolArgs, tool
+from toolserver.response import Response
+from toolserver.run import CallContext
 
 
 class ListToolsArgs(ToolArgs):
@@ -16,10 +17,11 @@ class ListToolsArgs(ToolArgs):
     title="List tools",
     scope="run",
     side_effect="read_only",
+    page_effect="none",
     description="List the browser tools of this service with their argument schemas.",
 )
-async def list_tools(ctx: CallContext, args: ListToolsArgs) -> dict:
-    return {"tools": ctx.run.tools()}
+async def list_tools(ctx: CallContext, args: ListToolsArgs, response: Response) -> None:
+    response.add(tools=ctx.run.tools())
 
 
 TOOLS = [list_tools]

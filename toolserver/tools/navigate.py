@@ -6,19 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from toolserver.dispatch import CallContext
+from toolserver.browser.javascript import read_expression
 from toolserver.registry import ToolArgs, tool
-from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
+from toolserver.response import PageState, Response, read_page_state
+from toolserver.run import TabContext
+from toolserver.tools._common import ask_page
 from toolserver.tools.session import goto
 
-_SCROLL_JS = """([dx, dy]) => {
-  window.scrollBy(dx, dy);
-  const el = document.scrollingElement || document.documentElement;
-  return {x: Math.round(window.scrollX), y: Math.round(window.scrollY),
-          max_x: Math.max(0, el.scrollWidth - window.innerWidth),
-          max_y: Math.max(0, el.scrollHeight - window.innerHeight),
-          viewport_height: window.innerHeight};
-}"""
+_SCROLL_JS = read_expression("scroll.js")
 
 
 class NavigateArgs(ToolArgs):
@@ -37,17 +32,16 @@ class ScrollArgs(ToolArgs):
     side_effect="action",
     description="Open a URL in the current tab.",
 )
-async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
+async def browser_navigate(ctx: TabContext, args: NavigateArgs, response: Response) -> None:
     tab = ctx.tab
-    require_mirrored(ctx.run.store, args.url)
     # The page being left as it last reported itself (loaded, idle, after each action): asking it
     # again would wait for the paint that follows a load (~7 ms of a ~55 ms navigation). A page
     # with no report yet is asked, before the navigation starts (a title read during it is
     # Chromium's "Loading ...").
     last = tab.state
-    before = {"tab": tab.id, "url": tab.page.url, "title": last["title"]} if last else await page_state(ctx, tab)
+    before = PageState(tab.id, tab.page.url, last["title"]) if last else await read_page_state(ctx, tab)
     went = await goto(ctx, tab, args.url)
-    return {**await action_result(ctx, tab, before, went["state"]), "status": went["status"]}
+    response.page(tab, went["title"]).changes(before).tabs().add(status=went["status"])
 
 
 @tool(
@@ -57,7 +51,7 @@ async def browser_navigate(ctx: CallContext, args: NavigateArgs) -> dict:
     side_effect="read_only",
     description="Scroll the current tab; returns the new scroll position and whether the end was reached.",
 )
-async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
+async def browser_scroll(ctx: TabContext, args: ScrollArgs, response: Response) -> None:
     tab = ctx.tab
     viewport = tab.page.viewport_size or {"width": 1280, "height": 720}
     vertical = args.direction in ("up", "down")
@@ -72,17 +66,17 @@ async def browser_scroll(ctx: CallContext, args: ScrollArgs) -> dict:
         at_end = pos["y"] >= pos["max_y"] - 1 if sign > 0 else pos["y"] <= 0
     else:
         at_end = pos["x"] >= pos["max_x"] - 1 if sign > 0 else pos["x"] <= 0
-    return {
-        "tab": tab.id,
-        "url": tab.page.url,
-        "direction": args.direction,
-        "amount": amount,
-        "scroll_x": pos["x"],
-        "scroll_y": pos["y"],
-        "max_scroll_x": pos["max_x"],
-        "max_scroll_y": pos["max_y"],
-        "at_end": at_end,
-    }
+    response.add(
+        tab=tab.id,
+        url=tab.page.url,
+        direction=args.direction,
+        amount=amount,
+        scroll_x=pos["x"],
+        scroll_y=pos["y"],
+        max_scroll_x=pos["max_x"],
+        max_scroll_y=pos["max_y"],
+        at_end=at_end,
+    )
 
 
 TOOLS = [browser_scroll, browser_navigate]

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from playwright.async_api import Error as PlaywrightError
 from pydantic import Field
 
 from toolserver import browser as br
 from toolserver.browser import first_line
-from toolserver.dispatch import CallContext
+from toolserver.dispatch import not_in_mirror
 from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable
 from toolserver.registry import ToolArgs, tool
-from toolserver.tools._common import not_in_mirror, page_state, require_mirrored
+from toolserver.response import Response
+from toolserver.run import CallContext
 
 KERNEL = "kernel"
 
@@ -29,16 +28,18 @@ class StartSessionArgs(ToolArgs):
 
 
 async def goto(ctx: CallContext, tab: br.Tab, url: str) -> dict:
-    """Navigate a tab to a URL the caller checked is mirrored, and wait for it to settle; the
-    page moves only on success. Returns the status and the settled page's state report."""
-    response = None
+    """Navigate a tab to a URL the dispatcher checked is allowed and mirrored, and wait for it to
+    settle; the page moves only on success. Returns the status and the settled page's title
+    (None when its state could not be read)."""
+    assert ctx.session is not None
+    reply = None
     try:
-        response = await tab.page.goto(url, wait_until="load")
+        reply = await tab.page.goto(url, wait_until="load")
     except PlaywrightError as exc:
         if not started_download(ctx):
             raise navigation_failure(ctx, url, exc) from exc
     state = await ctx.session.settle(tab)
-    return {"status": response.status if response else None, "state": state}
+    return {"status": reply.status if reply else None, "title": state["title"] if state is not None else None}
 
 
 def started_download(ctx: CallContext) -> bool:
@@ -60,7 +61,7 @@ def navigation_failure(ctx: CallContext, url: str, exc: PlaywrightError) -> Exce
             f"{url!r} would change state (download or non-GET) and state changes are blocked in this run"
         )
     if reason == "not_in_mirror":
-        return not_in_mirror(ctx.run.store, blocked[-1]["url"], reached_from=url)
+        return not_in_mirror(ctx.run, blocked[-1]["url"], reached_from=url)
     return BrowserActionFailed(f"navigation to {url!r} failed: {first_line(str(exc))}")
 
 
@@ -72,7 +73,7 @@ def navigation_failure(ctx: CallContext, url: str, exc: PlaywrightError) -> Exce
     side_effect="action",
     description='Start a browser session (provider must be "kernel") and optionally open a first URL.',
 )
-async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dict:
+async def browser_start_session(ctx: CallContext, args: StartSessionArgs, response: Response) -> None:
     run = ctx.run
     provider = args.provider
     if provider != KERNEL:
@@ -82,39 +83,19 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs) -> dic
                 "sessions (pass it explicitly)"
             )
         provider = run.config.fallback_provider
-    if args.url is not None:
-        require_mirrored(run.store, args.url)
     session = await br.open_session(run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies)
     run.sessions[session.id] = session
     run.current_session_id = session.id
     ctx.session = session
-    result = {
-        "provider": provider,
-        "session_id": session.id,
-        "profile": args.site_key,
-        "profile_new": session.profile_new,
-    }
+    response.add(provider=provider, session_id=session.id, profile=args.site_key, profile_new=session.profile_new)
     if provider != KERNEL:
-        result["fallback"] = (
-            f"requested provider {args.provider!r} is unavailable; the service fell back to {provider!r}"
+        response.add(
+            fallback=f"requested provider {args.provider!r} is unavailable; the service fell back to {provider!r}"
         )
-    tab = ctx.tab
-    status = None
-    if args.url is not None:
-        went = await goto(ctx, tab, args.url)
-        status = went["status"]
-        if went["state"] is not None:
-            title = went["state"]["title"]
-            return {
-                **result,
-                "tab": tab.id,
-                "url": tab.page.url,
-                "title": title,
-                "status": status,
-                "tabs": await session.tab_list(known=(tab, title)),
-            }
-    state, tabs = await asyncio.gather(page_state(ctx, tab), session.tab_list())
-    return {**result, **state, "status": status, "tabs": tabs}
+    tab = session.active_tab
+    assert tab is not None, "a new session has its first tab"
+    went = await goto(ctx, tab, args.url) if args.url is not None else {"status": None, "title": None}
+    response.page(tab, went["title"]).add(status=went["status"]).tabs()
 
 
 TOOLS = [browser_start_session]

@@ -8,10 +8,11 @@ from pydantic import Field
 
 from toolserver import pdf
 from toolserver.browser import REF_RE
-from toolserver.dispatch import CallContext
 from toolserver.errors import PageUnresponsive
 from toolserver.media import PAINT_JS
 from toolserver.registry import ToolArgs, tool
+from toolserver.response import Response
+from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
@@ -31,11 +32,12 @@ class SnapshotArgs(ToolArgs):
     args=SnapshotArgs,
     title="Page snapshot",
     side_effect="read_only",
+    page_effect="reads",
     description="Capture the current tab as an accessibility snapshot with [ref=eN] element refs "
     "(use the refs with browser_click / browser_type). A PDF tab shows its text page by page; "
     "a JSON or plain-text document shows its text.",
 )
-async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
+async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Response) -> None:
     tab = ctx.tab
     # A page still busy (loading, or handling what it fetched) is settled first; then the page's
     # type and title and the accessibility snapshot are read at once (one round trip each, in
@@ -44,7 +46,7 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
     shots = ctx.run.screenshot_dir is not None
-    asks = [ask_page(ctx, tab.page.evaluate(_INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
+    asks: list = [ask_page(ctx, tab.page.evaluate(_INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
     if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
@@ -53,12 +55,12 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         (r for r in answers if isinstance(r, BaseException)), key=lambda r: not isinstance(r, PageUnresponsive)
     ):
         raise failure
-    info, aria = answers[0], (answers[1] if len(answers) > 1 else None)
+    info: dict = answers[0]  # type: ignore[assignment]  # no exception left among the answers
+    aria: str | None = answers[1] if len(answers) > 1 else None  # type: ignore[assignment]
     content_type = info["content_type"]
     if shots:
         ctx.paint = info["paint"]
-    state = {"tab": tab.id, "url": tab.page.url, "title": info["title"]}
-    tabs = await ctx.session.tab_list(known=(tab, info["title"]))
+    refs: frozenset[str]
     if tab.pdf_pages is not None:
         kind = "pdf_text"
         text, refs = pdf.snapshot_text(tab.pdf_name or "document.pdf", tab.pdf_pages), frozenset()
@@ -73,15 +75,14 @@ async def browser_snapshot(ctx: CallContext, args: SnapshotArgs) -> dict:
         refs = frozenset(REF_RE.findall(text))
     tab.snapshot_id = ctx.run.next_snapshot_id()
     tab.snapshot_refs, tab.snapshot_document = refs, tab.document
-    result = {"snapshot_id": tab.snapshot_id, **state, "tabs": tabs, "format": kind}
+    response.add(snapshot_id=tab.snapshot_id).page(tab, info["title"]).tabs().add(format=kind)
     if tab.pdf_pages is not None:
-        result["pdf_pages"] = len(tab.pdf_pages)
+        response.add(pdf_pages=len(tab.pdf_pages))
     total = len(text)
     if args.max_chars is not None and total > args.max_chars:
         text = text[: args.max_chars] + f"\n[... truncated: {total - args.max_chars} of {total} characters not shown]\n"
-        result["truncated"] = True
-    result["snapshot"] = text
-    return result
+        response.add(truncated=True)
+    response.add(snapshot=text)
 
 
 TOOLS = [browser_snapshot]

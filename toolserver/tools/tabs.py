@@ -7,10 +7,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from toolserver import browser as br
-from toolserver.dispatch import CallContext
-from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
+from toolserver.errors import ApprovalRequired, NoSession, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
-from toolserver.tools._common import action_result, ask_page, page_state, require_mirrored
+from toolserver.response import Response
+from toolserver.run import CallContext, SessionContext
+from toolserver.tools._common import ask_page
 from toolserver.tools.session import goto
 
 
@@ -35,7 +36,7 @@ class CloseArgs(ToolArgs):
     )
 
 
-def find_tab(ctx: CallContext, tab_id: str):
+def find_tab(ctx: SessionContext, tab_id: str) -> br.Tab:
     tab = ctx.session.tabs.get(tab_id)
     if tab is None:
         raise UnknownTab(f"no tab {tab_id!r} in this session; open tabs: {', '.join(ctx.session.tabs) or 'none'}")
@@ -50,9 +51,8 @@ def find_tab(ctx: CallContext, tab_id: str):
     side_effect="action",
     description="Open a URL in a new tab and make it the current tab.",
 )
-async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
+async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Response) -> None:
     session = ctx.session
-    require_mirrored(ctx.run.store, args.url)
     session.opening_tab = True
     try:
         page = await ask_page(ctx, session.context.new_page(), "opening a tab")
@@ -61,7 +61,7 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     tab = session.tab_for_page(page) or session.adopt_page(page)
     session.active_tab_id = tab.id
     went = await goto(ctx, tab, args.url)
-    return {**await action_result(ctx, tab, None, went["state"]), "status": went["status"]}
+    response.page(tab, went["title"]).changes().tabs().add(status=went["status"])
 
 
 @tool(
@@ -72,11 +72,11 @@ async def browser_open_tab(ctx: CallContext, args: OpenTabArgs) -> dict:
     side_effect="read_only",
     description="Make another tab of this session the current tab.",
 )
-async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
+async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response: Response) -> None:
     tab = find_tab(ctx, args.tab)
     ctx.session.active_tab_id = tab.id
     await ask_page(ctx, tab.page.bring_to_front(), "bringing the tab to the front")
-    return {**await page_state(ctx, tab), "tabs": await ctx.session.tab_list()}
+    response.page(tab).tabs()
 
 
 @tool(
@@ -87,12 +87,14 @@ async def browser_switch_tab(ctx: CallContext, args: SwitchTabArgs) -> dict:
     side_effect="destructive",
     description="Close a tab (default: the current tab); the most recent remaining tab becomes current.",
 )
-async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
-    tab = find_tab(ctx, args.tab) if args.tab is not None else ctx.require_tab()
-    await ask_page(ctx, tab.page.close(), "closing the tab")
+async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: Response) -> None:
     session = ctx.session
+    tab = find_tab(ctx, args.tab) if args.tab is not None else session.active_tab
+    if tab is None:
+        raise NoSession("the session has no open tab; open one with browser_open_tab(url)")
+    await ask_page(ctx, tab.page.close(), "closing the tab")
     session.forget_tab(tab)
-    return {"closed_tab": tab.id, "active_tab": session.active_tab_id, "tabs": await session.tab_list()}
+    response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()
 
 
 @tool(
@@ -101,10 +103,11 @@ async def browser_close_tab(ctx: CallContext, args: CloseTabArgs) -> dict:
     title="Close browser session",
     scope="run",
     side_effect="destructive",
+    page_effect="ends_session",
     description="Close the current session (no arguments), one session of this run (session_id), "
     "or all (close_all, needs approval).",
 )
-async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
+async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -> None:
     run = ctx.run
     if args.close_all:
         if not run.config.approvals:
@@ -129,7 +132,7 @@ async def browser_close(ctx: CallContext, args: CloseArgs) -> dict:
     open_ids = [sid for sid, s in run.sessions.items() if not s.closed]
     if run.current_session_id not in open_ids:
         run.current_session_id = open_ids[-1] if open_ids else None
-    return {"closed": [s.id for s in targets], "open_sessions": open_ids}
+    response.add(closed=[s.id for s in targets], open_sessions=open_ids)
 
 
 TOOLS = [browser_open_tab, browser_switch_tab, browser_close_tab, browser_close]

@@ -18,72 +18,38 @@ bounded size and depth, without NaN/Infinity; a refused tool call is still one t
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import secrets
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
-from toolserver.config import ServerConfig, is_loopback
-from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
-from toolserver.transports.mcp import StreamableHttp
+from toolserver.config import ServerConfig
+from toolserver.errors import InvalidBody, RequestError, ToolError, UnknownRun
+from toolserver.run import Run
+from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
+from toolserver.transports.mcp_http import StreamableHttp
 
 log = logging.getLogger("toolserver.transports.http")
-SANDBOX = web.AppKey("sandbox", Sandbox)
-CONFIG = web.AppKey("config", ServerConfig)
-STATUS_BY_ERROR = {"malformed_json": 400, "unknown_run": 404, "unknown_tool": 404}
-
-# The error types this transport answers with besides the tools' own (toolserver.errors), with
-# their HTTP status. The error reference is generated from this table; a test checks that the
-# transport uses no type missing from it.
-TRANSPORT_ERRORS: dict[str, tuple[int, str]] = {
-    "malformed_json": (400, "the body is not JSON, or is nested deeper than `max_json_depth`"),
-    "invalid_arguments": (400, "a body of the wrong shape, or a number JSON cannot carry (NaN, Infinity)"),
-    "invalid_encoding": (400, "the body is not valid UTF-8"),
-    "invalid_pack": (400, "`POST /runs` names a pack the server cannot resolve (pack ids only, never paths)"),
-    "no_task": (400, "`/task` or `/answer` for a run without a pack"),
-    "unauthorized": (401, "a token is set and the request lacks `Authorization: Bearer <token>`"),
-    "forbidden_host": (403, "the Host is not a loopback name nor in `allowed_hosts`"),
-    "forbidden_origin": (403, "the request comes from a web page (a foreign or `null` Origin)"),
-    "unknown_run": (404, "the run does not exist, or has ended and been forgotten"),
-    "request_timeout": (408, "the body did not arrive within `request_body_timeout_s`"),
-    "body_too_large": (413, "the body is larger than `max_body_bytes`"),
-    "unsupported_media_type": (415, "a POST whose Content-Type is not `application/json`"),
-    "unsupported_charset": (415, "a body declared in a charset other than UTF-8"),
-    "too_many_runs": (429, "`max_runs` live runs already; end one first"),
-    "http_error": (0, "any other HTTP error (no such route, wrong method), with aiohttp's status"),
-    "server_fault": (500, "an unexpected exception, logged with its traceback; the server stays up"),
+# An error type's HTTP status when a tool call answers with it (the tool errors' own, by type).
+TOOL_ERROR_STATUS = {
+    **{cls.type: cls.status for cls in RequestError.__subclasses__()},
+    **{cls.type: cls.status for cls in ToolError.__subclasses__()},  # invalid_arguments: a tool's, 200
 }
 
 
-class BadRequest(Exception):
-    """A request body the server refuses; ``raw`` is what arrived (kept in the trace)."""
-
-    def __init__(self, type_: str, message: str, status: int, raw: str | None = None) -> None:
-        super().__init__(message)
-        self.type, self.message, self.status, self.raw = type_, message, status, raw
-
-    def response(self) -> web.Response:
-        return error_response(self.type, self.message, self.status)
-
-
-def error_response(type_: str, message: str, status: int | None = None) -> web.Response:
-    return web.json_response(
-        {"ok": False, "error": {"type": type_, "message": message}}, status=status or STATUS_BY_ERROR.get(type_, 400)
-    )
+def error_response(type_: str, message: str, status: int) -> web.Response:
+    return web.json_response({"ok": False, "error": {"type": type_, "message": message}}, status=status)
 
 
 @web.middleware
-async def error_boundary(request: web.Request, handler):
+async def error_boundary(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The one place a request's failure becomes the one JSON error shape with its status."""
     try:
         return await handler(request)
-    except UnknownRun as exc:
-        return error_response("unknown_run", str(exc))
-    except NoTask as exc:
-        return error_response("no_task", str(exc))
+    except RequestError as exc:
+        return error_response(exc.type, exc.message, exc.status)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -93,134 +59,32 @@ async def error_boundary(request: web.Request, handler):
         return error_response("server_fault", f"internal error: {exc!r}", 500)
 
 
-def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
-    name = urlsplit(f"//{host}").hostname or ""
-    return is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed}
+class CreateRunBody(BaseModel):
+    """The body of `POST /runs`; every field optional."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    pack: str | None = Field(default=None, description="The pack whose allow-list and task the run gets.")
+    policy: Literal["enforce", "observe"] | None = Field(default=None, description="Refuse or only record.")
+    block_state_changes: bool | None = Field(default=None, description="Prevent state changes.")
+    site_key: str | None = Field(default=None, min_length=1, description="The run's site key (else a new one).")
 
 
-@web.middleware
-async def local_only(request: web.Request, handler):
-    """Guards every route (also routes other transports mount): a web page the user visits, or
-    a DNS-rebinding attacker, must not be able to drive the browser."""
-    config = request.app[CONFIG]
-    if not host_allowed(request.host, config.allowed_hosts):
-        return error_response(
-            "forbidden_host",
-            f"Host {request.host!r} is not allowed: this server answers loopback "
-            "names only (start it with --allowed-hosts NAME to add one)",
-            403,
+class AnswerBody(BaseModel):
+    """The body of `POST /runs/{id}/answer`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    output: str = Field(description="The agent's final answer.")
+
+
+def parse_body(model: type[BaseModel], body: Any, usage: str) -> Any:
+    """``body`` as ``model``, or ``InvalidBody`` naming what is wrong and the shape to send."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors(include_url=False)
         )
-    origin = request.headers.get("Origin")
-    if origin is not None and not host_allowed(urlsplit(origin).netloc, config.allowed_hosts):
-        return error_response(
-            "forbidden_origin",
-            f"Origin {origin!r} is not allowed: requests from web pages are "
-            "refused (only loopback origins and --allowed-hosts)",
-            403,
-        )
-    if config.token is not None:
-        given = request.headers.get("Authorization", "")
-        if not secrets.compare_digest(given.encode(), f"Bearer {config.token}".encode()):
-            return error_response(
-                "unauthorized",
-                "this server needs 'Authorization: Bearer <token>' (the token given with --token or SANDBOX_TOKEN)",
-                401,
-            )
-    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
-        # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
-        message = f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"
-        await trace_refused_call(request, "unsupported_media_type", message)
-        return error_response("unsupported_media_type", message, 415)
-    return await handler(request)
-
-
-async def trace_refused_call(request: web.Request, kind: str, message: str) -> None:
-    """A tool call of a live run refused before its body is parsed is still a line in that
-    run's trace, with the body as it arrived (if it arrives within the body bound)."""
-    info = request.match_info
-    if "name" not in info or "run_id" not in info or request.method != "POST":
-        return
-    try:
-        run = request.app[SANDBOX].get_run(info["run_id"])
-    except UnknownRun:
-        return
-    try:
-        body = await asyncio.wait_for(request.read(), request.app[CONFIG].request_body_timeout_s)
-        raw = body.decode("utf-8", errors="surrogateescape")
-    except (TimeoutError, web.HTTPRequestEntityTooLarge):
-        raw = None
-    await run.record_rejected(info["name"], raw, {"type": kind, "message": message})
-
-
-async def read_json(request: web.Request):
-    """The request's JSON body and its raw text, or ``BadRequest``."""
-    config = request.app[CONFIG]
-    try:
-        data = await asyncio.wait_for(request.read(), config.request_body_timeout_s)
-    except TimeoutError as exc:
-        raise BadRequest(
-            "request_timeout",
-            f"the request body did not arrive within {config.request_body_timeout_s:g} s "
-            "(shorter than its Content-Length, or an unfinished chunked body); send the whole body",
-            408,
-        ) from exc
-    except web.HTTPRequestEntityTooLarge as exc:
-        raise BadRequest(
-            "body_too_large", f"the request body is larger than {config.max_body_bytes} bytes", 413
-        ) from exc
-    raw = data.decode("utf-8", errors="surrogateescape")  # exactly what arrived; the trace escapes what is not text
-    charset = (request.charset or "utf-8").lower()
-    if charset not in ("utf-8", "utf8"):
-        raise BadRequest(
-            "unsupported_charset",
-            f"charset {charset!r} is not supported: send JSON in UTF-8 (Content-Type: application/json)",
-            415,
-            raw,
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadRequest(
-            "invalid_encoding", f"the request body is not valid UTF-8 (byte {exc.start}); send JSON in UTF-8", 400, raw
-        ) from None
-    if not text.strip():
-        return {}, raw
-    try:
-        body = json.loads(text, parse_constant=refuse_constant)
-    except NonFiniteNumber as exc:
-        raise BadRequest("invalid_arguments", f"{exc} is not a JSON number: pass a finite number", 400, raw) from None
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting
-        raise BadRequest("malformed_json", f"request body is not valid JSON: {first_words(exc)}", 400, raw) from None
-    if json_depth(body) > config.max_json_depth:
-        raise BadRequest(
-            "malformed_json", f"request body is nested deeper than {config.max_json_depth} levels", 400, raw
-        )
-    return body, raw
-
-
-class NonFiniteNumber(ValueError):
-    pass
-
-
-def refuse_constant(name: str):
-    raise NonFiniteNumber(name)
-
-
-def first_words(exc: BaseException) -> str:
-    return (str(exc) or type(exc).__name__)[:300]
-
-
-def json_depth(value) -> int:
-    depth, level = 0, [value]
-    while level:
-        depth += 1
-        level = [
-            child
-            for item in level
-            if isinstance(item, (dict, list))
-            for child in (item.values() if isinstance(item, dict) else item)
-        ]
-    return depth - 1
+        raise InvalidBody(f"{usage} ({problems})") from None
 
 
 async def create_run(request: web.Request) -> web.Response:
@@ -229,40 +93,15 @@ async def create_run(request: web.Request) -> web.Response:
     `{"run_id", "pack", "policy", "block_state_changes", "site_key"}`, and a `note` for a run
     without a pack (it has no allow-list and no task)."""
     sandbox = request.app[SANDBOX]
-    try:
-        body, _raw = await read_json(request)
-    except BadRequest as exc:
-        return exc.response()
-    if not isinstance(body, dict):
-        return error_response("invalid_arguments", 'POST /runs takes a JSON object like {"pack": "bid-intake"}')
-    unknown = set(body) - {"pack", "policy", "block_state_changes", "site_key"}
-    if unknown:
-        return error_response("invalid_arguments", f"unknown field(s) {sorted(unknown)} in POST /runs")
-    pack, policy, block, site_key = (
-        body.get("pack"),
-        body.get("policy"),
-        body.get("block_state_changes"),
-        body.get("site_key"),
+    body, _raw = await read_json(request)
+    asked = parse_body(CreateRunBody, body, 'POST /runs takes a JSON object like {"pack": "bid-intake"}')
+    run = sandbox.open_run(
+        asked.pack,
+        transport="http",
+        site_key=asked.site_key,
+        mode=asked.policy,
+        block_state_changes=asked.block_state_changes,
     )
-    if (
-        pack is not None
-        and not isinstance(pack, str)
-        or policy not in (None, "enforce", "observe")
-        or block not in (None, True, False)
-        or site_key is not None
-        and not (isinstance(site_key, str) and site_key)
-    ):
-        return error_response(
-            "invalid_arguments",
-            "pack must be a string, policy 'enforce' or 'observe', "
-            "block_state_changes a boolean, site_key a non-empty string",
-        )
-    try:
-        run = sandbox.open_run(pack, transport="http", site_key=site_key, mode=policy, block_state_changes=block)
-    except UnknownPack as exc:
-        return error_response("invalid_pack", str(exc))
-    except TooManyRuns as exc:
-        return error_response("too_many_runs", str(exc), 429)
     reply = {
         "run_id": run.id,
         "pack": run.policy.pack,
@@ -289,18 +128,12 @@ async def post_answer(request: web.Request) -> web.Response:
     """Body: `{"output": "<the final answer>"}`. Ends the run and replies with the reviewed
     scoring pack's report on its trace (`qualified_pass`, fields, gates); elapsed time counts
     from the run's creation."""
-    try:
-        body, _raw = await read_json(request)
-    except BadRequest as exc:
-        return exc.response()
-    if not isinstance(body, dict) or set(body) != {"output"} or not isinstance(body["output"], str):
-        return error_response(
-            "invalid_arguments", 'POST /runs/{id}/answer takes {"output": "<the agent\'s final answer>"}'
-        )
-    return web.json_response(await request.app[SANDBOX].answer(ended_or_open_run(request), body["output"]))
+    body, _raw = await read_json(request)
+    answer = parse_body(AnswerBody, body, 'POST /runs/{id}/answer takes {"output": "<the agent\'s final answer>"}')
+    return web.json_response(await request.app[SANDBOX].answer(ended_or_open_run(request), answer.output))
 
 
-def ended_or_open_run(request: web.Request):
+def ended_or_open_run(request: web.Request) -> Run:
     run = request.app[SANDBOX].runs.get(request.match_info["run_id"])  # ended runs keep their trace
     if run is None:
         raise UnknownRun(f"no run {request.match_info['run_id']!r}")
@@ -321,11 +154,11 @@ async def call_tool(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     try:
         body, _raw = await read_json(request)
-    except BadRequest as exc:
-        await run.record_rejected(name, exc.raw, {"type": exc.type, "message": exc.message})
-        return exc.response()
+    except RequestError as exc:
+        await run.record_rejected(name, exc.raw, exc.to_json())
+        raise
     reply = await run.call(name, body)
-    status = 200 if reply["ok"] else STATUS_BY_ERROR.get(reply["error"]["type"], 200)
+    status = 200 if reply["ok"] else TOOL_ERROR_STATUS.get(reply["error"]["type"], 200)
     return web.json_response(reply, status=status)
 
 

@@ -49,10 +49,8 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.cli.wiring import PackTasks, pack_is_usable
-    from sandbox.evaluation.packs import pack_policy
-    from toolserver.api import Sandbox
-    from toolserver.config import ServerConfig
+    from sandbox.cli.wiring import pack_is_usable
+    from sandbox.runner.wiring import app_config, app_sandbox
     from toolserver.transports.mcp import serve_stdio
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -70,6 +68,6 @@ def command(args: argparse.Namespace) -> int:
     if not pack_is_usable("mcp", args.pack):
         return 2
 
-    sandbox = Sandbox(ServerConfig(**kwargs), policies=pack_policy, tasks=PackTasks())
+    sandbox = app_sandbox(app_config(**kwargs))
     asyncio.run(serve_stdio(sandbox, pack=args.pack, mode=args.policy))  # starts and stops the sandbox
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.cli.exits import declare_exits
-from sandbox.core.paths import MIRRORS_DIR
+from sandbox.paths import MIRRORS_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -127,7 +127,7 @@ def _print_report(report, verb: str) -> None:
 
 
 def run_capture(args: argparse.Namespace) -> int:
-    from sandbox.runner.capture import CaptureError, capture
+    from sandbox.mirrors.capture import CaptureError, capture
 
     try:
         report = capture(args.urls, args.into, wait_ms=args.wait_ms, chromium=args.chromium)
@@ -138,7 +138,7 @@ def run_capture(args: argparse.Namespace) -> int:
 
 
 def run_import_har(args: argparse.Namespace) -> int:
-    from sandbox.runner.capture import CaptureError, import_har
+    from sandbox.mirrors.capture import CaptureError, import_har
 
     try:
         report = import_har(args.file, args.into)
@@ -149,8 +149,8 @@ def run_import_har(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from sandbox.core.mirrors import check
-    from sandbox.runner.capture import CaptureError, manifest_paths, read_manifest
+    from sandbox.mirrors.capture import CaptureError, manifest_paths, read_manifest
+    from toolserver.contract.mirrors import check
 
     roots = args.roots or [MIRRORS_DIR]
     missing = [str(root) for root in roots if not root.is_dir()]
@@ -177,7 +177,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _print_provenance(roots: list[Path]) -> None:
     """Per host: how many entries are captured or reconstructed, and each reconstruction's basis
     with the URLs built on it."""
-    from sandbox.core.mirrors import provenance_by_host
+    from toolserver.contract.mirrors import provenance_by_host
 
     for host in provenance_by_host(*roots):
         count = len(host.captured) + sum(len(urls) for _, urls in host.reconstructed)
@@ -192,7 +192,7 @@ def _print_provenance(roots: list[Path]) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from sandbox.runner.capture import CaptureError, list_entries
+    from sandbox.mirrors.capture import CaptureError, list_entries
 
     try:
         rows = list_entries(*(args.roots or [MIRRORS_DIR]))

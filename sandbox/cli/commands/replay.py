@@ -53,11 +53,11 @@ def command(args: argparse.Namespace) -> int:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from sandbox.evaluation.packs import PackError, pack_policy
+    from sandbox.evaluation.packs import PackError
     from sandbox.runner.replay import replay
-    from toolserver.api import Sandbox
+    from sandbox.runner.wiring import app_sandbox
 
-    async with Sandbox(policies=pack_policy) as sandbox:
+    async with app_sandbox() as sandbox:
         try:
             report, run = await replay(
                 args.attempt, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None

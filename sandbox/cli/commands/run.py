@@ -12,13 +12,13 @@ from sandbox.cli.exits import declare_exits
 
 
 def register(subparsers) -> None:
+    from sandbox.runner.agents import AGENT_KINDS
+    from sandbox.runner.executors import EXECUTORS
+    from sandbox.runner.record_mode import RecordMode
+
     p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
     p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
-    p.add_argument(
-        "--agent",
-        required=True,
-        help='reference | cmd:"COMMAND" | openai:MODEL | anthropic:MODEL | replay:ATTEMPT_DIR | think:SECONDS:AGENT',
-    )
+    p.add_argument("--agent", required=True, help=" | ".join(AGENT_KINDS.usages()))
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
@@ -30,7 +30,12 @@ def register(subparsers) -> None:
         "(default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)",
     )
     p.add_argument("--cassette", type=Path, help="model agents: record/replay the model's HTTP exchanges here")
-    p.add_argument("--record-mode", choices=["once", "none", "all"], default="once")
+    p.add_argument(
+        "--record-mode",
+        choices=RecordMode.values(),
+        default=RecordMode.ONCE.value,
+        help=f"model agents: when the cassette records. {RecordMode.describe()}",
+    )
     p.add_argument("--max-turns", type=int, default=80, help="model agents: most model turns per attempt")
     p.add_argument(
         "--policy",
@@ -44,15 +49,14 @@ def register(subparsers) -> None:
     p.add_argument(
         "--executor",
         default="local",
-        metavar="local|ray[:ADDRESS]",
-        help="where attempts run: this process (local, default) or a Ray cluster (needs the [ray] extra; "
-        "'ray' alone starts a local Ray)",
+        metavar="|".join(EXECUTORS.usages()),
+        help="where attempts run: " + "; ".join(f"{e.usage}: {e.summary}" for e in EXECUTORS),
     )
     p.add_argument(
         "--retries",
         type=int,
-        default=0,
-        help="ray: re-run an attempt whose worker died up to this many times (default 0)",
+        help="ray: re-run an attempt whose worker died up to this many times (default 0; "
+        "an executor that does not retry refuses it)",
     )
     p.add_argument(
         "--screenshots",
@@ -80,35 +84,33 @@ def register(subparsers) -> None:
         {
             0: "every attempt a qualified pass",
             1: "some attempt is not (agent errors and time-outs included)",
-            2: "bad usage: unknown pack or agent, --repeats/--concurrency below 1, "
-            "an option the agent does not use, an unreachable model endpoint",
+            2: "bad usage: unknown pack, agent or executor, --repeats/--concurrency below 1, "
+            "an option the agent or executor does not take, an unreachable model endpoint",
         },
     )
 
 
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
-    from sandbox.runner.agents import AgentOptions, make_agent
+    from sandbox.runner.agents import AgentOptions, RecordMode, make_agent
     from sandbox.runner.batch import AgentUnavailable, format_reasons, format_table, resolve_packs, run_batch, summarise
+    from sandbox.runner.executors import parse_executor
 
-    if args.repeats < 1 or args.concurrency < 1 or args.retries < 0:
+    if args.repeats < 1 or args.concurrency < 1 or (args.retries is not None and args.retries < 0):
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
         return 2
-    if args.executor.partition(":")[0] not in ("local", "ray"):
-        print(f"sandbox run: unknown executor {args.executor!r}: use local or ray[:ADDRESS]", file=sys.stderr)
-        return 2
     options = AgentOptions(
-        base_url=args.base_url, cassette=args.cassette, record_mode=args.record_mode, max_turns=args.max_turns
+        base_url=args.base_url,
+        cassette=args.cassette,
+        record_mode=RecordMode(args.record_mode),
+        max_turns=args.max_turns,
     )
     try:
+        parse_executor(args.executor, {"retries": args.retries} if args.retries is not None else {})
         packs = resolve_packs(args.packs)
-        make_agent(args.agent, options)
+        make_agent(args.agent, options)  # an unknown kind, a bad value, an option it does not use
     except (PackError, ValueError) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
-        return 2
-    unused = unused_option(args)
-    if unused:
-        print(f"sandbox run: {unused}", file=sys.stderr)
         return 2
     try:
         outcomes = asyncio.run(
@@ -154,16 +156,3 @@ def command(args: argparse.Namespace) -> int:
                 file=sys.stderr if args.json else sys.stdout,
             )
     return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
-
-
-def unused_option(args: argparse.Namespace) -> str | None:
-    """An agent option given to an agent kind that would silently ignore it (None: all used)."""
-    from sandbox.runner.agents import agent_kinds
-
-    kinds = agent_kinds()
-    uses = getattr(kinds[args.agent.partition(":")[0]], "USES_OPTIONS", ())
-    for option in ("cassette", "base_url"):
-        if getattr(args, option) is not None and option not in uses:
-            users = ", ".join(m.USAGE for m in kinds.values() if option in getattr(m, "USES_OPTIONS", ()))
-            return f"--{option.replace('_', '-')} is for model agents ({users}); {args.agent} does not use it"
-    return None

@@ -4,7 +4,8 @@
     sandbox score ATTEMPT_DIR [...]      pack, output, trace, elapsed and site key from the folder
     sandbox gates --pack PACK --trace FILE [--elapsed SECONDS] [--site-key KEY] [--json]
 
-Exit status: 0 qualified pass (gates: all passed), 1 not, 2 bad usage or unreadable file.
+Exit status: 0 qualified pass (gates: all passed), 1 not, 2 bad usage or unreadable file,
+3 an evaluator (a gate, a rule, an evidence check) raised: status error, the attempt not judged.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import sys
 from pathlib import Path
 
 from sandbox.cli.exits import declare_exits
-from sandbox.core.trace import Trace, parse_trace
 from sandbox.evaluation.gates import check_gates
 from sandbox.evaluation.packs import Pack, PackError, load_pack
+from toolserver.contract.trace import Trace, parse_trace
+
+EVALUATION_ERROR_EXIT = 3
 
 
 class UsageError(Exception):
@@ -29,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "score",
         help="score an attempt's output (and trace) against its pack",
         description="Score one attempt: output contract, fields, evidence and gates. "
-        "Exit 0 for a qualified pass, 1 otherwise, 2 for bad usage.",
+        "Exit 0 for a qualified pass, 1 otherwise, 2 for bad usage, 3 when an evaluator raised.",
     )
     score.add_argument(
         "attempt",
@@ -46,20 +49,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.set_defaults(func=run_score)
     declare_exits(
         score,
-        {0: "a qualified pass", 1: "not a qualified pass", 2: "bad usage: an unreadable file, not an attempt folder"},
+        {
+            0: "a qualified pass",
+            1: "not a qualified pass",
+            2: "bad usage: an unreadable file, not an attempt folder",
+            EVALUATION_ERROR_EXIT: "an evaluator raised (status error): not judged, the traceback is shown",
+        },
     )
 
     gates = subparsers.add_parser(
         "gates",
         help="check a trace against a pack's gates",
         description="Check the execution, provider, time, safety and measurement gates "
-        "of one trace. Exit 0 when all pass, 1 otherwise, 2 for bad usage.",
+        "of one trace. Exit 0 when all pass, 1 otherwise, 2 for bad usage, 3 when a gate raised.",
     )
     gates.add_argument("--pack", required=True, help="pack id (e.g. bid-intake) or pack folder")
     gates.add_argument("--trace", required=True, type=Path, help="the attempt's trace (JSONL)")
     _common(gates)
     gates.set_defaults(func=run_gates)
-    declare_exits(gates, {0: "every gate passes", 1: "a gate fails", 2: "bad usage: an unreadable file"})
+    declare_exits(
+        gates,
+        {
+            0: "every gate passes",
+            1: "a gate fails",
+            2: "bad usage: an unreadable file",
+            EVALUATION_ERROR_EXIT: "a gate raised: not judged, the traceback is shown",
+        },
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -104,16 +120,16 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
             f"score.json, output.txt)"
         )
     folder = AttemptFolder.load(args.attempt)
-    attempt = folder.attempt or {}
+    attempt = folder.attempt
     args.pack = args.pack or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
     args.output = args.output or args.attempt / "output.txt"
     if args.trace is None and (args.attempt / "trace.jsonl").is_file():
         args.trace = args.attempt / "trace.jsonl"
-    if args.elapsed is None and attempt.get("elapsed_seconds") is not None:
-        args.elapsed = float(attempt["elapsed_seconds"])
-    args.site_key = args.site_key or attempt.get("site_key")
+    if args.elapsed is None and attempt is not None and attempt.elapsed_seconds is not None:
+        args.elapsed = attempt.elapsed_seconds
+    args.site_key = args.site_key or (attempt.site_key if attempt is not None else None)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -130,6 +146,8 @@ def run_score(args: argparse.Namespace) -> int:
         print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
         print(describe_score(report))
+    if report.status == "error":
+        return EVALUATION_ERROR_EXIT
     return 0 if report.qualified_pass else 1
 
 
@@ -145,4 +163,6 @@ def run_gates(args: argparse.Namespace) -> int:
         print(json.dumps({"pack": pack.id, **report.model_dump(mode="json")}, ensure_ascii=False, indent=2))
     else:
         print(f"pack {pack.id}: " + describe_gates(report))
+    if report.errors:
+        return EVALUATION_ERROR_EXIT
     return 0 if report.ok else 1

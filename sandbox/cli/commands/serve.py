@@ -101,6 +101,7 @@ def milliseconds(text: str) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from sandbox.paths import MIRRORS_DIR
     from toolserver.config import ServerConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -122,8 +123,7 @@ def serve(args: argparse.Namespace) -> int:
         action_timeout_ms=args.timeout_action,
         navigation_timeout_ms=args.timeout_navigation,
     )
-    if args.mirrors:
-        kwargs["mirror_roots"] = tuple(args.mirrors)
+    kwargs["mirror_roots"] = tuple(args.mirrors or (MIRRORS_DIR,))
     try:
         config = ServerConfig(**kwargs)
     except ValueError as exc:
@@ -135,8 +135,8 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     from aiohttp import web  # the server's modules load once the arguments are known to be good
 
-    from sandbox.cli.wiring import PackTasks
     from sandbox.evaluation.packs import pack_policy
+    from sandbox.runner.wiring import PackTasks
     from toolserver.transports.http import create_app
 
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)

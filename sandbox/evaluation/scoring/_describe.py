@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sandbox.evaluation.evaluator_errors import EvaluatorError
 from sandbox.evaluation.gates import GateReport
 from sandbox.evaluation.scoring._report import ScoreReport
 
@@ -16,23 +17,39 @@ def short_value(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def describe_errors(errors: list[EvaluatorError], *, tracebacks: bool = True) -> list[str]:
+    """Lines naming each evaluator that raised, with its traceback indented below it."""
+    lines = []
+    for error in errors:
+        lines.append(f"  EVALUATOR ERROR {error.describe()}")
+        if tracebacks:
+            lines += ["    " + line for line in error.traceback.rstrip("\n").splitlines()]
+    return lines
+
+
 def describe_gates(report: GateReport) -> str:
     if not report.measured:
         head = "gates NOT MEASURED"
+    elif report.errors:
+        head = f"gates NOT JUDGED: {len(report.errors)} raised" + (
+            f", {len(report.failures)} failed" if report.failures else ""
+        )
     else:
         head = "gates passed" if report.ok else f"gates FAILED ({len(report.failures)})"
     lines = [head]
     lines += [f"  [{f.gate}] " + (f"seq {f.seq}: " if f.seq is not None else "") + f.message for f in report.failures]
+    lines += describe_errors(report.errors)
     lines += [f"  note: {n}" for n in report.notes]
     return "\n".join(lines)
 
 
 def describe_score(report: ScoreReport) -> str:
-    verdict = (
-        "QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
-        if report.qualified_pass
-        else "NOT A QUALIFIED PASS"
-    )
+    if report.status == "error":
+        verdict = "EVALUATION ERROR (an evaluator raised: not judged, not a qualified pass)"
+    elif report.qualified_pass:
+        verdict = "QUALIFIED PASS" + (" (error-free)" if report.error_free else " (not error-free)")
+    else:
+        verdict = "NOT A QUALIFIED PASS"
     correct = sum(f.correct for f in report.fields)
     lines = [
         f"pack {report.pack} (scored with {report.scoring_pack}, checksum {report.stamp.checksum[:12]})",
@@ -50,6 +67,7 @@ def describe_score(report: ScoreReport) -> str:
                 f"{short_value(field.got)} ({field.detail})"
             )
     lines += [f"  evidence {f.field}: {f.message}" for f in report.evidence.failures]
+    lines += describe_errors([e for e in report.errors if e not in report.gates.errors])  # gates': below
     lines.append(describe_gates(report.gates))
     lines += [f"reason: {r}" for r in report.reasons]
     return "\n".join(lines)

@@ -20,8 +20,9 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Comment
 
+from sandbox.evaluation.evaluator_errors import EvaluatorError, evaluating
 from sandbox.evaluation.normalise import collapse_whitespace, describe
-from sandbox.evaluation.packs import EvidenceSource, Pack, PackError
+from sandbox.evaluation.packs import EvidenceSource, FieldRule, Pack, PackError
 from sandbox.evaluation.scoring._cache import derived
 from sandbox.evaluation.scoring._report import EvidenceFailure, EvidenceResult
 
@@ -171,50 +172,53 @@ def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str
     return "; ".join(problems), None
 
 
-def check_evidence(pack: Pack, record: dict | None) -> tuple[EvidenceResult, set[str]]:
+def _field_evidence(ctx: _Context, rule: FieldRule, evidence: Any) -> str | None:
+    """Why the record's evidence for ``rule``'s field is not valid (None: it is)."""
+    names = rule.accepted_sources
+    need = rule.evidence_min_citations or max(ctx.pack.rules.evidence_sources[n].min_citations or 1 for n in names)
+    entry = evidence.get(rule.name) if isinstance(evidence, dict) else None
+    if entry is None:
+        return "no evidence given for this field"
+    if isinstance(entry, dict):
+        citations = [entry]
+    elif isinstance(entry, list):
+        citations = entry
+    else:
+        return f"evidence must be a citation object or an array of them, got {describe(entry)}"
+    problems, identities = [], set()
+    for index, citation in enumerate(citations):
+        problem, identity = _check_citation(ctx, citation, names)
+        if problem:
+            problems.append(f"citation {index}: {problem}" if len(citations) > 1 else problem)
+        else:
+            identities.add(identity)
+    if problems:
+        return "; ".join(problems)
+    if len(identities) < need:
+        return f"{len(identities)} distinct valid citation(s), {need} required"
+    return None
+
+
+def check_evidence(
+    pack: Pack, record: dict | None, errors: list[EvaluatorError] | None = None, *, field_prefix: str = ""
+) -> tuple[EvidenceResult, set[str]]:
     """Score the record's ``evidence`` object against every rule that names sources.
-    Returns the result and the set of missing fixture files met on the way."""
+    Returns the result and the set of missing fixture files met on the way. A field's check
+    that raises is recorded in ``errors`` (named with ``field_prefix``) and counts as not valid;
+    without ``errors`` it propagates."""
     ctx = _Context(pack, set())
     evidence = record.get("evidence") if isinstance(record, dict) else None
     failures: list[EvidenceFailure] = []
     required = valid = 0
     for rule in pack.rules.field_rules:
-        names = rule.accepted_sources
-        if not names:
+        if not rule.accepted_sources:
             continue
         required += 1
-        need = rule.evidence_min_citations or max(pack.rules.evidence_sources[n].min_citations or 1 for n in names)
-        entry = evidence.get(rule.name) if isinstance(evidence, dict) else None
-        if entry is None:
-            failures.append(EvidenceFailure(field=rule.name, message="no evidence given for this field"))
-            continue
-        if isinstance(entry, dict):
-            citations = [entry]
-        elif isinstance(entry, list):
-            citations = entry
-        else:
-            failures.append(
-                EvidenceFailure(
-                    field=rule.name,
-                    message=(f"evidence must be a citation object or an array of them, got {describe(entry)}"),
-                )
-            )
-            continue
-        problems, identities = [], set()
-        for index, citation in enumerate(citations):
-            problem, identity = _check_citation(ctx, citation, names)
-            if problem:
-                problems.append(f"citation {index}: {problem}" if len(citations) > 1 else problem)
-            else:
-                identities.add(identity)
-        if problems:
-            failures.append(EvidenceFailure(field=rule.name, message="; ".join(problems)))
-        elif len(identities) < need:
-            failures.append(
-                EvidenceFailure(
-                    field=rule.name, message=(f"{len(identities)} distinct valid citation(s), {need} required")
-                )
-            )
+        problem: str | None = "not judged: the evidence check raised (see errors)"
+        with evaluating(f"evidence of field {field_prefix}{rule.name}", errors):
+            problem = _field_evidence(ctx, rule, evidence)
+        if problem:
+            failures.append(EvidenceFailure(field=rule.name, message=problem))
         else:
             valid += 1
     score = Fraction(valid, required) if required else Fraction(1)

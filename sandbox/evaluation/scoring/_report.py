@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox.evaluation.evaluator_errors import EvaluatorError
 from sandbox.evaluation.gates import GateReport
+
+ScoreStatus = Literal["pass", "fail", "error"]
 
 
 class _Frozen(BaseModel):
@@ -38,7 +41,8 @@ class EvidenceResult(_Frozen):
 class ContractError(_Frozen):
     code: str = Field(
         description="empty_output, missing_markers, multiple_markers, markers_out_of_order, "
-        "markdown_fence, invalid_json, schema_violation"
+        "markdown_fence, invalid_json, schema_violation; not_checked when the check itself raised "
+        "(status error)"
     )
     message: str
 
@@ -62,6 +66,10 @@ class ScoreStamp(_Frozen):
 class ScoreReport(_Frozen):
     pack: str
     scoring_pack: str
+    status: ScoreStatus = Field(
+        description="pass: a qualified pass; fail: judged and not qualified; error: an evaluator raised "
+        "(see errors), so the attempt could not be judged and is not qualified."
+    )
     qualified_pass: bool
     error_free: bool
     field_accuracy: float
@@ -71,4 +79,9 @@ class ScoreReport(_Frozen):
     output_contract: OutputContractResult
     gates: GateReport
     reasons: list[str] = Field(description="Why the attempt is not a (error-free) qualified pass.")
+    errors: list[EvaluatorError] = Field(
+        default_factory=list,
+        description="Every evaluator that raised (gates included), with its exception and traceback; "
+        "non-empty exactly when status is error.",
+    )
     stamp: ScoreStamp

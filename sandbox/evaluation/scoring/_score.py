@@ -3,6 +3,10 @@ verdict.
 
 Scoring (contract, rules, expected records, evidence fixtures) always uses the workflow's
 reviewed pack (``card.scoring_pack``); the gates use the executed pack's own ``gates.json``.
+
+Every evaluator runs inside ``evaluating`` (``sandbox.evaluation.evaluator_errors``): one that
+raises is recorded with its traceback, the others still judge, and the report's status is
+``error`` (never a silent ``fail``). So scoring raises only for a pack that cannot be used.
 """
 
 from __future__ import annotations
@@ -12,21 +16,24 @@ from fractions import Fraction
 from typing import Any
 
 from sandbox import __version__
-from sandbox.core.trace import Trace
+from sandbox.evaluation.evaluator_errors import EvaluatorError, evaluating
 from sandbox.evaluation.gates import check_gates
 from sandbox.evaluation.normalise import strict_key
 from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.records import MISSING, record_value
-from sandbox.evaluation.rules import check_field
-from sandbox.evaluation.scoring._contract import parse_output
+from sandbox.evaluation.rules import FieldCheck, check_field
+from sandbox.evaluation.scoring._contract import ParsedOutput, parse_output
 from sandbox.evaluation.scoring._evidence import check_evidence
 from sandbox.evaluation.scoring._report import (
+    ContractError,
     EvidenceResult,
     FieldResult,
     OutputContractResult,
     ScoreReport,
     ScoreStamp,
+    ScoreStatus,
 )
+from toolserver.contract.trace import Trace
 
 
 def _match_record(scoring: Pack, expected: dict, records: list[Any]) -> tuple[dict | None, str | None]:
@@ -56,14 +63,18 @@ def score_attempt(
     pack: Pack | str, output_text: str, trace: Trace | None, elapsed_seconds: float | None, site_key: str | None = None
 ) -> ScoreReport:
     """Score one attempt of ``pack`` (the executed pack). Never raises for a bad output or
-    trace; a broken pack raises ``PackError``. ``pack`` may also be a pack id or folder."""
+    trace, nor for an evaluator that raises (status ``error``); a broken pack raises
+    ``PackError``. ``pack`` may also be a pack id or folder."""
     if not isinstance(pack, Pack):
         pack = load_pack(pack)
     scoring = pack.scoring_pack()
     rules = scoring.rules
     reasons: list[str] = []
+    errors: list[EvaluatorError] = []
 
-    parsed = parse_output(output_text, scoring)
+    parsed = ParsedOutput(errors=[ContractError(code="not_checked", message="the output contract check raised")])
+    with evaluating("output contract", errors):
+        parsed = parse_output(output_text, scoring)
     contract = OutputContractResult(ok=parsed.ok, errors=parsed.errors)
     if not contract.ok:
         reasons.append(
@@ -83,7 +94,11 @@ def score_attempt(
             reasons.append(note)
         prefix = f"[{json.dumps(record_value(expected_record, rules.record_key))}] " if several else ""
         for rule in rules.field_rules:
-            expected, got, check = check_field(rule, expected_record, record)
+            expected = record_value(expected_record, rule.name)
+            got = MISSING if record is None else record_value(record, rule.name)
+            check = FieldCheck(False, "not judged: the rule raised (see errors)")
+            with evaluating(f"rule {rule.kind} on field {prefix}{rule.name}", errors):
+                expected, got, check = check_field(rule, expected_record, record)
             fields.append(
                 FieldResult(
                     name=prefix + rule.name,
@@ -94,7 +109,7 @@ def score_attempt(
                     detail=check.detail,
                 )
             )
-        evidence, missing = check_evidence(scoring, record)
+        evidence, missing = check_evidence(scoring, record, errors, field_prefix=prefix)
         missing_fixtures |= missing
         valid_evidence += evidence.valid
         required_evidence += evidence.required
@@ -109,6 +124,7 @@ def score_attempt(
     )
 
     gates = check_gates(pack, trace, elapsed_seconds=elapsed_seconds, site_key=site_key)
+    errors += gates.errors
 
     accuracy_ok = accuracy >= Fraction(rules.success_threshold_decimal)
     evidence_ok = evidence_score >= Fraction(rules.evidence_threshold_decimal)
@@ -134,15 +150,28 @@ def score_attempt(
         names = list(dict.fromkeys(f.gate for f in gates.failures))
         reasons.append("gate(s) failed: " + ", ".join(names))
 
-    qualified = contract.ok and accuracy_ok and not critical_failures and evidence_ok and gates.measured and gates.ok
+    if errors:
+        reasons.insert(0, "evaluation error (not judged): " + "; ".join(e.describe() for e in errors))
+
+    qualified = (
+        not errors
+        and contract.ok
+        and accuracy_ok
+        and not critical_failures
+        and evidence_ok
+        and gates.measured
+        and gates.ok
+    )
     error_free = qualified and correct == len(fields) and evidence_score == 1
     if qualified and not error_free:
         wrong = [f.name for f in fields if not f.correct]
         reasons.append("qualified pass, not error-free: " + (", ".join(wrong) if wrong else "evidence incomplete"))
+    status: ScoreStatus = "error" if errors else "pass" if qualified else "fail"
 
     return ScoreReport(
         pack=pack.id,
         scoring_pack=scoring.id,
+        status=status,
         qualified_pass=qualified,
         error_free=error_free,
         field_accuracy=float(accuracy),
@@ -152,6 +181,7 @@ def score_attempt(
         output_contract=contract,
         gates=gates,
         reasons=reasons,
+        errors=errors,
         stamp=ScoreStamp(
             sandbox_version=__version__,
             pack=pack.id,

@@ -1,6 +1,6 @@
 """Synthetic attempts for tests and the scoring benchmark.
 
-- ``TraceBuilder``: write trace lines (the real ``sandbox.core.trace`` format) call by call.
+- ``TraceBuilder``: write trace lines (the real ``toolserver.contract.trace`` format) call by call.
 - ``conforming_trace(pack, site_key)``: a trace that passes every gate of ``pack``.
 - ``cited_record(pack)``: the scoring pack's expected record plus an ``evidence`` object whose
   quotes are synthetic sentences, and ``synthetic_fixtures(pack)``: fixture texts that
@@ -23,10 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.paths import PACKS_DIR
-from sandbox.core.trace import CallRecord, EventRecord, RunHeader, ToolError, Trace, parse_trace
 from sandbox.evaluation.packs import Pack, list_packs
 from sandbox.evaluation.records import record_value
+from sandbox.evaluation.scoring._score import score_attempt  # the module, not the package: no ring
+from sandbox.paths import PACKS_DIR
+from toolserver.contract.trace import CallRecord, EventKind, EventRecord, RunHeader, ToolError, Trace, parse_trace
 
 SITE_KEY = "synthetic-site-key-0001"
 
@@ -83,7 +84,7 @@ class TraceBuilder:
         self.lines.append(record.model_dump(mode="json"))
         return self
 
-    def event(self, kind: str, data: dict[str, Any]) -> TraceBuilder:
+    def event(self, kind: EventKind, data: dict[str, Any]) -> TraceBuilder:
         """An event during the last call (also repeated in that call's ``events``)."""
         event = EventRecord(kind=kind, seq=self.seq, t=self.t, wall="", data=data).model_dump(mode="json")
         for line in reversed(self.lines):
@@ -259,8 +260,6 @@ def attempt_output(*records: dict, before: str = "", after: str = "") -> str:
 def bench_scoring(n: int = 240) -> float:
     """Seconds to parse the traces of and score ``n`` synthetic attempts (fresh packs, so
     per-pack caches are built inside the timed part). Goal: < 0.5 s for 240."""
-    from sandbox.evaluation.scoring import score_attempt
-
     with tempfile.TemporaryDirectory() as tmp:
         packs = list_packs(synthetic_packs(Path(tmp)))
         attempts = []

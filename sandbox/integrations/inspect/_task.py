@@ -13,10 +13,10 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver, use_tools
 from inspect_ai.tool import mcp_connection, mcp_server_stdio
 
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
 from sandbox.runner.attempt import new_site_key
+from toolserver.contract.trace import read_trace
 
 TRACE_DIR = "sandbox_trace_dir"
 STARTED = "sandbox_started"

@@ -1,49 +1,47 @@
-"""Every pack as an Inspect task: ``inspect eval sandbox/integrations/inspect/tasks.py@bid_intake``.
+"""Every pack as an Inspect task: ``inspect eval sandbox/integrations/inspect/tasks.py@bid_intake``,
+or any pack by id: ``inspect eval sandbox/integrations/inspect/tasks.py@sandbox_pack -T pack=bid-intake``.
 
 Task parameters (``-T``): ``site_key`` (default: a fresh key), ``trace_root`` (where each
 sample's trace folder goes; default: the temporary directory).
+
+The per-pack tasks are built by one function, ``pack_task``, and registered under the pack id
+with ``_`` for ``-``. Inspect lists a file's tasks by reading it for ``@task`` functions, so
+``inspect list tasks`` on this file shows ``sandbox_pack`` alone; ``tasks.py@NAME`` finds each
+of the others by its registered name.
 """
 
-from inspect_ai import task
+from collections.abc import Callable
+
+from inspect_ai import Task, task
 
 from sandbox.integrations.inspect import sandbox_task
 
-
-@task
-def addenda_trace(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("addenda-trace", site_key=site_key, trace_root=trace_root)
+PackTask = Callable[..., Task]
 
 
 @task
-def addenda_trace_p6(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("addenda-trace-p6", site_key=site_key, trace_root=trace_root)
+def sandbox_pack(pack: str, site_key: str | None = None, trace_root: str | None = None) -> Task:
+    """The pack ``pack`` (its id, e.g. ``bid-intake``) as an Inspect task."""
+    return sandbox_task(pack, site_key=site_key, trace_root=trace_root)
 
 
-@task
-def bid_intake(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("bid-intake", site_key=site_key, trace_root=trace_root)
+def pack_task(pack_id: str) -> PackTask:
+    """The Inspect task of the pack ``pack_id``, registered as ``bid_intake`` for ``bid-intake``."""
+    name = pack_id.replace("-", "_")
+
+    def build(site_key: str | None = None, trace_root: str | None = None) -> Task:
+        return sandbox_task(pack_id, site_key=site_key, trace_root=trace_root)
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"The pack {pack_id!r} as an Inspect task."
+    return task(name=name)(build)
 
 
-@task
-def controlled_form(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("controlled-form", site_key=site_key, trace_root=trace_root)
-
-
-@task
-def court_docket(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("court-docket", site_key=site_key, trace_root=trace_root)
-
-
-@task
-def court_docket_p4(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("court-docket-p4", site_key=site_key, trace_root=trace_root)
-
-
-@task
-def ecfr_regulation(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("ecfr-regulation", site_key=site_key, trace_root=trace_root)
-
-
-@task
-def sec_contract(site_key: str | None = None, trace_root: str | None = None):
-    return sandbox_task("sec-contract", site_key=site_key, trace_root=trace_root)
+addenda_trace = pack_task("addenda-trace")
+addenda_trace_p6 = pack_task("addenda-trace-p6")
+bid_intake = pack_task("bid-intake")
+controlled_form = pack_task("controlled-form")
+court_docket = pack_task("court-docket")
+court_docket_p4 = pack_task("court-docket-p4")
+ecfr_regulation = pack_task("ecfr-regulation")
+sec_contract = pack_task("sec-contract")

@@ -1,49 +1,40 @@
-"""Agent kinds, registered by prefix: one module each in this package, declaring
+"""Agent kinds, registered by name: one module each in this package, registering itself with
 
-    KIND = "openai"                       # the prefix of the agent spec ("openai:MODEL")
-    USAGE = "openai:MODEL"                # how the spec is written (for error messages)
-    def create(value: str, options: AgentOptions) -> Agent
+    @agent_kind("openai", usage="openai:MODEL", uses=("base_url", "cassette", "record_mode", "max_turns"))
+    def create(model: str, options: AgentOptions) -> OpenAIAgent: ...
 
-``make_agent("openai:gpt-x")`` finds the module whose ``KIND`` is ``openai`` and calls its
-``create("gpt-x", options)``. Adding an agent kind is adding a module: nothing else changes.
-Every agent has ``name`` and ``async run(task: AgentTask) -> AgentResult``.
+``make_agent("openai:gpt-x")`` finds the kind ``openai`` in ``AGENT_KINDS`` and calls its
+``create("gpt-x", options)``; an option the kind does not use (``uses``) is an error naming it.
+A wrapper (``think:SECONDS:AGENT``) says where its inner agent's spec is (``wraps``) and takes
+the options that agent takes. Adding an agent kind is adding a module here and importing it
+below; ``sandbox run --help`` and the errors list what is registered. Every agent has ``name``
+and ``async run(task: AgentTask) -> AgentResult``.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from types import ModuleType
+# the kinds this package brings: importing a kind's module registers it
+from sandbox.runner.agents import anthropic_agent, command, openai_agent, reference_agent, replay, think  # noqa: F401
+from sandbox.runner.agents._kinds import (
+    AGENT_KINDS,
+    AgentKind,
+    AgentKinds,
+    AgentOption,
+    AgentOptions,
+    AgentSpecError,
+    agent_kind,
+    make_agent,
+)
+from sandbox.runner.record_mode import RecordMode
 
-
-@dataclass(frozen=True)
-class AgentOptions:
-    base_url: str | None = None  # model agents: the endpoint (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
-    cassette: Path | None = None  # model agents: vcrpy cassette
-    record_mode: str = "once"  # model agents: once | none | all
-    max_turns: int = 80
-
-
-@cache
-def agent_kinds() -> dict[str, ModuleType]:
-    kinds: dict[str, ModuleType] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if kind is not None:
-            if kind in kinds:
-                raise RuntimeError(f"agent kind {kind!r} is declared by {kinds[kind].__name__} and {module.__name__}")
-            kinds[kind] = module
-    return kinds
-
-
-def make_agent(spec: str, options: AgentOptions | None = None):
-    kind, _, value = spec.partition(":")
-    module = agent_kinds().get(kind)
-    if module is None or (getattr(module, "NEEDS_VALUE", True) and not value):
-        usages = ", ".join(m.USAGE for m in agent_kinds().values())
-        raise ValueError(f"unknown agent {spec!r}: use {usages}")
-    return module.create(value, options or AgentOptions())
+__all__ = [
+    "AGENT_KINDS",
+    "AgentKind",
+    "AgentKinds",
+    "AgentOption",
+    "AgentOptions",
+    "AgentSpecError",
+    "RecordMode",
+    "agent_kind",
+    "make_agent",
+]

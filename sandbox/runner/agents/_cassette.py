@@ -5,9 +5,9 @@ Requests match on method, scheme, host, port and path, in order — bodies are n
 they hold run-specific values (session ids, tool results). Credentials and cookies are never
 recorded. The attempt's site key is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored
 as the replaying attempt's fresh key, so a replay issues the same tool calls with the key its
-gates expect. Record mode ``all`` re-records from scratch. vcrpy patches the HTTP library
-process-wide, so attempts that use a cassette take turns (a per-event-loop lock); only httpx2
-(the SDKs' transport) is patched.
+gates expect. The record modes are ``sandbox.runner.record_mode.RecordMode``; ``all`` re-records
+from scratch. vcrpy patches the HTTP library process-wide, so attempts that use a cassette take
+turns (a per-event-loop lock); only httpx2 (the SDKs' transport) is patched.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import asyncio
 import weakref
 from contextlib import asynccontextmanager
 from pathlib import Path
+
+from sandbox.runner.record_mode import RecordMode
 
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
@@ -28,13 +30,13 @@ class CassetteError(Exception):
 
 
 class Cassette:
-    def __init__(self, path: Path | None, record_mode: str) -> None:
-        self.path, self.record_mode = path, record_mode
+    def __init__(self, path: Path | None, record_mode: RecordMode) -> None:
+        self.path, self.record_mode = path, RecordMode(record_mode)
 
     @property
     def replaying(self) -> bool:
         return self.path is not None and (
-            self.record_mode == "none" or (self.record_mode == "once" and Path(self.path).is_file())
+            self.record_mode is RecordMode.NONE or (self.record_mode is RecordMode.ONCE and Path(self.path).is_file())
         )
 
     @asynccontextmanager
@@ -51,12 +53,12 @@ class Cassette:
             return response
 
         recorder = vcr.VCR(
-            record_mode=self.record_mode,
+            record_mode=self.record_mode.value,
             match_on=MATCH_ON,
             filter_headers=NOT_RECORDED_HEADERS,
             before_record_response=drop_cookies,
             decode_compressed_response=True,
-            drop_unused_requests=self.record_mode == "all",
+            drop_unused_requests=self.record_mode is RecordMode.ALL,
             filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
             skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
         )

@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import Cassette
+from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
+
+MODEL_OPTIONS: tuple[AgentOption, ...] = ("base_url", "cassette", "record_mode", "max_turns")  # all of them
 
 SYSTEM_PROMPT = (
     "You are a browser agent. Do the task using only the browser tools provided, following "
@@ -56,7 +58,7 @@ class ModelAgent:
         if cassette is not None:
             details.update(
                 cassette=str(self.options.cassette),
-                record_mode=self.options.record_mode,
+                record_mode=self.options.record_mode.value,
                 replayed=self.cassette.replaying,
             )
         return details

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, cast
 
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
-from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
+from sandbox.runner.agents._kinds import AgentOptions, agent_kind
+from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
@@ -30,15 +30,17 @@ from toolserver.formats import tool_definitions
 if TYPE_CHECKING:
     from anthropic.types import ContentBlockParam, MessageParam, ToolResultBlockParam, ToolUnionParam
 
-KIND = "anthropic"
-USAGE = "anthropic:MODEL"
-USES_OPTIONS = ("base_url", "cassette", "record_mode", "max_turns")
 USAGE_KEYS = ("input_tokens", "output_tokens")
 MAX_TOKENS = 4096
 
 
 class AnthropicAgent(ModelAgent):
-    kind, endpoint_path, base_url_env, api_key_env = KIND, "/v1/messages", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"
+    kind, endpoint_path, base_url_env, api_key_env = (
+        "anthropic",
+        "/v1/messages",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    )
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import anthropic
@@ -119,5 +121,6 @@ class AnthropicAgent(ModelAgent):
             await client.close()
 
 
-def create(value: str, options: AgentOptions) -> AnthropicAgent:
-    return AnthropicAgent(value, options)
+@agent_kind("anthropic", usage="anthropic:MODEL", uses=MODEL_OPTIONS)
+def create(model: str, options: AgentOptions) -> AnthropicAgent:
+    return AnthropicAgent(model, options)

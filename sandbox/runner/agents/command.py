@@ -13,10 +13,8 @@ import contextlib
 import os
 import signal
 
+from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.task import AgentResult, AgentTask
-
-KIND = "cmd"
-USAGE = 'cmd:"COMMAND"'
 
 
 class CommandAgent:
@@ -66,5 +64,6 @@ class CommandAgent:
         return AgentResult(output=output, details={"exit_code": 0})
 
 
-def create(value: str, options) -> CommandAgent:
-    return CommandAgent(value)
+@agent_kind("cmd", usage='cmd:"COMMAND"')
+def create(command: str, options: AgentOptions) -> CommandAgent:
+    return CommandAgent(command)

@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.agents._cassette import failure_in
-from sandbox.runner.agents._model import SYSTEM_PROMPT, ModelAgent, add_usage
+from sandbox.runner.agents._kinds import AgentOptions, agent_kind
+from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
@@ -48,9 +48,6 @@ if TYPE_CHECKING:
         ChatCompletionToolUnionParam,
     )
 
-KIND = "openai"
-USAGE = "openai:MODEL"
-USES_OPTIONS = ("base_url", "cassette", "record_mode", "max_turns")
 PREFLIGHT_TIMEOUT_S = 10.0
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -71,7 +68,7 @@ def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolC
 
 
 class OpenAIAgent(ModelAgent):
-    kind, endpoint_path, base_url_env, api_key_env = KIND, "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
+    kind, endpoint_path, base_url_env, api_key_env = "openai", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import openai
@@ -176,5 +173,6 @@ class OpenAIAgent(ModelAgent):
         return None
 
 
-def create(value: str, options: AgentOptions) -> OpenAIAgent:
-    return OpenAIAgent(value, options)
+@agent_kind("openai", usage="openai:MODEL", uses=MODEL_OPTIONS)
+def create(model: str, options: AgentOptions) -> OpenAIAgent:
+    return OpenAIAgent(model, options)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
+from sandbox.runner.agents._kinds import AgentOptions, AgentSpecError, agent_kind
 from sandbox.runner.task import AgentResult, AgentTask, Tools
-
-KIND = "reference"
-USAGE = "reference"
-NEEDS_VALUE = False
 
 
 class ReferenceAgent:
@@ -24,7 +21,8 @@ class ReferenceAgent:
         return AgentResult(output=output, details={"tool_calls": tools.calls})
 
 
-def create(value: str, options) -> ReferenceAgent:
+@agent_kind("reference", usage="reference", needs_value=False)
+def create(value: str, options: AgentOptions) -> ReferenceAgent:
     if value:
-        raise ValueError(f"the reference agent takes no value (got 'reference:{value}')")
+        raise AgentSpecError(f"the reference agent takes no value (got 'reference:{value}')")
     return ReferenceAgent()

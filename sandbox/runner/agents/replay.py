@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.core.trace import read_trace
+from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.task import AgentResult, AgentTask
-
-KIND = "replay"
-USAGE = "replay:ATTEMPT_DIR"
+from toolserver.contract.trace import read_trace
 
 
 def substitute(value, old: str | None, new: str):
@@ -42,5 +40,6 @@ class ReplayAgent:
         return AgentResult(output=output, details={"replayed_calls": len(trace.calls)})
 
 
-def create(value: str, options) -> ReplayAgent:
-    return ReplayAgent(Path(value))
+@agent_kind("replay", usage="replay:ATTEMPT_DIR")
+def create(attempt_dir: str, options: AgentOptions) -> ReplayAgent:
+    return ReplayAgent(Path(attempt_dir))

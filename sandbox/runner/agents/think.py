@@ -1,6 +1,7 @@
 """think:SECONDS:AGENT — another agent that waits SECONDS before each tool call, as a model's
 latency would (``think:0.5:reference``). For measuring throughput with agents that think:
-the browser is idle while the "model" thinks, so attempts can overlap."""
+the browser is idle while the "model" thinks, so attempts can overlap. It takes the options its
+inner agent takes (``think:0.5:openai:MODEL --base-url URL``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from sandbox.runner.task import AgentResult, AgentTask, ToolClient
-
-KIND = "think"
-USAGE = "think:SECONDS:AGENT"
+from sandbox.runner.agents._kinds import AgentOptions, AgentSpecError, agent_kind, make_agent
+from sandbox.runner.task import Agent, AgentResult, AgentTask, ToolClient
 
 
 class ThinkingClient:
@@ -27,7 +26,7 @@ class ThinkingClient:
 
 
 class ThinkingAgent:
-    def __init__(self, seconds: float, inner) -> None:
+    def __init__(self, seconds: float, inner: Agent) -> None:
         self.seconds, self.inner = seconds, inner
         self.name = f"think:{seconds:g}:{inner.name}"
 
@@ -35,15 +34,24 @@ class ThinkingAgent:
         assert task.client is not None, "run_attempt always gives the agent a tool client"
         return await self.inner.run(dataclasses.replace(task, client=ThinkingClient(task.client, self.seconds)))
 
+    async def preflight(self) -> str | None:
+        """The inner agent's check before a batch (a model agent's: does its endpoint answer?)."""
+        check = getattr(self.inner, "preflight", None)
+        return await check() if check else None
 
-def create(value: str, options) -> ThinkingAgent:
-    from sandbox.runner.agents import make_agent
 
+def inner_spec(value: str) -> str:
+    """The wrapped agent's spec: ``reference`` in ``think:0.5:reference``."""
+    return value.partition(":")[2]
+
+
+@agent_kind("think", usage="think:SECONDS:AGENT", wraps=inner_spec)
+def create(value: str, options: AgentOptions) -> ThinkingAgent:
     seconds, _, inner = value.partition(":")
     try:
         delay = float(seconds)
     except ValueError:
         delay = -1.0
     if delay < 0 or not inner:
-        raise ValueError(f"think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:{value}'")
+        raise AgentSpecError(f"think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:{value}'")
     return ThinkingAgent(delay, make_agent(inner, options))

@@ -18,6 +18,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sandbox import __version__
+from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
 from sandbox.runner.report._view import fields, timeline, transcript
 
@@ -51,6 +52,8 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
     score = folder.score
     if score is None:  # folder.qualified is None
         return "NOT SCORED", "unknown"
+    if score.get("status") == "error":
+        return "EVALUATION ERROR: NOT JUDGED", "error"
     if score.get("qualified_pass"):  # folder.qualified
         return "QUALIFIED PASS" + (" (error-free)" if score.get("error_free") else ""), "pass"
     return "NOT A QUALIFIED PASS", "fail"
@@ -58,7 +61,7 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
 
 def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None = None) -> str:
     verdict, verdict_class = _verdict(folder)
-    attempt = folder.attempt or {}
+    attempt: AttemptRecord | dict[str, Any] = folder.attempt or {}  # the template reads either
     title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
     return _environment.get_template("attempt.html.j2").render(
         title=title,
@@ -68,6 +71,7 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
         verdict=verdict,
         verdict_class=verdict_class,
         reasons=folder.reasons() if folder.qualified is not True else [],
+        evaluation_errors=(folder.score or {}).get("errors") or [],
         problems=folder.problems,
         fields=fields(folder),
         calls=timeline(folder, divergence),
@@ -92,6 +96,8 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
 def render_batch(batch_dir: Path) -> str:
     data = read_summary(batch_dir)
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
+    for attempt in attempts:
+        attempt["raised"] = attempt["status"] == EVALUATION_ERROR
     passed = sum(a["qualified_pass"] for a in attempts)
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",

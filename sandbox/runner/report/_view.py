@@ -9,9 +9,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.core.trace import CallRecord
 from sandbox.evaluation.packs import PackError, load_pack
 from sandbox.runner.folders import AttemptFolder
+from toolserver.contract.trace import CallRecord
 
 HIGHLIGHTED_EVENTS = {"blocked_request", "policy_violation", "state_change", "server_fault", "settle_timeout"}
 SUMMARY_CHARS = 160  # one value in the result summary

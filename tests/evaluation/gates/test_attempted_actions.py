@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from sandbox.core.trace import EventRecord, parse_trace
 from sandbox.evaluation.gates import check_gates
 from sandbox.evaluation.packs import list_packs
 from sandbox.evaluation.scoring.synthetic import SITE_KEY, conforming_trace
+from toolserver.contract.trace import EventRecord, parse_trace
 
 PACKS = list_packs()
 

@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from sandbox import PACKS_DIR
-from sandbox.core.trace import parse_trace
 from sandbox.evaluation.gates import GATES, check_gates
 from sandbox.evaluation.packs import list_packs, load_pack
 from sandbox.evaluation.scoring.synthetic import SITE_KEY, TraceBuilder, conforming_trace
+from toolserver.contract.trace import parse_trace
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 ECFR_BEFORE = "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-23/title-28?chapter=I&part=35&subpart=H"

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from sandbox import PACKS_DIR
 from sandbox.evaluation.packs import PackError, list_packs, load_pack
@@ -54,6 +55,16 @@ def test_cards(packs):
         ) == (workflow, number, kind, minutes * 60, scoring, key)
         assert card.reviewed is (kind == "reviewed")
         assert packs[pack_id].scoring_pack().id == scoring
+
+
+def test_a_pack_is_frozen_data(packs):
+    pack = packs["bid-intake"]
+    with pytest.raises(ValidationError, match="frozen"):
+        pack.expected = []
+    with pytest.raises(ValidationError, match="frozen"):
+        pack.card.time_limit_seconds = 1
+    assert pack.schema == json.loads(pack.schema_text) == json.loads((pack.dir / "output.schema.json").read_text())
+    assert pack.id == "bid-intake" and str(pack) == repr(pack) == "<Pack bid-intake (bid-intake pack 6, reviewed)>"
 
 
 def test_executed_by(packs):
@@ -270,6 +281,25 @@ def test_invalid_json_names_the_line(broken):
     with pytest.raises(PackError) as error:
         load_pack(folder)
     assert error.value.file.endswith("gates.json") and error.value.field.startswith("line 2")
+
+
+def test_a_historical_pack_is_loaded_with_its_reviewed_pack(broken, tmp_path):
+    docket = load_pack("court-docket-p4")
+    assert docket.scoring_pack() is docket.reviewed_pack and docket.reviewed_pack.id == "court-docket"
+    assert (
+        load_pack("court-docket").reviewed_pack is None
+        and load_pack("court-docket").scoring_pack().id == "court-docket"
+    )
+
+    folder = broken("court-docket-p4")  # copied alone: its reviewed pack is not beside it
+    with pytest.raises(PackError, match="no such pack folder"):
+        load_pack(folder)
+    other = shutil.copytree(folder, tmp_path / "court-docket-p4x")  # two historical packs naming each other
+    edit_json(folder / "card.json", lambda d: d.update(scoring_pack="court-docket-p4x"))
+    edit_json(other / "card.json", lambda d: d.update(pack_id="court-docket-p4x", scoring_pack="court-docket-p4"))
+    with pytest.raises(PackError, match="court-docket-p4x is not the reviewed pack of workflow") as error:
+        load_pack(folder)  # refused at once: no recursion
+    assert error.value.file.endswith("court-docket-p4/card.json") and error.value.field == "scoring_pack"
 
 
 def test_runner_prompt_needs_the_site_key_placeholder(broken):

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from sandbox import FIXTURES_DIR
-from sandbox.core.trace import read_trace
 from sandbox.evaluation.packs import list_packs, load_pack
 from sandbox.evaluation.scoring import score_attempt
+from toolserver.contract.trace import read_trace
 
 # folder (relative to fixtures/attempts) -> (qualified pass, gates that must fail)
 EXPECTED = {

@@ -1,6 +1,6 @@
 """Mirror tooling: capture live pages into the mirror store, import HAR files, list entries.
 
-Everything written goes through ``sandbox.core.mirrors.write_entry`` with ``captured`` provenance,
+Everything written goes through ``toolserver.contract.mirrors.write_entry`` with ``captured`` provenance,
 so a capture and a hand-made reconstruction share one store format and one ``check``.
 
 Capture is the one place where the network is on: Chromium is launched without the
@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sandbox.core.mirrors import (
+from toolserver.contract.mirrors import (
     MANIFEST,
     Manifest,
     MirrorEntry,
@@ -370,7 +370,7 @@ def import_har(path: Path, into: Path) -> StoreReport:
 def capture_launch_args() -> list[str]:
     """The tool server's Chromium flags without its dead proxy: capture needs the network,
     but background networking (updates, sync, pings) stays off."""
-    from sandbox.core.chromium import chromium_launch_args
+    from toolserver.browser.chromium import chromium_launch_args
 
     return [arg for arg in chromium_launch_args() if not arg.startswith(("--proxy-server", "--proxy-bypass-list"))]
 
@@ -383,7 +383,7 @@ async def capture_pages(
     from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import Response, async_playwright
 
-    from sandbox.core.chromium import resolve_chromium
+    from toolserver.browser.chromium import resolve_chromium
 
     for url in urls:
         check_capturable(url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from sandbox.core.trace import RunHeader, TraceWriter, encode_line, parse_trace, strict_json
+from toolserver.contract.trace import RunHeader, TraceWriter, encode_line, parse_trace, strict_json
 
 
 def strict(line: str) -> dict:

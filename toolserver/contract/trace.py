@@ -30,7 +30,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,6 +64,26 @@ class RunHeader(BaseModel):
     mirror_checksum: str | None = Field(
         default=None, description="A checksum over the mirror manifests the run serves."
     )
+    block_state_changes: bool | None = Field(default=None, description="Whether state changes are prevented.")
+
+
+EventKind = Literal[
+    "navigation",
+    "redirect",
+    "blocked_request",
+    "tab_opened",
+    "dialog",
+    "download",
+    "download_discarded",
+    "policy_violation",
+    "state_change",
+    "settle_timeout",
+    "final_state_unchecked",
+    "browser_crashed",
+    "server_fault",
+    "screenshot_failed",
+    "playwright_trace_failed",
+]
 
 
 class EventRecord(BaseModel):
@@ -71,7 +91,7 @@ class EventRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["event"] = "event"
-    kind: str = Field(description="What happened: one of the event kinds below.")
+    kind: EventKind = Field(description="What happened: one of the event kinds below.")
     seq: int | None = Field(default=None, description="The tool call during which it happened (null between calls).")
     t: float = Field(description="Seconds since the run started (monotonic clock).")
     wall: str = Field(description="When it happened (ISO-8601 UTC).")
@@ -121,7 +141,7 @@ class RunEnd(BaseModel):
 
 # Every event kind the sandbox writes, with what it means. The trace reference is generated from
 # this table, and a test checks that every kind the code records is in it.
-EVENT_KINDS: dict[str, str] = {
+EVENT_KINDS: dict[EventKind, str] = {
     "navigation": "a document committed in a tab (`url`)",
     "redirect": "the router followed a mirrored redirect (`url`, `location`)",
     "blocked_request": "a request the mirror could not answer or the sandbox refused "
@@ -141,6 +161,9 @@ EVENT_KINDS: dict[str, str] = {
     "screenshot_failed": "a screenshot could not be taken or written (the call is unaffected)",
     "playwright_trace_failed": "a Playwright trace could not be started or saved (the call is unaffected)",
 }
+
+
+assert set(EVENT_KINDS) == set(get_args(EventKind)), "every event kind is described once"
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

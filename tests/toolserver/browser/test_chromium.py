@@ -9,8 +9,8 @@ from pathlib import Path
 
 from playwright._impl._driver import compute_driver_executable
 
-from sandbox.core.chromium import DISABLED_FEATURES
 from tests.conftest import descendant_argvs, start
+from toolserver.browser.chromium import DISABLED_FEATURES
 
 
 def playwright_disabled_features() -> set[str]:

@@ -1,4 +1,5 @@
-"""``--executor ray[:ADDRESS]``: attempts as tasks on a Ray cluster (the optional ``ray`` extra).
+"""The Ray workers behind ``--executor ray[:ADDRESS]`` (``sandbox.runner.executors.ray``), which
+imports this module, and so ``ray``, only when a batch starts.
 
 Each Ray worker is an actor holding its own warm browser (a ``Sandbox`` and the HTTP tool
 server for ``cmd:`` agents, both on loopback of its node). An attempt runs there exactly as a
@@ -27,6 +28,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.executors._kinds import AttemptSettings
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 
@@ -35,15 +37,22 @@ class AttemptWorker:
     """A Ray actor: one warm sandbox, running the attempts the driver sends it."""
 
     async def start(self) -> str:
-        from sandbox.evaluation.packs import pack_policy
-        from sandbox.runner.batch import serve_loopback
-        from toolserver.api import Sandbox
+        from sandbox.runner.executors._loopback import serve_loopback
+        from sandbox.runner.wiring import app_sandbox
 
-        self.sandbox = await Sandbox(policies=pack_policy).start()
+        self.sandbox = await app_sandbox().start()
         self.http, self.url = await serve_loopback(self.sandbox)
         return self.url
 
-    async def run(self, pack_id: str, agent_spec: str, options: AgentOptions, folder_name: str, attempt: dict) -> dict:
+    async def run(
+        self,
+        pack_id: str,
+        agent_spec: str,
+        options: AgentOptions,
+        settings: AttemptSettings,
+        attempt_number: int,
+        folder_name: str,
+    ) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
@@ -57,7 +66,8 @@ class AttemptWorker:
                 make_agent(agent_spec, options),
                 directory,
                 sandbox_url=self.url,
-                **attempt,
+                attempt_number=attempt_number,
+                **settings.arguments(),
             )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
@@ -95,14 +105,22 @@ class RayPool:
             await self.workers[index].start.remote()
 
     async def run(
-        self, directory: Path, pack_id: str, agent_spec: str, options: AgentOptions, *, retries: int, **attempt
+        self,
+        directory: Path,
+        pack_id: str,
+        agent_spec: str,
+        options: AgentOptions,
+        settings: AttemptSettings,
+        *,
+        attempt_number: int,
+        retries: int,
     ) -> AttemptOutcome:
         errors = []
         for _ in range(retries + 1):
             index = next(self.turn) % self.size
             worker = self.workers[index]
             try:
-                reply = await worker.run.remote(pack_id, agent_spec, options, directory.name, attempt)
+                reply = await worker.run.remote(pack_id, agent_spec, options, settings, attempt_number, directory.name)
             except ray.exceptions.RayActorError as exc:
                 errors.append(f"ray worker died: {type(exc).__name__}: {str(exc).splitlines()[0]}")
                 await self.replace(index, worker)
@@ -112,7 +130,7 @@ class RayPool:
                 (directory / relative).parent.mkdir(parents=True, exist_ok=True)
                 (directory / relative).write_bytes(data)
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
-        return crashed(directory, pack_id, agent_spec, attempt["attempt_number"], errors)
+        return crashed(directory, pack_id, agent_spec, attempt_number, errors)
 
     def stop(self) -> None:
         for worker in self.workers:

@@ -1,0 +1,187 @@
+"""``load_pack``: read one pack folder into a ``Pack``, checking every file; anything wrong is
+a ``PackError`` naming the file and the field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sandbox.evaluation.packs._errors import PackError
+from sandbox.evaluation.packs._models import Card, GatesSpec, Rules
+from sandbox.evaluation.packs._pack import SITE_KEY_TOKEN, Pack
+from sandbox.evaluation.records import record_value
+from sandbox.evaluation.rules import expected_problem
+from sandbox.paths import PACKS_DIR
+
+PACK_FILES = (
+    "card.json",
+    "task_prompt.md",
+    "runner_prompt.md",
+    "input.md",
+    "output.schema.json",
+    "expected.json",
+    "rules.json",
+    "gates.json",
+)
+
+
+def resolve_pack_dir(ref: str | Path, packs_dir: Path | None = None) -> Path:
+    """The folder of a pack id (in ``packs_dir``, default ``packs/``) or a folder path as given."""
+    path = Path(ref)
+    if isinstance(ref, str) and len(path.parts) == 1 and not path.is_absolute():
+        candidate = (packs_dir or PACKS_DIR) / ref
+        if candidate.is_dir() or not path.is_dir():
+            return candidate
+    return path
+
+
+def pack_dirs(packs_dir: Path) -> list[Path]:
+    """The pack folders (those holding a card.json) in ``packs_dir``, sorted by name."""
+    if not packs_dir.is_dir():
+        return []
+    return sorted(p for p in packs_dir.iterdir() if p.is_dir() and (p / "card.json").is_file())
+
+
+def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixtures: bool = False) -> Pack:
+    """Load a pack by id (from ``packs_dir``, default ``packs/``) or by folder path. A historical
+    pack is loaded with its workflow's reviewed pack (a sibling folder), which scores it."""
+    return _load(resolve_pack_dir(ref, packs_dir), require_fixtures=require_fixtures)
+
+
+def _load(directory: Path, *, require_fixtures: bool, scoring_for: tuple[Path, Card] | None = None) -> Pack:
+    """``scoring_for``: the historical pack's folder and card when this is loaded as its scoring pack."""
+    if not directory.is_dir():
+        known = ", ".join(p.name for p in pack_dirs(directory.parent)) or "none"
+        raise PackError(directory, None, f"no such pack folder (packs here: {known})")
+    card: Card = _validate(Card, directory / "card.json")
+    if card.pack_id != directory.name:
+        raise PackError(
+            directory / "card.json", "pack_id", f"{card.pack_id!r} does not match the folder name {directory.name!r}"
+        )
+    if card.reviewed != (card.scoring_pack == card.pack_id):
+        raise PackError(
+            directory / "card.json",
+            "scoring_pack",
+            "a reviewed pack scores itself; a historical pack names its workflow's reviewed pack",
+        )
+    if scoring_for is not None:  # checked first: a historical pack never loads a second one
+        historical, historical_card = scoring_for
+        if not card.reviewed or card.workflow != historical_card.workflow:
+            raise PackError(
+                historical / "card.json",
+                "scoring_pack",
+                f"{card.pack_id} is not the reviewed pack of workflow {historical_card.workflow}",
+            )
+    gates: GatesSpec = _validate(GatesSpec, directory / "gates.json")
+    rules: Rules = _validate(Rules, directory / "rules.json")
+    if rules.record_key != card.record_key:
+        raise PackError(
+            directory / "card.json",
+            "record_key",
+            f"{card.record_key!r} differs from rules.json record_key {rules.record_key!r}",
+        )
+    schema_text = _read_text(directory / "output.schema.json")
+    schema = _parse_json(schema_text, directory / "output.schema.json")
+    _check_schema(schema, directory / "output.schema.json")
+    expected = _read_json(directory / "expected.json")
+    if not (isinstance(expected, list) and expected and all(isinstance(r, dict) for r in expected)):
+        raise PackError(directory / "expected.json", None, "must be a non-empty JSON array of records")
+    runner_prompt = _read_text(directory / "runner_prompt.md")
+    if runner_prompt.count(SITE_KEY_TOKEN) != 1:
+        raise PackError(
+            directory / "runner_prompt.md", None, f"must contain the site-key placeholder {SITE_KEY_TOKEN} exactly once"
+        )
+    reviewed = None
+    if not card.reviewed:
+        reviewed = _load(directory.parent / card.scoring_pack, require_fixtures=False, scoring_for=(directory, card))
+    pack = Pack(
+        dir=directory,
+        card=card,
+        gates=gates,
+        rules=rules,
+        output_schema=schema,
+        schema_text=schema_text,
+        expected=expected,
+        input_text=_read_text(directory / "input.md"),
+        task_prompt=_read_text(directory / "task_prompt.md"),
+        runner_prompt=runner_prompt,
+        reviewed_pack=reviewed,
+    )
+    _check_expected(pack)
+    if require_fixtures:
+        for name, source in rules.evidence_sources.items():
+            if not (directory / source.path).is_file():
+                raise PackError(
+                    directory / source.path,
+                    f"rules.json evidence_sources.{name}.path",
+                    "evidence fixture is missing; fixtures are generated from the mirrors",
+                )
+    return pack
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PackError(path, None, "file is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(path, None, f"unreadable ({exc})") from exc
+
+
+def _parse_json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PackError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+
+
+def _read_json(path: Path) -> Any:
+    return _parse_json(_read_text(path), path)
+
+
+def _validate(model: type[BaseModel], path: Path) -> Any:
+    data = _read_json(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        more = f" (and {exc.error_count() - 1} more errors)" if exc.error_count() > 1 else ""
+        raise PackError(path, field, f"{first['msg']}{more}") from None
+
+
+_CHECKED_SCHEMAS: set[str] = set()  # digests of schemas already checked in this process
+
+
+def _check_schema(schema: Any, path: Path) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    if not isinstance(schema, dict):
+        raise PackError(path, None, "schema must be a JSON object")
+    digest = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+    if digest in _CHECKED_SCHEMAS:  # the metaschema check costs ~30 ms; packs share schemas
+        return
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise PackError(path, ".".join(str(p) for p in exc.absolute_path) or None, exc.message) from None
+    _CHECKED_SCHEMAS.add(digest)
+
+
+def _check_expected(pack: Pack) -> None:
+    """Every rule must find a valid expected value (a wrong expected record is a pack error)."""
+    path = pack.dir / "expected.json"
+    keys = set()
+    for index, record in enumerate(pack.expected):
+        for rule in pack.rules.field_rules:
+            problem = expected_problem(rule, record)
+            if problem:
+                raise PackError(path, f"{index}.{rule.name}", problem)
+        keys.add(json.dumps(record_value(record, pack.rules.record_key), sort_keys=True))
+    if len(keys) != len(pack.expected):
+        raise PackError(path, pack.rules.record_key, "expected records must have distinct record keys")

@@ -1,0 +1,134 @@
+"""``Pack``: one loaded pack folder, frozen. Built only by ``load_pack``, which reads and checks
+every file (and, for a historical pack, loads its workflow's reviewed pack with it); the
+checksums of its scoring files are computed once, on first use, and kept out of its data."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from sandbox.evaluation.packs._errors import PackError
+from sandbox.evaluation.packs._models import Card, GatesSpec, Rules
+from toolserver.contract.policy import Policy, PolicyMode
+
+SITE_KEY_TOKEN = "{site_key}"
+SCHEMA_HEADING = "REQUIRED OUTPUT JSON SCHEMA:"
+INPUT_HEADING = "FROZEN TASK INPUT:"
+
+
+class Pack(BaseModel):
+    """One loaded pack (see ``load_pack``). The scorer keeps what it derives from a pack (schema
+    validator, fixture texts) in its own cache, keyed by the pack object."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dir: Path = Field(description="The pack folder; its name is the pack id.")
+    card: Card = Field(description="card.json: workflow, pack number and kind, time limit, scoring pack.")
+    gates: GatesSpec = Field(description="gates.json: the execution rules judged over the trace.")
+    rules: Rules = Field(description="rules.json: field rules, thresholds and evidence sources.")
+    output_schema: dict[str, Any] = Field(description="output.schema.json, parsed (also ``schema``).")
+    schema_text: str = Field(description="output.schema.json as written, for the prompt.")
+    expected: list[dict[str, Any]] = Field(description="expected.json: the expected records (evaluator only).")
+    input_text: str = Field(description="input.md: the frozen task input.")
+    task_prompt: str = Field(description="task_prompt.md: the task's own instructions.")
+    runner_prompt: str = Field(description=f"runner_prompt.md, holding {SITE_KEY_TOKEN} exactly once.")
+    reviewed_pack: Pack | None = Field(
+        default=None,
+        description="A historical pack's workflow reviewed pack (card.scoring_pack), which scores it; "
+        "None for a reviewed pack, which scores itself.",
+    )
+
+    _checksums: dict[str, str | None] | None = PrivateAttr(default=None)
+
+    # A pack is one object: the scorer's caches are keyed by identity, never by equal contents.
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<Pack {self.id} ({self.card.workflow} pack {self.card.pack_number}, {self.card.pack_kind})>"
+
+    __str__ = __repr__
+
+    @property
+    def id(self) -> str:
+        return self.dir.name
+
+    @property
+    def schema(self) -> dict[str, Any]:  # type: ignore[override]  # BaseModel.schema is pydantic's deprecated v1 API
+        """The output JSON Schema (``output.schema.json``)."""
+        return self.output_schema
+
+    # The agent-facing prompt, in the order of the seed's "Reconstructed runner prompt and
+    # output contract" block. Expected records are never part of it.
+    def render_prompt(self, site_key: str) -> str:
+        if not isinstance(site_key, str) or not site_key or any(c in site_key for c in '"\n\r\t '):
+            raise ValueError(f"site_key must be a non-empty string without quotes or whitespace, got {site_key!r}")
+        return (
+            "\n".join(
+                [
+                    self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key),
+                    self.task_prompt.rstrip("\n"),
+                    SCHEMA_HEADING,
+                    self.schema_text.rstrip("\n"),
+                    INPUT_HEADING,
+                    self.input_text.rstrip("\n"),
+                ]
+            )
+            + "\n"
+        )
+
+    def scoring_pack(self) -> Pack:
+        """The workflow's reviewed pack (a sibling folder, loaded with this one): the pack itself
+        when it is the reviewed one."""
+        return self.reviewed_pack or self
+
+    def policy(self, mode: PolicyMode = "enforce", block_state_changes: bool = False) -> Policy:
+        """The live policy of a run on this pack: its allowed URLs and allowed state changes."""
+        return Policy(
+            allowed_urls=tuple(self.gates.allowed_urls),
+            mode=mode,
+            block_state_changes=block_state_changes,
+            allowed_state_changes=frozenset(self.gates.allowed_state_changes),
+            pack=self.id,
+        )
+
+    # --- evidence fixtures (files of the pack folder, read when asked for) ---
+    def fixture_path(self, source: str) -> Path:
+        return self.dir / self.rules.evidence_sources[source].path
+
+    def fixture_paths(self) -> list[str]:
+        """Distinct fixture paths named by the rules, in a stable order."""
+        return sorted({s.path for s in self.rules.evidence_sources.values()})
+
+    def missing_fixtures(self) -> list[str]:
+        return [p for p in self.fixture_paths() if not (self.dir / p).is_file()]
+
+    def fixture_bytes(self, source: str) -> bytes:
+        path = self.fixture_path(source)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise PackError(
+                path,
+                f"evidence_sources.{source}",
+                "evidence fixture is missing; fixtures are generated from the mirrors (see docs/concepts/packs.md)",
+            ) from None
+
+    def checksums(self) -> dict[str, str | None]:
+        """sha256 of the files scoring depends on (None = missing fixture)."""
+        if self._checksums is None:
+            out: dict[str, str | None] = {}
+            for name in ("rules.json", "expected.json", "output.schema.json", *self.fixture_paths()):
+                path = self.dir / name
+                out[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            self._checksums = out
+        return self._checksums
+
+    def checksum(self) -> str:
+        """One sha256 over the scoring files and their names."""
+        digest = hashlib.sha256()
+        for name, value in sorted(self.checksums().items()):
+            digest.update(f"{name}\0{value or 'missing'}\n".encode())
+        return digest.hexdigest()

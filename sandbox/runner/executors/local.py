@@ -1,0 +1,56 @@
+"""``--executor local`` (the default): attempts on this process's warm browser, with the HTTP
+tool server on loopback for ``cmd:`` agents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sandbox.runner.executors._kinds import BatchPlan, executor_kind
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from sandbox.evaluation.packs import Pack
+    from sandbox.runner.attempt import AttemptOutcome
+    from toolserver.api import Sandbox
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalOptions:
+    sandbox: Sandbox | None = None  # a started sandbox to run on; None: one is started for the batch
+
+
+class LocalExecutor:
+    def __init__(self, plan: BatchPlan, sandbox: Sandbox, owned: bool, http: web.AppRunner, url: str) -> None:
+        self.plan, self.sandbox, self.owned, self.http, self.url = plan, sandbox, owned, http, url
+
+    async def run(self, pack: Pack, attempt_number: int, directory: Path) -> AttemptOutcome:
+        from sandbox.runner.agents import make_agent
+        from sandbox.runner.attempt import run_attempt
+
+        return await run_attempt(
+            self.sandbox,
+            pack,
+            make_agent(self.plan.agent_spec, self.plan.agent_options),
+            directory,
+            sandbox_url=self.url,
+            attempt_number=attempt_number,
+            **self.plan.attempt.arguments(),
+        )
+
+    async def stop(self) -> None:
+        await self.http.cleanup()
+        if self.owned:
+            await self.sandbox.stop()
+
+
+@executor_kind("local", usage="local", summary="this process, one warm browser (the default)", options=LocalOptions)
+async def start(plan: BatchPlan, options: LocalOptions) -> LocalExecutor:
+    from sandbox.runner.executors._loopback import serve_loopback
+    from sandbox.runner.wiring import app_sandbox
+
+    sandbox = options.sandbox or await app_sandbox().start()
+    http, url = await serve_loopback(sandbox)
+    return LocalExecutor(plan, sandbox, options.sandbox is None, http, url)

@@ -1,0 +1,43 @@
+"""What the application hands the tool server, which never imports packs, scoring or the
+project's folders itself: the bundled mirror roots, the pack policies and a run's task and
+score. Every entry point (the CLI, the runner, the pytest plugin, Inspect AI) builds its
+``Sandbox`` here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandbox.evaluation.packs import load_pack, pack_policy
+from sandbox.evaluation.scoring import score_attempt
+from sandbox.paths import MIRRORS_DIR
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig
+from toolserver.contract.trace import parse_trace
+
+
+def app_config(**fields: Any) -> ServerConfig:
+    """The tool server's configuration with the bundled mirrors (``mirror_roots`` given wins)."""
+    return ServerConfig(**{"mirror_roots": (MIRRORS_DIR,), **fields})
+
+
+def app_sandbox(config: ServerConfig | None = None) -> Sandbox:
+    """A ``Sandbox`` wired to the packs: runs created by pack id get the pack's allow-list, and
+    ``/task`` and ``/answer`` work."""
+    return Sandbox(config or app_config(), policies=pack_policy, tasks=PackTasks())
+
+
+class PackTasks:
+    """``toolserver.api.TaskProvider`` over the packs: the prompt, allowed URLs and time limit,
+    and the reviewed scoring pack's verdict with the gates."""
+
+    def task(self, pack: str, site_key: str) -> dict:
+        loaded = load_pack(pack)
+        return {
+            "prompt": loaded.render_prompt(site_key),
+            "allowed_urls": list(loaded.policy().allowed_urls or ()),
+            "time_limit_seconds": loaded.card.time_limit_seconds,
+        }
+
+    def score(self, pack: str, output: str, trace_text: str, elapsed_seconds: float, site_key: str | None) -> dict:
+        report = score_attempt(load_pack(pack), output, parse_trace(trace_text), elapsed_seconds, site_key=site_key)
+        return report.model_dump(mode="json")

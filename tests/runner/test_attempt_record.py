@@ -1,0 +1,71 @@
+"""``attempt.json`` is written and read through ``AttemptRecord``: every committed attempt folder
+(recorded by older versions, or hand-made) reads back without a problem and writes back the same
+text; a field this version cannot read is left out and named, never raised; and site keys come
+from one generator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sandbox import FIXTURES_DIR
+from sandbox.runner.attempt import AttemptRecord, attempt_status, new_site_key
+from sandbox.runner.folders import AttemptFolder, outcome, read_attempt_record
+
+ATTEMPT_FILES = sorted((FIXTURES_DIR / "attempts").glob("**/attempt.json"))
+
+
+@pytest.mark.parametrize("file", ATTEMPT_FILES, ids=lambda p: str(p.parent.relative_to(FIXTURES_DIR)))
+def test_committed_attempt_files_read_and_write_back_unchanged(file):
+    text = file.read_text(encoding="utf-8")
+    record, problems = read_attempt_record(json.loads(text))
+    assert problems == [] and record is not None
+    assert json.loads(record.to_json()) == json.loads(text)  # the same fields and values
+    if record.origin == "recorded":  # written by run_attempt: the same order and layout, too
+        assert record.to_json() == text
+    assert AttemptFolder.load(file.parent).attempt == record
+
+
+def test_a_ray_crash_record_reads():
+    data = {"pack": "bid-intake", "agent": "reference", "attempt": 2, "status": "crashed", "error": "worker died"}
+    record, problems = read_attempt_record({**data, "tries": 2, "executor": "ray"})
+    assert problems == [] and record is not None and (record.tries, record.site_key) == (2, None)
+
+
+def test_unreadable_fields_are_left_out_and_named(tmp_path):
+    (tmp_path / "attempt.json").write_text(
+        json.dumps({"pack": "bid-intake", "status": "completed", "elapsed_seconds": "slow", "colour": "red"})
+    )
+    folder = AttemptFolder.load(tmp_path)
+    assert folder.attempt == AttemptRecord(pack="bid-intake", status="completed")
+    assert "attempt.json field 'colour' left out: Extra inputs are not permitted" in folder.problems
+    assert any(p.startswith("attempt.json field 'elapsed_seconds' left out: ") for p in folder.problems)
+    assert outcome(folder).elapsed_seconds == 0.0 and outcome(folder).status == "completed"
+
+    (tmp_path / "attempt.json").write_text(json.dumps({"agent": "reference"}))
+    folder = AttemptFolder.load(tmp_path)
+    assert folder.attempt is None and "attempt.json is unreadable (pack: Field required)" in folder.problems
+
+
+def test_the_attempt_status_says_when_an_evaluator_raised():
+    assert attempt_status("completed", "pass") == "completed" and attempt_status("timeout", "fail") == "timeout"
+    assert attempt_status("completed", "error") == "evaluation_error"
+    assert attempt_status("completed", None) == "completed"  # an older score.json has no status
+
+
+def test_site_keys_are_never_issued_twice_nor_taken():
+    keys = {new_site_key() for _ in range(200)}
+    assert len(keys) == 200 and all(key.startswith("bench-") and len(key) == len("bench-") + 16 for key in keys)
+
+    class TakenThrice:  # a server holding the first three keys it is asked about
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def __contains__(self, key: object) -> bool:
+            self.asked.append(str(key))
+            return len(self.asked) <= 3
+
+    taken = TakenThrice()
+    key = new_site_key(taken)
+    assert taken.asked[-1] == key and len(taken.asked) == 4 and key not in keys

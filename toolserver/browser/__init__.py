@@ -1,0 +1,55 @@
+"""The browser side: one warm Chromium per server, a context per session, tabs, profiles, and
+the router that answers every request from the mirror store (or blocks it).
+
+Nothing here reaches a network: every request is fulfilled from the mirror or refused; a dead
+proxy in the launch flags catches anything that could escape interception.
+
+One module per job, each importing only those listed after it: ``session`` (a context and its
+tabs, ``open_session``/``close_session``, and ``Recorder``, the run a session records through),
+``host`` (Playwright, the warm Chromium, profiles), ``console`` (the reports the page sends),
+``router`` (answering requests), ``settling`` (the event-driven waits), ``reports`` (asking the
+page for its state report, bounded), ``owner`` (what those parts need of their session), ``tab``
+(a tab's state), ``javascript`` (the ``.js`` files put into pages), ``chromium`` (which
+Chromium, with which flags). This module declares the public names.
+
+Imports only Playwright and the tool server's lower layers (config, errors, pdf, media,
+contract): never the dispatcher, tools, API or transports, nor anything of ``sandbox``.
+"""
+
+from toolserver.browser.host import DRIVER_NODE_FLAGS, BrowserHost, start_playwright
+from toolserver.browser.javascript import INIT_SCRIPT, REPORT_PREFIX
+from toolserver.browser.reports import (
+    STATE_JS,
+    STATE_NOW_JS,
+    action_bound,
+    bounded,
+    first_line,
+    read_state,
+    safe_title,
+)
+from toolserver.browser.session import Recorder, Session, close_session, open_session
+from toolserver.browser.settling import HTTP_URL, Marks
+from toolserver.browser.tab import REF_RE, Tab
+
+__all__ = [
+    "DRIVER_NODE_FLAGS",
+    "HTTP_URL",
+    "INIT_SCRIPT",
+    "REF_RE",
+    "REPORT_PREFIX",
+    "STATE_JS",
+    "STATE_NOW_JS",
+    "BrowserHost",
+    "Marks",
+    "Recorder",
+    "Session",
+    "Tab",
+    "action_bound",
+    "bounded",
+    "close_session",
+    "first_line",
+    "open_session",
+    "read_state",
+    "safe_title",
+    "start_playwright",
+]

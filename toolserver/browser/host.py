@@ -1,0 +1,155 @@
+"""The host: Playwright (its Node driver started lean), one warm Chromium shared by all runs of
+a server and relaunched when it dies, and the profiles kept per site key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import logging
+import os
+import shlex
+import shutil
+import tempfile
+import weakref
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Protocol
+
+from playwright.async_api import Browser, Playwright, StorageState, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.browser.chromium import chromium_launch_args, resolve_chromium
+from toolserver.config import ServerConfig
+from toolserver.contract.mirrors import MirrorStore
+
+log = logging.getLogger("toolserver.browser")
+
+# Playwright's driver is a Node process that lives as long as the server. With V8's defaults its
+# heap grows by tens of MB between major collections (the soak saw its RSS swing 135-185 MB);
+# --optimize-for-size keeps it near its live size. Node takes that flag only on its command line,
+# not in NODE_OPTIONS, so the driver starts through a two-line wrapper around Playwright's node.
+DRIVER_NODE_FLAGS = ("--optimize-for-size",)
+
+
+class Hosted(Protocol):
+    """A session on the host's browser (``Session``): told when a browser disconnects."""
+
+    def browser_disconnected(self, browser: Browser) -> None: ...
+
+
+async def start_playwright() -> Playwright:
+    """Playwright, its driver started with ``DRIVER_NODE_FLAGS`` (unless the user points
+    PLAYWRIGHT_NODEJS_PATH at a Node of their own, which is then used as it is)."""
+    wrapper = None if os.environ.get("PLAYWRIGHT_NODEJS_PATH") else _driver_wrapper()
+    if wrapper is None:
+        return await async_playwright().start()
+    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)  # read when the driver is spawned
+    try:
+        return await async_playwright().start()
+    finally:
+        os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
+
+
+@functools.cache
+def _driver_wrapper() -> Path | None:
+    import playwright
+
+    node = Path(playwright.__file__).parent / "driver" / "node"
+    if os.name != "posix" or not node.is_file():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="sandbox-driver-"))
+    atexit.register(shutil.rmtree, folder, True)
+    script = folder / "node"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(str(node))} {" ".join(DRIVER_NODE_FLAGS)} "$@"\n')
+    script.chmod(0o700)
+    return script
+
+
+class BrowserHost:
+    """The warm browser shared by all runs of a server, and the profiles kept per site key.
+
+    When Chromium dies, the sessions on it are marked crashed (their runs get a
+    ``browser_crashed`` event) and a new browser is launched for the sessions that follow."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.store = MirrorStore.load(*config.mirror_roots)
+        self.profiles: dict[str, StorageState] = {}
+        self._pw: Playwright | None = None
+        self.browser: Browser | None = None
+        self.executable: str | None = None
+        self.sessions: weakref.WeakSet[Hosted] = weakref.WeakSet()
+        self.launches = 0
+        self.crashes = 0
+        self._relaunch: asyncio.Future[Browser] | None = None
+        self._stopping = False
+
+    async def start(self) -> None:
+        self._pw = await start_playwright()
+        try:
+            default = self._pw.chromium.executable_path
+        except Exception:
+            default = None
+        self.executable = resolve_chromium(self.config.chromium, default)
+        await self._launch()
+
+    async def _launch(self) -> Browser:
+        if self._pw is None:
+            raise RuntimeError("BrowserHost.start() was not awaited: Playwright is not running")
+        browser = await self._pw.chromium.launch(
+            executable_path=self.executable, headless=True, args=chromium_launch_args()
+        )
+        browser.on("disconnected", self._on_disconnected)
+        self.browser = browser
+        self.launches += 1
+        return browser
+
+    def keep_profile(self, key: str, state: StorageState) -> None:
+        """Store a site key's profile as the most recent; a long-lived server forgets the least
+        recently used beyond ``max_profiles``."""
+        self.profiles.pop(key, None)
+        self.profiles[key] = state
+        while len(self.profiles) > self.config.max_profiles:
+            self.profiles.pop(next(iter(self.profiles)))
+
+    @property
+    def connected(self) -> bool:
+        return self.browser is not None and self.browser.is_connected()
+
+    def _on_disconnected(self, browser: Browser) -> None:
+        if self._stopping or browser is not self.browser:
+            return
+        self.crashes += 1
+        log.error("Chromium disconnected (crash %d); relaunching for new sessions", self.crashes)
+        for session in list(self.sessions):
+            session.browser_disconnected(browser)  # a session on it records browser_crashed
+        self._relaunch = asyncio.ensure_future(self._launch())
+
+    async def ready_browser(self) -> Browser:
+        """The live browser, relaunched first if it died."""
+        if self._relaunch is not None:
+            relaunch, self._relaunch = self._relaunch, None
+            try:
+                await relaunch
+            except Exception as exc:  # try once more below
+                log.error("relaunching Chromium failed: %s", exc)
+        if self.browser is None or not self.browser.is_connected():
+            return await self._launch()
+        return self.browser
+
+    async def stop(self) -> None:
+        """Close the browser and the driver, each within the shutdown bound (a hung renderer
+        never holds shutdown: stopping the driver ends the browser it launched)."""
+        self._stopping = True
+        if self.browser is not None:
+            await self._close_within("browser", self.browser.close)
+        if self._pw is not None:
+            await self._close_within("driver", self._pw.stop)
+
+    async def _close_within(self, what: str, close: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await asyncio.wait_for(close(), self.config.shutdown_timeout_s)
+        except (TimeoutError, PlaywrightError) as exc:
+            log.warning("closing the %s did not finish cleanly: %r", what, exc)

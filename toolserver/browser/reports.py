@@ -1,0 +1,70 @@
+"""The page's state report, asked for (``read_state``; the reports the page sends on its own
+are taken by ``console``), its title, and a bound on every question to the page.
+
+A state report says the document's title, content type, ready state, final state and activity
+counters (requests pending, navigations, popups and downloads started); ``settling`` waits on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from toolserver.browser.javascript import read_expression
+from toolserver.config import ServerConfig
+from toolserver.errors import PageUnresponsive
+
+if TYPE_CHECKING:
+    from toolserver.browser.tab import Tab
+
+T = TypeVar("T")
+
+# The page's state report as it is now (an expression: see state.js).
+STATE_NOW_JS = read_expression("state.js")
+# The same a task turn from now: what the last input event started (timers of 0 ms, promise
+# chains) has begun by then.
+STATE_JS = f"new Promise((resolve) => setTimeout(() => resolve({STATE_NOW_JS}), 0))"
+
+
+async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:
+    """Await a browser operation for at most ``seconds``: a page whose script spins never
+    answers, and Playwright puts no bound on evaluate/title itself."""
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except TimeoutError:
+        raise PageUnresponsive(
+            f"the page did not answer ({what}) within {seconds:g} s: a script on it is probably spinning. "
+            "Close the tab (browser_close_tab) or the session (browser_close) and start again."
+        ) from None
+
+
+def action_bound(config: ServerConfig) -> float:
+    return config.action_timeout_ms / 1000
+
+
+async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict | None:
+    """The page's state report a task turn from now (``turn=False``: now); None when the
+    document is being replaced."""
+    try:
+        return await bounded(
+            tab.page.evaluate(STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state"
+        )
+    except PlaywrightError:  # navigating (the context was destroyed) or closed
+        return None
+
+
+async def safe_title(page: Page, config: ServerConfig) -> str:
+    """The page's title ("" while it navigates); a page that does not answer is page_unresponsive."""
+    try:
+        return await bounded(page.title(), action_bound(config), "reading the title")
+    except PlaywrightError:
+        return ""
+
+
+def first_line(text: str) -> str:
+    """The first line of a browser error's message (Playwright appends its call log)."""
+    return text.strip().splitlines()[0] if text.strip() else "browser error"

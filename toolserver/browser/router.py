@@ -1,0 +1,249 @@
+"""The router of a session: every request its pages make is answered from the mirror store or
+refused; nothing reaches a network (a dead proxy in the launch flags catches anything that
+could escape interception).
+
+One step per method, in the order a request meets them: whose navigation it is, the method
+(a non-GET is a state change), an attachment (a download), the allow-list, the mirror, a
+redirect (followed here), the document's commit bookkeeping, the PDF viewer. Each check records
+what it saw and says whether the request is refused; ``_refuse`` then answers it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Request, Route, WebSocketRoute
+
+from toolserver import pdf
+from toolserver.browser.tab import PdfDocument
+
+if TYPE_CHECKING:
+    from toolserver.browser.owner import Owner
+    from toolserver.browser.settling import Settling
+    from toolserver.browser.tab import Tab
+    from toolserver.contract.mirrors import MirroredResponse, MirrorStore
+    from toolserver.contract.policy import Policy
+
+log = logging.getLogger("toolserver.browser")
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A request being answered: what every event about it says, and whose navigation it is."""
+
+    base: dict[str, str]  # url, method, resource_type
+    tab: Tab | None  # the tab whose frame made it (None: a worker's, or a popup's first)
+    is_nav: bool
+    main_frame_nav: bool
+
+    @property
+    def url(self) -> str:
+        return self.base["url"]
+
+
+def target_closed(exc: BaseException) -> bool:
+    """Whether Playwright failed because the page, context or browser closed: its
+    ``TargetClosedError``, a subclass of the public ``Error`` that Playwright does not export."""
+    return isinstance(exc, PlaywrightError) and any(cls.__name__ == "TargetClosedError" for cls in type(exc).__mro__)
+
+
+class Router:
+    """Answers every request of one session's pages (``route``) and refuses its WebSockets."""
+
+    def __init__(self, owner: Owner, settling: Settling, store: MirrorStore, policy: Policy) -> None:
+        self.owner = owner
+        self.settling = settling  # told of each request in flight, and of a popup's first request
+        self.store = store
+        self.policy = policy
+        self.downloads: set[str] = set()  # attachment downloads recorded here (see ``took_download``)
+
+    def took_download(self, url: str) -> bool:
+        """Whether the router recorded the download of ``url`` already (then the browser's
+        download event does not record it again); it forgets it now."""
+        if url not in self.downloads:
+            return False
+        self.downloads.discard(url)
+        return True
+
+    async def route(self, route: Route, request: Request) -> None:
+        settling = self.settling
+        # The browser's own after-load requests (favicon: type "other") are not page work to wait for.
+        counted = request.resource_type != "other"
+        settling.inflight += counted
+        try:
+            await self.answer(route, request)
+        except Exception as exc:  # never leave a request hanging, never let it through
+            log.debug("route failed for %s: %s", request.url, exc)
+            if not (self.owner.closed or target_closed(exc)):
+                self.owner.record_event("server_fault", {"where": "router", "url": request.url, "error": repr(exc)})
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+        finally:
+            settling.inflight -= counted
+            settling.notify()
+
+    async def answer(self, route: Route, request: Request) -> None:
+        routed = self._identify(request)
+        if self._method_blocked(routed):
+            return await self._refuse(route, routed.main_frame_nav, "state_change_blocked", routed.base, routed.tab)
+        entry = self.store.entry(routed.url)  # the manifest only: no body is read for a refused request
+        headers = {k.lower(): v for k, v in entry.headers.items()} if entry else {}
+        if self._download_blocked(routed, headers):
+            return await self._refuse(route, True, "state_change_blocked", routed.base, routed.tab)
+        if self._url_refused(routed):
+            return await self._refuse(route, True, "policy", routed.base, routed.tab)
+        if entry is None:
+            return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
+        if 300 <= entry.status < 400 and "location" in headers:
+            target = urljoin(routed.url, headers["location"])
+            return await self._redirect(route, target, routed.main_frame_nav, routed.base, routed.tab)
+        mirrored = await asyncio.to_thread(self.store.lookup, routed.url)  # never block the event loop on a disk
+        if mirrored is None:  # the entry is there: only a store changed under the router gets here
+            return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
+        attachment = "attachment" in headers.get("content-disposition", "")
+        self._expect_commit(routed, attachment, mirrored)
+        if routed.main_frame_nav and headers.get("content-type", "").startswith("application/pdf") and not attachment:
+            return await self._serve_pdf(route, routed, mirrored)
+        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    def _identify(self, request: Request) -> Routed:
+        """Which tab's navigation the request is (a main-frame one is counted for settling)."""
+        settling = self.settling
+        url, method = request.url, request.method
+        is_nav = request.is_navigation_request()
+        frame: Frame | None = None
+        if is_nav:
+            try:
+                frame = request.frame
+            except Exception:  # a popup's first navigation comes before its frame exists
+                frame = None
+                settling.popup_requested_at = time.monotonic()
+                asyncio.get_running_loop().call_later(settling.config.popup_grace_s, settling.notify)
+        main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
+        tab = self.owner.tab_for_page(frame.page) if frame is not None else None
+        if main_frame_nav and tab is not None:
+            tab.activity.nav_requests += 1
+        base = {"url": url, "method": method, "resource_type": request.resource_type}
+        return Routed(base, tab, is_nav, main_frame_nav)
+
+    def _method_blocked(self, routed: Routed) -> bool:
+        """A request other than GET, HEAD or OPTIONS is a state change (refused when blocked)."""
+        method = routed.base["method"]
+        if method in SAFE_METHODS:
+            return False
+        blocked = self.policy.block_state_changes
+        self.owner.record_state_change(
+            "non_get_request", name=f"{method} {routed.url}", blocked=blocked, detail=routed.base, tab=routed.tab
+        )
+        return blocked
+
+    def _download_blocked(self, routed: Routed, headers: dict[str, str]) -> bool:
+        """A navigation to an attachment is a download, a state change (refused when blocked)."""
+        if not (routed.is_nav and "attachment" in headers.get("content-disposition", "")):
+            return False
+        policy, url = self.policy, routed.url
+        refused = policy.block_state_changes or (routed.main_frame_nav and policy.enforcing and not policy.url_ok(url))
+        self.owner.record_state_change(
+            "download", name=f"download {url}", blocked=refused, detail=routed.base, tab=routed.tab
+        )
+        self.downloads.add(url)
+        return policy.block_state_changes
+
+    def _url_refused(self, routed: Routed) -> bool:
+        """A main-frame navigation off the allow-list is a policy violation (refused when enforced)."""
+        if not routed.main_frame_nav or self.policy.url_ok(routed.url):
+            return False
+        self.owner.record_policy_violation(
+            routed.url,
+            origin="page",
+            method=routed.base["method"],
+            resource_type=routed.base["resource_type"],
+            tab=routed.tab,
+        )
+        return self.policy.enforcing
+
+    def _expect_commit(self, routed: Routed, attachment: bool, mirrored: MirroredResponse) -> None:
+        """A main-frame document served to a tab is a new document, which commits (unless it is
+        an attachment, which becomes a download, or a 204)."""
+        if routed.main_frame_nav and routed.tab is not None:
+            routed.tab.activity.new_document_requested = True
+            routed.tab.activity.awaiting_commit = not attachment and mirrored.status != 204
+
+    async def _serve_pdf(self, route: Route, routed: Routed, mirrored: MirroredResponse) -> None:
+        """A PDF opened in a tab is answered with a viewer page that shows its text."""
+        name = urlsplit(routed.url).path.rsplit("/", 1)[-1] or "document.pdf"
+        pages = pdf.extract_pages(mirrored.body)
+        if routed.tab is not None:
+            routed.tab.pending_pdf = PdfDocument(routed.url, name, pages)
+        await route.fulfill(
+            status=mirrored.status, content_type="text/html; charset=utf-8", body=pdf.viewer_html(name, pages)
+        )
+
+    async def _redirect(
+        self, route: Route, target: str, main_frame_nav: bool, base: dict[str, str], tab: Tab | None, hops: int = 0
+    ) -> None:
+        """Chromium sends a fulfilled redirect's next request past interception, so the router
+        follows redirects itself: the target is checked and answered like any other request."""
+        owner, policy = self.owner, self.policy
+        owner.record_event("redirect", {**base, "location": target}, tab=tab)
+        if main_frame_nav:
+            if not policy.url_ok(target):
+                owner.record_policy_violation(
+                    target, origin="redirect", method=base["method"], resource_type=base["resource_type"], tab=tab
+                )
+                if policy.enforcing:
+                    return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
+            if not self.store.has(target):
+                return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
+            # A stub document replaces itself with the target: that navigation is routed again.
+            if tab is not None:
+                tab.activity.awaiting_commit = True
+            stub = (
+                f"<!doctype html><meta http-equiv='refresh' content='0;url={html.escape(target)}'>"
+                f"<script>location.replace({json.dumps(target)})</script>"
+            )
+            return await route.fulfill(status=200, content_type="text/html", body=stub)
+        mirrored = await asyncio.to_thread(self.store.lookup, target)
+        if mirrored is None or hops >= 5:
+            return await self._refuse(route, False, "not_in_mirror", {**base, "url": target}, tab)
+        location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
+        if 300 <= mirrored.status < 400 and location:
+            return await self._redirect(route, urljoin(target, location), False, base, tab, hops + 1)
+        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
+        self.owner.record_event("blocked_request", {**base, "reason": reason}, tab=tab)
+        if main_frame_nav and (tab is None or tab.document == 0):
+            # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
+            if tab is not None:
+                tab.activity.awaiting_commit = True
+            await route.fulfill(
+                status=200,
+                content_type="text/html; charset=utf-8",
+                body=(
+                    "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
+                    f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"
+                ),
+            )
+        elif main_frame_nav:
+            # 204 keeps the current document: the page does not move and no byte leaves.
+            await route.fulfill(status=204, body=b"")
+        else:
+            await route.abort("blockedbyclient")
+
+    async def refuse_websocket(self, ws: WebSocketRoute) -> None:
+        self.owner.record_event(
+            "blocked_request", {"url": ws.url, "method": "GET", "resource_type": "websocket", "reason": "websocket"}
+        )
+        await ws.close(code=1008, reason="offline sandbox: WebSocket refused")

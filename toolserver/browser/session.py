@@ -1,0 +1,325 @@
+"""A session: one browser context and its tabs, opened on the profile kept for its site key, and
+``Recorder``, what the session records through (the run that owns it).
+
+``open_session`` makes the context and ``Session.start`` wires it (the injected script, the
+router, new pages become tabs); ``close_session`` saves the profile and closes the context. A
+session handles its pages' events (navigations, dialogs, downloads) and owns its parts: the
+``Router``, the ``Settling`` waits and the ``PageReports``, which record through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from playwright.async_api import Browser, BrowserContext, Dialog, Download, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.browser.console import PageReports
+from toolserver.browser.javascript import init_script
+from toolserver.browser.reports import bounded, safe_title
+from toolserver.browser.router import Router
+from toolserver.browser.settling import Marks, Settling
+from toolserver.browser.tab import Tab
+from toolserver.errors import PageUnresponsive
+from toolserver.media import RunMedia
+
+if TYPE_CHECKING:
+    from toolserver.browser.host import BrowserHost
+    from toolserver.config import ServerConfig
+    from toolserver.contract.mirrors import MirrorStore
+    from toolserver.contract.policy import Policy
+    from toolserver.contract.trace import EventKind
+
+log = logging.getLogger("toolserver.browser")
+
+
+class Recorder(Protocol):
+    """The run that owns a session (``toolserver.run.Run``): its host, config and policy, and a
+    place to record events. The browser never imports the run or the dispatcher."""
+
+    host: BrowserHost
+    store: MirrorStore
+    config: ServerConfig
+    policy: Policy
+    download_bytes: int  # bytes of downloads kept so far (capped by max_download_bytes)
+    screenshot_dir: Path | None  # None: no screenshots (toolserver.media)
+    media: RunMedia  # the run's pictures and Playwright traces
+
+    def record_event(
+        self, kind: EventKind, data: dict, *, session: Session | None = None, tab: Tab | None = None
+    ) -> dict: ...
+
+    def record_state_change(
+        self,
+        action: str,
+        *,
+        name: str,
+        blocked: bool = False,
+        detail: dict | None = None,
+        session: Session | None = None,
+        tab: Tab | None = None,
+    ) -> dict: ...
+
+    def record_policy_violation(
+        self, url: str, *, origin: str, session: Session | None = None, tab: Tab | None = None, **data: object
+    ) -> dict: ...
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    site_key: str | None
+    provider: str
+    profile_new: bool
+    run: Recorder
+    context: BrowserContext
+    browser: Browser | None = None  # the Chromium this session lives in
+    tabs: dict[str, Tab] = field(default_factory=dict)
+    active_tab_id: str | None = None
+    closed: bool = False
+    opening_tab: bool = False  # a tool (not the page) is opening the next page
+    report_key: str = field(default_factory=lambda: secrets.token_hex(8))  # in init.js's report prefix
+    settling: Settling = field(init=False)
+    router: Router = field(init=False)
+    reports: PageReports = field(init=False)
+    _tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        self.settling = Settling(self, self.run.config)
+        self.router = Router(self, self.settling, self.run.store, self.run.policy)
+        self.reports = PageReports(self, self.settling, self.report_key)
+
+    @property
+    def active_tab(self) -> Tab | None:
+        return self.tabs.get(self.active_tab_id) if self.active_tab_id else None
+
+    @property
+    def crashed(self) -> bool:
+        return self.browser is not None and not self.browser.is_connected()
+
+    def tab_for_page(self, page: Page | None) -> Tab | None:
+        for tab in self.tabs.values():
+            if tab.page is page:
+                return tab
+        return None
+
+    async def tab_list(self, known: tuple[Tab, str] | None = None) -> list[dict]:
+        """Every tab with its title. ``known``: a tab whose title was just read (not asked again)."""
+
+        async def title(tab: Tab) -> str:
+            if known is not None and tab is known[0]:
+                return known[1]
+            return await safe_title(tab.page, self.run.config)
+
+        tabs = list(self.tabs.values())
+        titles = await asyncio.gather(*(title(tab) for tab in tabs))  # one round trip, not N
+        return [
+            {**tab.summary(tab.id == self.active_tab_id), "title": title}
+            for tab, title in zip(tabs, titles, strict=True)
+        ]
+
+    # --- opening and closing ------------------------------------------------------------
+    async def start(self) -> None:
+        """Wire the context (the injected script, the router, new pages become tabs), then
+        open the first tab."""
+        run, context = self.run, self.context
+        script = init_script(
+            self.report_key,
+            block_state_changes=run.policy.block_state_changes,
+            screenshots=run.screenshot_dir is not None,
+        )
+        await context.add_init_script(script)
+        await context.route("**/*", self.router.route)
+        await context.route_web_socket("**/*", self.router.refuse_websocket)
+        context.on("page", self._on_new_page)
+        page = await context.new_page()
+        self.active_tab_id = (self.tab_for_page(page) or self.adopt_page(page)).id
+
+    def mark_closed(self) -> bool:
+        """Mark the session closed: False when it was closed already."""
+        if self.closed:
+            return False
+        self.closed = True
+        return True
+
+    def browser_disconnected(self, browser: Browser) -> None:
+        if self.browser is browser and not self.closed:
+            self.record_event("browser_crashed", {"session_id": self.id})
+
+    # --- recording: through the run, with this session filled in --------------------------
+    def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict:
+        return self.run.record_event(kind, data, session=self, tab=tab)
+
+    def record_state_change(
+        self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None, tab: Tab | None = None
+    ) -> dict:
+        return self.run.record_state_change(action, name=name, blocked=blocked, detail=detail, session=self, tab=tab)
+
+    def record_policy_violation(self, url: str, *, origin: str, tab: Tab | None = None, **data: object) -> dict:
+        return self.run.record_policy_violation(url, origin=origin, session=self, tab=tab, **data)
+
+    # --- pages and their events ----------------------------------------------------------
+    def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
+        tab = Tab(id=f"t{next(self._tab_numbers)}", page=page)
+        self.tabs[tab.id] = tab
+        page.set_default_timeout(self.run.config.action_timeout_ms)
+        page.set_default_navigation_timeout(self.run.config.navigation_timeout_ms)
+        page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
+        page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
+        page.on("download", lambda download: self._on_download(tab, download))
+        page.on("close", lambda _page: self.forget_tab(tab))
+        page.on("console", lambda message: self.reports.on_console(tab, message))
+        if opener is not None:
+            self.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url}, tab=tab)
+        self.notify()
+        return tab
+
+    def _on_new_page(self, page: Page) -> None:
+        if self.tab_for_page(page) is not None:
+            return
+        self.settling.popup_requested_at = 0.0  # its page is here: no popup is still to come
+        opener = None
+        if self.tabs and not self.opening_tab:  # opened by the page (window.open, target=_blank)
+            opener = self.active_tab_id or ""
+        self.adopt_page(page, opener=opener)
+
+    def _on_navigated(self, tab: Tab, frame: Frame) -> None:
+        if frame.parent_frame is None and tab.commit(frame.url.split("#", 1)[0]):
+            self.notify()
+            self.record_event("navigation", {"url": frame.url}, tab=tab)
+
+    async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
+        accept = self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes
+        data = {
+            "dialog_type": dialog.type,
+            "message": dialog.message,
+            "response": "accepted" if accept else "dismissed",
+        }
+        self.record_event("dialog", data, tab=tab)
+        if accept and dialog.type != "alert":
+            self.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}", detail=data, tab=tab)
+        with contextlib.suppress(PlaywrightError):  # the page may be gone already
+            await (dialog.accept() if accept else dialog.dismiss())
+
+    def _on_download(self, tab: Tab, download: Download) -> None:
+        """Every download is a state change. Under blocking the context does not accept
+        downloads, so none is written; otherwise the bytes kept per run are capped."""
+        self.settling.downloads_seen += 1
+        self.notify()
+        data = {"url": download.url, "filename": download.suggested_filename}
+        self.record_event("download", data, tab=tab)
+        blocked = self.run.policy.block_state_changes
+        if not self.router.took_download(download.url):  # else the router recorded it already
+            self.record_state_change("download", name=f"download {download.url}", blocked=blocked, detail=data, tab=tab)
+        if not blocked:
+            asyncio.ensure_future(self._cap_download(tab, download))
+
+    async def _cap_download(self, tab: Tab, download: Download) -> None:
+        try:
+            path = await download.path()
+            size = os.path.getsize(path) if path else 0
+        except (PlaywrightError, OSError):  # cancelled, or the context closed first
+            return
+        run, cap = self.run, self.run.config.max_download_bytes
+        if run.download_bytes + size <= cap:
+            run.download_bytes += size
+            return
+        await download.delete()
+        self.record_event(
+            "download_discarded",
+            {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes, "max_download_bytes": cap},
+            tab=tab,
+        )
+
+    def forget_tab(self, tab: Tab) -> None:
+        """Drop a closed tab; the most recent remaining tab becomes current if it was."""
+        tab.closed = True
+        self.notify()
+        self.tabs.pop(tab.id, None)
+        if self.active_tab_id not in self.tabs:
+            self.active_tab_id = next(reversed(self.tabs), None)
+
+    # --- settling (toolserver.browser.settling) ----------------------------------------------
+    def notify(self) -> None:
+        """Something the settling waits on changed: wake the waiters."""
+        self.settling.notify()
+
+    def until(self, ready: Callable[[], bool], deadline: float) -> Awaitable[bool]:
+        """Wait, woken by activity (never polling), until ``ready()`` or the deadline."""
+        return self.settling.until(ready, deadline)
+
+    def marks(self, tab: Tab, state: dict | None) -> Marks:
+        return self.settling.marks(tab, state)
+
+    def idle(self, tab: Tab) -> bool:
+        return self.settling.idle(tab)
+
+    def settle(self, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> Awaitable[dict | None]:
+        """Wait as long as the page is busy with what the last action started (``Settling.settle``)."""
+        return self.settling.settle(tab, before, probe)
+
+
+async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
+    host = run.host
+    key = site_key or f"anonymous-{secrets.token_hex(4)}"
+    if clear_cookies:
+        host.profiles.pop(key, None)
+    profile_new = key not in host.profiles
+    width, height = run.config.viewport
+    browser = await host.ready_browser()
+    context = await browser.new_context(
+        storage_state=host.profiles.get(key),
+        service_workers="block",
+        accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
+        viewport={"width": width, "height": height},
+        locale="en-US",
+        timezone_id="America/Chicago",
+    )
+    await run.media.start_trace(context)
+    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
+    session = Session(
+        id=f"ses_{secrets.token_hex(6)}",
+        site_key=site_key,
+        provider=provider,
+        profile_new=profile_new,
+        run=run,
+        context=context,
+        browser=browser,
+    )
+    host.sessions.add(session)
+    await session.start()
+    return session
+
+
+async def close_session(session: Session) -> None:
+    """Save the session's profile (under its site key) and close its context, each bounded."""
+    if not session.mark_closed():
+        return
+    run, key, context = session.run, session.site_key, session.context
+    bound = run.config.close_timeout_s
+    if session.crashed:
+        return  # the context died with its browser; the profile keeps its last saved state
+    # The last call's picture is taken while the profile is saved; both before the context closes.
+    picture = asyncio.ensure_future(run.media.finish_pictures())
+    try:
+        if key:
+            run.host.keep_profile(key, await bounded(context.storage_state(), bound, "saving the profile"))
+    except (PlaywrightError, PageUnresponsive) as exc:
+        log.warning("could not save profile %s: %s", key, exc)
+    finally:
+        await picture
+    await run.media.stop_trace(context)
+    try:
+        # Closing the context ends its renderers, also one stuck in a script.
+        await asyncio.wait_for(context.close(), bound)
+    except (TimeoutError, PlaywrightError) as exc:  # the browser is gone already, or hung
+        log.warning("closing session %s: %r", session.id, exc)

@@ -1,0 +1,126 @@
+"""A tab: its page, which document it shows, its latest snapshot, the PDF it shows, and what the
+sandbox knows of the page's activity. Plain state: the session and its parts (router, settling,
+page reports) change it; the tools read it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from playwright.async_api import Page
+
+REF_RE = re.compile(r"\[ref=([A-Za-z0-9_]+)\]")  # a ref in a snapshot's text
+
+
+@dataclass
+class Snapshot:
+    """The tab's latest snapshot: its refs hold while the tab shows the same document."""
+
+    id: str | None = None
+    refs: frozenset[str] = frozenset()
+    document: int = -1  # the tab's ``document`` when it was taken
+
+
+@dataclass(frozen=True)
+class PdfDocument:
+    """A PDF the router answered with a viewer page: the tab shows its text, page by page."""
+
+    url: str
+    name: str
+    pages: list[str]
+
+
+@dataclass
+class Activity:
+    """What the sandbox knows of the page's activity (see init.js), for settling."""
+
+    state: dict | None = None  # the current document's latest state report (None: not loaded yet)
+    nav_requests: int = 0  # main-frame navigation requests the router answered or refused
+    new_document_requested: bool = False  # the router served a main-frame document
+    awaiting_commit: bool = False  # the router answered one with a document that has not committed yet
+    refresh_from: int | None = None  # the document refreshes at once (meta refresh 0): nav_requests then
+    inputs: int = 0  # typing reports (trusted input events) of the tab's documents
+    input_state: dict | None = None  # the latest one (a state report with the field's ``value``)
+
+
+@dataclass
+class Tab:
+    id: str
+    page: Page
+    document: int = 0  # bumped on every main-frame navigation to a new document
+    committed_url: str = "about:blank"
+    closed: bool = False
+    snapshot: Snapshot = field(default_factory=Snapshot)
+    pdf: PdfDocument | None = None  # the PDF the current document shows
+    pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
+    activity: Activity = field(default_factory=Activity)
+
+    @property
+    def url(self) -> str:
+        return self.page.url
+
+    def summary(self, active: bool) -> dict:
+        return {"tab": self.id, "url": self.page.url, "active": active}
+
+    def commit(self, url: str) -> bool:
+        """The main frame navigated to ``url`` (without its fragment): False when nothing
+        changed (a same-document, fragment navigation: refs stay valid)."""
+        activity = self.activity
+        pending, self.pending_pdf = self.pending_pdf, None
+        requested, activity.new_document_requested = activity.new_document_requested, False
+        if url == self.committed_url and not requested:
+            return False
+        self.committed_url = url
+        if requested:
+            # A new document (the router served it): refs and the page's state reports start over.
+            # Without one it is the same document under a new URL (history.pushState): refs stay valid.
+            self.document += 1
+            activity.state, activity.awaiting_commit, activity.refresh_from = None, False, None
+            self.pdf = pending if pending is not None and pending.url.split("#", 1)[0] == url else None
+        return True
+
+    # --- the flat names the tools read (toolserver.tools); the groups above hold the values ---
+    @property
+    def state(self) -> dict | None:
+        return self.activity.state
+
+    @property
+    def inputs(self) -> int:
+        return self.activity.inputs
+
+    @property
+    def input_state(self) -> dict | None:
+        return self.activity.input_state
+
+    @property
+    def pdf_pages(self) -> list[str] | None:
+        return self.pdf.pages if self.pdf is not None else None
+
+    @property
+    def pdf_name(self) -> str | None:
+        return self.pdf.name if self.pdf is not None else None
+
+    @property
+    def snapshot_id(self) -> str | None:
+        return self.snapshot.id
+
+    @snapshot_id.setter
+    def snapshot_id(self, value: str | None) -> None:
+        self.snapshot.id = value
+
+    @property
+    def snapshot_refs(self) -> frozenset[str]:
+        return self.snapshot.refs
+
+    @snapshot_refs.setter
+    def snapshot_refs(self, value: frozenset[str]) -> None:
+        self.snapshot.refs = value
+
+    @property
+    def snapshot_document(self) -> int:
+        return self.snapshot.document
+
+    @snapshot_document.setter
+    def snapshot_document(self, value: int) -> None:
+        self.snapshot.document = value

@@ -1,0 +1,277 @@
+"""A run and what a tool call sees of it.
+
+A run owns its sessions (isolated from other runs), its policy, its mirror store and its trace,
+and records what happens: events, policy violations, state changes, call lines. It keeps state
+and recording only; the dispatcher (``toolserver.dispatch``) runs the calls, one at a time.
+
+A handler gets a context of its tool's scope: ``CallContext`` (the run), ``SessionContext``
+(also the run's current session) or ``TabContext`` (also that session's current tab), each
+resolved by the dispatcher before the handler runs, so a handler never checks for them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolserver import __version__
+from toolserver import browser as br
+from toolserver.config import ServerConfig
+from toolserver.contract.mirrors import MirrorStore
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import CallRecord, EventKind, EventRecord, RunHeader, TraceWriter, wall_now
+from toolserver.errors import BrowserCrashed, NoSession
+from toolserver.media import RunMedia
+from toolserver.registry import ToolRegistry
+
+log = logging.getLogger("toolserver.run")
+
+
+@dataclass
+class CallContext:
+    """What a run-scoped handler gets: the run, the call's seq and tool, the events it causes."""
+
+    run: Run
+    seq: int
+    tool: str
+    events: list[dict] = field(default_factory=list)
+    session: br.Session | None = None  # set once the call has a session (a start sets it)
+    started: float = field(default_factory=time.monotonic)
+    paint: dict | None = None  # the page's paint key read during the call (toolserver.media)
+
+    @property
+    def tab(self) -> br.Tab | None:
+        return self.session.active_tab if self.session else None
+
+
+@dataclass
+class SessionContext(CallContext):
+    """A session-scoped handler's context: the run's current session, open and alive."""
+
+    session: br.Session = None  # type: ignore[assignment]  # always given by the dispatcher
+
+
+@dataclass
+class TabContext(SessionContext):
+    """A tab-scoped handler's context: the session's current tab, open."""
+
+    @property
+    def tab(self) -> br.Tab:
+        tab = self.session.active_tab
+        assert tab is not None, "the dispatcher gives a tab-scoped handler an open tab"
+        return tab
+
+
+class Dispatch(Protocol):
+    """What a run hands its calls to (``toolserver.dispatch.Dispatcher``): one call at a time."""
+
+    async def call(self, run: Run, name: str, raw_args: Any) -> dict: ...
+
+    async def reject(self, run: Run, name: str, raw_args: Any, error: dict) -> None: ...
+
+    async def end(self, run: Run, reason: str) -> None: ...
+
+
+class Run:
+    def __init__(
+        self,
+        host: br.BrowserHost,
+        config: ServerConfig,
+        policy: Policy,
+        registry: ToolRegistry,
+        dispatch: Dispatch,
+        *,
+        trace_path: Path | None = None,
+        extra_header: dict | None = None,
+        store: MirrorStore | None = None,
+        screenshot_dir: Path | None = None,
+        playwright_trace_dir: Path | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.id = run_id or new_run_id()
+        self.host, self.config, self.policy, self.registry = host, config, policy, registry
+        self._dispatch = dispatch
+        self.store = store or host.store  # a run may carry its own mirror (a changed-mirror test)
+        self.screenshot_dir = screenshot_dir  # None: no screenshots (toolserver.media)
+        self.playwright_trace_dir = playwright_trace_dir  # None: no Playwright trace
+        self.media = RunMedia(self)
+        self._snapshot_numbers = itertools.count(1)
+        self.sessions: dict[str, br.Session] = {}
+        self.current_session_id: str | None = None
+        self.current: CallContext | None = None
+        self.seq = 0
+        self.closed = False
+        self.ended_at: float | None = None
+        self.download_bytes = 0
+        if trace_path is not None:
+            Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
+        self.trace = TraceWriter(
+            trace_path,
+            RunHeader(
+                run_id=self.id,
+                pack=policy.pack,
+                policy=self.trace_policy,
+                started_wall=wall_now(),
+                sandbox_version=__version__,
+                mirror_checksum=self.store.checksum(),
+                block_state_changes=policy.block_state_changes,
+                **(extra_header or {}),
+            ),
+        )
+
+    async def call(self, name: str, raw_args: Any) -> dict:
+        """Run one tool call through the dispatcher: ``{"ok": true, "result"}`` or ``{"ok": false, "error"}``."""
+        return await self._dispatch.call(self, name, raw_args)
+
+    async def record_rejected(self, name: str, raw: Any, error: dict) -> None:
+        """A call the transport could not even parse (e.g. malformed JSON): still one trace line,
+        after any call in flight."""
+        await self._dispatch.reject(self, name, raw, error)
+
+    async def close(self, reason: str = "closed") -> None:
+        """End the run: its sessions close, a call in flight answers at once, ``run_end`` is written."""
+        await self._dispatch.end(self, reason)
+
+    @property
+    def trace_policy(self) -> str:
+        return self.policy.mode if self.policy.allowed_urls is not None else "none"
+
+    def tools(self) -> list[dict]:
+        return self.registry.schemas()
+
+    def next_snapshot_id(self) -> str:
+        """Snapshot ids count per run, so the same calls give the same trace."""
+        return f"s{next(self._snapshot_numbers)}"
+
+    # --- sessions -------------------------------------------------------------------------
+    def current_session(self, crashed_ok: bool = False) -> br.Session:
+        session = self.sessions.get(self.current_session_id or "")
+        if session is None or session.closed:
+            raise NoSession("no open browser session in this run; call browser_start_session first")
+        if session.crashed and not crashed_ok:
+            raise crashed_error(session)
+        return session
+
+    # --- recording ------------------------------------------------------------------------
+    def write_call(self, record: CallRecord) -> None:
+        """One call's line. Built without validation (``model_construct``) by the dispatcher and
+        dumped as Python values, so writing it can never fail and the writer escapes what strict
+        JSON cannot carry (``escaped`` only when text had to be escaped)."""
+        line = record.model_dump(exclude={"escaped"} if record.escaped is None else None, warnings=False)
+        self.trace.write(line)
+
+    def write_rejected(self, name: str, raw: Any, error: dict) -> None:
+        """The line of a call refused before it reached a tool (the dispatcher holds the run's turn)."""
+        self.seq += 1
+        t, wall = self.trace.now(), wall_now()
+        self.write_call(
+            CallRecord.model_construct(
+                seq=self.seq,
+                tool=name,
+                args=raw,
+                ok=False,
+                result=None,
+                error=error,
+                t_start=t,
+                t_end=t,
+                wall_start=wall,
+                wall_end=wall,
+                session_id=self.current_session_id,
+                tab=None,
+                url_before=None,
+                url_after=None,
+                events=[],
+                escaped=None,
+                screenshot=None,
+            )
+        )
+
+    def record_event(
+        self,
+        kind: EventKind,
+        data: dict,
+        *,
+        session: br.Session | None = None,
+        tab: br.Tab | None = None,
+        call: CallContext | None = None,
+    ) -> dict:
+        """An event of the call running now (or of ``call``, one that already ended)."""
+        current = call or self.current
+        event = EventRecord(
+            kind=kind,
+            seq=current.seq if current else None,
+            t=self.trace.now(),
+            wall=wall_now(),
+            session_id=session.id if session else None,
+            tab=tab.id if tab else None,
+            data=data,
+        )
+        record = event.model_dump(mode="json", exclude={"escaped"})
+        self.trace.write(record)
+        if current is not None:
+            current.events.append(record)
+        return record
+
+    def record_policy_violation(
+        self, url: str, *, origin: str, session: br.Session | None = None, tab: br.Tab | None = None, **data: object
+    ) -> dict:
+        """The one shape of a ``policy_violation`` event (tool call, page, redirect)."""
+        return self.record_event(
+            "policy_violation",
+            {
+                **data,
+                "url": url,
+                "rule": "allowed_urls",
+                "origin": origin,
+                "enforced": self.policy.enforcing,
+                "allowed_urls": list(self.policy.allowed_urls or ()),
+            },
+            session=session,
+            tab=tab,
+        )
+
+    def record_state_change(
+        self,
+        action: str,
+        *,
+        name: str,
+        blocked: bool = False,
+        detail: dict | None = None,
+        session: br.Session | None = None,
+        tab: br.Tab | None = None,
+    ) -> dict:
+        allowed = self.policy.state_change_allowed(name)
+        return self.record_event(
+            "state_change",
+            {
+                "action": action,
+                "name": name,
+                "allowed": allowed,
+                "blocked": blocked and not allowed,
+                "detail": detail or {},
+            },
+            session=session,
+            tab=tab,
+        )
+
+    def state_change_blocked(self, name: str) -> bool:
+        """Whether this run prevents the named state change (blocking on, and the pack not allowing it)."""
+        return self.policy.block_state_changes and not self.policy.state_change_allowed(name)
+
+
+def new_run_id() -> str:
+    return f"run_{secrets.token_hex(6)}"
+
+
+def crashed_error(session: br.Session) -> BrowserCrashed:
+    return BrowserCrashed(
+        f"the browser crashed under session {session.id} (recorded as a browser_crashed event); "
+        "its tabs are gone. Start a new session with browser_start_session (a new browser is "
+        "running).",
+        session_id=session.id,
+    )

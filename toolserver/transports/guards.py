@@ -1,0 +1,152 @@
+"""What the HTTP server checks before a handler runs: who may reach it (loopback Host names,
+no foreign Origin, the bearer token, JSON bodies only) and what a body may be (UTF-8 JSON of
+bounded size and depth, arriving within its bound, without NaN/Infinity). Every refusal is a
+``RequestError`` carrying its status; ``http.error_boundary`` answers it. A refused tool call
+of a live run is still one line in that run's trace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from toolserver.api import Sandbox
+from toolserver.config import ServerConfig, is_loopback
+from toolserver.errors import (
+    BodyTooLarge,
+    ForbiddenHost,
+    ForbiddenOrigin,
+    InvalidBody,
+    InvalidEncoding,
+    MalformedJson,
+    RequestError,
+    RequestTimeout,
+    Unauthorized,
+    UnknownRun,
+    UnsupportedCharset,
+    UnsupportedMediaType,
+)
+
+SANDBOX = web.AppKey("sandbox", Sandbox)
+CONFIG = web.AppKey("config", ServerConfig)
+
+
+def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
+    name = urlsplit(f"//{host}").hostname or ""
+    return is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed}
+
+
+@web.middleware
+async def local_only(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Guards every route (also routes other transports mount): a web page the user visits, or
+    a DNS-rebinding attacker, must not be able to drive the browser."""
+    config = request.app[CONFIG]
+    if not host_allowed(request.host, config.allowed_hosts):
+        raise ForbiddenHost(
+            f"Host {request.host!r} is not allowed: this server answers loopback "
+            "names only (start it with --allowed-hosts NAME to add one)"
+        )
+    origin = request.headers.get("Origin")
+    if origin is not None and not host_allowed(urlsplit(origin).netloc, config.allowed_hosts):
+        raise ForbiddenOrigin(
+            f"Origin {origin!r} is not allowed: requests from web pages are "
+            "refused (only loopback origins and --allowed-hosts)"
+        )
+    if config.token is not None:
+        given = request.headers.get("Authorization", "")
+        if not secrets.compare_digest(given.encode(), f"Bearer {config.token}".encode()):
+            raise Unauthorized(
+                "this server needs 'Authorization: Bearer <token>' (the token given with --token or SANDBOX_TOKEN)"
+            )
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
+        # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
+        refused = UnsupportedMediaType(
+            f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"
+        )
+        await trace_refused_call(request, refused)
+        raise refused
+    return await handler(request)
+
+
+async def trace_refused_call(request: web.Request, refused: RequestError) -> None:
+    """A tool call of a live run refused before its body is parsed is still a line in that
+    run's trace, with the body as it arrived (if it arrives within the body bound)."""
+    info = request.match_info
+    if "name" not in info or "run_id" not in info or request.method != "POST":
+        return
+    try:
+        run = request.app[SANDBOX].get_run(info["run_id"])
+    except UnknownRun:
+        return
+    try:
+        body = await asyncio.wait_for(request.read(), request.app[CONFIG].request_body_timeout_s)
+        raw: str | None = body.decode("utf-8", errors="surrogateescape")
+    except (TimeoutError, web.HTTPRequestEntityTooLarge):
+        raw = None
+    await run.record_rejected(info["name"], raw, refused.to_json())
+
+
+async def read_json(request: web.Request) -> tuple[Any, str]:
+    """The request's JSON body and its raw text, or a ``RequestError`` (carrying the raw text)."""
+    config = request.app[CONFIG]
+    try:
+        data = await asyncio.wait_for(request.read(), config.request_body_timeout_s)
+    except TimeoutError as exc:
+        raise RequestTimeout(
+            f"the request body did not arrive within {config.request_body_timeout_s:g} s "
+            "(shorter than its Content-Length, or an unfinished chunked body); send the whole body"
+        ) from exc
+    except web.HTTPRequestEntityTooLarge as exc:
+        raise BodyTooLarge(f"the request body is larger than {config.max_body_bytes} bytes") from exc
+    raw = data.decode("utf-8", errors="surrogateescape")  # exactly what arrived; the trace escapes what is not text
+    charset = (request.charset or "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise UnsupportedCharset(
+            f"charset {charset!r} is not supported: send JSON in UTF-8 (Content-Type: application/json)", raw
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEncoding(
+            f"the request body is not valid UTF-8 (byte {exc.start}); send JSON in UTF-8", raw
+        ) from None
+    if not text.strip():
+        return {}, raw
+    try:
+        body = json.loads(text, parse_constant=refuse_constant)
+    except NonFiniteNumber as exc:
+        raise InvalidBody(f"{exc} is not a JSON number: pass a finite number", raw) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting
+        raise MalformedJson(f"request body is not valid JSON: {first_words(exc)}", raw) from None
+    if json_depth(body) > config.max_json_depth:
+        raise MalformedJson(f"request body is nested deeper than {config.max_json_depth} levels", raw)
+    return body, raw
+
+
+class NonFiniteNumber(ValueError):
+    pass
+
+
+def refuse_constant(name: str) -> Any:
+    raise NonFiniteNumber(name)
+
+
+def first_words(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__)[:300]
+
+
+def json_depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth - 1
