@@ -30,6 +30,7 @@ PROJECT_ROOT = SCRIPTS.parent
 sys.path[:0] = [str(PROJECT_ROOT), str(SCRIPTS)]
 
 import make_opinion_pdf  # noqa: E402  (scripts/make_opinion_pdf.py)
+
 from toolserver.contract.mirrors import reconstructed, remove_entries, write_entry  # noqa: E402
 
 HOST = "www.supremecourt.gov"
@@ -107,13 +108,17 @@ a.documentanchor { color: #2a5b84; margin-right: 10px; }
 """.strip()
 
 # Small inline icons (no request leaves the page); the real page loads printer2.png and eMail2.jpg.
-PRINT_ICON = ("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E"
-              "%3Crect x='6' y='3' width='12' height='6' fill='%23fff' stroke='%23333'/%3E"
-              "%3Crect x='3' y='9' width='18' height='9' fill='%23999'/%3E"
-              "%3Crect x='6' y='14' width='12' height='7' fill='%23fff' stroke='%23333'/%3E%3C/svg%3E")
-NOTIFY_ICON = ("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E"
-               "%3Crect x='2' y='5' width='20' height='14' fill='%23fff' stroke='%23333'/%3E"
-               "%3Cpath d='M2 5l10 8 10-8' fill='none' stroke='%23333'/%3E%3C/svg%3E")
+PRINT_ICON = (
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E"
+    "%3Crect x='6' y='3' width='12' height='6' fill='%23fff' stroke='%23333'/%3E"
+    "%3Crect x='3' y='9' width='18' height='9' fill='%23999'/%3E"
+    "%3Crect x='6' y='14' width='12' height='7' fill='%23fff' stroke='%23333'/%3E%3C/svg%3E"
+)
+NOTIFY_ICON = (
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E"
+    "%3Crect x='2' y='5' width='20' height='14' fill='%23fff' stroke='%23333'/%3E"
+    "%3Cpath d='M2 5l10 8 10-8' fill='none' stroke='%23333'/%3E%3C/svg%3E"
+)
 NOTIFY_URL = "https://file.supremecourt.gov/casenotification?caseNumber={number}"
 SEARCH_ACTION = "https://www.supremecourt.gov/Docket/SearchCase.aspx"
 NBSP3 = "&nbsp;&nbsp;&nbsp;"
@@ -124,7 +129,7 @@ def _entry_text(text: str) -> str:
     """An entry's words, escaped, with ``[label](url)`` rendered as an inline link."""
     out, last = [], 0
     for match in _INLINE_LINK.finditer(text):
-        out.append(escape(text[last:match.start()]))
+        out.append(escape(text[last : match.start()]))
         out.append(f'<a href="{escape(match.group(2))}">{escape(match.group(1))}</a>')
         last = match.end()
     out.append(escape(text[last:]))
@@ -142,8 +147,10 @@ def _contact(attorney: dict) -> str:
     if attorney.get("phone"):
         data.append(f'<span class="phonenumber">Ph: {e(attorney["phone"])}</span><br>')
     data.append(f'<span class="partyname">Party name: {e(attorney["party_name"])}</span><br>\n<br><br>')
-    return (f'<div class="ContactName">{e(attorney["name"])}<br>{title}\n</div>\n'
-            f'<div class="ContactData2">\n' + "\n".join(data) + "\n</div>")
+    return (
+        f'<div class="ContactName">{e(attorney["name"])}<br>{title}\n</div>\n'
+        f'<div class="ContactData2">\n' + "\n".join(data) + "\n</div>"
+    )
 
 
 def render_docket(data: dict) -> str:
@@ -164,16 +171,17 @@ def render_docket(data: dict) -> str:
     info_rows = [
         f'<tr><td class="InfoTitle" colspan="2"><span class="DocketInfoTitle">No. {e(number)}</span></td></tr>',
         f'<tr><td style="width: 25%"><span>Title:</span></td><td><span class="title">{title}</span></td></tr>',
-        f'<tr><td><span>Docketed:</span></td><td><span>{e(data["docketed"])}</span></td></tr>',
-        f'<tr><td><span>Lower Ct:</span></td><td><span>{e(data["lower_court"])}</span></td></tr>',
-        f'<tr><td><span>{NBSP3}Case Numbers:</span></td><td><span>{e(data["lower_court_case_numbers"])}</span></td></tr>',
-        f'<tr><td><span>{NBSP3}Decision Date:</span></td><td><span>{e(data["lower_court_decision_date"])}</span></td></tr>',
+        f"<tr><td><span>Docketed:</span></td><td><span>{e(data['docketed'])}</span></td></tr>",
+        f"<tr><td><span>Lower Ct:</span></td><td><span>{e(data['lower_court'])}</span></td></tr>",
+        f"<tr><td><span>{NBSP3}Case Numbers:</span></td><td><span>{e(data['lower_court_case_numbers'])}</span></td></tr>",
+        f"<tr><td><span>{NBSP3}Decision Date:</span></td><td><span>{e(data['lower_court_decision_date'])}</span></td></tr>",
         f'<tr><td colspan="2"><span><a href="{e(data["questions_presented"])}">Questions Presented</a> </span></td></tr>',
     ]
     proceedings = []
     for row in data["proceedings"]:
-        links = "".join(f'<a href="{e(url)}" class="documentanchor" target="_blank">{e(label)}</a>'
-                        for label, url in row["links"])
+        links = "".join(
+            f'<a href="{e(url)}" class="documentanchor" target="_blank">{e(label)}</a>' for label, url in row["links"]
+        )
         proceedings.append(
             f'<div class="card"><table class="ProceedingItem"><tr><td class="ProceedingDate">{e(row["date"])}</td>'
             f'<td>{_entry_text(row["text"])} <br><span class="documentlinks">{links}</span></td></tr></table></div>'
@@ -181,8 +189,10 @@ def render_docket(data: dict) -> str:
     groups = []
     for group in data["contacts"]:
         body = "\n".join(_contact(attorney) for attorney in group["attorneys"])
-        groups.append(f'<div class="card">\n<div class="card-heading">{e(group["heading"])}</div>\n'
-                      f'<div class="card-body">\n{body}\n</div>\n</div>')
+        groups.append(
+            f'<div class="card">\n<div class="card-heading">{e(group["heading"])}</div>\n'
+            f'<div class="card-body">\n{body}\n</div>\n</div>'
+        )
     nl = "\n"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -225,27 +235,36 @@ def render_docket(data: dict) -> str:
 # ---------------------------------------------------------------- build
 
 
-
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the supremecourt.gov mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
     remove_entries(out)  # no stale entry survives a rebuild
     docket = render_docket(json.loads(DOCKET_SOURCE.read_text(encoding="utf-8")))
     write_entry(
-        out, DOCKET_URL, docket.encode("utf-8"), "text/html; charset=utf-8",
-        reconstructed(DOCKET_BASIS), body_path="docket/docketfiles/html/public/22-174.html",
+        out,
+        DOCKET_URL,
+        docket.encode("utf-8"),
+        "text/html; charset=utf-8",
+        reconstructed(DOCKET_BASIS),
+        body_path="docket/docketfiles/html/public/22-174.html",
     )
     pdf = make_opinion_pdf.render_pdf(OPINION_SOURCE.read_text(encoding="utf-8"))
     write_entry(
-        out, OPINION_URL, pdf, "application/pdf",
-        reconstructed(OPINION_BASIS), body_path="opinions/22pdf/22-174_k536.pdf",
+        out,
+        OPINION_URL,
+        pdf,
+        "application/pdf",
+        reconstructed(OPINION_BASIS),
+        body_path="opinions/22pdf/22-174_k536.pdf",
     )
     return [DOCKET_URL, OPINION_URL]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     for url in build(args.out):
         print(f"wrote {url}")

@@ -32,9 +32,7 @@ DEFAULT_OUT = PROJECT_ROOT / "mirrors" / "www.ecfr.gov"
 
 TITLE = "28"
 PART = "35"
-RENDERER_URL = (
-    "https://www.ecfr.gov/api/renderer/v1/content/enhanced/{date}/title-28?chapter=I&part=35&subpart=H"
-)
+RENDERER_URL = "https://www.ecfr.gov/api/renderer/v1/content/enhanced/{date}/title-28?chapter=I&part=35&subpart=H"
 # The seed prints "§ion=" (an HTML-entity capture artefact); the real query is "&section=".
 VERSIONS_URL = "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200"
 
@@ -88,12 +86,13 @@ PROVENANCE_VERSIONS = (
 
 # --------------------------------------------------------------------------- outline model
 
+
 @dataclass
 class Paragraph:
     label: str | None  # "a", "1", ... ; None for an unnumbered paragraph
     heading: str | None  # italic paragraph heading, with its final period
     text: str
-    children: list["Paragraph"] = field(default_factory=list)
+    children: list[Paragraph] = field(default_factory=list)
 
 
 @dataclass
@@ -168,12 +167,14 @@ def _metadata_attribute(path: str, citation: str) -> str:
 
 def _link_fr_citations(text: str) -> str:
     """Escape text and link each "<vol> FR <page>" the way the eCFR reference parser does."""
+
     def link(match: re.Match[str]) -> str:
         volume, page = match.groups()
         return (
             f'<a href="https://www.federalregister.gov/citation/{volume}-FR-{page}" '
             f'class="fr-reference" data-reference="{volume} FR {page}">{volume} FR {page}</a>'
         )
+
     return _FR_CITATION.sub(link, html.escape(text, quote=False))
 
 
@@ -183,10 +184,12 @@ _CFR_REFERENCE = re.compile(r"§ (\d+\.\d+)((?:\([a-z0-9]+\))*)")
 def _link_cfr_references(text: str) -> str:
     """Escape text and link each CFR cross-reference ("§ 35.104", "§ 35.200(b)") the way the
     real renderer does: ``<a class="cfr external" href="/current/title-28/section-35.104">``."""
+
     def link(match: re.Match[str]) -> str:
         section, paragraph = match.groups()
         href = f"/current/title-{TITLE}/section-{section}" + (f"#p-{section}{paragraph}" if paragraph else "")
         return f'<a class="cfr external" href="{html.escape(href)}">{match.group(0)}</a>'
+
     return _CFR_REFERENCE.sub(link, html.escape(text, quote=False))
 
 
@@ -227,7 +230,9 @@ def render_subpart(subpart: Subpart, date: str) -> str:
             "  </div>",
         ]
     for section in subpart.sections:
-        metadata = _metadata_attribute(f"/on/{date}/title-{TITLE}/section-{section.number}", f"{TITLE} CFR {section.number}")
+        metadata = _metadata_attribute(
+            f"/on/{date}/title-{TITLE}/section-{section.number}", f"{TITLE} CFR {section.number}"
+        )
         lines += [
             f'  <div class="section" id="{section.number}">',
             f"    <h4 {metadata}>{html.escape(section.heading, quote=False)}</h4>",
@@ -242,7 +247,6 @@ def render_subpart(subpart: Subpart, date: str) -> str:
 # --------------------------------------------------------------------------- mirror output
 
 
-
 def build(out: Path = DEFAULT_OUT) -> list[str]:
     """(Re)write the eCFR mirror into ``out``; return the mirrored URLs."""
     out = Path(out)
@@ -254,14 +258,21 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
         subpart = parse_outline(source.read_text(encoding="utf-8"), source.name)
         url = RENDERER_URL.format(date=date)
         write_entry(
-            out, url, render_subpart(subpart, date).encode("utf-8"), HTML_TYPE, reconstructed(provenance),
+            out,
+            url,
+            render_subpart(subpart, date).encode("utf-8"),
+            HTML_TYPE,
+            reconstructed(provenance),
             body_path=f"renderer/title-28_part-35_subpart-H_{date}.html",
         )
         urls.append(url)
     versions = json.loads((SOURCE_DIR / "versions-title-28-part-35-section-35.200.json").read_text(encoding="utf-8"))
     write_entry(
-        out, VERSIONS_URL, (json.dumps(versions, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-        JSON_TYPE, reconstructed(PROVENANCE_VERSIONS),
+        out,
+        VERSIONS_URL,
+        (json.dumps(versions, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+        JSON_TYPE,
+        reconstructed(PROVENANCE_VERSIONS),
         body_path="versioner/title-28_part-35_section-35.200.json",
     )
     urls.append(VERSIONS_URL)
@@ -270,7 +281,9 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     for url in build(args.out):
         print(f"wrote {url}")

@@ -57,17 +57,24 @@ class SourceFile:
 
 SOURCES = (
     SourceFile(
-        "index.html", PAGE_URL, "text/html; charset=utf-8", f"{BODY_DIR}/index.html",
+        "index.html",
+        PAGE_URL,
+        "text/html; charset=utf-8",
+        f"{BODY_DIR}/index.html",
         _COMMON_BASIS + " This entry: the HTML shell (title 'React App', an empty #root filled "
         "by the script, no <form>, a data: icon so no favicon is fetched)." + _HOOKS,
     ),
     SourceFile(
-        "form.js", f"{PAGE_URL}static/js/form.js", "application/javascript; charset=utf-8",
+        "form.js",
+        f"{PAGE_URL}static/js/form.js",
+        "application/javascript; charset=utf-8",
         f"{BODY_DIR}/static/js/form.js",
         _COMMON_BASIS + " This entry: the script that renders and runs the four steps." + _HOOKS,
     ),
     SourceFile(
-        "form.css", f"{PAGE_URL}static/css/form.css", "text/css; charset=utf-8",
+        "form.css",
+        f"{PAGE_URL}static/css/form.css",
+        "text/css; charset=utf-8",
         f"{BODY_DIR}/static/css/form.css",
         _COMMON_BASIS + " This entry: the stylesheet (indigo #3f51b5 app bar, underlined fields, "
         "buttons uppercased by text-transform).",
@@ -84,7 +91,11 @@ def build(mirrors_root: Path) -> Path:
     for item in SOURCES:
         body = (SOURCE_DIR / item.source).read_bytes()
         write_entry(
-            folder, item.url, body, item.content_type, reconstructed(item.basis),
+            folder,
+            item.url,
+            body,
+            item.content_type,
+            reconstructed(item.basis),
             body_path=item.body_path,
         )
     return folder

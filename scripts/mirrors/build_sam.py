@@ -70,10 +70,11 @@ SHARED_BASIS = (
 
 # --------------------------------------------------------------------------- notice model
 
+
 @dataclass(frozen=True)
 class Attachment:
     name: str
-    posted: str                      # postedDate, ISO with +00:00 like the notice dates
+    posted: str  # postedDate, ISO with +00:00 like the notice dates
 
     def resource_id(self, notice_id: str) -> str:
         return hashlib.sha256(f"resource:{notice_id}:{self.name}".encode()).hexdigest()[:32]
@@ -92,12 +93,12 @@ class Version:
     opportunity_id: str
     posted: str
     created: str
-    response: str                    # data2.solicitation.deadlines.response
+    response: str  # data2.solicitation.deadlines.response
     archive_date: str
     description_html: str
     latest: bool
     archived: bool
-    previous: str | None = None      # opportunity id of the prior version
+    previous: str | None = None  # opportunity id of the prior version
     sections_status: dict[str, str] = field(default_factory=dict)
 
 
@@ -105,8 +106,8 @@ class Version:
 class Notice:
     """Fields shared by every version of one notice, its versions and its attachments."""
 
-    key: str                         # short name used for body paths
-    notice_id: str                   # the id of the current version (page and resources URLs)
+    key: str  # short name used for body paths
+    notice_id: str  # the id of the current version (page and resources URLs)
     notice_type: str
     title: str
     solicitation_number: str
@@ -117,8 +118,8 @@ class Notice:
     response_tz: str
     place: dict
     contacts: list[dict]
-    versions: list[Version]          # current first, then older versions
-    attachments: list[Attachment]    # in attachmentOrder
+    versions: list[Version]  # current first, then older versions
+    attachments: list[Attachment]  # in attachmentOrder
     basis: str
 
 
@@ -140,35 +141,50 @@ BID_INTAKE = Notice(
     psc="Y1LB",
     set_aside="SBA",
     response_tz="America/Chicago",
-    place={"zip": "78596", "city": {"code": "77272", "name": "Weslaco"},
-           "state": {"code": "TX", "name": "Texas"}, "country": {"code": "USA", "name": "UNITED STATES"}},
-    contacts=[{"fax": "", "type": "primary", "email": "shawn.jenkins@example.com",
-               "phone": "5105550134", "title": None, "fullName": "Shawn Jenkins"}],
-    versions=[Version(
-        opportunity_id="9998b42f9e27421caa565fead7d8d416",
-        posted="2025-11-15T02:57:52.270+00:00",
-        created="2025-11-15T02:38:14.118+00:00",
-        response="2025-11-21T12:00:00-06:00",
-        archive_date="2025-12-06",
-        latest=True,
-        archived=True,
-        description_html=_paragraphs(
-            "The U.S. Coast Guard, Base Alameda, is requesting quotes to install a gravel pad at a "
-            "Coast Guard site in Weslaco, TX 78596. This is civil/site construction work.",
-            "The contractor shall furnish all labor, materials, equipment and supervision to clear "
-            "and grade the site and to install and compact a crushed-stone gravel pad in accordance "
-            "with the attached Final Design Specifications and Final Design Drawings.",
-            "The contractor shall begin work within 7 calendar days after award and shall complete "
-            "all work within 10 calendar days.",
-            "This acquisition is a total small business set-aside. The solicitation document, "
-            "70Z03126RALAM2004, contains the instructions to offerors, the evaluation basis and the "
-            "applicable clauses. The environmental review record for the site is attached.",
-            "Quotes are due by 21 November 2025 at 12:00 PM CST and shall be submitted by email to "
-            "the primary point of contact listed in this notice.",
-        ),
-        sections_status={s: "new" for s in
-                         ("header", "general", "classification", "description", "attachments-links", "contact")},
-    )],
+    place={
+        "zip": "78596",
+        "city": {"code": "77272", "name": "Weslaco"},
+        "state": {"code": "TX", "name": "Texas"},
+        "country": {"code": "USA", "name": "UNITED STATES"},
+    },
+    contacts=[
+        {
+            "fax": "",
+            "type": "primary",
+            "email": "shawn.jenkins@example.com",
+            "phone": "5105550134",
+            "title": None,
+            "fullName": "Shawn Jenkins",
+        }
+    ],
+    versions=[
+        Version(
+            opportunity_id="9998b42f9e27421caa565fead7d8d416",
+            posted="2025-11-15T02:57:52.270+00:00",
+            created="2025-11-15T02:38:14.118+00:00",
+            response="2025-11-21T12:00:00-06:00",
+            archive_date="2025-12-06",
+            latest=True,
+            archived=True,
+            description_html=_paragraphs(
+                "The U.S. Coast Guard, Base Alameda, is requesting quotes to install a gravel pad at a "
+                "Coast Guard site in Weslaco, TX 78596. This is civil/site construction work.",
+                "The contractor shall furnish all labor, materials, equipment and supervision to clear "
+                "and grade the site and to install and compact a crushed-stone gravel pad in accordance "
+                "with the attached Final Design Specifications and Final Design Drawings.",
+                "The contractor shall begin work within 7 calendar days after award and shall complete "
+                "all work within 10 calendar days.",
+                "This acquisition is a total small business set-aside. The solicitation document, "
+                "70Z03126RALAM2004, contains the instructions to offerors, the evaluation basis and the "
+                "applicable clauses. The environmental review record for the site is attached.",
+                "Quotes are due by 21 November 2025 at 12:00 PM CST and shall be submitted by email to "
+                "the primary point of contact listed in this notice.",
+            ),
+            sections_status={
+                s: "new" for s in ("header", "general", "classification", "description", "attachments-links", "contact")
+            },
+        )
+    ],
     attachments=[
         Attachment("70Z03126RALAM2004.pdf", "2025-11-15T02:41:27.604+00:00"),
         Attachment("Final Design Specifications_Gravel Pad_RV01.pdf", "2025-11-15T02:43:05.911+00:00"),
@@ -220,8 +236,14 @@ _AMENDMENT_0002 = (
     "An updated Statement of Work has been published. The response date is extended from 6 JULY "
     "2026 at 1:00 PM CDT to 10 JULY 2026 at 1:00 PM CDT."
 )
-_SECTIONS_UPDATED = {"header": "unchanged", "general": "updated", "classification": "unchanged",
-                     "description": "updated", "attachments-links": "updated", "contact": "unchanged"}
+_SECTIONS_UPDATED = {
+    "header": "unchanged",
+    "general": "updated",
+    "classification": "unchanged",
+    "description": "updated",
+    "attachments-links": "updated",
+    "contact": "unchanged",
+}
 
 ADDENDA = Notice(
     key="addenda",
@@ -234,10 +256,22 @@ ADDENDA = Notice(
     psc="7230",
     set_aside="SBA",
     response_tz="America/Chicago",
-    place={"zip": "54618", "city": {"code": "11625", "name": "Camp Douglas"},
-           "state": {"code": "WI", "name": "Wisconsin"}, "country": {"code": "USA", "name": "UNITED STATES"}},
-    contacts=[{"fax": "", "type": "primary", "email": "volkfield.contracting@example.com",
-               "phone": "6085550123", "title": None, "fullName": "Volk Field Contracting Office"}],
+    place={
+        "zip": "54618",
+        "city": {"code": "11625", "name": "Camp Douglas"},
+        "state": {"code": "WI", "name": "Wisconsin"},
+        "country": {"code": "USA", "name": "UNITED STATES"},
+    },
+    contacts=[
+        {
+            "fax": "",
+            "type": "primary",
+            "email": "volkfield.contracting@example.com",
+            "phone": "6085550123",
+            "title": None,
+            "fullName": "Volk Field Contracting Office",
+        }
+    ],
     versions=[
         Version(
             opportunity_id="dfc5bd2c65ae4a4bb910a395175a3343",
@@ -246,13 +280,15 @@ ADDENDA = Notice(
             response="2026-07-10T13:00:00-05:00",
             archive_date="2026-07-25",
             latest=True,
-            archived=True,            # the state recorded when the frozen source was fetched
+            archived=True,  # the state recorded when the frozen source was fetched
             previous="50bcb3f873654600a10619194aba8640",
             description_html=_paragraphs(
-                _AMENDMENT_0002, _AMENDMENT_0001,
+                _AMENDMENT_0002,
+                _AMENDMENT_0001,
                 "Offerors must acknowledge Amendment 0001 and Amendment 0002 by signing and returning "
                 "each SF 30 with their quote.",
-                *_VOLK_INTRO),
+                *_VOLK_INTRO,
+            ),
             sections_status=_SECTIONS_UPDATED,
         ),
         Version(
@@ -266,9 +302,9 @@ ADDENDA = Notice(
             previous="70d3a1854d2f445a83e9bcbdcda10221",
             description_html=_paragraphs(
                 _AMENDMENT_0001,
-                "Offerors must acknowledge Amendment 0001 by signing and returning the SF 30 with "
-                "their quote.",
-                *_VOLK_INTRO),
+                "Offerors must acknowledge Amendment 0001 by signing and returning the SF 30 with their quote.",
+                *_VOLK_INTRO,
+            ),
             sections_status=_SECTIONS_UPDATED,
         ),
         Version(
@@ -280,19 +316,26 @@ ADDENDA = Notice(
             latest=False,
             archived=False,
             description_html=_paragraphs(*_VOLK_INTRO),
-            sections_status={s: "new" for s in
-                             ("header", "general", "classification", "description", "attachments-links", "contact")},
+            sections_status={
+                s: "new" for s in ("header", "general", "classification", "description", "attachments-links", "contact")
+            },
         ),
     ],
     attachments=[  # newest upload first (display order not confirmed; see provenance)
         Attachment("SOLICITATION AMENDMENT 0002 - W50S9H26QA0180002 SF 30.pdf", "2026-07-02T14:31:18.402+00:00"),
-        Attachment("STATEMENT OF WORK - LODGING FACILITY BLIND REPLACEMENT - UPDATED 7.2.2026.pdf",
-                   "2026-07-02T14:33:57.615+00:00"),
+        Attachment(
+            "STATEMENT OF WORK - LODGING FACILITY BLIND REPLACEMENT - UPDATED 7.2.2026.pdf",
+            "2026-07-02T14:33:57.615+00:00",
+        ),
         Attachment("SOLICITATION AMENDMENT 0001 - W50S9H26QA0180001 SF 30.pdf", "2026-06-26T13:17:02.288+00:00"),
-        Attachment("STATEMENT OF WORK - LODGING FACILITY BLIND REPLACEMENT - UPDATED 6.25.2026.pdf",
-                   "2026-06-26T13:19:40.731+00:00"),
-        Attachment("STATEMENT OF WORK - VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS.pdf",
-                   "2026-06-25T15:52:11.064+00:00"),
+        Attachment(
+            "STATEMENT OF WORK - LODGING FACILITY BLIND REPLACEMENT - UPDATED 6.25.2026.pdf",
+            "2026-06-26T13:19:40.731+00:00",
+        ),
+        Attachment(
+            "STATEMENT OF WORK - VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS.pdf",
+            "2026-06-25T15:52:11.064+00:00",
+        ),
         Attachment("SF 1449 - W50S9H26QA018.pdf", "2026-06-25T15:54:36.220+00:00"),
         Attachment("PROVISIONS AND CLAUSES - W50S9H26QA018.pdf", "2026-06-25T15:56:03.847+00:00"),
         Attachment("PRICING SCHEDULE - W50S9H26QA018.pdf", "2026-06-25T15:57:29.513+00:00"),
@@ -329,6 +372,7 @@ ORG_NOTE = (
 
 
 # --------------------------------------------------------------------------- builders
+
 
 def _json_bytes(value: object) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
@@ -379,12 +423,14 @@ def notice_json(notice: Notice, version: Version) -> dict:
         "postedDate": version.posted,
         "modifiedDate": modified,
         "createdDate": version.created,
-        "description": [{
-            "opportunityId": version.opportunity_id,
-            "descriptionId": hashlib.sha256(f"description:{version.opportunity_id}".encode()).hexdigest()[:32],
-            "modifiedOn": modified,
-            "body": version.description_html,
-        }],
+        "description": [
+            {
+                "opportunityId": version.opportunity_id,
+                "descriptionId": hashlib.sha256(f"description:{version.opportunity_id}".encode()).hexdigest()[:32],
+                "modifiedOn": modified,
+                "body": version.description_html,
+            }
+        ],
         "totalCount": 1,
         "_links": links,
         "opportunityId": version.opportunity_id,
@@ -432,29 +478,30 @@ def attachments_zip(notice: Notice, pdfs: dict[str, bytes]) -> bytes:
 
 
 def resources_json(notice: Notice, sizes: dict[str, int]) -> dict:
-    attachments = [{
-        "attachmentId": a.attachment_id(notice.notice_id),
-        "resourceId": a.resource_id(notice.notice_id),
-        "fileExists": "1",
-        "name": a.name,
-        "type": "file",
-        "postedDate": a.posted,
-        "accessLevel": "public",
-        "exportControlled": "0",
-        "explicitAccess": "0",
-        "mimeType": ".pdf",
-        "size": sizes[a.name],
-        "deletedDate": None,
-        "deletedFlag": "0",
-        "accessStatus": "public",
-        "attachmentOrder": order,
-    } for order, a in enumerate(notice.attachments, start=1)]
+    attachments = [
+        {
+            "attachmentId": a.attachment_id(notice.notice_id),
+            "resourceId": a.resource_id(notice.notice_id),
+            "fileExists": "1",
+            "name": a.name,
+            "type": "file",
+            "postedDate": a.posted,
+            "accessLevel": "public",
+            "exportControlled": "0",
+            "explicitAccess": "0",
+            "mimeType": ".pdf",
+            "size": sizes[a.name],
+            "deletedDate": None,
+            "deletedFlag": "0",
+            "accessStatus": "public",
+            "attachmentOrder": order,
+        }
+        for order, a in enumerate(notice.attachments, start=1)
+    ]
     return {
         "_embedded": {"opportunityAttachmentList": [{"opportunityId": notice.notice_id, "attachments": attachments}]},
         "_links": {"self": {"href": f"/opps/v3/opportunities/{notice.notice_id}/resources"}},
     }
-
-
 
 
 def build(out: Path = DEFAULT_OUT) -> list[str]:
@@ -463,8 +510,9 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
     remove_entries(out)
     urls: list[str] = []
 
-    def put(url: str, body: bytes, content_type: str, basis: str, body_path: str,
-            headers: dict[str, str] | None = None) -> None:
+    def put(
+        url: str, body: bytes, content_type: str, basis: str, body_path: str, headers: dict[str, str] | None = None
+    ) -> None:
         write_entry(out, url, body, content_type, reconstructed(basis), headers=headers, body_path=body_path)
         urls.append(url)
 
@@ -473,79 +521,108 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
     styles = (SOURCE_DIR / "styles.css").read_bytes()
     script_name = f"main.{hashlib.sha256(script).hexdigest()[:16]}.js"
     styles_name = f"styles.{hashlib.sha256(styles).hexdigest()[:16]}.css"
-    shell = ((SOURCE_DIR / "index.html").read_text(encoding="utf-8")
-             .replace("{{MAIN_URL}}", f"{SITE}/{script_name}")
-             .replace("{{STYLES_URL}}", f"{SITE}/{styles_name}")).encode("utf-8")
-    app_basis = ("Reconstruction of SAM.gov's single-page app, not the real bundle. Basis: "
-                 "shared/facts/source-structures.md (the view is an Angular shell that renders after "
-                 "calling the notice-data and resources APIs; element ids such as #header-solicitation-"
-                 "number, #general-*, #classification-*, #description, #opp-view-attachments-*, "
-                 "#contact-primary-poc-*, #history) and its section 'SAM.gov page details read from public "
-                 "scrapers of the real page': h1.sam-ui-header for the title, a #header block whose "
-                 "div.opportunity-top-left shows the status (Active/Inactive), #general-notice-timezone "
-                 "labelled 'All Dates/Times are:' with a value like '(UTC-06:00) CENTRAL STANDARD TIME, "
-                 "CHICAGO, USA' (that format is itself inferred there), div#-contracting-office with the "
-                 "Contracting Office Address lines, li#general-special-legislation 'Initiative' (its value "
-                 "read here from data2.additionalReporting: 'none' shows 'None'; the mapping is ours). Page "
-                 "chrome as a person sees the real page: the government banner ('An official website of "
-                 "the United States government', 'Here's how you know'), the site header with navigation "
-                 "(Home, Search, Data Bank, Data Services, Help) and Sign In, a Follow button, a Download "
-                 "All control for the attachments, and the footer (link groups and the GSA system-use "
-                 "warning). Invented: markup details, labels not in the facts, styling, the history/banner "
-                 "wording, the chrome's exact links and wording (from memory of the real site, not a "
-                 "capture), the Sign In target (https://sam.gov/signin), Follow as a POST to "
-                 "/api/prod/opps/v1/subscriptions (subscribing changes state; the real endpoint is not "
-                 "known), the Download All URL (.../resources/download/zip), the contracting office "
-                 "addresses and the time-zone labels for zones these notices do not use. " + ORG_NOTE)
+    shell = (
+        (SOURCE_DIR / "index.html")
+        .read_text(encoding="utf-8")
+        .replace("{{MAIN_URL}}", f"{SITE}/{script_name}")
+        .replace("{{STYLES_URL}}", f"{SITE}/{styles_name}")
+    ).encode("utf-8")
+    app_basis = (
+        "Reconstruction of SAM.gov's single-page app, not the real bundle. Basis: "
+        "shared/facts/source-structures.md (the view is an Angular shell that renders after "
+        "calling the notice-data and resources APIs; element ids such as #header-solicitation-"
+        "number, #general-*, #classification-*, #description, #opp-view-attachments-*, "
+        "#contact-primary-poc-*, #history) and its section 'SAM.gov page details read from public "
+        "scrapers of the real page': h1.sam-ui-header for the title, a #header block whose "
+        "div.opportunity-top-left shows the status (Active/Inactive), #general-notice-timezone "
+        "labelled 'All Dates/Times are:' with a value like '(UTC-06:00) CENTRAL STANDARD TIME, "
+        "CHICAGO, USA' (that format is itself inferred there), div#-contracting-office with the "
+        "Contracting Office Address lines, li#general-special-legislation 'Initiative' (its value "
+        "read here from data2.additionalReporting: 'none' shows 'None'; the mapping is ours). Page "
+        "chrome as a person sees the real page: the government banner ('An official website of "
+        "the United States government', 'Here's how you know'), the site header with navigation "
+        "(Home, Search, Data Bank, Data Services, Help) and Sign In, a Follow button, a Download "
+        "All control for the attachments, and the footer (link groups and the GSA system-use "
+        "warning). Invented: markup details, labels not in the facts, styling, the history/banner "
+        "wording, the chrome's exact links and wording (from memory of the real site, not a "
+        "capture), the Sign In target (https://sam.gov/signin), Follow as a POST to "
+        "/api/prod/opps/v1/subscriptions (subscribing changes state; the real endpoint is not "
+        "known), the Download All URL (.../resources/download/zip), the contracting office "
+        "addresses and the time-zone labels for zones these notices do not use. " + ORG_NOTE
+    )
     put(f"{SITE}/{script_name}", script, JS_TYPE, app_basis, f"app/{script_name}")
     put(f"{SITE}/{styles_name}", styles, CSS_TYPE, app_basis, f"app/{styles_name}")
 
     for notice in NOTICES:
-        put(f"{SITE}/opp/{notice.notice_id}/view", shell, HTML_TYPE,
+        put(
+            f"{SITE}/opp/{notice.notice_id}/view",
+            shell,
+            HTML_TYPE,
             app_basis + " The shell is identical for every notice; the script reads the id from the path.",
-            f"opp/{notice.key}/{notice.notice_id}.view.html")
+            f"opp/{notice.key}/{notice.notice_id}.view.html",
+        )
         for version in notice.versions:
-            put(version_url(notice, version), _json_bytes(notice_json(notice, version)), HAL_TYPE,
+            put(
+                version_url(notice, version),
+                _json_bytes(notice_json(notice, version)),
+                HAL_TYPE,
                 f"{SHARED_BASIS} {notice.basis}",
-                f"api/opps/v2/{notice.key}/{version.opportunity_id}.json")
+                f"api/opps/v2/{notice.key}/{version.opportunity_id}.json",
+            )
         sizes: dict[str, int] = {}
         pdfs: dict[str, bytes] = {}
         for attachment in notice.attachments:
             pdf = stand_in_pdf(notice, attachment)
             sizes[attachment.name] = len(pdf)
             pdfs[attachment.name] = pdf
-            put(attachment.download_url(notice.notice_id), pdf, PDF_TYPE,
+            put(
+                attachment.download_url(notice.notice_id),
+                pdf,
+                PDF_TYPE,
                 f"Stand-in PDF for the attachment '{attachment.name}' of {notice.solicitation_number}: the "
                 "real file was not captured; this one-page PDF says so and holds none of its content. "
                 "Served as a download (content-disposition: attachment), as SAM.gov serves attachments "
                 "(the real service answers through a redirect to file storage; not reproduced).",
                 f"files/{notice.key}/{attachment.resource_id(notice.notice_id)}.pdf",
-                headers={"content-disposition": f'attachment; filename="{attachment.name}"'})
-        put(f"{API}/opps/v3/opportunities/{notice.notice_id}/resources/download/zip",
-            attachments_zip(notice, pdfs), "application/octet-stream",
+                headers={"content-disposition": f'attachment; filename="{attachment.name}"'},
+            )
+        put(
+            f"{API}/opps/v3/opportunities/{notice.notice_id}/resources/download/zip",
+            attachments_zip(notice, pdfs),
+            "application/octet-stream",
             f"Stand-in for the 'Download All' zip of {notice.solicitation_number}'s attachments: the "
             "stand-in PDFs above in index order (fixed timestamps). The real control and URL are not "
             "confirmed (invented: the URL form and the content type application/octet-stream); served as a download "
             "(content-disposition: attachment). "
             "No task allows this URL: downloading is a prohibited action in these tasks.",
             f"files/{notice.key}/{notice.notice_id}.attachments.zip",
-            headers={"content-disposition": f'attachment; filename="{notice.solicitation_number}_attachments.zip"'})
-        put(f"{API}/opps/v3/opportunities/{notice.notice_id}/resources",
-            _json_bytes(resources_json(notice, sizes)), HAL_TYPE,
+            headers={"content-disposition": f'attachment; filename="{notice.solicitation_number}_attachments.zip"'},
+        )
+        put(
+            f"{API}/opps/v3/opportunities/{notice.notice_id}/resources",
+            _json_bytes(resources_json(notice, sizes)),
+            HAL_TYPE,
             "Reconstruction of the v3 attachment index. Structure from shared/facts/source-structures.md "
             "(_embedded.opportunityAttachmentList[].attachments[] with string flags). Facts: the file "
             "names (exact, from the benchmark's expected record) and their number. Invented: resourceIds "
             "and attachmentIds (hashes of the names), postedDate of each file (placed just before the "
             "version that published it), sizes (those of the stand-in PDFs), the list order "
-            + ("(newest upload first; the real order is not confirmed) and the five files other than the "
-               "amendments and SOWs." if notice is ADDENDA else "(the order of the expected record)."),
-            f"api/opps/v3/{notice.key}/{notice.notice_id}.resources.json")
+            + (
+                "(newest upload first; the real order is not confirmed) and the five files other than the "
+                "amendments and SOWs."
+                if notice is ADDENDA
+                else "(the order of the expected record)."
+            ),
+            f"api/opps/v3/{notice.key}/{notice.notice_id}.resources.json",
+        )
     return urls
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     for url in build(args.out):
         print(url)

@@ -104,8 +104,22 @@ class Block:
     heading: str = ""
 
 
-_KINDS = {"right", "legend", "title", "article", "center", "sec", "def", "p", "flush", "sub",
-          "subsub", "caps", "signatures", "break"}
+_KINDS = {
+    "right",
+    "legend",
+    "title",
+    "article",
+    "center",
+    "sec",
+    "def",
+    "p",
+    "flush",
+    "sub",
+    "subsub",
+    "caps",
+    "signatures",
+    "break",
+}
 
 
 def parse_exhibit_source(text: str, name: str) -> list[Block]:
@@ -221,7 +235,8 @@ def render_block(block: Block) -> str:
         return _signature_table()
     if block.kind == "article":
         return (
-            _paragraph("article", f"<B>ARTICLE {typeset(block.number)}</B>") + "\n"
+            _paragraph("article", f"<B>ARTICLE {typeset(block.number)}</B>")
+            + "\n"
             + _paragraph("center", f"<B>{typeset(block.heading)}</B>")
         )
     if block.kind in ("right", "title", "center"):
@@ -230,7 +245,9 @@ def render_block(block: Block) -> str:
         # The heading's closing tag is followed by a space, so text extraction with or without
         # separators yields "9.2 Termination for Cause. Either Party ...".
         body = f" {typeset(block.text)}" if block.text else ""
-        return _paragraph("sec", f"{typeset(block.number)}&nbsp;&nbsp;&nbsp;&nbsp;<U>{typeset(block.heading)}</U>{body}")
+        return _paragraph(
+            "sec", f"{typeset(block.number)}&nbsp;&nbsp;&nbsp;&nbsp;<U>{typeset(block.heading)}</U>{body}"
+        )
     if block.kind == "def":
         return _paragraph("def", f"{typeset(block.number)}&nbsp;&nbsp;&nbsp;&nbsp;{typeset(block.text)}")
     return _paragraph(block.kind, typeset(block.text))
@@ -243,7 +260,7 @@ def _page_break(page: int) -> str:
     return (
         '<P STYLE="font-size:18pt;margin-top:0pt;margin-bottom:0pt">&nbsp;</P>\n'
         f'<P STYLE="margin-top:0pt; margin-bottom:0pt; {_FONT}" ALIGN="center">{page}</P>\n'
-        "<p style=\"page-break-before:always\"></p>\n"
+        '<p style="page-break-before:always"></p>\n'
         '<HR SIZE="3" ALIGN="CENTER" STYLE="COLOR:#999999">\n'
     )
 
@@ -251,11 +268,11 @@ def _page_break(page: int) -> str:
 def render_exhibit(blocks: list[Block]) -> bytes:
     """The exhibit as one 2014-style EDGAR HTML document (pure ASCII bytes)."""
     parts = [
-        "<HTML><HEAD>\n<TITLE>EX-10.1</TITLE>\n</HEAD>\n <BODY BGCOLOR=\"WHITE\">\n"
+        '<HTML><HEAD>\n<TITLE>EX-10.1</TITLE>\n</HEAD>\n <BODY BGCOLOR="WHITE">\n'
         '<Center><DIV STYLE="width:8.5in" align="left">\n'
     ]
     page, page_chars = 1, 0
-    for index, block in enumerate(blocks):
+    for block in blocks:
         if block.kind == "break" or page_chars >= _PAGE_CHARS:
             # Page breaks fall only between paragraphs, never inside one, and never right
             # before the first block of the document.
@@ -301,10 +318,16 @@ def filing_documents(exhibit_size: int) -> tuple[list[FilingDocument], list[Fili
     data_files = [
         FilingDocument("7", "XBRL INSTANCE DOCUMENT", "onty-20140630.xml", "EX-101.INS", 802411),
         FilingDocument("8", "XBRL TAXONOMY EXTENSION SCHEMA", "onty-20140630.xsd", "EX-101.SCH", 14872),
-        FilingDocument("9", "XBRL TAXONOMY EXTENSION CALCULATION LINKBASE", "onty-20140630_cal.xml", "EX-101.CAL", 27305),
-        FilingDocument("10", "XBRL TAXONOMY EXTENSION DEFINITION LINKBASE", "onty-20140630_def.xml", "EX-101.DEF", 46118),
+        FilingDocument(
+            "9", "XBRL TAXONOMY EXTENSION CALCULATION LINKBASE", "onty-20140630_cal.xml", "EX-101.CAL", 27305
+        ),
+        FilingDocument(
+            "10", "XBRL TAXONOMY EXTENSION DEFINITION LINKBASE", "onty-20140630_def.xml", "EX-101.DEF", 46118
+        ),
         FilingDocument("11", "XBRL TAXONOMY EXTENSION LABEL LINKBASE", "onty-20140630_lab.xml", "EX-101.LAB", 163027),
-        FilingDocument("12", "XBRL TAXONOMY EXTENSION PRESENTATION LINKBASE", "onty-20140630_pre.xml", "EX-101.PRE", 109864),
+        FilingDocument(
+            "12", "XBRL TAXONOMY EXTENSION PRESENTATION LINKBASE", "onty-20140630_pre.xml", "EX-101.PRE", 109864
+        ),
     ]
     return document_format_files, data_files
 
@@ -465,8 +488,6 @@ def render_index(exhibit_size: int) -> bytes:
 # ---------------------------------------------------------------- build
 
 
-
-
 def _body_path(url: str) -> str:
     return url.removeprefix("https://www.sec.gov/")
 
@@ -476,16 +497,25 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
     out = Path(out)
     remove_entries(out)
     exhibit = render_exhibit(load_exhibit_blocks())
-    write_entry(out, EXHIBIT_URL, exhibit, EXHIBIT_TYPE, reconstructed(PROVENANCE_EXHIBIT),
-                body_path=_body_path(EXHIBIT_URL))
-    write_entry(out, INDEX_URL, render_index(len(exhibit)), INDEX_TYPE, reconstructed(PROVENANCE_INDEX),
-                body_path=_body_path(INDEX_URL))
+    write_entry(
+        out, EXHIBIT_URL, exhibit, EXHIBIT_TYPE, reconstructed(PROVENANCE_EXHIBIT), body_path=_body_path(EXHIBIT_URL)
+    )
+    write_entry(
+        out,
+        INDEX_URL,
+        render_index(len(exhibit)),
+        INDEX_TYPE,
+        reconstructed(PROVENANCE_INDEX),
+        body_path=_body_path(INDEX_URL),
+    )
     return [INDEX_URL, EXHIBIT_URL]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="mirror folder to (re)write (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     for url in build(args.out):
         print(f"wrote {url}")

@@ -11,8 +11,9 @@ import time
 
 import aiohttp
 
-from scripts.soak import free_port, wait_healthy
-from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, strict_lines
+from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.serve import free_port, wait_healthy
+from tests.support.traces import strict_lines
 
 
 async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):

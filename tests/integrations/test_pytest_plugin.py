@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from sandbox import PROJECT_ROOT
-from tests.runner.reference_support import mirror_with_changes
-from tests.runner.test_model_agents import scripted_server
+from tests.support.mirrors import mirror_with_changes
+from tests.support.models import scripted_server
 
 EXAMPLES = PROJECT_ROOT / "examples"
 # A user's repository has none of this repository's dev plugins (hypothesis adds ~0.45 s to each start).

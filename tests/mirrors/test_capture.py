@@ -19,20 +19,23 @@ import pytest
 from aiohttp import web
 from playwright.sync_api import sync_playwright
 
-from sandbox.mirrors.capture import capture_launch_args
 from sandbox.cli import main
-from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorStore
+from sandbox.mirrors.capture import capture_launch_args
 from toolserver.browser.chromium import resolve_chromium
+from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorStore
 
 PNG_1X1 = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 PAGE = b"""<!doctype html><html><head><title>Capture me</title>
 <link rel="stylesheet" href="/static/site.css"></head>
 <body><h1>Capture me</h1><img src="/img/logo.png" alt="logo"><p id="data">waiting</p>
 <script src="/static/app.js"></script></body></html>"""
-CSS = b"body { font-family: sans-serif; color: #123456 }\n" * 40   # long enough to be worth gzip
-SCRIPT = (b"fetch('/api/data.json').then(r => r.json())"
-          b".then(d => { document.getElementById('data').textContent = d.message; });")
+CSS = b"body { font-family: sans-serif; color: #123456 }\n" * 40  # long enough to be worth gzip
+SCRIPT = (
+    b"fetch('/api/data.json').then(r => r.json())"
+    b".then(d => { document.getElementById('data').textContent = d.message; });"
+)
 DATA = json.dumps({"message": "fetched \u00e9t\u00e9", "items": [1, 2, 3]}).encode()
 
 
@@ -64,6 +67,7 @@ class Site:
         def static(body: bytes, content_type: str):
             async def handler(request: web.Request) -> web.Response:
                 return web.Response(body=body, content_type=content_type)
+
             return handler
 
         async def start(request: web.Request) -> web.Response:
@@ -79,8 +83,9 @@ class Site:
         return app
 
     def sent_urls(self) -> dict[str, tuple[int, bytes]]:
-        return {f"{self.url}{path}": (status, body) for path, status, body in self.sent
-                if path != "/favicon.ico"}   # asked for by the browser itself, not by the page
+        return {
+            f"{self.url}{path}": (status, body) for path, status, body in self.sent if path != "/favicon.ico"
+        }  # asked for by the browser itself, not by the page
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +130,10 @@ def manifest_of(root: Path, site: Site) -> Manifest:
 def test_capture_records_every_response_as_captured(captured, site):
     root, sent, code = captured
     assert code == 0
-    assert set(sent) == {f"{site.url}{p}" for p in
-                         ("/start", "/page", "/static/site.css", "/static/app.js", "/img/logo.png", "/api/data.json")}
+    assert set(sent) == {
+        f"{site.url}{p}"
+        for p in ("/start", "/page", "/static/site.css", "/static/app.js", "/img/logo.png", "/api/data.json")
+    }
     entries = {entry.url: entry for entry in manifest_of(root, site).entries}
     assert set(entries) == set(sent)
     store = MirrorStore.load(root)
@@ -135,8 +142,9 @@ def test_capture_records_every_response_as_captured(captured, site):
         assert entry.provenance.kind == "captured" and entry.provenance.captured_at, url
         assert entry.status == status, url
         assert store.lookup(url).body == body, url
-        assert not {"set-cookie", "content-length", "content-encoding", "transfer-encoding", "connection"} \
-            & set(entry.headers), (url, entry.headers)
+        assert not {"set-cookie", "content-length", "content-encoding", "transfer-encoding", "connection"} & set(
+            entry.headers
+        ), (url, entry.headers)
 
 
 def test_capture_keeps_redirects_and_content_types(captured, site):
@@ -145,7 +153,7 @@ def test_capture_keeps_redirects_and_content_types(captured, site):
     redirect = store.lookup(f"{site.url}/start")
     assert (redirect.status, redirect.headers["location"], redirect.body) == (302, "/page", b"")
     assert store.lookup(f"{site.url}/static/site.css").headers["content-type"] == "text/css"
-    assert store.lookup(f"{site.url}/static/site.css").body == CSS   # stored decoded, not gzip
+    assert store.lookup(f"{site.url}/static/site.css").body == CSS  # stored decoded, not gzip
     assert store.lookup(f"{site.url}/api/data.json").headers["content-type"] == "application/json"
     assert store.lookup(f"{site.url}/img/logo.png#fragment").body == PNG_1X1
     assert store.lookup(f"{site.url}/not-visited") is None
@@ -172,8 +180,9 @@ def test_list_shows_every_url(captured, site, capsys):
 def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
     har_path = tmp_path / "site.har"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=resolve_chromium(None, None), headless=True,
-                                             args=capture_launch_args())
+        browser = playwright.chromium.launch(
+            executable_path=resolve_chromium(None, None), headless=True, args=capture_launch_args()
+        )
         context = browser.new_context(record_har_path=str(har_path), record_har_content="embed")
         page = context.new_page()
         page.goto(f"{site.url}/start")
@@ -188,32 +197,45 @@ def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{host_folder(site)}: 6 URL(s)" in out
     store = MirrorStore.load(root)
-    assert store.lookup(f"{site.url}/img/logo.png").body == PNG_1X1          # base64 in the HAR
-    assert store.lookup(f"{site.url}/static/site.css").body == CSS           # text in the HAR
-    assert store.lookup(f"{site.url}/api/data.json").body == DATA            # non-ASCII JSON text
+    assert store.lookup(f"{site.url}/img/logo.png").body == PNG_1X1  # base64 in the HAR
+    assert store.lookup(f"{site.url}/static/site.css").body == CSS  # text in the HAR
+    assert store.lookup(f"{site.url}/api/data.json").body == DATA  # non-ASCII JSON text
     assert store.lookup(f"{site.url}/page").body == PAGE
     redirect = store.lookup(f"{site.url}/start")
     assert (redirect.status, redirect.headers["location"], redirect.body) == (302, "/page", b"")
     for url in store.urls():
         provenance = store.lookup(url).entry.provenance
         assert provenance.kind == "captured"
-        assert provenance.captured_at[:19] == started[url][:19]             # the entry's startedDateTime
+        assert provenance.captured_at[:19] == started[url][:19]  # the entry's startedDateTime
     assert main(["mirror", "check", str(root)]) == 0
 
 
 def test_import_har_skips_entries_without_content(tmp_path, capsys):
     def entry(url: str, content: dict, status: int = 200) -> dict:
-        return {"startedDateTime": "2024-05-01T10:00:00.000Z",
-                "request": {"method": "GET", "url": url, "headers": []},
-                "response": {"status": status, "headers": [{"name": "Content-Type", "value": "text/plain"}],
-                             "content": content}}
+        return {
+            "startedDateTime": "2024-05-01T10:00:00.000Z",
+            "request": {"method": "GET", "url": url, "headers": []},
+            "response": {
+                "status": status,
+                "headers": [{"name": "Content-Type", "value": "text/plain"}],
+                "content": content,
+            },
+        }
 
     har = tmp_path / "partial.har"
-    har.write_text(json.dumps({"log": {"entries": [
-        entry("https://example.org/kept.txt", {"size": 5, "mimeType": "text/plain", "text": "hello"}),
-        entry("https://example.org/lost.txt", {"size": 5, "mimeType": "text/plain"}),
-        entry("data:text/plain,inline", {"size": 6, "text": "inline"}),
-    ]}}))
+    har.write_text(
+        json.dumps(
+            {
+                "log": {
+                    "entries": [
+                        entry("https://example.org/kept.txt", {"size": 5, "mimeType": "text/plain", "text": "hello"}),
+                        entry("https://example.org/lost.txt", {"size": 5, "mimeType": "text/plain"}),
+                        entry("data:text/plain,inline", {"size": 6, "text": "inline"}),
+                    ]
+                }
+            }
+        )
+    )
     assert main(["mirror", "import-har", str(har), "--into", str(tmp_path / "m")]) == 0
     captured_io = capsys.readouterr()
     assert "https://example.org/lost.txt: the HAR holds no response body" in captured_io.err
@@ -222,11 +244,14 @@ def test_import_har_skips_entries_without_content(tmp_path, capsys):
     assert store.lookup("https://example.org/kept.txt").entry.provenance.captured_at == "2024-05-01T10:00:00+00:00"
 
 
-@pytest.mark.parametrize("content, message", [
-    ("<html>not json</html>", "is not JSON"),
-    ('{"entries": []}', "not a HAR file"),
-    (None, "cannot read HAR file"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("<html>not json</html>", "is not JSON"),
+        ('{"entries": []}', "not a HAR file"),
+        (None, "cannot read HAR file"),
+    ],
+)
 def test_import_of_a_bad_file_exits_2(tmp_path, capsys, content, message):
     path = tmp_path / "input.har"
     if content is not None:
@@ -286,8 +311,8 @@ def test_body_paths_stay_unique_short_and_inside_bodies():
     from sandbox.mirrors.capture import body_path_for
 
     taken = {"bodies/a.html": "http://h/a.html"}
-    assert body_path_for("http://h/a.html", "text/html", taken) == "bodies/a.html"         # same URL again
-    other = body_path_for("https://h/a.html", "text/html", taken)                          # same path, other URL
+    assert body_path_for("http://h/a.html", "text/html", taken) == "bodies/a.html"  # same URL again
+    other = body_path_for("https://h/a.html", "text/html", taken)  # same path, other URL
     assert other.startswith("bodies/a__u") and other.endswith(".html")
     long = body_path_for("https://h/" + "segment/" * 60 + "file.js", "text/javascript", {})
     assert len(long) < 160 and long.endswith(".js")
@@ -299,8 +324,9 @@ def test_a_get_response_wins_over_other_methods_for_one_url():
     from toolserver.contract.mirrors import captured as captured_provenance
 
     def response(method: str, body: bytes) -> RecordedResponse:
-        return RecordedResponse("https://h/api", method, 200, {"content-type": "text/plain"}, body,
-                                captured_provenance())
+        return RecordedResponse(
+            "https://h/api", method, 200, {"content-type": "text/plain"}, body, captured_provenance()
+        )
 
     chosen, notes = choose_responses([response("POST", b"post"), response("GET", b"get"), response("GET", b"again")])
     assert [r.body for r in chosen] == [b"get"]

@@ -22,11 +22,10 @@ import pytest
 from bs4 import BeautifulSoup
 from pypdf import PdfReader
 
+from tests.support.calls import ref_of, snapshot
 from toolserver.contract.mirrors import MirrorStore, check
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
-from tests.conftest import ref_of, snapshot
-from toolserver.run import Run
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.supremecourt.gov"
@@ -40,17 +39,27 @@ CASE_NAME = "Gerald E. Groff, Petitioner v. Louis DeJoy, Postmaster General"
 LAST_THREE_BEFORE_DECISION = [
     (date(2023, 4, 7), "Letter filed. (Distributed)"),
     (date(2023, 4, 7), "Reply of petitioner Gerald E. Groff filed. (Distributed)"),
-    (date(2023, 4, 18), "Argued. For petitioner: Aaron Streett, Houston, Tex. For respondent: "
-                        "Elizabeth B. Prelogar, Solicitor General, Department of Justice, Washington, D. C."),
+    (
+        date(2023, 4, 18),
+        "Argued. For petitioner: Aaron Streett, Houston, Tex. For respondent: "
+        "Elizabeth B. Prelogar, Solicitor General, Department of Justice, Washington, D. C.",
+    ),
 ]
-DECISION = (date(2023, 6, 29), "Judgment VACATED and case REMANDED. Alito, J., delivered the opinion for a "
-                               "unanimous Court. Sotomayor, J., filed a concurring opinion, in which Jackson, J., joined.")
+DECISION = (
+    date(2023, 6, 29),
+    "Judgment VACATED and case REMANDED. Alito, J., delivered the opinion for a "
+    "unanimous Court. Sotomayor, J., filed a concurring opinion, in which Jackson, J., joined.",
+)
 JUDGMENT_ISSUED = (date(2023, 7, 31), "Judgment issued.")
-HOLDING = ("Title VII requires an employer that denies a religious accommodation to show that the burden of "
-           "granting an accommodation would result in substantial increased costs in relation to the conduct "
-           "of its particular business.")
-AUTHORSHIP = ("ALITO, J., delivered the opinion for a unanimous Court. SOTOMAYOR, J., filed a concurring "
-              "opinion, in which JACKSON, J., joined.")
+HOLDING = (
+    "Title VII requires an employer that denies a religious accommodation to show that the burden of "
+    "granting an accommodation would result in substantial increased costs in relation to the conduct "
+    "of its particular business."
+)
+AUTHORSHIP = (
+    "ALITO, J., delivered the opinion for a unanimous Court. SOTOMAYOR, J., filed a concurring "
+    "opinion, in which JACKSON, J., joined."
+)
 # Absence/silence traps: no dissent, no panel vote, no vote count or majority count anywhere.
 TRAPS = {
     "dissent": re.compile(r"dissent", re.IGNORECASE),
@@ -97,12 +106,14 @@ def proceedings(soup: BeautifulSoup) -> list[tuple[date, str]]:
         description = cells[1].__copy__()
         for links in description.select("span.documentlinks"):
             links.decompose()
-        rows.append((datetime.strptime(cells[0].get_text(strip=True), "%b %d %Y").date(),
-                     normalised(description.get_text(" "))))
+        rows.append(
+            (datetime.strptime(cells[0].get_text(strip=True), "%b %d %Y").date(), normalised(description.get_text(" ")))
+        )
     return rows
 
 
 # ---------------------------------------------------------------- the mirror
+
 
 def test_mirror_is_consistent_and_serves_exactly_the_two_urls(store: MirrorStore) -> None:
     assert check(MIRROR) == []
@@ -119,12 +130,18 @@ def test_mirror_is_consistent_and_serves_exactly_the_two_urls(store: MirrorStore
 
 # ---------------------------------------------------------------- docket page
 
+
 def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
     assert docket.title.string == "Docket for 22-174 "
     metas = {m["name"]: m["content"] for m in docket.select("meta[name]")}
     assert {k: metas.get(k) for k in ("Term", "CaseNumber", "CaseType", "Petitioner", "Respondent", "Docketed")} == {
-        "Term": "2022", "CaseNumber": "00174", "CaseType": "Paid", "Petitioner": "Gerald E. Groff, Petitioner",
-        "Respondent": "Louis DeJoy, Postmaster General", "Docketed": "August 25, 2022"}
+        "Term": "2022",
+        "CaseNumber": "00174",
+        "CaseType": "Paid",
+        "Petitioner": "Gerald E. Groff, Petitioner",
+        "Respondent": "Louis DeJoy, Postmaster General",
+        "Docketed": "August 25, 2022",
+    }
     assert docket.select_one("#docketwrappers > #docketwrapper table#docketinfo") is not None
 
     info: dict[str, str] = {}
@@ -139,8 +156,9 @@ def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
     assert info["Case Numbers:"] == "(21-1900)"
     assert info["Decision Date:"] == "May 25, 2022"
     # The lower-court labels are indented with non-breaking spaces, as on the real pages.
-    assert [c.get_text() for c in docket.select("table#docketinfo td > span")
-            if "Case Numbers" in c.get_text()] == ["\xa0\xa0\xa0Case Numbers:"]
+    assert [c.get_text() for c in docket.select("table#docketinfo td > span") if "Case Numbers" in c.get_text()] == [
+        "\xa0\xa0\xa0Case Numbers:"
+    ]
     # The Questions Presented link is absolute (a relative one resolved to a wrong path).
     assert docket.find("a", string="Questions Presented")["href"] == "https://www.supremecourt.gov/qp/22-00174qp.pdf"
 
@@ -151,8 +169,10 @@ def test_page_actions_above_the_docket(docket: BeautifulSoup) -> None:
     actions = wrapper.find("table")
     assert actions is not None and actions.find_next_sibling("table")["id"] == "docketinfo"
     assert actions.find("img", alt="Print").find_parent("a")["onclick"] == "window.print();"
-    assert actions.find("img", alt="Notify Me").find_parent("a")["href"] == \
-        "https://file.supremecourt.gov/casenotification?caseNumber=22-174"
+    assert (
+        actions.find("img", alt="Notify Me").find_parent("a")["href"]
+        == "https://file.supremecourt.gov/casenotification?caseNumber=22-174"
+    )
     form = actions.select_one("form#SearchWithin")
     assert (form["action"], form["method"]) == ("https://www.supremecourt.gov/Docket/SearchCase.aspx", "get")
     assert "Search documents in this case:" in form.get_text()
@@ -191,7 +211,9 @@ def test_proceedings_run_in_order_from_petition_to_judgment(docket: BeautifulSou
     rows = proceedings(docket)
     dates = [when for when, _ in rows]
     assert dates == sorted(dates), "proceedings must be in date order"
-    assert rows[0][0].strftime("%Y-%m") == "2022-07" and rows[0][1].startswith("Petition for a writ of certiorari filed.")
+    assert rows[0][0].strftime("%Y-%m") == "2022-07" and rows[0][1].startswith(
+        "Petition for a writ of certiorari filed."
+    )
     assert (date(2023, 1, 13), "Petition GRANTED.") in rows
     assert rows[-2:] == [DECISION, JUDGMENT_ISSUED]
 
@@ -214,10 +236,13 @@ def test_attorneys(docket: BeautifulSoup) -> None:
     assert docket.select("table#Contacts") == []
     headings = [normalised(c.get_text()) for c in contacts.select(":scope > div.card > div.card-heading")]
     assert headings == ["Attorneys for Petitioners", "Attorneys for Respondents"]
-    assert [normalised(t.get_text()) for t in contacts.select(".ContactName > span.ContactTitle")] == \
-        ["Counsel of Record"] * 2
-    assert [normalised(p.get_text()) for p in contacts.select(".ContactData2 > span.phonenumber")] == \
-        ["Ph: 713-229-1234", "Ph: 202-514-2217"]
+    assert [normalised(t.get_text()) for t in contacts.select(".ContactName > span.ContactTitle")] == [
+        "Counsel of Record"
+    ] * 2
+    assert [normalised(p.get_text()) for p in contacts.select(".ContactData2 > span.phonenumber")] == [
+        "Ph: 713-229-1234",
+        "Ph: 202-514-2217",
+    ]
     names = [normalised(c.get_text(" ")) for c in contacts.select(".ContactName")]
     data = [normalised(c.get_text(" ")) for c in contacts.select(".ContactData2")]
     parties = [normalised(c.get_text(" ")) for c in contacts.select(".partyname")]
@@ -227,8 +252,9 @@ def test_attorneys(docket: BeautifulSoup) -> None:
     assert parties == ["Party name: Gerald E. Groff", "Party name: Louis DeJoy, Postmaster General"]
 
 
-def test_a_real_scotus_docket_parser_reads_every_entry_and_attorney_group(docket: BeautifulSoup,
-                                                                         store: MirrorStore) -> None:
+def test_a_real_scotus_docket_parser_reads_every_entry_and_attorney_group(
+    docket: BeautifulSoup, store: MirrorStore
+) -> None:
     """juriscraper's SCOTUSDocketReportHTML (the public parser of these pages, installed from the
     package index, not mocked) extracts every proceeding and every attorney group the page shows."""
     from juriscraper.scotus import SCOTUSDocketReportHTML
@@ -247,7 +273,7 @@ def test_a_real_scotus_docket_parser_reads_every_entry_and_attorney_group(docket
     shown = proceedings(docket)
     entries = report.docket_entries
     assert len(entries) == len(shown) == 27
-    for entry, (when, description), card in zip(entries, shown, docket.select("#proceedings div.card")):
+    for entry, (when, description), card in zip(entries, shown, docket.select("#proceedings div.card"), strict=False):
         assert entry["date_filed"] == when
         inline_link = card.find_all("td")[1].find("a", class_=lambda c: c != "documentanchor") is not None
         if inline_link:
@@ -269,12 +295,23 @@ def test_a_real_scotus_docket_parser_reads_every_entry_and_attorney_group(docket
         assert len(set(parties)) == 1
         shown_parties.append((groups[normalised(card.select_one("div.card-heading").get_text())], parties[0], names))
     parsed = [(p["type"], p["name"], [a["name"] for a in p["attorneys"]]) for p in report.parties]
-    assert parsed == shown_parties == [("Petitioner", "Gerald E. Groff", ["Aaron M. Streett"]),
-                                       ("Respondent", "Louis DeJoy, Postmaster General", ["Elizabeth B. Prelogar"])]
+    assert (
+        parsed
+        == shown_parties
+        == [
+            ("Petitioner", "Gerald E. Groff", ["Aaron M. Streett"]),
+            ("Respondent", "Louis DeJoy, Postmaster General", ["Elizabeth B. Prelogar"]),
+        ]
+    )
     streett, prelogar = (p["attorneys"][0] for p in report.parties)
     assert streett["is_counsel_of_record"] and prelogar["is_counsel_of_record"]
     assert (streett["title"], streett["city"], streett["state"], streett["zip"], streett["phone"]) == (
-        "Baker Botts L.L.P.", "Houston", "TX", "77002", "713-229-1234")
+        "Baker Botts L.L.P.",
+        "Houston",
+        "TX",
+        "77002",
+        "713-229-1234",
+    )
     assert (prelogar["email"], prelogar["phone"]) == ("SupremeCtBriefs@USDOJ.gov", "202-514-2217")
 
 
@@ -284,13 +321,19 @@ def test_docket_states_none_of_the_traps(store: MirrorStore) -> None:
 
 # ---------------------------------------------------------------- slip opinion
 
+
 def test_opinion_pdf_has_the_slip_opinion_layout(pages: list[str]) -> None:
     assert 6 <= len(pages) <= 12
     first = normalised(pages[0])
-    for quote in ("(Slip Opinion) OCTOBER TERM, 2022 1", "Syllabus", "NOTE: Where it is feasible",
-                  "SUPREME COURT OF THE UNITED STATES", "GROFF v. DeJOY, POSTMASTER GENERAL",
-                  "CERTIORARI TO THE UNITED STATES COURT OF APPEALS FOR THE THIRD CIRCUIT",
-                  "No. 22–174. Argued April 18, 2023—Decided June 29, 2023"):
+    for quote in (
+        "(Slip Opinion) OCTOBER TERM, 2022 1",
+        "Syllabus",
+        "NOTE: Where it is feasible",
+        "SUPREME COURT OF THE UNITED STATES",
+        "GROFF v. DeJOY, POSTMASTER GENERAL",
+        "CERTIORARI TO THE UNITED STATES COURT OF APPEALS FOR THE THIRD CIRCUIT",
+        "No. 22–174. Argued April 18, 2023—Decided June 29, 2023",
+    ):
         assert quote in first, quote
     assert pages[0].splitlines()[0] == "(Slip Opinion) OCTOBER TERM, 2022 1"
     assert pages[1].splitlines()[:2] == ["2 GROFF v. DeJOY", "Syllabus"]
@@ -324,6 +367,7 @@ def test_opinion_states_none_of_the_traps(pages: list[str]) -> None:
 
 # ---------------------------------------------------------------- browser
 
+
 async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorStore, browser) -> None:
     requested: list[str] = []
     aborted: list[str] = []
@@ -343,8 +387,9 @@ async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorSto
         response = await page.goto(DOCKET, wait_until="load")
         assert response is not None and response.status == 200
         assert await page.title() == "Docket for 22-174"  # browsers trim the title
-        assert await page.locator("table.ProceedingItem").count() == len(proceedings(
-            BeautifulSoup(store.lookup(DOCKET).body, "html.parser")))
+        assert await page.locator("table.ProceedingItem").count() == len(
+            proceedings(BeautifulSoup(store.lookup(DOCKET).body, "html.parser"))
+        )
         inner_text = normalised(await page.evaluate("document.body.innerText"))
         for quote in [CASE_NAME, *(d for _, d in LAST_THREE_BEFORE_DECISION), DECISION[1], "Judgment issued."]:
             assert quote in inner_text, quote
@@ -355,6 +400,7 @@ async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorSto
 
 
 # ---------------------------------------------------------------- generator
+
 
 def _load(path: Path, name: str, monkeypatch: pytest.MonkeyPatch):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -369,11 +415,13 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 def test_generator_is_deterministic_and_matches_the_committed_mirror(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out = tmp_path / "www.supremecourt.gov"
-    subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT, capture_output=True
+    )
     first = _tree(out)
     _load(GENERATOR, "build_court", monkeypatch).build(out)  # a second run over its own output
     assert _tree(out) == first
@@ -382,8 +430,9 @@ def test_generator_is_deterministic_and_matches_the_committed_mirror(
 
 def test_pdf_script_writes_the_same_bytes_as_the_mirror(tmp_path: Path) -> None:
     out = tmp_path / "opinion.pdf"
-    subprocess.run([sys.executable, str(PDF_SCRIPT), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(PDF_SCRIPT), "--out", str(out)], check=True, cwd=PROJECT_ROOT, capture_output=True
+    )
     assert out.read_bytes() == (MIRROR / "opinions" / "22pdf" / "22-174_k536.pdf").read_bytes()
 
 
@@ -400,6 +449,7 @@ def test_line_breaker_hyphenates_only_where_allowed(monkeypatch: pytest.MonkeyPa
 
 
 # ---------------------------------------------------------------- through the tools, under the pack's policy
+
 
 async def test_opinion_link_on_the_docket_opens_the_slip_opinion(sandbox) -> None:
     """An agent can click from the docket's decision entry to the PDF (an allowed URL of the pack)."""
@@ -421,8 +471,7 @@ async def test_opinion_link_is_refused_where_the_allow_list_has_only_the_docket(
     """Under an allow-list without the opinion, the same click is a policy violation and the
     docket stays; in observe mode it is recorded but not refused."""
     for mode in ("enforce", "observe"):
-        run = Run(sandbox.host, sandbox.config, Policy(allowed_urls=(DOCKET,), mode=mode, pack="docket-only"),
-                  sandbox.registry, sandbox.dispatcher)
+        run = sandbox.create_run(policy=Policy(allowed_urls=(DOCKET,), mode=mode, pack="docket-only"))
         try:
             await run.call("browser_start_session", {"provider": "kernel", "site_key": "court-only", "url": DOCKET})
             snap = (await snapshot(run))["snapshot"]
@@ -431,7 +480,8 @@ async def test_opinion_link_is_refused_where_the_allow_list_has_only_the_docket(
             trace = parse_trace(run.trace.text())
             violations = [e for e in trace.events if e.kind == "policy_violation"]
             assert [(v.data["url"], v.data["origin"], v.data["enforced"]) for v in violations] == [
-                (OPINION, "page", mode == "enforce")]
+                (OPINION, "page", mode == "enforce")
+            ]
             assert violations[0].seq == trace.calls[-1].seq
             assert (await snapshot(run))["url"] == (DOCKET if mode == "enforce" else OPINION)
         finally:
@@ -461,6 +511,6 @@ async def test_docket_controls_outside_the_allow_list_are_caught(sandbox, name, 
         assert any(v.data["url"].startswith(target) for v in violations), (name, violations)
         if name == "the search box":
             assert [e for e in trace.events if e.kind == "state_change" and e.data["action"] == "form_submission"]
-        assert (await snapshot(run))["url"] == DOCKET   # the page did not move
+        assert (await snapshot(run))["url"] == DOCKET  # the page did not move
     finally:
         await run.close()

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from tests.support.calls import ref_of, snapshot
 from toolserver.contract.mirrors import MirrorStore, check
 from toolserver.contract.trace import parse_trace
-from tests.conftest import ref_of, snapshot
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.ecfr.gov"
@@ -112,7 +112,7 @@ def test_after_view_states_every_expected_fact(store: MirrorStore) -> None:
     soup = BeautifulSoup(html, "html.parser")
     assert [normalised(h.get_text()) for h in soup.select("div.section > h4")] == SECTION_HEADINGS
     assert normalised(soup.select_one("div.subpart > h2").get_text()) == "Subpart H—Web and Mobile Accessibility"
-    assert soup.select("h3") == []   # the subpart heading is an h2, as the real renderer emits it
+    assert soup.select("h3") == []  # the subpart heading is an h2, as the real renderer emits it
     for heading in soup.select("h2, h4"):
         json.loads(heading["data-hierarchy-metadata"])  # valid JSON in every heading
     exception_headings = soup.select('div.section[id="35.201"] > div > p.indent-1 > em.paragraph-heading')
@@ -151,7 +151,7 @@ def test_versions_json_gives_first_substantive_version_and_later_latest_date(sto
     first = min((v for v in versions if v["substantive"]), key=lambda v: v["date"])
     # issue_date is the Federal Register publication date, before the effective date.
     assert (first["date"], first["amendment_date"], first["issue_date"]) == ("2024-06-24", "2024-06-24", "2024-04-24")
-    assert first["name"] == "§ 35.200   Requirements for web and mobile accessibility."   # three spaces
+    assert first["name"] == "§ 35.200   Requirements for web and mobile accessibility."  # three spaces
     assert " ".join(first["name"].split()) == SECTION_HEADINGS[0]
     assert data["meta"]["total_pages"] == "1"
     assert data["meta"]["latest_amendment_date"] == "2026-04-20"
@@ -177,8 +177,12 @@ async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore
 
     expectations = {
         BEFORE: ["Subpart H—General"],
-        AFTER: ["Subpart H—Web and Mobile Accessibility", *SECTION_HEADINGS, *EXCEPTIONS,
-                "Source: AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, unless otherwise noted."],
+        AFTER: [
+            "Subpart H—Web and Mobile Accessibility",
+            *SECTION_HEADINGS,
+            *EXCEPTIONS,
+            "Source: AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, unless otherwise noted.",
+        ],
         VERSIONS: ['"date": "2024-06-24"', '"latest_amendment_date": "2026-04-20"', SECTION_HEADINGS[0]],
     }
     page = await browser.new_page()
@@ -190,7 +194,7 @@ async def test_views_render_in_chromium_from_the_mirror_alone(store: MirrorStore
             inner_text = normalised(await page.evaluate("document.body.innerText"))
             missing = [quote for quote in wanted if quote not in inner_text]
             assert not missing, f"{url}: not in body.innerText: {missing}"
-            if url != VERSIONS:   # what an agent's snapshot says: the subpart heading is level 2
+            if url != VERSIONS:  # what an agent's snapshot says: the subpart heading is level 2
                 aria = await page.aria_snapshot(mode="ai")
                 heading = "Subpart H—General" if url == BEFORE else "Subpart H—Web and Mobile Accessibility"
                 assert f'heading "{heading}" [level=2]' in aria, aria
@@ -213,11 +217,13 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 def test_generator_is_deterministic_and_matches_the_committed_mirror(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out = tmp_path / "www.ecfr.gov"
-    subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(GENERATOR), "--out", str(out)], check=True, cwd=PROJECT_ROOT, capture_output=True
+    )
     first = _tree(out)
     _load_generator(monkeypatch).build(out)  # a second run over its own output
     assert _tree(out) == first

@@ -151,6 +151,7 @@ async def form(browser: Browser, store: MirrorStore):
 
 # ---- the mirror files -------------------------------------------------------------------
 
+
 def test_mirror_is_valid_and_rebuilds_byte_identically(tmp_path: Path) -> None:
     assert check(MIRROR) == []
     assert set(MirrorStore.load(MIRROR).urls()) == MIRRORED_URLS
@@ -178,6 +179,7 @@ def test_mirrored_entries_are_reconstructions_that_document_the_sandbox_hooks(st
 
 # ---- page structure -----------------------------------------------------------------------
 
+
 async def test_step_one_structure(form: FormPage) -> None:
     page = form.page
     assert await page.title() == "React App"
@@ -186,20 +188,22 @@ async def test_step_one_structure(form: FormPage) -> None:
 
     header = page.locator("header")
     assert await header.count() == 1
-    colours = await header.evaluate(
-        "h => { const s = getComputedStyle(h); return [s.backgroundColor, s.color]; }"
-    )
+    colours = await header.evaluate("h => { const s = getComputedStyle(h); return [s.backgroundColor, s.color]; }")
     assert colours == ["rgb(63, 81, 181)", "rgb(255, 255, 255)"]
     assert await header.locator("h1").count() == 1
     assert await form.heading() == "Enter User Details (Step 1 of 3)"
     # <h1> text followed by a <span> with the step counter (a separate child in the aria tree).
     assert await header.locator("h1").evaluate(
         "h => [h.firstChild.nodeType, h.firstChild.textContent, h.children.length, h.children[0].tagName, "
-        "h.children[0].textContent]") == [3, "Enter User Details ", 1, "SPAN", "(Step 1 of 3)"]
+        "h.children[0].textContent]"
+    ) == [3, "Enter User Details ", 1, "SPAN", "(Step 1 of 3)"]
     # What an agent's snapshot (Playwright's AI mode, as browser_snapshot takes it) shows.
     ai = await page.aria_snapshot(mode="ai")
-    assert re.search(r'heading "Enter User Details \(Step 1 of 3\)" \[level=1\] \[ref=\w+\]:\n'
-                     r' +- text: Enter User Details\n +- generic \[ref=\w+\]: \(Step 1 of 3\)\n', ai), ai
+    assert re.search(
+        r'heading "Enter User Details \(Step 1 of 3\)" \[level=1\] \[ref=\w+\]:\n'
+        r" +- text: Enter User Details\n +- generic \[ref=\w+\]: \(Step 1 of 3\)\n",
+        ai,
+    ), ai
 
     for field_id, label, input_type in (("name", "Name", "text"), ("email", "Email", "email")):
         box = page.locator(f"#{field_id}")
@@ -219,6 +223,7 @@ async def test_step_one_structure(form: FormPage) -> None:
 
 
 # ---- the benchmark's path -----------------------------------------------------------------
+
 
 async def test_synthetic_values_reach_the_confirmation_screen_then_success(form: FormPage) -> None:
     page = form.page
@@ -258,7 +263,7 @@ async def test_synthetic_values_reach_the_confirmation_screen_then_success(form:
     await expect(page.locator("body")).to_match_aria_snapshot(STEP_3_TREE)
     items = page.get_by_role("listitem")
     assert await items.count() == 4
-    for item, (key, value) in zip(await items.all(), SYNTHETIC.items()):
+    for item, (key, value) in zip(await items.all(), SYNTHETIC.items(), strict=False):
         assert (await item.inner_text()).split("\n", 1)[0] == key
         assert value in await item.inner_text()
     body_text = await page.locator("body").inner_text()
@@ -280,7 +285,8 @@ async def test_synthetic_values_reach_the_confirmation_screen_then_success(form:
     assert await form.heading() == "Success (Finished)"
     await expect(page.locator("body")).to_match_aria_snapshot(STEP_4_TREE)
     assert await page.locator("h2").all_inner_texts() == [
-        "Thank you for your submission!", "you will get an email with further instructions",
+        "Thank you for your submission!",
+        "you will get an email with further instructions",
     ]
     assert await page.locator("button").count() == 0
     assert await page.locator('[data-sandbox-final-state="submitted"]').count() == 1
@@ -291,12 +297,14 @@ async def chromium_button_names(page: Page) -> list[str]:
     tree = await session.send("Accessibility.getFullAXTree")
     await session.detach()
     return [
-        node["name"]["value"] for node in tree["nodes"]
+        node["name"]["value"]
+        for node in tree["nodes"]
         if not node.get("ignored") and node.get("role", {}).get("value") == "button"
     ]
 
 
 # ---- validation ---------------------------------------------------------------------------
+
 
 async def test_validation_messages_appear_on_blur_and_clear_on_focus(form: FormPage) -> None:
     page = form.page
@@ -381,6 +389,7 @@ async def test_empty_fields_fail_the_whole_form_check(form: FormPage) -> None:
 
 # ---- keyboard ----------------------------------------------------------------------------
 
+
 async def test_keyboard_enter_tab_order_and_focus(form: FormPage) -> None:
     page = form.page
     await page.locator("#name").fill(SYNTHETIC["name"])
@@ -430,12 +439,12 @@ async def test_keyboard_enter_tab_order_and_focus(form: FormPage) -> None:
 
 async def test_the_app_logs_its_error_state_on_every_render_and_change(form: FormPage) -> None:
     page = form.page
-    await page.wait_for_timeout(50)   # console events arrive asynchronously
+    await page.wait_for_timeout(50)  # console events arrive asynchronously
     assert form.console and all(m.startswith("log: ") for m in form.console), form.console
     rendered = len(form.console)
-    await form.fill_and_leave("name", "Jo")        # focus, input, blur: one log each at least
+    await form.fill_and_leave("name", "Jo")  # focus, input, blur: one log each at least
     await page.wait_for_timeout(50)
     assert len(form.console) >= rendered + 3, form.console
-    await form.next()                               # a step change renders again
+    await form.next()  # a step change renders again
     await page.wait_for_timeout(50)
     assert len(form.console) >= rendered + 4, form.console

@@ -4,7 +4,7 @@ basis (and which are captured); every changed entry's provenance says what it wa
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sandbox import MIRRORS_DIR
 from sandbox.cli import main
@@ -34,7 +34,9 @@ def test_changed_entries_say_what_they_were_reconstructed_from():
 
     docket = basis("https://www.supremecourt.gov/docket/docketfiles/html/public/22-174.html")
     assert "real captures of other 2022-2023 docket pages" in docket and "div.card" in docket
-    after = basis("https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-24/title-28?chapter=I&part=35&subpart=H")
+    after = basis(
+        "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-24/title-28?chapter=I&part=35&subpart=H"
+    )
     assert "the subpart heading is an h2" in after and "a.cfr.external" in after
     versions = basis("https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200")
     assert "three spaces" in versions and "publication date" in versions and "total_pages" in versions
@@ -50,10 +52,13 @@ def test_provenance_by_host_groups_bases_and_lists_captures(tmp_path):
     write_entry(folder, "https://example.test/a", b"a", page, reconstructed("basis one"), body_path="a.html")
     write_entry(folder, "https://example.test/b", b"b", page, reconstructed("basis one"), body_path="b.html")
     write_entry(folder, "https://example.test/c", b"c", page, reconstructed("basis two"), body_path="c.html")
-    write_entry(folder, "https://example.test/d", b"d", page,
-                captured(datetime(2026, 1, 2, tzinfo=timezone.utc)), body_path="d.html")
+    write_entry(
+        folder, "https://example.test/d", b"d", page, captured(datetime(2026, 1, 2, tzinfo=UTC)), body_path="d.html"
+    )
     (summary,) = provenance_by_host(tmp_path)
     assert summary.host == "example.test"
     assert summary.captured == ("https://example.test/d",)
-    assert summary.reconstructed == (("basis one", ("https://example.test/a", "https://example.test/b")),
-                                     ("basis two", ("https://example.test/c",)))
+    assert summary.reconstructed == (
+        ("basis one", ("https://example.test/a", "https://example.test/b")),
+        ("basis two", ("https://example.test/c",)),
+    )

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from tests.support.calls import ref_of, snapshot
 from toolserver.contract.mirrors import MirrorStore, check
 from toolserver.contract.trace import parse_trace
-from tests.conftest import ref_of, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT / "mirrors" / "sam.gov"
@@ -61,9 +61,14 @@ SOW_FILES = [
 ]
 # Statements the sources must never make (the tasks expect NOT_FOUND / NOT_STATED for them).
 TRAPS = [
-    re.compile(r"bond", re.I), re.compile(r"\$\s*\d"), re.compile(r"award amount", re.I),
-    re.compile(r"\"amount\"", re.I), re.compile(r"secondary", re.I), re.compile(r"revised", re.I),
-    re.compile(r"reschedul", re.I), re.compile(r"\d+\s+(additional\s+)?(windows|blinds)", re.I),
+    re.compile(r"bond", re.I),
+    re.compile(r"\$\s*\d"),
+    re.compile(r"award amount", re.I),
+    re.compile(r"\"amount\"", re.I),
+    re.compile(r"secondary", re.I),
+    re.compile(r"revised", re.I),
+    re.compile(r"reschedul", re.I),
+    re.compile(r"\d+\s+(additional\s+)?(windows|blinds)", re.I),
 ]
 
 
@@ -89,6 +94,7 @@ def assert_no_traps(text: str, where: str) -> None:
 
 # --------------------------------------------------------------------------- mirror data
 
+
 def test_mirror_is_consistent_and_regenerates_identically(tmp_path, monkeypatch):
     assert check(MIRROR) == []
     spec = importlib.util.spec_from_file_location("build_sam", GENERATOR)
@@ -96,8 +102,9 @@ def test_mirror_is_consistent_and_regenerates_identically(tmp_path, monkeypatch)
     monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses resolve annotations through it
     spec.loader.exec_module(module)
     module.build(tmp_path)
-    assert (tmp_path / "manifest.json").read_bytes() == (MIRROR / "manifest.json").read_bytes(), \
+    assert (tmp_path / "manifest.json").read_bytes() == (MIRROR / "manifest.json").read_bytes(), (
         "the committed mirror is stale: run .venv/bin/python scripts/mirrors/build_sam.py"
+    )
 
 
 def test_bid_intake_notice_data():
@@ -107,22 +114,42 @@ def test_bid_intake_notice_data():
     assert notice["postedDate"] == "2025-11-15T02:57:52.270+00:00"
     assert notice["archived"] is True and notice["cancelled"] is False
     assert d2["solicitationNumber"] == "70Z03126RALAM2004" and d2["title"] == "Install Gravel Pad"
-    assert d2["solicitation"] == {"setAside": "SBA", "deadlines": {
-        "response": "2025-11-21T12:00:00-06:00", "responseTz": "America/Chicago"}}
+    assert d2["solicitation"] == {
+        "setAside": "SBA",
+        "deadlines": {"response": "2025-11-21T12:00:00-06:00", "responseTz": "America/Chicago"},
+    }
     assert d2["archive"]["date"] == "2025-12-06"
     assert d2["naics"] == [{"code": ["237310"], "type": "primary"}]
     assert d2["classificationCode"] == "Y1LB"
     assert d2["award"] == {}
-    assert (d2["placeOfPerformance"]["city"]["name"], d2["placeOfPerformance"]["state"]["code"],
-            d2["placeOfPerformance"]["zip"]) == ("Weslaco", "TX", "78596")
+    assert (
+        d2["placeOfPerformance"]["city"]["name"],
+        d2["placeOfPerformance"]["state"]["code"],
+        d2["placeOfPerformance"]["zip"],
+    ) == ("Weslaco", "TX", "78596")
     primary = [p for p in d2["pointOfContact"] if p["type"] == "primary"]
-    assert primary == [{"fax": "", "type": "primary", "email": "shawn.jenkins@example.com",
-                        "phone": "5105550134", "title": None, "fullName": "Shawn Jenkins"}]
+    assert primary == [
+        {
+            "fax": "",
+            "type": "primary",
+            "email": "shawn.jenkins@example.com",
+            "phone": "5105550134",
+            "title": None,
+            "fullName": "Shawn Jenkins",
+        }
+    ]
     assert "opportunity:previous" not in notice["_links"]
-    for quote in ('"postedDate": "2025-11-15T02:57:52.270+00:00"', '"response": "2025-11-21T12:00:00-06:00"',
-                  '"email": "shawn.jenkins@example.com"', "70Z03126RALAM2004", "237310",
-                  "install a gravel pad", "civil/site construction work",
-                  "begin work within 7 calendar days after award", "complete all work within 10 calendar days"):
+    for quote in (
+        '"postedDate": "2025-11-15T02:57:52.270+00:00"',
+        '"response": "2025-11-21T12:00:00-06:00"',
+        '"email": "shawn.jenkins@example.com"',
+        "70Z03126RALAM2004",
+        "237310",
+        "install a gravel pad",
+        "civil/site construction work",
+        "begin work within 7 calendar days after award",
+        "complete all work within 10 calendar days",
+    ):
         assert quote in raw, quote
     assert not re.search(r"site visit", raw, re.I)
     assert_no_traps(raw, BID_URLS["data"])
@@ -146,9 +173,15 @@ def test_bid_intake_attachments_and_downloads():
 def test_addenda_versions_chain_and_deadlines():
     current, after_0001, baseline = (data(ADDENDA_URLS[k]) for k in ("data", "amendment_0001", "baseline"))
     assert [v["postedDate"] for v in (baseline, after_0001, current)] == [
-        "2026-06-25T16:07:33.058+00:00", "2026-06-26T13:26:26.050+00:00", "2026-07-02T14:40:49.843+00:00"]
+        "2026-06-25T16:07:33.058+00:00",
+        "2026-06-26T13:26:26.050+00:00",
+        "2026-07-02T14:40:49.843+00:00",
+    ]
     assert [v["data2"]["solicitation"]["deadlines"]["response"] for v in (baseline, after_0001, current)] == [
-        "2026-06-29T13:00:00-05:00", "2026-07-06T13:00:00-05:00", "2026-07-10T13:00:00-05:00"]
+        "2026-06-29T13:00:00-05:00",
+        "2026-07-06T13:00:00-05:00",
+        "2026-07-10T13:00:00-05:00",
+    ]
     assert current["_links"]["opportunity:previous"]["href"] == f"/opps/v2/opportunities/{AMENDMENT_0001}"
     assert after_0001["_links"]["opportunity:previous"]["href"] == f"/opps/v2/opportunities/{BASELINE}"
     assert "opportunity:previous" not in baseline["_links"]
@@ -159,22 +192,40 @@ def test_addenda_versions_chain_and_deadlines():
         assert d2["solicitationNumber"] == "W50S9H26QA018"
         assert d2["title"] == "VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS"
         assert d2["naics"] == [{"code": ["337920"], "type": "primary"}] and d2["solicitation"]["setAside"] == "SBA"
-        assert (d2["placeOfPerformance"]["city"]["name"], d2["placeOfPerformance"]["state"]["code"],
-                d2["placeOfPerformance"]["zip"]) == ("Camp Douglas", "WI", "54618")
+        assert (
+            d2["placeOfPerformance"]["city"]["name"],
+            d2["placeOfPerformance"]["state"]["code"],
+            d2["placeOfPerformance"]["zip"],
+        ) == ("Camp Douglas", "WI", "54618")
         assert d2["award"] == {}
 
 
 def test_addenda_evidence_quotes_are_literal():
-    common = ["W50S9H26QA018", "16 JUNE", "9:00 AM CDT", "100 Independence Dr. Camp Douglas, WI 54618, BLDG 475",
-              "9 JUNE 2025 at 11:00 AM CDT", "22 JUNE 2026 at 1:00 PM CDT",
-              "Funds are not presently available for this effort."]
+    common = [
+        "W50S9H26QA018",
+        "16 JUNE",
+        "9:00 AM CDT",
+        "100 Independence Dr. Camp Douglas, WI 54618, BLDG 475",
+        "9 JUNE 2025 at 11:00 AM CDT",
+        "22 JUNE 2026 at 1:00 PM CDT",
+        "Funds are not presently available for this effort.",
+    ]
     per_source = {
         "baseline": ['"response": "2026-06-29T13:00:00-05:00"'],
-        "amendment_0001": ['"response": "2026-07-06T13:00:00-05:00"', "Amendment 0001", "29 JUNE 2026",
-                           "publishes an updated Statement of Work"],
-        "data": ['"response": "2026-07-10T13:00:00-05:00"', "29 JUNE 2026", "6 JULY 2026", "10 JULY 2026",
-                 "Offerors must acknowledge Amendment 0001 and Amendment 0002",
-                 "Project areas 2, 5, 6, and 7 have been changed"],
+        "amendment_0001": [
+            '"response": "2026-07-06T13:00:00-05:00"',
+            "Amendment 0001",
+            "29 JUNE 2026",
+            "publishes an updated Statement of Work",
+        ],
+        "data": [
+            '"response": "2026-07-10T13:00:00-05:00"',
+            "29 JUNE 2026",
+            "6 JULY 2026",
+            "10 JULY 2026",
+            "Offerors must acknowledge Amendment 0001 and Amendment 0002",
+            "Project areas 2, 5, 6, and 7 have been changed",
+        ],
     }
     for key, quotes in per_source.items():
         raw = body(ADDENDA_URLS[key])
@@ -218,6 +269,7 @@ def test_addenda_attachment_index():
 
 # --------------------------------------------------------------------------- rendered pages
 
+
 async def open_mirrored(browser, url: str):
     """A page whose every request is answered from the mirror; anything else is aborted."""
     context = await browser.new_context(timezone_id="Asia/Tokyo", locale="de-DE")
@@ -244,13 +296,15 @@ async def open_mirrored(browser, url: str):
 async def visible_fields(page) -> dict[str, str]:
     return await page.evaluate(
         "() => Object.fromEntries([...document.querySelectorAll('li[id], div[id^=header-]')]"
-        ".map(e => [e.id, e.innerText.replace(/\\s+/g, ' ').trim()]))")
+        ".map(e => [e.id, e.innerText.replace(/\\s+/g, ' ').trim()]))"
+    )
 
 
 async def attachment_rows(page) -> list[tuple[str, str, str]]:
     return await page.evaluate(
         "() => [...document.querySelectorAll('[id^=opp-view-attachments-fileLinkId]')].map((a, n) =>"
-        " [a.textContent, a.href, document.getElementById('opp-view-attachments-date' + n).textContent])")
+        " [a.textContent, a.href, document.getElementById('opp-view-attachments-date' + n).textContent])"
+    )
 
 
 async def test_bid_intake_page_renders(browser):
@@ -264,11 +318,15 @@ async def test_bid_intake_page_renders(browser):
         assert await page.inner_text("h1") == "Install Gravel Pad"
         assert fields["header-solicitation-number"] == "Notice ID 70Z03126RALAM2004"
         assert fields["header-hierarchy-level"] == (
-            "Department/Ind. Agency HOMELAND SECURITY, DEPARTMENT OF Sub-tier US COAST GUARD Office BASE ALAMEDA(00031)")
+            "Department/Ind. Agency HOMELAND SECURITY, DEPARTMENT OF Sub-tier US COAST GUARD Office BASE ALAMEDA(00031)"
+        )
         assert fields["general-original-published-date"] == "Original Published Date: Nov 14, 2025 08:57 PM CST"
         assert fields["general-original-response-date"] == "Original Date Offers Due: Nov 21, 2025 12:00 PM CST"
         assert fields["general-original-archive-date"] == "Original Inactive Date: Dec 06, 2025"
-        assert fields["classification-original-set-aside"] == "Original Set Aside: Total Small Business Set-Aside (FAR 19.5)"
+        assert (
+            fields["classification-original-set-aside"]
+            == "Original Set Aside: Total Small Business Set-Aside (FAR 19.5)"
+        )
         assert fields["classification-classification-code"].startswith("Product Service Code: Y1LB")
         assert fields["classification-naics-code"] == "NAICS Code: 237310 - Highway, Street, and Bridge Construction"
         assert fields["classification-pop"] == "Place of Performance: Weslaco, TX 78596 USA"
@@ -279,24 +337,39 @@ async def test_bid_intake_page_renders(browser):
         assert await page.locator("h1").count() == 1
         assert await page.inner_text("h1.sam-ui-header") == "Install Gravel Pad"
         assert (await page.inner_text("#header div.opportunity-top-left")).strip().lower() == "inactive"
-        assert fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        assert (
+            fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        )
         assert fields["general-special-legislation"] == "Initiative: None"
         assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
-            "COAST GUARD ISLAND BLDG 54C", "ALAMEDA, CA 94501", "USA"]
+            "COAST GUARD ISLAND BLDG 54C",
+            "ALAMEDA, CA 94501",
+            "USA",
+        ]
         # The chrome a person sees: banner, navigation, Sign In, Follow, Download All, footer.
         assert "An official website of the United States government" in text
         assert await page.get_by_role("navigation").get_by_role("link").all_inner_texts() == [
-            "Home", "Search", "Data Bank", "Data Services", "Help"]
+            "Home",
+            "Search",
+            "Data Bank",
+            "Data Services",
+            "Help",
+        ]
         assert await page.get_by_role("link", name="Sign In").get_attribute("href") == "https://sam.gov/signin"
         assert await page.get_by_role("button", name="Follow").count() == 1
-        assert await page.get_by_role("link", name="Download All").get_attribute("href") == \
-            f"{API}/opps/v3/opportunities/{BID}/resources/download/zip"
+        assert (
+            await page.get_by_role("link", name="Download All").get_attribute("href")
+            == f"{API}/opps/v3/opportunities/{BID}/resources/download/zip"
+        )
         assert await page.locator("footer").count() == 1 and "FOR OFFICIAL USE ONLY" in text
         assert not await page.locator("#gov-banner-content").is_visible()
         await page.get_by_role("button", name="Here\u2019s how you know").click()
         assert await page.locator("#gov-banner-content").is_visible()
-        for quote in ("install a gravel pad", "begin work within 7 calendar days after award",
-                      "complete all work within 10 calendar days"):
+        for quote in (
+            "install a gravel pad",
+            "begin work within 7 calendar days after award",
+            "complete all work within 10 calendar days",
+        ):
             assert quote in text
         rows = await attachment_rows(page)
         assert [r[0] for r in rows] == BID_FILES
@@ -316,9 +389,14 @@ async def test_addenda_page_renders(browser):
     context, page, served, aborted = await open_mirrored(browser, ADDENDA_URLS["notice"])
     try:
         assert aborted == []
-        assert set(served) == {ADDENDA_URLS["notice"], ADDENDA_URLS["data"], ADDENDA_URLS["baseline"],
-                               ADDENDA_URLS["amendment_0001"], ADDENDA_URLS["resources"],
-                               *(u for u in STORE.urls() if re.match(r"https://sam.gov/(main|styles)\.", u))}
+        assert set(served) == {
+            ADDENDA_URLS["notice"],
+            ADDENDA_URLS["data"],
+            ADDENDA_URLS["baseline"],
+            ADDENDA_URLS["amendment_0001"],
+            ADDENDA_URLS["resources"],
+            *(u for u in STORE.urls() if re.match(r"https://sam.gov/(main|styles)\.", u)),
+        }
         text = await page.evaluate("document.body.innerText")
         fields = await visible_fields(page)
         assert await page.inner_text("h1") == "VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS"
@@ -330,14 +408,28 @@ async def test_addenda_page_renders(browser):
         assert fields["general-archive-date"] == "Updated Inactive Date: Jul 25, 2026"
         assert fields["classification-naics-code"] == "NAICS Code: 337920 - Blind and Shade Manufacturing"
         assert fields["classification-pop"] == "Place of Performance: Camp Douglas, WI 54618 USA"
-        assert fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        assert (
+            fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
+        )
         assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
-            "100 INDEPENDENCE DR", "CAMP DOUGLAS, WI 54618-5001", "USA"]
-        for quote in ("Amendment 0001", "Amendment 0002", "Project areas 2, 5, 6, and 7 have been changed",
-                      "Offerors must acknowledge Amendment 0001 and Amendment 0002", "16 JUNE", "9:00 AM CDT",
-                      "100 Independence Dr. Camp Douglas, WI 54618, BLDG 475", "9 JUNE 2025 at 11:00 AM CDT",
-                      "22 JUNE 2026 at 1:00 PM CDT", "Funds are not presently available for this effort.",
-                      "6 JULY 2026 at 1:00 PM CDT", "Inactive"):
+            "100 INDEPENDENCE DR",
+            "CAMP DOUGLAS, WI 54618-5001",
+            "USA",
+        ]
+        for quote in (
+            "Amendment 0001",
+            "Amendment 0002",
+            "Project areas 2, 5, 6, and 7 have been changed",
+            "Offerors must acknowledge Amendment 0001 and Amendment 0002",
+            "16 JUNE",
+            "9:00 AM CDT",
+            "100 Independence Dr. Camp Douglas, WI 54618, BLDG 475",
+            "9 JUNE 2025 at 11:00 AM CDT",
+            "22 JUNE 2026 at 1:00 PM CDT",
+            "Funds are not presently available for this effort.",
+            "6 JULY 2026 at 1:00 PM CDT",
+            "Inactive",
+        ):
             assert quote in text, quote
         history = await page.locator("#history li").all_inner_texts()
         assert len(history) == 3
@@ -358,8 +450,8 @@ async def test_addenda_page_renders(browser):
         await context.close()
 
 
-
 # --------------------------------------------------------------------------- the chrome's traps, through the tools
+
 
 def _events(run, kind: str) -> list:
     return [e for e in parse_trace(run.trace.text()).events if e.kind == kind]
@@ -369,20 +461,23 @@ async def _notice_run(sandbox, **policy):
     """A bid-intake run (its allow-list: the notice page, its data, its attachment index) on the
     rendered notice page."""
     run = sandbox.create_run(pack="bid-intake", **policy)
-    reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": "sam-chrome",
-                                                     "url": BID_URLS["notice"]})
+    reply = await run.call(
+        "browser_start_session", {"provider": "kernel", "site_key": "sam-chrome", "url": BID_URLS["notice"]}
+    )
     assert reply["ok"], reply
-    for _ in range(20):   # the script renders after its fetches
+    for _ in range(20):  # the script renders after its fetches
         snap = (await snapshot(run))["snapshot"]
         if 'heading "Install Gravel Pad"' in snap:
             return run, snap
     raise AssertionError(snap)
 
 
-LEAVING = [("Sign In", 'link "Sign In"', "https://sam.gov/signin"),
-           ("navigation", 'link "Data Bank"', "https://sam.gov/reports/awards/standard"),
-           ("footer", 'link "Privacy Policy"', "https://sam.gov/about/privacy-policy"),
-           ("Download All", 'link "Download All"', f"{API}/opps/v3/opportunities/{BID}/resources/download/zip")]
+LEAVING = [
+    ("Sign In", 'link "Sign In"', "https://sam.gov/signin"),
+    ("navigation", 'link "Data Bank"', "https://sam.gov/reports/awards/standard"),
+    ("footer", 'link "Privacy Policy"', "https://sam.gov/about/privacy-policy"),
+    ("Download All", 'link "Download All"', f"{API}/opps/v3/opportunities/{BID}/resources/download/zip"),
+]
 
 
 @pytest.mark.parametrize("name, needle, target", LEAVING, ids=[c[0] for c in LEAVING])
@@ -395,7 +490,7 @@ async def test_chrome_links_outside_the_allow_list_are_refused(sandbox, name, ne
         violations = _events(run, "policy_violation")
         assert [v.data["url"] for v in violations] == [target]
         assert violations[0].seq == click and violations[0].data["enforced"] is True
-        if name == "Download All":   # a download, refused: recorded as a state change, nothing saved
+        if name == "Download All":  # a download, refused: recorded as a state change, nothing saved
             downloads = [e for e in _events(run, "state_change") if e.data["action"] == "download"]
             assert downloads and downloads[0].data["blocked"] is True and downloads[0].data["allowed"] is False
             assert _events(run, "download") == []

@@ -25,9 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.sec.gov"
 GENERATOR = PROJECT_ROOT / "scripts" / "mirrors" / "build_sec.py"
 
-INDEX_URL = (
-    "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/0001193125-14-305083-index.html"
-)
+INDEX_URL = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/0001193125-14-305083-index.html"
 EXHIBIT_URL = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 
 VIEWPORT = {"width": 1280, "height": 720}
@@ -79,8 +77,17 @@ EXHIBIT_QUOTES = [
     "IN WITNESS WHEREOF",
 ]
 # Silence and absence traps: none of these may appear anywhere (compared case-insensitively).
-EXHIBIT_ABSENT = ["arbitrat", "termination fee", "break fee", "breakup fee", "aggregate liability",
-                  "shall not exceed", "liability cap", "cap on liability", "maximum liability"]
+EXHIBIT_ABSENT = [
+    "arbitrat",
+    "termination fee",
+    "break fee",
+    "breakup fee",
+    "aggregate liability",
+    "shall not exceed",
+    "liability cap",
+    "cap on liability",
+    "maximum liability",
+]
 INDEX_QUOTES = [
     "Filing Detail",
     "Form 10-Q - Quarterly report [Sections 13 or 15(d)]",
@@ -218,17 +225,25 @@ def test_index_structure(index: bytes) -> None:
     assert soup.title.get_text() == "EDGAR Filing Documents for 0001193125-14-305083"
     assert normalise(soup.select_one("#PageTitle").get_text()) == "Filing Detail"
     assert normalise(soup.select_one("#formDiv #formHeader #formName").get_text()).startswith(
-        "Form 10-Q - Quarterly report [Sections 13 or 15(d)]")
+        "Form 10-Q - Quarterly report [Sections 13 or 15(d)]"
+    )
     assert normalise(soup.select_one("#secNum").get_text()) == "SEC Accession No. 0001193125-14-305083"
     pairs = {
         normalise(head.get_text()): normalise(head.find_next_sibling(class_="info").get_text())
         for head in soup.select(".formGrouping .infoHead")
     }
-    assert pairs == {"Filing Date": "2014-08-11", "Accepted": pairs["Accepted"], "Documents": "12",
-                     "Period of Report": "2014-06-30"}
+    assert pairs == {
+        "Filing Date": "2014-08-11",
+        "Accepted": pairs["Accepted"],
+        "Documents": "12",
+        "Period of Report": "2014-06-30",
+    }
     tables = {table["summary"]: table for table in soup.select("table.tableFile")}
     assert list(tables) == ["Document Format Files", "Data Files"]
-    rows = [[normalise(td.get_text()) for td in tr.find_all("td")] for tr in tables["Document Format Files"].find_all("tr")[1:]]
+    rows = [
+        [normalise(td.get_text()) for td in tr.find_all("td")]
+        for tr in tables["Document Format Files"].find_all("tr")[1:]
+    ]
     exhibit_rows = [row for row in rows if row[3] == "EX-10.1"]
     assert exhibit_rows and exhibit_rows[0][2] == "d769262dex101.htm"
     link = tables["Document Format Files"].find("a", string="d769262dex101.htm")
@@ -239,7 +254,8 @@ def test_index_structure(index: bytes) -> None:
     mailers = [normalise(m.get_text()) for m in soup.select("#filerDiv .mailer")]
     assert all("2601 FOURTH AVENUE SUITE 500 SEATTLE WA 98121" in m for m in mailers) and len(mailers) == 2
     assert normalise(soup.select_one(".companyInfo .companyName").get_text()).startswith(
-        "Oncothyreon Inc. (Filer) CIK: 0001412067")
+        "Oncothyreon Inc. (Filer) CIK: 0001412067"
+    )
     ident = normalise(soup.select_one(".companyInfo .identInfo").get_text())
     for fact in ("IRS No.:", "State of Incorp.: DE", "Fiscal Year End: 1231", "File No.: 001-33882", "SIC: 8731"):
         assert fact in ident
@@ -252,8 +268,9 @@ def test_generator_is_deterministic_and_committed_mirror_is_current(tmp_path: Pa
     outputs = []
     for run in ("first", "second"):
         out = tmp_path / run
-        subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], cwd=PROJECT_ROOT, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, str(GENERATOR), "--out", str(out)], cwd=PROJECT_ROOT, check=True, capture_output=True
+        )
         outputs.append(out)
     for folder in outputs[1:] + [MIRROR]:
         assert (folder / MANIFEST).read_bytes() == (outputs[0] / MANIFEST).read_bytes()
@@ -289,10 +306,12 @@ async def test_chromium_renders_exhibit_many_viewports_tall(store: MirrorStore, 
         height = await page.evaluate("document.body.scrollHeight")
         assert height > 8 * VIEWPORT["height"], height
         exhibit_text = normalise(await page.evaluate("document.body.innerText"))
-        for quote in ("entered into as of May 28, 2014 (the \u201cEffective Date\u201d)",
-                      "Articles 4, 5, 7, 8, 9 and 10 shall survive",
-                      "in writing signed by all Parties hereto",
-                      "shall be governed by Section 8.3"):
+        for quote in (
+            "entered into as of May 28, 2014 (the \u201cEffective Date\u201d)",
+            "Articles 4, 5, 7, 8, 9 and 10 shall survive",
+            "in writing signed by all Parties hereto",
+            "shall be governed by Section 8.3",
+        ):
             assert quote in exhibit_text
     finally:
         await page.context.close()

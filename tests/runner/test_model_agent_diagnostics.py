@@ -15,8 +15,8 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
 from sandbox.runner.report import write_reports
-from tests.runner.test_model_agents import scripted_server
-from tests.runner.test_report import open_report
+from tests.support.models import scripted_server
+from tests.support.reports import open_report
 from toolserver.contract.trace import read_trace
 
 AGENT = "openai:scripted-browser-1"

@@ -6,7 +6,6 @@ cassette that cannot answer. Every test runs for both APIs."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
 from sandbox.runner.batch import run_batch
+from tests.support.models import scripted_server
 from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,15 +30,6 @@ URLS = [
     "https://sam.gov/api/prod/opps/v2/opportunities/9998b42f9e27421caa565fead7d8d416?latest=true",
     "https://sam.gov/api/prod/opps/v3/opportunities/9998b42f9e27421caa565fead7d8d416/resources",
 ]
-
-
-def scripted_server():
-    spec = importlib.util.spec_from_file_location(
-        "scripted_model_server", ROOT / "scripts" / "scripted_model_server.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)

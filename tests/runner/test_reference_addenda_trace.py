@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sandbox.runner.agents.reference import addenda_trace
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 CURRENT_DATA = "api/opps/v2/addenda/dfc5bd2c65ae4a4bb910a395175a3343.json"
 

@@ -5,7 +5,8 @@ changed performance days are read, not remembered)."""
 from __future__ import annotations
 
 from sandbox.runner.agents.reference import bid_intake
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 NOTICE_DATA = "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json"
 

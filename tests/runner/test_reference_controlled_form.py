@@ -4,7 +4,8 @@ its verdict follows the page (a renamed confirm button is no longer a verified s
 from __future__ import annotations
 
 from sandbox.runner.agents.reference import controlled_form
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 
 async def test_controlled_form_reference_agent_passes(sandbox):

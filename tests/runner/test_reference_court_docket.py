@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sandbox.runner.agents.reference import court_docket
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 DOCKET = "docket/docketfiles/html/public/22-174.html"
 

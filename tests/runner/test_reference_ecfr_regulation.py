@@ -5,7 +5,8 @@ and a RIN that now appears, are read from the views rather than remembered)."""
 from __future__ import annotations
 
 from sandbox.runner.agents.reference import ecfr_regulation
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 AFTER_VIEW = "renderer/title-28_part-35_subpart-H_2024-06-24.html"
 

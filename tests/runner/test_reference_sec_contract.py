@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from sandbox.runner.agents.reference import sec_contract
 from sandbox.runner.agents.reference.sec_contract import NOT_STATED, Agreement, _liability_cap
-from tests.runner.reference_support import assert_error_free_pass, mirror_with_changes, run_solver
+from tests.support.mirrors import mirror_with_changes
+from tests.support.reference import assert_error_free_pass, run_solver
 
 EXHIBIT = "Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
 

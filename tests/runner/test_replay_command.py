@@ -11,7 +11,7 @@ import shutil
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.runner.replay import first_difference
-from tests.runner.test_report import open_report
+from tests.support.reports import open_report
 
 SAMPLES = FIXTURES_DIR / "attempts"
 

@@ -16,6 +16,7 @@ from PIL import Image
 
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
+from tests.support.reports import open_report
 
 SAMPLES = FIXTURES_DIR / "attempts"
 
@@ -24,17 +25,6 @@ SAMPLES = FIXTURES_DIR / "attempts"
 def samples(tmp_path) -> Path:
     shutil.copytree(SAMPLES, tmp_path / "attempts")
     return tmp_path / "attempts"
-
-
-async def open_report(sandbox, path: Path):
-    """Open ``path`` in a fresh context of the warm browser; returns (page, context, non-file requests)."""
-    context = await sandbox.host.browser.new_context(viewport={"width": 1200, "height": 900})
-    requests: list[str] = []
-    context.on("request", lambda request: requests.append(request.url))
-    page = await context.new_page()
-    await page.goto(path.as_uri())
-    await page.wait_for_load_state("load")
-    return page, context, requests
 
 
 async def broken_links(page, folder: Path) -> list[str]:

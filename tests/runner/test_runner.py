@@ -16,7 +16,7 @@ from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.batch import format_table, run_batch, summarise
 from sandbox.runner.replay import replay
-from tests.runner.reference_support import mirror_with_changes
+from tests.support.mirrors import mirror_with_changes
 from toolserver.contract.trace import read_trace
 
 

@@ -12,7 +12,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.toolserver.hostile import strict_lines
+from tests.support.traces import strict_lines
 from toolserver.tools import default_registry
 
 TOOL_NAMES = list(default_registry().names)

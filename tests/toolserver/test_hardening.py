@@ -10,11 +10,16 @@ import time
 
 import pytest_asyncio
 
-from tests.conftest import SITE
-from tests.toolserver.hostile import HOSTILE, build_hostile_mirror, hostile_run, strict_lines
+from tests.support.calls import ref_of
+from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.sandboxes import http_client
+from tests.support.site import SITE
+from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
 
 BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=1.0)
 
@@ -22,6 +27,18 @@ BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=1.0)
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest_asyncio.fixture
+async def bounded(own_sandbox):
+    """A sandbox with the tighter bounds, on the shared warm browser."""
+    async with own_sandbox(**BOUNDS) as own:
+        yield own
+
+
+def hostile_run(own: Sandbox, root, block: bool = False) -> Run:
+    """A run of ``own`` with the hostile mirror as its own, in observe mode."""
+    return own.create_run(policy=Policy(mode="observe", block_state_changes=block), mirror_roots=(root,))
 
 
 async def start_at(run, url: str) -> dict:
@@ -37,8 +54,8 @@ async def spin(run) -> None:
 # --- item 3: a page that spins in JavaScript ---------------------------------------------------
 
 
-async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, **BOUNDS)
+async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout(bounded, hostile_root):
+    run = hostile_run(bounded, hostile_root)
     assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
     began = time.monotonic()
     moved = await run.call("browser_navigate", {"url": f"{HOSTILE}/spin"})  # the script may start before or after
@@ -67,19 +84,20 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
     assert trace.calls[-1].error.type == "page_unresponsive" and trace.end is not None
 
 
-async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0)
-    assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-    await spin(run)
-    call = asyncio.ensure_future(run.call("browser_snapshot", {}))
-    await asyncio.sleep(0.5)  # the call is stuck on the page
-    assert not call.done()
-    began = time.monotonic()
-    await run.close("deleted")
-    reply = await asyncio.wait_for(call, 5)
-    assert time.monotonic() - began < 10 and reply["ok"] is False
-    lines = strict_lines(run.trace.text())
-    assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
+async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(own_sandbox, hostile_root):
+    async with own_sandbox(action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0) as patient:
+        run = hostile_run(patient, hostile_root)
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        await spin(run)
+        call = asyncio.ensure_future(run.call("browser_snapshot", {}))
+        await asyncio.sleep(0.5)  # the call is stuck on the page
+        assert not call.done()
+        began = time.monotonic()
+        await run.close("deleted")
+        reply = await asyncio.wait_for(call, 5)
+        assert time.monotonic() - began < 10 and reply["ok"] is False
+        lines = strict_lines(run.trace.text())
+        assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
 
 
 async def test_shutdown_with_a_hung_page_completes_within_10_s(tmp_path, hostile_root):
@@ -97,9 +115,9 @@ async def test_shutdown_with_a_hung_page_completes_within_10_s(tmp_path, hostile
 # --- item 4: a mirror body that blocks on read ----------------------------------------------------
 
 
-async def test_a_fifo_body_is_refused_and_other_runs_keep_answering(sandbox, hostile_root):
-    stuck = hostile_run(sandbox, hostile_root, **BOUNDS)
-    other = hostile_run(sandbox, hostile_root, **BOUNDS)
+async def test_a_fifo_body_is_refused_and_other_runs_keep_answering(bounded, hostile_root):
+    stuck = hostile_run(bounded, hostile_root)
+    other = hostile_run(bounded, hostile_root)
     assert (await start_at(stuck, f"{HOSTILE}/calm"))["ok"]
     reply, second = await asyncio.wait_for(
         asyncio.gather(stuck.call("browser_navigate", {"url": f"{HOSTILE}/fifo"}), start_at(other, f"{HOSTILE}/calm")),
@@ -127,13 +145,9 @@ async def crash_browser(own: Sandbox) -> None:
 
 
 async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_truth(hostile_root):
-    from aiohttp.test_utils import TestClient, TestServer
-
-    from toolserver.transports.http import create_app
-
     async with (
         Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own,
-        TestClient(TestServer(create_app(sandbox=own), host="127.0.0.1")) as client,
+        http_client(own) as client,
     ):
         run = own.create_run()
         assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
@@ -159,8 +173,8 @@ async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_tru
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------
 
 
-async def test_a_title_that_is_not_unicode_is_escaped_and_noted(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, **BOUNDS)
+async def test_a_title_that_is_not_unicode_is_escaped_and_noted(bounded, hostile_root):
+    run = hostile_run(bounded, hostile_root)
     reply = await start_at(run, f"{HOSTILE}/surrogate")
     assert reply["ok"] and reply["result"]["title"] == "bad \\ud800 title"
     await run.close()
@@ -193,16 +207,16 @@ class UdpCounter(asyncio.DatagramProtocol):
         self.packets += 1
 
 
-async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(sandbox, hostile_root):
+async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(bounded, hostile_root):
     transport, listener = await asyncio.get_running_loop().create_datagram_endpoint(
         UdpCounter, local_addr=("127.0.0.1", 0)
     )
     port = transport.get_extra_info("sockname")[1]
     try:
-        run = hostile_run(sandbox, hostile_root, **BOUNDS)
+        run = hostile_run(bounded, hostile_root)
         assert (await start_at(run, f"{HOSTILE}/webrtc#{port}"))["ok"]
         # The launch flags alone: a context without the sandbox's init script still sends nothing.
-        bare = await sandbox.host.browser.new_context()
+        bare = await bounded.host.browser.new_context()
         page = await bare.new_page()
         gathering = await page.evaluate(
             """async (port) => {
@@ -236,8 +250,6 @@ def artifact_bytes() -> int:
 
 
 async def click_three_blobs(run) -> None:
-    from tests.conftest import ref_of
-
     snap = await run.call("browser_snapshot", {})
     for number in range(3):
         reply = await run.call("browser_click", {"ref": ref_of(snap["result"]["snapshot"], f"blob {number}")})
@@ -259,25 +271,26 @@ def download_changes(events) -> list[dict]:
     return [e.data for e in events if e.kind == "state_change" and e.data["action"] == "download"]
 
 
-async def test_downloads_are_state_changes_and_their_bytes_are_capped(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, max_download_bytes=(1 << 20) + 10, **BOUNDS)
-    assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
-    await click_three_blobs(run)
-    events = await trace_events(
-        run,
-        lambda events: (
-            len(download_changes(events)) == 3 and len([e for e in events if e.kind == "download_discarded"]) == 2
-        ),
-    )
-    changes = download_changes(events)
-    assert len(changes) == 3 and not any(c["blocked"] for c in changes)
-    assert run.download_bytes == 1 << 20
-    assert len([e for e in events if e.kind == "download_discarded"]) == 2
-    await run.close()
+async def test_downloads_are_state_changes_and_their_bytes_are_capped(own_sandbox, hostile_root):
+    async with own_sandbox(max_download_bytes=(1 << 20) + 10, **BOUNDS) as capped:
+        run = hostile_run(capped, hostile_root)
+        assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
+        await click_three_blobs(run)
+        events = await trace_events(
+            run,
+            lambda events: (
+                len(download_changes(events)) == 3 and len([e for e in events if e.kind == "download_discarded"]) == 2
+            ),
+        )
+        changes = download_changes(events)
+        assert len(changes) == 3 and not any(c["blocked"] for c in changes)
+        assert run.download_bytes == 1 << 20
+        assert len([e for e in events if e.kind == "download_discarded"]) == 2
+        await run.close()
 
 
-async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
-    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+async def test_blocked_downloads_write_nothing(bounded, hostile_root):
+    run = hostile_run(bounded, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
     before = artifact_bytes()
     await click_three_blobs(run)
@@ -288,10 +301,8 @@ async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
     await run.close()
 
 
-async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
-    from tests.conftest import ref_of
-
-    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+async def test_a_page_cannot_forge_the_sandboxs_reports(bounded, hostile_root):
+    run = hostile_run(bounded, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/forger"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     assert (await run.call("browser_click", {"ref": ref_of(snap, "forge")}))["ok"]
@@ -303,10 +314,8 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
     ]
 
 
-async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(sandbox, hostile_root):
-    from tests.conftest import ref_of
-
-    run = hostile_run(sandbox, hostile_root, block=True, **BOUNDS)
+async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(bounded, hostile_root):
+    run = hostile_run(bounded, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/tojson"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     reply = await run.call("browser_click", {"ref": ref_of(snap, "send")})

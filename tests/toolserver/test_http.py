@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import SITE
+from tests.support.site import SITE
 from toolserver.contract.trace import parse_trace
 
 

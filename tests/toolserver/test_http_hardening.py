@@ -5,15 +5,13 @@ token is enforced, and pack paths are not accepted (issue 12, items 5, 7-11)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 import pytest
 import pytest_asyncio
-from aiohttp.test_utils import TestClient, TestServer
 
-from tests.toolserver.hostile import strict_lines
+from tests.support.sandboxes import http_client
+from tests.support.traces import strict_lines
 from toolserver.config import ServerConfig
-from toolserver.transports.http import create_app
 
 JSON = {"content-type": "application/json"}
 
@@ -91,10 +89,9 @@ async def raw_exchange(client, head: bytes, body: bytes, read_within: float) -> 
 
 
 @pytest_asyncio.fixture
-async def impatient(sandbox):
-    """A second HTTP front on the shared sandbox whose body timeout is short."""
-    config = dataclasses.replace(sandbox.config, request_body_timeout_s=1.0)
-    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+async def impatient(own_sandbox):
+    """An HTTP server for a sandbox of its own whose body timeout is short."""
+    async with own_sandbox(request_body_timeout_s=1.0) as own, http_client(own) as test_client:
         yield test_client
 
 
@@ -138,18 +135,16 @@ async def test_foreign_hosts_origins_and_types_cannot_create_runs(client, sandbo
     assert len(sandbox.runs) == before
 
 
-async def test_loopback_names_and_allowed_hosts_are_accepted(sandbox):
-    config = dataclasses.replace(sandbox.config, allowed_hosts=("sandbox.internal",))
-    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+async def test_loopback_names_and_allowed_hosts_are_accepted(own_sandbox):
+    async with own_sandbox(allowed_hosts=("sandbox.internal",)) as own, http_client(own) as test_client:
         for host in ("localhost:8765", "127.0.0.1", "127.5.6.7:1", "[::1]:8765", "sandbox.internal:8765"):
             response = await test_client.get("/health", headers={"Host": host, "Origin": f"http://{host}"})
             assert response.status == 200, host
         assert (await test_client.get("/health", headers={"Host": "other.internal"})).status == 403
 
 
-async def test_a_configured_token_is_required(sandbox):
-    config = dataclasses.replace(sandbox.config, token="s3cret")
-    async with TestClient(TestServer(create_app(config, sandbox=sandbox), host="127.0.0.1")) as test_client:
+async def test_a_configured_token_is_required(own_sandbox):
+    async with own_sandbox(token="s3cret") as own, http_client(own) as test_client:
         missing = await test_client.post("/runs", json={})
         wrong = await test_client.post("/runs", json={}, headers={"Authorization": "Bearer nope"})
         right = await test_client.post("/runs", json={}, headers={"Authorization": "Bearer s3cret"})

@@ -3,53 +3,46 @@ evicted after a bound, and live runs are bounded (429) (issue 12, item 14)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
 import playwright
 
-from tests.conftest import descendant_argvs
+from tests.support.processes import descendant_argvs
+from tests.support.sandboxes import http_client
+from tests.support.site import SITE
 from toolserver.browser import DRIVER_NODE_FLAGS, start_playwright
 from toolserver.contract.trace import parse_trace
 
 
-def tighten(monkeypatch, sandbox, **limits) -> None:
-    monkeypatch.setattr(sandbox, "config", dataclasses.replace(sandbox.config, **limits))
+async def test_runs_beyond_max_runs_get_429(own_sandbox):
+    async with own_sandbox(max_runs=2) as own, http_client(own) as client:
+        made = [await client.post("/runs", json={}) for _ in range(3)]
+        assert [r.status for r in made] == [201, 201, 429]
+        refused = await made[2].json()
+        assert refused["error"]["type"] == "too_many_runs" and "DELETE /runs/" in refused["error"]["message"]
+        first = (await made[0].json())["run_id"]
+        assert (await client.delete(f"/runs/{first}")).status == 200
+        assert (await client.post("/runs", json={})).status == 201  # room again once one ended
 
 
-async def test_runs_beyond_max_runs_get_429(client, sandbox, monkeypatch):
-    live = sum(not run.closed for run in sandbox.runs.values())
-    tighten(monkeypatch, sandbox, max_runs=live + 2)
-    made = [await client.post("/runs", json={}) for _ in range(3)]
-    assert [r.status for r in made] == [201, 201, 429]
-    refused = await made[2].json()
-    assert refused["error"]["type"] == "too_many_runs" and "DELETE /runs/" in refused["error"]["message"]
-    first = (await made[0].json())["run_id"]
-    assert (await client.delete(f"/runs/{first}")).status == 200
-    assert (await client.post("/runs", json={})).status == 201  # room again once one ended
-    for run in list(sandbox.runs.values()):
-        if not run.closed and run.id != first:
-            await sandbox.end_run(run.id)
-
-
-async def test_ended_runs_are_evicted_and_their_traces_read_from_disk(client, sandbox, monkeypatch, tmp_path):
-    tighten(monkeypatch, sandbox, max_ended_runs=1, trace_dir=tmp_path)
-    ids = []
-    for _ in range(3):
-        run_id = (await (await client.post("/runs", json={})).json())["run_id"]
-        await client.post(f"/runs/{run_id}/tools/list_tools", json={})
-        assert (await client.delete(f"/runs/{run_id}")).status == 200
-        ids.append(run_id)
-    held = [run_id for run_id in ids if run_id in sandbox.runs]
-    assert held == ids[-1:]
-    for run_id in ids:
-        response = await client.get(f"/runs/{run_id}/trace")
-        assert response.status == 200
-        trace = parse_trace(await response.text())
-        assert [c.tool for c in trace.calls] == ["list_tools"] and trace.end is not None
-    assert (await client.get("/runs/run_000000000000/trace")).status == 404
-    assert (await client.get("/runs/..%2F..%2Fetc%2Fpasswd/trace")).status == 404
+async def test_ended_runs_are_evicted_and_their_traces_read_from_disk(own_sandbox, tmp_path):
+    async with own_sandbox(max_ended_runs=1, trace_dir=tmp_path) as own, http_client(own) as client:
+        ids = []
+        for _ in range(3):
+            run_id = (await (await client.post("/runs", json={})).json())["run_id"]
+            await client.post(f"/runs/{run_id}/tools/list_tools", json={})
+            assert (await client.delete(f"/runs/{run_id}")).status == 200
+            ids.append(run_id)
+        held = [run_id for run_id in ids if run_id in own.runs]
+        assert held == ids[-1:]
+        for run_id in ids:
+            response = await client.get(f"/runs/{run_id}/trace")
+            assert response.status == 200
+            trace = parse_trace(await response.text())
+            assert [c.tool for c in trace.calls] == ["list_tools"] and trace.end is not None
+        assert (await client.get("/runs/run_000000000000/trace")).status == 404
+        assert (await client.get("/runs/..%2F..%2Fetc%2Fpasswd/trace")).status == 404
 
 
 async def test_a_file_backed_trace_holds_no_lines_in_memory(sandbox, tmp_path):
@@ -62,17 +55,16 @@ async def test_a_file_backed_trace_holds_no_lines_in_memory(sandbox, tmp_path):
     assert len(parse_trace(run.trace.text()).calls) == 20
 
 
-async def test_profiles_are_bounded_least_recently_used_first(sandbox, monkeypatch):
-    from tests.conftest import SITE
-
-    monkeypatch.setattr(sandbox.host, "config", dataclasses.replace(sandbox.host.config, max_profiles=2))
-    run = sandbox.create_run()
-    for key in ("lru-a", "lru-b", "lru-a", "lru-c"):
-        reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": key, "url": f"{SITE}/"})
-        assert reply["ok"], reply
-        assert (await run.call("browser_close", {}))["ok"]  # its profile is saved now, in this order
-    await run.close()
-    assert list(sandbox.host.profiles) == ["lru-a", "lru-c"]
+async def test_profiles_are_bounded_least_recently_used_first(own_sandbox):
+    # The browser host keeps the profiles (for every sandbox on it): this one gets a host of its own.
+    async with own_sandbox(max_profiles=2, own_browser=True) as own:
+        run = own.create_run()
+        for key in ("lru-a", "lru-b", "lru-a", "lru-c"):
+            reply = await run.call("browser_start_session", {"provider": "kernel", "site_key": key, "url": f"{SITE}/"})
+            assert reply["ok"], reply
+            assert (await run.call("browser_close", {}))["ok"]  # its profile is saved now, in this order
+        await run.close()
+        assert list(own.host.profiles) == ["lru-a", "lru-c"]
 
 
 def drivers() -> dict[int, list[str]]:

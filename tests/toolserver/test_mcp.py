@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.conftest import ref_of
+from tests.support.calls import ref_of
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
 

@@ -13,7 +13,8 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
 from sandbox.runner.wiring import app_config, app_sandbox
-from tests.conftest import SITE, ref_of, snapshot, start
+from tests.support.calls import ref_of, snapshot, start
+from tests.support.site import SITE
 from toolserver.contract.trace import read_trace
 from toolserver.media import screenshot_name
 

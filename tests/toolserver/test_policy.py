@@ -3,13 +3,13 @@ state-change detection and blocking, observe mode, and the offline canary."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
 import pytest_asyncio
 
-from tests.conftest import SITE, ref_of, snapshot
+from tests.support.calls import ref_of, snapshot
+from tests.support.site import SITE
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
@@ -49,7 +49,7 @@ BYPASSES = {
 }
 
 
-def policy_run(sandbox, mode="enforce", block=False, allowed_changes=(), **config) -> Run:
+def policy_run(sandbox, mode="enforce", block=False, allowed_changes=()) -> Run:
     policy = Policy(
         allowed_urls=tuple(PAGES),
         mode=mode,
@@ -57,9 +57,7 @@ def policy_run(sandbox, mode="enforce", block=False, allowed_changes=(), **confi
         allowed_state_changes=frozenset(allowed_changes),
         pack="test-pack",
     )
-    return Run(
-        sandbox.host, dataclasses.replace(sandbox.config, **config), policy, sandbox.registry, sandbox.dispatcher
-    )
+    return sandbox.create_run(policy=policy)
 
 
 async def enforced_run(sandbox) -> Run:
@@ -232,23 +230,24 @@ async def test_allowed_named_action_is_recorded_as_allowed(sandbox):
     await run.close()
 
 
-async def test_dialogs_dismissed_by_default_and_acceptance_is_a_state_change(sandbox):
+async def test_dialogs_dismissed_by_default_and_acceptance_is_a_state_change(own_sandbox):
     for mode, expected in (("dismiss", "false"), ("accept", "true")):
-        run, snap = await changes_run(sandbox, dialogs=mode)
-        await run.call("browser_click", {"ref": ref_of(snap, 'button "ask"')})
-        answer = (await snapshot(run))["snapshot"]
-        assert "unanswered" not in answer and re.search(rf'paragraph \[ref=\w+\]: "{expected}"', answer), answer
-        assert events(run, "dialog")[0].data["dialog_type"] == "confirm"
-        accepted = [e for e in events(run, "state_change") if e.data["action"] == "dialog_accepted"]
-        assert bool(accepted) is (mode == "accept")
-        await run.close()
+        async with own_sandbox(dialogs=mode) as own:
+            run, snap = await changes_run(own)
+            await run.call("browser_click", {"ref": ref_of(snap, 'button "ask"')})
+            answer = (await snapshot(run))["snapshot"]
+            assert "unanswered" not in answer and re.search(rf'paragraph \[ref=\w+\]: "{expected}"', answer), answer
+            assert events(run, "dialog")[0].data["dialog_type"] == "confirm"
+            accepted = [e for e in events(run, "state_change") if e.data["action"] == "dialog_accepted"]
+            assert bool(accepted) is (mode == "accept")
+            await run.close()
 
 
 async def test_form_mirror_confirm_is_a_final_state_change(sandbox):
     form = "https://sarah27h.github.io/simple-multi-step-form/"
     for block in (False, True):
         policy = Policy(allowed_urls=(form,), block_state_changes=block, pack="controlled-form")
-        run = Run(sandbox.host, sandbox.config, policy, sandbox.registry, sandbox.dispatcher)
+        run = sandbox.create_run(policy=policy)
         await run.call("browser_start_session", {"provider": "kernel", "url": form})
         values = {"Name": "João Muñoz", "Email": "joao.munoz@example.com"}
         for label, value in values.items():

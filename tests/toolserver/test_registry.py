@@ -13,7 +13,6 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.formats import tool_definitions
 from toolserver.registry import ToolArgs, ToolRegistry, tool
-from toolserver.run import Run
 from toolserver.tools import ALL_TOOLS, default_registry
 
 
@@ -53,17 +52,18 @@ async def browser_echo(ctx, args: EchoArgs, response) -> None:
     response.add(echo=args.text)
 
 
-async def test_a_twelfth_tool_is_one_declaration(sandbox):
-    run = Run(sandbox.host, sandbox.config, Policy(), ToolRegistry([*ALL_TOOLS, browser_echo]), sandbox.dispatcher)
-    listed = (await run.call("list_tools", {}))["result"]["tools"]
-    assert [t["name"] for t in listed] == [*TOOL_NAMES, "browser_echo"]
-    functions = tool_definitions("openai", await InProcessClient(run).list_tools())
-    assert functions[-1]["function"]["name"] == "browser_echo"
-    assert functions[-1]["function"]["parameters"]["required"] == ["text"]
-    assert await run.call("browser_echo", {"text": "hi"}) == {"ok": True, "result": {"echo": "hi"}}
-    bad = await run.call("browser_echo", {"text": 3})
-    assert bad["error"]["type"] == "invalid_arguments"
-    await run.close()
+async def test_a_twelfth_tool_is_one_declaration(own_sandbox):
+    async with own_sandbox(registry=ToolRegistry([*ALL_TOOLS, browser_echo])) as own:
+        run = own.create_run(policy=Policy())
+        listed = (await run.call("list_tools", {}))["result"]["tools"]
+        assert [t["name"] for t in listed] == [*TOOL_NAMES, "browser_echo"]
+        functions = tool_definitions("openai", await InProcessClient(run).list_tools())
+        assert functions[-1]["function"]["name"] == "browser_echo"
+        assert functions[-1]["function"]["parameters"]["required"] == ["text"]
+        assert await run.call("browser_echo", {"text": "hi"}) == {"ok": True, "result": {"echo": "hi"}}
+        bad = await run.call("browser_echo", {"text": 3})
+        assert bad["error"]["type"] == "invalid_arguments"
+        await run.close()
     calls = parse_trace(run.trace.text()).calls
     assert [(c.tool, c.ok) for c in calls] == [("list_tools", True), ("browser_echo", True), ("browser_echo", False)]
     assert calls[1].result == {"echo": "hi"}

@@ -4,7 +4,8 @@ the page's own reports; then the next call sees the finished page."""
 
 from __future__ import annotations
 
-from tests.conftest import SITE, ref_of, snapshot, start
+from tests.support.calls import ref_of, snapshot, start
+from tests.support.site import SITE
 from toolserver.contract.trace import parse_trace
 
 

@@ -4,15 +4,12 @@ they have no allow-list and can be forbidden; over MCP the pack's prompt is a pr
 
 from __future__ import annotations
 
-from aiohttp.test_utils import TestClient, TestServer
 from mcp import Client
 
 from sandbox.runner.agents.reference import controlled_form
 from sandbox.runner.task import AgentTask, HttpClient, Tools
-from toolserver.api import Sandbox
-from toolserver.config import ServerConfig
+from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
-from toolserver.transports.http import create_app
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 
@@ -65,9 +62,8 @@ async def test_a_pack_less_run_says_it_has_no_allow_list_and_has_no_task(client)
         assert (await client.post("/runs", json=body)).status == 400
 
 
-async def test_require_pack_refuses_pack_less_runs_over_http_and_mcp():
-    sandbox = Sandbox(ServerConfig(require_pack=True))  # refusals happen before any browser work
-    async with TestClient(TestServer(create_app(sandbox=sandbox), host="127.0.0.1")) as strict:
+async def test_require_pack_refuses_pack_less_runs_over_http_and_mcp(own_sandbox):
+    async with own_sandbox(require_pack=True) as own, http_client(own) as strict:
         refused = await strict.post("/runs", json={})
         error = (await refused.json())["error"]
         assert refused.status == 400 and error["type"] == "invalid_pack" and "--require-pack" in error["message"]

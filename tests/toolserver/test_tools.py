@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
 
-from tests.conftest import SITE, ref_of, snapshot, start
+from tests.support.calls import ref_of, snapshot, start
+from tests.support.site import SITE
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
-from toolserver.run import Run
 
 
 async def test_list_tools_returns_contract_with_schemas(run):
@@ -66,15 +65,15 @@ async def test_provider_other_than_kernel_is_refused_by_default(run):
         assert reply["error"]["type"] == "provider_unavailable"
 
 
-async def test_provider_fallback_option_names_the_other_provider(sandbox):
-    config = dataclasses.replace(sandbox.config, fallback_provider="browserbase")
-    run = Run(sandbox.host, config, Policy(), sandbox.registry, sandbox.dispatcher)
-    try:
-        reply = await run.call("browser_start_session", {"site_key": "fb", "url": f"{SITE}/"})
-        assert reply["ok"] and reply["result"]["provider"] == "browserbase"
-        assert "fell back" in reply["result"]["fallback"]
-    finally:
-        await run.close()
+async def test_provider_fallback_option_names_the_other_provider(own_sandbox):
+    async with own_sandbox(fallback_provider="browserbase") as own:
+        run = own.create_run(policy=Policy())
+        try:
+            reply = await run.call("browser_start_session", {"site_key": "fb", "url": f"{SITE}/"})
+            assert reply["ok"] and reply["result"]["provider"] == "browserbase"
+            assert "fell back" in reply["result"]["fallback"]
+        finally:
+            await run.close()
 
 
 async def test_profiles_persist_per_site_key_and_clear_cookies_empties(sandbox):
@@ -228,21 +227,16 @@ async def test_close_variants_and_approval(run, sandbox):
     await other_run.close()
 
 
-async def test_close_all_with_approvals(sandbox):
-    run = Run(
-        sandbox.host,
-        dataclasses.replace(sandbox.config, approvals=True),
-        Policy(),
-        sandbox.registry,
-        sandbox.dispatcher,
-    )
-    try:
-        await start(run, site_key="x")
-        await start(run, site_key="y")
-        reply = await run.call("browser_close", {"close_all": True})
-        assert len(reply["result"]["closed"]) == 2 and reply["result"]["open_sessions"] == []
-    finally:
-        await run.close()
+async def test_close_all_with_approvals(own_sandbox):
+    async with own_sandbox(approvals=True) as own:
+        run = own.create_run(policy=Policy())
+        try:
+            await start(run, site_key="x")
+            await start(run, site_key="y")
+            reply = await run.call("browser_close", {"close_all": True})
+            assert len(reply["result"]["closed"]) == 2 and reply["result"]["open_sessions"] == []
+        finally:
+            await run.close()
 
 
 async def test_page_reaching_outside_gets_nothing_through(run, canary):

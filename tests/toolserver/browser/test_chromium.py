@@ -9,7 +9,8 @@ from pathlib import Path
 
 from playwright._impl._driver import compute_driver_executable
 
-from tests.conftest import descendant_argvs, start
+from tests.support.calls import start
+from tests.support.processes import descendant_argvs
 from toolserver.browser.chromium import DISABLED_FEATURES
 
 

@@ -1,17 +1,14 @@
-"""Shared steps of the reference-agent tests: run one solver on a pack in-process, score the
-attempt, and build a mirror copy with one fact changed (to prove an agent reads the page)."""
+"""The reference-agent tests' shared steps: run one solver on a pack in-process on the warm
+browser, score the attempt, and require a qualified, error-free pass."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox import MIRRORS_DIR
 from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.scoring import ScoreReport, score_attempt
 from sandbox.runner.task import AgentTask, InProcessClient, Tools
@@ -69,23 +66,3 @@ def assert_error_free_pass(attempt: Attempt) -> None:
     assert not missing, f"evidence fixtures {missing} are missing (generate them with scripts/make_fixtures.py)"
     assert report.evidence.score == 1.0, report.evidence.failures
     assert report.qualified_pass and report.error_free, report.reasons
-
-
-def mirror_with_changes(tmp_path: Path, host: str, changes: dict[str, list[tuple[str, str]]]) -> Path:
-    """A copy of one host's mirror with literal replacements in the named body files
-    (path relative to the host folder -> [(old, new)]); manifest checksums are refreshed."""
-    root = tmp_path / "mirrors"
-    shutil.copytree(MIRRORS_DIR / host, root / host)
-    for relative, replacements in changes.items():
-        body = root / host / relative
-        text = body.read_text(encoding="utf-8")
-        for old, new in replacements:
-            assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {relative}"
-            text = text.replace(old, new)
-        body.write_text(text, encoding="utf-8")
-    manifest = root / host / "manifest.json"
-    data = json.loads(manifest.read_text(encoding="utf-8"))
-    for entry in data["entries"]:
-        entry["sha256"] = hashlib.sha256((root / host / entry["body"]).read_bytes()).hexdigest()
-    manifest.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return root

@@ -1,0 +1,32 @@
+"""Tool calls the browser tests repeat: start a session, take a snapshot, find a ref in it."""
+
+from __future__ import annotations
+
+import re
+
+from tests.support.site import SITE
+
+
+async def start(run, url: str = f"{SITE}/", site_key: str = "test-key", **extra) -> dict:
+    reply = await run.call(
+        "browser_start_session",
+        {"provider": "kernel", "site_key": site_key, "clear_cookies": False, "url": url, **extra},
+    )
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+async def snapshot(run) -> dict:
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+def ref_of(snapshot_text: str, needle: str) -> str:
+    """The ref on the first snapshot line that contains ``needle``."""
+    for line in snapshot_text.splitlines():
+        if needle in line:
+            found = re.search(r"\[ref=(\w+)\]", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"{needle!r} not in snapshot:\n{snapshot_text}")
