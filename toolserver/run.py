@@ -159,10 +159,12 @@ class Run:
 
     # --- recording ------------------------------------------------------------------------
     def write_call(self, record: CallRecord) -> None:
-        """One call's line. Built without validation (``model_construct``) by the dispatcher and
-        dumped as Python values, so writing it can never fail and the writer escapes what strict
-        JSON cannot carry (``escaped`` only when text had to be escaped)."""
-        line = record.model_dump(exclude={"escaped"} if record.escaped is None else None, warnings=False)
+        """One call's line, from its model's fields. Built without validation (``model_construct``)
+        by the dispatcher and written as the Python values it holds, so writing it can never fail and
+        the writer escapes what strict JSON cannot carry (``escaped`` only when text was escaped)."""
+        line = dict(record.__dict__)  # the model's fields as they are (no copy of nested values)
+        if line["escaped"] is None:
+            del line["escaped"]
         self.trace.write(line)
 
     def write_rejected(self, name: str, raw: Any, error: dict) -> None:
