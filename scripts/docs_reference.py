@@ -177,7 +177,11 @@ def render_tools() -> str:
         schema = tool.input_schema()
         required = set(schema.get("required", ()))
         out.append(f"\n## {tool.name}\n\n**{tool.title}.** {cell(tool.description)}\n\n")
-        facts = [f"side effect: `{tool.side_effect}`", f"acts on: the run's current {tool.scope}"]
+        facts = [
+            f"side effect: `{tool.side_effect}`",
+            f"page effect (for screenshots): `{tool.page_effect}`",
+            f"acts on: the run's current {tool.scope}",
+        ]
         if tool.url_bearing:
             facts.append("carries a URL: the allow-list applies")
         out.append("; ".join(facts) + ".\n\n")

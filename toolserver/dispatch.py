@@ -28,7 +28,6 @@ from toolserver.contract.trace import CallRecord, strict_json, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
     InvalidArguments,
-    NoSession,
     NotInMirror,
     PageUnresponsive,
     PolicyViolation,
@@ -37,7 +36,7 @@ from toolserver.errors import (
 )
 from toolserver.registry import Tool
 from toolserver.response import Response
-from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error
+from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, no_open_tab
 
 log = logging.getLogger("toolserver.dispatch")
 
@@ -157,7 +156,7 @@ def scoped(ctx: CallContext, tool: Tool) -> CallContext:
     if tool.scope == "session":
         return SessionContext(ctx.run, ctx.seq, ctx.tool, ctx.events, session, ctx.started)
     if session.active_tab is None:
-        raise NoSession("the session has no open tab; open one with browser_open_tab(url)")
+        raise no_open_tab()
     return TabContext(ctx.run, ctx.seq, ctx.tool, ctx.events, session, ctx.started)
 
 

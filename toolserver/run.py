@@ -266,6 +266,10 @@ class Run:
         return self.policy.block_state_changes and not self.policy.state_change_allowed(name)
 
 
+def no_open_tab() -> NoSession:
+    return NoSession("the session has no open tab; open one with browser_open_tab(url)")
+
+
 def new_run_id() -> str:
     return f"run_{secrets.token_hex(6)}"
 

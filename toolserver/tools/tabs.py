@@ -7,10 +7,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from toolserver import browser as br
-from toolserver.errors import ApprovalRequired, NoSession, UnknownSession, UnknownTab
+from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
-from toolserver.run import CallContext, SessionContext
+from toolserver.run import CallContext, SessionContext, no_open_tab
 from toolserver.tools._common import ask_page
 from toolserver.tools.session import goto
 
@@ -91,7 +91,7 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     session = ctx.session
     tab = find_tab(ctx, args.tab) if args.tab is not None else session.active_tab
     if tab is None:
-        raise NoSession("the session has no open tab; open one with browser_open_tab(url)")
+        raise no_open_tab()
     await ask_page(ctx, tab.page.close(), "closing the tab")
     session.forget_tab(tab)
     response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()
