@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tokenize
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -222,8 +223,21 @@ def model_rows(model: Any) -> list[list[object]]:
     return rows
 
 
+def data_fields(data: type | None) -> str:
+    """A kind's own fields (its TypedDict): ``name`` type, optional ones marked."""
+    if data is None:
+        return ""
+    hints = typing.get_type_hints(data)
+    optional = getattr(data, "__optional_keys__", frozenset())
+    shown = []
+    for name, hint in hints.items():
+        kind = getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+        shown.append(f"`{name}` {kind}" + (" (optional)" if name in optional else ""))
+    return ", ".join(shown)
+
+
 def render_trace() -> str:
-    from toolserver.contract import trace
+    from toolserver.contract import events, trace
 
     out = ["# Trace format\n", GENERATED]
     out.append(
@@ -234,7 +248,7 @@ def render_trace() -> str:
     )
     for title, model in (
         ("`run`: the header", trace.RunHeader),
-        ("`event`", trace.EventRecord),
+        ("`event`", events.EventBase),
         ("`call`", trace.CallRecord),
         ("`run_end`", trace.RunEnd),
     ):
@@ -244,7 +258,12 @@ def render_trace() -> str:
             out.append("\nFurther fields may follow (the header adds the transport, site key and allowed URLs).\n")
         out.append("\n")
     out.append("## Event kinds\n\n")
-    out.append(table(["kind", "meaning"], [[f"`{k}`", v] for k, v in trace.EVENT_KINDS.items()]))
+    out.append(cell(doc_of(events).split("\nPure module")[0]) + "\n\n")
+    rows = [
+        [f"`{m.model_fields['kind'].default}`", events.EVENT_KINDS[m.model_fields["kind"].default], data_fields(m.Data)]
+        for m in events.EVENT_MODELS
+    ]
+    out.append(table(["kind", "meaning", "`data` fields"], rows))
     out.append("\n## Errors in call lines\n\n")
     out.append(table(["field", "type", "default", "meaning"], model_rows(trace.ToolError)))
     return "".join(out)

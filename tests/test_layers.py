@@ -148,3 +148,25 @@ def test_the_tool_server_keeps_its_shape():
             if isinstance(node, ast.Dict):
                 keys = {key.value for key in node.keys if isinstance(key, ast.Constant)}
                 assert not {"tab", "url", "title"} <= keys, f"a page-state dict built in {path}:{node.lineno}"
+
+
+def test_the_tool_server_uses_no_private_attribute_or_module_of_another_package():
+    """Only public APIs of Playwright and the MCP SDK (so their pins can be plain lower bounds):
+    no ``obj._name`` outside ``self``/``cls``, no import from a ``_private`` module."""
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    def own(value: ast.expr) -> bool:
+        return isinstance(value, ast.Name) and value.id in ("self", "cls")
+
+    found = []
+    for path in (PROJECT_ROOT / "toolserver").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and private(node.attr) and not own(node.value):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                parts = node.module.split(".")
+                if parts[0] != "toolserver" and any(private(part) for part in parts):
+                    found.append(f"{path.name}:{node.lineno} from {node.module}")
+    assert found == []

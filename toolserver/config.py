@@ -4,6 +4,7 @@ every limit and every wait the server uses (no timing literal lives elsewhere)."
 from __future__ import annotations
 
 import ipaddress
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -50,9 +51,15 @@ class ServerConfig:
     token: str | None = None  # if set, every request needs "Authorization: Bearer <token>"
     # MCP over streamable HTTP.
     mcp_disconnect_poll_s: float = 0.25  # how often an open MCP event stream checks that its client is still there
-    mcp_session_idle_s: float = 1800.0  # an MCP HTTP session with no request for this long ends (and its run)
+    # An MCP HTTP session with no request in flight (an open event stream counts) for this long
+    # ends, and so does its run (end reason mcp_idle_timeout).
+    mcp_session_idle_s: float = 1800.0
 
     def __post_init__(self) -> None:
+        if not (math.isfinite(self.mcp_session_idle_s) and self.mcp_session_idle_s > 0):
+            raise ValueError(
+                f"mcp_session_idle_s must be a positive number of seconds, not {self.mcp_session_idle_s!r}"
+            )
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "

@@ -22,9 +22,10 @@ from typing import Any, Protocol
 from toolserver import __version__
 from toolserver import browser as br
 from toolserver.config import ServerConfig
+from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
-from toolserver.contract.trace import CallRecord, EventKind, EventRecord, RunHeader, TraceWriter, wall_now
+from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import BrowserCrashed, NoSession
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
@@ -204,14 +205,16 @@ class Run:
     ) -> dict:
         """An event of the call running now (or of ``call``, one that already ended)."""
         current = call or self.current
-        event = EventRecord(
-            kind=kind,
-            seq=current.seq if current else None,
-            t=self.trace.now(),
-            wall=wall_now(),
-            session_id=session.id if session else None,
-            tab=tab.id if tab else None,
-            data=data,
+        event = event_of(
+            {
+                "kind": kind,
+                "seq": current.seq if current else None,
+                "t": self.trace.now(),
+                "wall": wall_now(),
+                "session_id": session.id if session else None,
+                "tab": tab.id if tab else None,
+                "data": data,
+            }
         )
         record = event.model_dump(mode="json", exclude={"escaped"})
         self.trace.write(record)

@@ -78,7 +78,7 @@ def recorded_literals(pattern: str, *roots: str) -> set[str]:
 
 
 def test_every_event_kind_the_code_records_is_in_the_trace_reference():
-    from toolserver.contract.trace import EVENT_KINDS
+    from toolserver.contract.events import EVENT_KINDS
 
     kinds = recorded_literals(r'record_event\(\s*"([a-z_]+)"', "toolserver", "sandbox")
     kinds |= {"policy_violation", "state_change"}  # recorded through their own helpers

@@ -159,6 +159,12 @@ def test_binding_beyond_loopback_needs_a_token():
     assert ServerConfig(host="::1").token is None
 
 
+@pytest.mark.parametrize("idle", [0, -1, float("inf"), float("nan")])
+def test_an_mcp_idle_time_must_be_a_positive_number_of_seconds(idle):
+    with pytest.raises(ValueError, match="mcp_session_idle_s must be a positive number"):
+        ServerConfig(mcp_session_idle_s=idle)
+
+
 @pytest.mark.parametrize(
     "pack",
     [

@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.support.calls import ref_of
+from tests.support.sandboxes import http_client
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
 
@@ -356,3 +357,31 @@ async def test_joining_a_run_by_id_leaves_it_open_when_the_session_ends(client, 
         async with Client(mcp_url("run=run_nope")):
             pass
     assert "no run 'run_nope'" in messages(refused.value)
+
+
+async def test_an_idle_http_session_ends_its_run_and_a_busy_one_does_not(own_sandbox):
+    """A client that stops sending (its process died, no DELETE): the session ends its run
+    once it has had no request in flight for ``mcp_session_idle_s``, not while it is busy.
+    (An open GET event stream counts as in flight, as in the SDK.)"""
+    accept = {"accept": "application/json, text/event-stream"}
+    async with own_sandbox(mcp_session_idle_s=0.5) as own, http_client(own) as server:
+
+        async def rpc(method: str, params: dict, headers: dict, id: int | None = 1):
+            message = {"jsonrpc": "2.0", "method": method, "params": params} | ({"id": id} if id else {})
+            return await server.post("/mcp?pack=controlled-form", json=message, headers=accept | headers)
+
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        opened = await rpc("initialize", hello, {})
+        run_id, session = opened.headers["Mcp-Run-Id"], {"mcp-session-id": opened.headers["mcp-session-id"]}
+        assert (await rpc("notifications/initialized", {}, session, id=None)).status == 202
+        for _ in range(5):  # 1.5 s of calls 0.3 s apart: never idle for 0.5 s
+            called = await rpc("tools/call", {"name": "browser_snapshot", "arguments": {}}, session)
+            assert called.status == 200 and called.headers["Mcp-Run-Id"] == run_id
+            await asyncio.sleep(0.3)
+        assert not own.runs[run_id].closed
+        await asyncio.sleep(1.5)
+        assert own.runs[run_id].closed
+        trace = parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
+        assert trace.end["reason"] == "mcp_idle_timeout" and len(trace.calls) == 5
+        late = await rpc("tools/call", {"name": "browser_snapshot", "arguments": {}}, session)
+        assert late.status == 404  # the SDK reaped the session at the same age

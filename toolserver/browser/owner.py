@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Page
 
     from toolserver.browser.tab import Tab
-    from toolserver.contract.trace import EventKind
+    from toolserver.contract.events import EventKind
 
 
 class Owner(Protocol):

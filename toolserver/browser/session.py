@@ -35,9 +35,9 @@ from toolserver.media import RunMedia
 if TYPE_CHECKING:
     from toolserver.browser.host import BrowserHost
     from toolserver.config import ServerConfig
+    from toolserver.contract.events import EventKind
     from toolserver.contract.mirrors import MirrorStore
     from toolserver.contract.policy import Policy
-    from toolserver.contract.trace import EventKind
 
 log = logging.getLogger("toolserver.browser")
 

@@ -2,9 +2,8 @@
 
 Line types (field ``type``):
 - ``run``: the header (run id, pack, policy, versions, mirror checksum), written first.
-- ``event``: something that happened in the browser (``kind``: navigation, redirect,
-  blocked_request (WebSockets and service workers included), tab_opened, dialog, download,
-  policy_violation, state_change, settle_timeout, final_state_unchecked, server_fault).
+- ``event``: something that happened in the browser, one model per ``kind``
+  (``toolserver.contract.events``).
   ``seq`` names the tool call during which it happened (None between calls).
   Events are written the moment they happen, so none is lost if a call never returns.
 - ``call``: one tool call, written and flushed when the call ends. ``args`` are stored exactly
@@ -30,9 +29,11 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from toolserver.contract.events import EventRecord, event_of
 
 TRACE_FORMAT = 1
 
@@ -65,40 +66,6 @@ class RunHeader(BaseModel):
         default=None, description="A checksum over the mirror manifests the run serves."
     )
     block_state_changes: bool | None = Field(default=None, description="Whether state changes are prevented.")
-
-
-EventKind = Literal[
-    "navigation",
-    "redirect",
-    "blocked_request",
-    "tab_opened",
-    "dialog",
-    "download",
-    "download_discarded",
-    "policy_violation",
-    "state_change",
-    "settle_timeout",
-    "final_state_unchecked",
-    "browser_crashed",
-    "server_fault",
-    "screenshot_failed",
-    "playwright_trace_failed",
-]
-
-
-class EventRecord(BaseModel):
-    """Something that happened in the browser, written the moment it happens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    type: Literal["event"] = "event"
-    kind: EventKind = Field(description="What happened: one of the event kinds below.")
-    seq: int | None = Field(default=None, description="The tool call during which it happened (null between calls).")
-    t: float = Field(description="Seconds since the run started (monotonic clock).")
-    wall: str = Field(description="When it happened (ISO-8601 UTC).")
-    session_id: str | None = Field(default=None, description="The browser session it happened in.")
-    tab: str | None = Field(default=None, description='The tab it happened in (`"t1"`, `"t2"`, ...).')
-    data: dict[str, Any] = Field(default_factory=dict, description="The kind's own fields (URL, reason, ...).")
-    escaped: list[str] | None = Field(default=None, description="Where text that is not valid Unicode was escaped.")
 
 
 class CallRecord(BaseModel):
@@ -137,33 +104,6 @@ class RunEnd(BaseModel):
     t: float = Field(description="Seconds since the run started.")
     wall: str = Field(description="When the run ended (ISO-8601 UTC).")
     reason: str = Field(default="closed", description="Why the run ended.")
-
-
-# Every event kind the sandbox writes, with what it means. The trace reference is generated from
-# this table, and a test checks that every kind the code records is in it.
-EVENT_KINDS: dict[EventKind, str] = {
-    "navigation": "a document committed in a tab (`url`)",
-    "redirect": "the router followed a mirrored redirect (`url`, `location`)",
-    "blocked_request": "a request the mirror could not answer or the sandbox refused "
-    "(`url`, `reason`, `resource_type`; WebSockets, service workers and WebRTC included)",
-    "tab_opened": "a popup or new tab opened (`tab`, `opener`, `url`)",
-    "dialog": "a JavaScript dialog appeared and was dismissed or accepted",
-    "download": "the page started a download (`url`, `filename`)",
-    "download_discarded": "a download over the per-run byte cap was deleted",
-    "policy_violation": "a URL outside the allow-list was asked for (by a tool call, a page or a redirect); "
-    "names the rule and the allowed URLs",
-    "state_change": "a state-changing action (non-GET request, form submission, Enter, a marked control, "
-    "a download, an accepted dialog); `blocked` when prevented",
-    "settle_timeout": "the page was still busy when the wait after an action ran out",
-    "final_state_unchecked": "a final-state marker could not be checked after an action",
-    "browser_crashed": "Chromium died under the session",
-    "server_fault": "an unexpected exception inside the sandbox (logged with its traceback); the server stays up",
-    "screenshot_failed": "a screenshot could not be taken or written (the call is unaffected)",
-    "playwright_trace_failed": "a Playwright trace could not be started or saved (the call is unaffected)",
-}
-
-
-assert set(EVENT_KINDS) == set(get_args(EventKind)), "every event kind is described once"
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -267,7 +207,7 @@ class Trace(BaseModel):
     model_config = ConfigDict(extra="forbid")
     header: dict[str, Any] | None = None
     calls: list[CallRecord] = Field(default_factory=list)
-    events: list[EventRecord] = Field(default_factory=list)
+    events: list[EventRecord] = Field(default_factory=list)  # each one its kind's model
     end: dict[str, Any] | None = None
     problems: list[str] = Field(default_factory=list)
 
@@ -286,7 +226,7 @@ def parse_trace(text: str) -> Trace:
             elif kind == "run_end":
                 trace.end = data
             elif kind == "event":
-                trace.events.append(EventRecord.model_validate(data))
+                trace.events.append(event_of(data))
             elif kind == "call":
                 trace.calls.append(CallRecord.model_validate(normalise_call(data)))
             else:

@@ -1,10 +1,11 @@
 """The MCP transport (official ``mcp`` SDK, low-level ``Server``): stdio and streamable HTTP.
 
 One MCP connection is one run: the run is created when the client's ``initialize``
-succeeds, kept in the connection's state, and ended (sessions closed, trace finalised) when
-the connection closes — stdin closing, the HTTP session deleted or timed out, the server
-stopping. Every ``tools/call`` goes through ``Run.call``, the same dispatcher and trace as
-HTTP; only the run header's ``transport`` differs.
+succeeds, bound to the connection by the transport (``ConnectionRuns``), and ended (sessions
+closed, trace finalised) when the connection closes — stdin closing, the HTTP session deleted
+or idle too long, the server stopping. Only the SDK's public API is used. Every
+``tools/call`` goes through ``Run.call``, the same dispatcher and trace as HTTP;
+only the run header's ``transport`` differs.
 
     tools/list  the contract in order: pydantic input schemas, titles, annotations
                 (``toolserver.formats``)
@@ -28,9 +29,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
@@ -51,19 +53,24 @@ RUN_ID_HEADER = "Mcp-Run-Id"
 SESSION_HEADER = "mcp-session-id"
 TASK_PROMPT = "task"
 
-# ctx -> the run for the connection that ctx's ``initialize`` opens, and whether the connection
-# owns it (ends it when it closes); UnknownPack if refused
-RunFactory = Callable[[Any], tuple[Run, bool]]
+
+class ConnectionRuns(Protocol):
+    """Which run a connection drives. The SDK's low-level handlers do not see their connection
+    (only its per-request session), so each transport keeps the binding itself: stdio has one
+    connection per process, streamable HTTP names its session in a header."""
+
+    def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
+        """The run for the connection ``ctx``'s ``initialize`` opens, and whether the
+        connection owns it (ends it when it closes); ``UnknownPack`` if refused."""
+        ...
+
+    def bound(self, ctx: ServerRequestContext) -> Run | None:
+        """The run of ``ctx``'s connection, once its ``initialize`` succeeded."""
+        ...
 
 
-def connection_of(ctx) -> Any:
-    # The low-level context does not expose the connection yet (the SDK's TODO(L54) Context
-    # will, as ``ctx.connection``); its state and exit stack are what make a connection a run.
-    return ctx.session._connection
-
-
-def bound_run(ctx) -> Run:
-    run = connection_of(ctx).state.get("run")
+def bound_run(runs: ConnectionRuns, ctx: ServerRequestContext) -> Run:
+    run = runs.bound(ctx)
     if run is None:  # unreachable after a successful initialize; never a silent None
         raise MCPError(types.INVALID_REQUEST, "this connection has no run: send initialize first")
     return run
@@ -81,8 +88,8 @@ def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None = None) -> Server:
-    """A low-level MCP server whose connections are runs of ``sandbox`` made by ``new_run``.
+def create_server(sandbox: Sandbox, runs: ConnectionRuns, ready: Awaitable | None = None) -> Server:
+    """A low-level MCP server whose connections are runs of ``sandbox``, opened and found by ``runs``.
     ``ready``: the browser's start, when it goes on while the client connects (stdio); tool
     calls wait for it, everything else is answered at once."""
 
@@ -98,7 +105,7 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
         return {"tools": tool_definitions("mcp", sandbox.registry.schemas())}
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> Any:
-        run = bound_run(ctx)
+        run = bound_run(runs, ctx)
         await browser_ready()
         # Shielded: a client that disconnects (or cancels) mid-call must not cut the call short
         # of its trace line; the call finishes in the server and is recorded.
@@ -113,7 +120,7 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
 
     async def list_prompts(ctx, params) -> Any:
         try:
-            task = sandbox.task(bound_run(ctx))
+            task = sandbox.task(bound_run(runs, ctx))
         except NoTask:
             return {"prompts": []}
         return {
@@ -131,7 +138,7 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
         if params.name != TASK_PROMPT:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; this server offers {TASK_PROMPT!r}")
         try:
-            task = sandbox.task(bound_run(ctx))
+            task = sandbox.task(bound_run(runs, ctx))
         except NoTask as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         return {
@@ -149,19 +156,15 @@ def create_server(sandbox: Sandbox, new_run: RunFactory, ready: Awaitable | None
         if ctx.method != "initialize":
             return await call_next(ctx)
         try:
-            run, owned = new_run(ctx)
+            run, owned = runs.open(ctx)
         except UnknownPack as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         try:
             result = await call_next(ctx)
         except BaseException:
             if owned:
-                await run.close("initialize_failed")
+                await end_run(run, "initialize_failed")
             raise
-        connection = connection_of(ctx)
-        connection.state["run"] = run
-        if owned:
-            connection.exit_stack.push_async_callback(end_run, run)
         return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run.id}}
 
     server = Server(
@@ -191,10 +194,10 @@ def handshake_only(version: str) -> MCPError:
     )
 
 
-async def end_run(run: Run) -> None:
+async def end_run(run: Run, reason: str = "mcp_disconnected") -> None:
     if not run.closed:
-        await run.close("mcp_disconnected")
-        log.info("MCP connection closed; run %s ended", run.id)
+        await run.close(reason)
+        log.info("MCP connection closed; run %s ended (%s)", run.id, reason)
 
 
 # --- stdio -------------------------------------------------------------------------------
@@ -209,15 +212,32 @@ async def serve_stdio(
     browser starts while the client connects (``initialize`` is answered at once, tool calls
     wait for the browser); returns, with the sandbox stopped, when the client disconnects."""
 
-    def new_run(ctx) -> tuple[Run, bool]:
-        return sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes), True
-
+    runs = StdioRun(
+        lambda: sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes)
+    )
     starting = asyncio.ensure_future(sandbox.start())
-    server = create_server(sandbox, new_run, ready=starting)
+    server = create_server(sandbox, runs, ready=starting)
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
         async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
             await serve_loop(server, read_stream, write_stream, lifespan_state=state)
     finally:
+        if runs.run is not None:
+            await end_run(runs.run)
         await asyncio.wait([starting])
         await sandbox.stop()
+
+
+class StdioRun:
+    """The one connection of a stdio server and its run."""
+
+    def __init__(self, new_run: Callable[[], Run]) -> None:
+        self.new_run = new_run
+        self.run: Run | None = None
+
+    def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
+        self.run = self.new_run()
+        return self.run, True
+
+    def bound(self, ctx: ServerRequestContext) -> Run | None:
+        return self.run

@@ -1,25 +1,52 @@
 """MCP over streamable HTTP on the aiohttp server (``/mcp``): the SDK's session manager (an
 ASGI app) behind ``asgi_bridge``: aiohttp hands over one request, the SDK does all MCP work.
 The pack is chosen per connection (``/mcp?pack=ID``), or a run made elsewhere is joined
-(``/mcp?run=ID``); every response of a session names its run in ``Mcp-Run-Id``."""
+(``/mcp?run=ID``); every response of a session names its run in ``Mcp-Run-Id``.
+
+The SDK does not show a handler its connection, so the binding of session to run is kept
+here, from what passes through the bridge: the ``initialize`` request that opens a run is
+marked with an exchange header of ours, its answer carries the new session id, later
+requests name that session. A session ends its run when it is deleted, when it has had no
+request in flight for ``mcp_session_idle_s`` (the SDK reaps it at the same age) or when the
+server stops."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
+import time
+import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+import mcp_types as types
 from aiohttp import web
+from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from multidict import CIMultiDict
 
 from toolserver.api import Sandbox
 from toolserver.errors import UnknownPack, UnknownRun
 from toolserver.run import Run
-from toolserver.transports.mcp import RUN_ID_HEADER, SESSION_HEADER, connection_of, create_server, end_run
+from toolserver.transports.mcp import RUN_ID_HEADER, SESSION_HEADER, create_server, end_run
 
 log = logging.getLogger("toolserver.transports.mcp_http")
+EXCHANGE_HEADER = "x-sandbox-exchange"  # set by the bridge on every request; a client's own is dropped
+
+
+@dataclass
+class Binding:
+    """A session's run, and how busy the session is (for the idle sweep)."""
+
+    run: Run
+    owned: bool
+    in_flight: int = 0
+    last_seen: float = field(default_factory=time.monotonic)
 
 
 class StreamableHttp:
@@ -27,14 +54,16 @@ class StreamableHttp:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
-        self.run_by_session: dict[str, tuple[str, bool]] = {}  # MCP session id -> (run id, owned)
+        self.idle_s = sandbox.config.mcp_session_idle_s
+        self.opening: dict[str, tuple[Run, bool]] = {}  # exchange -> the run its initialize opened
+        self.sessions: dict[str, Binding] = {}  # MCP session id -> its run
         host = sandbox.config.host
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"],
             allowed_origins=[f"http://{host}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
-        self.server = create_server(sandbox, self.new_run)
+        self.server = create_server(sandbox, self)
         self.manager = StreamableHTTPSessionManager(
             self.server,
             json_response=True,
@@ -42,10 +71,11 @@ class StreamableHttp:
             session_idle_timeout=sandbox.config.mcp_session_idle_s,
         )
 
-    def new_run(self, ctx) -> tuple[Run, bool]:
+    def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
         """``?pack=ID`` (or nothing): a new run owned by the session; ``?run=ID``: join a run
         someone else created and ends (``sandbox run`` gives ``cmd:`` agents this URL)."""
-        query = ctx.request.query_params
+        request = http_request(ctx)
+        query = request.query_params
         unknown = set(query) - {"pack", "run"}
         if unknown or ("pack" in query and "run" in query):
             raise UnknownPack(f"/mcp takes ?pack=PACK_ID or ?run=RUN_ID (got {sorted(query)})")
@@ -56,10 +86,12 @@ class StreamableHttp:
                 raise UnknownPack(str(exc)) from exc
         else:
             run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True
-        connection = connection_of(ctx)
-        self.run_by_session[connection.session_id] = (run.id, owned)
-        connection.exit_stack.callback(self.run_by_session.pop, connection.session_id, None)
+        self.opening[request.headers[EXCHANGE_HEADER]] = (run, owned)
         return run, owned
+
+    def bound(self, ctx: ServerRequestContext) -> Run | None:
+        binding = self.sessions.get(http_request(ctx).headers.get(SESSION_HEADER, ""))
+        return binding.run if binding is not None else None
 
     async def lifecycle(self, app: web.Application):
         """aiohttp cleanup context. The session manager's task group lives in a task of its own,
@@ -75,35 +107,87 @@ class StreamableHttp:
         await asyncio.wait([holder, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
         if holder.done():
             holder.result()  # the manager failed to start: raise its error
+        sweeper = asyncio.create_task(self.sweep())
         yield
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        sessions, self.sessions = self.sessions, {}
+        await asyncio.gather(*(end_run(b.run) for b in sessions.values() if b.owned))
         stopping.set()
         await holder
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        return await asgi_bridge(request, self.manager.handle_request, self.poll_s, self.response_start)
+    async def sweep(self) -> None:
+        """End the runs of sessions that have had no request in flight for ``idle_s``."""
+        while True:
+            await asyncio.sleep(min(max(self.idle_s / 4, 0.05), 30.0))
+            now = time.monotonic()
+            for session, binding in list(self.sessions.items()):
+                if binding.in_flight == 0 and now - binding.last_seen >= self.idle_s:
+                    del self.sessions[session]
+                    log.info("MCP session %s idle for %.0f s", session, now - binding.last_seen)
+                    if binding.owned:
+                        await end_run(binding.run, "mcp_idle_timeout")
 
-    async def response_start(self, request: web.Request, status: int, headers: list) -> list:
-        """Every response of a session names its run; a successful DELETE ends the run before it
-        is answered, so the trace is final when the client has its answer."""
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        exchange = uuid.uuid4().hex
+        binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
+        if binding is not None:
+            binding.in_flight += 1
+        try:
+            on_start = functools.partial(self.response_start, exchange)
+            return await asgi_bridge(request, self.manager.handle_request, self.poll_s, on_start, exchange)
+        finally:
+            if binding is not None:
+                binding.in_flight -= 1
+                binding.last_seen = time.monotonic()
+            opened = self.opening.pop(exchange, None)  # an initialize that was never answered
+            if opened is not None and opened[1]:
+                await end_run(opened[0], "initialize_failed")
+
+    async def response_start(self, exchange: str, request: web.Request, status: int, headers: list) -> list:
+        """Binds a session to the run its ``initialize`` opened; every response of a session
+        names its run; a successful DELETE ends the run before it is answered, so the trace is
+        final when the client has its answer."""
         session = next(
             (v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
             request.headers.get(SESSION_HEADER, ""),
         )
-        run_id, owned = self.run_by_session.get(session, ("", False))
-        run = self.sandbox.runs.get(run_id)
-        if run is None:
+        opened = self.opening.pop(exchange, None)
+        if opened is not None:
+            run, owned = opened
+            if status < 300 and session and not run.closed:
+                self.sessions[session] = Binding(run, owned)
+            elif owned:
+                await end_run(run, "initialize_failed")
+        binding = self.sessions.get(session)
+        if binding is None:
             return headers
-        if request.method == "DELETE" and status < 300 and owned:
-            await end_run(run)
-        return headers + [(RUN_ID_HEADER.encode(), run.id.encode())]
+        if request.method == "DELETE" and status < 300:
+            del self.sessions[session]
+            if binding.owned:
+                await end_run(binding.run)
+        return headers + [(RUN_ID_HEADER.encode(), binding.run.id.encode())]
+
+
+def http_request(ctx: ServerRequestContext) -> Any:
+    """The HTTP request (Starlette's) an MCP message came in; always there on this transport."""
+    if ctx.request is None:
+        raise MCPError(types.INTERNAL_ERROR, "an MCP message over HTTP arrived without its HTTP request")
+    return ctx.request
 
 
 async def asgi_bridge(
-    request: web.Request, asgi_app, poll_s: float, on_start: Callable[[web.Request, int, list], Awaitable[list]]
+    request: web.Request,
+    asgi_app,
+    poll_s: float,
+    on_start: Callable[[web.Request, int, list], Awaitable[list]],
+    exchange: str,
 ) -> web.StreamResponse:
     """Serve one aiohttp request with an ASGI app (the request body is read first; the
-    response, streamed or not, is written as the app sends it). ``on_start`` sees the status
-    and headers before they are sent and returns the headers to send."""
+    response, streamed or not, is written as the app sends it). The app sees ``exchange`` in
+    the request's ``EXCHANGE_HEADER``; ``on_start`` sees the status and headers before they
+    are sent and returns the headers to send."""
     body = await request.read()
     scope = {
         "type": "http",
@@ -115,7 +199,8 @@ async def asgi_bridge(
         "root_path": "",
         "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
         "query_string": request.query_string.encode(),
-        "headers": [(k.lower(), v) for k, v in request.raw_headers],
+        "headers": [(k.lower(), v) for k, v in request.raw_headers if k.lower() != EXCHANGE_HEADER.encode()]
+        + [(EXCHANGE_HEADER.encode(), exchange.encode())],
         "client": (request.remote, 0),
         "server": (request.host.rsplit(":", 1)[0], request.url.port),
     }

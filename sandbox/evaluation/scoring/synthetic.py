@@ -27,7 +27,8 @@ from sandbox.evaluation.packs import Pack, list_packs
 from sandbox.evaluation.records import record_value
 from sandbox.evaluation.scoring._score import score_attempt  # the module, not the package: no ring
 from sandbox.paths import PACKS_DIR
-from toolserver.contract.trace import CallRecord, EventKind, EventRecord, RunHeader, ToolError, Trace, parse_trace
+from toolserver.contract.events import EventKind, event_of
+from toolserver.contract.trace import CallRecord, RunHeader, ToolError, Trace, parse_trace
 
 SITE_KEY = "synthetic-site-key-0001"
 
@@ -86,7 +87,7 @@ class TraceBuilder:
 
     def event(self, kind: EventKind, data: dict[str, Any]) -> TraceBuilder:
         """An event during the last call (also repeated in that call's ``events``)."""
-        event = EventRecord(kind=kind, seq=self.seq, t=self.t, wall="", data=data).model_dump(mode="json")
+        event = event_of({"kind": kind, "seq": self.seq, "t": self.t, "wall": "", "data": data}).model_dump(mode="json")
         for line in reversed(self.lines):
             if line.get("type") == "call":
                 line["events"].append(event)

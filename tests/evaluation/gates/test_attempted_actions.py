@@ -10,7 +10,8 @@ import pytest
 from sandbox.evaluation.gates import check_gates
 from sandbox.evaluation.packs import list_packs
 from sandbox.evaluation.scoring.synthetic import SITE_KEY, conforming_trace
-from toolserver.contract.trace import EventRecord, parse_trace
+from toolserver.contract.events import event_of
+from toolserver.contract.trace import parse_trace
 
 PACKS = list_packs()
 
@@ -20,7 +21,8 @@ def with_event(pack, kind: str, data: dict) -> tuple[object, int]:
     lines = conforming_trace(pack).lines
     calls = [line for line in lines if line.get("type") == "call"]
     during = calls[-2]
-    event = EventRecord(kind=kind, seq=during["seq"], t=during["t_end"], wall="", data=data).model_dump(mode="json")
+    event = event_of({"kind": kind, "seq": during["seq"], "t": during["t_end"], "wall": "", "data": data})
+    event = event.model_dump(mode="json")
     during["events"].append(event)
     lines.insert(lines.index(during), event)
     return parse_trace("".join(json.dumps(line) + "\n" for line in lines)), during["seq"]

@@ -1,0 +1,330 @@
+"""The trace's ``event`` lines: one model per kind, told apart by ``kind``.
+
+Every event has the same frame (``seq``, ``t``, ``wall``, ``session_id``, ``tab``) and a
+``data`` object of the kind's own fields. ``data`` stays a plain dict for readers
+(``event.data["url"]``), checked against the kind's ``Data`` (a TypedDict); fields beyond
+the declared ones are kept. The trace
+reference is generated from these classes: a kind's docstring is its meaning.
+Pure module: no Playwright, no aiohttp.
+"""
+
+import builtins
+import functools
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, with_config
+from typing_extensions import TypedDict
+
+KEEP_EXTRA = ConfigDict(extra="allow")
+
+
+class EventBase(BaseModel):
+    """Something that happened in the browser, written the moment it happens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["event"] = "event"
+    kind: str = Field(description="What happened: one of the event kinds below.")
+    seq: int | None = Field(default=None, description="The tool call during which it happened (null between calls).")
+    t: float = Field(description="Seconds since the run started (monotonic clock).")
+    wall: str = Field(description="When it happened (ISO-8601 UTC).")
+    session_id: str | None = Field(default=None, description="The browser session it happened in.")
+    tab: str | None = Field(default=None, description='The tab it happened in (`"t1"`, `"t2"`, ...).')
+    data: dict[str, Any] = Field(default_factory=dict, description="The kind's own fields (URL, reason, ...).")
+    escaped: list[str] | None = Field(default=None, description="Where text that is not valid Unicode was escaped.")
+    Data: ClassVar[builtins.type | None] = None  # the kind's own fields, a TypedDict: ``data`` is checked against it
+
+    @field_validator("data")
+    @classmethod
+    def _kind_fields(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return data if cls.Data is None else data_adapter(cls.Data).validate_python(data)
+
+
+# --- the kinds' own fields -----------------------------------------------------------------
+@with_config(KEEP_EXTRA)
+class UrlData(TypedDict):
+    url: str
+
+
+@with_config(KEEP_EXTRA)
+class RequestData(TypedDict):
+    url: str
+    method: str
+    resource_type: str
+
+
+@with_config(KEEP_EXTRA)
+class RedirectData(RequestData):
+    location: str
+
+
+@with_config(KEEP_EXTRA)
+class BlockedData(RequestData):
+    reason: str
+
+
+@with_config(KEEP_EXTRA)
+class TabOpenedData(TypedDict):
+    tab: str
+    opener: str | None
+    url: str
+
+
+@with_config(KEEP_EXTRA)
+class DialogData(TypedDict):
+    dialog_type: str
+    message: str
+    response: Literal["accepted", "dismissed"]
+
+
+@with_config(KEEP_EXTRA)
+class DownloadData(TypedDict):
+    url: str
+    filename: str
+
+
+@with_config(KEEP_EXTRA)
+class DownloadDiscardedData(TypedDict):
+    url: str
+    bytes: int
+    kept_bytes: int
+    max_download_bytes: int
+
+
+@with_config(KEEP_EXTRA)
+class ViolationData(TypedDict):
+    url: str
+    rule: str
+    origin: str
+    enforced: bool
+    allowed_urls: list[str]
+
+
+@with_config(KEEP_EXTRA)
+class StateChangeData(TypedDict):
+    action: str
+    name: str
+    allowed: bool
+    blocked: bool
+    detail: NotRequired[dict[str, Any]]  # the action's own facts (absent in hand-written traces)
+
+
+@with_config(KEEP_EXTRA)
+class SettleTimeoutData(TypedDict):
+    waited_s: float
+    waiting_for: str
+    inflight_requests: int
+    page_requests_pending: int | None
+    ready_state: str | None
+
+
+@with_config(KEEP_EXTRA)
+class ErrorData(TypedDict):
+    error: str
+
+
+@with_config(KEEP_EXTRA)
+class CrashData(TypedDict):
+    session_id: str
+
+
+@with_config(KEEP_EXTRA)
+class FaultData(TypedDict):
+    error: str
+    tool: NotRequired[str]
+    traceback: NotRequired[str]
+    where: NotRequired[str]
+    url: NotRequired[str]
+
+
+@with_config(KEEP_EXTRA)
+class ScreenshotFailedData(TypedDict):
+    file: str
+    error: str
+
+
+@with_config(KEEP_EXTRA)
+class TraceFailedData(TypedDict):
+    step: Literal["start", "stop"]
+    error: str
+    file: NotRequired[str]
+
+
+# --- one model per kind --------------------------------------------------------------------
+class Navigation(EventBase):
+    """a document committed in a tab (`url`)"""
+
+    kind: Literal["navigation"] = "navigation"
+    Data: ClassVar[builtins.type] = UrlData
+
+
+class Redirect(EventBase):
+    """the router followed a mirrored redirect (`url`, `location`)"""
+
+    kind: Literal["redirect"] = "redirect"
+    Data: ClassVar[builtins.type] = RedirectData
+
+
+class BlockedRequest(EventBase):
+    """a request the mirror could not answer or the sandbox refused (`url`, `reason`,
+    `resource_type`; WebSockets, service workers and WebRTC included)"""
+
+    kind: Literal["blocked_request"] = "blocked_request"
+    Data: ClassVar[builtins.type] = BlockedData
+
+
+class TabOpened(EventBase):
+    """a popup or new tab opened (`tab`, `opener`, `url`)"""
+
+    kind: Literal["tab_opened"] = "tab_opened"
+    Data: ClassVar[builtins.type] = TabOpenedData
+
+
+class DialogShown(EventBase):
+    """a JavaScript dialog appeared and was dismissed or accepted"""
+
+    kind: Literal["dialog"] = "dialog"
+    Data: ClassVar[builtins.type] = DialogData
+
+
+class DownloadStarted(EventBase):
+    """the page started a download (`url`, `filename`)"""
+
+    kind: Literal["download"] = "download"
+    Data: ClassVar[builtins.type] = DownloadData
+
+
+class DownloadDiscarded(EventBase):
+    """a download over the per-run byte cap was deleted"""
+
+    kind: Literal["download_discarded"] = "download_discarded"
+    Data: ClassVar[builtins.type] = DownloadDiscardedData
+
+
+class PolicyViolation(EventBase):
+    """a URL outside the allow-list was asked for (by a tool call, a page or a redirect);
+    names the rule and the allowed URLs"""
+
+    kind: Literal["policy_violation"] = "policy_violation"
+    Data: ClassVar[builtins.type] = ViolationData
+
+
+class StateChange(EventBase):
+    """a state-changing action (non-GET request, form submission, Enter, a marked control,
+    a download, an accepted dialog); `blocked` when prevented"""
+
+    kind: Literal["state_change"] = "state_change"
+    Data: ClassVar[builtins.type] = StateChangeData
+
+
+class SettleTimeout(EventBase):
+    """the page was still busy when the wait after an action ran out"""
+
+    kind: Literal["settle_timeout"] = "settle_timeout"
+    Data: ClassVar[builtins.type] = SettleTimeoutData
+
+
+class FinalStateUnchecked(EventBase):
+    """a final-state marker could not be checked after an action"""
+
+    kind: Literal["final_state_unchecked"] = "final_state_unchecked"
+    Data: ClassVar[builtins.type] = ErrorData
+
+
+class BrowserCrashed(EventBase):
+    """Chromium died under the session"""
+
+    kind: Literal["browser_crashed"] = "browser_crashed"
+    Data: ClassVar[builtins.type] = CrashData
+
+
+class ServerFault(EventBase):
+    """an unexpected exception inside the sandbox (logged with its traceback); the server stays up"""
+
+    kind: Literal["server_fault"] = "server_fault"
+    Data: ClassVar[builtins.type] = FaultData
+
+
+class ScreenshotFailed(EventBase):
+    """a screenshot could not be taken or written (the call is unaffected)"""
+
+    kind: Literal["screenshot_failed"] = "screenshot_failed"
+    Data: ClassVar[builtins.type] = ScreenshotFailedData
+
+
+class PlaywrightTraceFailed(EventBase):
+    """a Playwright trace could not be started or saved (the call is unaffected)"""
+
+    kind: Literal["playwright_trace_failed"] = "playwright_trace_failed"
+    Data: ClassVar[builtins.type] = TraceFailedData
+
+
+EVENT_MODELS: tuple[type[EventBase], ...] = (
+    Navigation,
+    Redirect,
+    BlockedRequest,
+    TabOpened,
+    DialogShown,
+    DownloadStarted,
+    DownloadDiscarded,
+    PolicyViolation,
+    StateChange,
+    SettleTimeout,
+    FinalStateUnchecked,
+    BrowserCrashed,
+    ServerFault,
+    ScreenshotFailed,
+    PlaywrightTraceFailed,
+)
+EventRecord = Annotated[
+    Navigation
+    | Redirect
+    | BlockedRequest
+    | TabOpened
+    | DialogShown
+    | DownloadStarted
+    | DownloadDiscarded
+    | PolicyViolation
+    | StateChange
+    | SettleTimeout
+    | FinalStateUnchecked
+    | BrowserCrashed
+    | ServerFault
+    | ScreenshotFailed
+    | PlaywrightTraceFailed,
+    Field(discriminator="kind"),
+]
+EventKind = Literal[
+    "navigation",
+    "redirect",
+    "blocked_request",
+    "tab_opened",
+    "dialog",
+    "download",
+    "download_discarded",
+    "policy_violation",
+    "state_change",
+    "settle_timeout",
+    "final_state_unchecked",
+    "browser_crashed",
+    "server_fault",
+    "screenshot_failed",
+    "playwright_trace_failed",
+]
+EVENTS: TypeAdapter[EventRecord] = TypeAdapter(EventRecord)
+
+# Every event kind with what it means (the model's docstring): the trace reference's table.
+EVENT_KINDS: dict[str, str] = {
+    model.model_fields["kind"].default: " ".join((model.__doc__ or "").split()) for model in EVENT_MODELS
+}
+assert list(EVENT_KINDS) == list(get_args(EventKind)), "EventKind lists the models' kinds, in order"
+
+
+@functools.cache
+def data_adapter(data: type) -> TypeAdapter[Any]:
+    return TypeAdapter(data)
+
+
+def event_of(data: dict[str, Any]) -> EventRecord:
+    """The model of an event line (or of the fields to write one); pydantic's error if the
+    kind is unknown or its own fields are missing or of the wrong type."""
+    return EVENTS.validate_python(data)
