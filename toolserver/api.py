@@ -30,7 +30,7 @@ from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy, PolicyMode, PolicyNotFound
 from toolserver.contract.site_keys import new_site_key
 from toolserver.dispatch import Dispatcher
-from toolserver.errors import NoTask, TooManyRuns, UnknownPack, UnknownRun
+from toolserver.errors import InvalidRunName, NoTask, RunNameTaken, TooManyRuns, UnknownPack, UnknownRun
 from toolserver.registry import ToolRegistry
 from toolserver.run import Run, new_run_id
 from toolserver.tools import default_registry
@@ -67,13 +67,19 @@ class Sandbox:
         self.host = host or BrowserHost(self.config)
         self.dispatcher = Dispatcher()
         self.runs: dict[str, Run] = {}
+        self.named: dict[str, Run] = {}  # a run's name -> the run (see open_run)
+        self.sweeper: asyncio.Task | None = None
 
     async def start(self) -> Sandbox:
         if self.owns_host:
             await self.host.start()
+        self.sweeper = asyncio.create_task(self.end_idle_named_runs())
         return self
 
     async def stop(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+            await asyncio.wait([self.sweeper])
         await self.end_runs("server_stopped")
         if self.owns_host:
             await self.host.stop()
@@ -165,9 +171,25 @@ class Sandbox:
         site_key: str | None = None,
         mode: PolicyMode | None = None,
         block_state_changes: bool | None = None,
+        name: str | None = None,
     ) -> Run:
         """A run a client asked for over a transport: the pack's policy, or none (refused with
-        ``require_pack``); a pack's run gets a never-issued site key unless the client chose one."""
+        ``require_pack``); a pack's run gets a never-issued site key unless the client chose one.
+
+        ``name``: the live run of that name if there is one (of the same pack; the other options
+        are the first opener's), else a new run by that name. A named run belongs to no
+        connection: clients that open a connection per tool call share it. It ends when ended
+        (``DELETE /runs/{id}``, ``/answer``) or after ``named_run_idle_s`` without a call."""
+        if name is not None:
+            check_run_name(name)
+            named = self.named_run(name)
+            if named is not None:
+                if named.policy.pack != pack:
+                    raise RunNameTaken(
+                        f"the run named {name!r} ({named.id}) is a run of pack {named.policy.pack!r}, not {pack!r}: "
+                        "ask for the same pack, or another name"
+                    )
+                return named
         if pack is None and self.config.require_pack:
             raise UnknownPack(
                 "this server requires a pack for every run (--require-pack): name one, "
@@ -176,7 +198,30 @@ class Sandbox:
         if pack is not None and site_key is None:
             site_key = self.issue_site_key()
         header = {"transport": transport, **({"site_key": site_key} if site_key is not None else {})}
-        return self.create_run(pack, mode=mode, block_state_changes=block_state_changes, header=header)
+        if name is not None:
+            header["name"] = name
+        run = self.create_run(pack, mode=mode, block_state_changes=block_state_changes, header=header)
+        if name is not None:
+            self.named[name] = run
+        return run
+
+    def named_run(self, name: str) -> Run | None:
+        """The live run of that name, if any."""
+        run = self.named.get(name)
+        return run if run is not None and not run.closed else None
+
+    async def end_idle_named_runs(self) -> None:
+        """End the named runs that have had no call for ``named_run_idle_s`` (none in flight)."""
+        idle_s = self.config.named_run_idle_s
+        while True:
+            await asyncio.sleep(min(max(idle_s / 4, 0.05), 30.0))
+            now = time.monotonic()
+            for name, run in list(self.named.items()):
+                if run.closed:
+                    del self.named[name]
+                elif run.current is None and now - run.last_active >= idle_s:
+                    del self.named[name]
+                    await run.close("idle_timeout")
 
     def issue_site_key(self, prefix: str = "sandbox") -> str:
         """A site key never issued in this process and never seen by this server's browser."""
@@ -247,6 +292,16 @@ class Sandbox:
                 else " (ended runs are forgotten after a while; start the server "
                 "with a trace directory to keep their traces readable)"
             )
+        )
+
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_run_name(name: object) -> None:
+    if not isinstance(name, str) or not RUN_NAME.fullmatch(name):
+        raise InvalidRunName(
+            f"run name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
 
 

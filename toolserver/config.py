@@ -54,12 +54,15 @@ class ServerConfig:
     # An MCP HTTP session with no request in flight (an open event stream counts) for this long
     # ends, and so does its run (end reason mcp_idle_timeout).
     mcp_session_idle_s: float = 1800.0
+    # A named run (POST /runs {"name"}, /mcp?name=, sandbox mcp --attach) with no tool call for this
+    # long ends (end reason idle_timeout): it belongs to no connection, so nothing else ends it.
+    named_run_idle_s: float = 300.0
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.mcp_session_idle_s) and self.mcp_session_idle_s > 0):
-            raise ValueError(
-                f"mcp_session_idle_s must be a positive number of seconds, not {self.mcp_session_idle_s!r}"
-            )
+        for field in ("mcp_session_idle_s", "named_run_idle_s"):
+            seconds = getattr(self, field)
+            if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+                raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "

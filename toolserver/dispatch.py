@@ -58,6 +58,7 @@ class Dispatcher:
         async with self._turn(run):
             await run.media.before_call(run.registry.find(name))  # the last picture, before this call acts
             run.seq += 1
+            run.last_active = time.monotonic()
             ctx = CallContext(run, run.seq, name)
             run.current = ctx
             t_start, wall_start = run.trace.now(), wall_now()
@@ -91,6 +92,7 @@ class Dispatcher:
                 error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
             finally:
                 run.current = None
+                run.last_active = time.monotonic()
             await run.media.end_group()
             session = ctx.session or run.sessions.get(run.current_session_id or "")
             tab = session.active_tab if session and not session.closed and not session.crashed else None

@@ -162,6 +162,19 @@ class UnknownPack(RequestError):
     type = "invalid_pack"
 
 
+class InvalidRunName(RequestError):
+    """A run name that is not 1 to 64 letters, digits, '.', '_' or '-'."""
+
+    type = "invalid_run_name"
+
+
+class RunNameTaken(RequestError):
+    """A run name in use by a live run of another pack."""
+
+    type = "run_name_taken"
+    status = 409
+
+
 class NoTask(RequestError):
     """`/task` or `/answer` for a run that has no pack (or a server without packs)."""
 

@@ -2,6 +2,7 @@
 
     tool_definitions("mcp", run.tools())        # MCP ``Tool`` objects (wire shape, camelCase)
     tool_definitions("openai", schemas)         # OpenAI function tools
+    tool_definitions("openai-strict", schemas)  # the same under OpenAI's strict rules (strict: true)
     tool_definitions("anthropic", schemas)      # Anthropic Messages ``tools`` (``input_schema``)
     tool_definitions("json-schema", schemas)    # name, title, description, side effect, schema
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-FORMATS = ("mcp", "openai", "anthropic", "json-schema")
+FORMATS = ("mcp", "openai", "openai-strict", "anthropic", "json-schema")
 
 # MCP tool annotations derived from a tool's side-effect kind. ``input`` tools (click, type)
 # may submit a form, a state change the sandbox records, so they are marked destructive;
@@ -49,6 +50,56 @@ def to_openai(tool: dict) -> dict:
     }
 
 
+def to_openai_strict(tool: dict) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool["name"],
+            "description": tool["description"],
+            "parameters": strict_schema(tool["input_schema"]),
+            "strict": True,
+        },
+    }
+
+
+def strict_schema(schema: dict) -> dict:
+    """A JSON Schema under OpenAI's strict function-calling rules: every object closed
+    (``additionalProperties: false``) with every property required, no ``default``; a property
+    that was optional becomes nullable, and the tools take ``null`` as "not given"."""
+
+    def walk(node: object) -> object:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: walk(value) for key, value in node.items() if key not in ("default", "properties", "required")}
+        if "properties" in node:
+            required = set(node.get("required", ()))
+            out["properties"] = {
+                name: walk(prop) if name in required else nullable(prop_of(walk(prop)))
+                for name, prop in node["properties"].items()
+            }
+            out["required"] = list(node["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return walk(schema)  # type: ignore[return-value]
+
+
+def prop_of(node: object) -> dict:
+    if not isinstance(node, dict):
+        raise ValueError(f"a property's schema must be an object, not {node!r}")
+    return node
+
+
+def nullable(prop: dict) -> dict:
+    if {"type": "null"} in prop.get("anyOf", ()) or prop.get("type") == "null":
+        return prop
+    labels = {key: prop[key] for key in ("title", "description") if key in prop}
+    inner = {key: value for key, value in prop.items() if key not in labels}
+    return {"anyOf": [inner, {"type": "null"}], **labels}
+
+
 def to_anthropic(tool: dict) -> dict:
     return {"name": tool["name"], "description": tool["description"], "input_schema": tool["input_schema"]}
 
@@ -60,6 +111,7 @@ def to_json_schema(tool: dict) -> dict:
 _CONVERTERS: dict[str, Callable[[dict], dict]] = {
     "mcp": to_mcp,
     "openai": to_openai,
+    "openai-strict": to_openai_strict,
     "anthropic": to_anthropic,
     "json-schema": to_json_schema,
 }

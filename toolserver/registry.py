@@ -14,11 +14,12 @@ A tool carries a URL (and so the allow-list applies to it) exactly when its argu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from toolserver.errors import InvalidArguments, UnknownTool
 
@@ -35,9 +36,33 @@ Handler = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: unknown arguments and silent coercion are errors."""
+    """Base of every tool's arguments: unknown arguments and silent coercion are errors, with
+    two allowances for the converters agent frameworks put between a model and the tools: a
+    ``null`` optional argument is an argument not given (strict function calling sends every
+    property, ``null`` for the ones the model leaves out), and an integer may come as a string of
+    digits (``DIGITS_ARE_INT``). The trace keeps the arguments exactly as sent."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = {name for name, field in cls.model_fields.items() if not field.is_required()}
+        return {key: value for key, value in data.items() if value is not None or key not in optional}
+
+
+def int_from_digits(value: Any) -> Any:
+    """``"200"`` -> 200 (decimal digits, an optional sign, spaces around); anything else as given."""
+    if isinstance(value, str) and DIGITS.fullmatch(value):
+        return int(value)
+    return value
+
+
+DIGITS = re.compile(r"\s*[+-]?\d{1,9}\s*")
+# On an integer argument, after its bounds: Annotated[int, Field(ge=1), DIGITS_ARE_INT] takes "200" as 200.
+DIGITS_ARE_INT = BeforeValidator(int_from_digits)
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class Run:
         self.seq = 0
         self.closed = False
         self.ended_at: float | None = None
+        self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
         self.download_bytes = 0
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)

@@ -197,7 +197,7 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
         pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
 
 
-def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: Path, mode: RecordMode) -> None:
+def prepare_cassette(host: BackgroundSandbox, pack: Pack, tool_format: str, cassette: Path, mode: RecordMode) -> None:
     from sandbox.runner.cassettes import CassetteMismatch, check_cassette
     from toolserver.formats import tool_definitions
 
@@ -212,7 +212,7 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, kind: str, cassette: P
         return
     if mode is not RecordMode.ALL:  # the others replay what the cassette holds
         try:
-            check_cassette(cassette, pack, tool_definitions(kind, host.sandbox.registry.schemas()))
+            check_cassette(cassette, pack, tool_definitions(tool_format, host.sandbox.registry.schemas()))
         except CassetteMismatch as exc:
             pytest.fail(str(exc), pytrace=False)
 
@@ -222,7 +222,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
     runs one attempt and returns an ``Attempt``."""
     from sandbox.evaluation.scoring import ScoreReport
-    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
+    from sandbox.runner.agents import AGENT_KINDS, MODEL_TOOL_FORMATS, AgentOptions, make_agent
     from sandbox.runner.attempt import run_attempt
 
     config = request.config
@@ -251,8 +251,8 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
                 )
             mode = RecordMode(given)
             path = Path(cassette) if cassette is not None else default_cassette(request)
-            model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]  # its tools' format: openai, anthropic
-            prepare_cassette(sandbox, loaded, model_kind, path, mode)
+            model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]
+            prepare_cassette(sandbox, loaded, MODEL_TOOL_FORMATS[model_kind], path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
             options = AgentOptions(cassette=path, record_mode=mode)
         elif cassette is not None:

@@ -4,6 +4,7 @@ them, and each format is accepted by its stack's own types (MCP ``Tool``, JSON S
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,19 +56,109 @@ def test_an_unknown_format_or_pack_is_refused_by_name():
     assert done.returncode == 2 and "unknown pack 'no-such-pack'; known packs:" in done.stderr
 
 
-def test_click_and_type_publish_target_beside_ref():
+def test_click_and_type_publish_target_beside_ref_both_nullable():
     for name in ("browser_click", "browser_type"):
         schema = next(t for t in SCHEMAS if t["name"] == name)["input_schema"]
         assert {"ref", "target"} <= set(schema["properties"]) and schema["additionalProperties"] is False
         assert "ref" not in schema.get("required", [])
+        for key in ("ref", "target"):  # the default (null) matches the type: a filled-in default is valid
+            assert schema["properties"][key]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+            assert schema["properties"][key]["default"] is None
         validator = jsonschema.Draft202012Validator(schema)
         extra = {"text": "x"} if name == "browser_type" else {}
-        assert validator.is_valid({"target": "e3", **extra}) and validator.is_valid({"ref": "e3", **extra})
         tool = default_registry().get(name)
-        assert tool.parse({"target": "e3", **extra}).ref == "e3"
+        # As converters send them: one of the two, the other null or empty, or every default filled in.
+        for sent in (
+            {"target": "e3"},
+            {"ref": "e3"},
+            {"ref": "e3", "target": None},
+            {"ref": None, "target": "e3"},
+            {"ref": "", "target": "e3"},
+            {"ref": "e3", "target": "e3"},
+            {"ref": "e3", "target": None, "element": None, **({"submit": False} if extra else {})},  # defaults
+        ):
+            assert validator.is_valid({**sent, **extra}), sent
+            assert tool.parse({**sent, **extra}).element_ref == "e3", sent
         for bad, message in (
             ({**extra}, "missing required argument 'ref' (or its alias 'target')"),
-            ({"ref": "e1", "target": "e2", **extra}, "not both"),
+            ({"ref": None, "target": "", **extra}, "missing required argument 'ref' (or its alias 'target')"),
+            ({"ref": "e1", "target": "e2", **extra}, "'ref' ('e1') and its alias 'target' ('e2') name different"),
+            ({"ref": 7, **extra}, "argument 'ref': Input should be a valid string (got 7 of type int)"),
         ):
-            with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
+            with pytest.raises(Exception, match=re.escape(message)):
                 tool.parse(bad)
+
+
+# OpenAI's strict function calling: the keywords it takes, and its rules on objects.
+STRICT_KEYWORDS = {
+    "type", "properties", "required", "additionalProperties", "enum", "const", "anyOf", "items", "$ref",
+    "$defs", "description", "title", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+}  # fmt: skip
+
+
+def strict_violations(node: object, where: str = "") -> list[str]:
+    if isinstance(node, list):
+        return [v for i, item in enumerate(node) for v in strict_violations(item, f"{where}[{i}]")]
+    if not isinstance(node, dict):
+        return []
+    found = [f"{where}: keyword {key!r}" for key in node if key not in STRICT_KEYWORDS]
+    if node.get("type") == "object" or "properties" in node:
+        if node.get("additionalProperties") is not False:
+            found.append(f"{where}: additionalProperties is not false")
+        if sorted(node.get("required", [])) != sorted(node.get("properties", {})):
+            found.append(f"{where}: required {node.get('required')} is not every property")
+    for key, value in node.items():
+        if key == "properties":
+            found += [v for name, prop in value.items() for v in strict_violations(prop, f"{where}.{name}")]
+        elif key in ("anyOf", "items", "$defs"):
+            found += strict_violations(value, f"{where}.{key}")
+    return found
+
+
+def test_the_openai_definitions_fail_the_strict_rules_and_the_strict_ones_pass():
+    loose = tool_definitions("openai", SCHEMAS)
+    assert sum(bool(strict_violations(t["function"]["parameters"])) for t in loose) >= 7  # the checker finds them
+    for definition, source in zip(tool_definitions("openai-strict", SCHEMAS), SCHEMAS, strict=True):
+        function = definition["function"]
+        assert function["strict"] is True and function["name"] == source["name"]
+        assert strict_violations(function["parameters"]) == [], function["name"]
+        jsonschema.Draft202012Validator.check_schema(function["parameters"])
+
+
+def test_what_a_strict_model_sends_the_tools_take_as_the_loose_call():
+    """Under strict rules a model sends every property, null for the ones it leaves out: the
+    strict schema accepts that, and the tool reads it as the call without them."""
+    registry = default_registry()
+    minimal = {
+        "browser_start_session": {"provider": "kernel", "site_key": "k", "url": "https://example.gov/"},
+        "browser_click": {"ref": "e3"},
+        "browser_type": {"ref": "e3", "text": "x"},
+        "browser_scroll": {"direction": "down"},
+        "browser_navigate": {"url": "https://example.gov/"},
+        "browser_open_tab": {"url": "https://example.gov/"},
+        "browser_switch_tab": {"tab": "t1"},
+    }
+    for definition in tool_definitions("openai-strict", SCHEMAS):
+        name, schema = definition["function"]["name"], definition["function"]["parameters"]
+        sent = {key: None for key in schema["properties"]} | minimal.get(name, {})
+        assert jsonschema.Draft202012Validator(schema).is_valid(sent), (name, sent)
+        tool = registry.get(name)
+        assert tool.parse(sent) == tool.parse(minimal.get(name, {})), name
+
+
+def test_integer_arguments_may_come_as_digit_strings_and_nothing_else_is_coerced():
+    snapshot, scroll = default_registry().get("browser_snapshot"), default_registry().get("browser_scroll")
+    assert (
+        snapshot.parse({"max_chars": "300"}).max_chars == 300
+        and snapshot.parse({"max_chars": " 300 "}).max_chars == 300
+    )
+    assert scroll.parse({"direction": "down", "amount": "40"}).amount == 40
+    for bad in ("2e2", "300.0", "abc", "", 300.5, True):
+        with pytest.raises(Exception, match="argument 'max_chars'"):
+            snapshot.parse({"max_chars": bad})
+    with pytest.raises(Exception, match="greater than or equal to 200"):
+        snapshot.parse({"max_chars": "5"})
+    start = default_registry().get("browser_start_session")
+    with pytest.raises(Exception, match="argument 'clear_cookies'"):  # booleans stay JSON booleans
+        start.parse({"provider": "kernel", "clear_cookies": "false"})

@@ -157,7 +157,7 @@ async def test_call_results_carry_structured_content_and_readable_text(mcp_url):
         assert not started.is_error and started.structured_content["url"] == FORM_URL
         assert json.loads(started.content[0].text) == started.structured_content
         snap = await mcp.call_tool("browser_snapshot", {})
-        facts, text = snap.content
+        text, facts = snap.content  # the snapshot first: a client that keeps one block sees the refs
         assert text.text == snap.structured_content["snapshot"] and text.text.startswith("- ")
         assert json.loads(facts.text)["snapshot_id"] == snap.structured_content["snapshot_id"]
         failed = await mcp.call_tool("browser_click", {"ref": "e999"})
@@ -198,13 +198,13 @@ async def test_unknown_tool_is_a_protocol_error_recorded_in_the_trace(client, mc
         run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
         with pytest.raises(MCPError, match="unknown tool 'browser_fly'"):
             await mcp.call_tool("browser_fly", {"to": "moon"})
-        wrong_type = await mcp.call_tool("browser_snapshot", {"max_chars": "200"})
+        wrong_type = await mcp.call_tool("browser_snapshot", {"max_chars": "two hundred"})
         assert wrong_type.is_error and "'max_chars'" in wrong_type.structured_content["message"]
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     assert trace.header["policy"] == "none"
     assert [(c.tool, c.args, c.error.type) for c in trace.calls] == [
         ("browser_fly", {"to": "moon"}, "unknown_tool"),
-        ("browser_snapshot", {"max_chars": "200"}, "invalid_arguments"),
+        ("browser_snapshot", {"max_chars": "two hundred"}, "invalid_arguments"),
     ]
 
 

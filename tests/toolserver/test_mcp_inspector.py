@@ -70,7 +70,23 @@ async def test_inspector_chains_calls_on_one_run_over_streamable_http(client):
     )
     assert started["isError"] is False
     snapshot = await inspector("--method", "tools/call", "--tool-name", "browser_snapshot", url)
-    assert snapshot["content"][1]["text"] == snapshot["structuredContent"]["snapshot"]
+    assert snapshot["content"][0]["text"] == snapshot["structuredContent"]["snapshot"]
     assert 'textbox "Name' in snapshot["structuredContent"]["snapshot"]
     trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
     assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_snapshot"] and trace.end is None
+
+
+async def test_inspector_calls_one_per_process_share_a_named_run(client):
+    """The Inspector's CLI opens a connection per invocation: a run name keeps them on one run."""
+    url = str(client.make_url("/mcp?pack=controlled-form&name=inspector-cli"))
+    started = await inspector(
+        "--method", "tools/call", "--tool-name", "browser_start_session", "--tool-args-json", json.dumps(START), url
+    )
+    assert started["isError"] is False
+    snapshot = await inspector("--method", "tools/call", "--tool-name", "browser_snapshot", url)
+    assert snapshot["isError"] is False and 'textbox "Name' in snapshot["content"][0]["text"]
+    listed = await (await client.get("/runs")).json()
+    (run,) = [r for r in listed["runs"] if r.get("name") == "inspector-cli"]
+    trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_snapshot"] and trace.end is None
+    assert (await client.delete(f"/runs/{run['run_id']}")).status == 200

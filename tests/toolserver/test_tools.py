@@ -110,6 +110,15 @@ async def test_snapshot_click_and_stale_refs(run):
     reply = await run.call("browser_click", {"target": ref_of(snap["snapshot"], 'button "Press"')})
     assert reply["ok"] and "clicked 2" in (await snapshot(run))["snapshot"]
 
+    # As strict converters and default-filling frameworks send them: every property, null for
+    # the ones not given; an integer as a string. The trace keeps the arguments as sent.
+    snap = await run.call("browser_snapshot", {"max_chars": "100000"})
+    strict = {"ref": None, "target": ref_of(snap["result"]["snapshot"], 'button "Press"'), "element": None}
+    reply = await run.call("browser_click", strict)
+    assert reply["ok"] and "clicked 3" in (await snapshot(run))["snapshot"]
+    calls = parse_trace(run.trace.text()).calls
+    assert [c.args for c in calls[-3:-1]] == [{"max_chars": "100000"}, strict]
+
     unknown = await run.call("browser_click", {"ref": "e999"})
     assert unknown["error"]["type"] == "stale_ref" and "new snapshot" in unknown["error"]["message"]
 

@@ -22,31 +22,40 @@ REF_CHECK_AFTER_S = 0.05
 
 
 class RefArgs(ToolArgs):
-    # ``target`` is Playwright MCP's current name for ``ref``: both are published, exactly one is
-    # required (checked below; JSON Schema's oneOf is refused at the top level by some model APIs).
-    # Typed ``str`` with no default value of their own: the schema says string, null is refused.
-    ref: str = Field(  # type: ignore[assignment]  # a string in the schema; the validator requires ref or target
+    # ``target`` is Playwright MCP's current name for ``ref``. Both are published as optional
+    # nullable strings (JSON Schema's oneOf is refused at the top level by some model APIs, and
+    # a strict converter makes every property required): one of them names the element; null or
+    # "" is "not given"; both given must agree.
+    ref: str | None = Field(
         None,
-        description='Element ref from the latest browser_snapshot of this tab, e.g. "e12". '
-        "Give ref or target (its alias), exactly one.",
+        description='Element ref from the latest browser_snapshot of this tab, e.g. "e12" '
+        "(required, or given as target).",
     )
-    target: str = Field(  # type: ignore[assignment]  # likewise
-        None, description="Alias of ref (the name current Playwright MCP uses). Give ref or target, exactly one."
+    target: str | None = Field(
+        None, description="Alias of ref (the name current Playwright MCP uses); null when ref is given."
     )
     element: str | None = Field(None, description="Human-readable description of the element (for the log only).")
 
     @model_validator(mode="before")
     @classmethod
-    def _one_of_ref_target(cls, data):
+    def _ref_or_target(cls, data):
         if not isinstance(data, dict):
             return data
-        if "ref" in data and "target" in data:
-            raise ValueError("give either 'ref' or its alias 'target', not both")
-        if "ref" not in data and "target" not in data:
+        given = {key: data[key] for key in ("ref", "target") if data.get(key) not in (None, "")}
+        if not given:
             raise ValueError("missing required argument 'ref' (or its alias 'target')")
-        if "target" in data:
-            data = {key: value for key, value in data.items() if key != "target"} | {"ref": data["target"]}
-        return data
+        if len(given) == 2 and given["ref"] != given["target"]:
+            ref, target = given["ref"], given["target"]
+            raise ValueError(f"'ref' ({ref!r}) and its alias 'target' ({target!r}) name different elements: give one")
+        rest = {key: value for key, value in data.items() if key not in ("ref", "target")}
+        return rest | {"ref": given.get("ref", given.get("target"))}
+
+    @property
+    def element_ref(self) -> str:
+        """The element's ref (the validator makes sure there is one)."""
+        if self.ref is None:
+            raise ValueError("no ref")  # unreachable: _ref_or_target requires one
+        return self.ref
 
 
 class ClickArgs(RefArgs):
@@ -130,8 +139,8 @@ def watch_final_state(ctx: TabContext, tab: Tab, before: str | None, after: dict
 )
 async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) -> None:
     tab = ctx.tab
-    locator = ref_locator(tab, args.ref)
-    seen = await before_action(ctx, tab, args.ref, locator, ask_before(tab, locator))
+    locator = ref_locator(tab, args.element_ref)
+    seen = await before_action(ctx, tab, args.element_ref, locator, ask_before(tab, locator))
     before = PageState(tab.id, tab.page.url, seen["title"])
     marker = seen.get("marker")
     if marker:
@@ -140,7 +149,7 @@ async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) ->
             tab,
             "final_state_click",
             marker,
-            {"ref": args.ref},
+            {"ref": args.element_ref},
             f"this control is marked as a state-changing action ({marker!r}); state changes are "
             "blocked in this run, so it was not clicked",
         )
@@ -160,7 +169,7 @@ async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) ->
 )
 async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> None:
     tab = ctx.tab
-    locator = ref_locator(tab, args.ref)
+    locator = ref_locator(tab, args.element_ref)
     inputs = tab.inputs
     # Sent at once, in this order: the page's state before typing and the typing. A live ref
     # waits for no answer before the typing. Typing that has not ended within REF_CHECK_AFTER_S
@@ -176,7 +185,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
             counting = asyncio.ensure_future(locator.count())
             await asyncio.wait((filling, counting), return_when=asyncio.FIRST_COMPLETED)
             if not filling.done() and not counting.exception() and counting.result() != 1:
-                raise stale_ref(tab, args.ref)
+                raise stale_ref(tab, args.element_ref)
         await filling
     finally:
         for future in (asking, filling, counting):
@@ -194,7 +203,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
             tab,
             "enter_key",
             "enter",
-            {"ref": args.ref},
+            {"ref": args.element_ref},
             "submit=true presses Enter, a state-changing action that is blocked in this run; "
             "the text was typed but Enter was not pressed",
         )

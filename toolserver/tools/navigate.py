@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from toolserver.browser.javascript import read_expression
-from toolserver.registry import ToolArgs, tool
+from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
 from toolserver.response import PageState, Response, read_page_state
 from toolserver.run import TabContext
 from toolserver.tools._common import ask_page
@@ -22,7 +22,9 @@ class NavigateArgs(ToolArgs):
 
 class ScrollArgs(ToolArgs):
     direction: Literal["up", "down", "left", "right"] = Field(description="Scroll direction.")
-    amount: int | None = Field(None, ge=1, le=100000, description="Pixels to scroll (default: 80% of the viewport).")
+    amount: Annotated[int, Field(ge=1, le=100000), DIGITS_ARE_INT] | None = Field(
+        None, description="Pixels to scroll (default: 80% of the viewport)."
+    )
 
 
 @tool(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
 from pydantic import Field
 
@@ -10,7 +11,7 @@ from toolserver import pdf
 from toolserver.browser import REF_RE
 from toolserver.errors import PageUnresponsive
 from toolserver.media import PAINT_JS
-from toolserver.registry import ToolArgs, tool
+from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, settle
@@ -22,8 +23,8 @@ _INFO_PAINT_JS = f"({{...{_INFO_JS}, paint: {PAINT_JS}}})"
 
 
 class SnapshotArgs(ToolArgs):
-    max_chars: int | None = Field(
-        None, ge=200, description="Return at most this many characters (the default returns the whole page)."
+    max_chars: Annotated[int, Field(ge=200), DIGITS_ARE_INT] | None = Field(
+        None, description="Return at most this many characters (the default returns the whole page)."
     )
 
 

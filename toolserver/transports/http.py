@@ -1,6 +1,7 @@
 """The HTTP transport (aiohttp): a thin layer over ``Sandbox``/``Run``; one error boundary.
 
-    POST   /runs                      {"pack"?, "policy"?, "block_state_changes"?, "site_key"?} -> {"run_id", ...}
+    POST   /runs                      {"pack"?, "policy"?, "block_state_changes"?, "site_key"?, "name"?} -> {"run_id"}
+    GET    /runs                      -> {"runs": [...]}, live and recently ended
     GET    /runs/{id}/tools           -> {"tools": [...]}
     POST   /runs/{id}/tools/{name}    JSON arguments -> {"ok": true, "result"} | {"ok": false, "error"}
     GET    /runs/{id}/trace           -> the JSONL trace
@@ -8,7 +9,7 @@
     POST   /runs/{id}/answer          {"output"} -> ends the run; the score report and gates
     DELETE /runs/{id}                 ends the run, closes its sessions
     GET    /health
-    *      /mcp?pack=ID               MCP over streamable HTTP (one MCP session = one run)
+    *      /mcp?pack=ID[&name=NAME]   MCP over streamable HTTP (one MCP session = one run, or a named run)
 
 Every route is guarded by ``local_only``: loopback Host names only (plus ``allowed_hosts``),
 no foreign Origin, JSON bodies only, and the bearer token when one is configured. Request
@@ -67,6 +68,9 @@ class CreateRunBody(BaseModel):
     policy: Literal["enforce", "observe"] | None = Field(default=None, description="Refuse or only record.")
     block_state_changes: bool | None = Field(default=None, description="Prevent state changes.")
     site_key: str | None = Field(default=None, min_length=1, description="The run's site key (else a new one).")
+    name: str | None = Field(
+        default=None, description="Join the live run of this name, or start it (for clients that reconnect per call)."
+    )
 
 
 class AnswerBody(BaseModel):
@@ -88,19 +92,23 @@ def parse_body(model: type[BaseModel], body: Any, usage: str) -> Any:
 
 
 async def create_run(request: web.Request) -> web.Response:
-    """Create a run. Body: `{"pack"?, "policy"?: "enforce"|"observe", "block_state_changes"?, "site_key"?}`
-    (all optional; without `site_key` a pack's run gets a new one). Reply 201:
+    """Create a run. Body: `{"pack"?, "policy"?: "enforce"|"observe", "block_state_changes"?, "site_key"?,
+    "name"?}` (all optional; without `site_key` a pack's run gets a new one). Reply 201:
     `{"run_id", "pack", "policy", "block_state_changes", "site_key"}`, and a `note` for a run
-    without a pack (it has no allow-list and no task)."""
+    without a pack (it has no allow-list and no task). With `name`: the live run of that name
+    (reply 200, the same fields and `name`), else a new run by that name (201); 409 if the
+    name is taken by a run of another pack."""
     sandbox = request.app[SANDBOX]
     body, _raw = await read_json(request)
     asked = parse_body(CreateRunBody, body, 'POST /runs takes a JSON object like {"pack": "bid-intake"}')
+    joined = asked.name is not None and sandbox.named_run(asked.name) is not None
     run = sandbox.open_run(
         asked.pack,
         transport="http",
         site_key=asked.site_key,
         mode=asked.policy,
         block_state_changes=asked.block_state_changes,
+        name=asked.name,
     )
     reply = {
         "run_id": run.id,
@@ -109,12 +117,35 @@ async def create_run(request: web.Request) -> web.Response:
         "block_state_changes": run.policy.block_state_changes,
         "site_key": run_header(run).get("site_key"),
     }
+    if asked.name is not None:
+        reply["name"] = asked.name
     if run.trace_policy == "none":
         reply["note"] = (
             "no pack, so no allow-list: every mirrored URL may be opened and nothing is scored; "
             'create the run with {"pack": ...} to enforce a pack\'s allowed URLs'
         )
-    return web.json_response(reply, status=201)
+    return web.json_response(reply, status=200 if joined else 201)
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    """The runs the server holds, oldest first: the live ones and the recently ended ones
+    (`{"runs": [{"run_id", "pack", "name", "transport", "site_key", "live", "calls"}]}`), so a
+    client can find a run it knows by name or transport."""
+    runs = []
+    for run in request.app[SANDBOX].runs.values():
+        header = run_header(run)
+        runs.append(
+            {
+                "run_id": run.id,
+                "pack": run.policy.pack,
+                "name": header.get("name"),
+                "transport": header.get("transport"),
+                "site_key": header.get("site_key"),
+                "live": not run.closed,
+                "calls": run.seq,
+            }
+        )
+    return web.json_response({"runs": runs})
 
 
 async def get_task(request: web.Request) -> web.Response:
@@ -196,6 +227,7 @@ async def health(request: web.Request) -> web.Response:
 # The HTTP API, in the order the reference lists it (the handlers' docstrings describe each route).
 ROUTES = (
     ("POST", "/runs", create_run),
+    ("GET", "/runs", list_runs),
     ("GET", "/runs/{run_id}/tools", list_tools),
     ("POST", "/runs/{run_id}/tools/{name}", call_tool),
     ("GET", "/runs/{run_id}/task", get_task),

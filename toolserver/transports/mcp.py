@@ -42,7 +42,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from toolserver import __version__
 from toolserver.api import Sandbox
 from toolserver.contract.policy import PolicyMode
-from toolserver.errors import NoTask, UnknownPack
+from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 
@@ -61,7 +61,7 @@ class ConnectionRuns(Protocol):
 
     def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
         """The run for the connection ``ctx``'s ``initialize`` opens, and whether the
-        connection owns it (ends it when it closes); ``UnknownPack`` if refused."""
+        connection owns it (ends it when it closes); a ``RequestError`` if refused."""
         ...
 
     def bound(self, ctx: ServerRequestContext) -> Run | None:
@@ -77,10 +77,11 @@ def bound_run(runs: ConnectionRuns, ctx: ServerRequestContext) -> Run:
 
 
 def result_text(name: str, reply: dict) -> list[dict]:
-    """What an LLM reads: a snapshot's text as itself (after its page facts), else compact JSON."""
+    """What an LLM reads: a snapshot's text as itself, first (clients that keep only the first
+    block still see every ref), then its page facts; anything else as compact JSON."""
     if reply["ok"] and name == "browser_snapshot" and isinstance(reply["result"].get("snapshot"), str):
         facts = {k: v for k, v in reply["result"].items() if k != "snapshot"}
-        return [{"type": "text", "text": compact(facts)}, {"type": "text", "text": reply["result"]["snapshot"]}]
+        return [{"type": "text", "text": reply["result"]["snapshot"]}, {"type": "text", "text": compact(facts)}]
     return [{"type": "text", "text": compact(reply["result"] if reply["ok"] else reply["error"])}]
 
 
@@ -157,7 +158,7 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns, ready: Awaitable | Non
             return await call_next(ctx)
         try:
             run, owned = runs.open(ctx)
-        except UnknownPack as exc:
+        except RequestError as exc:  # an unknown pack, a bad run name, too many runs, ...
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         try:
             result = await call_next(ctx)

@@ -73,17 +73,21 @@ class StreamableHttp:
 
     def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
         """``?pack=ID`` (or nothing): a new run owned by the session; ``?run=ID``: join a run
-        someone else created and ends (``sandbox run`` gives ``cmd:`` agents this URL)."""
+        someone else created and ends (``sandbox run`` gives ``cmd:`` agents this URL);
+        ``?pack=ID&name=NAME``: the named run, started by the first session that names it and
+        joined by the others (for clients that open a session per tool call)."""
         request = http_request(ctx)
         query = request.query_params
-        unknown = set(query) - {"pack", "run"}
-        if unknown or ("pack" in query and "run" in query):
-            raise UnknownPack(f"/mcp takes ?pack=PACK_ID or ?run=RUN_ID (got {sorted(query)})")
+        unknown = set(query) - {"pack", "run", "name"}
+        if unknown or ("run" in query and len(query) > 1):
+            raise UnknownPack(f"/mcp takes ?pack=PACK_ID[&name=RUN_NAME] or ?run=RUN_ID (got {sorted(query)})")
         if "run" in query:
             try:
                 run, owned = self.sandbox.get_run(query["run"]), False
             except UnknownRun as exc:
                 raise UnknownPack(str(exc)) from exc
+        elif "name" in query:  # a named run outlives its connections
+            run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http", name=query["name"]), False
         else:
             run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True
         self.opening[request.headers[EXCHANGE_HEADER]] = (run, owned)

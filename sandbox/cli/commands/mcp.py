@@ -2,6 +2,10 @@
 
 Nothing but MCP messages goes to stdout; logs go to stderr. When the client disconnects
 (stdin closes) the run ends: sessions closed, trace finalised, exit status 0.
+
+With ``--attach URL --name NAME`` no browser starts here: the connection drives the run called
+NAME of the sandbox server at URL (started by the first connection that names it, joined by
+the others, ended by that server), for clients that start a server process per tool call.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -44,8 +49,51 @@ def register(subparsers) -> None:
     )
     p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
     add_timeouts(p)
+    attach = p.add_argument_group("attached to a running server (one run across many connections)")
+    attach.add_argument(
+        "--attach",
+        metavar="URL",
+        help="drive a named run of the sandbox server at URL (e.g. http://127.0.0.1:8765) instead of a "
+        "browser of this process's own; needs --name",
+    )
+    attach.add_argument(
+        "--name", help="with --attach: the run's name; every connection with the same name shares one run"
+    )
+    attach.add_argument("--token", help="with --attach: the server's bearer token (default: $SANDBOX_TOKEN)")
     p.set_defaults(func=command)
-    declare_exits(p, {0: "the client closed stdin (the run ended)", 2: "bad usage: an unknown or unusable pack"})
+    declare_exits(
+        p,
+        {
+            0: "the client closed stdin (the run ended; attached: the connection ended, the run goes on)",
+            2: "bad usage: an unknown or unusable pack, --attach without --name, a server option with --attach",
+            3: "attached: the server could not be reached or refused the run",
+        },
+    )
+
+
+SERVER_OPTIONS = ("policy", "block_state_changes", "mirrors", "fallback_provider", "approvals")
+
+
+def attach(args: argparse.Namespace) -> int:
+    """``--attach``: the server holds the browser, the mirrors and the policy."""
+    from toolserver.transports.mcp_attach import AttachError, serve_attached
+
+    if not args.name:
+        print("sandbox mcp: --attach needs --name RUN_NAME (the run every connection shares)", file=sys.stderr)
+        return 2
+    given = [f"--{option.replace('_', '-')}" for option in SERVER_OPTIONS if getattr(args, option)]
+    if given:
+        print(
+            f"sandbox mcp: {', '.join(given)} belong to the server at {args.attach}, not to --attach", file=sys.stderr
+        )
+        return 2
+    token = args.token or os.environ.get("SANDBOX_TOKEN")
+    try:
+        asyncio.run(serve_attached(args.attach, name=args.name, pack=args.pack, token=token))
+    except AttachError as exc:
+        print(f"sandbox mcp: {exc}", file=sys.stderr)
+        return 3
+    return 0
 
 
 def command(args: argparse.Namespace) -> int:
@@ -54,6 +102,11 @@ def command(args: argparse.Namespace) -> int:
     from toolserver.transports.mcp import serve_stdio
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.attach:
+        return attach(args)
+    if args.name or args.token:
+        print("sandbox mcp: --name and --token go with --attach URL", file=sys.stderr)
+        return 2
     kwargs = dict(
         trace_dir=args.trace_dir,
         fallback_provider=args.fallback_provider,

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from sandbox.cli.exits import declare_exits
+from toolserver.formats import FORMATS
 
 
 def register(subparsers) -> None:
@@ -13,9 +14,10 @@ def register(subparsers) -> None:
     p.add_argument(
         "--format",
         default="json-schema",
-        choices=["mcp", "openai", "anthropic", "json-schema"],
-        help="mcp: MCP Tool objects; openai: function tools; anthropic: Messages API tools; "
-        "json-schema: the list_tools contract (default)",
+        choices=list(FORMATS),
+        help="mcp: MCP Tool objects; openai: function tools; openai-strict: function tools under OpenAI's "
+        "strict rules (strict: true; every property required, optional ones nullable); anthropic: "
+        "Messages API tools; json-schema: the list_tools contract (default)",
     )
     p.add_argument(
         "--pack",

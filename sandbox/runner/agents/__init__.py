@@ -27,6 +27,11 @@ from sandbox.runner.agents._kinds import (
 )
 from sandbox.runner.record_mode import RecordMode
 
+# model kind -> the format its tools are offered in (and recorded in its cassettes)
+MODEL_TOOL_FORMATS = {
+    agent.kind: agent.tool_format for agent in (openai_agent.OpenAIAgent, anthropic_agent.AnthropicAgent)
+}
+
 __all__ = [
     "AGENT_KINDS",
     "AgentKind",
@@ -34,6 +39,7 @@ __all__ = [
     "AgentOption",
     "AgentOptions",
     "AgentSpecError",
+    "MODEL_TOOL_FORMATS",
     "RecordMode",
     "agent_kind",
     "make_agent",

@@ -24,6 +24,7 @@ class ModelAgent:
     endpoint_path: str = ""  # what the SDK appends to its base URL for each model request
     base_url_env: str = ""  # the SDK's base-URL environment variable
     api_key_env: str = ""  # the SDK's API-key environment variable ("sk-local" when unset)
+    tool_format: str = ""  # the format the tools are offered in (toolserver.formats), also in cassettes
 
     def __init__(self, model: str, options: AgentOptions | None = None) -> None:
         self.model = model

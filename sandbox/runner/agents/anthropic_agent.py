@@ -41,6 +41,7 @@ class AnthropicAgent(ModelAgent):
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
     )
+    tool_format = "anthropic"
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import anthropic

@@ -14,8 +14,9 @@ OpenAI-compatible server — vLLM (``vllm serve MODEL`` → http://127.0.0.1:800
 local servers accept. ``scripts/scripted_model_server.py`` is such a server with a scripted
 policy instead of a model.
 
-The tools are the sandbox's own tool contract in OpenAI's format (``toolserver.formats``, the
-one source ``sandbox tools --format openai`` and the MCP transport use too), from the client's
+The tools are the sandbox's own tool contract in OpenAI's strict format (``toolserver.formats``,
+the one source ``sandbox tools --format openai-strict`` and the MCP transport use too: every
+property required, the optional ones nullable, ``strict: true``), from the client's
 schemas — not from a ``list_tools`` call, so that asking for the
 schemas never adds a line to the measured trace. Every tool call the model makes goes through
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
@@ -69,6 +70,7 @@ def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolC
 
 class OpenAIAgent(ModelAgent):
     kind, endpoint_path, base_url_env, api_key_env = "openai", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
+    tool_format = "openai-strict"  # strict function calling: the model's arguments always fit the schema
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import openai
@@ -83,8 +85,10 @@ class OpenAIAgent(ModelAgent):
         for opening in messages:
             transcript.write(opening)
         assert task.client is not None, "run_attempt always gives the agent a tool client"
-        # the sandbox's own contract in OpenAI's tool format (toolserver.formats builds plain dicts)
-        tools = cast("list[ChatCompletionToolUnionParam]", tool_definitions("openai", await task.client.list_tools()))
+        # the sandbox's own contract in OpenAI's strict tool format (toolserver.formats builds plain dicts)
+        tools = cast(
+            "list[ChatCompletionToolUnionParam]", tool_definitions(self.tool_format, await task.client.list_tools())
+        )
         usage: dict[str, int] | None = None
         output = ""
         try:

@@ -1,0 +1,118 @@
+"""Named runs: clients that open a connection (or start a server process) per tool call keep one
+run, one browser and one trace — over the HTTP API, over ``/mcp?name=`` and over stdio with
+``sandbox mcp --attach``; the run still ends (explicitly, or when idle) and never leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from tests.support.calls import ref_of
+from tests.support.sandboxes import http_client
+from toolserver.contract.trace import parse_trace
+
+FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
+SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
+START = {"provider": "kernel", "site_key": "named-run", "clear_cookies": False, "url": FORM_URL}
+
+
+async def test_the_http_api_joins_a_live_run_by_name_and_refuses_a_clash(client):
+    first = await client.post("/runs", json={"pack": "controlled-form", "name": "agent-1"})
+    again = await client.post("/runs", json={"pack": "controlled-form", "name": "agent-1", "site_key": "other"})
+    assert (first.status, again.status) == (201, 200)
+    one, two = await first.json(), await again.json()
+    assert one["run_id"] == two["run_id"] and two["name"] == "agent-1" and two["site_key"] == one["site_key"]
+    clash = await client.post("/runs", json={"pack": "bid-intake", "name": "agent-1"})
+    error = (await clash.json())["error"]
+    assert clash.status == 409 and error["type"] == "run_name_taken" and one["run_id"] in error["message"]
+    for bad in ("", "-x", "a b", "x" * 65):
+        refused = await client.post("/runs", json={"pack": "controlled-form", "name": bad})
+        assert refused.status == 400 and (await refused.json())["error"]["type"] == "invalid_run_name", bad
+    assert (await client.delete(f"/runs/{one['run_id']}")).status == 200
+    fresh = await client.post("/runs", json={"pack": "controlled-form", "name": "agent-1"})
+    assert fresh.status == 201 and (await fresh.json())["run_id"] != one["run_id"]  # an ended run is not joined
+    trace = parse_trace(await (await client.get(f"/runs/{one['run_id']}/trace")).text())
+    assert trace.header["name"] == "agent-1" and trace.end["reason"] == "deleted"
+
+
+async def test_a_session_per_call_over_mcp_http_keeps_one_run_and_one_trace(client):
+    url = str(client.make_url("/mcp?pack=controlled-form&name=per-call"))
+    runs = set()
+
+    async def call(name: str, args: dict):  # as LangChain's get_tools() does: a new session for each call
+        async with Client(url) as mcp:
+            runs.add(mcp.session.initialize_result.meta["sandbox/run_id"])
+            return await mcp.call_tool(name, args)
+
+    assert not (await call("browser_start_session", START)).is_error
+    snapshot = (await call("browser_snapshot", {})).structured_content["snapshot"]
+    clicked = await call("browser_click", {"ref": ref_of(snapshot, 'textbox "Name"'), "target": None})
+    assert not clicked.is_error, clicked.structured_content
+    (run_id,) = runs
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_snapshot", "browser_click"]
+    assert trace.end is None  # the sessions were deleted; the named run goes on
+    assert (await client.delete(f"/runs/{run_id}")).status == 200
+
+
+async def test_an_idle_named_run_ends_and_a_busy_one_does_not(own_sandbox):
+    async with own_sandbox(named_run_idle_s=0.5) as own, http_client(own) as server:
+        url = str(server.make_url("/mcp?pack=controlled-form&name=idle"))
+        for _ in range(4):  # 1.2 s of calls, each from a new session, 0.3 s apart
+            async with Client(url) as mcp:
+                run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+                await mcp.call_tool("browser_snapshot", {})
+            await asyncio.sleep(0.3)
+        assert not own.runs[run_id].closed and len(own.runs) == 1
+        await asyncio.sleep(1.5)
+        assert own.runs[run_id].closed and own.named_run("idle") is None
+        trace = parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
+        assert trace.end["reason"] == "idle_timeout" and len(trace.calls) == 4
+
+
+async def test_a_stdio_process_per_call_attached_to_a_server_keeps_one_run(client):
+    server = str(client.make_url("")).rstrip("/")
+    args = ["mcp", "--attach", server, "--name", "stdio-per-call", "--pack", "controlled-form"]
+    runs = set()
+
+    async def call(name: str, arguments: dict):  # a new `sandbox mcp` process for each call
+        async with Client(StdioServerParameters(command=SANDBOX_CLI, args=args)) as mcp:
+            runs.add(mcp.session.initialize_result.meta["sandbox/run_id"])
+            if name == "list":
+                return await mcp.list_tools()
+            return await mcp.call_tool(name, arguments)
+
+    assert len((await call("list", {})).tools) == 11
+    assert not (await call("browser_start_session", START)).is_error
+    snapshot = await call("browser_snapshot", {})
+    text, _facts = snapshot.content  # passed through as /mcp answers: the snapshot text first
+    assert text.text == snapshot.structured_content["snapshot"]
+    stale = await call("browser_click", {"ref": "e9999"})
+    assert stale.is_error and stale.structured_content["type"] == "stale_ref"
+    (run_id,) = runs
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_snapshot", "browser_click"]
+    assert trace.header["transport"] == "mcp-http" and trace.header["name"] == "stdio-per-call"
+    assert (await client.delete(f"/runs/{run_id}")).status == 200
+
+
+async def run_cli(*args: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, *args, stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(process.communicate(b""), 60)
+    return process.returncode or 0, err.decode()
+
+
+async def test_attach_errors_are_clear_and_exit_2_or_3():
+    code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9")
+    assert code == 2 and "--attach needs --name" in err
+    code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--approvals")
+    assert code == 2 and "--approvals belong to the server" in err
+    code, err = await run_cli("mcp", "--name", "x")
+    assert code == 2 and "go with --attach" in err
+    code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x")
+    assert code == 3 and "cannot reach the sandbox server at http://127.0.0.1:9" in err

@@ -1,0 +1,100 @@
+"""``sandbox mcp --attach URL --name NAME``: a stdio MCP server that drives a named run of a
+sandbox server already running at URL, through that server's ``/mcp``.
+
+Clients that start a new stdio server for every tool call (a new process, a new connection)
+would otherwise get a new run, browser and trace each time. Attached, every such process joins
+the one run called NAME: the first starts it, the others continue it, and the server ends it
+(``DELETE /runs/{id}``, ``/answer``, or ``named_run_idle_s`` after its last call). Lists, calls
+and prompts are passed through as the server answers them, so results are the same as on
+``/mcp``; no browser starts in this process.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from toolserver import __version__
+from toolserver.transports.mcp import RUN_ID_META, SERVER_NAME
+
+log = logging.getLogger("toolserver.transports.mcp_attach")
+
+
+class AttachError(Exception):
+    """The server at the URL could not be reached, or refused the run."""
+
+
+def attach_url(server: str, pack: str | None, name: str) -> str:
+    query = urlencode({"pack": pack, "name": name} if pack else {"name": name})
+    return f"{server.rstrip('/')}/mcp?{query}"
+
+
+async def serve_attached(server: str, *, name: str, pack: str | None = None, token: str | None = None) -> None:
+    """Serve one stdio MCP connection onto the run named ``name`` of the server at ``server``
+    (``http://127.0.0.1:8765``); ``AttachError`` if that server cannot be reached or refuses."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    endpoint = attach_url(server, pack, name)
+    try:
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(endpoint, http_client=http)) as upstream,
+        ):
+            opened = upstream.session.initialize_result
+            run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
+            log.info("attached to run %s (%r) at %s", run_id, name, server)
+            relay = proxy_server(upstream, run_id)
+            async with stdio_server() as (read_stream, write_stream), relay.lifespan(relay) as state:
+                await serve_loop(relay, read_stream, write_stream, lifespan_state=state)
+    except* (httpx2.HTTPError, OSError) as group:
+        raise AttachError(f"cannot reach the sandbox server at {server}: {group.exceptions[0]!r}") from None
+    except* MCPError as group:
+        raise AttachError(f"the sandbox server at {server} refused run {name!r}: {group.exceptions[0]}") from None
+
+
+def proxy_server(upstream: Client, run_id: str | None) -> Server:
+    """A low-level server answering every request with the upstream server's answer."""
+
+    def dumped(result: Any) -> Any:
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def list_tools(ctx: ServerRequestContext, params: Any) -> Any:
+        return dumped(await upstream.list_tools())
+
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
+        return dumped(await upstream.call_tool(params.name, params.arguments))  # MCPError passes through
+
+    async def list_prompts(ctx: ServerRequestContext, params: Any) -> Any:
+        return dumped(await upstream.list_prompts())
+
+    async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> Any:
+        return dumped(await upstream.get_prompt(params.name, params.arguments))
+
+    async def name_the_run(ctx: ServerRequestContext, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and run_id is not None:
+            return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run_id}}
+        return result
+
+    server = Server(
+        SERVER_NAME,
+        version=__version__,
+        title="Browser-tool sandbox (attached)",
+        description="The tools of a named run of a running sandbox server.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+    server.middleware = [name_the_run]
+    return server
