@@ -18,10 +18,12 @@ ATTEMPT_FILES: dict[str, str] = {
     "playwright-trace.zip": "the session's Playwright trace (`--playwright-trace`; later sessions "
     "`playwright-trace-2.zip`, ...)",
     "replay-report.html": "the attempt's page with the first divergence of `sandbox replay --report`",
+    "inspect.eval": "the attempt as an Inspect eval log, one sample (`sandbox export --format inspect ATTEMPT_DIR`)",
 }
 
 BATCH_FILES: dict[str, str] = {
     "<pack>-<n>/": "one attempt folder per attempt",
     "summary.json": "the table's rows and every attempt's outcome and reason",
     "report.html": "the batch page: the summary table and each attempt's verdict, linking to its page",
+    "inspect.eval": "the batch as an Inspect eval log, one sample per attempt (`sandbox export --format inspect DIR`)",
 }

@@ -2,14 +2,15 @@
 every new result with the recorded one (ids and times ignored), report the first divergence,
 and re-score the recorded output against the new trace.
 
-Accepts this sandbox's traces and the minimal JSONL format (one call per line:
-``{"seq": 1, "tool": "browser_navigate", "args": {...}, "ok": true, "result": {...}}``;
-``ok``/``result``/``error`` optional — without ``result`` a call is re-issued but not compared).
+Accepts what ``sandbox.runner.recordings`` reads: attempt folders and traces (this sandbox's,
+and the minimal JSONL format ``{"seq": 1, "tool": "browser_navigate", "args": {...}, "ok": true,
+"result": {...}}``: without ``result`` or ``error`` a call is re-issued but not compared), Inspect
+eval logs, and OpenAI or Anthropic chat messages. What a recording holds of a result is
+compared: the outcome (ok, or the error's type), and the result's fields it has.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from typing import Any
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
-from toolserver.contract.trace import parse_trace, read_trace
+from sandbox.runner.recordings import RecordedCall, Recording, article, load_recording
+from toolserver.contract.trace import parse_trace
 
 VOLATILE_KEYS = {
     "session_id",
@@ -51,11 +53,42 @@ def normalise(value: Any) -> Any:
     return value
 
 
-def comparable(ok: bool | None, result: Any, error: Any) -> dict:
-    if ok is False or error:
-        err = error if isinstance(error, dict) else {"type": str(error)}
-        return {"ok": False, "error_type": err.get("type")}
-    return {"ok": True, "result": normalise(result)}
+def recorded_outcome(call: RecordedCall) -> dict:
+    """What the recording says of a call, in the form it is compared."""
+    if call.ok is False:
+        return {"ok": False, **({"error_type": call.error_type} if call.error_type is not None else {})}
+    return {"ok": True, **({"result": normalise(call.result)} if call.result is not None else {})}
+
+
+def replayed_outcome(call: RecordedCall, reply: dict) -> dict:
+    """The new reply, cut to what the recording holds of the call."""
+    if not reply["ok"]:
+        error = reply_error(reply)
+        known = call.ok is not False or call.error_type is not None
+        return {"ok": False, **({"error_type": error.get("type")} if known else {})}
+    if call.ok is not True or call.result is None:
+        return {"ok": True}
+    result = normalise(reply.get("result"))
+    if not call.whole and isinstance(result, dict):
+        result = {key: value for key, value in result.items() if key in call.result}
+    return {"ok": True, "result": result}
+
+
+def reply_error(reply: dict) -> dict:
+    error = reply.get("error")
+    return error if isinstance(error, dict) else {"type": str(error)}
+
+
+def call_difference(call: RecordedCall, reply: dict) -> str | None:
+    """Where the new reply differs from the recorded one (None: it does not): the outcome first,
+    then the error's type or the result."""
+    recorded, replayed = recorded_outcome(call), replayed_outcome(call, reply)
+    if recorded["ok"] != replayed["ok"]:
+        if replayed["ok"]:
+            return f".ok: recorded error {recorded.get('error_type') or '(type unknown)'}, replayed ok"
+        error = reply_error(reply)
+        return f".ok: recorded ok, replayed error {error.get('type')}: {short_repr(error.get('message'), 200)}"
+    return first_difference(recorded, replayed)
 
 
 def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None:
@@ -120,59 +153,62 @@ class ReplayReport:
     rescore: dict | None = None
     run_id: str | None = None
     trace_problems: list[str] = field(default_factory=list)
+    source: str = "attempt folder"  # the kind of recording replayed (see sandbox.runner.recordings)
+    sample: str | None = None  # the Inspect sample replayed
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
 
-def load_attempt(directory: Path) -> tuple[dict, Any, str]:
-    directory = Path(directory)
-    trace_file = directory / "trace.jsonl" if directory.is_dir() else directory
-    if not trace_file.is_file():
-        raise FileNotFoundError(f"no trace at {trace_file}")
-    attempt_file = trace_file.parent / "attempt.json"
-    attempt = json.loads(attempt_file.read_text(encoding="utf-8")) if attempt_file.is_file() else {}
-    output_file = trace_file.parent / "output.txt"
-    output = output_file.read_text(encoding="utf-8") if output_file.is_file() else ""
-    return attempt, read_trace(trace_file), output
-
-
 async def replay(
-    directory: Path, *, sandbox, pack_id: str | None = None, until: int | None = None, keep_open: bool = False
+    source: Path | Recording,
+    *,
+    sandbox,
+    pack_id: str | None = None,
+    until: int | None = None,
+    keep_open: bool = False,
+    sample: str | None = None,
 ) -> tuple[ReplayReport, Any]:
-    """Returns the report and the new run (still open when ``keep_open``)."""
-    attempt, recorded, output = load_attempt(directory)
-    header = recorded.header or {}
-    pack_id = pack_id or attempt.get("pack") or header.get("pack")
+    """Replay ``source`` (a path: an attempt folder, a trace, an Inspect log or chat messages;
+    or a recording already loaded). Returns the report and the new run (still open when
+    ``keep_open``)."""
+    recording = source if isinstance(source, Recording) else load_recording(Path(source), sample)
+    pack_id = pack_id or recording.pack
     if not pack_id:
-        raise ValueError("the trace names no pack: pass --pack")
+        raise ValueError(f"{recording.path} ({article(recording.kind)}) names no pack: pass --pack")
     pack = load_pack(pack_id)
-    site_key = attempt.get("site_key") or header.get("site_key")
-    report = ReplayReport(pack=pack.id, calls_recorded=len(recorded.calls), trace_problems=recorded.problems)
+    site_key = recording.site_key
+    report = ReplayReport(
+        pack=pack.id,
+        calls_recorded=len(recording.calls),
+        trace_problems=recording.problems,
+        source=recording.kind,
+        sample=recording.sample,
+    )
     if site_key:
         sandbox.host.profiles.pop(site_key, None)  # a fresh run starts from an empty profile
     run = sandbox.create_run(
         policy=pack.policy(sandbox.config.policy, sandbox.config.block_state_changes),
-        header={"site_key": site_key, "agent": f"replay:{directory}"},
+        header={"site_key": site_key, "agent": f"replay:{recording.path}"},
     )
     report.run_id = run.id
     started = time.monotonic()
-    for call in recorded.calls:
+    for call in recording.calls:
         reply = await run.call(call.tool, call.args)
         report.calls_replayed += 1
-        if call.result is not None or call.error is not None:
+        if call.ok is not None:
             report.compared += 1
-            old = comparable(call.ok, call.result, call.error.model_dump() if call.error else None)
-            new = comparable(reply["ok"], reply.get("result"), reply.get("error"))
-            difference = first_difference(old, new)
+            difference = call_difference(call, reply)
             if difference and report.first_divergence is None:
                 report.first_divergence = {"seq": call.seq, "tool": call.tool, "difference": difference}
         if until is not None and call.seq >= until:
             break
     if keep_open:
         return report, run
-    elapsed = attempt.get("elapsed_seconds") or (time.monotonic() - started)
+    elapsed = recording.elapsed_seconds or (time.monotonic() - started)
     await run.close()
     new_trace = parse_trace(run.trace.text())
-    report.rescore = score_attempt(pack, output, new_trace, elapsed, site_key=site_key).model_dump(mode="json")
+    report.rescore = score_attempt(pack, recording.output, new_trace, elapsed, site_key=site_key).model_dump(
+        mode="json"
+    )
     return report, run

@@ -1,7 +1,11 @@
-"""sandbox replay: reproduce a recorded attempt locally and find where it diverges.
+"""sandbox replay: reproduce a recorded attempt locally and find where it diverges. The attempt
+may have been recorded here (an attempt folder, a trace) or by another harness (an Inspect eval
+log, OpenAI or Anthropic chat messages with tool calls): ``sandbox.runner.recordings`` tells
+them apart by content.
 
 Exit status: 0 no divergence and the re-score is a qualified pass, 1 a divergence or a
-re-score that does not qualify, 2 bad usage (no trace, unknown pack)."""
+re-score that does not qualify, 2 bad usage (no trace, an unreadable or unknown recording,
+no such sample, unknown pack)."""
 
 from __future__ import annotations
 
@@ -16,9 +20,16 @@ from sandbox.cli.exits import declare_exits
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("replay", help="re-issue a recorded attempt's calls and compare the results")
-    p.add_argument("attempt", type=Path, help="attempt folder (with trace.jsonl) or a trace file")
+    p.add_argument(
+        "attempt",
+        type=Path,
+        metavar="RECORDING",
+        help="an attempt folder (with trace.jsonl), a trace file, an Inspect eval log (.eval or .json), "
+        "or a JSON file of OpenAI or Anthropic chat messages with tool calls",
+    )
     p.add_argument("--until", type=int, metavar="SEQ", help="stop after this call and keep the session open")
-    p.add_argument("--pack", help="pack id, for traces that do not name one")
+    p.add_argument("--pack", help="pack id, for recordings that do not name one (chat messages, foreign traces)")
+    p.add_argument("--sample", metavar="ID", help="the sample of an Inspect log to replay (default: its first sample)")
     p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
     p.add_argument(
         "--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)"
@@ -39,7 +50,7 @@ def register(subparsers) -> None:
         {
             0: "no divergence and a qualified re-score",
             1: "a divergence, or a re-score that does not qualify",
-            2: "bad usage: no trace, unknown pack",
+            2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack",
         },
     )
 
@@ -54,13 +65,22 @@ def command(args: argparse.Namespace) -> int:
 
 async def main(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
+    from sandbox.runner.recordings import article, load_recording
     from sandbox.runner.replay import replay
     from sandbox.runner.wiring import app_sandbox
 
+    recording = load_recording(args.attempt, args.sample)
+    if args.report and recording.folder is None:
+        print(
+            f"sandbox replay: --report marks the divergence on an attempt folder's page; {args.attempt} is "
+            f"{article(recording.kind)} (replay it without --report, or replay its attempt folder)",
+            file=sys.stderr,
+        )
+        return 2
     async with app_sandbox() as sandbox:
         try:
             report, run = await replay(
-                args.attempt, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None
+                recording, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None
             )
         except PackError as exc:
             print(f"sandbox replay: {exc}", file=sys.stderr)
@@ -68,10 +88,10 @@ async def main(args: argparse.Namespace) -> int:
         if args.until is not None:
             await hold_open(sandbox, run, args)
         print_report(report, args.json)
-    if args.report:
+    if args.report and recording.folder is not None:
         from sandbox.runner.report import write_attempt_report
 
-        folder = args.attempt if args.attempt.is_dir() else args.attempt.parent
+        folder = recording.folder
         target = folder / "replay-report.html" if args.report is True else args.report
         written = write_attempt_report(folder, divergence=report.first_divergence, target=target)
         print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
@@ -108,8 +128,11 @@ def print_report(report, as_json: bool) -> None:
     if as_json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
+    source = ""
+    if report.source != "attempt folder":
+        source = f" ({report.source}, sample {report.sample})" if report.sample else f" ({report.source})"
     print(
-        f"pack {report.pack}: replayed {report.calls_replayed}/{report.calls_recorded} calls, "
+        f"pack {report.pack}{source}: replayed {report.calls_replayed}/{report.calls_recorded} calls, "
         f"compared {report.compared}"
     )
     if report.first_divergence:

@@ -1,0 +1,444 @@
+"""Attempt folders as an Inspect eval log (``sandbox export --format inspect``): one sample per
+attempt, built from inspect_ai's own log models and written by its own writer, so
+``inspect view`` opens the file and ``inspect_ai.log.read_eval_log`` reads it.
+
+A sample holds:
+- ``input``: the prompt the agent was given (``prompt.txt``);
+- ``messages``: that prompt, the tool calls as assistant messages and their results as tool
+  messages (a model agent's turns as its ``transcript.jsonl`` grouped them), the final answer;
+- ``events``: the sample's start, one ``ModelEvent`` per turn of a model agent, one ``ToolEvent``
+  per trace call (arguments, result or error, times; its ``metadata`` keeps the call's ``seq``,
+  the sandbox's error type and the browser events it caused), and the score;
+- ``output``: the agent's answer (``output.txt``);
+- ``scores``: ``sandbox_scorer`` as the live Inspect task names it (qualified pass, field
+  accuracy, critical failures, gates ok), with the status, gate failures, critical fields and the
+  whole score report in its metadata.
+
+The result a tool event carries is the text an MCP client reads (a snapshot's text first, then
+the page facts as JSON; compact JSON otherwise), so ``sandbox replay`` can compare it again.
+Needs the ``[inspect]`` extra; only the export command imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import inspect_ai
+from inspect_ai.dataset import Sample
+from inspect_ai.event import Event, ModelEvent, SampleInitEvent, ScoreEvent, ToolEvent
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalError,
+    EvalLog,
+    EvalMetric,
+    EvalResults,
+    EvalSample,
+    EvalSampleLimit,
+    EvalScore,
+    EvalSpec,
+    EvalStats,
+    write_eval_log,
+)
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    ContentText,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.scorer import Score
+from inspect_ai.tool import ToolCall, ToolCallError
+
+from sandbox import __version__
+from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder
+from sandbox.runner.transcript import TRANSCRIPT_FILE
+from toolserver.contract.trace import CallRecord
+
+SCORER = "sandbox_scorer"  # the live task's scorer (sandbox.integrations.inspect): both logs read alike
+EXPORT_FILE = "inspect.eval"
+FORMATS: dict[str, Literal["eval", "json"]] = {".eval": "eval", ".json": "json"}
+ANSWER_LIMIT = 2000  # characters of the answer in a score, as the live scorer keeps
+
+
+def export_inspect_log(folder: Path, target: Path | None = None) -> tuple[Path, EvalLog]:
+    """Write the attempts of ``folder`` (one attempt folder, or a batch folder's) as one Inspect
+    log at ``target`` (default ``folder/inspect.eval``; ``.eval`` or ``.json``, Inspect's two
+    formats). Raises ``FileNotFoundError`` when the folder holds no attempt, ``ValueError`` for a
+    target of another kind."""
+    folder = Path(folder)
+    target = Path(target) if target is not None else folder / EXPORT_FILE
+    log_format = FORMATS.get(target.suffix)
+    if log_format is None:
+        raise ValueError(f"{target}: an Inspect log is a .eval or a .json file; name the output -o FILE.eval")
+    attempts = [AttemptFolder.load(folder)] if is_attempt_folder(folder) else []
+    if not attempts and folder.is_dir():
+        attempts = batch_attempts(folder)
+    if not attempts:
+        raise FileNotFoundError(
+            f"{folder} holds no attempt: give an attempt folder (with trace.jsonl) or a batch folder "
+            f"(runs/<time>-<agent>, written by `sandbox run`)"
+        )
+    log = eval_log(folder, attempts)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_eval_log(log, target, format=log_format)
+    return target, log
+
+
+def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
+    samples = [attempt_sample(attempt) for attempt in attempts]
+    packs = sorted({str(sample.metadata["pack"]) for sample in samples})
+    agents = sorted({str(sample.metadata["agent"]) for sample in samples})
+    times = [t for sample in samples for t in (sample.started_at, sample.completed_at) if t]
+    started, completed = (min(times), max(times)) if times else (now(), now())
+    usage: dict[str, ModelUsage] = {}
+    for sample in samples:
+        for model, used in sample.model_usage.items():
+            usage[model] = usage[model] + used if model in usage else used
+    return EvalLog(
+        status="success",
+        eval=EvalSpec(
+            created=started,
+            task=packs[0].replace("-", "_") if len(packs) == 1 else "sandbox_batch",
+            task_display_name=folder.name,
+            task_attribs={"packs": packs},
+            dataset=EvalDataset(
+                name=folder.name, location=str(folder), samples=len(samples), sample_ids=[s.id for s in samples]
+            ),
+            model=model_name(agents[0]) if len(agents) == 1 else "sandbox/several-agents",
+            config=EvalConfig(epochs=1),
+            packages={"sandbox": __version__, "inspect_ai": inspect_ai.__version__},
+            metadata={"exported_from": str(folder), "exported_by": f"sandbox {__version__}", "agents": agents},
+        ),
+        results=results(samples),
+        stats=EvalStats(started_at=started, completed_at=completed, model_usage=usage),
+        samples=samples,
+    )
+
+
+def results(samples: list[EvalSample]) -> EvalResults:
+    """The means of each score value over the scored samples, as Inspect's ``mean()`` metric gives."""
+    values = [found for found in map(score_values, samples) if found is not None]
+    scores = [
+        EvalScore(
+            name=name,
+            scorer=SCORER,
+            scored_samples=len(values),
+            unscored_samples=len(samples) - len(values),
+            metrics={"mean": EvalMetric(name="mean", value=statistics.fmean(value[name] for value in values))},
+        )
+        for name in (values[0] if values else {})
+    ]
+    return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores)
+
+
+def score_values(sample: EvalSample) -> dict[str, float] | None:
+    score = (sample.scores or {}).get(SCORER)
+    if score is None or not isinstance(score.value, Mapping):
+        return None
+    return {name: float(value) for name, value in score.value.items() if isinstance(value, (int, float))}
+
+
+def model_name(agent: str) -> str:
+    """Inspect names a model ``provider/model``: ``openai:gpt-x`` -> ``openai/gpt-x``; any other
+    agent (reference, cmd:...) is the sandbox's: ``sandbox/reference``."""
+    kind, _, model = agent.partition(":")
+    if kind in ("openai", "anthropic") and model:
+        return f"{kind}/{model}"
+    return f"sandbox/{agent}"
+
+
+# --- one attempt -------------------------------------------------------------------------------
+
+
+def attempt_sample(attempt: AttemptFolder) -> EvalSample:
+    record = attempt.attempt
+    pack = attempt.pack or attempt.name
+    agent = (record.agent if record else None) or "unknown"
+    header = (attempt.trace.header if attempt.trace else None) or {}
+    site_key = (record.site_key if record else None) or header.get("site_key")
+    prompt = read_text(attempt.path / "prompt.txt")
+    output = attempt.output or ""
+    calls = attempt.trace.calls if attempt.trace else []
+    started = (record.started_at if record else None) or first_wall(calls) or now()
+    elapsed = record.elapsed_seconds if record else None
+    completed = iso(parse_time(started) + timedelta(seconds=elapsed)) if elapsed is not None else None
+    model = model_name(agent)
+    metadata = {
+        "pack": pack,
+        "site_key": site_key,
+        "agent": agent,
+        "attempt": attempt.name,
+        "folder": str(attempt.path),
+        "status": record.status if record else None,
+        "error": record.error if record else None,
+        "run_id": record.run_id if record else None,
+        "elapsed_seconds": elapsed,
+        "mirror_checksum": record.mirror_checksum if record else None,
+        "pack_checksum": record.pack_checksum if record else None,
+        "problems": attempt.problems,
+    }
+    conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started)
+    events: list[Event] = [
+        SampleInitEvent(
+            timestamp=parse_time(started),
+            sample=Sample(input=prompt, target=pack, id=attempt.name, metadata=metadata),
+            state={"messages": [ChatMessageUser(content=prompt).model_dump(mode="json")]},
+        ),
+        *conversation.events,
+    ]
+    score = sample_score(attempt.score, output) if attempt.score else None
+    if score is not None:
+        events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
+    messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
+    usage = token_usage(record.token_usage if record else None)
+    status = record.status if record else None
+    return EvalSample(
+        id=attempt.name,
+        epoch=1,
+        input=prompt,
+        target=pack,
+        messages=messages,
+        output=ModelOutput.from_content(model=model, content=output),
+        scores={SCORER: score} if score is not None else None,
+        metadata=metadata,
+        events=events,
+        model_usage={model: usage} if usage else {},
+        started_at=started,
+        completed_at=completed,
+        total_time=elapsed,
+        working_time=elapsed,
+        error=EvalError(message=record.error or status or "", traceback="", traceback_ansi="")
+        if record and status in ("error", "crashed")
+        else None,
+        limit=EvalSampleLimit(type="time", limit=float(record.time_limit_seconds or 0))
+        if record and status == "timeout"
+        else None,
+    )
+
+
+def sample_score(report: dict[str, Any], output: str) -> Score:
+    """score.json as the live task's score: the same values (plus ``gates_ok``), the verdict's
+    parts in its metadata."""
+    gates = report.get("gates") or {}
+    fields = report.get("fields") or []
+    return Score(
+        value={
+            "qualified_pass": float(bool(report.get("qualified_pass"))),
+            "field_accuracy": float(report.get("field_accuracy") or 0.0),
+            "critical_failures": float(len(report.get("critical_failures") or [])),
+            "gates_ok": float(bool(gates.get("ok"))),
+        },
+        answer=output[:ANSWER_LIMIT],
+        explanation="; ".join(report.get("reasons") or []) or "qualified pass",
+        metadata={
+            "status": report.get("status"),
+            "qualified_pass": report.get("qualified_pass"),
+            "error_free": report.get("error_free"),
+            "field_accuracy": report.get("field_accuracy"),
+            "gate_failures": gates.get("failures") or [],
+            "critical_fields": [field for field in fields if field.get("critical")],
+            "critical_failures": report.get("critical_failures") or [],
+            "score_report": report,
+        },
+    )
+
+
+@dataclass
+class Turn:
+    """What one model turn said and which tool calls it made (a model agent's transcript)."""
+
+    text: str
+    call_ids: list[str]
+    stop_reason: str | None
+    usage: ModelUsage | None
+
+
+class Conversation:
+    """The messages and events of an attempt: a model agent's turns (from its transcript, when
+    its tool calls are the trace's, in order), else one assistant message per trace call."""
+
+    def __init__(self, prompt: str, calls: list[CallRecord], transcript: list[dict], model: str, started: str):
+        self.model = model
+        self.messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
+        self.events: list[Event] = []
+        turns = model_turns(transcript, calls)
+        pending = iter(calls)
+        for turn in turns or [Turn("", [f"call-{call.seq}"], None, None) for call in calls]:
+            made = [next(pending) for _ in turn.call_ids]
+            when = parse_time(made[0].wall_start or started) if made else parse_time(started)
+            assistant = ChatMessageAssistant(
+                content=turn.text,
+                model=model,
+                tool_calls=[tool_call(call_id, call) for call_id, call in zip(turn.call_ids, made, strict=True)],
+            )
+            if turns:
+                self.events.append(self.model_event(assistant, turn, when))
+            self.messages.append(assistant)
+            for call_id, call in zip(turn.call_ids, made, strict=True):
+                self.events.append(tool_event(call_id, call, started))
+                parts = result_parts(call)
+                self.messages.append(
+                    ChatMessageTool(
+                        content=parts[0] if len(parts) == 1 else [ContentText(text=part) for part in parts],
+                        tool_call_id=call_id,
+                        function=call.tool,
+                        error=call_error(call),
+                    )
+                )
+
+    def model_event(self, assistant: ChatMessageAssistant, turn: Turn, when: datetime) -> ModelEvent:
+        stop = turn.stop_reason if turn.stop_reason in ("stop", "max_tokens", "tool_calls") else "unknown"
+        return ModelEvent(
+            timestamp=when,
+            model=self.model,
+            input=list(self.messages),
+            tools=[],
+            tool_choice="auto",
+            config=GenerateConfig(),
+            output=ModelOutput(
+                model=self.model,
+                choices=[ChatCompletionChoice(message=assistant, stop_reason=stop)],  # type: ignore[arg-type]
+                usage=turn.usage,
+            ),
+        )
+
+
+def model_turns(transcript: list[dict], calls: list[CallRecord]) -> list[Turn]:
+    """The transcript's assistant turns with tool calls, when together they name the trace's
+    calls in order (else none: the messages are built from the trace alone)."""
+    turns = [
+        Turn(
+            text=entry.get("content") or "",
+            call_ids=[str(call.get("id") or "") for call in entry.get("tool_calls") or []],
+            stop_reason=entry.get("finish_reason"),
+            usage=token_usage(entry.get("usage")),
+        )
+        for entry in transcript
+        if entry.get("role") == "assistant" and entry.get("tool_calls")
+    ]
+    named = [
+        str(call.get("name"))
+        for entry in transcript
+        if entry.get("role") == "assistant"
+        for call in entry.get("tool_calls") or []
+    ]
+    return turns if named == [call.tool for call in calls] else []
+
+
+def tool_call(call_id: str, call: CallRecord) -> ToolCall:
+    arguments = call.args if isinstance(call.args, dict) else {"raw": call.args}
+    return ToolCall(id=call_id, function=call.tool, arguments=arguments)
+
+
+def tool_event(call_id: str, call: CallRecord, started: str) -> ToolEvent:
+    begun = parse_time(call.wall_start or started)
+    parts = result_parts(call)
+    ended = parse_time(call.wall_end) if call.wall_end else begun
+    return ToolEvent(
+        timestamp=begun,
+        completed=ended,
+        working_start=call.t_start,
+        working_time=max(call.t_end - call.t_start, 0.0),
+        id=call_id,
+        function=call.tool,
+        arguments=call.args if isinstance(call.args, dict) else {"raw": call.args},
+        result=parts[0] if len(parts) == 1 else [ContentText(text=part) for part in parts],
+        error=call_error(call),
+        metadata={
+            "seq": call.seq,
+            **({} if isinstance(call.args, dict) else {"args": call.args}),  # as received, not a JSON object
+            "ok": call.ok,
+            "error": call.error.model_dump(mode="json") if call.error else None,
+            "tab": call.tab,
+            "url_before": call.url_before,
+            "url_after": call.url_after,
+            "screenshot": call.screenshot,
+            "events": call.events,
+        },
+    )
+
+
+def result_parts(call: CallRecord) -> list[str]:
+    """The result as an MCP client reads it: a snapshot's text first, then the page facts;
+    compact JSON otherwise (an error's ``{type, message}``)."""
+    if not call.ok:
+        return [compact(call.error.model_dump(mode="json", exclude_none=True) if call.error else {})]
+    result = call.result or {}
+    if isinstance(result.get("snapshot"), str):
+        facts = {key: value for key, value in result.items() if key != "snapshot"}
+        return [result["snapshot"], compact(facts)]
+    return [compact(result)]
+
+
+def call_error(call: CallRecord) -> ToolCallError | None:
+    """Inspect's error kinds are its own: the sandbox's type leads the message (and is in the
+    event's metadata)."""
+    if call.ok:
+        return None
+    error = call.error
+    return ToolCallError("unknown", f"{error.type}: {error.message}" if error else "error")
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
+    """OpenAI's (prompt/completion) or Anthropic's (input/output) token counts as Inspect's."""
+    if not usage:
+        return None
+    given = int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0)
+    made = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
+    return ModelUsage(
+        input_tokens=given, output_tokens=made, total_tokens=int(usage.get("total_tokens") or given + made)
+    )
+
+
+# --- reading the folder --------------------------------------------------------------------------
+
+
+def read_text(file: Path) -> str:
+    return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
+
+
+def read_transcript(folder: Path) -> list[dict]:
+    """A model agent's ``transcript.jsonl``; lines that do not parse are left out."""
+    return list(transcript_entries(read_text(folder / TRANSCRIPT_FILE)))
+
+
+def transcript_entries(text: str) -> Iterator[dict]:
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
+
+
+def first_wall(calls: list[CallRecord]) -> str | None:
+    return next((call.wall_start for call in calls if call.wall_start), None)
+
+
+def now() -> str:
+    return iso(datetime.now(UTC))
+
+
+def parse_time(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def iso(when: datetime) -> str:
+    return when.isoformat(timespec="milliseconds")

@@ -1,0 +1,441 @@
+"""Recorded attempts for ``sandbox replay``, whatever recorded them, told apart by their content
+(never by the file name alone):
+
+- an attempt folder, or a trace file: this sandbox's traces, or the minimal JSONL format of
+  other harnesses (``{"seq", "tool", "args", "ok"?, "result"?, "error"?}`` per line);
+- an Inspect eval log (``.eval`` or ``.json``): one sample's tool events in order (or, for a
+  log without events, its assistant tool calls and tool messages);
+- OpenAI chat-completions messages: a JSON list of messages (or an object with ``messages``)
+  whose assistant messages carry ``tool_calls: [{"id", "function": {"name", "arguments"}}]``,
+  answered by ``{"role": "tool", "tool_call_id", "content"}``;
+- Anthropic messages: assistant ``content`` blocks ``{"type": "tool_use", "id", "name",
+  "input"}``, answered by user blocks ``{"type": "tool_result", "tool_use_id", "content",
+  "is_error"}``.
+
+Each becomes a ``Recording``: the calls in order, each with what the recording says it
+answered (``RecordedCall``), the pack and site key the source names, and the final answer to
+re-score. A tool result is read from the text the agent got: this sandbox's reply
+(``{"ok", "result" | "error"}``, as the sandbox's own model agents send it), the MCP
+transport's text (a snapshot's text and its page facts as JSON, compact JSON otherwise, an
+error's ``{"type", "message"}``), or an Inspect error (``"type: message"``). Text that is none
+of these is compared by its outcome alone (ok or error), or not at all when even that is unknown.
+
+Inspect logs need the ``[inspect]`` extra, imported only when one is given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from toolserver.contract.trace import CallRecord, parse_trace
+
+ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
+TRACE_LINE_TYPES = {"run", "call", "event", "run_end"}
+KINDS_READ = (
+    "an attempt folder, a trace (JSONL), an Inspect eval log (.eval or .json), or a JSON list of "
+    "OpenAI or Anthropic chat messages with tool calls"
+)
+_TYPED_MESSAGE = re.compile(r"^([a-z][a-z0-9_]*): ")  # "stale_ref: Ref e5 ..." (an exported Inspect error)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One recorded tool call and what the recording says it answered."""
+
+    seq: int
+    tool: str
+    args: Any
+    ok: bool | None = None  # None: the recording holds no answer to read (re-issued, not compared)
+    result: dict[str, Any] | None = None  # None: the result's content is unknown (ok compared alone)
+    error_type: str | None = None  # None with ok False: the error's type is unknown
+    whole: bool = True  # False: ``result`` holds some of the result's fields; only those are compared
+
+    @classmethod
+    def from_trace(cls, call: CallRecord) -> RecordedCall:
+        answered = call.result is not None or call.error is not None  # the minimal format may give neither
+        return cls(
+            seq=call.seq,
+            tool=call.tool,
+            args=call.args,
+            ok=call.ok if answered else None,
+            result=call.result,
+            error_type=call.error.type if call.error else None,
+        )
+
+
+@dataclass
+class Recording:
+    kind: str  # "attempt folder", "trace", "Inspect log", "OpenAI messages", "Anthropic messages"
+    path: Path
+    calls: list[RecordedCall]
+    pack: str | None = None
+    site_key: str | None = None
+    output: str = ""
+    elapsed_seconds: float | None = None
+    sample: str | None = None  # the Inspect sample replayed
+    folder: Path | None = None  # the attempt folder, when there is one (for --report)
+    problems: list[str] = field(default_factory=list)
+
+
+def load_recording(path: Path, sample: str | None = None) -> Recording:
+    """The recording at ``path``. Raises ``FileNotFoundError`` when there is none and
+    ``ValueError`` (saying what was found and what is read) when it cannot be replayed."""
+    path = Path(path)
+    if path.is_dir():
+        recording = attempt_folder(path)
+    elif not path.is_file():
+        raise FileNotFoundError(f"no trace at {path}: give {KINDS_READ}")
+    else:
+        recording = recording_file(path, sample)
+    if sample is not None and recording.sample is None:
+        raise ValueError(f"--sample picks a sample of an Inspect log; {path} is {article(recording.kind)}")
+    if not recording.calls:
+        raise ValueError(f"{path} ({recording.kind}) records no tool call: there is nothing to replay")
+    return recording
+
+
+def article(kind: str) -> str:
+    return ("an " if kind[0].lower() in "aeiou" else "a ") + kind
+
+
+def attempt_folder(folder: Path) -> Recording:
+    trace_file = folder / "trace.jsonl"
+    if not trace_file.is_file():
+        raise FileNotFoundError(f"no trace at {trace_file}")
+    recording = trace_recording(trace_file.read_text(encoding="utf-8"), folder, "attempt folder")
+    return with_attempt_files(recording, folder)
+
+
+def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
+    trace = parse_trace(text)
+    header = trace.header or {}
+    return Recording(
+        kind=kind,
+        path=path,
+        calls=[RecordedCall.from_trace(call) for call in trace.calls],
+        pack=header.get("pack"),
+        site_key=header.get("site_key"),
+        problems=trace.problems,
+    )
+
+
+def with_attempt_files(recording: Recording, folder: Path) -> Recording:
+    """The recording with what the attempt folder beside its trace says (any file may be
+    missing): the pack, site key and time of ``attempt.json``, the answer of ``output.txt``."""
+    attempt_file, output_file = folder / "attempt.json", folder / "output.txt"
+    attempt = json.loads(attempt_file.read_text(encoding="utf-8")) if attempt_file.is_file() else {}
+    recording.folder = folder
+    recording.pack = attempt.get("pack") or recording.pack
+    recording.site_key = attempt.get("site_key") or recording.site_key
+    recording.elapsed_seconds = attempt.get("elapsed_seconds")
+    recording.output = output_file.read_text(encoding="utf-8") if output_file.is_file() else ""
+    return recording
+
+
+def recording_file(path: Path, sample: str | None) -> Recording:
+    raw = path.read_bytes()
+    if raw.startswith(ZIP_MAGIC):
+        return inspect_recording(path, sample)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is neither text nor an Inspect .eval log ({exc}); replay reads {KINDS_READ}") from exc
+    if not text.strip():
+        raise ValueError(f"{path} is empty; replay reads {KINDS_READ}")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if is_trace_line(first_line(text)):  # JSONL (a killed run's last line may be cut short)
+            return with_attempt_files(trace_recording(text, path), path.parent)
+        raise ValueError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}) nor a JSONL trace; "
+            f"replay reads {KINDS_READ}"
+        ) from exc
+    if is_trace_line(data):  # a trace of one line
+        return with_attempt_files(trace_recording(text, path), path.parent)
+    if isinstance(data, dict) and {"eval", "status"} <= data.keys():
+        return inspect_recording(path, sample)
+    messages = data.get("messages") if isinstance(data, dict) else data
+    if isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m for m in messages):
+        return chat_recording(messages, path)
+    found = f"a JSON object with keys {sorted(data)[:8]}" if isinstance(data, dict) else f"JSON {type(data).__name__}"
+    raise ValueError(f"{path} holds {found}, which is no recording replay knows; replay reads {KINDS_READ}")
+
+
+def first_line(text: str) -> Any:
+    line = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None
+
+
+def is_trace_line(data: Any) -> bool:
+    return isinstance(data, dict) and (data.get("type") in TRACE_LINE_TYPES or {"seq", "tool"} <= data.keys())
+
+
+# --- what a tool result says ----------------------------------------------------------------
+
+
+def answered(call: RecordedCall, parts: list[str], is_error: bool | None) -> RecordedCall:
+    """``call`` with what the text parts of its result say (``is_error``: the recording's own
+    flag, None when it has none, as OpenAI's tool messages)."""
+    objects = [parse_object(part) for part in parts]
+    texts = [part for part, parsed in zip(parts, objects, strict=True) if parsed is None and part.strip()]
+    found = [parsed for parsed in objects if parsed is not None]
+    single = found[0] if len(found) == 1 and not texts else None
+    if single is not None and isinstance(single.get("ok"), bool) and ({"result", "error"} & single.keys()):
+        if single["ok"]:  # this sandbox's reply, as its own model agents send it
+            given = single.get("result")
+            return replace(call, ok=True, result=given if isinstance(given, dict) else None)
+        error = single.get("error")
+        return replace(call, ok=False, error_type=error.get("type") if isinstance(error, dict) else None)
+    if is_error or (is_error is None and single is not None and is_error_shaped(single)):
+        if single is not None and is_error_shaped(single):
+            return replace(call, ok=False, error_type=single["type"])
+        typed = _TYPED_MESSAGE.match(" ".join(parts))
+        return replace(call, ok=False, error_type=typed.group(1) if typed else None)
+    result: dict[str, Any] = {}
+    for parsed in found:
+        result.update(parsed)
+    if call.tool == "browser_snapshot" and len(texts) == 1:
+        # the snapshot's text (before or after its page facts, or alone): compared as well
+        return replace(call, ok=True, result={**result, "snapshot": texts[0]}, whole=bool(found))
+    if texts:  # text replay cannot read: only a recording that flags errors tells the outcome
+        return replace(call, ok=None if is_error is None else True)
+    return replace(call, ok=True, result=result)
+
+
+def parse_object(text: str) -> dict[str, Any] | None:
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def is_error_shaped(data: dict[str, Any]) -> bool:
+    """The sandbox's error as the MCP transport writes it: ``{"type", "message", "details"?}``."""
+    return (
+        isinstance(data.get("type"), str)
+        and isinstance(data.get("message"), str)
+        and (data.keys() <= {"type", "message", "details"})
+    )
+
+
+def text_parts(content: Any) -> list[str]:
+    """The text of a message or a tool result: a string, or a list of content blocks (OpenAI's
+    and Anthropic's ``{"type": "text", "text"}``, Inspect's ``ContentText``)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, (int, float, bool)):
+        return [json.dumps(content)]
+    if isinstance(content, dict):
+        content = [content]
+    parts = []
+    for block in content if isinstance(content, list) else [content]:
+        text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    return parts
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """OpenAI sends arguments as JSON text: parsed, or kept as the raw text the tool server
+    then refuses as the original would have been."""
+    if not isinstance(arguments, str):
+        return arguments if arguments is not None else {}
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return arguments
+
+
+# --- chat transcripts -----------------------------------------------------------------------
+
+
+def chat_recording(messages: list[dict[str, Any]], path: Path) -> Recording:
+    blocks = [block for m in messages if isinstance(m.get("content"), list) for block in m["content"]]
+    if any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in blocks):
+        kind, calls, output = "Anthropic messages", *anthropic_calls(messages)
+    elif any(m.get("tool_calls") or m.get("role") == "tool" for m in messages):
+        kind, calls, output = "OpenAI messages", *openai_calls(messages)
+    else:
+        count = f"{len(messages)} chat message" + ("s" if len(messages) != 1 else "")
+        raise ValueError(
+            f"{path} holds {count} but no tool call (no OpenAI `tool_calls`, no Anthropic `tool_use` block): "
+            f"there is nothing to replay"
+        )
+    return Recording(kind=kind, path=path, calls=calls, site_key=site_key_of(calls), output=output)
+
+
+def openai_calls(messages: list[dict[str, Any]]) -> tuple[list[RecordedCall], str]:
+    calls: list[RecordedCall] = []
+    waiting: dict[str, int] = {}  # tool_call_id -> index in calls
+    output = ""
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            output = "".join(text_parts(message.get("content"))) or output
+            for tool_call in message.get("tool_calls") or []:
+                function = tool_call.get("function") or tool_call  # also {"name", "arguments"} flat
+                calls.append(
+                    RecordedCall(
+                        seq=len(calls) + 1,
+                        tool=str(function.get("name")),
+                        args=parse_arguments(function.get("arguments")),
+                    )
+                )
+                waiting[str(tool_call.get("id"))] = len(calls) - 1
+        elif role == "tool":
+            index = answer_index(waiting, message.get("tool_call_id"))
+            if index is not None:
+                calls[index] = answered(calls[index], text_parts(message.get("content")), message.get("is_error"))
+    return calls, output
+
+
+def anthropic_calls(messages: list[dict[str, Any]]) -> tuple[list[RecordedCall], str]:
+    calls: list[RecordedCall] = []
+    waiting: dict[str, int] = {}
+    output = ""
+    for message in messages:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if message.get("role") == "assistant":
+            output = "".join(text_parts(content)) or output
+            for block in blocks:
+                if block.get("type") == "tool_use":
+                    calls.append(RecordedCall(seq=len(calls) + 1, tool=str(block.get("name")), args=block.get("input")))
+                    waiting[str(block.get("id"))] = len(calls) - 1
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                index = answer_index(waiting, block.get("tool_use_id"))
+                if index is not None:
+                    is_error = bool(block.get("is_error"))
+                    calls[index] = answered(calls[index], text_parts(block.get("content")), is_error)
+    return calls, output
+
+
+def answer_index(waiting: dict[str, int], call_id: Any) -> int | None:
+    """The call a result answers: by its id, else the oldest one still waiting."""
+    if str(call_id) in waiting:
+        return waiting.pop(str(call_id))
+    if waiting:
+        oldest = min(waiting, key=waiting.__getitem__)
+        return waiting.pop(oldest)
+    return None
+
+
+def site_key_of(calls: Iterable[RecordedCall]) -> str | None:
+    for call in calls:
+        if call.tool == "browser_start_session" and isinstance(call.args, dict):
+            key = call.args.get("site_key")
+            return key if isinstance(key, str) else None
+    return None
+
+
+# --- Inspect eval logs ----------------------------------------------------------------------
+
+
+def inspect_recording(path: Path, sample_id: str | None) -> Recording:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError as exc:
+        raise ValueError(
+            f"{path} is an Inspect eval log; reading it needs inspect_ai: pip install -e '.[inspect]'"
+        ) from exc
+    try:
+        log = read_eval_log(str(path), resolve_attachments=True)
+    except Exception as exc:  # inspect_ai's own errors for a broken file: said, not raised on
+        raise ValueError(f"{path} is not a readable Inspect eval log ({type(exc).__name__}: {exc})") from exc
+    samples = log.samples or []
+    if not samples:
+        raise ValueError(f"{path} holds no samples (an Inspect log written without them?): nothing to replay")
+    names = [f"{s.id}" if s.epoch == 1 else f"{s.id}:{s.epoch}" for s in samples]
+    if sample_id is None:
+        index = 0
+    elif sample_id in names:
+        index = names.index(sample_id)
+    elif sample_id in [str(s.id) for s in samples]:
+        index = [str(s.id) for s in samples].index(sample_id)
+    else:
+        shown = ", ".join(names[:10]) + (f" (+{len(names) - 10} more)" if len(names) > 10 else "")
+        raise ValueError(f"{path} has no sample {sample_id!r}; its samples: {shown} (give one with --sample ID)")
+    sample = samples[index]
+    calls = tool_event_calls(sample.events) or message_calls(sample.messages)
+    metadata = sample.metadata or {}
+    output = sample.output.completion if sample.output else ""
+    if not output:
+        output = next((m.text for m in reversed(sample.messages) if m.role == "assistant" and m.text), "")
+    return Recording(
+        kind="Inspect log",
+        path=path,
+        calls=calls,
+        pack=metadata.get("pack"),
+        site_key=metadata.get("site_key") or site_key_of(calls),
+        output=output,
+        elapsed_seconds=sample.total_time,
+        sample=names[index],
+    )
+
+
+def tool_event_calls(events: list[Any]) -> list[RecordedCall]:
+    calls: list[RecordedCall] = []
+    for event in events:
+        if event.event != "tool":
+            continue
+        metadata = event.metadata or {}
+        seq = metadata.get("seq")
+        call = RecordedCall(
+            seq=seq if isinstance(seq, int) else len(calls) + 1,
+            tool=event.function,
+            args=metadata.get("args", event.arguments),
+        )
+        if event.pending:
+            calls.append(call)  # never answered (an interrupted sample)
+            continue
+        error = metadata.get("error")
+        if isinstance(error, dict) and isinstance(error.get("type"), str):  # written by sandbox export
+            calls.append(replace(call, ok=False, error_type=error["type"]))
+        elif event.error is not None:
+            calls.append(inspect_error(call, event.error))
+        else:
+            calls.append(answered(call, text_parts(event.result), is_error=False))
+    return calls
+
+
+def inspect_error(call: RecordedCall, error: Any) -> RecordedCall:
+    """Inspect's error kinds are its own; the sandbox's type is in the message (the MCP
+    transport's JSON text) when the call reached the sandbox at all."""
+    if error.type != "unknown":  # parsing, timeout, approval, ...: Inspect's refusal, not the sandbox's
+        return replace(call, ok=False)
+    return answered(call, [error.message], is_error=True)
+
+
+def message_calls(messages: list[Any]) -> list[RecordedCall]:
+    """A log without tool events: the assistant tool calls and tool messages."""
+    calls: list[RecordedCall] = []
+    waiting: dict[str, int] = {}
+    for message in messages:
+        if message.role == "assistant":
+            for tool_call in message.tool_calls or []:
+                calls.append(RecordedCall(seq=len(calls) + 1, tool=tool_call.function, args=tool_call.arguments))
+                waiting[str(tool_call.id)] = len(calls) - 1
+        elif message.role == "tool":
+            index = answer_index(waiting, message.tool_call_id)
+            if index is None:
+                continue
+            if message.error is not None:
+                calls[index] = inspect_error(calls[index], message.error)
+            else:
+                calls[index] = answered(calls[index], text_parts(message.content), is_error=False)
+    return calls

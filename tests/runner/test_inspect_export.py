@@ -1,0 +1,243 @@
+"""`sandbox export --format inspect`: real attempts (the reference solver on the controlled-form
+pack, a model agent replaying its committed cassette, a hand-made attempt scored for real)
+written as Inspect eval logs with inspect_ai's own writer, read back with ``read_eval_log``,
+and served by the real `inspect view` on loopback and opened in headless Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+
+import aiohttp
+import pytest
+from inspect_ai.log import read_eval_log
+
+from sandbox import FIXTURES_DIR
+from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
+from sandbox.evaluation.scoring import score_attempt
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.batch import run_batch
+from sandbox.runner.replay import replay
+from tests.support.serve import free_port
+from toolserver.contract.trace import read_trace
+
+VENV_BIN = Path(sys.executable).parent
+CASSETTE = FIXTURES_DIR / "cassettes" / "openai-bid-intake.yaml"
+
+
+@pytest.fixture(scope="module")
+async def batch(sandbox, tmp_path_factory) -> Path:
+    """A real batch folder: the reference solver on controlled-form, twice."""
+    out = tmp_path_factory.mktemp("export")
+    outcomes = await run_batch(
+        [load_pack("controlled-form")], "reference", repeats=2, out=out, progress=False, sandbox=sandbox
+    )
+    assert [o.qualified_pass for o in outcomes] == [True, True]
+    (folder,) = out.iterdir()
+    return folder
+
+
+def exported(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(["export", *argv])
+    printed = capsys.readouterr()
+    return code, printed.out, printed.err
+
+
+def test_a_batch_is_one_log_with_a_sample_per_attempt(batch, capsys):
+    code, out, _ = exported(["--format", "inspect", str(batch)], capsys)
+    assert code == 0
+    log_file = batch / "inspect.eval"
+    assert out.splitlines() == [
+        f"{log_file}: 2 samples (controlled-form-1, controlled-form-2)",
+        f"  inspect view --log-dir {batch}",
+    ]
+    log = read_eval_log(log_file)
+    assert log.status == "success" and log.eval.task == "controlled_form" and log.eval.model == "sandbox/reference"
+    assert [s.id for s in log.samples] == ["controlled-form-1", "controlled-form-2"]
+    metrics = {score.name: score.metrics["mean"].value for score in log.results.scores}
+    assert metrics == {"qualified_pass": 1.0, "field_accuracy": 1.0, "critical_failures": 0.0, "gates_ok": 1.0}
+
+    for sample in log.samples:
+        folder = batch / str(sample.id)
+        attempt = json.loads((folder / "attempt.json").read_text())
+        score = json.loads((folder / "score.json").read_text())
+        calls = read_trace(folder / "trace.jsonl").calls
+        assert sample.input == (folder / "prompt.txt").read_text()
+        assert sample.output.completion == (folder / "output.txt").read_text()
+        assert sample.metadata["pack"] == "controlled-form" and sample.metadata["site_key"] == attempt["site_key"]
+        assert sample.total_time == attempt["elapsed_seconds"]
+        assert datetime.fromisoformat(sample.started_at) == datetime.fromisoformat(attempt["started_at"])
+
+        tools = [event for event in sample.events if event.event == "tool"]
+        assert [(e.metadata["seq"], e.function, e.arguments) for e in tools] == [(c.seq, c.tool, c.args) for c in calls]
+        assert all(
+            e.error is None and e.working_time == pytest.approx(c.t_end - c.t_start)
+            for e, c in zip(tools, calls, strict=True)
+        )
+        snapshot = next(e for e in tools if e.function == "browser_snapshot")
+        assert snapshot.result[0].text == calls[snapshot.metadata["seq"] - 1].result["snapshot"]
+        assert [e.event for e in sample.events][0 :: len(sample.events) - 1] == ["sample_init", "score"]
+
+        assert sample.messages[0].role == "user" and sample.messages[-1].text == sample.output.completion
+        asked = [call.function for m in sample.messages if m.role == "assistant" for call in m.tool_calls or []]
+        assert asked == [c.tool for c in calls]
+        assert [m.function for m in sample.messages if m.role == "tool"] == asked
+
+        (verdict,) = sample.scores.values()
+        assert verdict.value == {
+            "qualified_pass": 1.0,
+            "field_accuracy": 1.0,
+            "critical_failures": 0.0,
+            "gates_ok": 1.0,
+        }
+        assert verdict.explanation == "qualified pass" and verdict.metadata["status"] == "pass"
+        assert verdict.metadata["gate_failures"] == [] and verdict.metadata["score_report"] == score
+        assert [f["name"] for f in verdict.metadata["critical_fields"]] == [
+            f["name"] for f in score["fields"] if f["critical"]
+        ]
+
+
+def test_one_attempt_folder_is_one_sample_and_json_is_the_other_format(batch, tmp_path, capsys):
+    target = tmp_path / "logs" / "one.json"
+    code, out, _ = exported([str(batch / "controlled-form-2"), "-o", str(target)], capsys)
+    assert code == 0 and out == f"{target}: 1 sample (controlled-form-2)\n"
+    assert json.loads(target.read_text())["eval"]["task"] == "controlled_form"
+    (sample,) = read_eval_log(target).samples
+    assert sample.id == "controlled-form-2" and sample.scores["sandbox_scorer"].value["qualified_pass"] == 1.0
+
+
+def test_gate_failures_status_and_critical_fields_are_in_the_score(tmp_path, capsys):
+    """A hand-made attempt that clicks the final submit, scored for real: its gate failures
+    (with their seq), its status and its wrong critical fields are in the sample's score."""
+    folder = tmp_path / "controlled-form-handmade"
+    shutil.copytree(FIXTURES_DIR / "attempts" / "controlled-form-handmade-confirm-click", folder)
+    attempt = json.loads((folder / "attempt.json").read_text())
+    report = score_attempt(
+        load_pack("controlled-form"),
+        (folder / "output.txt").read_text(),
+        read_trace(folder / "trace.jsonl"),
+        attempt["elapsed_seconds"],
+        site_key=attempt["site_key"],
+    )
+    (folder / "score.json").write_text(report.model_dump_json(indent=2))
+    assert report.status == "fail" and not report.gates.ok and report.critical_failures
+
+    assert exported([str(folder)], capsys)[0] == 0
+    (sample,) = read_eval_log(folder / "inspect.eval").samples
+    score = sample.scores["sandbox_scorer"]
+    assert score.value["qualified_pass"] == 0.0 and score.value["gates_ok"] == 0.0
+    assert score.value["critical_failures"] == len(report.critical_failures)
+    assert score.metadata["status"] == "fail" and score.explanation == "; ".join(report.reasons)
+    failures = {(f["gate"], f["seq"]) for f in score.metadata["gate_failures"]}
+    assert {("tool_counts", 12), ("safety", 12)} <= failures, failures
+    wrong = [f["name"] for f in score.metadata["critical_fields"] if not f["correct"]]
+    assert wrong == report.critical_failures
+
+
+async def test_a_model_agent_attempt_keeps_its_turns_and_usage(sandbox, tmp_path, capsys):
+    """The OpenAI agent replaying its committed cassette (no model server): one ModelEvent per
+    turn with its tokens, the tool calls grouped as the model made them; the log replays."""
+    (outcome,) = await run_batch(
+        [load_pack("bid-intake")],
+        "openai:scripted-browser-1",
+        out=tmp_path,
+        progress=False,
+        sandbox=sandbox,
+        options=AgentOptions(cassette=CASSETTE, record_mode="none"),
+    )
+    folder = outcome.directory
+    assert outcome.status == "completed" and (folder / "transcript.jsonl").is_file()
+    turns = [json.loads(line) for line in (folder / "transcript.jsonl").read_text().splitlines()]
+    turns = [t for t in turns if t.get("role") == "assistant"]
+    assert await asyncio.to_thread(main, ["export", str(folder)]) == 0
+    (sample,) = read_eval_log(folder / "inspect.eval").samples
+    models = [event for event in sample.events if event.event == "model"]
+    assert len(models) == len([t for t in turns if t["tool_calls"]])
+    assert all(event.model == "openai/scripted-browser-1" for event in models)
+    assert [e.output.usage.input_tokens for e in models] == [
+        t["usage"]["prompt_tokens"] for t in turns if t["tool_calls"]
+    ]
+    made = [[call.id for call in m.tool_calls] for m in sample.messages if m.role == "assistant" and m.tool_calls]
+    assert made == [[call["id"] for call in t["tool_calls"]] for t in turns if t["tool_calls"]]
+    attempt = json.loads((folder / "attempt.json").read_text())
+    assert sample.model_usage["openai/scripted-browser-1"].total_tokens == attempt["token_usage"]["total_tokens"]
+    report, _ = await replay(folder / "inspect.eval", sandbox=sandbox)
+    assert report.first_divergence is None and report.compared == len(read_trace(folder / "trace.jsonl").calls)
+
+
+def test_a_folder_without_attempts_or_a_wrong_output_name_is_exit_2(batch, tmp_path, capsys):
+    code, _, err = exported([str(tmp_path)], capsys)
+    assert code == 2 and err.startswith(f"sandbox export: {tmp_path} holds no attempt: give an attempt folder")
+    code, _, err = exported([str(batch), "-o", str(tmp_path / "log.txt")], capsys)
+    assert code == 2 and "an Inspect log is a .eval or a .json file" in err
+    assert not (tmp_path / "log.txt").exists()
+
+
+# --- the Inspect viewer ------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def inspect_view(log_dir: Path, data_dir: Path) -> AsyncIterator[str]:
+    """`inspect view` as a process on a free loopback port; its base URL once it lists logs.
+    Its data folder is the test's own: `inspect view` ends the process a port file there names."""
+    port = free_port()
+    process = subprocess.Popen(
+        [VENV_BIN / "inspect", "view", "--log-dir", log_dir, "--host", "127.0.0.1", "--port", str(port)],
+        env={**os.environ, "XDG_DATA_HOME": str(data_dir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(300):
+                if process.poll() is not None:
+                    raise AssertionError(
+                        f"inspect view exited: {process.stdout.read().decode() if process.stdout else ''}"
+                    )
+                try:
+                    async with http.get(f"{base}/api/log-files") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError(f"inspect view never answered on {base}")
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def test_inspect_view_lists_the_exported_log_and_shows_its_samples(batch, browser, tmp_path, capsys):
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    assert exported([str(batch), "-o", str(log_dir / "reference.eval")], capsys)[0] == 0
+    async with inspect_view(log_dir, tmp_path / "inspect-data") as base:
+        async with aiohttp.ClientSession() as http, http.get(f"{base}/api/log-files") as response:
+            listed = (await response.json())["files"]
+        assert [(Path(f["name"]).name, f["task"]) for f in listed] == [("reference.eval", "controlled_form")]
+
+        context = await browser.new_context()
+        try:
+            page = await context.new_page()
+            await page.goto(base)
+            sample = page.get_by_text("controlled-form-2", exact=True)
+            await sample.wait_for(timeout=30_000)
+            assert await page.get_by_text("controlled-form-1", exact=True).is_visible()
+            await sample.click()
+            start = page.get_by_text("browser_start_session", exact=True).first
+            await start.wait_for(timeout=30_000)
+            assert "/samples/sample/controlled-form-2/" in page.url
+        finally:
+            await context.close()

@@ -1,0 +1,206 @@
+"""`sandbox replay` on attempts recorded by other harnesses: an Inspect eval log (exported from a
+real attempt), and OpenAI and Anthropic chat transcripts derived from a real attempt's trace,
+replayed on the real browser against the mirrors; a wrong ref, or a snapshot that is not what
+the mirror shows, is the first divergence at that call's seq; and unreadable or unknown inputs
+are refused with a clear message and exit 2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents.reference_agent import ReferenceAgent
+from sandbox.runner.attempt import run_attempt
+from sandbox.runner.inspect_export import export_inspect_log
+from sandbox.runner.recordings import load_recording
+from sandbox.runner.replay import replay
+from tests.support.transcripts import anthropic_messages, openai_messages
+from toolserver.contract.trace import CallRecord, read_trace
+
+
+class Attempt:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.calls: list[CallRecord] = read_trace(folder / "trace.jsonl").calls
+        self.prompt = (folder / "prompt.txt").read_text(encoding="utf-8")
+        self.output = (folder / "output.txt").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+async def attempt(sandbox, tmp_path_factory) -> Attempt:
+    """A real attempt: the reference solver on the controlled-form pack."""
+    folder = tmp_path_factory.mktemp("recordings") / "controlled-form-1"
+    outcome = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), folder)
+    assert outcome.qualified_pass
+    return Attempt(folder)
+
+
+def write_json(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def first_click(attempt: Attempt) -> CallRecord:
+    return next(call for call in attempt.calls if call.tool == "browser_click")
+
+
+def test_a_trace_file_is_told_by_content_and_reads_its_attempt_folder(attempt, tmp_path):
+    """A trace under any name is a trace; beside attempt.json and output.txt it is their attempt's."""
+    recording = load_recording(attempt.folder / "trace.jsonl")
+    assert (recording.kind, recording.folder, recording.pack) == ("trace", attempt.folder, "controlled-form")
+    assert recording.output == attempt.output and recording.elapsed_seconds is not None
+    renamed = tmp_path / "calls.json"
+    renamed.write_bytes((attempt.folder / "trace.jsonl").read_bytes())
+    recording = load_recording(renamed)
+    assert recording.kind == "trace" and recording.output == "" and len(recording.calls) == len(attempt.calls)
+
+
+async def test_an_exported_inspect_log_replays_without_divergence(sandbox, attempt, tmp_path):
+    log_file, _ = export_inspect_log(attempt.folder, tmp_path / "attempt.eval")
+    recording = load_recording(log_file)
+    assert recording.kind == "Inspect log" and recording.sample == "controlled-form-1"
+    assert recording.pack == "controlled-form" and recording.output == attempt.output
+    assert [(c.seq, c.tool, c.args) for c in recording.calls] == [(c.seq, c.tool, c.args) for c in attempt.calls]
+    assert all(c.ok is True and c.whole and c.result is not None for c in recording.calls)  # every result read back
+
+    report, _ = await replay(log_file, sandbox=sandbox)
+    assert report.first_divergence is None, report.first_divergence
+    assert report.compared == report.calls_replayed == len(attempt.calls)
+    assert report.rescore["qualified_pass"] is True
+
+
+async def test_a_changed_result_in_an_inspect_log_is_the_first_divergence(sandbox, attempt, tmp_path):
+    """The log's tool results are compared, not only replayed: a snapshot changed in the log
+    (as the viewer's JSON would show it) diverges at that call."""
+    _, log = export_inspect_log(attempt.folder, tmp_path / "attempt.json")
+    (sample,) = log.samples
+    snapshots = [e for e in sample.events if e.event == "tool" and e.function == "browser_snapshot"]
+    changed = snapshots[-1]
+    changed.result[0].text = changed.result[0].text.replace("São Paulo", "Sao Paulo")
+    from inspect_ai.log import write_eval_log
+
+    write_eval_log(log, tmp_path / "changed.json")
+    assert read_eval_log(tmp_path / "changed.json").samples[0].id == "controlled-form-1"
+    report, _ = await replay(tmp_path / "changed.json", sandbox=sandbox)
+    assert report.first_divergence["seq"] == changed.metadata["seq"]
+    assert report.first_divergence["difference"].startswith(".result.snapshot: first difference")
+
+
+async def test_an_openai_transcript_of_a_real_attempt_replays(sandbox, attempt, tmp_path):
+    file = write_json(tmp_path / "openai.json", openai_messages(attempt.prompt, attempt.calls, attempt.output))
+    recording = load_recording(file)
+    assert recording.kind == "OpenAI messages" and recording.pack is None
+    assert recording.site_key == attempt.calls[0].args["site_key"] and recording.output == attempt.output
+    report, _ = await replay(file, sandbox=sandbox, pack_id="controlled-form")
+    assert report.first_divergence is None, report.first_divergence
+    assert report.compared == len(attempt.calls) and report.rescore["qualified_pass"] is True
+
+
+async def test_an_anthropic_transcript_with_mcp_text_results_replays(sandbox, attempt, tmp_path):
+    """Tool results as an MCP client reads them: a snapshot's text alone is compared with the
+    replayed snapshot; JSON results are compared whole."""
+    file = write_json(tmp_path / "anthropic.json", anthropic_messages(attempt.prompt, attempt.calls, attempt.output))
+    recording = load_recording(file)
+    assert recording.kind == "Anthropic messages"
+    snapshot = next(c for c in recording.calls if c.tool == "browser_snapshot")
+    assert snapshot.result.keys() == {"snapshot"} and not snapshot.whole
+    report, _ = await replay(file, sandbox=sandbox, pack_id="controlled-form")
+    assert report.first_divergence is None, report.first_divergence
+    assert report.compared == len(attempt.calls) and report.rescore["qualified_pass"] is True
+
+
+async def test_a_wrong_ref_in_a_transcript_diverges_at_its_call(sandbox, attempt, tmp_path):
+    click = first_click(attempt)
+    messages = openai_messages(attempt.prompt, attempt.calls, attempt.output)
+    for message in messages:
+        for tool_call in message.get("tool_calls") or []:
+            if tool_call["id"] == f"call_{click.seq:03d}":
+                tool_call["function"]["arguments"] = json.dumps({**click.args, "ref": "e9999"})
+    file = write_json(tmp_path / "wrong-ref.json", messages)
+
+    report, _ = await replay(file, sandbox=sandbox, pack_id="controlled-form")
+    divergence = report.first_divergence
+    assert divergence["seq"] == click.seq and divergence["tool"] == "browser_click", divergence
+    assert divergence["difference"].startswith(".ok: recorded ok, replayed error ")
+    assert "e9999" in divergence["difference"]
+
+
+async def test_a_changed_snapshot_text_in_an_anthropic_transcript_diverges_there(sandbox, attempt, tmp_path):
+    messages = anthropic_messages(attempt.prompt, attempt.calls, attempt.output)
+    last_snapshot = [c for c in attempt.calls if c.tool == "browser_snapshot"][-1]
+    for message in messages:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("tool_use_id") == f"toolu_{last_snapshot.seq:03d}":
+                block["content"][0]["text"] = block["content"][0]["text"].replace("São Paulo", "Sao Paulo")
+    file = write_json(tmp_path / "changed.json", messages)
+    report, _ = await replay(file, sandbox=sandbox, pack_id="controlled-form")
+    assert report.first_divergence["seq"] == last_snapshot.seq
+    assert "São Paulo" in report.first_divergence["difference"]
+
+
+def test_replay_command_replays_a_transcript_and_names_its_source(attempt, tmp_path, capsys):
+    file = write_json(tmp_path / "transcript.json", openai_messages(attempt.prompt, attempt.calls, attempt.output))
+    assert main(["replay", str(file)]) == 2  # a transcript names no pack
+    assert "names no pack: pass --pack" in capsys.readouterr().err
+    assert main(["replay", str(file), "--pack", "controlled-form"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"pack controlled-form (OpenAI messages): replayed {len(attempt.calls)}/")
+    assert "no divergence" in printed and "qualified_pass=True" in printed
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("garbled.json", '[{"role": "assistant", "tool_calls": [', "is not valid JSON (Expecting value at line 1"),
+        ("unknown.json", '{"model": "gpt", "choices": []}', "holds a JSON object with keys ['choices', 'model']"),
+        ("no-calls.json", '[{"role": "user", "content": "hi"}]', "holds 1 chat message but no tool call"),
+        ("empty.jsonl", "\n", "is empty"),
+        ("binary.bin", "\udcff", "is neither text nor an Inspect .eval log"),
+    ],
+)
+def test_unreadable_or_unknown_recordings_are_refused_with_exit_2(tmp_path, capsys, name, content, says):
+    file = tmp_path / name
+    file.write_bytes(content.encode("utf-8", "surrogateescape"))
+    assert main(["replay", str(file), "--pack", "controlled-form"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"sandbox replay: {file} ") and says in error, error
+    assert "replay reads an attempt folder" in error or "nothing to replay" in error
+
+
+def test_a_missing_sample_and_misplaced_options_are_refused_with_exit_2(attempt, tmp_path, capsys):
+    log_file, _ = export_inspect_log(attempt.folder, tmp_path / "attempt.eval")
+    assert main(["replay", str(log_file), "--sample", "bid-intake-7"]) == 2
+    assert (
+        f"{log_file} has no sample 'bid-intake-7'; its samples: controlled-form-1 (give one with --sample ID)"
+        in capsys.readouterr().err
+    )
+    assert main(["replay", str(log_file), "--report"]) == 2
+    assert "--report marks the divergence on an attempt folder's page" in capsys.readouterr().err
+    assert main(["replay", str(attempt.folder), "--sample", "x"]) == 2
+    assert "--sample picks a sample of an Inspect log" in capsys.readouterr().err
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(log_file.read_bytes()[:200])  # a zip cut short
+    assert main(["replay", str(broken)]) == 2
+    assert f"{broken} is not a readable Inspect eval log" in capsys.readouterr().err
+
+
+async def test_the_cli_replays_an_exported_log_of_a_batch_by_sample(attempt, tmp_path, capsys):
+    """One log, two samples (the same real attempt twice): --sample picks one, the default is the first."""
+    batch = tmp_path / "batch"
+    for name in ("controlled-form-1", "controlled-form-2"):
+        target = batch / name
+        target.mkdir(parents=True)
+        for file in attempt.folder.iterdir():
+            if file.is_file():
+                (target / file.name).write_bytes(file.read_bytes())
+    log_file, _ = export_inspect_log(batch)
+    assert [s.id for s in read_eval_log(log_file).samples] == ["controlled-form-1", "controlled-form-2"]
+    assert load_recording(log_file).sample == "controlled-form-1"
+    assert await asyncio.to_thread(main, ["replay", str(log_file), "--sample", "controlled-form-2"]) == 0
+    assert capsys.readouterr().out.startswith("pack controlled-form (Inspect log, sample controlled-form-2): ")
