@@ -68,12 +68,13 @@ class Sandbox:
         self.dispatcher = Dispatcher()
         self.runs: dict[str, Run] = {}
         self.named: dict[str, Run] = {}  # a run's name -> the run (see open_run)
+        self.idle_bounds: dict[Run, float] = {}  # runs no connection ends -> seconds without a call they may idle
         self.sweeper: asyncio.Task | None = None
 
     async def start(self) -> Sandbox:
         if self.owns_host:
             await self.host.start()
-        self.sweeper = asyncio.create_task(self.end_idle_named_runs())
+        self.sweeper = asyncio.create_task(self.end_idle_runs())
         return self
 
     async def stop(self) -> None:
@@ -128,16 +129,9 @@ class Sandbox:
         warm browser. ``screenshot_dir`` keeps a viewport PNG after each call there (default: the
         server's ``screenshot_dir``/<run id>, or none); ``playwright_trace_dir`` saves each session's
         Playwright trace there as ``playwright-trace.zip``."""
-        self.evict_ended_runs()
-        live = sum(not run.closed for run in self.runs.values())
-        if live >= self.config.max_runs:
-            raise TooManyRuns(
-                f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
-                "end one with DELETE /runs/{id}, or retry later"
-            )
-        block = self.config.block_state_changes if block_state_changes is None else block_state_changes
         if policy is None:
-            policy = self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
+            policy = self.policy_for(pack, mode, block_state_changes)
+        self.check_room()
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
         # Where the run's files go: as given, else in the server's folders under the run's id.
         run_id, config = new_run_id(), self.config
@@ -163,6 +157,22 @@ class Sandbox:
         self.runs[run.id] = run
         return run
 
+    def policy_for(self, pack: str | None, mode: PolicyMode | None, block_state_changes: bool | None) -> Policy:
+        """The policy of a new run: the pack's, in ``mode`` (default: the server's), blocking
+        state changes as asked (default: the server's setting)."""
+        block = self.config.block_state_changes if block_state_changes is None else block_state_changes
+        return self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
+
+    def check_room(self) -> None:
+        """``TooManyRuns`` when ``max_runs`` runs are live."""
+        self.evict_ended_runs()
+        live = sum(not run.closed for run in self.runs.values())
+        if live >= self.config.max_runs:
+            raise TooManyRuns(
+                f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
+                "end one with DELETE /runs/{id}, or retry later"
+            )
+
     def open_run(
         self,
         pack: str | None,
@@ -172,6 +182,7 @@ class Sandbox:
         mode: PolicyMode | None = None,
         block_state_changes: bool | None = None,
         name: str | None = None,
+        idle_s: float | None = None,
     ) -> Run:
         """A run a client asked for over a transport: the pack's policy, or none (refused with
         ``require_pack``); a pack's run gets a never-issued site key unless the client chose one.
@@ -179,7 +190,11 @@ class Sandbox:
         ``name``: the live run of that name if there is one (of the same pack; the other options
         are the first opener's), else a new run by that name. A named run belongs to no
         connection: clients that open a connection per tool call share it. It ends when ended
-        (``DELETE /runs/{id}``, ``/answer``) or after ``named_run_idle_s`` without a call."""
+        (``DELETE /runs/{id}``, ``/answer``) or after ``named_run_idle_s`` without a call.
+
+        ``idle_s``: a run no connection ends (one made over the HTTP API) ends after that long
+        without a call; other runs end with their connection, or when their maker ends them.
+        Refusals (``UnknownPack``, ``TooManyRuns``, ...) come before anything is made."""
         if name is not None:
             check_run_name(name)
             named = self.named_run(name)
@@ -195,14 +210,19 @@ class Sandbox:
                 "this server requires a pack for every run (--require-pack): name one, "
                 'e.g. {"pack": "bid-intake"} or /mcp?pack=bid-intake'
             )
+        policy = self.policy_for(pack, mode, block_state_changes)
+        self.check_room()
         if pack is not None and site_key is None:
             site_key = self.issue_site_key()
         header = {"transport": transport, **({"site_key": site_key} if site_key is not None else {})}
         if name is not None:
             header["name"] = name
-        run = self.create_run(pack, mode=mode, block_state_changes=block_state_changes, header=header)
+        run = self.create_run(policy=policy, header=header)
         if name is not None:
             self.named[name] = run
+            idle_s = self.config.named_run_idle_s
+        if idle_s is not None:
+            self.idle_bounds[run] = idle_s
         return run
 
     def named_run(self, name: str) -> Run | None:
@@ -210,18 +230,20 @@ class Sandbox:
         run = self.named.get(name)
         return run if run is not None and not run.closed else None
 
-    async def end_idle_named_runs(self) -> None:
-        """End the named runs that have had no call for ``named_run_idle_s`` (none in flight)."""
-        idle_s = self.config.named_run_idle_s
+    async def end_idle_runs(self) -> None:
+        """End the runs no connection ends (named runs, runs made over the HTTP API) once they
+        have had no call for their idle bound, none in flight (end reason ``idle_timeout``)."""
+        shortest = min(self.config.named_run_idle_s, self.config.http_run_idle_s)
         while True:
-            await asyncio.sleep(min(max(idle_s / 4, 0.05), 30.0))
+            await asyncio.sleep(min(max(shortest / 4, 0.05), 30.0))
             now = time.monotonic()
-            for name, run in list(self.named.items()):
+            for run, idle_s in list(self.idle_bounds.items()):
                 if run.closed:
-                    del self.named[name]
+                    del self.idle_bounds[run]
                 elif run.current is None and now - run.last_active >= idle_s:
-                    del self.named[name]
+                    del self.idle_bounds[run]
                     await run.close("idle_timeout")
+            self.named = {name: run for name, run in self.named.items() if not run.closed}
 
     def issue_site_key(self, prefix: str = "sandbox") -> str:
         """A site key never issued in this process and never seen by this server's browser."""

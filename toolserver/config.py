@@ -45,6 +45,7 @@ class ServerConfig:
     max_ended_runs: int = 50  # ended runs kept in memory (their traces stay on disk) ...
     ended_run_ttl_s: float = 600.0  # ... and for at most this long after they end
     max_profiles: int = 500  # site-key profiles kept; the least recently used go first
+    max_profile_bytes: int = 256 * 1024 * 1024  # ... and their cookies and storage, as JSON, in all (profiles_evicted)
     max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
     allowed_hosts: tuple[str, ...] = ()  # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
@@ -57,9 +58,22 @@ class ServerConfig:
     # A named run (POST /runs {"name"}, /mcp?name=, sandbox mcp --attach) with no tool call for this
     # long ends (end reason idle_timeout): it belongs to no connection, so nothing else ends it.
     named_run_idle_s: float = 300.0
+    # Runs no connection ends, and what one run may hold: a client that abandons its
+    # runs, or opens sessions without end, cannot fill the server for good.
+    http_run_idle_s: float = 1800.0  # a POST /runs run (no name) with no tool call for this long ends (idle_timeout)
+    max_sessions_per_run: int = 8  # open sessions (browser contexts) per run; another start: too_many_sessions
+    # A page that floods refused requests (toolserver.floods): per window between call lines, a
+    # blocked_request line for the first this-many refusals of one kind (reason, type, host) ...
+    max_identical_refusals: int = 20
+    # ... and for at most this many in all; the rest are counted (events_suppressed).
+    max_refusal_lines: int = 200
+    # Tabs one session may hold: a popup over the cap is closed at once (a blocked_request with
+    # reason too_many_tabs); browser_open_tab over it is refused.
+    max_tabs_per_session: int = 20
+    other_tab_title_s: float = 1.0  # a tab list gives up on another tab's title after this long (title null)
 
     def __post_init__(self) -> None:
-        for field in ("mcp_session_idle_s", "named_run_idle_s"):
+        for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s"):
             seconds = getattr(self, field)
             if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")

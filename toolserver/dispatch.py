@@ -102,6 +102,7 @@ class Dispatcher:
             # Page text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
             result, escaped = strict_json(result, "result")
             screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
+            suppressed = run.close_refusal_window(ctx)
             run.write_call(
                 CallRecord.model_construct(
                     seq=ctx.seq,
@@ -121,6 +122,7 @@ class Dispatcher:
                     events=ctx.events,
                     screenshot=screenshot,
                     escaped=escaped or None,
+                    suppressed_events=suppressed or None,
                 )
             )
             return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
@@ -147,6 +149,7 @@ class Dispatcher:
             log.warning("run %s: a call was still running when the run ended", run.id)
         else:
             turn.release()
+        run.close_refusal_window()
         run.trace.close(reason)
 
 

@@ -12,13 +12,15 @@
     ├── ApprovalRequired           close_all without approvals enabled
     ├── BrowserActionFailed        Playwright refused the action (element not visible ...)
     ├── PageUnresponsive           the page did not answer within its bound (a script spinning)
-    └── BrowserCrashed             the browser died under this session; start a new one
+    ├── BrowserCrashed             the browser died under this session; start a new one
+    └── TooManySessions            ``max_sessions_per_run`` open already; close one first
     RequestError                   transport-level: refused before any tool runs; carries its HTTP status
     ├── MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
     ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
     ├── RequestTimeout 408, BodyTooLarge 413
     ├── UnsupportedMediaType / UnsupportedCharset 415
-    └── TooManyRuns                429
+    ├── TooManyRuns                429
+    └── ClientGone                 499: the client left before its body arrived (nothing is sent)
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
 the trace as ``server_fault`` and answered as ``{"type": "server_fault"}``; the server stays up.
@@ -74,6 +76,12 @@ class UnknownTab(ToolError):
     type = "unknown_tab"
 
 
+class TooManyTabs(ToolError):
+    """The session holds `max_tabs_per_session` tabs already: close one (`browser_close_tab`) first."""
+
+    type = "too_many_tabs"
+
+
 class UnknownRef(ToolError):
     """The ref is not in the tab's latest snapshot, or comes from an earlier document: take a new snapshot."""
 
@@ -120,6 +128,12 @@ class BrowserCrashed(ToolError):
     """Chromium died under this session: start a new one."""
 
     type = "browser_crashed"
+
+
+class TooManySessions(ToolError):
+    """The run has `max_sessions_per_run` open sessions already: close one with `browser_close`."""
+
+    type = "too_many_sessions"
 
 
 class RequestError(Exception):
@@ -242,3 +256,10 @@ class TooManyRuns(RequestError):
 
     type = "too_many_runs"
     status = 429
+
+
+class ClientGone(RequestError):
+    """The client closed the connection before its body arrived: nothing is sent (499, as nginx logs it)."""
+
+    type = "client_gone"
+    status = 499

@@ -27,6 +27,7 @@ from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import BrowserCrashed, NoSession
+from toolserver.floods import RefusalBudget
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
 
@@ -109,6 +110,7 @@ class Run:
         self.closed = False
         self.ended_at: float | None = None
         self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
+        self.refusals = RefusalBudget(config.max_identical_refusals, config.max_refusal_lines)
         self.download_bytes = 0
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
@@ -204,8 +206,11 @@ class Run:
         tab: br.Tab | None = None,
         call: CallContext | None = None,
     ) -> dict:
-        """An event of the call running now (or of ``call``, one that already ended)."""
+        """An event of the call running now (or of ``call``, one that already ended). A refused
+        request beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
+        if kind == "blocked_request" and not self.refusals.admit(data):
+            return {"kind": kind, "data": data, "suppressed": True}
         event = event_of(
             {
                 "kind": kind,
@@ -222,6 +227,14 @@ class Run:
         if current is not None:
             current.events.append(record)
         return record
+
+    def close_refusal_window(self, call: CallContext | None = None) -> int:
+        """Write one ``events_suppressed`` line per kind of refusal counted since the last call
+        line (of ``call``, which ends now); returns how many refusals were left out."""
+        summaries = self.refusals.close_window()
+        for summary in summaries:
+            self.record_event("events_suppressed", summary, call=call)
+        return sum(summary["count"] for summary in summaries)
 
     def record_policy_violation(
         self, url: str, *, origin: str, session: br.Session | None = None, tab: br.Tab | None = None, **data: object

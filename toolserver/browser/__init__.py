@@ -18,6 +18,7 @@ contract): never the dispatcher, tools, API or transports, nor anything of ``san
 
 from toolserver.browser.host import DRIVER_NODE_FLAGS, BrowserHost, start_playwright
 from toolserver.browser.javascript import INIT_SCRIPT, REPORT_PREFIX
+from toolserver.browser.lifecycle import close_session, open_session
 from toolserver.browser.reports import (
     STATE_JS,
     STATE_NOW_JS,
@@ -27,7 +28,7 @@ from toolserver.browser.reports import (
     read_state,
     safe_title,
 )
-from toolserver.browser.session import Recorder, Session, close_session, open_session
+from toolserver.browser.session import Recorder, Session
 from toolserver.browser.settling import HTTP_URL, Marks
 from toolserver.browser.tab import REF_RE, Tab
 

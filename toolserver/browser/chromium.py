@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
+UNSERVED_PROXY = "http://127.0.0.1:9"  # the discard port: for browsers that serve no agent
 
 
 # Chromium keeps only the last --disable-features switch, and ours comes after Playwright's: so
@@ -42,12 +43,18 @@ DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
     # a new context cost 1.5-1.8 s of CPU (most in that renderer and the browser process), 0.2-0.3 s without.
     "WebUIOmniboxPopup",
     "WebUIOmniboxAimPopup",
+    # Form pages would send their field signatures to content-autofill.googleapis.com (through
+    # each session's backstop proxy, where they would be refused and recorded at random).
+    "AutofillServerCommunication",
 )
 
 
-def chromium_launch_args() -> list[str]:
-    """Headless flags; the background-networking ones keep Chromium from dialling out, and a
-    dead proxy catches anything that might ever escape request interception."""
+def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
+    """Headless flags; the background-networking ones keep Chromium from dialling out, and
+    ``proxy`` (the host's backstop, ``toolserver.browser.backstop``) catches anything that might
+    ever escape request interception outside a context (each context has a backstop of its own).
+    Browsers the sandbox does not serve agents from (a plain test browser, a benchmark's raw
+    side) may keep the default, a loopback port nothing is meant to listen on."""
     args = [
         "--disable-gpu",
         "--disable-quic",
@@ -59,7 +66,7 @@ def chromium_launch_args() -> list[str]:
         "--disable-domain-reliability",
         "--no-pings",
         "--metrics-recording-only",
-        "--proxy-server=http://127.0.0.1:9",
+        f"--proxy-server={proxy}",
         "--proxy-bypass-list=<-loopback>",
         # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none.
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",

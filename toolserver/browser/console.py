@@ -61,6 +61,10 @@ class PageReports:
                 },
                 tab=tab,
             )
+        if kind == "popup_refused":
+            url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
+            data = {"url": url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
+            owner.record_event("blocked_request", data, tab=tab)
         if kind == "service_worker":
             url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
             owner.record_event(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import json
 import logging
 import os
 import shlex
@@ -20,6 +21,7 @@ from typing import Protocol
 from playwright.async_api import Browser, Playwright, StorageState, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from toolserver.browser.backstop import Backstop
 from toolserver.browser.chromium import chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
@@ -77,7 +79,9 @@ class BrowserHost:
         self.config = config
         self.store = MirrorStore.load(*config.mirror_roots)
         self.profiles: dict[str, StorageState] = {}
+        self.profile_bytes: dict[str, int] = {}  # the size of each kept profile, as JSON
         self._pw: Playwright | None = None
+        self.backstop = Backstop()  # the browser's proxy: sees what Chromium does outside any context
         self.browser: Browser | None = None
         self.executable: str | None = None
         self.sessions: weakref.WeakSet[Hosted] = weakref.WeakSet()
@@ -93,26 +97,39 @@ class BrowserHost:
         except Exception:
             default = None
         self.executable = resolve_chromium(self.config.chromium, default)
+        await self.backstop.start()
         await self._launch()
 
     async def _launch(self) -> Browser:
         if self._pw is None:
             raise RuntimeError("BrowserHost.start() was not awaited: Playwright is not running")
         browser = await self._pw.chromium.launch(
-            executable_path=self.executable, headless=True, args=chromium_launch_args()
+            executable_path=self.executable, headless=True, args=chromium_launch_args(self.backstop.url)
         )
         browser.on("disconnected", self._on_disconnected)
         self.browser = browser
         self.launches += 1
         return browser
 
-    def keep_profile(self, key: str, state: StorageState) -> None:
+    def keep_profile(self, key: str, state: StorageState) -> list[str]:
         """Store a site key's profile as the most recent; a long-lived server forgets the least
-        recently used beyond ``max_profiles``."""
+        recently used beyond ``max_profiles`` profiles or ``max_profile_bytes`` bytes (their
+        cookies and storage as JSON). Returns the keys forgotten (the key itself when its profile
+        alone is over the byte cap)."""
         self.profiles.pop(key, None)
+        self.profile_bytes.pop(key, None)
         self.profiles[key] = state
-        while len(self.profiles) > self.config.max_profiles:
-            self.profiles.pop(next(iter(self.profiles)))
+        self.profile_bytes[key] = len(json.dumps(state, separators=(",", ":")))
+        forgotten = []
+        while self.profiles and (
+            len(self.profiles) > self.config.max_profiles
+            or sum(self.profile_bytes.values()) > self.config.max_profile_bytes
+        ):
+            oldest = next(iter(self.profiles))
+            self.profiles.pop(oldest)
+            self.profile_bytes.pop(oldest, None)
+            forgotten.append(oldest)
+        return forgotten
 
     @property
     def connected(self) -> bool:
@@ -147,6 +164,7 @@ class BrowserHost:
             await self._close_within("browser", self.browser.close)
         if self._pw is not None:
             await self._close_within("driver", self._pw.stop)
+        await self.backstop.close()
 
     async def _close_within(self, what: str, close: Callable[[], Awaitable[None]]) -> None:
         try:

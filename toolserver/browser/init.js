@@ -17,6 +17,14 @@
     return copy;
   };
   const report = (kind, info) => debug(prefix + stringify(bare({kind, info})));
+  // The page's own console messages go nowhere: the sandbox reads none of them, and each would
+  // cross the one Playwright driver and the one event loop every run shares (a page flooding its
+  // console would slow every other run). The reports above keep the original console.debug.
+  const quiet = () => undefined;
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir', 'dirxml', 'table', 'assert',
+      'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeLog', 'timeEnd', 'timeStamp']) {
+    try { console[name] = quiet; } catch (e) {}
+  }
   document.addEventListener('submit', (event) => {
     const form = event.target;
     const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
@@ -124,8 +132,16 @@
   const loads = (url) => {
     try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
   };
+  // A document opens at most __MAX_POPUPS__ windows (the session's tab cap): beyond it open()
+  // returns null at once and is reported, so a page cannot bury the browser in new windows.
   const open = window.open;
+  let popups = 0;
   window.open = function (...args) {
+    if (popups >= __MAX_POPUPS__) {
+      report('popup_refused', {url: String(args[0] ?? '')});
+      return null;
+    }
+    popups++;
     const opened = open.apply(this, args);
     if (opened && args[0] && loads(String(args[0]))) net.opens++;
     return opened;

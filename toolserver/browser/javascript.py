@@ -15,6 +15,7 @@ _FILES = resources.files(__name__.rpartition(".")[0])  # this package's folder
 # init.js's reports start with this, then the session's report key and ":" (``console``).
 REPORT_PREFIX = "__sandbox__"
 _REPORT_KEY = "__REPORT_KEY__"  # in init.js; each session puts its own key there
+_MAX_POPUPS = "__MAX_POPUPS__"  # in init.js; the session's tab cap
 
 
 def read_js(name: str) -> str:
@@ -33,10 +34,10 @@ def read_expression(name: str) -> str:
 INIT_SCRIPT = read_js("init.js")
 
 
-def init_script(report_key: str, *, block_state_changes: bool, screenshots: bool) -> str:
-    """``init.js`` for one session: its report key, and the run's switches after it."""
+def init_script(report_key: str, *, block_state_changes: bool, screenshots: bool, max_popups: int = 20) -> str:
+    """``init.js`` for one session: its report key and popup cap, and the run's switches after it."""
     return (
-        INIT_SCRIPT.replace(_REPORT_KEY, report_key)
+        INIT_SCRIPT.replace(_REPORT_KEY, report_key).replace(_MAX_POPUPS, str(int(max_popups)))
         + ("window.__sandboxBlockStateChanges = true;" if block_state_changes else "")
         + ("window.__sandboxShots = true;" if screenshots else "")
     )

@@ -52,6 +52,14 @@ class Routed:
         return self.base["url"]
 
 
+def blocked_page(reason: str, url: str) -> str:
+    """What a tab shows instead of a document the sandbox refused."""
+    return (
+        "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
+        f"<p>{html.escape(reason)}: {html.escape(url)} was not requested.</p>"
+    )
+
+
 def target_closed(exc: BaseException) -> bool:
     """Whether Playwright failed because the page, context or browser closed: its
     ``TargetClosedError``, a subclass of the public ``Error`` that Playwright does not export."""
@@ -102,12 +110,12 @@ class Router:
         if self._download_blocked(routed, headers):
             return await self._refuse(route, True, "state_change_blocked", routed.base, routed.tab)
         if self._url_refused(routed):
-            return await self._refuse(route, True, "policy", routed.base, routed.tab)
+            return await self._refuse(route, routed.main_frame_nav, "policy", routed.base, routed.tab)
         if entry is None:
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
         if 300 <= entry.status < 400 and "location" in headers:
             target = urljoin(routed.url, headers["location"])
-            return await self._redirect(route, target, routed.main_frame_nav, routed.base, routed.tab)
+            return await self._redirect(route, target, routed, routed.base)
         mirrored = await asyncio.to_thread(self.store.lookup, routed.url)  # never block the event loop on a disk
         if mirrored is None:  # the entry is there: only a store changed under the router gets here
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
@@ -160,13 +168,15 @@ class Router:
         self.downloads.add(url)
         return policy.block_state_changes
 
-    def _url_refused(self, routed: Routed) -> bool:
-        """A main-frame navigation off the allow-list is a policy violation (refused when enforced)."""
-        if not routed.main_frame_nav or self.policy.url_ok(routed.url):
+    def _url_refused(self, routed: Routed, url: str | None = None, origin: str | None = None) -> bool:
+        """A navigation off the allow-list, of the top frame or of any frame in it (an iframe
+        that navigates itself), is a policy violation (refused when enforced)."""
+        url = url or routed.url
+        if not routed.is_nav or self.policy.url_ok(url):
             return False
         self.owner.record_policy_violation(
-            routed.url,
-            origin="page",
+            url,
+            origin=origin or ("page" if routed.main_frame_nav else "frame"),
             method=routed.base["method"],
             resource_type=routed.base["resource_type"],
             tab=routed.tab,
@@ -190,20 +200,14 @@ class Router:
             status=mirrored.status, content_type="text/html; charset=utf-8", body=pdf.viewer_html(name, pages)
         )
 
-    async def _redirect(
-        self, route: Route, target: str, main_frame_nav: bool, base: dict[str, str], tab: Tab | None, hops: int = 0
-    ) -> None:
+    async def _redirect(self, route: Route, target: str, routed: Routed, base: dict[str, str], hops: int = 0) -> None:
         """Chromium sends a fulfilled redirect's next request past interception, so the router
         follows redirects itself: the target is checked and answered like any other request."""
-        owner, policy = self.owner, self.policy
-        owner.record_event("redirect", {**base, "location": target}, tab=tab)
+        tab, main_frame_nav = routed.tab, routed.main_frame_nav
+        self.owner.record_event("redirect", {**base, "location": target}, tab=tab)
+        if self._url_refused(routed, target, origin="redirect"):  # a navigation's redirect, of any frame
+            return await self._refuse(route, main_frame_nav, "policy", {**base, "url": target}, tab)
         if main_frame_nav:
-            if not policy.url_ok(target):
-                owner.record_policy_violation(
-                    target, origin="redirect", method=base["method"], resource_type=base["resource_type"], tab=tab
-                )
-                if policy.enforcing:
-                    return await self._refuse(route, True, "policy", {**base, "url": target}, tab)
             if not self.store.has(target):
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
             # A stub document replaces itself with the target: that navigation is routed again.
@@ -219,7 +223,7 @@ class Router:
             return await self._refuse(route, False, "not_in_mirror", {**base, "url": target}, tab)
         location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
         if 300 <= mirrored.status < 400 and location:
-            return await self._redirect(route, urljoin(target, location), False, base, tab, hops + 1)
+            return await self._redirect(route, urljoin(target, location), routed, base, hops + 1)
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
     async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
@@ -229,12 +233,7 @@ class Router:
             if tab is not None:
                 tab.activity.awaiting_commit = True
             await route.fulfill(
-                status=200,
-                content_type="text/html; charset=utf-8",
-                body=(
-                    "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
-                    f"<p>{html.escape(reason)}: {html.escape(base['url'])} was not requested.</p>"
-                ),
+                status=200, content_type="text/html; charset=utf-8", body=blocked_page(reason, base["url"])
             )
         elif main_frame_nav:
             # 204 keeps the current document: the page does not move and no byte leaves.

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Protocol
 from playwright.async_api import Browser, BrowserContext, Dialog, Download, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from toolserver.browser.backstop import Backstop
 from toolserver.browser.console import PageReports
 from toolserver.browser.javascript import init_script
 from toolserver.browser.reports import bounded, safe_title
-from toolserver.browser.router import Router
+from toolserver.browser.router import Router, blocked_page
 from toolserver.browser.settling import Marks, Settling
 from toolserver.browser.tab import Tab
 from toolserver.errors import PageUnresponsive
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from toolserver.contract.mirrors import MirrorStore
     from toolserver.contract.policy import Policy
 
+# Documents a page can make without a request: their navigations are checked when they commit.
+LOCAL_SCHEMES = ("blob:", "data:", "filesystem:")
 log = logging.getLogger("toolserver.browser")
 
 
@@ -83,6 +86,7 @@ class Session:
     run: Recorder
     context: BrowserContext
     browser: Browser | None = None  # the Chromium this session lives in
+    backstop: Backstop | None = None  # the context's proxy: what escapes the router is refused there
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
@@ -97,6 +101,8 @@ class Session:
         self.settling = Settling(self, self.run.config)
         self.router = Router(self, self.settling, self.run.store, self.run.policy)
         self.reports = PageReports(self, self.settling, self.report_key)
+        if self.backstop is not None:
+            self.backstop.report = self.escaped
 
     @property
     def active_tab(self) -> Tab | None:
@@ -113,19 +119,22 @@ class Session:
         return None
 
     async def tab_list(self, known: tuple[Tab, str] | None = None) -> list[dict]:
-        """Every tab with its title. ``known``: a tab whose title was just read (not asked again)."""
+        """Every tab with its title. ``known``: a tab whose title was just read (not asked again).
+        A tab that does not answer within ``other_tab_title_s`` is listed with ``title: null``
+        and why: one slow tab never fails the call."""
+        bound = min(self.run.config.other_tab_title_s, self.run.config.action_timeout_ms / 1000)
 
-        async def title(tab: Tab) -> str:
+        async def title(tab: Tab) -> dict:
             if known is not None and tab is known[0]:
-                return known[1]
-            return await safe_title(tab.page, self.run.config)
+                return {"title": known[1]}
+            try:
+                return {"title": await bounded(safe_title(tab.page, self.run.config), bound, "reading the title")}
+            except PageUnresponsive:
+                return {"title": None, "title_unavailable": f"the tab did not answer within {bound:g} s"}
 
         tabs = list(self.tabs.values())
         titles = await asyncio.gather(*(title(tab) for tab in tabs))  # one round trip, not N
-        return [
-            {**tab.summary(tab.id == self.active_tab_id), "title": title}
-            for tab, title in zip(tabs, titles, strict=True)
-        ]
+        return [{**tab.summary(tab.id == self.active_tab_id), **title} for tab, title in zip(tabs, titles, strict=True)]
 
     # --- opening and closing ------------------------------------------------------------
     async def start(self) -> None:
@@ -136,6 +145,7 @@ class Session:
             self.report_key,
             block_state_changes=run.policy.block_state_changes,
             screenshots=run.screenshot_dir is not None,
+            max_popups=run.config.max_tabs_per_session,
         )
         await context.add_init_script(script)
         await context.route("**/*", self.router.route)
@@ -150,6 +160,15 @@ class Session:
             return False
         self.closed = True
         return True
+
+    def escaped(self, method: str, url: str) -> None:
+        """A request that escaped the router (a worker's) reached the backstop, which refused it.
+        A bare connection to a mirrored host is Chromium's own preconnect for a navigation the
+        router answers (no request was in it): not recorded."""
+        if method == "CONNECT" and url.rsplit(":", 1)[0] in self.run.store.hosts():
+            return
+        data = {"url": url, "method": method, "resource_type": "unrouted", "reason": "escaped_interception"}
+        self.record_event("blocked_request", data)
 
     def browser_disconnected(self, browser: Browser) -> None:
         if self.browser is browser and not self.closed:
@@ -186,6 +205,12 @@ class Session:
     def _on_new_page(self, page: Page) -> None:
         if self.tab_for_page(page) is not None:
             return
+        if len(self.tabs) >= self.run.config.max_tabs_per_session and not self.opening_tab:
+            # A page opening popups without end: over the cap each is closed at once, and counted.
+            data = {"url": page.url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
+            self.record_event("blocked_request", data, tab=self.active_tab)
+            asyncio.ensure_future(page.close())
+            return
         self.settling.popup_requested_at = 0.0  # its page is here: no popup is still to come
         opener = None
         if self.tabs and not self.opening_tab:  # opened by the page (window.open, target=_blank)
@@ -193,19 +218,40 @@ class Session:
         self.adopt_page(page, opener=opener)
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
-        if frame.parent_frame is None and tab.commit(frame.url.split("#", 1)[0]):
+        if frame.parent_frame is not None:
+            return
+        url, policy = frame.url, self.run.policy
+        if url.startswith(LOCAL_SCHEMES):  # a document the page made itself: never seen by the router
+            tab.activity.new_document_requested = True
+            if not policy.url_ok(url):
+                self.record_policy_violation(url, origin="page", method="GET", resource_type="document", tab=tab)
+                if policy.enforcing:
+                    tab.leaving = asyncio.ensure_future(self._leave(tab, url))
+        if tab.commit(url.split("#", 1)[0]):
             self.notify()
-            self.record_event("navigation", {"url": frame.url}, tab=tab)
+            self.record_event("navigation", {"url": url}, tab=tab)
+
+    async def _leave(self, tab: Tab, url: str) -> None:
+        """Take the tab off a refused ``blob:``/``data:``/``filesystem:`` document: it shows the
+        sandbox's blocked page instead (a snapshot waits for this)."""
+        with contextlib.suppress(PlaywrightError):
+            tab.activity.new_document_requested = True
+            await tab.page.goto("about:blank")
+            await tab.page.set_content(blocked_page("policy", url))
 
     async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
-        accept = self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes
+        """Dismissed (or accepted, as configured; a state change). A ``beforeunload`` dialog is
+        always accepted: leaving the page is what the navigation asked, and a page must not keep
+        the agent on it; it is recorded like any dialog, not as a state change."""
+        leaving = dialog.type == "beforeunload"
+        accept = leaving or (self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes)
         data = {
             "dialog_type": dialog.type,
             "message": dialog.message,
             "response": "accepted" if accept else "dismissed",
         }
         self.record_event("dialog", data, tab=tab)
-        if accept and dialog.type != "alert":
+        if accept and dialog.type not in ("alert", "beforeunload"):
             self.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}", detail=data, tab=tab)
         with contextlib.suppress(PlaywrightError):  # the page may be gone already
             await (dialog.accept() if accept else dialog.dismiss())
@@ -266,60 +312,3 @@ class Session:
     def settle(self, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> Awaitable[dict | None]:
         """Wait as long as the page is busy with what the last action started (``Settling.settle``)."""
         return self.settling.settle(tab, before, probe)
-
-
-async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
-    host = run.host
-    key = site_key or f"anonymous-{secrets.token_hex(4)}"
-    if clear_cookies:
-        host.profiles.pop(key, None)
-    profile_new = key not in host.profiles
-    width, height = run.config.viewport
-    browser = await host.ready_browser()
-    context = await browser.new_context(
-        storage_state=host.profiles.get(key),
-        service_workers="block",
-        accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
-        viewport={"width": width, "height": height},
-        locale="en-US",
-        timezone_id="America/Chicago",
-    )
-    await run.media.start_trace(context)
-    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
-    session = Session(
-        id=f"ses_{secrets.token_hex(6)}",
-        site_key=site_key,
-        provider=provider,
-        profile_new=profile_new,
-        run=run,
-        context=context,
-        browser=browser,
-    )
-    host.sessions.add(session)
-    await session.start()
-    return session
-
-
-async def close_session(session: Session) -> None:
-    """Save the session's profile (under its site key) and close its context, each bounded."""
-    if not session.mark_closed():
-        return
-    run, key, context = session.run, session.site_key, session.context
-    bound = run.config.close_timeout_s
-    if session.crashed:
-        return  # the context died with its browser; the profile keeps its last saved state
-    # The last call's picture is taken while the profile is saved; both before the context closes.
-    picture = asyncio.ensure_future(run.media.finish_pictures())
-    try:
-        if key:
-            run.host.keep_profile(key, await bounded(context.storage_state(), bound, "saving the profile"))
-    except (PlaywrightError, PageUnresponsive) as exc:
-        log.warning("could not save profile %s: %s", key, exc)
-    finally:
-        await picture
-    await run.media.stop_trace(context)
-    try:
-        # Closing the context ends its renderers, also one stuck in a script.
-        await asyncio.wait_for(context.close(), bound)
-    except (TimeoutError, PlaywrightError) as exc:  # the browser is gone already, or hung
-        log.warning("closing session %s: %r", session.id, exc)

@@ -5,6 +5,7 @@ page reports) change it; the tools read it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 
@@ -55,6 +56,7 @@ class Tab:
     pdf: PdfDocument | None = None  # the PDF the current document shows
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
     activity: Activity = field(default_factory=Activity)
+    leaving: asyncio.Future | None = None  # the tab is being taken off a refused document (blob:, data:)
 
     @property
     def url(self) -> str:

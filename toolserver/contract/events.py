@@ -10,12 +10,29 @@ Pure module: no Playwright, no aiohttp.
 
 import builtins
 import functools
-from typing import Annotated, Any, ClassVar, Literal, NotRequired, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, with_config
-from typing_extensions import TypedDict
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-KEEP_EXTRA = ConfigDict(extra="allow")
+from toolserver.contract.event_data import (
+    BlockedData,
+    CrashData,
+    DialogData,
+    DownloadData,
+    DownloadDiscardedData,
+    ErrorData,
+    EvictedData,
+    FaultData,
+    RedirectData,
+    ScreenshotFailedData,
+    SettleTimeoutData,
+    StateChangeData,
+    SuppressedData,
+    TabOpenedData,
+    TraceFailedData,
+    UrlData,
+    ViolationData,
+)
 
 
 class EventBase(BaseModel):
@@ -37,116 +54,6 @@ class EventBase(BaseModel):
     @classmethod
     def _kind_fields(cls, data: dict[str, Any]) -> dict[str, Any]:
         return data if cls.Data is None else data_adapter(cls.Data).validate_python(data)
-
-
-# --- the kinds' own fields -----------------------------------------------------------------
-@with_config(KEEP_EXTRA)
-class UrlData(TypedDict):
-    url: str
-
-
-@with_config(KEEP_EXTRA)
-class RequestData(TypedDict):
-    url: str
-    method: str
-    resource_type: str
-
-
-@with_config(KEEP_EXTRA)
-class RedirectData(RequestData):
-    location: str
-
-
-@with_config(KEEP_EXTRA)
-class BlockedData(RequestData):
-    reason: str
-
-
-@with_config(KEEP_EXTRA)
-class TabOpenedData(TypedDict):
-    tab: str
-    opener: str | None
-    url: str
-
-
-@with_config(KEEP_EXTRA)
-class DialogData(TypedDict):
-    dialog_type: str
-    message: str
-    response: Literal["accepted", "dismissed"]
-
-
-@with_config(KEEP_EXTRA)
-class DownloadData(TypedDict):
-    url: str
-    filename: str
-
-
-@with_config(KEEP_EXTRA)
-class DownloadDiscardedData(TypedDict):
-    url: str
-    bytes: int
-    kept_bytes: int
-    max_download_bytes: int
-
-
-@with_config(KEEP_EXTRA)
-class ViolationData(TypedDict):
-    url: str
-    rule: str
-    origin: str
-    enforced: bool
-    allowed_urls: list[str]
-
-
-@with_config(KEEP_EXTRA)
-class StateChangeData(TypedDict):
-    action: str
-    name: str
-    allowed: bool
-    blocked: bool
-    detail: NotRequired[dict[str, Any]]  # the action's own facts (absent in hand-written traces)
-
-
-@with_config(KEEP_EXTRA)
-class SettleTimeoutData(TypedDict):
-    waited_s: float
-    waiting_for: str
-    inflight_requests: int
-    page_requests_pending: int | None
-    ready_state: str | None
-
-
-@with_config(KEEP_EXTRA)
-class ErrorData(TypedDict):
-    error: str
-
-
-@with_config(KEEP_EXTRA)
-class CrashData(TypedDict):
-    session_id: str
-
-
-@with_config(KEEP_EXTRA)
-class FaultData(TypedDict):
-    error: str
-    tool: NotRequired[str]
-    traceback: NotRequired[str]
-    where: NotRequired[str]
-    url: NotRequired[str]
-
-
-@with_config(KEEP_EXTRA)
-class ScreenshotFailedData(TypedDict):
-    file: str
-    error: str
-
-
-@with_config(KEEP_EXTRA)
-class TraceFailedData(TypedDict):
-    step: Literal["start", "stop"]
-    error: str
-    file: NotRequired[str]
 
 
 # --- one model per kind --------------------------------------------------------------------
@@ -258,6 +165,22 @@ class PlaywrightTraceFailed(EventBase):
     Data: ClassVar[builtins.type] = TraceFailedData
 
 
+class EventsSuppressed(EventBase):
+    """a page's refused requests beyond the per-window bounds, counted and not written one by one
+    (`kind`, `reason`, `resource_type`, `host`, `count`): see `max_identical_refusals`"""
+
+    kind: Literal["events_suppressed"] = "events_suppressed"
+    Data: ClassVar[builtins.type] = SuppressedData
+
+
+class ProfilesEvicted(EventBase):
+    """kept profiles were forgotten to stay within `max_profiles` / `max_profile_bytes` (`site_keys`,
+    least recently used first; the session's own key when its profile alone is over the cap)"""
+
+    kind: Literal["profiles_evicted"] = "profiles_evicted"
+    Data: ClassVar[builtins.type] = EvictedData
+
+
 EVENT_MODELS: tuple[type[EventBase], ...] = (
     Navigation,
     Redirect,
@@ -274,6 +197,8 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     ServerFault,
     ScreenshotFailed,
     PlaywrightTraceFailed,
+    EventsSuppressed,
+    ProfilesEvicted,
 )
 EventRecord = Annotated[
     Navigation
@@ -290,7 +215,9 @@ EventRecord = Annotated[
     | BrowserCrashed
     | ServerFault
     | ScreenshotFailed
-    | PlaywrightTraceFailed,
+    | PlaywrightTraceFailed
+    | EventsSuppressed
+    | ProfilesEvicted,
     Field(discriminator="kind"),
 ]
 EventKind = Literal[
@@ -309,6 +236,8 @@ EventKind = Literal[
     "server_fault",
     "screenshot_failed",
     "playwright_trace_failed",
+    "events_suppressed",
+    "profiles_evicted",
 ]
 EVENTS: TypeAdapter[EventRecord] = TypeAdapter(EventRecord)
 

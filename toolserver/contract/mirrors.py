@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,6 +84,7 @@ class MirrorStore:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[Path, MirrorEntry]] = {}
+        self._hosts: frozenset[str] | None = None
 
     @classmethod
     def load(cls, *roots: Path) -> MirrorStore:
@@ -101,12 +103,19 @@ class MirrorStore:
             raise ValueError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
         for entry in manifest.entries:
             self._entries[url_key(entry.url)] = (manifest_path.parent, entry)
+        self._hosts = None
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def urls(self) -> list[str]:
         return sorted(self._entries)
+
+    def hosts(self) -> frozenset[str]:
+        """The host names of every mirrored URL."""
+        if self._hosts is None:
+            self._hosts = frozenset(urlsplit(url).hostname or "" for url in self._entries)
+        return self._hosts
 
     def has(self, url: str) -> bool:
         """Whether the URL is mirrored (reads no body)."""

@@ -10,10 +10,12 @@ Line types (field ``type``):
   as received (also for rejected calls); ``events`` repeats the events the call caused.
 - ``run_end``: written when the run is closed.
 
-Every line is strict JSON (no NaN/Infinity) in valid UTF-8. Text that is not valid Unicode
-(a lone surrogate in an argument or a page title, invalid UTF-8 in a request body) is written
-with each offending code point as the literal text ``\\udXXX``, and the line's ``escaped`` field
-lists where (e.g. ``["args.text"]``); a non-finite number is written as its name, a string.
+A line is whole or absent: each is one write to an append-only file, and one the file system
+refuses (a full disk) is cut off again. Every line is strict JSON (no NaN/Infinity) in valid
+UTF-8. Text that is not valid Unicode (a lone surrogate in an argument or a page title, invalid
+UTF-8 in a request body) is written with each offending code point as the literal text
+``\\udXXX``, and the line's ``escaped`` field lists where (e.g. ``["args.text"]``); a non-finite
+number is written as its name, a string.
 
 Times: ``t_*`` are monotonic seconds from the run start; ``wall_*`` are ISO-8601 UTC.
 Pure module: no Playwright, no aiohttp.
@@ -21,8 +23,10 @@ Pure module: no Playwright, no aiohttp.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
 import reprlib
 import threading
@@ -36,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolserver.contract.events import EventRecord, event_of
 
 TRACE_FORMAT = 1
+# A new file only (O_EXCL), every write at its end (O_APPEND), not inherited by child processes.
+NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 
 
 def wall_now() -> str:
@@ -89,6 +95,9 @@ class CallRecord(BaseModel):
     url_after: str | None = Field(default=None, description="The active tab's URL after the call.")
     events: list[dict[str, Any]] = Field(default_factory=list, description="The events the call caused, repeated.")
     escaped: list[str] | None = Field(default=None, description="Where text that is not valid Unicode was escaped.")
+    suppressed_events: int | None = Field(
+        default=None, description="Refused requests of the page counted but not written since the last call line."
+    )
     screenshot: str | None = Field(
         default=None,
         description="The active tab's viewport PNG after the call, relative to "
@@ -158,9 +167,11 @@ def encode_line(data: dict[str, Any]) -> str:
 
 
 class TraceWriter:
-    """Writes lines to a new JSONL file (never an existing one); every line is flushed at once
-    (thread-safe). Lines are kept in memory only when there is no file: a long-lived server
-    holds no trace text of its own."""
+    """Writes lines to a new JSONL file (never an existing one), thread-safe. Each line is one
+    ``write`` to an append-mode descriptor, unbuffered, so it is in the file when ``write``
+    returns; a failed or short write (a full disk) is cut off again, so the file holds whole
+    lines only and later lines start on a line of their own. Lines are kept in memory only when
+    there is no file: a long-lived server holds no trace text of its own."""
 
     def __init__(self, path: Path | None, header: RunHeader) -> None:
         self.path = Path(path) if path else None
@@ -168,23 +179,45 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._lines: list[str] = []
         self.closed = False
-        # Open for the writer's life, closed by close(); "x": never two runs in one file.
-        self._file = open(self.path, "x", encoding="utf-8") if self.path else None  # noqa: SIM115
+        # Open for the writer's life, closed by close(); O_EXCL: never two runs in one file.
+        self._fd = os.open(self.path, NEW_FILE_FLAGS, 0o666) if self.path else None
+        self._whole = 0  # the file's size after its last whole line
         self.header: dict[str, Any] = header.model_dump(mode="json")  # the first line, kept for readers
-        self.write(self.header)
+        try:
+            self.write(self.header)
+        except BaseException:
+            self._close_file()
+            raise
 
     def now(self) -> float:
         return round(time.monotonic() - self.t0, 6)
 
     def write(self, record: BaseModel | dict[str, Any]) -> None:
+        """Append one line; ``OSError`` (the file still whole) if the file system refused it."""
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
         line = encode_line(data)
         with self._lock:
-            if self._file is None:
+            if self.path is None:
                 self._lines.append(line)
-            elif not self._file.closed:
-                self._file.write(line + "\n")
-                self._file.flush()
+            elif self._fd is not None:
+                self._append((line + "\n").encode("utf-8"))
+
+    def _append(self, data: bytes) -> None:
+        assert self._fd is not None
+        try:
+            written = os.write(self._fd, data)
+        except OSError as exc:
+            os.ftruncate(self._fd, self._whole)  # the part the write may have left
+            message = f"trace line not written ({exc.strerror}); the trace keeps its whole lines"
+            raise OSError(exc.errno, message) from exc
+        if written < len(data):
+            os.ftruncate(self._fd, self._whole)
+            raise OSError(
+                errno.ENOSPC,
+                f"trace line not written: only {written} of {len(data)} bytes fit (the disk is probably full); "
+                "the trace keeps its whole lines",
+            )
+        self._whole += written
 
     def text(self) -> str:
         with self._lock:
@@ -193,12 +226,20 @@ class TraceWriter:
             return "".join(line + "\n" for line in self._lines)
 
     def close(self, reason: str = "closed") -> None:
+        """Write ``run_end`` and close the file (closed also when that line cannot be written)."""
         if self.closed:
             return
-        self.write(RunEnd(t=self.now(), wall=wall_now(), reason=reason))
-        self.closed = True
-        if self._file:
-            self._file.close()
+        try:
+            self.write(RunEnd(t=self.now(), wall=wall_now(), reason=reason))
+        finally:
+            self.closed = True
+            self._close_file()
+
+    def _close_file(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 class Trace(BaseModel):

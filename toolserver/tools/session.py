@@ -8,10 +8,10 @@ from pydantic import Field
 from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.dispatch import not_in_mirror
-from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable
+from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
-from toolserver.run import CallContext
+from toolserver.run import CallContext, Run
 
 KERNEL = "kernel"
 
@@ -40,6 +40,19 @@ async def goto(ctx: CallContext, tab: br.Tab, url: str) -> dict:
             raise navigation_failure(ctx, url, exc) from exc
     state = await ctx.session.settle(tab)
     return {"status": reply.status if reply else None, "title": state["title"] if state is not None else None}
+
+
+def check_session_room(run: Run) -> None:
+    """``TooManySessions`` when the run has ``max_sessions_per_run`` open sessions (each is a
+    browser context, tens of MB); a closed or crashed one holds nothing."""
+    held = [sid for sid, session in run.sessions.items() if not session.closed and not session.crashed]
+    limit = run.config.max_sessions_per_run
+    if len(held) >= limit:
+        raise TooManySessions(
+            f"this run has {len(held)} open sessions (max_sessions_per_run {limit}): close one with "
+            f"browser_close(session_id=...) before starting another; open: {', '.join(held)}",
+            open_sessions=held,
+        )
 
 
 def started_download(ctx: CallContext) -> bool:
@@ -83,6 +96,7 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
                 "sessions (pass it explicitly)"
             )
         provider = run.config.fallback_provider
+    check_session_room(run)
     session = await br.open_session(run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies)
     run.sessions[session.id] = session
     run.current_session_id = session.id

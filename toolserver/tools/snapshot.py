@@ -44,6 +44,9 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     # type and title and the accessibility snapshot are read at once (one round trip each, in
     # parallel). No accessibility snapshot of a document its state report calls JSON or text:
     # one that would be sent whole and thrown away (the snapshot is its text).
+    if tab.leaving is not None:  # taken off a refused document first: its text is never read
+        await asyncio.wait([tab.leaving], timeout=ctx.run.config.action_timeout_ms / 1000)
+        tab.leaving = None
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
     shots = ctx.run.screenshot_dir is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from toolserver import browser as br
-from toolserver.errors import ApprovalRequired, UnknownSession, UnknownTab
+from toolserver.errors import ApprovalRequired, TooManyTabs, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import CallContext, SessionContext, no_open_tab
@@ -53,6 +53,9 @@ def find_tab(ctx: SessionContext, tab_id: str) -> br.Tab:
 )
 async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Response) -> None:
     session = ctx.session
+    cap = ctx.run.config.max_tabs_per_session
+    if len(session.tabs) >= cap:
+        raise TooManyTabs(f"this session holds {len(session.tabs)} tabs (max_tabs_per_session {cap}): close one first")
     session.opening_tab = True
     try:
         page = await ask_page(ctx, session.context.new_page(), "opening a tab")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +19,7 @@ from toolserver.api import Sandbox
 from toolserver.config import ServerConfig, is_loopback
 from toolserver.errors import (
     BodyTooLarge,
+    ClientGone,
     ForbiddenHost,
     ForbiddenOrigin,
     InvalidBody,
@@ -31,6 +33,7 @@ from toolserver.errors import (
     UnsupportedMediaType,
 )
 
+log = logging.getLogger("toolserver.transports.guards")
 SANDBOX = web.AppKey("sandbox", Sandbox)
 CONFIG = web.AppKey("config", ServerConfig)
 
@@ -83,18 +86,19 @@ async def trace_refused_call(request: web.Request, refused: RequestError) -> Non
     except UnknownRun:
         return
     try:
-        body = await asyncio.wait_for(request.read(), request.app[CONFIG].request_body_timeout_s)
+        body = await read_body(request, request.app[CONFIG])
         raw: str | None = body.decode("utf-8", errors="surrogateescape")
-    except (TimeoutError, web.HTTPRequestEntityTooLarge):
+    except RequestError:
         raw = None
     await run.record_rejected(info["name"], raw, refused.to_json())
 
 
-async def read_json(request: web.Request) -> tuple[Any, str]:
-    """The request's JSON body and its raw text, or a ``RequestError`` (carrying the raw text)."""
-    config = request.app[CONFIG]
+async def read_body(request: web.Request, config: ServerConfig) -> bytes:
+    """The request's body, whole within ``request_body_timeout_s`` and no larger than
+    ``max_body_bytes`` (the app's ``client_max_size``), else a ``RequestError``; a client that
+    leaves before its body arrived is ``ClientGone``: one log line, not a fault with a traceback."""
     try:
-        data = await asyncio.wait_for(request.read(), config.request_body_timeout_s)
+        return await asyncio.wait_for(request.read(), config.request_body_timeout_s)
     except TimeoutError as exc:
         raise RequestTimeout(
             f"the request body did not arrive within {config.request_body_timeout_s:g} s "
@@ -102,6 +106,15 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
         ) from exc
     except web.HTTPRequestEntityTooLarge as exc:
         raise BodyTooLarge(f"the request body is larger than {config.max_body_bytes} bytes") from exc
+    except ConnectionError as exc:  # aiohttp's "Connection lost"
+        log.info("%s %s: the client left before its body arrived", request.method, request.path)
+        raise ClientGone(f"the client closed the connection before its body arrived ({exc})") from exc
+
+
+async def read_json(request: web.Request) -> tuple[Any, str]:
+    """The request's JSON body and its raw text, or a ``RequestError`` (carrying the raw text)."""
+    config = request.app[CONFIG]
+    data = await read_body(request, config)
     raw = data.decode("utf-8", errors="surrogateescape")  # exactly what arrived; the trace escapes what is not text
     charset = (request.charset or "utf-8").lower()
     if charset not in ("utf-8", "utf8"):

@@ -15,6 +15,12 @@ only the run header's ``transport`` differs.
                 unknown tool -> recorded by the dispatcher, then a protocol error (-32602)
     prompts     ``task``: the pack's prompt for the run's site key (a run with a pack)
 
+Errors: a refused ``initialize`` (an unknown pack or run, a bad run name, too many runs) is a
+JSON-RPC error whose ``data.type`` is the HTTP API's error type, with the code ``INVALID_PARAMS``
+(-32602), or ``SERVER_BUSY`` (-32010) for a full server (retry later); any other unexpected
+exception is ``INTERNAL_ERROR`` (-32603, ``data.type`` ``server_fault``), logged with its traceback,
+never the SDK's catch-all code 0.
+
 The run id is in the ``initialize`` result's ``_meta`` (``sandbox/run_id``) and, over HTTP,
 in the ``Mcp-Run-Id`` header of every response of the session. The sandbox serves the
 ``initialize`` handshake (sessions carry browser state); a stateless 2026-07-28 request is
@@ -26,9 +32,10 @@ Streamable HTTP is served on the aiohttp server by ``toolserver.transports.mcp_h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -38,11 +45,12 @@ from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from toolserver import __version__
 from toolserver.api import Sandbox
 from toolserver.contract.policy import PolicyMode
-from toolserver.errors import NoTask, RequestError
+from toolserver.errors import NoTask, RequestError, TooManyRuns
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 
@@ -52,6 +60,7 @@ RUN_ID_META = "sandbox/run_id"
 RUN_ID_HEADER = "Mcp-Run-Id"
 SESSION_HEADER = "mcp-session-id"
 TASK_PROMPT = "task"
+SERVER_BUSY = -32010  # JSON-RPC's implementation-defined server-error band (-32000..-32019; the SDK uses -32000/-32001)
 
 
 class ConnectionRuns(Protocol):
@@ -151,17 +160,18 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns, ready: Awaitable | Non
         raise handshake_only(ctx.protocol_version)
 
     async def bind_run(ctx, call_next):
-        """Refuse the stateless era; on ``initialize``, open the connection's run."""
+        """The transport's error boundary. Refuse the stateless era; on ``initialize``, open the
+        connection's run."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise handshake_only(ctx.protocol_version)
         if ctx.method != "initialize":
-            return await call_next(ctx)
-        try:
+            with answered(ctx.method):
+                return await call_next(ctx)
+        with answered(ctx.method):  # an unknown pack, a bad run name, too many runs, ...
             run, owned = runs.open(ctx)
-        except RequestError as exc:  # an unknown pack, a bad run name, too many runs, ...
-            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
         try:
-            result = await call_next(ctx)
+            with answered(ctx.method):
+                result = await call_next(ctx)
         except BaseException:
             if owned:
                 await end_run(run, "initialize_failed")
@@ -184,6 +194,31 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns, ready: Awaitable | Non
     # server exports no spans (the trace is the record).
     server.middleware = [bind_run]
     return server
+
+
+@contextlib.contextmanager
+def answered(method: str) -> Iterator[None]:
+    """What a request raises, as the JSON-RPC error it is answered with: a ``RequestError`` is its
+    ``refusal``; an unexpected exception (e.g. a trace line the disk refused) a logged
+    ``INTERNAL_ERROR``, never the SDK's catch-all code 0."""
+    try:
+        yield
+    except (MCPError, ValidationError):  # answered by the SDK as what they are
+        raise
+    except RequestError as exc:
+        raise refusal(exc) from exc
+    except Exception as exc:
+        log.exception("server fault in %s", method)
+        message = f"server_fault: internal error in {method}: {exc!r}"
+        raise MCPError(types.INTERNAL_ERROR, message, data={"type": "server_fault"}) from exc
+
+
+def refusal(exc: RequestError) -> MCPError:
+    """A refused ``initialize`` as a JSON-RPC error: ``SERVER_BUSY`` for a full server, else
+    ``INVALID_PARAMS`` (the client asked for something it cannot have); ``data.type`` is the HTTP
+    API's error type."""
+    code = SERVER_BUSY if isinstance(exc, TooManyRuns) else types.INVALID_PARAMS
+    return MCPError(code, exc.message, data={"type": exc.type})
 
 
 def handshake_only(version: str) -> MCPError:

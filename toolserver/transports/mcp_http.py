@@ -3,6 +3,11 @@ ASGI app) behind ``asgi_bridge``: aiohttp hands over one request, the SDK does a
 The pack is chosen per connection (``/mcp?pack=ID``), or a run made elsewhere is joined
 (``/mcp?run=ID``); every response of a session names its run in ``Mcp-Run-Id``.
 
+The body is read here, within the HTTP API's time and size bounds. An ``initialize`` that
+opens a session has its run opened here too, before the SDK sees the request: a refusal (an
+unknown pack or run, a bad run name, too many runs) is answered with the HTTP API's status and
+a JSON-RPC error, and the SDK never makes a session for it.
+
 The SDK does not show a handler its connection, so the binding of session to run is kept
 here, from what passes through the bridge: the ``initialize`` request that opens a run is
 marked with an exchange header of ours, its answer carries the new session id, later
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import time
 import uuid
@@ -28,15 +34,25 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from multidict import CIMultiDict
+from multidict import CIMultiDict, MultiMapping
 
 from toolserver.api import Sandbox
-from toolserver.errors import UnknownPack, UnknownRun
+from toolserver.errors import RequestError, UnknownPack
 from toolserver.run import Run
-from toolserver.transports.mcp import RUN_ID_HEADER, SESSION_HEADER, create_server, end_run
+from toolserver.transports.guards import read_body
+from toolserver.transports.mcp import RUN_ID_HEADER, SESSION_HEADER, create_server, end_run, refusal
 
 log = logging.getLogger("toolserver.transports.mcp_http")
 EXCHANGE_HEADER = "x-sandbox-exchange"  # set by the bridge on every request; a client's own is dropped
+
+
+@dataclass
+class Opening:
+    """The run an ``initialize`` opens, made before the SDK saw the request."""
+
+    run: Run
+    owned: bool
+    claimed: bool = False  # the server's initialize took it (else it ends unused)
 
 
 @dataclass
@@ -55,7 +71,7 @@ class StreamableHttp:
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
         self.idle_s = sandbox.config.mcp_session_idle_s
-        self.opening: dict[str, tuple[Run, bool]] = {}  # exchange -> the run its initialize opened
+        self.opening: dict[str, Opening] = {}  # exchange -> the run its initialize opens
         self.sessions: dict[str, Binding] = {}  # MCP session id -> its run
         host = sandbox.config.host
         security = TransportSecuritySettings(
@@ -71,27 +87,30 @@ class StreamableHttp:
             session_idle_timeout=sandbox.config.mcp_session_idle_s,
         )
 
-    def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
+    def open_run(self, query: MultiMapping[str]) -> tuple[Run, bool]:
         """``?pack=ID`` (or nothing): a new run owned by the session; ``?run=ID``: join a run
         someone else created and ends (``sandbox run`` gives ``cmd:`` agents this URL);
         ``?pack=ID&name=NAME``: the named run, started by the first session that names it and
-        joined by the others (for clients that open a session per tool call)."""
-        request = http_request(ctx)
-        query = request.query_params
+        joined by the others (for clients that open a session per tool call). A ``RequestError``
+        if refused."""
         unknown = set(query) - {"pack", "run", "name"}
-        if unknown or ("run" in query and len(query) > 1):
+        if unknown or len(query) > len(set(query)) or ("run" in query and len(query) > 1):
             raise UnknownPack(f"/mcp takes ?pack=PACK_ID[&name=RUN_NAME] or ?run=RUN_ID (got {sorted(query)})")
         if "run" in query:
-            try:
-                run, owned = self.sandbox.get_run(query["run"]), False
-            except UnknownRun as exc:
-                raise UnknownPack(str(exc)) from exc
-        elif "name" in query:  # a named run outlives its connections
-            run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http", name=query["name"]), False
-        else:
-            run, owned = self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True
-        self.opening[request.headers[EXCHANGE_HEADER]] = (run, owned)
-        return run, owned
+            return self.sandbox.get_run(query["run"]), False
+        if "name" in query:  # a named run outlives its connections
+            return self.sandbox.open_run(query.get("pack"), transport="mcp-http", name=query["name"]), False
+        return self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True
+
+    def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
+        """The run ``handle`` opened for this ``initialize`` before the SDK saw it."""
+        opening = self.opening.get(http_request(ctx).headers.get(EXCHANGE_HEADER, ""))
+        if opening is None or opening.claimed:
+            raise MCPError(
+                types.INVALID_REQUEST, "initialize opens a new session: send it without an mcp-session-id header"
+            )
+        opening.claimed = True
+        return opening.run, opening.owned
 
     def bound(self, ctx: ServerRequestContext) -> Run | None:
         binding = self.sessions.get(http_request(ctx).headers.get(SESSION_HEADER, ""))
@@ -135,19 +154,30 @@ class StreamableHttp:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         exchange = uuid.uuid4().hex
+        try:
+            body = await read_body(request, self.sandbox.config)
+        except RequestError as exc:  # late, too large, or the client left
+            return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
+        opening = None if SESSION_HEADER in request.headers or request.method != "POST" else initialize_of(body)
+        if opening is not None:
+            try:
+                run, owned = self.open_run(request.query)
+            except RequestError as exc:  # refused before the SDK makes a session for it
+                return jsonrpc_refusal(exc, opening.get("id"))
+            self.opening[exchange] = Opening(run, owned)
         binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
         if binding is not None:
             binding.in_flight += 1
         try:
             on_start = functools.partial(self.response_start, exchange)
-            return await asgi_bridge(request, self.manager.handle_request, self.poll_s, on_start, exchange)
+            return await asgi_bridge(request, body, self.manager.handle_request, self.poll_s, on_start, exchange)
         finally:
             if binding is not None:
                 binding.in_flight -= 1
                 binding.last_seen = time.monotonic()
-            opened = self.opening.pop(exchange, None)  # an initialize that was never answered
-            if opened is not None and opened[1]:
-                await end_run(opened[0], "initialize_failed")
+            unanswered = self.opening.pop(exchange, None)  # an initialize that was never answered
+            if unanswered is not None and unanswered.owned:
+                await end_run(unanswered.run, "initialize_failed")
 
     async def response_start(self, exchange: str, request: web.Request, status: int, headers: list) -> list:
         """Binds a session to the run its ``initialize`` opened; every response of a session
@@ -157,13 +187,12 @@ class StreamableHttp:
             (v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
             request.headers.get(SESSION_HEADER, ""),
         )
-        opened = self.opening.pop(exchange, None)
-        if opened is not None:
-            run, owned = opened
-            if status < 300 and session and not run.closed:
-                self.sessions[session] = Binding(run, owned)
-            elif owned:
-                await end_run(run, "initialize_failed")
+        opening = self.opening.pop(exchange, None)
+        if opening is not None:
+            if opening.claimed and status < 300 and session and not opening.run.closed:
+                self.sessions[session] = Binding(opening.run, opening.owned)
+            elif opening.owned:
+                await end_run(opening.run, "initialize_failed")
         binding = self.sessions.get(session)
         if binding is None:
             return headers
@@ -172,6 +201,25 @@ class StreamableHttp:
             if binding.owned:
                 await end_run(binding.run)
         return headers + [(RUN_ID_HEADER.encode(), binding.run.id.encode())]
+
+
+def initialize_of(body: bytes) -> dict | None:
+    """The JSON-RPC ``initialize`` request ``body`` holds, if it is one (the SDK answers anything malformed)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+        return message
+    return None
+
+
+def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None = None) -> web.Response:
+    """A request refused before the SDK saw it: the HTTP API's status, a JSON-RPC error body
+    (``refusal``'s code unless ``code`` is given; ``data.type`` is the HTTP API's error type)."""
+    error = refusal(refused).error.model_dump(mode="json", exclude_none=True) | ({"code": code} if code else {})
+    valid_id = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+    return web.json_response({"jsonrpc": "2.0", "id": valid_id, "error": error}, status=refused.status)
 
 
 def http_request(ctx: ServerRequestContext) -> Any:
@@ -183,16 +231,16 @@ def http_request(ctx: ServerRequestContext) -> Any:
 
 async def asgi_bridge(
     request: web.Request,
+    body: bytes,
     asgi_app,
     poll_s: float,
     on_start: Callable[[web.Request, int, list], Awaitable[list]],
     exchange: str,
 ) -> web.StreamResponse:
-    """Serve one aiohttp request with an ASGI app (the request body is read first; the
+    """Serve one aiohttp request, whose ``body`` was read already, with an ASGI app (the
     response, streamed or not, is written as the app sends it). The app sees ``exchange`` in
     the request's ``EXCHANGE_HEADER``; ``on_start`` sees the status and headers before they
     are sent and returns the headers to send."""
-    body = await request.read()
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},

@@ -1,0 +1,199 @@
+"""Hardening, round two (issue 30): what a hostile page does to get past the router and the
+allow-list — frames that navigate themselves, documents made at blob: URLs, requests from
+workers — is refused and recorded, and never reaches the agent's snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from urllib.parse import urlsplit
+
+import pytest_asyncio
+
+from tests.support.calls import ref_of
+from tests.support.hostile import HOSTILE, build_hostile_mirror
+from toolserver.api import Sandbox
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
+
+
+@pytest_asyncio.fixture(scope="module")
+def hostile_root(tmp_path_factory):
+    return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+def run_on(own: Sandbox, root, *allowed: str, mode: str = "enforce") -> Run:
+    urls = tuple(path if path.startswith("https://") else f"{HOSTILE}{path}" for path in allowed)
+    policy = Policy(mode=mode, allowed_urls=urls)  # type: ignore[arg-type]
+    return own.create_run(policy=policy, mirror_roots=(root,))
+
+
+async def start_at(run: Run, path: str) -> dict:
+    reply = await run.call(
+        "browser_start_session", {"provider": "kernel", "site_key": "escapes", "url": HOSTILE + path}
+    )
+    assert reply["ok"], reply
+    return reply
+
+
+async def snapshot_text(run: Run) -> str:
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"], reply
+    return reply["result"]["snapshot"]
+
+
+def violations(run: Run) -> list[dict]:
+    return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "policy_violation"]
+
+
+async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refused(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/frame-host", "/frame-hop")
+    await start_at(run, "/frame-host")
+    await asyncio.sleep(0.5)  # the frame's own timer sends it to /secret
+    text = await snapshot_text(run)
+    assert "SECRET-PAGE-TEXT" not in text
+    (violation,) = violations(run)
+    assert violation["url"] == f"{HOSTILE}/secret" and violation["origin"] == "frame" and violation["enforced"]
+    await run.close()
+
+
+async def test_in_observe_mode_the_frame_navigation_is_recorded_and_shown(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/frame-host", "/frame-hop", mode="observe")
+    await start_at(run, "/frame-host")
+    await asyncio.sleep(0.5)
+    assert "SECRET-PAGE-TEXT" in await snapshot_text(run)
+    assert [v["url"] for v in violations(run)] == [f"{HOSTILE}/secret"]
+    await run.close()
+
+
+async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/blob-nav")
+    await start_at(run, "/blob-nav")
+    clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Show"')})
+    assert clicked["ok"], clicked
+    await asyncio.sleep(0.3)
+    text = await snapshot_text(run)
+    assert "SECRET-PAGE-TEXT" not in text and "Blocked by the sandbox" in text
+    (violation,) = violations(run)
+    assert violation["url"].startswith(f"blob:{HOSTILE}/") and violation["origin"] == "page"
+    await run.close()
+
+
+async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorded(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/worker-escape")
+    await start_at(run, "/worker-escape")
+    await asyncio.sleep(1.0)  # the workers' fetches and WebSockets
+    text = await snapshot_text(run)
+    assert "fetch 200" not in text and "ws open" not in text
+    escaped = [e.data for e in parse_trace(run.trace.text()).events if e.data.get("reason") == "escaped_interception"]
+    assert escaped and all(e["resource_type"] == "unrouted" for e in escaped)
+    assert any("exfil.sandbox.example" in e["url"] for e in escaped), escaped
+    await run.close()
+    # The browser's own proxy saw none of the page's requests: only Chromium's own (see backstop.py).
+    hosts = {host_of(target) for target in sandbox.host.backstop.targets}
+    assert hosts <= {"update.googleapis.com", "accounts.google.com"}, sandbox.host.backstop.targets
+
+
+def host_of(target: str) -> str:
+    """``CONNECT host:443`` or ``POST http://host/path`` -> host."""
+    method, where = target.split(" ", 1)
+    return (urlsplit(where).hostname if "://" in where else where.rsplit(":", 1)[0]) or where
+
+
+async def test_a_flooding_page_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
+    async with own_sandbox(settle_timeout_s=1.0) as own:  # the page is never idle: do not wait long for it
+        await flood_run(own, hostile_root)
+
+
+async def flood_run(sandbox: Sandbox, hostile_root) -> None:
+    run = run_on(sandbox, hostile_root, "/flood")
+    await start_at(run, "/flood")
+    await asyncio.sleep(1.5)  # about 250 refusals a second, no call in flight
+    size = len(run.trace.text())
+    await asyncio.sleep(1.5)
+    assert len(run.trace.text()) == size  # the window's budget is spent: counted, not written
+    await snapshot_text(run)
+    trace = parse_trace(run.trace.text())
+    assert trace.problems == []
+    blocked = [e for e in trace.events if e.kind == "blocked_request"]
+    config = sandbox.config
+    assert 0 < len(blocked) <= config.max_refusal_lines + 1
+    per_host: dict[str, int] = {}
+    for event in blocked:
+        host = urlsplit(event.data["url"]).hostname or ""
+        per_host[host] = per_host.get(host, 0) + 1
+    assert max(per_host.values()) <= config.max_identical_refusals
+    summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
+    snapshot_call = trace.calls[-1]
+    assert summaries and snapshot_call.suppressed_events == sum(s["count"] for s in summaries) > 200
+    assert {s["host"] for s in summaries} <= {
+        "flood0.sandbox.example",
+        "flood1.sandbox.example",
+        "flood2.sandbox.example",
+    }
+    await run.close()
+
+
+async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):
+    async with own_sandbox(max_tabs_per_session=5) as own:
+        run = run_on(own, hostile_root, "/popups", "/calm")
+        await start_at(run, "/popups")
+        clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Open"')})
+        assert clicked["ok"], clicked
+        await asyncio.sleep(1.0)
+        began = time.monotonic()
+        reply = await run.call("browser_snapshot", {})
+        assert reply["ok"], reply
+        assert time.monotonic() - began < 5
+        tabs = reply["result"]["tabs"]
+        assert len(tabs) == 5 and all(t["title"] in ("Popups", "Calm") for t in tabs), tabs
+        opened = await run.call("browser_open_tab", {"url": f"{HOSTILE}/calm"})
+        assert opened["error"]["type"] == "too_many_tabs" and "max_tabs_per_session 5" in opened["error"]["message"]
+        trace = parse_trace(run.trace.text())
+        refused = [e for e in trace.events if e.data.get("reason") == "too_many_tabs"]
+        suppressed = sum(e.data["count"] for e in trace.events if e.kind == "events_suppressed")
+        assert len(refused) + suppressed >= 300 - 4  # all but the first four popups (tabs t2-t5) refused
+        await run.close()
+
+
+async def test_a_beforeunload_handler_never_keeps_the_agent_on_the_page(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/beforeunload", "/calm")
+    await start_at(run, "/beforeunload")
+    touched = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Touch"')})
+    assert touched["ok"], touched  # a user gesture: Chromium now shows the page's beforeunload dialog
+    went = await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"})
+    assert went["ok"] and went["result"]["url"] == f"{HOSTILE}/calm", went
+    (dialog,) = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "dialog"]
+    assert dialog["dialog_type"] == "beforeunload" and dialog["response"] == "accepted"
+    await run.close()
+
+
+async def test_kept_profiles_are_bounded_by_bytes_and_the_eviction_is_recorded(own_sandbox, hostile_root):
+    async with own_sandbox(max_profile_bytes=2_500_000, own_browser=True) as own:
+        run = run_on(own, hostile_root, "/storage")
+        for key in ("big-a", "big-b", "big-c"):  # about 1 MB each
+            args = {"provider": "kernel", "site_key": key, "url": f"{HOSTILE}/storage"}
+            assert (await run.call("browser_start_session", args))["ok"]
+            assert (await run.call("browser_close", {}))["ok"]  # its profile is saved now
+        assert list(own.host.profiles) == ["big-b", "big-c"]
+        assert 2_000_000 < sum(own.host.profile_bytes.values()) <= 2_500_000
+        (evicted,) = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "profiles_evicted"]
+        assert evicted == {"site_keys": ["big-a"], "max_profile_bytes": 2_500_000}
+        await run.close()
+
+
+async def test_a_console_flood_does_not_slow_another_run(sandbox, hostile_root):
+    flood, quiet = run_on(sandbox, hostile_root, "/console-flood"), run_on(sandbox, hostile_root, "/calm")
+    await start_at(flood, "/console-flood")
+    await start_at(quiet, "/calm")
+    await asyncio.sleep(1.0)
+    took = []
+    for _ in range(5):
+        began = time.monotonic()
+        await snapshot_text(quiet)
+        took.append(time.monotonic() - began)
+    assert max(took) < 1.0, took  # a quiet page's snapshot takes milliseconds
+    assert "Console flood" in await snapshot_text(flood)
+    await flood.close()
+    await quiet.close()

@@ -1,0 +1,87 @@
+"""Runs no connection ends are reclaimed (issue 30, item 10): a run made with ``POST /runs`` that
+its client abandons ends after ``http_run_idle_s`` without a tool call (``idle_timeout``), so
+abandoned runs cannot fill ``max_runs`` for good; a busy run, a run with a call in flight, and
+the runs the runner makes for its attempts (``sandbox run``, driven over HTTP by ``cmd:``
+agents) are never ended by it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field
+
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.attempt import run_attempt
+from sandbox.runner.task import AgentResult, AgentTask
+from tests.support.sandboxes import http_client
+from toolserver.contract.trace import parse_trace
+from toolserver.registry import ToolArgs, ToolRegistry, tool
+from toolserver.tools import ALL_TOOLS
+
+
+class PauseArgs(ToolArgs):
+    seconds: float = Field(description="How long the call takes.")
+
+
+@tool("browser_pause", args=PauseArgs, side_effect="read_only", title="Pause", description="Take a while.", scope="run")
+async def browser_pause(ctx, args: PauseArgs, response) -> None:
+    await asyncio.sleep(args.seconds)
+    response.add(paused=args.seconds)
+
+
+async def trace_of(server, run_id: str):
+    return parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
+
+
+async def test_an_abandoned_http_run_ends_and_frees_its_place(own_sandbox):
+    async with own_sandbox(http_run_idle_s=0.4, max_runs=2) as own, http_client(own) as server:
+        abandoned = (await (await server.post("/runs", json={})).json())["run_id"]
+        busy = (await (await server.post("/runs", json={})).json())["run_id"]
+        assert (await server.post("/runs", json={})).status == 429  # full
+        for _ in range(8):  # 1.2 s of calls 0.15 s apart: never idle for 0.4 s
+            assert (await server.post(f"/runs/{busy}/tools/list_tools", json={})).status == 200
+            await asyncio.sleep(0.15)
+        assert own.runs[abandoned].closed and not own.runs[busy].closed
+        trace = await trace_of(server, abandoned)
+        assert trace.end is not None and trace.end["reason"] == "idle_timeout" and trace.calls == []
+        assert (await server.delete(f"/runs/{abandoned}")).status == 404
+        assert (await server.post("/runs", json={})).status == 201  # its place is free again
+        assert (await server.delete(f"/runs/{busy}")).status == 200
+
+
+async def test_a_call_in_flight_longer_than_the_idle_bound_keeps_the_run(own_sandbox):
+    registry = ToolRegistry([*ALL_TOOLS, browser_pause])
+    async with own_sandbox(http_run_idle_s=0.3, registry=registry) as own, http_client(own) as server:
+        run_id = (await (await server.post("/runs", json={})).json())["run_id"]
+        paused = await server.post(f"/runs/{run_id}/tools/browser_pause", json={"seconds": 1.2})
+        assert (await paused.json())["ok"] and not own.runs[run_id].closed
+        await asyncio.sleep(1.0)
+        trace = await trace_of(server, run_id)
+        assert [c.tool for c in trace.calls] == ["browser_pause"] and trace.end["reason"] == "idle_timeout"
+
+
+class PatientAgent:
+    """A ``cmd:``-like agent: it thinks longer than ``http_run_idle_s``, then calls a tool of its
+    run over the HTTP API (as ``cmd:`` agents do with the URL and run id they are given)."""
+
+    name = "patient"
+
+    def __init__(self, server) -> None:
+        self.server = server
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        for _ in range(2):
+            await asyncio.sleep(0.8)
+            called = await self.server.post(f"/runs/{task.run_id}/tools/list_tools", json={})
+            assert called.status == 200, await called.text()
+        return AgentResult(output="{}")
+
+
+async def test_the_runners_runs_end_with_their_attempt_not_when_idle(own_sandbox, tmp_path):
+    async with own_sandbox(http_run_idle_s=0.3, named_run_idle_s=0.3) as own, http_client(own) as server:
+        outcome = await run_attempt(
+            own, load_pack("controlled-form"), PatientAgent(server), tmp_path / "attempt", screenshots="none"
+        )
+        trace = parse_trace((outcome.directory / "trace.jsonl").read_text(encoding="utf-8"))
+        assert [c.tool for c in trace.calls] == ["list_tools", "list_tools"] and all(c.ok for c in trace.calls)
+        assert trace.end is not None and trace.end["reason"] == "completed"

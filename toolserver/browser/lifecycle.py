@@ -1,0 +1,84 @@
+"""Opening and closing a session: its browser context (the profile of its site key, the run's
+switches, a backstop proxy of its own) and, at the end, the profile saved and the context closed,
+each within its bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.browser.backstop import Backstop
+from toolserver.browser.reports import bounded
+from toolserver.browser.session import Recorder, Session
+from toolserver.errors import PageUnresponsive
+
+log = logging.getLogger("toolserver.browser")
+
+
+async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
+    host = run.host
+    key = site_key or f"anonymous-{secrets.token_hex(4)}"
+    if clear_cookies:
+        host.profiles.pop(key, None)
+    profile_new = key not in host.profiles
+    width, height = run.config.viewport
+    browser = await host.ready_browser()
+    backstop = await Backstop().start()  # what escapes the router goes here, and no further
+    context = await browser.new_context(
+        proxy={"server": backstop.url, "bypass": "<-loopback>"},
+        storage_state=host.profiles.get(key),
+        service_workers="block",
+        accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
+        viewport={"width": width, "height": height},
+        locale="en-US",
+        timezone_id="America/Chicago",
+    )
+    await run.media.start_trace(context)
+    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
+    session = Session(
+        id=f"ses_{secrets.token_hex(6)}",
+        site_key=site_key,
+        provider=provider,
+        profile_new=profile_new,
+        run=run,
+        context=context,
+        browser=browser,
+        backstop=backstop,
+    )
+    host.sessions.add(session)
+    await session.start()
+    return session
+
+
+async def close_session(session: Session) -> None:
+    """Save the session's profile (under its site key) and close its context, each bounded."""
+    if not session.mark_closed():
+        return
+    run, key, context = session.run, session.site_key, session.context
+    bound = run.config.close_timeout_s
+    if session.backstop is not None:
+        asyncio.ensure_future(session.backstop.close())
+    if session.crashed:
+        return  # the context died with its browser; the profile keeps its last saved state
+    # The last call's picture is taken while the profile is saved; both before the context closes.
+    picture = asyncio.ensure_future(run.media.finish_pictures())
+    try:
+        if key:
+            forgotten = run.host.keep_profile(key, await bounded(context.storage_state(), bound, "saving the profile"))
+            if forgotten:
+                data = {"site_keys": forgotten, "max_profile_bytes": run.config.max_profile_bytes}
+                session.record_event("profiles_evicted", data)
+    except (PlaywrightError, PageUnresponsive) as exc:
+        log.warning("could not save profile %s: %s", key, exc)
+    finally:
+        await picture
+    await run.media.stop_trace(context)
+    try:
+        # Closing the context ends its renderers, also one stuck in a script.
+        await asyncio.wait_for(context.close(), bound)
+    except (TimeoutError, PlaywrightError) as exc:  # the browser is gone already, or hung
+        log.warning("closing session %s: %r", session.id, exc)
