@@ -5,6 +5,7 @@ workers — is refused and recorded, and never reaches the agent's snapshot."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from urllib.parse import urlsplit
 
@@ -12,6 +13,7 @@ import pytest_asyncio
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.processes import descendant_argvs, process_tree
 from toolserver.api import Sandbox
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
@@ -197,3 +199,26 @@ async def test_a_console_flood_does_not_slow_another_run(sandbox, hostile_root):
     assert "Console flood" in await snapshot_text(flood)
     await flood.close()
     await quiet.close()
+
+
+def renderers(sandbox: Sandbox) -> list[int]:
+    """The renderer processes of ``sandbox``'s own Chromium (found by its backstop proxy's port)."""
+    argvs = descendant_argvs(os.getpid())
+    browser = next(pid for pid, argv in argvs.items() if f"--proxy-server={sandbox.host.backstop.url}" in argv)
+    return [pid for pid in process_tree(browser)[1:] if "--type=renderer" in argvs.get(pid, [])]
+
+
+async def test_a_context_that_will_not_close_is_disposed_of_and_its_renderer_ends(own_sandbox, hostile_root):
+    # A close bound nothing meets: the context's close always times out, and the browser disposes of it.
+    async with own_sandbox(close_timeout_s=0.001, own_browser=True) as own:
+        before = set(renderers(own))
+        run = run_on(own, hostile_root, "/flood")
+        await start_at(run, "/flood")
+        opened = set(renderers(own)) - before
+        assert opened, "the session's page has a renderer of its own"
+        began = time.monotonic()
+        await run.close()
+        while set(renderers(own)) & opened and time.monotonic() - began < 5:
+            await asyncio.sleep(0.1)
+        assert not set(renderers(own)) & opened, "the renderer still runs 5 s after the run ended"
+        assert parse_trace(run.trace.text()).end["reason"] == "closed"

@@ -364,7 +364,7 @@ async def test_an_idle_http_session_ends_its_run_and_a_busy_one_does_not(own_san
     once it has had no request in flight for ``mcp_session_idle_s``, not while it is busy.
     (An open GET event stream counts as in flight, as in the SDK.)"""
     accept = {"accept": "application/json, text/event-stream"}
-    async with own_sandbox(mcp_session_idle_s=0.5) as own, http_client(own) as server:
+    async with own_sandbox(mcp_session_idle_s=1.0) as own, http_client(own) as server:
 
         async def rpc(method: str, params: dict, headers: dict, id: int | None = 1):
             message = {"jsonrpc": "2.0", "method": method, "params": params} | ({"id": id} if id else {})
@@ -374,12 +374,12 @@ async def test_an_idle_http_session_ends_its_run_and_a_busy_one_does_not(own_san
         opened = await rpc("initialize", hello, {})
         run_id, session = opened.headers["Mcp-Run-Id"], {"mcp-session-id": opened.headers["mcp-session-id"]}
         assert (await rpc("notifications/initialized", {}, session, id=None)).status == 202
-        for _ in range(5):  # 1.5 s of calls 0.3 s apart: never idle for 0.5 s
+        for _ in range(5):  # calls 0.3 s apart: never idle for 1 s
             called = await rpc("tools/call", {"name": "browser_snapshot", "arguments": {}}, session)
             assert called.status == 200 and called.headers["Mcp-Run-Id"] == run_id
             await asyncio.sleep(0.3)
         assert not own.runs[run_id].closed
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(2.5)
         assert own.runs[run_id].closed
         trace = parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
         assert trace.end["reason"] == "mcp_idle_timeout" and len(trace.calls) == 5

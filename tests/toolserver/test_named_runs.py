@@ -59,15 +59,15 @@ async def test_a_session_per_call_over_mcp_http_keeps_one_run_and_one_trace(clie
 
 
 async def test_an_idle_named_run_ends_and_a_busy_one_does_not(own_sandbox):
-    async with own_sandbox(named_run_idle_s=0.5) as own, http_client(own) as server:
+    async with own_sandbox(named_run_idle_s=1.0) as own, http_client(own) as server:
         url = str(server.make_url("/mcp?pack=controlled-form&name=idle"))
-        for _ in range(4):  # 1.2 s of calls, each from a new session, 0.3 s apart
+        for _ in range(4):  # calls from new sessions 0.3 s apart: never idle for 1 s
             async with Client(url) as mcp:
                 run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
                 await mcp.call_tool("browser_snapshot", {})
             await asyncio.sleep(0.3)
         assert not own.runs[run_id].closed and len(own.runs) == 1
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(2.5)
         assert own.runs[run_id].closed and own.named_run("idle") is None
         trace = parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
         assert trace.end["reason"] == "idle_timeout" and len(trace.calls) == 4

@@ -80,5 +80,29 @@ async def close_session(session: Session) -> None:
     try:
         # Closing the context ends its renderers, also one stuck in a script.
         await asyncio.wait_for(context.close(), bound)
-    except (TimeoutError, PlaywrightError) as exc:  # the browser is gone already, or hung
+    except TimeoutError:
+        log.warning("session %s: its context did not close within %g s; disposing of it", session.id, bound)
+        await dispose(session)
+    except PlaywrightError as exc:  # the browser is gone already
         log.warning("closing session %s: %r", session.id, exc)
+
+
+async def dispose(session: Session) -> None:
+    """The context would not close: the browser disposes of it (every page closed without its
+    ``beforeunload``, its renderers ended when no other context uses them), through CDP on the
+    browser's side, which a hung renderer cannot hold up. Bounded; failures are logged."""
+    browser, bound = session.browser, session.run.config.shutdown_timeout_s
+    pages = session.context.pages
+    if browser is None or not pages or not browser.is_connected():
+        return
+    try:
+        page_cdp = await asyncio.wait_for(session.context.new_cdp_session(pages[0]), bound)
+        info = await asyncio.wait_for(page_cdp.send("Target.getTargetInfo"), bound)
+        browser_cdp = await asyncio.wait_for(browser.new_browser_cdp_session(), bound)
+        context_id = info["targetInfo"]["browserContextId"]
+        await asyncio.wait_for(
+            browser_cdp.send("Target.disposeBrowserContext", {"browserContextId": context_id}), bound
+        )
+        await browser_cdp.detach()
+    except (TimeoutError, PlaywrightError, KeyError) as exc:
+        log.warning("session %s: the browser could not dispose of its context either: %r", session.id, exc)
