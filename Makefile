@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CHROMIUM ?= $(or $(SANDBOX_CHROMIUM),/usr/bin/chromium)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup chromium venv node run test check docs docs-ref docs-check bench clean
+.PHONY: setup chromium venv node run test check docs docs-ref docs-check bench compat clean
 
 setup: chromium venv
 
@@ -61,6 +61,13 @@ docs-check: venv
 
 bench: setup node
 	$(PY) scripts/bench.py
+
+# The framework compatibility suite: each agent framework in its own venv under .compat/ (pinned in
+# scripts/compat/<framework>/requirements.txt, installed again only when that file changes) drives the
+# controlled-form workflow over stdio and streamable HTTP with a scripted model; prints the matrix and
+# writes scripts/compat/matrix.json.
+compat: setup
+	$(PY) scripts/compat/run.py
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache .mypy_cache .ruff_cache node/node_modules

@@ -6,8 +6,9 @@ without a language model and without a network: they talk to it through the ``op
 ``anthropic`` SDKs exactly as they would talk to vLLM, llama.cpp, Ollama, a gateway or a hosted
 endpoint, and vcrpy can record the exchange. Both APIs share one policy (``decide``).
 
-    POST /v1/chat/completions   OpenAI chat completions (non-streaming, tool calls), model "scripted-browser-1"
-    POST /v1/messages           the Anthropic Messages API (non-streaming, tool use), the same model
+    POST /v1/chat/completions   OpenAI chat completions (non-streaming, tool calls), model "scripted-browser-1";
+                                model "scripted-form-1" also streams
+    POST /v1/messages           the Anthropic Messages API (non-streaming, tool use), model "scripted-browser-1"
     GET  /v1/models             the model list
 
 The policy of "scripted-browser-1" reads the conversation, never anything else:
@@ -25,9 +26,18 @@ The policy of "scripted-browser-1" reads the conversation, never anything else:
 If the start call fails or names a provider other than Kernel it stops with a benchmark error,
 as the runner prompt asks. Token usage is an estimate (about four characters per token).
 
+The second model, "scripted-form-1", is the policy of the framework compatibility suite
+(``scripts/compat/form_policy.py``, loaded from that file): it takes the controlled-form workflow
+to the form's second step, reading every ref from the tool results, and checks on the way that a
+stale ref and a wrongly typed argument come back as tool errors. It answers over chat
+completions only, streamed or not, as the frameworks ask. A tool offered with ``strict: true``
+gets every property in each call (the ones the policy leaves out as null, or as the empty value
+of a type that cannot be null), as OpenAI's strict mode would make a model send them.
+
 Run it by hand: ``.venv/bin/python scripts/scripted_model_server.py --port 8765`` and point an
 agent at ``http://127.0.0.1:8765/v1``. Tests call ``start_server()``.
-Imports aiohttp only (no sandbox code): it stands for a third-party model server.
+Imports aiohttp only (no sandbox code; the form policy is standard library only): it stands for
+a third-party model server.
 """
 
 from __future__ import annotations
@@ -35,15 +45,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
+import importlib.util
 import json
 import re
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 MODEL = "scripted-browser-1"
+FORM_MODEL = "scripted-form-1"  # the compatibility suite's policy, served over chat completions
 SITE_KEY = re.compile(r'site_key="([^"]+)"')
 START_URL = re.compile(r'browser_start_session call must pass url="([^"]+)"')
 ALLOWED_URLS = re.compile(r"only these exact resource URLs: (.+?)\.(?: A fragment|\s*$)", re.M)
@@ -265,7 +280,9 @@ def api_error(message: str, status: int, param: str | None = None, code: str | N
     )
 
 
-async def read_body(request: web.Request) -> tuple[dict | None, tuple[str, int, str | None] | None]:
+async def read_body(
+    request: web.Request, served: tuple[str, ...] = (MODEL,)
+) -> tuple[dict | None, tuple[str, int, str | None] | None]:
     """The request body, or what is wrong with it as (message, HTTP status, field): the checks
     both APIs make alike."""
     try:
@@ -275,18 +292,21 @@ async def read_body(request: web.Request) -> tuple[dict | None, tuple[str, int, 
     messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return None, ("'messages' must be a list of message objects", 400, "messages")
-    if body.get("model") != MODEL:
-        return None, (f"The model {body.get('model')!r} does not exist; this server serves {MODEL!r}.", 404, "model")
-    if body.get("stream"):
+    if body.get("model") not in served:
+        model = body.get("model")
+        return None, (f"The model {model!r} does not exist; this server serves {served[0]!r}.", 404, "model")
+    if body.get("stream") and body.get("model") != FORM_MODEL:
         return None, ("streaming is not supported by this server; send stream=false", 400, "stream")
     return body, None
 
 
-async def chat_completions(request: web.Request) -> web.Response:
-    body, problem = await read_body(request)
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    body, problem = await read_body(request, (MODEL, FORM_MODEL))
     if problem:
         message, status, field = problem
         return api_error(message, status, field, "model_not_found" if status == 404 else None)
+    if body["model"] == FORM_MODEL:
+        return await form_completion(request, body)
     offered = {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     message = openai_step(body["messages"], offered)
     turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
@@ -314,6 +334,87 @@ async def chat_completions(request: web.Request) -> web.Response:
             },
         }
     )
+
+
+# --- the form model (the compatibility suite's policy) ---------------------------------------
+@functools.cache
+def load_form_policy() -> Any:
+    path = Path(__file__).resolve().parent / "compat" / "form_policy.py"
+    spec = importlib.util.spec_from_file_location("form_policy", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def form_step(messages: list[dict], tools: list[dict]) -> dict:
+    """The next assistant message of the form policy: the task is read from every system and
+    user message, each tool call is paired with the tool message that answers it."""
+    policy = load_form_policy()
+    prompt = "\n".join(text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer", "user"))
+    results = {m.get("tool_call_id"): text_of(m.get("content")) for m in messages if m.get("role") == "tool"}
+    turns = []
+    for message in messages:
+        for call in message.get("tool_calls") or [] if message.get("role") == "assistant" else []:
+            function = call.get("function") or {}
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            turns.append(policy.Turn(function.get("name", ""), args, results.get(call.get("id"), "")))
+    step = policy.next_step(prompt, turns)
+    if "answer" in step:
+        return {"role": "assistant", "content": step["answer"]}
+    name, args = step["call"]
+    offered = {t.get("function", {}).get("name"): t.get("function", {}) for t in tools if isinstance(t, dict)}
+    name = policy.offered_name(name, list(offered))
+    function = offered.get(name) or {}
+    if function.get("strict"):  # OpenAI's strict mode: every property is required, so every one is sent
+        args = policy.completed(args, function.get("parameters") or {})
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id("call_", len(turns), name),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+        ],
+    }
+
+
+async def form_completion(request: web.Request, body: dict) -> web.StreamResponse:
+    message = form_step(body["messages"], body.get("tools") or [])
+    turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
+    reason = "tool_calls" if message.get("tool_calls") else "stop"
+    prompt_tokens = estimate_tokens([body["messages"], body.get("tools") or []])
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": estimate_tokens(message),
+        "total_tokens": prompt_tokens + estimate_tokens(message),
+    }
+    head = {"id": f"chatcmpl-form-{turn:03d}", "created": int(time.time()), "model": FORM_MODEL}
+    if not body.get("stream"):
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reason}
+        return web.json_response({**head, "object": "chat.completion", "choices": [choice], "usage": usage})
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    chunks = [
+        {"choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]},
+    ]
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append({"choices": [], "usage": usage})
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    for chunk in chunks:
+        data = json.dumps({**head, "object": "chat.completion.chunk", **chunk}, ensure_ascii=False)
+        await response.write(f"data: {data}\n\n".encode())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
 
 
 def anthropic_error(message: str, status: int, kind: str = "invalid_request_error") -> web.Response:
@@ -351,7 +452,13 @@ async def messages_api(request: web.Request) -> web.Response:
 
 async def list_models(request: web.Request) -> web.Response:
     return web.json_response(
-        {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}]}
+        {
+            "object": "list",
+            "data": [
+                {"id": model, "object": "model", "created": 0, "owned_by": "browser-tool-sandbox"}
+                for model in (MODEL, FORM_MODEL)
+            ],
+        }
     )
 
 
@@ -382,7 +489,7 @@ def main() -> None:
 
     async def serve() -> None:
         runner, url = await start_server(args.host, args.port)
-        print(f"scripted model {MODEL!r} at {url}/v1 (Ctrl-C stops)", flush=True)
+        print(f"scripted models {MODEL!r} and {FORM_MODEL!r} at {url}/v1 (Ctrl-C stops)", flush=True)
         try:
             await asyncio.Event().wait()
         finally:

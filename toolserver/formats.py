@@ -38,9 +38,21 @@ def to_mcp(tool: dict) -> dict:
         "name": tool["name"],
         "title": tool["title"],
         "description": tool["description"],
-        "inputSchema": tool["input_schema"],
+        "inputSchema": with_nullable(tool["input_schema"]),
         "annotations": mcp_annotations(tool),
     }
+
+
+def with_nullable(schema: dict) -> dict:
+    """The schema with ``"nullable": true`` beside each property that is ``anyOf [T, null]``
+    (OpenAPI's word for it, which JSON Schema validators ignore): smolagents' MCP adapter reads
+    ``anyOf`` as a required string unless it sees ``nullable``, and then cannot leave an
+    optional argument out."""
+    properties = {
+        name: {**prop, "nullable": True} if {"type": "null"} in prop.get("anyOf", ()) else prop
+        for name, prop in schema.get("properties", {}).items()
+    }
+    return {**schema, "properties": properties} if "properties" in schema else schema
 
 
 def to_openai(tool: dict) -> dict:

@@ -44,9 +44,18 @@ def test_each_format_has_the_contract_in_order_with_the_same_schemas():
     )
     for source, m, o, a in zip(SCHEMAS, mcp, openai, anthropic, strict=True):
         jsonschema.Draft202012Validator.check_schema(source["input_schema"])
-        assert m.input_schema == o["function"]["parameters"] == a["input_schema"] == source["input_schema"]
+        assert o["function"]["parameters"] == a["input_schema"] == source["input_schema"]
+        assert without_nullable(m.input_schema) == source["input_schema"]  # MCP adds only nullable: true
+        for name, prop in m.input_schema.get("properties", {}).items():
+            assert prop.get("nullable", False) == ({"type": "null"} in prop.get("anyOf", ())), (source["name"], name)
         assert m.title == source["title"] and m.annotations.open_world_hint is False
         assert set(a) == {"name", "description", "input_schema"}
+
+
+def without_nullable(schema: dict) -> dict:
+    properties = schema.get("properties", {})
+    cleaned = {name: {k: v for k, v in prop.items() if k != "nullable"} for name, prop in properties.items()}
+    return {**schema, "properties": cleaned} if properties else schema
 
 
 def test_an_unknown_format_or_pack_is_refused_by_name():

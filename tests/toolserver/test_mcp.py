@@ -18,6 +18,7 @@ from tests.support.calls import ref_of
 from tests.support.sandboxes import http_client
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
+from toolserver.formats import with_nullable
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
@@ -124,7 +125,7 @@ async def test_tools_list_is_the_contract_with_titles_and_annotations(client, mc
     assert [t.name for t in listed] == list(TOOL_NAMES)
     by_name = {t.name: t for t in listed}
     for tool, published in zip(listed, http_tools, strict=True):
-        assert tool.input_schema == published["input_schema"] and tool.title == published["title"]
+        assert tool.input_schema == with_nullable(published["input_schema"]) and tool.title == published["title"]
         assert tool.annotations.open_world_hint is False
     for name in ("browser_snapshot", "browser_scroll", "list_tools"):
         assert by_name[name].annotations.read_only_hint is True

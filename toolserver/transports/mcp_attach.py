@@ -26,7 +26,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from toolserver import __version__
-from toolserver.transports.mcp import RUN_ID_META, SERVER_NAME
+
+# The same names as toolserver.transports.mcp's, which this module does not import: an attached
+# process starts for every call of some clients, and needs neither the browser nor the API.
+SERVER_NAME = "browser-tool-sandbox"
+RUN_ID_META = "sandbox/run_id"
 
 log = logging.getLogger("toolserver.transports.mcp_attach")
 

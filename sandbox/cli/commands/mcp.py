@@ -88,6 +88,8 @@ def attach(args: argparse.Namespace) -> int:
         )
         return 2
     token = args.token or os.environ.get("SANDBOX_TOKEN")
+    for chatty in ("httpx2", "httpx", "mcp"):  # a line per HTTP request to the server: not news
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     try:
         asyncio.run(serve_attached(args.attach, name=args.name, pack=args.pack, token=token))
     except AttachError as exc:
