@@ -80,6 +80,9 @@ class AttemptRecord(BaseModel):
     elapsed_seconds: float | None = Field(
         default=None, description="The agent's measured time: from its start to its answer or its stop."
     )
+    dispatch_wait_seconds: float | None = Field(
+        default=None, description="How long the attempt waited for its turn under --concurrency (not in elapsed)."
+    )
     time_limit_seconds: int | float | None = Field(default=None, description="The time limit the agent was given.")
     status: str | None = Field(
         default=None, description="How the agent ended: completed, error (it reported one), timeout or crashed."
@@ -128,6 +131,7 @@ class AttemptOutcome:
     tool_calls: int
     token_usage: dict[str, int] | None
     reason: str = ""  # why it did not qualify ("" for a qualified pass)
+    cost_usd: float | None = None  # the attempt's model cost (None: unknown, never 0 by default)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -147,20 +151,24 @@ async def run_attempt(
     mirror_roots: tuple[Path, ...] | None = None,
     screenshots: str = "all",
     playwright_trace: bool = False,
+    label: str | None = None,
+    dispatch_wait: float = 0.0,
 ) -> AttemptOutcome:
-    """``screenshots``: ``all`` keeps a viewport PNG after every call, ``failures`` only for an
-    attempt that does not qualify, ``none`` takes none. ``playwright_trace`` saves each
-    session's Playwright trace (``playwright show-trace``; off by default: it costs more than
-    the screenshots, see README Speed)."""
+    """``label``: the agent's name in the batch (else its own); ``dispatch_wait``: how long the
+    attempt waited for its turn (recorded; the timing boundary excludes it). ``screenshots``:
+    ``all`` keeps a viewport PNG after every call, ``failures`` only for an attempt that does not
+    qualify, ``none`` takes none. ``playwright_trace`` saves each session's Playwright trace
+    (``playwright show-trace``; off by default: it costs more than the screenshots)."""
     if screenshots not in SCREENSHOT_MODES:
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     directory.mkdir(parents=True, exist_ok=False)  # an attempt's folder is its own: never appended to
     site_key = sandbox.issue_site_key(SITE_KEY_PREFIX)  # never issued: the server has never seen it either
+    name = label or agent.name
     block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
     run = sandbox.create_run(
         policy=pack.policy(policy or sandbox.config.policy, block),
         trace_path=directory / "trace.jsonl",
-        header={"site_key": site_key, "agent": agent.name, "attempt": attempt_number},
+        header={"site_key": site_key, "agent": name, "attempt": attempt_number},
         mirror_roots=mirror_roots,
         screenshot_dir=None if screenshots == "none" else directory / SHOTS_FOLDER,
         playwright_trace_dir=directory if playwright_trace else None,
@@ -203,7 +211,7 @@ async def run_attempt(
     attempt = AttemptRecord(
         pack=pack.id,
         scoring_pack=pack.card.scoring_pack,
-        agent=agent.name,
+        agent=name,
         attempt=attempt_number,
         origin="recorded",
         recorded_run=True,
@@ -211,6 +219,7 @@ async def run_attempt(
         run_id=run.id,
         started_at=started_wall,
         elapsed_seconds=round(elapsed, 3),
+        dispatch_wait_seconds=round(dispatch_wait, 3),
         time_limit_seconds=limit,
         status=result.status,
         error=result.error,
@@ -233,7 +242,7 @@ async def run_attempt(
     (directory / "score.txt").write_text(describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8")
     return AttemptOutcome(
         pack.id,
-        agent.name,
+        name,
         directory,
         attempt_status(result.status, report.status),
         elapsed,

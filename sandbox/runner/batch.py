@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import statistics
+import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome
-from sandbox.runner.executors import AttemptSettings, BatchPlan, parse_executor
+from sandbox.runner.compare import comparison
+from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from toolserver.contract.policy import PolicyMode
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ def exclusive_dir(parent: Path, name: str) -> Path:
 
 async def run_batch(
     packs: list[Pack],
-    agent_spec: str,
+    agents: str | list[BatchAgent],
     *,
     repeats: int = 1,
     concurrency: int = 1,
@@ -78,16 +80,33 @@ async def run_batch(
     ``executor`` names (``sandbox.runner.executors``): this process's warm browser (``"local"``;
     ``sandbox``: a started one to use) or a Ray cluster (``"ray[:ADDRESS]"``, where a worker that
     dies fails only its attempts, re-run up to ``retries`` times). ``sandbox`` and ``retries`` are
-    the executor's options: one it does not take is an ``ExecutorSpecError``."""
+    the executor's options: one it does not take is an ``ExecutorSpecError``.
+
+    ``agents``: one spec (with ``options``), or several ``BatchAgent``s, each with its own
+    options. The attempts of several agents are interleaved (every agent's attempt of a pack and
+    repeat before the next, starting with a different agent each time), so machine noise favours
+    none; their folders are ``<agent>--<pack>-<n>``."""
     given = {name: value for name, value in (("sandbox", sandbox), ("retries", retries)) if value is not None}
     chosen = parse_executor(executor, given)
-    options = options or AgentOptions()
-    check = getattr(make_agent(agent_spec, options), "preflight", None)  # fail early on a bad spec
-    problem = await check() if check else None  # once, so N attempts do not fail the same way
-    if problem:
-        raise AgentUnavailable(problem)
-    batch_dir = exclusive_dir(Path(out), f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{slug(agent_spec)}")
-    jobs = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
+    if isinstance(agents, str):
+        agents = [BatchAgent(agents, options or AgentOptions())]
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): give each a label")
+    for agent in agents:
+        check = getattr(make_agent(agent.spec, agent.options), "preflight", None)  # fail early on a bad spec
+        problem = await check() if check else None  # once, so N attempts do not fail the same way
+        if problem:
+            raise AgentUnavailable(f"{agent.name}: {problem}" if len(agents) > 1 else problem)
+    several = len(agents) > 1
+    named = f"{len(agents)}-agents" if several else slug(agents[0].name)
+    batch_dir = exclusive_dir(Path(out), f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{named}")
+    jobs = [
+        (pack, rep, agents[(turn + index) % len(agents)])
+        for rep in range(1, repeats + 1)
+        for turn, pack in enumerate(packs)
+        for index in range(len(agents))
+    ]
     limit = asyncio.Semaphore(max(1, concurrency))
     settings = AttemptSettings(
         time_limit=time_limit,
@@ -96,23 +115,27 @@ async def run_batch(
         screenshots=screenshots,
         playwright_trace=playwright_trace,
     )
-    running = await chosen.start(BatchPlan(agent_spec, options, concurrency, settings))
+    running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(jobs), desc="attempts", unit="attempt", leave=True)
 
-    async def one(pack: Pack, rep: int) -> AttemptOutcome:
+    queued = time.monotonic()
+
+    async def one(pack: Pack, rep: int, agent: BatchAgent) -> AttemptOutcome:
+        folder = f"{slug(agent.name)}--{pack.id}-{rep}" if several else f"{pack.id}-{rep}"
         async with limit:
-            outcome = await running.run(pack, rep, batch_dir / f"{pack.id}-{rep}")
+            waited = time.monotonic() - queued  # the dispatch wait: not the agent's time
+            outcome = await running.run(pack, rep, batch_dir / folder, agent, waited)
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)
         return outcome
 
     try:
-        outcomes = await asyncio.gather(*(one(pack, rep) for pack, rep in jobs))
+        outcomes = await asyncio.gather(*(one(pack, rep, agent) for pack, rep, agent in jobs))
         write_summary(batch_dir, outcomes)
     finally:
         if bar is not None:
@@ -146,10 +169,12 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
 
 
 def write_summary(batch_dir: Path, outcomes: list[AttemptOutcome]) -> Path:
-    """``summary.json``: the table's rows and one entry per attempt (with why it did not qualify)."""
+    """``summary.json``: the table's rows, the comparison of the agents, and one entry per
+    attempt (with why it did not qualify)."""
     path = Path(batch_dir) / SUMMARY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    attempts = [o.to_json() for o in outcomes]
+    data = {"summary": summarise(outcomes), "comparison": comparison(attempts), "attempts": attempts}
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

@@ -148,6 +148,21 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
     )
 
 
+def resolve_batch(folder: Path) -> tuple[Path, str | None]:
+    """The batch folder ``folder`` names: itself, or, for the folder given to ``sandbox run
+    --out`` (which holds batch folders), its newest batch, with a note saying so."""
+    folder = Path(folder)
+    if (folder / SUMMARY_FILE).is_file() or is_attempt_folder(folder) or not folder.is_dir():
+        return folder, None
+    if batch_attempts(folder):
+        return folder, None
+    batches = sorted(p for p in folder.iterdir() if p.is_dir() and ((p / SUMMARY_FILE).is_file() or batch_attempts(p)))
+    if not batches:
+        return folder, None
+    note = f"{folder} holds {len(batches)} batch folder(s); showing the newest, {batches[-1].name}"
+    return batches[-1], note
+
+
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
     batches have none). Raises ``FileNotFoundError`` when the folder holds no attempt."""

@@ -17,7 +17,7 @@ from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_agent.py'))}"
-HUNG = "cmd:echo $$ > agent.pid; sleep 60"  # the shell records its pid, then hangs
+HUNG = 'cmd:echo $$ > "$SANDBOX_ATTEMPT_DIR/agent.pid"; sleep 60'  # the shell records its pid, then hangs
 CRASHING = "cmd:exit 3"
 
 

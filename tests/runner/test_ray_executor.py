@@ -13,7 +13,7 @@ import ray
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch, summarise
-from sandbox.runner.executors import AttemptSettings
+from sandbox.runner.executors import AttemptSettings, BatchAgent
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
 
 
@@ -53,8 +53,7 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
             pool.run(
                 folder / "attempt",
                 "controlled-form",
-                agent,
-                AgentOptions(),
+                BatchAgent(agent, AgentOptions()),
                 AttemptSettings(time_limit=60),
                 attempt_number=1,
                 retries=retries,

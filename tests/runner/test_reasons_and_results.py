@@ -5,6 +5,7 @@ ATTEMPT_DIR` — with real failing agents (a missing program, one that breaks a 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ async def test_a_missing_agent_program_is_named_with_its_stderr(sandbox, tmp_pat
     )
     [outcome] = outcomes
     assert not outcome.qualified_pass and outcome.status == "error"
-    assert outcome.reason.startswith("agent error: agent exited with status 127; stderr: ")
+    assert outcome.reason.startswith(f"agent error: agent exited with status 127 (run in {os.getcwd()}); stderr: ")
     assert "/nonexistent/agent: not found" in outcome.reason
     score_text = (outcome.directory / "score.txt").read_text()
     assert "NOT A QUALIFIED PASS" in score_text and "why it did not qualify:" in score_text

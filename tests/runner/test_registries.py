@@ -171,7 +171,8 @@ async def test_the_dummy_agent_runs_on_the_dummy_executor_through_run_batch(dumm
     )
     ((plan, options),) = STARTED
     assert options.label == "blue" and options.sandbox is sandbox
-    assert plan.agent_spec == "silent:x" and plan.agent_options.base_url == "http://127.0.0.1:1/v1"
+    ((agent,),) = [plan.agents]
+    assert agent.spec == "silent:x" and agent.options.base_url == "http://127.0.0.1:1/v1"
     assert outcome.agent == "silent:x" and outcome.status == "completed" and not outcome.qualified_pass
     assert (outcome.directory / "output.txt").read_text() == "nothing for controlled-form"
     assert json.loads((outcome.directory.parent / "summary.json").read_text())["attempts"][0]["agent"] == "silent:x"

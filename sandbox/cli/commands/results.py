@@ -20,7 +20,11 @@ def register(subparsers) -> None:
         "holds no attempt.",
     )
     p.add_argument(
-        "folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or one attempt folder"
+        "folder",
+        type=Path,
+        metavar="DIR",
+        help="a batch folder (runs/<time>-<agent>), one attempt folder, or the folder given to "
+        "`sandbox run --out` (its newest batch)",
     )
     p.add_argument("--json", action="store_true", help="print summary.json's data")
     p.set_defaults(func=command)
@@ -29,10 +33,13 @@ def register(subparsers) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.batch import format_reasons, format_table
-    from sandbox.runner.folders import read_summary
+    from sandbox.runner.folders import read_summary, resolve_batch
 
+    folder, note = resolve_batch(args.folder)
+    if note:
+        print(f"sandbox results: {note}", file=sys.stderr)
     try:
-        data = read_summary(args.folder)
+        data = read_summary(folder)
     except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError) as exc:
         print(f"sandbox results: {exc}", file=sys.stderr)
         return 2

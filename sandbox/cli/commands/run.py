@@ -18,7 +18,22 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
     p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
-    p.add_argument("--agent", required=True, help=" | ".join(AGENT_KINDS.usages()))
+    p.add_argument(
+        "--agent",
+        required=True,
+        action=AgentAction,
+        dest="agents",
+        help=" | ".join(AGENT_KINDS.usages()) + ". Repeat it to compare agents in one batch.",
+    )
+    p.add_argument(
+        "--with",
+        action=WithAction,
+        dest="agents",
+        metavar="KEY=VALUE",
+        help="an option of the --agent before it: " + ", ".join(sorted(WITH_KEYS)) + " (e.g. --agent "
+        "openai:gpt-x --with base-url=http://127.0.0.1:8000/v1 --with label=gpt-x-local); the options "
+        "below apply to every agent that takes them",
+    )
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
@@ -90,25 +105,84 @@ def register(subparsers) -> None:
     )
 
 
+WITH_KEYS = {"label", "base-url", "cassette", "record-mode", "max-turns"}
+
+
+class AgentAction(argparse.Action):
+    """``--agent SPEC``: one more agent of the batch, with no options of its own yet."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        agents = list(getattr(namespace, self.dest, None) or [])
+        agents.append({"spec": values, "with": {}})
+        setattr(namespace, self.dest, agents)
+
+
+class WithAction(argparse.Action):
+    """``--with KEY=VALUE``: an option of the ``--agent`` given last."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        agents = getattr(namespace, self.dest, None) or []
+        key, sep, value = str(values).partition("=")
+        if not agents:
+            parser.error("--with must follow the --agent it belongs to")
+        if not sep or key not in WITH_KEYS:
+            parser.error(f"--with {values!r}: use KEY=VALUE with KEY one of {', '.join(sorted(WITH_KEYS))}")
+        if key in agents[-1]["with"]:
+            parser.error(f"--with {key} given twice for --agent {agents[-1]['spec']}")
+        agents[-1]["with"][key] = value
+
+
+def batch_agents(args: argparse.Namespace) -> list:
+    """The batch's agents: each ``--agent`` with its ``--with`` options over the shared ones. A
+    shared model option goes to every agent that takes it; with several agents, one cassette
+    file cannot serve two of them."""
+    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, RecordMode
+    from sandbox.runner.executors import BatchAgent
+
+    several = len(args.agents) > 1
+    cassette_users = sum("cassette" in AGENT_KINDS.uses(entry["spec"]) for entry in args.agents) if several else 0
+    agents = []
+    for entry in args.agents:
+        spec, own = entry["spec"], entry["with"]
+        uses = AGENT_KINDS.uses(spec) if several else None
+        shared = {"base_url": args.base_url, "cassette": args.cassette}
+        if uses is not None:  # several agents: the shared options go where they are used
+            shared = {key: value for key, value in shared.items() if key in uses}
+            if shared.get("cassette") is not None and cassette_users > 1:
+                raise ValueError("--cassette with several model agents: give each its own (--with cassette=FILE)")
+        try:
+            max_turns = int(own.get("max-turns", args.max_turns))
+        except ValueError:
+            raise ValueError(f"--with max-turns={own['max-turns']!r}: not a whole number") from None
+        options = AgentOptions(
+            base_url=own.get("base-url", shared.get("base_url")),
+            cassette=Path(own["cassette"]) if "cassette" in own else shared.get("cassette"),
+            record_mode=RecordMode(own.get("record-mode", args.record_mode)),
+            max_turns=max_turns,
+        )
+        agents.append(BatchAgent(spec, options, own.get("label", "")))
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): --with label=NAME")
+    return agents
+
+
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
-    from sandbox.runner.agents import AgentOptions, RecordMode, make_agent
+    from sandbox.runner.agents import make_agent
     from sandbox.runner.batch import AgentUnavailable, format_reasons, format_table, resolve_packs, run_batch, summarise
+    from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.executors import parse_executor
 
     if args.repeats < 1 or args.concurrency < 1 or (args.retries is not None and args.retries < 0):
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
         return 2
-    options = AgentOptions(
-        base_url=args.base_url,
-        cassette=args.cassette,
-        record_mode=RecordMode(args.record_mode),
-        max_turns=args.max_turns,
-    )
     try:
         parse_executor(args.executor, {"retries": args.retries} if args.retries is not None else {})
         packs = resolve_packs(args.packs)
-        make_agent(args.agent, options)  # an unknown kind, a bad value, an option it does not use
+        agents = batch_agents(args)
+        for agent in agents:
+            make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
     except (PackError, ValueError) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
@@ -116,11 +190,10 @@ def command(args: argparse.Namespace) -> int:
         outcomes = asyncio.run(
             run_batch(
                 packs,
-                args.agent,
+                agents,
                 repeats=args.repeats,
                 concurrency=args.concurrency,
                 out=args.out,
-                options=options,
                 progress=not args.no_progress and not args.json,
                 time_limit=args.time_limit,
                 policy=args.policy,
@@ -135,10 +208,13 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
     rows = summarise(outcomes)
+    attempts = [o.to_json() for o in outcomes]
     if args.json:
-        print(json.dumps({"summary": rows, "attempts": [o.to_json() for o in outcomes]}, indent=2))
+        print(json.dumps({"summary": rows, "comparison": comparison(attempts), "attempts": attempts}, indent=2))
     else:
         print(format_table(rows))
+        if len(agents) > 1:
+            print("\n" + format_comparison(comparison(attempts)))
         reasons = format_reasons([o.to_json() for o in outcomes])
         if reasons:
             print(reasons)

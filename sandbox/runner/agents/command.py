@@ -1,9 +1,11 @@
 """An external agent process in any language.
 
-It gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID, SANDBOX_MCP_URL (the MCP
-streamable-HTTP endpoint bound to the same run) and SANDBOX_PROMPT_FILE in its environment,
-calls ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its
-final answer on stdout. It is killed (with its process group) at the pack's time limit.
+It runs in the directory ``sandbox run`` was started from (so ``cmd:python3 agent.py`` finds
+``agent.py`` there), gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID, SANDBOX_MCP_URL
+(the MCP streamable-HTTP endpoint bound to the same run), SANDBOX_PROMPT_FILE and
+SANDBOX_ATTEMPT_DIR (its attempt folder, for files it wants kept) in its environment, calls
+``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its final
+answer on stdout. It is killed (with its process group) at the pack's time limit.
 """
 
 from __future__ import annotations
@@ -21,18 +23,20 @@ class CommandAgent:
     def __init__(self, command: str) -> None:
         self.command = command
         self.name = f"cmd:{command}"
+        self.cwd = os.getcwd()  # where `sandbox run` was started: relative paths in the command mean this
 
     async def run(self, task: AgentTask) -> AgentResult:
         if not task.sandbox_url:
             return AgentResult(output="", status="error", error="cmd agents need the HTTP tool server (no sandbox_url)")
         assert task.workdir is not None, "run_attempt always gives the agent its attempt folder"
-        prompt_file = task.workdir.resolve() / "prompt.txt"  # absolute: the agent runs in its attempt folder
+        prompt_file = task.workdir.resolve() / "prompt.txt"
         env = {
             **os.environ,
             "SANDBOX_URL": task.sandbox_url,
             "SANDBOX_RUN_ID": task.run_id or "",
             "SANDBOX_MCP_URL": f"{task.sandbox_url.rstrip('/')}/mcp?run={task.run_id}",
             "SANDBOX_PROMPT_FILE": str(prompt_file),
+            "SANDBOX_ATTEMPT_DIR": str(task.workdir.resolve()),
             "SANDBOX_SITE_KEY": task.site_key,
             "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}",
         }
@@ -42,7 +46,7 @@ class CommandAgent:
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,
             env=env,
-            cwd=str(task.workdir),
+            cwd=self.cwd,
             start_new_session=True,
         )
         try:
@@ -58,7 +62,7 @@ class CommandAgent:
             return AgentResult(
                 output=output,
                 status="error",
-                error=f"agent exited with status {process.returncode}",
+                error=f"agent exited with status {process.returncode} (run in {self.cwd})",
                 details={"exit_code": process.returncode},
             )
         return AgentResult(output=output, details={"exit_code": 0})

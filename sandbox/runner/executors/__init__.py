@@ -17,6 +17,7 @@ from sandbox.runner.executors import local, ray  # noqa: F401
 from sandbox.runner.executors._kinds import (
     EXECUTORS,
     AttemptSettings,
+    BatchAgent,
     BatchPlan,
     Executor,
     ExecutorChoice,
@@ -30,6 +31,7 @@ from sandbox.runner.executors._kinds import (
 __all__ = [
     "EXECUTORS",
     "AttemptSettings",
+    "BatchAgent",
     "BatchPlan",
     "Executor",
     "ExecutorChoice",

@@ -39,19 +39,34 @@ class AttemptSettings:
 
 
 @dataclass(frozen=True)
-class BatchPlan:
-    """What a batch gives its executor: the agent, and how its attempts run."""
+class BatchAgent:
+    """One agent of a batch: its spec, its own options, and the name the comparison gives it."""
 
-    agent_spec: str
-    agent_options: AgentOptions
+    spec: str
+    options: AgentOptions
+    label: str = ""  # "" : the spec
+
+    @property
+    def name(self) -> str:
+        return self.label or self.spec
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """What a batch gives its executor: the agents, and how their attempts run."""
+
+    agents: tuple[BatchAgent, ...]
     concurrency: int  # at most this many attempts at once (the batch holds them to it)
     attempt: AttemptSettings
 
 
 class Executor(Protocol):
-    """A started executor: runs one attempt at a time per call, any number of calls at once."""
+    """A started executor: runs one attempt at a time per call, any number of calls at once.
+    ``dispatch_wait``: how long the attempt waited for its turn (recorded, not timed)."""
 
-    async def run(self, pack: Pack, attempt_number: int, directory: Path) -> AttemptOutcome: ...
+    async def run(
+        self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0
+    ) -> AttemptOutcome: ...
 
     async def stop(self) -> None: ...
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox.runner.executors._kinds import BatchPlan, executor_kind
+from sandbox.runner.executors._kinds import BatchAgent, BatchPlan, executor_kind
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -26,17 +26,21 @@ class LocalExecutor:
     def __init__(self, plan: BatchPlan, sandbox: Sandbox, owned: bool, http: web.AppRunner, url: str) -> None:
         self.plan, self.sandbox, self.owned, self.http, self.url = plan, sandbox, owned, http, url
 
-    async def run(self, pack: Pack, attempt_number: int, directory: Path) -> AttemptOutcome:
+    async def run(
+        self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0
+    ) -> AttemptOutcome:
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
 
         return await run_attempt(
             self.sandbox,
             pack,
-            make_agent(self.plan.agent_spec, self.plan.agent_options),
+            make_agent(agent.spec, agent.options),
             directory,
             sandbox_url=self.url,
             attempt_number=attempt_number,
+            label=agent.label or None,
+            dispatch_wait=dispatch_wait,
             **self.plan.attempt.arguments(),
         )
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox.runner.executors._kinds import BatchPlan, ExecutorSpecError, executor_kind
+from sandbox.runner.executors._kinds import BatchAgent, BatchPlan, ExecutorSpecError, executor_kind
 
 if TYPE_CHECKING:
     from sandbox.evaluation.packs import Pack
@@ -31,15 +31,17 @@ class RayExecutor:
     def __init__(self, plan: BatchPlan, pool: RayPool, retries: int) -> None:
         self.plan, self.pool, self.retries = plan, pool, retries
 
-    async def run(self, pack: Pack, attempt_number: int, directory: Path) -> AttemptOutcome:
+    async def run(
+        self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0
+    ) -> AttemptOutcome:
         return await self.pool.run(
             directory,
             pack.id,
-            self.plan.agent_spec,
-            self.plan.agent_options,
+            agent,
             self.plan.attempt,
             attempt_number=attempt_number,
             retries=self.retries,
+            dispatch_wait=dispatch_wait,
         )
 
     async def stop(self) -> None:

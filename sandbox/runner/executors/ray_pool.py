@@ -26,9 +26,8 @@ from pathlib import Path
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.attempt import AttemptOutcome
-from sandbox.runner.executors._kinds import AttemptSettings
+from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 
@@ -47,11 +46,11 @@ class AttemptWorker:
     async def run(
         self,
         pack_id: str,
-        agent_spec: str,
-        options: AgentOptions,
+        agent: BatchAgent,
         settings: AttemptSettings,
         attempt_number: int,
         folder_name: str,
+        dispatch_wait: float = 0.0,
     ) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
@@ -63,10 +62,12 @@ class AttemptWorker:
             outcome = await run_attempt(
                 self.sandbox,
                 load_pack(pack_id),
-                make_agent(agent_spec, options),
+                make_agent(agent.spec, agent.options),
                 directory,
                 sandbox_url=self.url,
                 attempt_number=attempt_number,
+                label=agent.label or None,
+                dispatch_wait=dispatch_wait,
                 **settings.arguments(),
             )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
@@ -108,19 +109,19 @@ class RayPool:
         self,
         directory: Path,
         pack_id: str,
-        agent_spec: str,
-        options: AgentOptions,
+        agent: BatchAgent,
         settings: AttemptSettings,
         *,
         attempt_number: int,
         retries: int,
+        dispatch_wait: float = 0.0,
     ) -> AttemptOutcome:
         errors = []
         for _ in range(retries + 1):
             index = next(self.turn) % self.size
             worker = self.workers[index]
             try:
-                reply = await worker.run.remote(pack_id, agent_spec, options, settings, attempt_number, directory.name)
+                reply = await worker.run.remote(pack_id, agent, settings, attempt_number, directory.name, dispatch_wait)
             except ray.exceptions.RayActorError as exc:
                 errors.append(f"ray worker died: {type(exc).__name__}: {str(exc).splitlines()[0]}")
                 await self.replace(index, worker)
@@ -130,7 +131,7 @@ class RayPool:
                 (directory / relative).parent.mkdir(parents=True, exist_ok=True)
                 (directory / relative).write_bytes(data)
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
-        return crashed(directory, pack_id, agent_spec, attempt_number, errors)
+        return crashed(directory, pack_id, agent.name, attempt_number, errors)
 
     def stop(self) -> None:
         for worker in self.workers:

@@ -1,0 +1,70 @@
+"""sandbox compare BATCH_DIR...: the comparison table of `sandbox run` over earlier batches."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sandbox.cli.exits import declare_exits
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare the agents of earlier batch folders (ranked, with 95% intervals)",
+        description="Rank the agents of one or more batch folders as `sandbox run` does: qualified "
+        "passes, then mean cost, then median time, with a 95%% Wilson interval on each pass rate and "
+        "the agent x workflow matrix. With several folders every agent is labelled by its batch, so "
+        "the same agent in two batches stays two rows. Only the workflows every folder ran are "
+        "compared; the others are named.",
+    )
+    p.add_argument(
+        "folders",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="batch folders (or folders given to `sandbox run --out`: their newest batch)",
+    )
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=command)
+    declare_exits(p, {0: "compared", 2: "a folder holds no attempt"})
+
+
+def command(args: argparse.Namespace) -> int:
+    from sandbox.runner.compare import comparison, format_comparison
+    from sandbox.runner.folders import read_summary, resolve_batch
+
+    batches = []
+    for given in args.folders:
+        folder, note = resolve_batch(given)
+        if note:
+            print(f"sandbox compare: {note}", file=sys.stderr)
+        try:
+            batches.append((folder, read_summary(folder)["attempts"]))
+        except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError) as exc:
+            print(f"sandbox compare: {exc}", file=sys.stderr)
+            return 2
+    pack_sets = [{str(a["pack"]) for a in attempts} for _, attempts in batches]
+    common = set.intersection(*pack_sets)
+    left_out = sorted(set.union(*pack_sets) - common)
+    if left_out:
+        print(
+            f"sandbox compare: not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}",
+            file=sys.stderr,
+        )
+    names = [folder.name for folder, _ in batches]
+    labels = [f"{f.parent.name}/{f.name}" if names.count(f.name) > 1 else f.name for f, _ in batches]
+    attempts = [
+        {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 else a["agent"]}
+        for label, (_, found) in zip(labels, batches, strict=True)
+        for a in found
+        if str(a["pack"]) in common
+    ]
+    result = comparison(attempts)
+    if args.json:
+        print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))
+    else:
+        print(format_comparison(result))
+    return 0

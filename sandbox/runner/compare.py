@@ -1,0 +1,130 @@
+"""The comparison of agents, as the benchmark compares models: one row per agent, ranked by
+qualified passes, then mean cost, then median elapsed time; a 95 % Wilson score interval on each
+pass rate (five repeats of six cases is a small sample), and a note wherever two neighbours'
+intervals overlap; the agent x workflow matrix of qualified passes.
+
+Built from attempt dicts (``AttemptOutcome.to_json()``, as ``summary.json`` keeps them), so the
+same code serves ``sandbox run`` and ``sandbox compare`` over earlier batches.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from typing import Any
+
+Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
+
+
+def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate ``passes / n``."""
+    if n == 0:
+        return 0.0, 1.0
+    p = passes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def comparison(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}}}``."""
+    by_agent: dict[str, list[dict]] = defaultdict(list)
+    for attempt in attempts:
+        by_agent[str(attempt["agent"])].append(attempt)
+    rows = [agent_row(agent, items) for agent, items in by_agent.items()]
+    rows.sort(key=rank_key)
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    overlaps = [
+        f"{a['agent']} and {b['agent']}: their 95% intervals overlap, so the sample does not separate them"
+        for a, b in zip(rows, rows[1:], strict=False)
+        if a["interval"][0] <= b["interval"][1] and b["interval"][0] <= a["interval"][1]
+    ]
+    matrix: dict[str, dict[str, dict[str, int]]] = {}
+    for row in rows:
+        cells: dict[str, dict[str, int]] = {}
+        for attempt in sorted(by_agent[row["agent"]], key=lambda a: str(a["pack"])):
+            cell = cells.setdefault(str(attempt["pack"]), {"passes": 0, "attempts": 0})
+            cell["attempts"] += 1
+            cell["passes"] += bool(attempt["qualified_pass"])
+        matrix[row["agent"]] = cells
+    return {"ranking": rows, "overlaps": overlaps, "matrix": matrix}
+
+
+def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(items)
+    passes = sum(bool(a["qualified_pass"]) for a in items)
+    low, high = wilson(passes, n)
+    known = [float(a["cost_usd"]) for a in items if a.get("cost_usd") is not None]
+    statuses: dict[str, int] = defaultdict(int)
+    for a in items:
+        statuses[str(a["status"])] += 1
+    return {
+        "agent": agent,
+        "attempts": n,
+        "qualified_passes": passes,
+        "pass_rate": round(passes / n, 4),
+        "interval": [round(low, 4), round(high, 4)],
+        "error_free_passes": sum(bool(a["error_free"]) for a in items),
+        "mean_field_accuracy": round(statistics.fmean(float(a["field_accuracy"]) for a in items), 4),
+        "median_seconds": round(statistics.median(float(a["elapsed_seconds"]) for a in items), 3),
+        # over every attempt, failures included; unknown if any attempt's cost is (never zero)
+        "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
+        "mean_tool_calls": round(statistics.fmean(int(a["tool_calls"]) for a in items), 1),
+        "statuses": dict(sorted(statuses.items())),
+    }
+
+
+def rank_key(row: dict[str, Any]) -> tuple:
+    """Qualified passes (more first), then mean cost (less first; unknown last), then median time."""
+    cost = row["mean_cost_usd"]
+    return (-row["qualified_passes"], cost is None, cost or 0.0, row["median_seconds"], row["agent"])
+
+
+def format_comparison(comp: dict[str, Any]) -> str:
+    header = [
+        "rank",
+        "agent",
+        "qualified",
+        "95% interval",
+        "error-free",
+        "field acc.",
+        "median s",
+        "mean cost",
+        "calls",
+    ]
+    lines = []
+    for r in comp["ranking"]:
+        n = r["attempts"]
+        cost = "unknown" if r["mean_cost_usd"] is None else f"${r['mean_cost_usd']:.4f}"
+        lines.append(
+            [
+                str(r["rank"]),
+                r["agent"][:40],
+                f"{r['qualified_passes']}/{n}",
+                f"{r['interval'][0]:.2f}-{r['interval'][1]:.2f}",
+                f"{r['error_free_passes']}/{n}",
+                f"{r['mean_field_accuracy']:.3f}",
+                f"{r['median_seconds']:.2f}",
+                cost,
+                f"{r['mean_tool_calls']:.1f}",
+            ]
+        )
+    out = [table(header, lines)]
+    packs = sorted({pack for cells in comp["matrix"].values() for pack in cells})
+    grid = [[agent[:40], *(cell_text(cells.get(pack)) for pack in packs)] for agent, cells in comp["matrix"].items()]
+    out += ["", "qualified passes per workflow:", table(["agent", *packs], grid)]
+    out += [f"note: {note}" for note in comp["overlaps"]]
+    return "\n".join(out)
+
+
+def cell_text(cell: dict[str, int] | None) -> str:
+    return "-" if cell is None else f"{cell['passes']}/{cell['attempts']}"
+
+
+def table(header: list[str], lines: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    rule = fmt.format(*("-" * w for w in widths))
+    return "\n".join([fmt.format(*header), rule, *(fmt.format(*line) for line in lines)])

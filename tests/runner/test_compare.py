@@ -1,0 +1,126 @@
+"""Many agents in one batch, compared as the benchmark compares models: interleaved attempts,
+the ranked table with 95% Wilson intervals, the agent x workflow matrix, the dispatch wait kept
+out of the timing boundary; `sandbox compare` over earlier batches; `sandbox results` on the
+folder given to --out; a `cmd:` agent runs where `sandbox run` was started."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+
+import pytest
+
+from sandbox import FIXTURES_DIR
+from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions, RecordMode
+from sandbox.runner.batch import run_batch
+from sandbox.runner.compare import comparison, wilson
+from sandbox.runner.executors import BatchAgent
+
+ANSWER = "print('BENCHMARK_JSON_BEGIN'); print('{}'); print('BENCHMARK_JSON_END')"  # a wrong, empty answer
+WRONG = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(ANSWER)}"
+CASSETTE = FIXTURES_DIR / "cassettes" / "openai-bid-intake.yaml"
+
+
+@pytest.mark.parametrize(
+    ("passes", "n", "low", "high"),
+    [(5, 5, 0.5655, 1.0), (0, 5, 0.0, 0.4345), (3, 5, 0.2307, 0.8824), (15, 30, 0.3315, 0.6685)],
+)
+def test_the_wilson_interval_matches_the_textbook_values(passes, n, low, high):
+    got = wilson(passes, n)
+    assert got == pytest.approx((low, high), abs=1e-4)
+
+
+def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
+    def attempt(agent, ok, seconds, cost):
+        return {
+            "agent": agent, "pack": "p", "qualified_pass": ok, "error_free": ok, "field_accuracy": 1.0 if ok else 0.0,
+            "elapsed_seconds": seconds, "tool_calls": 3, "status": "completed", "cost_usd": cost,
+        }  # fmt: skip
+
+    attempts = [
+        attempt("cheap", True, 9.0, 0.01),
+        attempt("dear", True, 1.0, 0.50),
+        attempt("unpriced", True, 0.5, None),
+        attempt("fast-fail", False, 0.1, 0.0),
+    ]
+    ranking = comparison(attempts)["ranking"]
+    assert [r["agent"] for r in ranking] == ["cheap", "dear", "unpriced", "fast-fail"]
+    assert ranking[2]["mean_cost_usd"] is None and ranking[0]["mean_cost_usd"] == 0.01
+
+
+async def test_three_agents_in_one_batch_are_interleaved_ranked_and_their_wait_is_not_timed(sandbox, tmp_path):
+    agents = [
+        BatchAgent("reference", AgentOptions()),
+        BatchAgent(WRONG, AgentOptions(), label="wrong-answer"),
+        BatchAgent("openai:scripted-browser-1", AgentOptions(cassette=CASSETTE, record_mode=RecordMode.NONE)),
+    ]
+    outcomes = await run_batch(
+        [load_pack("bid-intake")], agents, repeats=1, concurrency=1, out=tmp_path, progress=False, sandbox=sandbox
+    )
+    batch = outcomes[0].directory.parent
+    assert batch.name.endswith("-3-agents")
+    assert sorted(p.name for p in batch.iterdir() if p.is_dir()) == [
+        "openai-scripted-browser-1--bid-intake-1", "reference--bid-intake-1", "wrong-answer--bid-intake-1",
+    ]  # fmt: skip
+    summary = json.loads((batch / "summary.json").read_text())
+    ranking = summary["comparison"]["ranking"]
+    assert [r["agent"] for r in ranking][0] == "reference" and ranking[0]["qualified_passes"] == 1
+    assert {r["agent"] for r in ranking} == {"reference", "wrong-answer", "openai:scripted-browser-1"}
+    assert summary["comparison"]["matrix"]["wrong-answer"] == {"bid-intake": {"passes": 0, "attempts": 1}}
+    # One at a time: the last attempt waited for the other two, and that wait is not its time.
+    records = [json.loads((o.directory / "attempt.json").read_text()) for o in outcomes]
+    last = max(records, key=lambda r: r["dispatch_wait_seconds"])
+    others = sum(r["elapsed_seconds"] for r in records if r is not last)
+    assert last["dispatch_wait_seconds"] >= 0.9 * others > 0
+    assert last["elapsed_seconds"] < last["dispatch_wait_seconds"] + last["time_limit_seconds"]
+    assert min(r["dispatch_wait_seconds"] for r in records) < 0.5
+
+
+def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text(  # a relative path: found where `sandbox run` was started
+        "import os, pathlib\n"
+        "pathlib.Path(os.environ['SANDBOX_ATTEMPT_DIR'], 'seen.txt').write_text(os.getcwd())\n"
+        "print('BENCHMARK_JSON_BEGIN'); print('{}'); print('BENCHMARK_JSON_END')\n"
+    )
+    args = ["run", "controlled-form", "--out", "out", "--no-progress", "--agent", "reference"]
+    args += ["--agent", f"cmd:{shlex.quote(sys.executable)} agent.py", "--with", "label=relative"]
+    assert main(args) == 1  # the cmd: agent's answer does not qualify
+    printed = capsys.readouterr().out
+    assert "rank  agent" in printed and "1     reference" in printed and "relative" in printed
+    (batch,) = (tmp_path / "out").iterdir()
+    assert (batch / "relative--controlled-form-1" / "seen.txt").read_text() == str(tmp_path)
+    assert main(["results", "out"]) == 1  # the folder given to --out: its newest batch
+    captured = capsys.readouterr()
+    assert f"showing the newest, {batch.name}" in captured.err and "relative" in captured.out
+    shutil.copytree(batch, tmp_path / "earlier")
+    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["ranking"]
+    assert {r["agent"] for r in rows if r["agent"].startswith("reference")} == {
+        f"reference @ {batch.name}",
+        "reference @ earlier",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--with", "label=x", "--agent", "reference"], "--with must follow the --agent"),
+        (["--agent", "reference", "--with", "colour=red"], "use KEY=VALUE with KEY one of"),
+        (["--agent", "reference", "--with", "label=a", "--with", "label=b"], "--with label given twice"),
+    ],
+)
+def test_bad_agent_options_are_usage_errors(args, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "controlled-form", *args])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_two_agents_with_one_name_and_compare_on_nothing_are_refused(tmp_path, capsys):
+    code = main(["run", "controlled-form", "--out", str(tmp_path), "--agent", "reference", "--agent", "reference"])
+    assert code == 2 and "the same name" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "nothing-here")]) == 2
