@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
+from sandbox.runner.prices import Prices
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
 from toolserver.contract import site_keys
@@ -91,6 +92,9 @@ class AttemptRecord(BaseModel):
     tool_calls: dict[str, int] | None = Field(default=None, description="Calls per tool, from the trace.")
     tool_calls_total: int | None = Field(default=None, description="Every call line of the trace.")
     token_usage: dict[str, int] | None = Field(default=None, description="A model agent's tokens (None: no model).")
+    cost_usd: float | None = Field(
+        default=None, description="The tokens' cost at the batch's --prices (None: unknown, or no prices)."
+    )
     agent_details: dict[str, Any] | None = Field(
         default=None, description="What the agent reported about itself (exit code, turns, ...)."
     )
@@ -153,6 +157,7 @@ async def run_attempt(
     playwright_trace: bool = False,
     label: str | None = None,
     dispatch_wait: float = 0.0,
+    prices: Prices | None = None,
 ) -> AttemptOutcome:
     """``label``: the agent's name in the batch (else its own); ``dispatch_wait``: how long the
     attempt waited for its turn (recorded; the timing boundary excludes it). ``screenshots``:
@@ -208,6 +213,8 @@ async def run_attempt(
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
+    model = getattr(agent, "model", None) or (result.details or {}).get("model")
+    cost = prices.cost(model, result.token_usage) if prices is not None else None
     attempt = AttemptRecord(
         pack=pack.id,
         scoring_pack=pack.card.scoring_pack,
@@ -226,6 +233,7 @@ async def run_attempt(
         tool_calls=dict(sorted(counts.items())),
         tool_calls_total=sum(counts.values()),
         token_usage=result.token_usage,
+        cost_usd=None if cost is None else round(cost, 6),
         agent_details=result.details,
         qualified_pass=report.qualified_pass,
         error_free=report.error_free,
@@ -252,6 +260,7 @@ async def run_attempt(
         sum(counts.values()),
         result.token_usage,
         "; ".join(reasons),
+        None if cost is None else round(cost, 6),
     )
 
 

@@ -22,6 +22,7 @@ from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.compare import comparison
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 from toolserver.contract.policy import PolicyMode
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ async def run_batch(
     retries: int | None = None,
     screenshots: str = "all",
     playwright_trace: bool = False,
+    prices: Prices | None = None,
 ) -> list[AttemptOutcome]:
     """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on the executor
     ``executor`` names (``sandbox.runner.executors``): this process's warm browser (``"local"``;
@@ -114,6 +116,7 @@ async def run_batch(
         block_state_changes=block_state_changes,
         screenshots=screenshots,
         playwright_trace=playwright_trace,
+        prices=prices,
     )
     running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
     bar = None
@@ -136,7 +139,7 @@ async def run_batch(
 
     try:
         outcomes = await asyncio.gather(*(one(pack, rep, agent) for pack, rep, agent in jobs))
-        write_summary(batch_dir, outcomes)
+        write_summary(batch_dir, outcomes, prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR)
     finally:
         if bar is not None:
             bar.close()
@@ -168,13 +171,19 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
     return rows
 
 
-def write_summary(batch_dir: Path, outcomes: list[AttemptOutcome]) -> Path:
+def write_summary(
+    batch_dir: Path, outcomes: list[AttemptOutcome], credits_per_dollar: float = DEFAULT_CREDITS_PER_DOLLAR
+) -> Path:
     """``summary.json``: the table's rows, the comparison of the agents, and one entry per
     attempt (with why it did not qualify)."""
     path = Path(batch_dir) / SUMMARY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     attempts = [o.to_json() for o in outcomes]
-    data = {"summary": summarise(outcomes), "comparison": comparison(attempts), "attempts": attempts}
+    data = {
+        "summary": summarise(outcomes),
+        "comparison": comparison(attempts, credits_per_dollar),
+        "attempts": attempts,
+    }
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

@@ -27,12 +27,16 @@ def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def comparison(attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}}}``."""
+def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.0) -> dict[str, Any]:
+    """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}},
+    "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
     for attempt in attempts:
         by_agent[str(attempt["agent"])].append(attempt)
     rows = [agent_row(agent, items) for agent, items in by_agent.items()]
+    for row in rows:
+        cost = row["mean_cost_usd"]
+        row["mean_credits"] = None if cost is None else round(cost * credits_per_dollar, 2)
     rows.sort(key=rank_key)
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
@@ -49,7 +53,7 @@ def comparison(attempts: list[dict[str, Any]]) -> dict[str, Any]:
             cell["attempts"] += 1
             cell["passes"] += bool(attempt["qualified_pass"])
         matrix[row["agent"]] = cells
-    return {"ranking": rows, "overlaps": overlaps, "matrix": matrix}
+    return {"ranking": rows, "overlaps": overlaps, "matrix": matrix, "credits_per_dollar": credits_per_dollar}
 
 
 def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -97,7 +101,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
     lines = []
     for r in comp["ranking"]:
         n = r["attempts"]
-        cost = "unknown" if r["mean_cost_usd"] is None else f"${r['mean_cost_usd']:.4f}"
+        cost = "unknown" if r["mean_cost_usd"] is None else f"${r['mean_cost_usd']:.4f} ({r['mean_credits']:g} cr)"
         lines.append(
             [
                 str(r["rank"]),

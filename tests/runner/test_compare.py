@@ -19,6 +19,7 @@ from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.batch import run_batch
 from sandbox.runner.compare import comparison, wilson
 from sandbox.runner.executors import BatchAgent
+from sandbox.runner.prices import Prices
 
 ANSWER = "print('BENCHMARK_JSON_BEGIN'); print('{}'); print('BENCHMARK_JSON_END')"  # a wrong, empty answer
 WRONG = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(ANSWER)}"
@@ -124,3 +125,61 @@ def test_two_agents_with_one_name_and_compare_on_nothing_are_refused(tmp_path, c
     code = main(["run", "controlled-form", "--out", str(tmp_path), "--agent", "reference", "--agent", "reference"])
     assert code == 2 and "the same name" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "nothing-here")]) == 2
+
+
+PRICES = """
+credits_per_dollar = 1000
+[models."scripted-browser-1"]
+input = 2.0
+cached_input = 1.0
+output = 8.0
+"""
+
+
+async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, tmp_path):
+    prices_file = tmp_path / "prices.toml"
+    prices_file.write_text(PRICES)
+    usage = {"model": "priced-elsewhere", "input_tokens": 1000, "cached_input_tokens": 500, "output_tokens": 100}
+    write = f"import json, os; json.dump({usage!r}, open(os.environ['SANDBOX_ATTEMPT_DIR'] + '/usage.json', 'w'))"
+    reporter = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(write)}"
+    agents = [
+        BatchAgent("openai:scripted-browser-1", AgentOptions(cassette=CASSETTE, record_mode=RecordMode.NONE)),
+        BatchAgent(reporter, AgentOptions(), label="reports-usage"),
+        BatchAgent("reference", AgentOptions()),
+    ]
+    outcomes = await run_batch(
+        [load_pack("bid-intake")],
+        agents,
+        out=tmp_path,
+        progress=False,
+        sandbox=sandbox,
+        prices=Prices.load(prices_file),
+    )
+    by_agent = {o.agent: o for o in outcomes}
+    model = by_agent["openai:scripted-browser-1"]
+    expected = (model.token_usage["prompt_tokens"] * 2.0 + model.token_usage["completion_tokens"] * 8.0) / 1e6
+    assert model.cost_usd == pytest.approx(expected, abs=1e-6) and expected > 0
+    record = json.loads((model.directory / "attempt.json").read_text())
+    assert record["cost_usd"] == pytest.approx(expected, abs=1e-6)
+    assert by_agent["reports-usage"].cost_usd is None  # its model is not in the prices file: unknown, not 0
+    assert by_agent["reports-usage"].token_usage == {k: v for k, v in usage.items() if k != "model"}
+    assert by_agent["reference"].cost_usd is None
+    summary = json.loads((outcomes[0].directory.parent / "summary.json").read_text())["comparison"]
+    row = next(r for r in summary["ranking"] if r["agent"] == "openai:scripted-browser-1")
+    assert row["mean_credits"] == pytest.approx(round(expected * 1000, 2))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[models.x]\ninput = 1\n", "needs numbers input and output"),
+        ("[models.x]\ninput = 1\noutput = -2\n", "negative price"),
+        ("credits_per_dollar = 0\n", "credits_per_dollar must be a positive number"),
+        ("[models\n", "prices file"),
+    ],
+)
+def test_a_bad_prices_file_is_a_usage_error_naming_what_is_wrong(tmp_path, capsys, text, message):
+    prices_file = tmp_path / "prices.toml"
+    prices_file.write_text(text)
+    assert main(["run", "controlled-form", "--agent", "reference", "--prices", str(prices_file)]) == 2
+    assert message in capsys.readouterr().err

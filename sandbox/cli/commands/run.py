@@ -92,6 +92,14 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="also write JUnit XML here: one test case per attempt, failure message = why it did not qualify",
     )
+    p.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="the cost boundary: a TOML file of USD per million input, cached input and output tokens per "
+        'model ([models."NAME"] input=, cached_input=, output=; credits_per_dollar=); without it costs '
+        "are unknown",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
     declare_exits(
@@ -167,12 +175,27 @@ def batch_agents(args: argparse.Namespace) -> list:
     return agents
 
 
+def unpriced(agents: list, prices) -> list[str]:
+    """The model agents whose model the prices file does not price (their cost is unknown)."""
+    from sandbox.runner.agents import AGENT_KINDS
+
+    if prices is None:
+        return []
+    notes = []
+    for agent in agents:
+        kind, _, model = AGENT_KINDS.unwrap(agent.spec).partition(":")
+        if kind in ("openai", "anthropic") and model not in prices.models:
+            notes.append(f"the prices file has no price for model {model!r} ({agent.name}): its cost is unknown")
+    return notes
+
+
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
     from sandbox.runner.agents import make_agent
     from sandbox.runner.batch import AgentUnavailable, format_reasons, format_table, resolve_packs, run_batch, summarise
     from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.executors import parse_executor
+    from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 
     if args.repeats < 1 or args.concurrency < 1 or (args.retries is not None and args.retries < 0):
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
@@ -181,6 +204,7 @@ def command(args: argparse.Namespace) -> int:
         parse_executor(args.executor, {"retries": args.retries} if args.retries is not None else {})
         packs = resolve_packs(args.packs)
         agents = batch_agents(args)
+        prices = Prices.load(args.prices) if args.prices else None
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
     except (PackError, ValueError) as exc:
@@ -202,6 +226,7 @@ def command(args: argparse.Namespace) -> int:
                 playwright_trace=args.playwright_trace,
                 executor=args.executor,
                 retries=args.retries,
+                prices=prices,
             )
         )
     except AgentUnavailable as exc:
@@ -210,11 +235,15 @@ def command(args: argparse.Namespace) -> int:
     rows = summarise(outcomes)
     attempts = [o.to_json() for o in outcomes]
     if args.json:
-        print(json.dumps({"summary": rows, "comparison": comparison(attempts), "attempts": attempts}, indent=2))
+        rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
+        print(json.dumps({"summary": rows, "comparison": comparison(attempts, rate), "attempts": attempts}, indent=2))
     else:
         print(format_table(rows))
-        if len(agents) > 1:
-            print("\n" + format_comparison(comparison(attempts)))
+        rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
+        if len(agents) > 1 or prices:
+            print("\n" + format_comparison(comparison(attempts, rate)))
+        for note in unpriced(agents, prices):
+            print(f"note: {note}")
         reasons = format_reasons([o.to_json() for o in outcomes])
         if reasons:
             print(reasons)

@@ -3,7 +3,8 @@
 It runs in the directory ``sandbox run`` was started from (so ``cmd:python3 agent.py`` finds
 ``agent.py`` there), gets SANDBOX_URL (the HTTP tool server), SANDBOX_RUN_ID, SANDBOX_MCP_URL
 (the MCP streamable-HTTP endpoint bound to the same run), SANDBOX_PROMPT_FILE and
-SANDBOX_ATTEMPT_DIR (its attempt folder, for files it wants kept) in its environment, calls
+SANDBOX_ATTEMPT_DIR (its attempt folder, for files it wants kept, and ``usage.json``, where it
+may report its model tokens for the cost boundary) in its environment, calls
 ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its final
 answer on stdout. It is killed (with its process group) at the pack's time limit.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 
@@ -58,14 +60,35 @@ class CommandAgent:
             raise
         (task.workdir / "agent.stderr.txt").write_bytes(stderr)
         output = stdout.decode("utf-8", errors="replace")
+        usage, model = reported_usage(task.workdir / USAGE_FILE)
+        facts = {"model": model} if model else {}
         if process.returncode != 0:
             return AgentResult(
                 output=output,
                 status="error",
                 error=f"agent exited with status {process.returncode} (run in {self.cwd})",
-                details={"exit_code": process.returncode},
+                token_usage=usage,
+                details={"exit_code": process.returncode, **facts},
             )
-        return AgentResult(output=output, details={"exit_code": 0})
+        return AgentResult(output=output, token_usage=usage, details={"exit_code": 0, **facts})
+
+
+USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}
+
+
+def reported_usage(path) -> tuple[dict[str, int] | None, str | None]:
+    """The tokens (and model) a ``cmd:`` agent reported in ``usage.json``; (None, None) when it
+    wrote none or wrote something else (then its cost is unknown, never zero)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    keys = ("input_tokens", "cached_input_tokens", "output_tokens")
+    counts = {key: data[key] for key in keys if isinstance(data.get(key), int) and data[key] >= 0}
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    return (counts if "input_tokens" in counts else None), model
 
 
 @agent_kind("cmd", usage='cmd:"COMMAND"')

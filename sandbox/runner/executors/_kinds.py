@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from sandbox.evaluation.packs import Pack
     from sandbox.runner.attempt import AttemptOutcome
+    from sandbox.runner.prices import Prices
     from toolserver.contract.policy import PolicyMode
 
 
@@ -33,6 +34,7 @@ class AttemptSettings:
     block_state_changes: bool | None = None  # None: the sandbox's
     screenshots: str = "all"  # all | failures | none
     playwright_trace: bool = False
+    prices: Prices | None = None  # the cost boundary (sandbox.runner.prices); None: costs unknown
 
     def arguments(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
