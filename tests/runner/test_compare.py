@@ -183,3 +183,48 @@ def test_a_bad_prices_file_is_a_usage_error_naming_what_is_wrong(tmp_path, capsy
     prices_file.write_text(text)
     assert main(["run", "controlled-form", "--agent", "reference", "--prices", str(prices_file)]) == 2
     assert message in capsys.readouterr().err
+
+
+SPLIT_WORDS_JS = """
+cells => cells.flatMap(cell => {
+  const split = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      if (new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1) split.push(match[0]);
+    }
+  }
+  return split;
+})
+"""
+
+
+async def words_split_across_lines(page, selector: str) -> list[str]:
+    return await page.eval_on_selector_all(selector, SPLIT_WORDS_JS)
+
+
+async def test_the_batch_page_of_several_agents_is_a_leaderboard_that_needs_nothing_else(sandbox, browser, tmp_path):
+    agents = [BatchAgent("reference", AgentOptions()), BatchAgent(WRONG, AgentOptions(), label="wrong-answer")]
+    outcomes = await run_batch([load_pack("controlled-form")], agents, out=tmp_path, progress=False, sandbox=sandbox)
+    batch = outcomes[0].directory.parent
+    from sandbox.runner.report import write_reports
+
+    (page_file, *_) = write_reports(batch)
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    await page.goto(page_file.as_uri())
+    assert all(url.startswith("file://") for url in requests), requests  # nothing fetched from anywhere
+    board = await page.get_by_role("table", name="Leaderboard").aria_snapshot()
+    assert board.index("reference") < board.index("wrong-answer")  # ranked
+    hrefs = await page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs and all((batch / href).is_file() for href in hrefs), hrefs
+    assert await page.locator("svg[aria-label^='Pass rate']").count() == 1
+    assert await words_split_across_lines(page, "th") == []  # at 1280 px no header breaks inside a word
+    shot = await page.screenshot()
+    assert len(set(shot[-2000:])) > 10  # a rendered page, not a blank one
+    await context.close()

@@ -19,7 +19,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sandbox import __version__
 from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
+from sandbox.runner.compare import comparison
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
+from sandbox.runner.report._board import board
 from sandbox.runner.report._view import fields, timeline, transcript
 
 REPORT_FILE = "report.html"
@@ -99,8 +101,11 @@ def render_batch(batch_dir: Path) -> str:
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
     passed = sum(a["qualified_pass"] for a in attempts)
+    comp = data.get("comparison") or comparison(data["attempts"])  # older batches have none
+    several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",
+        board=board(comp, data["attempts"]) if several else None,
         rows=data["summary"],
         attempts=attempts,
         passed=passed,

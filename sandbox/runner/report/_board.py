@@ -1,0 +1,74 @@
+"""The leaderboard of a batch of several agents: the comparison's grid of qualified passes per
+agent and workflow (each cell linking to its attempts), and a chart of each agent's pass rate
+with its 95 % interval, drawn as inline SVG here (no script, nothing fetched)."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+BAR_W, ROW_H, LABEL_W = 420, 26, 220
+
+
+def board(comparison: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the batch page shows: the ranking, the grid (rows of cells with their links and a
+    colour from the pass rate), the workflows, and the chart."""
+    packs = sorted({pack for cells in comparison["matrix"].values() for pack in cells})
+    folders: dict[tuple[str, str], list[str]] = {}
+    for attempt in attempts:
+        folders.setdefault((str(attempt["agent"]), str(attempt["pack"])), []).append(Path(attempt["directory"]).name)
+    grid = []
+    for row in comparison["ranking"]:
+        cells = comparison["matrix"][row["agent"]]
+        grid.append(
+            {
+                "agent": row["agent"],
+                "cells": [cell(cells.get(pack), sorted(folders.get((row["agent"], pack), []))) for pack in packs],
+            }
+        )
+    return {"ranking": comparison["ranking"], "packs": packs, "grid": grid, "chart": chart(comparison["ranking"])}
+
+
+def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
+    if not counts:
+        return {"text": "-", "colour": "#ffffff", "links": []}
+    rate = counts["passes"] / counts["attempts"]
+    # red (0) to green (1) through pale yellow, light enough for dark text
+    red, green = (255, int(170 + 85 * rate * 2)) if rate < 0.5 else (int(255 - 150 * (rate - 0.5) * 2), 255)
+    return {
+        "text": f"{counts['passes']}/{counts['attempts']}",
+        "colour": f"#{red:02x}{green:02x}b0",
+        "links": [{"name": name, "href": f"{name}/report.html"} for name in names],
+    }
+
+
+def chart(ranking: list[dict[str, Any]]) -> Markup:
+    """One bar per agent: its pass rate, and a line for its 95 % interval."""
+    height = ROW_H * len(ranking) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{LABEL_W + BAR_W + 60}" height="{height}" '
+        f'aria-label="Pass rate with its 95% interval, per agent">'
+    ]
+    for index, row in enumerate(ranking):
+        y = 8 + index * ROW_H
+        low, high = row["interval"]
+        rate = row["pass_rate"]
+        label = escape(row["agent"] if len(row["agent"]) <= 30 else row["agent"][:29] + "…")
+        parts += [
+            f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{label}</text>',
+            f'<rect x="{LABEL_W}" y="{y + 3}" width="{BAR_W * rate:.1f}" height="14" fill="#6a9f5b"/>',
+            f'<line x1="{LABEL_W + BAR_W * low:.1f}" x2="{LABEL_W + BAR_W * high:.1f}" y1="{y + 10}" y2="{y + 10}" '
+            'stroke="#1b1b1b" stroke-width="2"/>',
+            f'<text x="{LABEL_W + BAR_W + 6}" y="{y + 14}" font-size="12">{rate:.0%}</text>',
+        ]
+    axis = 8 + len(ranking) * ROW_H
+    parts += [
+        f'<line x1="{LABEL_W}" x2="{LABEL_W + BAR_W}" y1="{axis}" y2="{axis}" stroke="#999"/>',
+        f'<text x="{LABEL_W}" y="{axis + 14}" font-size="11">0%</text>',
+        f'<text x="{LABEL_W + BAR_W}" y="{axis + 14}" font-size="11" text-anchor="end">100%</text>',
+        "</svg>",
+    ]
+    return Markup("".join(parts))
