@@ -6,6 +6,7 @@ folder given to --out; a `cmd:` agent runs where `sandbox run` was started."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -101,6 +102,10 @@ def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches
     shutil.copytree(batch, tmp_path / "earlier")
     assert main(["compare", str(batch), str(tmp_path / "earlier"), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["ranking"]
+    page = tmp_path / "boards" / "compare.html"
+    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--html", str(page)]) == 0
+    hrefs = re.findall(r'href="([^"]+)"', page.read_text())
+    assert len(hrefs) == 4 and all((page.parent / href).is_file() for href in hrefs), hrefs
     assert {r["agent"] for r in rows if r["agent"].startswith("reference")} == {
         f"reference @ {batch.name}",
         "reference @ earlier",

@@ -28,6 +28,12 @@ def register(subparsers) -> None:
         help="batch folders (or folders given to `sandbox run --out`: their newest batch)",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the leaderboard page here (links to the attempts are relative to FILE's folder)",
+    )
     p.set_defaults(func=command)
     declare_exits(p, {0: "compared", 2: "a folder holds no attempt"})
 
@@ -63,6 +69,12 @@ def command(args: argparse.Namespace) -> int:
         if str(a["pack"]) in common
     ]
     result = comparison(attempts)
+    if args.html:
+        from sandbox.runner.report import render_leaderboard
+
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(render_leaderboard(result, attempts, args.html.parent), encoding="utf-8")
+        print(f"leaderboard: {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))
     else:

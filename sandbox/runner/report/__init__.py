@@ -105,12 +105,19 @@ def render_batch(batch_dir: Path) -> str:
     several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",
-        board=board(comp, data["attempts"]) if several else None,
+        board=board(comp, data["attempts"], Path(batch_dir)) if several else None,
         rows=data["summary"],
         attempts=attempts,
         passed=passed,
         all_passed=bool(attempts) and passed == len(attempts),
         version=__version__,
+    )
+
+
+def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> str:
+    """A page of the leaderboard alone (``sandbox compare --html``); attempt links relative to ``where``."""
+    return _environment.get_template("leaderboard.html.j2").render(
+        title="Comparison", board=board(comp, attempts, where), version=__version__
     )
 
 

@@ -4,6 +4,7 @@ with its 95 % interval, drawn as inline SVG here (no script, nothing fetched).""
 
 from __future__ import annotations
 
+import os
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,15 @@ from markupsafe import Markup
 BAR_W, ROW_H, LABEL_W = 420, 26, 220
 
 
-def board(comparison: dict[str, Any], attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the batch page shows: the ranking, the grid (rows of cells with their links and a
-    colour from the pass rate), the workflows, and the chart."""
+def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> dict[str, Any]:
+    """What the page shows: the ranking, the grid (rows of cells with their links, relative to
+    the page's folder ``where``, and a colour from the pass rate), the workflows, and the chart."""
     packs = sorted({pack for cells in comparison["matrix"].values() for pack in cells})
     folders: dict[tuple[str, str], list[str]] = {}
     for attempt in attempts:
-        folders.setdefault((str(attempt["agent"]), str(attempt["pack"])), []).append(Path(attempt["directory"]).name)
+        folders.setdefault((str(attempt["agent"]), str(attempt["pack"])), []).append(
+            os.path.relpath(Path(attempt["directory"]).resolve(), Path(where).resolve())
+        )
     grid = []
     for row in comparison["ranking"]:
         cells = comparison["matrix"][row["agent"]]
@@ -41,7 +44,7 @@ def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
     return {
         "text": f"{counts['passes']}/{counts['attempts']}",
         "colour": f"#{red:02x}{green:02x}b0",
-        "links": [{"name": name, "href": f"{name}/report.html"} for name in names],
+        "links": [{"name": Path(name).name, "href": f"{name}/report.html"} for name in names],
     }
 
 
