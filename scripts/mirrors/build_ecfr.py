@@ -60,12 +60,20 @@ PROVENANCE_AFTER = (
     "Mobile Accessibility', the source note 'AG Order No. 5919-2024, 89 FR 31337, Apr. 24, 2024, "
     "unless otherwise noted.', the seven section headings, the five exception headings, web "
     "content and mobile apps, WCAG 2.1 Level A and Level AA, April 24, 2026 and April 26, 2027. "
+    "CFR cross-references link the way the eCFR's own link builder writes them in a point-in-time "
+    "view (criticaljuncture/reference_parser lib/reference_parser/cfr.rb, base.rb "
+    "@e0fb505d4135240ab1e5a7e66a935a64c441c728; a saved eCFR dated view in slawsk/lawsky-practice-"
+    "problems createCleanCodeRegsDictionaries.py @25fdd80c443879e62bea9c5aab5f150578fb265e): "
+    '<a href="/on/2024-06-24/title-28/section-<n>" class="cfr external">, href before class, a '
+    "paragraph reference as a #p-<n>(x) fragment; paragraph markup from the same saved view: one "
+    "space after span.paragraph-hierarchy, two after em.paragraph-heading. "
     "Invented: the exact regulatory wording (written after the 2024 final rule as remembered, "
-    "not copied); the source-note markup (div.source > p with a bold 'Source:' label); "
-    "unnumbered paragraphs as plain p; the href form of the CFR cross-reference links "
-    "(a.cfr.external to /current/title-28/section-<n>, with a #p-<n>(x) fragment for a paragraph "
-    "reference; the class and the linking are the real renderer's, the exact href is not "
-    "confirmed); no per-section citation lines, since the subpart source note covers every "
+    "not copied); the source-note markup (div.source > p with a bold 'Source:' label: kept "
+    "visible because the task reads the subpart's source from the view, and no capture of a "
+    "subpart-level renderer response was found; a public client reads section responses' source "
+    "and authority from a script#source-and-authority-data JSON element, which is not confirmed "
+    "for subpart views and is not reproduced); unnumbered paragraphs as plain p; no per-section "
+    "citation lines, since the subpart source note covers every "
     "section. " + COMMON_INVENTED + " Deliberately absent, as in the real view: any RIN, Federal "
     "Register document number, testing frequency, and the 2026 amendment (AG Order No. 6742-2026)."
 )
@@ -181,36 +189,39 @@ def _link_fr_citations(text: str) -> str:
 _CFR_REFERENCE = re.compile(r"§ (\d+\.\d+)((?:\([a-z0-9]+\))*)")
 
 
-def _link_cfr_references(text: str) -> str:
+def _link_cfr_references(text: str, date: str) -> str:
     """Escape text and link each CFR cross-reference ("§ 35.104", "§ 35.200(b)") the way the
-    real renderer does: ``<a class="cfr external" href="/current/title-28/section-35.104">``."""
+    eCFR's link builder does in a point-in-time view: under ``/on/<date>/``, a paragraph as a
+    ``#p-<section><paragraph>`` fragment, ``href`` before ``class``:
+    ``<a href="/on/2024-06-24/title-28/section-35.104" class="cfr external">``."""
 
     def link(match: re.Match[str]) -> str:
         section, paragraph = match.groups()
-        href = f"/current/title-{TITLE}/section-{section}" + (f"#p-{section}{paragraph}" if paragraph else "")
-        return f'<a class="cfr external" href="{html.escape(href)}">{match.group(0)}</a>'
+        href = f"/on/{date}/title-{TITLE}/section-{section}" + (f"#p-{section}{paragraph}" if paragraph else "")
+        return f'<a href="{html.escape(href)}" class="cfr external">{match.group(0)}</a>'
 
     return _CFR_REFERENCE.sub(link, html.escape(text, quote=False))
 
 
-def _render_paragraph(paragraph: Paragraph, parent_title: str, depth: int, pad: str) -> list[str]:
+def _render_paragraph(paragraph: Paragraph, parent_title: str, depth: int, pad: str, date: str) -> list[str]:
     if paragraph.label is None:
-        return [f"{pad}<p>{_link_cfr_references(paragraph.text)}</p>"]
+        return [f"{pad}<p>{_link_cfr_references(paragraph.text, date)}</p>"]
     title = f"{parent_title}({paragraph.label})"
-    parts = [
+    inner = (
         '<span class="paragraph-hierarchy"><span class="paren">(</span>'
         f'{paragraph.label}<span class="paren">)</span></span>'
-    ]
+    )
     if paragraph.heading:
-        parts.append(f'<em class="paragraph-heading">{html.escape(paragraph.heading, quote=False)}</em>')
+        # One space before a paragraph heading, two after it, as the real renderer writes them.
+        inner += f' <em class="paragraph-heading">{html.escape(paragraph.heading, quote=False)}</em> '
     if paragraph.text:
-        parts.append(_link_cfr_references(paragraph.text))
+        inner += " " + _link_cfr_references(paragraph.text, date)
     lines = [
         f'{pad}<div id="p-{title}">',
-        f'{pad}  <p class="indent-{depth}" data-title="{title}">{" ".join(parts)}</p>',
+        f'{pad}  <p class="indent-{depth}" data-title="{title}">{inner}</p>',
     ]
     for child in paragraph.children:
-        lines += _render_paragraph(child, title, depth + 1, pad + "  ")
+        lines += _render_paragraph(child, title, depth + 1, pad + "  ", date)
     lines.append(f"{pad}</div>")
     return lines
 
@@ -238,7 +249,7 @@ def render_subpart(subpart: Subpart, date: str) -> str:
             f"    <h4 {metadata}>{html.escape(section.heading, quote=False)}</h4>",
         ]
         for paragraph in section.paragraphs:
-            lines += _render_paragraph(paragraph, section.number, 1, "    ")
+            lines += _render_paragraph(paragraph, section.number, 1, "    ", date)
         lines.append("  </div>")
     lines.append("</div>")
     return "\n".join(lines) + "\n"

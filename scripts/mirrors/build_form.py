@@ -33,15 +33,22 @@ _COMMON_BASIS = (
     "documented behaviour (shared/facts/demo-form.md): the four steps and their headings, labels, "
     "ids and input types, blur validation with the demo's exact (misspelled) messages, the "
     "whole-form check on step 2's Next, the step-3 summary and alert, the Success (Finished) "
-    "screen, the step heading as <h1> text followed by a <span> with the step counter (a separate "
-    "child in the accessibility tree; the span's inline-block display that makes it one is ours, "
-    "the real page's CSS is not confirmed), console.log of the error state on every render and "
-    "change. Not a copy of the original bundle; file names and CSS class names are invented; "
+    "screen, the step heading as <h1> text followed by an unclassed inline <span> with the step "
+    "counter, console.log of the error state on every render and change. DOM structure after the "
+    "public GitHub Pages build itself (sarah27h/simple-multi-step-form branch gh-pages "
+    "@19973b1742796d610a8b3e002dd632dbb02a762a, static/js/main.57a241ca.chunk.js, read, not copied): "
+    "each screen's nodes directly under #root; Material-UI v4 class names (Mui*) on the app bar, "
+    "typography, text fields, list and buttons, besides classes of our own; the counter's text as "
+    "three text nodes ('(Step ', 'N', ' of 3)') on steps 1-3 and one ('(Finished)') on step 4, which "
+    "is why an accessibility snapshot shows the counter as a separate child on steps 1-3 and the "
+    "success heading as flat text; a label span and a ripple span in each button; a hidden, "
+    "read-only twin textarea beside Bio. Not a copy of the original bundle; file names and our own "
+    "CSS class names are invented, the Material-UI jss-generated classes (jssN) are left out; "
     "no network request, system fonts only."
 )
 _HOOKS = (
     " Sandbox hooks not present on the real site: the Confirm & Next button carries "
-    'data-sandbox-state-change="final-submit" and the step-4 container carries '
+    'data-sandbox-state-change="final-submit" and the step-4 message container carries '
     'data-sandbox-final-state="submitted".'
 )
 

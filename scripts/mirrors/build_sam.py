@@ -64,7 +64,15 @@ SHARED_BASIS = (
     "Reconstruction (the real SAM.gov response could not be fetched offline). Structure from "
     "shared/facts/source-structures.md (HAL JSON with data2, additionalInfo.sections, parent, "
     "related, status, archived/cancelled/latest/deleted, postedDate/modifiedDate/createdDate, "
-    "description[] with an HTML body, _links with opportunity:previous)."
+    "description[] with an HTML body, _links with opportunity:previous) and a real v2 response "
+    "saved in kingshah673/samgov-data-extraction-output README.md @7cd46544770a12c1057262942cd46a2da0b45be0 "
+    "(key order; data2.permissions {IVL: {read, create, delete, update}}; top-level modifiedBy and "
+    "createdBy after createdDate; parent.opportunityId on an amended version, an id other than "
+    "opportunity:previous). Invented: modifiedBy/createdBy (the notice's primary-contact stand-in "
+    "e-mail on the reserved example.com domain; the real fields hold the posting user's e-mail), "
+    "the permissions values (copied in shape from the capture; what they are for an anonymous "
+    "reader is not confirmed), and which version parent names (here the notice's original version; "
+    "not confirmed)."
 )
 
 
@@ -383,8 +391,20 @@ def version_url(notice: Notice, version: Version) -> str:
     return url + "?latest=true" if version.opportunity_id == notice.notice_id else url
 
 
+# data2.permissions as a real anonymous v2 response carries it (kingshah673/samgov-data-extraction-output
+# README.md @7cd46544770a12c1057262942cd46a2da0b45be0): one "IVL" entry of four booleans.
+PERMISSIONS = {"IVL": {"read": True, "create": True, "delete": True, "update": True}}
+
+
 def notice_json(notice: Notice, version: Version) -> dict:
-    """The v2 opportunity record for one version, in the real API's key order."""
+    """The v2 opportunity record for one version, in the real API's key order (the order of a
+    real response: data2 ... version, permissions, solicitation ...; createdDate, modifiedBy,
+    createdBy, description ...)."""
+    original = notice.versions[-1].opportunity_id
+    # An amended version names its notice's original version as parent; the original has none.
+    parent = {"opportunityId": original} if version.opportunity_id != original else {}
+    # Invented: the poster is the notice's primary contact (stand-in e-mail on a reserved domain).
+    poster = notice.contacts[0]["email"]
     links: dict[str, dict] = {
         "self": {"href": f"/opps/v2/opportunities/{version.opportunity_id}"},
         "opportunity:publish:latest": {"href": f"/opps/v2/opportunities/{notice.notice_id}"},
@@ -401,6 +421,7 @@ def notice_json(notice: Notice, version: Version) -> dict:
             "title": notice.title,
             "archive": {"date": version.archive_date, "type": "auto15"},
             "version": "2",
+            "permissions": PERMISSIONS,
             "solicitation": {
                 "setAside": notice.set_aside,
                 "deadlines": {"response": version.response, "responseTz": notice.response_tz},
@@ -413,7 +434,7 @@ def notice_json(notice: Notice, version: Version) -> dict:
             "additionalReporting": ["none"],
         },
         "additionalInfo": {"sections": [{"id": k, "status": v} for k, v in version.sections_status.items()]},
-        "parent": {},
+        "parent": parent,
         "related": {},
         "status": {"code": "published", "value": "Published"},
         "archived": version.archived,
@@ -423,6 +444,8 @@ def notice_json(notice: Notice, version: Version) -> dict:
         "postedDate": version.posted,
         "modifiedDate": modified,
         "createdDate": version.created,
+        "modifiedBy": poster,
+        "createdBy": poster,
         "description": [
             {
                 "opportunityId": version.opportunity_id,
@@ -538,7 +561,22 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
         "labelled 'All Dates/Times are:' with a value like '(UTC-06:00) CENTRAL STANDARD TIME, "
         "CHICAGO, USA' (that format is itself inferred there), div#-contracting-office with the "
         "Contracting Office Address lines, li#general-special-legislation 'Initiative' (its value "
-        "read here from data2.additionalReporting: 'none' shows 'None'; the mapping is ours). Page "
+        "read here from data2.additionalReporting: 'none' shows 'None'; the mapping is ours). Wrapper "
+        "structure that public scrapers of the rendered page select on (Abhishekn1947/SamGov-Scraper "
+        "main.py @0fbfbbd8143063bfdd49eb1b905424a296c7d609 and other public Selenium/BeautifulSoup "
+        "scrapers found by code search; GSA's sam-ui-elements title-and-section template): the "
+        "title as div.sam-ui.segment > h1.sam-ui.header with a div.sup.header label before the title "
+        "text; #header-solicitation-number, #header-related-notice and #header-hierarchy-level (each "
+        ".header/.description pairs) inside div.sam-ui.attached.grid; the General Information and "
+        "Classification fields as ul.usa-unstyled-list > li; the description in "
+        "div.inner-html-description; the attachments section title #opp-view-attachments-section-title, "
+        "the accordion #opp-view-attachments-accordion-section with its button "
+        "#button-opp-view-attachments-accordion-section, file links a.file-link with site-relative "
+        "hrefs; div#-contracting-office > div.ng-star-inserted; each point of contact as "
+        "ul.usa-unstyled-list with the name in <strong>, the e-mail as a mailto link and the phone after "
+        "a span.sr-only 'Phone Number'; the history inside a sam-history element. Not confirmed: the "
+        "Related Notice block's content when a notice has no related notice (here its label alone), the "
+        "accordion button's wording, the list inside the contracting office block. Page "
         "chrome as a person sees the real page: the government banner ('An official website of "
         "the United States government', 'Here's how you know'), the site header with navigation "
         "(Home, Search, Data Bank, Data Services, Help) and Sign In, a Follow button, a Download "

@@ -1,7 +1,7 @@
 """Build the offline SEC EDGAR mirror (``mirrors/www.sec.gov/``) for the "SEC contract" task.
 
-Two exact URLs are mirrored, both reconstructions (the real pages could not be fetched
-offline):
+Two pages are mirrored, both reconstructions (the real pages could not be fetched offline),
+plus the stylesheet and the two chrome images the index page loads (stand-ins of our own):
 
 - the EDGAR filing index of accession 0001193125-14-305083 (Oncothyreon Inc., Form 10-Q
   for the period ending 2014-06-30), in EDGAR's filing-detail markup (see
@@ -13,8 +13,9 @@ offline):
 
 Evidence quotes are matched against the pages' visible text, so the renderer keeps every
 tag boundary inside a paragraph next to whitespace (a run-in heading is ``<U>Term.</U>``
-followed by a space) and never splits a sentence across a page break. The index page does
-the same: a label's colon sits inside its tag (``<acronym>CIK:</acronym> <a>...``).
+followed by a space) and never splits a sentence across a page break. The index page
+follows real saved index pages instead: a label's colon sits outside its acronym
+(``<acronym>CIK</acronym>: <a>...``), as the public index parsers expect.
 
 Run from the project root: ``.venv/bin/python scripts/mirrors/build_sec.py [--out DIR]``.
 The output is byte-for-byte the same on every run; the generator first removes the entries
@@ -48,18 +49,44 @@ EXHIBIT_TYPE = "text/html"  # EDGAR serves .htm documents without a charset; the
 PROVENANCE_INDEX = (
     "Reconstruction of the EDGAR filing index page for accession 0001193125-14-305083 (the real "
     "page could not be fetched offline). Basis: the EDGAR filing-detail markup in "
-    "shared/facts/source-structures.md (title, #PageTitle 'Filing Detail', #formDiv/#formHeader/"
-    "#formName/#secNum, .formGrouping .infoHead/.info pairs, two table.tableFile tables, "
-    "#filerDiv with .mailer and .companyInfo/.companyName/.identInfo) and the benchmark's facts: "
-    "Form 10-Q filed 2014-08-11 for the period 2014-06-30 by Oncothyreon Inc. (CIK 0001412067, "
-    "2601 Fourth Avenue, Suite 500, Seattle WA 98121, DE, fiscal year end 1231, SIC 8731, file "
-    "no. 001-33882) with Exhibit 10.1 d769262dex101.htm. IRS no. 26-0868560 and telephone "
-    "(206) 801-2100 are from Oncothyreon's other public filings. Invented or not confirmed: the "
-    "Accepted timestamp, the film number, the main-document and certification file names "
-    "(d747209*), the XBRL file names (onty-20140630*), the set of exhibits besides EX-10.1, every "
-    "Size value except the exhibit's (which is the byte size of the reconstructed exhibit), the "
-    "page chrome (text instead of the SEC seal images; one inline style sheet instead of "
-    "/include/interactive.css) and the row descriptions."
+    "shared/facts/source-structures.md, and the structure of real saved index pages of the same "
+    "template (mwaldstein/edgarWebR tests/cache/920760/000162828017000327/"
+    "0001628280-17-000327-index.htm.html @1b0fc6e6ee845435734d52d2caeb89062776adac; the index "
+    "page embedded in a public course lab), read by the edgarWebR parsers (R/filing_filers.R, "
+    "R/filing_documents.R, R/filing_information.R): head with Content-Type and Last-Modified "
+    "metas and the /include/interactive.css link; body margin 0; the noscript warning; "
+    "#headerTop (#Nav with Home, Latest Filings, Previous Page; #seal and #secWordGraphic "
+    "images), #headerBottom (#searchHome, #PageTitle 'Filing Detail'), #breadCrumbs list, no "
+    "footer; #contentDiv with the filing #formDiv (#formHeader/#formName/#secNum, .formGrouping "
+    ".infoHead/.info pairs), the Interactive Data button in a boxed #seriesDiv before the "
+    "tables, then one #formDiv per table.tableFile (Document Format Files, Data Files); "
+    "#filerDiv with .mailer spans (the last address line starting with a line break) and "
+    ".companyInfo, where each label's colon sits outside its acronym ('<acronym>IRS No."
+    "</acronym>: <strong>', '<acronym>CIK</acronym>: <a>', '<acronym>SIC</acronym>: <b><a>') and "
+    "company-search links have the real query shapes (?CIK=...&action=getcompany, "
+    "?filenum=...&action=getcompany, ?action=getcompany&SIC=...&owner=include). Facts from the "
+    "benchmark: Form 10-Q filed 2014-08-11 for the period 2014-06-30 by Oncothyreon Inc. (CIK "
+    "0001412067, 2601 Fourth Avenue, Suite 500, Seattle WA 98121, DE, fiscal year end 1231, SIC "
+    "8731, file no. 001-33882) with Exhibit 10.1 d769262dex101.htm. IRS no. 26-0868560 and "
+    "telephone (206) 801-2100 are from Oncothyreon's other public filings. Invented or not "
+    "confirmed: the Accepted timestamp (and the Last-Modified meta derived from it), the film "
+    "number, the main-document and certification file names (d747209*), the XBRL file names "
+    "(onty-20140630*), the set of exhibits besides EX-10.1, every Size value except the "
+    "exhibit's (which is the byte size of the reconstructed exhibit), and the row descriptions. "
+    "Left out: the analytics script and its noscript iframe (they would leave the mirror) and "
+    "the 'Office of ...' line after the SIC description (the office assigned to SIC 8731 is not "
+    "confirmed). The stylesheet and the two chrome images are mirrored with bodies of our own "
+    "(see their entries)."
+)
+PROVENANCE_STYLESHEET = (
+    "Stand-in for EDGAR's /include/interactive.css, which the filing index page links: our own "
+    "rules for the page's ids and classes (#headerTop, #formDiv, .tableFile, .mailer ...), not "
+    "the real stylesheet (not captured). Mirrored so that the link resolves inside the mirror."
+)
+PROVENANCE_IMAGE = (
+    "Stand-in for an EDGAR page-chrome image that the filing index page loads (the real image "
+    "was not captured): a 1x1 transparent GIF; the page's stand-in stylesheet sizes and colours "
+    "it. Mirrored so that the image request resolves inside the mirror."
 )
 PROVENANCE_EXHIBIT = (
     "Reconstruction of Exhibit 10.1 (d769262dex101.htm), the Phase I Co-Development Agreement "
@@ -332,13 +359,27 @@ def filing_documents(exhibit_size: int) -> tuple[list[FilingDocument], list[Fili
     return document_format_files, data_files
 
 
-_INDEX_CSS = """\
-body { margin: 0; font-family: Arial, Helvetica, sans-serif; font-size: 12px; color: #000; }
+# The stylesheet and the two chrome images the real page loads (/include/interactive.css,
+# /images/sealTop.gif, /images/bannerTitle.gif) are mirrored under the same URLs with bodies of
+# our own, so the page requests nothing the mirror does not hold.
+STYLESHEET_URL = "https://www.sec.gov/include/interactive.css"
+SEAL_URL = "https://www.sec.gov/images/sealTop.gif"
+BANNER_URL = "https://www.sec.gov/images/bannerTitle.gif"
+
+INDEX_CSS = """\
+body { font-family: Arial, Helvetica, sans-serif; font-size: 12px; color: #000; }
 a { color: #0000cc; }
-#headerTop { background: #ffffff; border-bottom: 1px solid #d3d3d3; padding: 6px 10px; overflow: hidden; }
+#headerTop { background: #ffffff; padding: 6px 10px; overflow: hidden; }
 #Nav { float: right; font-size: 11px; padding-top: 4px; }
-#secWordGraphic { font-family: Georgia, 'Times New Roman', serif; font-size: 20px; color: #1c3f6e; }
-#PageTitle { background: #1c3f6e; color: #fff; font-size: 18px; font-weight: bold; padding: 6px 10px; }
+#seal { float: left; margin-right: 8px; }
+#seal img { width: 54px; height: 54px; background: #1c3f6e; border-radius: 27px; }
+#secWordGraphic img { width: 320px; height: 24px; margin-top: 14px; background: #e8eef6; }
+#headerBottom { background: #1c3f6e; color: #fff; padding: 6px 10px; overflow: hidden; }
+#headerBottom a { color: #fff; }
+#searchHome { float: right; font-size: 11px; padding-top: 4px; }
+#PageTitle { font-size: 18px; font-weight: bold; }
+#breadCrumbs ul { list-style: none; margin: 6px 10px; padding: 0; font-size: 11px; }
+#breadCrumbs li { display: inline; margin-right: 4px; }
 #contentDiv { padding: 10px 10px 20px 10px; }
 #formDiv { border: 1px solid #b6c9e0; margin-bottom: 12px; }
 #formHeader { background: #e8eef6; padding: 8px; border-bottom: 1px solid #b6c9e0; overflow: hidden; }
@@ -359,8 +400,15 @@ a { color: #0000cc; }
 .companyName { font-size: 14px; font-weight: bold; }
 .identInfo { margin-top: 6px; line-height: 1.5; }
 .clear { clear: both; }
-#footer { border-top: 1px solid #d3d3d3; margin-top: 20px; padding: 8px 10px; font-size: 11px; }
 """
+
+
+def stand_in_gif() -> bytes:
+    """A 1x1 transparent GIF: the stand-in for each chrome image (the real ones were not captured)."""
+    return (
+        b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff"
+        b"!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
+    )
 
 
 def _file_rows(documents: list[FilingDocument]) -> str:
@@ -370,114 +418,136 @@ def _file_rows(documents: list[FilingDocument]) -> str:
         seq = doc.seq or "&nbsp;"
         doc_type = doc.doc_type or "&nbsp;"
         rows.append(
-            f"<tr{css}>\n"
-            f'<td scope="row">{seq}</td>\n'
-            f'<td scope="row">{html.escape(doc.description)}</td>\n'
-            f'<td scope="row"><a href="{FOLDER_PATH}/{doc.file_name}">{doc.file_name}</a></td>\n'
-            f'<td scope="row">{doc_type}</td>\n'
-            f'<td scope="row">{doc.size}</td>\n'
-            "</tr>"
+            f"         <tr{css}>\n"
+            f'            <td scope="row">{seq}</td>\n'
+            f'            <td scope="row">{html.escape(doc.description)}</td>\n'
+            f'            <td scope="row"><a href="{FOLDER_PATH}/{doc.file_name}">{doc.file_name}</a></td>\n'
+            f'            <td scope="row">{doc_type}</td>\n'
+            f'            <td scope="row">{doc.size}</td>\n'
+            "         </tr>"
         )
     return "\n".join(rows)
 
 
-def _file_table(summary: str, documents: list[FilingDocument]) -> str:
+def _file_table_div(summary: str, documents: list[FilingDocument]) -> str:
+    """One ``#formDiv`` holding one ``table.tableFile`` (the real page gives each table its own)."""
     return (
-        f'<table class="tableFile" summary="{summary}">\n'
-        "<tr>\n"
-        '<th scope="col" style="width: 5%;"><acronym title="Sequence Number">Seq</acronym></th>\n'
-        '<th scope="col" style="width: 40%;">Description</th>\n'
-        '<th scope="col" style="width: 20%;">Document</th>\n'
-        '<th scope="col" style="width: 10%;">Type</th>\n'
-        '<th scope="col">Size</th>\n'
-        "</tr>\n"
+        '<div id="formDiv">\n'
+        '   <div style="padding: 0px 0px 4px 0px; font-size: 12px; margin: 0px 2px 0px 5px; width: 100%; overflow:hidden">\n'
+        f"      <p>{summary}</p>\n"
+        f'      <table class="tableFile" summary="{summary}">\n'
+        "         <tr>\n"
+        '            <th scope="col" style="width: 5%;"><acronym title="Sequence Number">Seq</acronym></th>\n'
+        '            <th scope="col" style="width: 40%;">Description</th>\n'
+        '            <th scope="col" style="width: 20%;">Document</th>\n'
+        '            <th scope="col" style="width: 10%;">Type</th>\n'
+        '            <th scope="col">Size</th>\n'
+        "         </tr>\n"
         f"{_file_rows(documents)}\n"
-        "</table>"
+        "      </table>\n"
+        "   </div>\n"
+        "</div>"
     )
 
 
 def render_index(exhibit_size: int) -> bytes:
     document_format_files, data_files = filing_documents(exhibit_size)
     document_count = sum(1 for doc in document_format_files + data_files if doc.seq)
+    # The last address line carries a line break before it and trailing spaces, as on real pages.
     address = (
-        '<span class="mailerAddress">2601 FOURTH AVENUE</span>\n'
-        '<span class="mailerAddress">SUITE 500</span>\n'
-        '<span class="mailerAddress">SEATTLE WA 98121</span>\n'
+        '      <span class="mailerAddress">2601 FOURTH AVENUE</span>\n'
+        '      <span class="mailerAddress">SUITE 500</span>\n'
+        '      <span class="mailerAddress">\nSEATTLE WA 98121      </span>\n'
     )
     page = f"""\
-<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
-<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" lang="en">
+<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN" "http://www.w3.org/TR/html4/loose.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml">
 <head>
 <meta http-equiv="Content-Type" content="text/html; charset=utf-8" />
-<!-- An empty data: icon keeps the browser from requesting /favicon.ico. -->
-<link rel="icon" href="data:," />
+<meta http-equiv="Last-Modified" content="Mon, 11 Aug 2014 20:07:38 GMT" />
 <title>EDGAR Filing Documents for {ACCESSION}</title>
-<style type="text/css">
-{_INDEX_CSS}</style>
+<link rel="stylesheet" type="text/css" href="/include/interactive.css" />
+<!-- Offline mirror: an empty data: icon keeps the browser from requesting /favicon.ico. -->
+<link rel="icon" href="data:," />
 </head>
-<body>
+<body style="margin: 0">
+<noscript><div style="color:red; font-weight:bold; text-align:center;">This page uses Javascript. Your browser either doesn't support Javascript or you have it turned off. To see this page as it is meant to appear please use a Javascript enabled browser.</div></noscript>
+<!-- BEGIN BANNER -->
 <div id="headerTop">
-<div id="Nav"><a href="/index.htm">Home</a> | <a href="/edgar/searchedgar/companysearch.html">Search the Next-Generation EDGAR System</a> | <a href="/cgi-bin/browse-edgar?action=getcurrent">Latest Filings</a></div>
-<div id="secWordGraphic">U.S. Securities and Exchange Commission</div>
+   <div id="Nav"><a href="/index.htm">Home</a> | <a href="/cgi-bin/browse-edgar?action=getcurrent">Latest Filings</a> | <a href="javascript:history.back()">Previous Page</a></div>
+   <div id="seal"><a href="/index.htm"><img src="/images/sealTop.gif" alt="SEC Seal" border="0" /></a></div>
+   <div id="secWordGraphic"><img src="/images/bannerTitle.gif" alt="SEC Banner" /></div>
 </div>
-<div id="PageTitle">Filing Detail</div>
+<div id="headerBottom">
+   <div id="searchHome"><a href="/edgar/searchedgar/webusers.htm">Search the Next-Generation EDGAR System</a></div>
+   <div id="PageTitle">Filing Detail</div>
+</div>
+<!-- END BANNER -->
+
+
+<!-- BEGIN BREADCRUMBS -->
+<div id="breadCrumbs">
+   <ul>
+      <li><a href="/index.htm">SEC Home</a> &#187;</li>
+      <li><a href="/edgar/searchedgar/webusers.htm">Search the Next-Generation EDGAR System</a> &#187;</li>
+      <li><a href="/edgar/searchedgar/companysearch.html">Company Search</a> &#187;</li>
+      <li class="last">Current Page</li>
+   </ul>
+</div>
+<!-- END BREADCRUMBS -->
+
 <div id="contentDiv">
 <!-- START FILING DIV -->
 <div id="formDiv">
-<div id="formHeader">
-<div id="formName">
-<strong>Form 10-Q</strong> - Quarterly report [Sections 13 or 15(d)]:
-</div>
-<div id="secNum">
-<strong><acronym title="Securities and Exchange Commission">SEC</acronym> Accession <acronym title="Number">No.</acronym></strong> {ACCESSION}
-</div>
-</div>
-<div class="formContent">
-<div class="formGrouping">
-<div class="infoHead">Filing Date</div>
-<div class="info">2014-08-11</div>
-<div class="infoHead">Accepted</div>
-<div class="info">2014-08-11 16:07:38</div>
-<div class="infoHead">Documents</div>
-<div class="info">{document_count}</div>
-</div>
-<div class="formGrouping">
-<div class="infoHead">Period of Report</div>
-<div class="info">2014-06-30</div>
-</div>
-<div style="clear:both"></div>
-</div>
+   <div id="formHeader">
+      <div id="formName">
+         <strong>Form 10-Q</strong> - Quarterly report [Sections 13 or 15(d)]:{" "}
+      </div>
+      <div id="secNum">
+         <strong><acronym title="Securities and Exchange Commission">SEC</acronym> Accession <acronym title="Number">No.</acronym></strong> {ACCESSION}
+      </div>
+   </div>
+   <div class="formContent">
+      <div class="formGrouping">
+         <div class="infoHead">Filing Date</div>
+         <div class="info">2014-08-11</div>
+         <div class="infoHead">Accepted</div>
+         <div class="info">2014-08-11 16:07:38</div>
+         <div class="infoHead">Documents</div>
+         <div class="info">{document_count}</div>
+      </div>
+      <div class="formGrouping">
+         <div class="infoHead">Period of Report</div>
+         <div class="info">2014-06-30</div>
+      </div>
+      <div style="clear:both"></div>
+   </div>
 </div>
 <!-- END FILING DIV -->
 <!-- START DOCUMENT DIV -->
-<div id="formDiv">
-<div style="padding: 4px 0px 4px 0px; font-size: 12px; margin: 0px 2px 0px 5px; width: 100%; overflow:hidden">
-<p>Document Format Files</p>
-{_file_table("Document Format Files", document_format_files)}
-<p>Data Files</p>
-{_file_table("Data Files", data_files)}
-<p><a href="/cgi-bin/viewer?action=view&amp;cik={CIK}&amp;accession_number={ACCESSION}&amp;xbrl_type=v" id="interactiveDataBtn">Interactive Data</a></p>
+<div style="margin: 10px 0px 10px 0px; border: solid 1px #3F509D; background-color: #F5F5EB;">
+   <div style="padding: 4px 0px 4px 0px; font-size: 12px; margin: 0px 2px 0px 5px; width: 100%; overflow:hidden" id="seriesDiv">
+      <a href="/cgi-bin/viewer?action=view&amp;cik={CIK}&amp;accession_number={ACCESSION}&amp;xbrl_type=v" id="interactiveDataBtn">&nbsp;Interactive Data</a>
+   </div>
 </div>
-</div>
+{_file_table_div("Document Format Files", document_format_files)}
+{_file_table_div("Data Files", data_files)}
 <!-- END DOCUMENT DIV -->
 <!-- START FILER DIV -->
 <div id="filerDiv">
-<div class="mailer">Mailing Address
-{address}</div>
-<div class="mailer">Business Address
-{address}<span class="mailerAddress">206-801-2100</span>
-</div>
+   <div class="mailer">Mailing Address
+{address}   </div>
+   <div class="mailer">Business Address
+{address}      <span class="mailerAddress">2068012100</span>
+   </div>
 <div class="companyInfo">
-<span class="companyName">Oncothyreon Inc. (Filer)
- <acronym title="Central Index Key">CIK:</acronym> <a href="/cgi-bin/browse-edgar?action=getcompany&amp;CIK=000{CIK}&amp;owner=exclude&amp;count=40">000{CIK} (see all company filings)</a></span>
-<p class="identInfo"><acronym title="Internal Revenue Service Number">IRS No.:</acronym> <strong>260868560</strong> | State of Incorp.: <strong>DE</strong> | Fiscal Year End: <strong>1231</strong><br />Type: <strong>10-Q</strong> | Act: <strong>34</strong> | File No.: <a href="/cgi-bin/browse-edgar?action=getcompany&amp;filenum=001-33882&amp;owner=exclude&amp;count=40"><strong>001-33882</strong></a> | Film No.: <strong>141029346</strong><br /><b>SIC:</b> <b><a href="/cgi-bin/browse-edgar?action=getcompany&amp;SIC=8731&amp;owner=include&amp;count=40">8731</a></b> Services-Commercial Physical &amp; Biological Research</p>
+  <span class="companyName">Oncothyreon Inc. (Filer)
+ <acronym title="Central Index Key">CIK</acronym>: <a href="/cgi-bin/browse-edgar?CIK=000{CIK}&amp;action=getcompany">000{CIK} (see all company filings)</a></span>
+<p class="identInfo"><acronym title="Internal Revenue Service Number">IRS No.</acronym>: <strong>260868560</strong> | State of Incorp.: <strong>DE</strong> | Fiscal Year End: <strong>1231</strong><br />Type: <strong>10-Q</strong> | Act: <strong>34</strong> | File No.: <a href="/cgi-bin/browse-edgar?filenum=001-33882&amp;action=getcompany"><strong>001-33882</strong></a> | Film No.: <strong>141029346</strong><br /><acronym title="Standard Industrial Code">SIC</acronym>: <b><a href="/cgi-bin/browse-edgar?action=getcompany&amp;SIC=8731&amp;owner=include">8731</a></b> Services-Commercial Physical &amp; Biological Research</p>
 </div>
 <div class="clear"></div>
 </div>
 <!-- END FILER DIV -->
-</div>
-<div id="footer">
-<a href="/index.htm">Home</a> | <a href="/edgar/searchedgar/companysearch.html">Search EDGAR</a> | <a href="/privacy.htm">Privacy</a> | <a href="/contact.htm">Contact</a>
 </div>
 </body>
 </html>
@@ -508,7 +578,24 @@ def build(out: Path = DEFAULT_OUT) -> list[str]:
         reconstructed(PROVENANCE_INDEX),
         body_path=_body_path(INDEX_URL),
     )
-    return [INDEX_URL, EXHIBIT_URL]
+    write_entry(
+        out,
+        STYLESHEET_URL,
+        INDEX_CSS.encode("ascii"),
+        "text/css",
+        reconstructed(PROVENANCE_STYLESHEET),
+        body_path=_body_path(STYLESHEET_URL),
+    )
+    for image_url in (SEAL_URL, BANNER_URL):
+        write_entry(
+            out,
+            image_url,
+            stand_in_gif(),
+            "image/gif",
+            reconstructed(PROVENANCE_IMAGE),
+            body_path=_body_path(image_url),
+        )
+    return [INDEX_URL, EXHIBIT_URL, STYLESHEET_URL, SEAL_URL, BANNER_URL]
 
 
 def main(argv: list[str] | None = None) -> None:

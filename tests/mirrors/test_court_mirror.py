@@ -34,6 +34,7 @@ PDF_SCRIPT = PROJECT_ROOT / "scripts" / "make_opinion_pdf.py"
 
 DOCKET = "https://www.supremecourt.gov/docket/docketfiles/html/public/22-174.html"
 OPINION = "https://www.supremecourt.gov/opinions/22pdf/22-174_k536.pdf"
+STYLESHEET = "https://www.supremecourt.gov/docket/docketfiles/html/styles/WebDocket.css"
 
 CASE_NAME = "Gerald E. Groff, Petitioner v. Louis DeJoy, Postmaster General"
 LAST_THREE_BEFORE_DECISION = [
@@ -115,15 +116,16 @@ def proceedings(soup: BeautifulSoup) -> list[tuple[date, str]]:
 # ---------------------------------------------------------------- the mirror
 
 
-def test_mirror_is_consistent_and_serves_exactly_the_two_urls(store: MirrorStore) -> None:
+def test_mirror_is_consistent_and_serves_the_docket_its_stylesheet_and_the_opinion(store: MirrorStore) -> None:
     assert check(MIRROR) == []
-    assert store.urls() == sorted([DOCKET, OPINION])
+    assert store.urls() == sorted([DOCKET, STYLESHEET, OPINION])
+    assert store.lookup(STYLESHEET).headers["content-type"] == "text/css"
     docket, opinion = store.lookup(DOCKET), store.lookup(OPINION)
     assert docket.status == opinion.status == 200
     assert docket.headers["content-type"] == "text/html; charset=utf-8"
     assert opinion.headers["content-type"] == "application/pdf"
     assert opinion.body.startswith(b"%PDF-")
-    for response in (docket, opinion):
+    for response in (docket, opinion, store.lookup(STYLESHEET)):
         assert response.entry.provenance.kind == "reconstructed"
     assert "scripts/make_opinion_pdf.py" in opinion.entry.provenance.basis
 
@@ -149,7 +151,7 @@ def test_docket_info_has_the_case_facts(docket: BeautifulSoup) -> None:
         cells = row.find_all("td")
         if len(cells) == 2:
             info[normalised(cells[0].get_text())] = normalised(cells[1].get_text(" "))
-    assert normalised(docket.select_one("table#docketinfo tr").get_text()) == "No. 22-174"
+    assert normalised(docket.select_one("table#docketinfo td.InfoTitle").get_text()) == "No. 22-174"
     assert normalised(docket.select_one("table#docketinfo span.title").get_text(" ")) == CASE_NAME
     assert info["Docketed:"] == "August 25, 2022"
     assert info["Lower Ct:"] == "United States Court of Appeals for the Third Circuit"
@@ -395,7 +397,7 @@ async def test_docket_renders_in_chromium_from_the_mirror_alone(store: MirrorSto
             assert quote in inner_text, quote
     finally:
         await page.context.close()
-    assert requested == [DOCKET]
+    assert requested == [DOCKET, STYLESHEET]  # the docket file's own stylesheet link, mirrored
     assert aborted == []
 
 

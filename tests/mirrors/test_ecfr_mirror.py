@@ -118,10 +118,10 @@ def test_after_view_states_every_expected_fact(store: MirrorStore) -> None:
     exception_headings = soup.select('div.section[id="35.201"] > div > p.indent-1 > em.paragraph-heading')
     assert [h.get_text().removesuffix(".") for h in exception_headings] == EXCEPTIONS
     assert soup.select_one('a.fr-reference[data-reference="89 FR 31337"]') is not None
-    # CFR cross-references are links, as the real renderer makes them.
+    # CFR cross-references are links, as the real renderer makes them, into the same dated view.
     references = [(a.get_text(), a["href"]) for a in soup.select("a.cfr.external")]
-    assert ("§ 35.104", "/current/title-28/section-35.104") in references
-    assert ("§ 35.200(b)", "/current/title-28/section-35.200#p-35.200(b)") in references
+    assert ("§ 35.104", "/on/2024-06-24/title-28/section-35.104") in references
+    assert ("§ 35.200(b)", "/on/2024-06-24/title-28/section-35.200#p-35.200(b)") in references
     assert {text for text, _ in references} == {"§ 35.104", "§ 35.200", "§ 35.200(b)"}
     assert "requirements of § 35.200 do not apply" in normalised(visible_text(html))
     first = soup.select_one('p[data-title="35.200(a)"]')
@@ -241,7 +241,7 @@ async def test_clicking_a_cross_reference_is_caught_by_the_pack_policy(sandbox) 
         assert reply["ok"], reply
         trace = parse_trace(run.trace.text())
         violations = [e for e in trace.events if e.kind == "policy_violation"]
-        assert [v.data["url"] for v in violations] == ["https://www.ecfr.gov/current/title-28/section-35.104"]
+        assert [v.data["url"] for v in violations] == ["https://www.ecfr.gov/on/2024-06-24/title-28/section-35.104"]
         assert violations[0].seq == trace.calls[-1].seq and violations[0].data["enforced"]
         assert (await snapshot(run))["url"] == AFTER
     finally:

@@ -37,7 +37,7 @@ def test_changed_entries_say_what_they_were_reconstructed_from():
     after = basis(
         "https://www.ecfr.gov/api/renderer/v1/content/enhanced/2024-06-24/title-28?chapter=I&part=35&subpart=H"
     )
-    assert "the subpart heading is an h2" in after and "a.cfr.external" in after
+    assert "the subpart heading is an h2" in after and 'class="cfr external"' in after and "/on/2024-06-24/" in after
     versions = basis("https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200")
     assert "three spaces" in versions and "publication date" in versions and "total_pages" in versions
     page = basis("https://sam.gov/opp/9998b42f9e27421caa565fead7d8d416/view")

@@ -307,6 +307,11 @@ async def attachment_rows(page) -> list[tuple[str, str, str]]:
     )
 
 
+async def notice_title(page) -> str:
+    """The h1's title text: the h1 starts with its div.sup.header label ("Contract Opportunity")."""
+    return await page.evaluate("document.querySelector('h1').lastChild.textContent.trim()")
+
+
 async def test_bid_intake_page_renders(browser):
     context, page, served, aborted = await open_mirrored(browser, BID_URLS["notice"])
     try:
@@ -315,7 +320,7 @@ async def test_bid_intake_page_renders(browser):
         assert await page.title() == "SAM.gov"
         text = await page.evaluate("document.body.innerText")
         fields = await visible_fields(page)
-        assert await page.inner_text("h1") == "Install Gravel Pad"
+        assert await notice_title(page) == "Install Gravel Pad"
         assert fields["header-solicitation-number"] == "Notice ID 70Z03126RALAM2004"
         assert fields["header-hierarchy-level"] == (
             "Department/Ind. Agency HOMELAND SECURITY, DEPARTMENT OF Sub-tier US COAST GUARD Office BASE ALAMEDA(00031)"
@@ -335,13 +340,13 @@ async def test_bid_intake_page_renders(browser):
         assert "Inactive" in text and "archived" in text
         # Details read from public scrapers of the real page.
         assert await page.locator("h1").count() == 1
-        assert await page.inner_text("h1.sam-ui-header") == "Install Gravel Pad"
+        assert await page.text_content("h1.sam-ui-header > div.sup.header") == "Contract Opportunity"
         assert (await page.inner_text("#header div.opportunity-top-left")).strip().lower() == "inactive"
         assert (
             fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
         )
         assert fields["general-special-legislation"] == "Initiative: None"
-        assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
+        assert await page.locator("div#-contracting-office li").all_inner_texts() == [
             "COAST GUARD ISLAND BLDG 54C",
             "ALAMEDA, CA 94501",
             "USA",
@@ -399,7 +404,7 @@ async def test_addenda_page_renders(browser):
         }
         text = await page.evaluate("document.body.innerText")
         fields = await visible_fields(page)
-        assert await page.inner_text("h1") == "VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS"
+        assert await notice_title(page) == "VOLK FIELD BILLETING BLIND REPLACEMENT - MULTIPLE BUILDINGS"
         assert fields["header-solicitation-number"] == "Notice ID W50S9H26QA018"
         assert fields["general-original-published-date"] == "Original Published Date: Jun 25, 2026 11:07 AM CDT"
         assert fields["general-published-date"] == "Updated Published Date: Jul 02, 2026 09:40 AM CDT"
@@ -411,7 +416,7 @@ async def test_addenda_page_renders(browser):
         assert (
             fields["general-notice-timezone"] == "All Dates/Times are: (UTC-06:00) CENTRAL STANDARD TIME, CHICAGO, USA"
         )
-        assert await page.locator("div#-contracting-office > div").all_inner_texts() == [
+        assert await page.locator("div#-contracting-office li").all_inner_texts() == [
             "100 INDEPENDENCE DR",
             "CAMP DOUGLAS, WI 54618-5001",
             "USA",
@@ -467,7 +472,7 @@ async def _notice_run(sandbox, **policy):
     assert reply["ok"], reply
     for _ in range(20):  # the script renders after its fetches
         snap = (await snapshot(run))["snapshot"]
-        if 'heading "Install Gravel Pad"' in snap:
+        if 'heading "Contract Opportunity Install Gravel Pad"' in snap:
             return run, snap
     raise AssertionError(snap)
 

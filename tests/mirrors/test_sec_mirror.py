@@ -27,6 +27,12 @@ GENERATOR = PROJECT_ROOT / "scripts" / "mirrors" / "build_sec.py"
 
 INDEX_URL = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/0001193125-14-305083-index.html"
 EXHIBIT_URL = "https://www.sec.gov/Archives/edgar/data/1412067/000119312514305083/d769262dex101.htm"
+# What the index page loads: the EDGAR stylesheet and two chrome images (stand-ins, mirrored).
+SUBRESOURCE_URLS = [
+    "https://www.sec.gov/include/interactive.css",
+    "https://www.sec.gov/images/sealTop.gif",
+    "https://www.sec.gov/images/bannerTitle.gif",
+]
 
 VIEWPORT = {"width": 1280, "height": 720}
 
@@ -102,7 +108,8 @@ INDEX_QUOTES = [
     "Complete submission text file",
     "2601 FOURTH AVENUE",
     "SEATTLE WA 98121",
-    "Oncothyreon Inc. (Filer) CIK: 0001412067",
+    "Oncothyreon Inc. (Filer)",
+    "0001412067 (see all company filings)",
     "State of Incorp.: DE",
     "Fiscal Year End: 1231",
     "8731",
@@ -150,11 +157,14 @@ def paragraph_starting(body: bytes, prefix: str) -> str:
 
 def test_mirror_is_consistent_and_marked_as_reconstruction(store: MirrorStore) -> None:
     assert check(MIRROR) == []
-    assert store.urls() == sorted([INDEX_URL, EXHIBIT_URL])
+    assert store.urls() == sorted([INDEX_URL, EXHIBIT_URL, *SUBRESOURCE_URLS])
     for url in (INDEX_URL, EXHIBIT_URL):
         provenance = store.lookup(url).entry.provenance
         assert provenance.kind == "reconstructed"
         assert "Reconstruction" in provenance.basis and "Invented" in provenance.basis
+    for url in SUBRESOURCE_URLS:
+        provenance = store.lookup(url).entry.provenance
+        assert provenance.kind == "reconstructed" and "Stand-in" in provenance.basis
 
 
 @pytest.mark.parametrize("quote", EXHIBIT_QUOTES)
@@ -259,9 +269,14 @@ def test_index_structure(index: bytes) -> None:
     ident = normalise(soup.select_one(".companyInfo .identInfo").get_text())
     for fact in ("IRS No.:", "State of Incorp.: DE", "Fiscal Year End: 1231", "File No.: 001-33882", "SIC: 8731"):
         assert fact in ident
-    # No subresource may leave the mirror: no external images, scripts or style sheets.
-    assert not soup.find_all(["img", "script"])
-    assert all(link.get("href", "").startswith("data:") for link in soup.find_all("link"))
+    # No subresource may leave the mirror: every image and style sheet the page loads is mirrored.
+    store = MirrorStore.load(MIRROR)
+    assert not soup.find_all("script")
+    loaded = [img["src"] for img in soup.find_all("img")] + [
+        link["href"] for link in soup.find_all("link") if not link["href"].startswith("data:")
+    ]
+    assert sorted("https://www.sec.gov" + path for path in loaded) == sorted(SUBRESOURCE_URLS)
+    assert all(store.lookup("https://www.sec.gov" + path) is not None for path in loaded)
 
 
 def test_generator_is_deterministic_and_committed_mirror_is_current(tmp_path: Path) -> None:

@@ -270,35 +270,48 @@
           : ' This contract opportunity is archived (inactive).'
       ]));
     }
+    // The title as GSA's title-and-section pattern renders it: a div.sam-ui.segment around an
+    // h1.sam-ui.header whose first child is the div.sup.header label, then the title text.
     var header = el('div', { id: 'header' }, [
       el('div', { 'class': 'opportunity-top-left' }, [
         el('span', { 'class': 'sam-ui-tag usa-tag' + (inactive ? ' inactive' : ' active') }, [inactive ? 'Inactive' : 'Active'])
       ]),
       followButton(current.opportunityId || current.id || ''),
-      el('span', { 'class': 'sup header' }, ['Contract Opportunity']),
-      el('h1', { 'class': 'sam-ui-header' }, [data.title || ''])
+      el('div', { 'class': 'sam-ui segment' }, [
+        el('h1', { 'class': 'sam-ui header sam-ui-header' }, [
+          el('div', { 'class': 'sup header' }, ['Contract Opportunity']), ' ' + (data.title || '') + ' '
+        ])
+      ])
     ]);
     page.appendChild(header);
 
-    header.appendChild(el('div', { id: 'header-solicitation-number', 'class': 'header-block' }, [
+    // Notice ID, Related Notice and the organisation levels sit in one div.sam-ui.attached.grid.
+    var grid = el('div', { 'class': 'sam-ui attached grid' });
+    header.appendChild(grid);
+    grid.appendChild(el('div', { id: 'header-solicitation-number', 'class': 'header-block' }, [
       el('div', { 'class': 'content' }, [
         el('div', { 'class': 'header' }, ['Notice ID']),
         el('div', { 'class': 'description' }, [data.solicitationNumber || ''])
       ])
     ]));
+    // Related Notice: a label only when the notice data relates the notice to no other notice.
+    var related = current.related && current.related.opportunityId;
+    var relatedContent = el('div', { 'class': 'content' }, [el('div', { 'class': 'header' }, ['Related Notice'])]);
+    if (related) { relatedContent.appendChild(el('div', { 'class': 'description' }, [related])); }
+    grid.appendChild(el('div', { id: 'header-related-notice', 'class': 'header-block' }, [relatedContent]));
     var levels = ORGANIZATIONS[data.organizationId] || [];
     var hierarchy = el('div', { 'class': 'content' });
     levels.forEach(function (pair) {
       hierarchy.appendChild(el('div', { 'class': 'header' }, [pair[0]]));
       hierarchy.appendChild(el('div', { 'class': 'description' }, [pair[1]]));
     });
-    header.appendChild(el('div', { id: 'header-hierarchy-level', 'class': 'header-block' }, [hierarchy]));
+    grid.appendChild(el('div', { id: 'header-hierarchy-level', 'class': 'header-block' }, [hierarchy]));
 
     // General Information
     var firstData = original.data2 || {};
     var firstDue = firstData.solicitation && firstData.solicitation.deadlines && firstData.solicitation.deadlines.response;
     var due = data.solicitation && data.solicitation.deadlines && data.solicitation.deadlines.response;
-    var general = el('ul', { 'class': 'sam-fields' }, [
+    var general = el('ul', { 'class': 'usa-unstyled-list' }, [
       field('general-type', 'Contract Opportunity Type', typeName + (amended ? ' (Updated)' : ' (Original)')),
       field('general-original-published-date', 'Original Published Date', formatDateTime(original.postedDate, zone)),
       amended ? field('general-published-date', 'Updated Published Date', formatDateTime(current.postedDate, zone)) : null,
@@ -328,7 +341,7 @@
     var psc = data.classificationCode || '';
     page.appendChild(el('section', { id: 'classification' }, [
       el('h2', {}, ['Classification']),
-      el('ul', { 'class': 'sam-fields' }, [
+      el('ul', { 'class': 'usa-unstyled-list' }, [
         field('classification-original-set-aside', 'Original Set Aside',
           SET_ASIDES[firstSetAside] || firstSetAside || 'None'),
         field('classification-classification-code', 'Product Service Code', psc + (PSC[psc] ? ' - ' + PSC[psc] : '')),
@@ -338,7 +351,7 @@
     ]));
 
     // Description (HTML authored by the contracting office, from the notice data)
-    var body = el('div', { 'class': 'ng-star-inserted' });
+    var body = el('div', { 'class': 'inner-html-description ng-star-inserted' });
     body.innerHTML = ((current.description || [])[0] || {}).body || '';
     page.appendChild(el('section', { id: 'description-section' }, [
       el('h2', {}, ['Description']), el('div', { id: 'description' }, [body])
@@ -354,23 +367,38 @@
     });
     files.sort(function (a, b) { return (a.attachmentOrder || 0) - (b.attachmentOrder || 0); });
     files.forEach(function (a, n) {
-      var href = API + '/opps/v3/opportunities/resources/files/' + a.resourceId + '/download';
+      // Site-relative, as real scrapers find them (they prefix https://sam.gov to the href).
+      var href = '/api/prod/opps/v3/opportunities/resources/files/' + a.resourceId + '/download';
       rows.appendChild(el('tr', {}, [
-        el('td', {}, [el('a', { id: 'opp-view-attachments-fileLinkId' + n, href: href }, [a.name])]),
+        el('td', {}, [el('a', { id: 'opp-view-attachments-fileLinkId' + n, 'class': 'file-link ng-star-inserted', href: href }, [a.name])]),
         el('td', {}, [formatSize(a.size)]),
         el('td', {}, [a.accessLevel === 'public' ? 'Public' : (a.accessLevel || '')]),
         el('td', { id: 'opp-view-attachments-date' + n }, [formatDate(a.postedDate, zone)])
       ]));
     });
     var zipUrl = API + '/opps/v3/opportunities/' + (current.opportunityId || current.id) + '/resources/download/zip';
-    page.appendChild(el('section', { id: 'attachments-links' }, [
-      el('h2', {}, ['Attachments/Links']),
+    // The section title (#opp-view-attachments-section-title) and an accordion whose button
+    // (#button-opp-view-attachments-accordion-section) shows or hides the files' section.
+    var accordion = el('div', { id: 'opp-view-attachments-accordion-section' }, [
       el('a', { id: 'opp-view-attachments-download-all', 'class': 'usa-button', href: zipUrl }, ['Download All']),
       el('table', { id: 'opp-view-attachments-tableId', 'class': 'usa-table' }, [
         el('thead', {}, [el('tr', {}, [el('th', {}, ['Document']), el('th', {}, ['File Size']),
           el('th', {}, ['Access']), el('th', {}, ['Updated Date'])])]),
         rows
       ])
+    ]);
+    var toggle = el('button', { id: 'button-opp-view-attachments-accordion-section', type: 'button',
+      'class': 'usa-accordion-button', 'aria-expanded': 'true',
+      'aria-controls': 'opp-view-attachments-accordion-section' }, ['Attachments']);
+    toggle.addEventListener('click', function () {
+      var open = toggle.getAttribute('aria-expanded') !== 'true';
+      toggle.setAttribute('aria-expanded', String(open));
+      if (open) { accordion.removeAttribute('hidden'); } else { accordion.setAttribute('hidden', 'hidden'); }
+    });
+    page.appendChild(el('section', { id: 'attachments-links' }, [
+      el('h2', { id: 'opp-view-attachments-section-title' }, ['Attachments/Links']),
+      toggle,
+      accordion
     ]));
 
     // Contact Information
@@ -378,20 +406,24 @@
     var contact = el('section', { id: 'contact' }, [
       el('h2', {}, ['Contact Information']),
       office.length ? el('h3', {}, ['Contracting Office Address']) : null,
-      office.length ? el('div', { id: '-contracting-office' }, office.map(function (line) {
-        return el('div', {}, [line]);
-      })) : null
+      office.length ? el('div', { id: '-contracting-office' }, [
+        el('div', { 'class': 'ng-star-inserted' }, [el('ul', { 'class': 'usa-unstyled-list' }, office.map(function (line) {
+          return el('li', {}, [line]);
+        }))])
+      ]) : null
     ]);
     (data.pointOfContact || []).forEach(function (poc) {
       var kind = poc.type === 'secondary' ? 'secondary' : 'primary';
       var prefix = 'contact-' + kind + '-poc';
       contact.appendChild(el('div', { id: prefix }, [
         el('h3', {}, [kind === 'primary' ? 'Primary Point of Contact' : 'Secondary Point of Contact']),
-        el('ul', { 'class': 'sam-fields' }, [
-          el('li', { id: prefix + '-full-name' }, [poc.fullName || '']),
-          poc.email ? el('li', { id: prefix + '-email' }, ['Email ',
+        // Name in <strong>, e-mail as a mailto link, the phone after a screen-reader label.
+        el('ul', { 'class': 'usa-unstyled-list ng-star-inserted' }, [
+          el('li', { id: prefix + '-full-name' }, [el('strong', {}, [poc.fullName || ''])]),
+          poc.email ? el('li', { id: prefix + '-email' }, [el('span', { 'class': 'sr-only' }, ['Email']), ' ',
             el('a', { href: 'mailto:' + poc.email }, [poc.email])]) : null,
-          poc.phone ? el('li', { id: prefix + '-phone' }, ['Phone Number ' + poc.phone]) : null
+          poc.phone ? el('li', { id: prefix + '-phone' }, [el('span', { 'class': 'sr-only' }, ['Phone Number']),
+            ' ' + poc.phone]) : null
         ])
       ]));
     });
@@ -409,7 +441,8 @@
         (vDue ? ' - Date Offers Due ' + formatDateTime(vDue, zone) : '')
       ]));
     });
-    page.appendChild(el('section', { id: 'history-section' }, [el('h2', {}, ['History']), history]));
+    page.appendChild(el('section', { id: 'history-section' }, [el('h2', {}, ['History']),
+      el('sam-history', {}, [history])]));
 
     var main = document.getElementById('main-container');
     main.textContent = '';

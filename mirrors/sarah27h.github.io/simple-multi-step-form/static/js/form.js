@@ -9,8 +9,15 @@
  *
  * Like the demo, it logs its error state with console.log on every render and every change.
  *
+ * The DOM follows the structure of the demo's GitHub Pages build (read from its public
+ * gh-pages branch, not copied): each screen's nodes sit directly under #root (no wrapper), the
+ * elements carry Material-UI v4's class names (Mui*) besides our own, the step counter is an
+ * unclassed <span> whose text is three text nodes ("(Step ", "1", " of 3)") as React renders
+ * them, each button holds a label span and a ripple span, and the multiline Bio field has
+ * a hidden twin textarea (Material-UI's autosize measurer).
+ *
  * Sandbox hooks (not part of the real demo): the "Confirm & Next" button carries
- * data-sandbox-state-change="final-submit" and the step-4 container carries
+ * data-sandbox-state-change="final-submit" and the step-4 message container carries
  * data-sandbox-final-state="submitted".
  */
 (function () {
@@ -78,22 +85,28 @@
 
   // ---- pieces shared by the steps ---------------------------------------------------
   function appBar(title, suffix) {
-    return el('header', { className: 'app-bar' }, [
-      el('h1', { className: 'app-bar-title' }, [title + ' ', el('span', { className: 'app-bar-step' }, suffix)])
+    return el('header', {
+      className: 'MuiPaper-root MuiAppBar-root MuiAppBar-positionStatic MuiAppBar-colorPrimary MuiPaper-elevation4 app-bar'
+    }, [
+      el('h1', { className: 'MuiTypography-root MuiTypography-h1 MuiTypography-alignCenter app-bar-title' },
+        [title + ' ', el('span', {}, suffix)])
     ]);
   }
 
+  // "(Step 1 of 3)" as three text nodes, the way React renders "(Step ", {step}, " of 3)".
   function stepSuffix() {
-    return '(Step ' + state.step + ' of ' + STEP_COUNT + ')';
+    return ['(Step ', String(state.step), ' of ' + STEP_COUNT + ')'];
   }
 
   function button(text, options) {
     return el('button', {
-      className: 'btn ' + (options.primary ? 'btn-primary ' : '') + options.align,
+      className: 'MuiButtonBase-root MuiButton-root MuiButton-contained ' +
+        (options.primary ? 'MuiButton-containedPrimary btn-primary ' : '') + 'btn ' + options.align,
+      tabindex: '0',
       type: options.type || 'button',
       'data-sandbox-state-change': options.stateChange,
       onclick: options.onClick
-    }, el('span', { className: 'btn-label' }, text));
+    }, [el('span', { className: 'MuiButton-label btn-label' }, text), el('span', { className: 'MuiTouchRipple-root' })]);
   }
 
   function controls(buttons) {
@@ -103,26 +116,41 @@
   // ---- text fields --------------------------------------------------------------------
   function textField(id) {
     var spec = FIELDS[id];
+    var inputClass = 'MuiInputBase-input MuiInput-input' +
+      (spec.multiline ? ' MuiInputBase-inputMultiline MuiInput-inputMultiline input input-multiline' : ' input');
     var input = spec.multiline
       ? el('textarea', {
-          id: id, className: 'input input-multiline', rows: 1,
+          id: id, className: inputClass, rows: 1,
           placeholder: spec.placeholder, 'aria-describedby': spec.helperId
         })
-      : el('input', { id: id, className: 'input', type: spec.type });
+      : el('input', { id: id, className: inputClass, type: spec.type });
     input.value = state.values[id];
     input.addEventListener('input', onFieldInput);
     input.addEventListener('focus', onFieldFocus);
     input.addEventListener('blur', onFieldBlur);
 
-    var label = el('label', { className: 'field-label', 'for': id, id: id + '-label' }, spec.label);
-    var helper = spec.helperId ? el('p', { className: 'helper-text', id: spec.helperId }) : null;
+    var label = el('label', {
+      className: 'MuiFormLabel-root MuiInputLabel-root MuiInputLabel-formControl MuiInputLabel-animated field-label',
+      'for': id, id: id + '-label'
+    }, spec.label);
+    var helper = spec.helperId ? el('p', { className: 'MuiFormHelperText-root helper-text', id: spec.helperId }) : null;
+    // Material-UI's multiline field measures its height with a hidden, read-only twin textarea.
+    var twin = spec.multiline ? el('textarea', {
+      'aria-hidden': 'true', className: 'MuiInputBase-input MuiInput-input MuiInputBase-inputMultiline ' +
+        'MuiInput-inputMultiline input-measure', readonly: true, tabindex: '-1'
+    }) : null;
+    var box = el('div', {
+      className: 'MuiInputBase-root MuiInput-root MuiInput-underline MuiInputBase-fullWidth MuiInput-fullWidth ' +
+        'MuiInputBase-formControl MuiInput-formControl' +
+        (spec.multiline ? ' MuiInputBase-multiline MuiInput-multiline' : '') + ' input-box'
+    }, [input, twin]);
     // As in the demo, the error paragraph is referenced from the field's wrapper, not from
     // the input itself, so it never becomes the input's accessible description.
     var wrapper = el('div', {
-      className: 'text-field',
+      className: 'MuiFormControl-root MuiTextField-root MuiFormControl-marginNormal MuiFormControl-fullWidth text-field',
       'aria-describedby': spec.errorId,
       'aria-invalid': spec.wrapperInvalidFalse ? 'false' : null
-    }, [label, el('div', { className: 'input-box' }, input), helper]);
+    }, [label, box, helper]);
 
     mounted[id] = { wrapper: wrapper, label: label, input: input, helper: helper, error: null };
     return wrapper;
@@ -141,11 +169,14 @@
     field.label.setAttribute('data-shrink', String(focused || value !== ''));
     field.wrapper.classList.toggle('is-focused', focused);
     field.wrapper.classList.toggle('has-error', error !== '');
+    field.label.classList.toggle('Mui-focused', focused);
+    field.label.classList.toggle('Mui-error', error !== '');
     field.input.setAttribute('aria-invalid', String(error !== ''));
 
     if (field.helper) {
       field.helper.textContent = 'character Numbers ' + value.length;
       field.helper.classList.toggle('is-error', error !== '');
+      field.helper.classList.toggle('Mui-error', error !== '');
     }
     if (spec.multiline) autoGrow(field.input);
 
@@ -154,7 +185,10 @@
       field.error = null;
     } else {
       if (!field.error) {
-        field.error = el('p', { className: 'error-message', id: spec.errorId, 'aria-live': 'assertive' });
+        field.error = el('p', {
+          className: 'MuiTypography-root MuiTypography-body2 MuiTypography-alignCenter error-message',
+          id: spec.errorId, 'aria-live': 'assertive'
+        });
         field.wrapper.after(field.error);
       }
       field.error.textContent = spec.message(error);
@@ -234,16 +268,23 @@
 
   function confirmStep() {
     var items = FIELD_ORDER.map(function (id) {
-      return el('li', { className: 'summary-item' }, el('div', { className: 'summary-text' }, [
-        el('span', { className: 'summary-key' }, id),
-        el('p', { className: 'summary-value' }, state.values[id])
+      return el('li', { className: 'MuiListItem-root MuiListItem-gutters summary-item' }, el('div', {
+        className: 'MuiListItemText-root listText MuiListItemText-multiline summary-text'
+      }, [
+        el('span', {
+          className: 'MuiTypography-root MuiListItemText-primary MuiTypography-body1 MuiTypography-displayBlock summary-key'
+        }, id),
+        el('p', {
+          className: 'MuiTypography-root MuiListItemText-secondary MuiTypography-body2 ' +
+            'MuiTypography-colorTextSecondary MuiTypography-displayBlock summary-value'
+        }, state.values[id])
       ]));
     });
     return [
       appBar('Confirm', stepSuffix()),
-      el('div', { className: 'summary' }, el('ul', { className: 'summary-list' }, items)),
+      el('div', { className: 'summary' }, el('ul', { className: 'MuiList-root MuiList-padding summary-list' }, items)),
       state.formValid ? null : el('div', { className: 'message' }, el('h2', {
-        className: 'error-message form-alert', role: 'alert'
+        className: 'MuiTypography-root MuiTypography-h2 MuiTypography-alignCenter error-message form-alert', role: 'alert'
       }, 'Errors! - There are errors in this form, please go back to fix them')),
       controls([
         button('Back', { align: 'align-start', onClick: function () { goToStep(2); } }),
@@ -262,24 +303,23 @@
   function successStep() {
     return [
       appBar('Success', '(Finished)'),
-      el('div', { className: 'message' }, [
-        el('h2', { className: 'success-title' }, 'Thank you for your submission!'),
-        el('h2', { className: 'success-note' }, 'you will get an email with further instructions')
+      el('div', { className: 'message', 'data-sandbox-final-state': 'submitted' }, [
+        el('h2', { className: 'MuiTypography-root MuiTypography-h2 MuiTypography-alignCenter success-title' },
+          'Thank you for your submission!'),
+        el('h2', { className: 'MuiTypography-root MuiTypography-h2 MuiTypography-alignCenter success-note' },
+          'you will get an email with further instructions')
       ])
     ];
   }
 
   var SCREENS = { 1: userDetailsStep, 2: personalDetailsStep, 3: confirmStep, 4: successStep };
 
-  // A step change replaces the whole screen; the clicked button goes away with it, so
-  // nothing is focused afterwards (the demo does not move focus either).
+  // A step change replaces the whole screen (its nodes go straight under #root, as React's
+  // fragment puts them); the clicked button goes away with it, so nothing is focused afterwards
+  // (the demo does not move focus either).
   function render() {
     mounted = {};
-    var screen = el('div', {
-      className: 'step',
-      'data-sandbox-final-state': state.step === 4 ? 'submitted' : null
-    }, SCREENS[state.step]());
-    root.replaceChildren(screen);
+    root.replaceChildren.apply(root, SCREENS[state.step]().filter(function (node) { return node; }));
     Object.keys(mounted).forEach(syncField);
     logErrors();
   }
