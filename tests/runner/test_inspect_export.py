@@ -27,7 +27,7 @@ from sandbox.evaluation.scoring import score_attempt
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
 from sandbox.runner.replay import replay
-from tests.support.serve import free_port
+from tests.support.serve import free_port, wait_answering
 from toolserver.contract.trace import read_trace
 
 VENV_BIN = Path(sys.executable).parent
@@ -198,21 +198,7 @@ async def inspect_view(log_dir: Path, data_dir: Path) -> AsyncIterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as http:
-            for _ in range(300):
-                if process.poll() is not None:
-                    raise AssertionError(
-                        f"inspect view exited: {process.stdout.read().decode() if process.stdout else ''}"
-                    )
-                try:
-                    async with http.get(f"{base}/api/log-files") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError(f"inspect view never answered on {base}")
+        await wait_answering(f"{base}/api/log-files", process, "inspect view", seconds=30)
         yield base
     finally:
         process.terminate()

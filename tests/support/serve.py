@@ -1,5 +1,5 @@
-"""`sandbox serve` as a real process in a test: a free loopback port for it, and waiting until
-it answers /health."""
+"""A server as a real process in a test (`sandbox serve`, `inspect view`): a free loopback port
+for it, and waiting until it answers."""
 
 from __future__ import annotations
 
@@ -17,15 +17,22 @@ def free_port() -> int:
 
 
 async def wait_healthy(base: str, server: subprocess.Popen) -> None:
+    await wait_answering(f"{base}/health", server, "sandbox serve")
+
+
+async def wait_answering(url: str, server: subprocess.Popen, what: str, seconds: float = 60) -> None:
+    """Until ``url`` answers 200; an ``AssertionError`` (with the process's output, if it keeps
+    one) when the process exits first or ``seconds`` pass."""
     async with aiohttp.ClientSession() as http:
-        for _ in range(600):
+        for _ in range(int(seconds * 10)):
             if server.poll() is not None:
-                raise AssertionError(f"sandbox serve exited during start-up (exit code {server.returncode})")
+                output = server.stdout.read().decode(errors="replace") if server.stdout else ""
+                raise AssertionError(f"{what} exited during start-up (exit code {server.returncode}) {output}")
             try:
-                async with http.get(f"{base}/health") as response:
+                async with http.get(url) as response:
                     if response.status == 200:
                         return
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.1)
-    raise AssertionError(f"sandbox serve never answered {base}/health within 60 s")
+    raise AssertionError(f"{what} never answered {url} within {seconds:g} s")
