@@ -52,7 +52,7 @@ async def serve_attached(server: str, *, name: str, pack: str | None = None, tok
     try:
         async with (
             httpx2.AsyncClient(headers=headers) as http,
-            Client(streamable_http_client(endpoint, http_client=http)) as upstream,
+            Client(streamable_http_client(endpoint, http_client=http), mode="legacy") as upstream,  # the handshake
         ):
             opened = upstream.session.initialize_result
             run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
