@@ -31,6 +31,7 @@ from toolserver.contract.policy import Policy, PolicyMode, PolicyNotFound
 from toolserver.contract.site_keys import new_site_key
 from toolserver.dispatch import Dispatcher
 from toolserver.errors import InvalidRunName, NoTask, RunNameTaken, TooManyRuns, UnknownPack, UnknownRun
+from toolserver.faults import FaultPlan, RunFaults
 from toolserver.registry import ToolRegistry
 from toolserver.run import Run, new_run_id
 from toolserver.tools import default_registry
@@ -68,6 +69,7 @@ class Sandbox:
         self.dispatcher = Dispatcher()
         self.runs: dict[str, Run] = {}
         self.named: dict[str, Run] = {}  # a run's name -> the run (see open_run)
+        self.runs_made = 0
         self.idle_bounds: dict[Run, float] = {}  # runs no connection ends -> seconds without a call they may idle
         self.sweeper: asyncio.Task | None = None
 
@@ -122,6 +124,8 @@ class Sandbox:
         mirror_roots: tuple[Path, ...] | None = None,
         screenshot_dir: Path | None = None,
         playwright_trace_dir: Path | None = None,
+        faults: FaultPlan | None = None,
+        fault_key: str | None = None,
     ) -> Run:
         """A new run: its policy given directly, or resolved from ``pack`` (``mode`` overrides
         the server's enforce/observe setting, ``block_state_changes`` the server's default).
@@ -153,6 +157,7 @@ class Sandbox:
             screenshot_dir=screenshot_dir,
             playwright_trace_dir=playwright_trace_dir,
             run_id=run_id,
+            faults=self.run_faults(faults, fault_key),
         )
         self.runs[run.id] = run
         return run
@@ -172,6 +177,13 @@ class Sandbox:
                 f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
                 "end one with DELETE /runs/{id}, or retry later"
             )
+
+    def run_faults(self, faults: FaultPlan | None, key: str | None) -> RunFaults | None:
+        """A new run's faults: given, or the server's; drawn with ``key``, or the run's number on
+        this server (so the same seed and the same runs give the same faults)."""
+        self.runs_made += 1
+        plan = faults or self.config.faults
+        return plan.for_run(key or f"run-{self.runs_made}") if plan else None
 
     def open_run(
         self,

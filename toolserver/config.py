@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from toolserver.faults import FaultPlan
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -71,6 +73,9 @@ class ServerConfig:
     # reason too_many_tabs); browser_open_tab over it is refused.
     max_tabs_per_session: int = 20
     other_tab_title_s: float = 1.0  # a tab list gives up on another tab's title after this long (title null)
+
+    # Faults every run of the server is given (--faults, toolserver.faults), or none.
+    faults: FaultPlan | None = None
 
     def __post_init__(self) -> None:
         for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s"):

@@ -31,6 +31,7 @@ from toolserver.errors import (
     NotInMirror,
     PageUnresponsive,
     PolicyViolation,
+    ProviderUnavailable,
     ToolError,
     UnknownRun,
 )
@@ -77,6 +78,8 @@ class Dispatcher:
                 if url is not None:
                     check_url(ctx, url)
                 await run.media.begin_group(ctx)
+                if run.faults is not None:
+                    refuse_session_start(ctx, tool)
                 result = await bounded_call(ctx, handle(tool, ctx, args))
             except ToolError as exc:
                 error = exc.to_json()
@@ -94,6 +97,8 @@ class Dispatcher:
                 run.current = None
                 run.last_active = time.monotonic()
             await run.media.end_group()
+            if run.faults is not None:
+                await end_session_midway(ctx)
             session = ctx.session or run.sessions.get(run.current_session_id or "")
             tab = session.active_tab if session and not session.closed and not session.crashed else None
             url_after = tab.url if tab else None
@@ -210,6 +215,28 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
         except PlaywrightError:
             pass
     return BrowserActionFailed(first_line(str(exc))).to_json()
+
+
+def refuse_session_start(ctx: CallContext, tool: Tool) -> None:
+    """The ``session-refused`` fault: the provider refuses this session start."""
+    fault = ctx.run.faults.draw("session-refused") if tool.name == "browser_start_session" and ctx.run.faults else None
+    if fault is not None:
+        detail = "the provider refused to start a session"
+        ctx.run.record_event("fault_injected", {"fault": fault.name, "detail": detail})
+        raise ProviderUnavailable(f"provider unavailable (injected fault {fault.name}): {detail}; retry later")
+
+
+async def end_session_midway(ctx: CallContext) -> None:
+    """The ``session-dies`` fault: after the run's N-th call, its session ends under the agent."""
+    run = ctx.run
+    fault = run.faults.plan.of("session-dies") if run.faults else None
+    session = run.sessions.get(run.current_session_id or "")
+    if fault is None or run.faults is None or session is None or session.closed or run.seq < fault.params["after"]:
+        return
+    if run.faults.once("session-dies") is not None:
+        detail = f"session {session.id} ended after call {run.seq}"
+        run.record_event("fault_injected", {"fault": fault.name, "detail": detail}, session=session, call=ctx)
+        await br.close_session(session)
 
 
 async def handle(tool: Tool, ctx: CallContext, args: Any) -> dict:

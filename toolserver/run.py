@@ -27,6 +27,7 @@ from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import BrowserCrashed, NoSession
+from toolserver.faults import RunFaults
 from toolserver.floods import RefusalBudget
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
@@ -94,6 +95,7 @@ class Run:
         screenshot_dir: Path | None = None,
         playwright_trace_dir: Path | None = None,
         run_id: str | None = None,
+        faults: RunFaults | None = None,
     ) -> None:
         self.id = run_id or new_run_id()
         self.host, self.config, self.policy, self.registry = host, config, policy, registry
@@ -111,6 +113,7 @@ class Run:
         self.ended_at: float | None = None
         self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
         self.refusals = RefusalBudget(config.max_identical_refusals, config.max_refusal_lines)
+        self.faults = faults  # injected faults (toolserver.faults), or None
         self.download_bytes = 0
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)

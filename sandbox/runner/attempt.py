@@ -38,6 +38,7 @@ from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
 from toolserver.contract import site_keys
 from toolserver.contract.policy import PolicyMode
 from toolserver.contract.trace import read_trace
+from toolserver.faults import FaultPlan
 
 SITE_KEY_PREFIX = "bench"
 SCREENSHOT_MODES = ("all", "failures", "none")
@@ -136,6 +137,9 @@ class AttemptOutcome:
     token_usage: dict[str, int] | None
     reason: str = ""  # why it did not qualify ("" for a qualified pass)
     cost_usd: float | None = None  # the attempt's model cost (None: unknown, never 0 by default)
+    interruption: str = ""  # why the infrastructure interrupted it ("" : it did not; sandbox.runner.selection)
+    selection: str = "selected"  # selected | replaced (by a re-run) | approved replacement
+    replaces: str = ""  # an approved replacement: the folder of the attempt it replaces
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -158,6 +162,7 @@ async def run_attempt(
     label: str | None = None,
     dispatch_wait: float = 0.0,
     prices: Prices | None = None,
+    faults: FaultPlan | None = None,
 ) -> AttemptOutcome:
     """``label``: the agent's name in the batch (else its own); ``dispatch_wait``: how long the
     attempt waited for its turn (recorded; the timing boundary excludes it). ``screenshots``:
@@ -177,6 +182,8 @@ async def run_attempt(
         mirror_roots=mirror_roots,
         screenshot_dir=None if screenshots == "none" else directory / SHOTS_FOLDER,
         playwright_trace_dir=directory if playwright_trace else None,
+        faults=faults,
+        fault_key=f"{pack.id}:{name}:{attempt_number}:{directory.name}",  # a replacement draws anew
     )
     prompt = pack.render_prompt(site_key)
     (directory / "prompt.txt").write_text(prompt, encoding="utf-8")

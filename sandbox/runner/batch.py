@@ -8,6 +8,7 @@ share a profile. A crashed or hung agent ends as that attempt's status; the batc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import statistics
@@ -23,7 +24,9 @@ from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.compare import comparison
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
+from sandbox.runner.selection import interruption
 from toolserver.contract.policy import PolicyMode
+from toolserver.faults import FaultPlan
 
 if TYPE_CHECKING:
     from toolserver.api import Sandbox
@@ -77,6 +80,8 @@ async def run_batch(
     screenshots: str = "all",
     playwright_trace: bool = False,
     prices: Prices | None = None,
+    faults: FaultPlan | None = None,
+    replace_interrupted: int = 0,
 ) -> list[AttemptOutcome]:
     """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on the executor
     ``executor`` names (``sandbox.runner.executors``): this process's warm browser (``"local"``;
@@ -117,6 +122,7 @@ async def run_batch(
         screenshots=screenshots,
         playwright_trace=playwright_trace,
         prices=prices,
+        faults=faults,
     )
     running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
     bar = None
@@ -139,6 +145,7 @@ async def run_batch(
 
     try:
         outcomes = await asyncio.gather(*(one(pack, rep, agent) for pack, rep, agent in jobs))
+        outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running)
         write_summary(batch_dir, outcomes, prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR)
     finally:
         if bar is not None:
@@ -147,7 +154,38 @@ async def run_batch(
     return list(outcomes)
 
 
+async def replace_interrupted_attempts(
+    outcomes: list[AttemptOutcome], jobs: list, most: int, running
+) -> list[AttemptOutcome]:
+    """Run selection: an attempt the infrastructure interrupted is run again, at most ``most``
+    times; it stays in the batch (its folder too) as ``replaced``, and its re-run is an
+    ``approved replacement`` in its own folder (``<folder>-r<k>``). Genuine failures stay."""
+    result = []
+    for outcome, (pack, rep, agent) in zip(outcomes, jobs, strict=True):
+        current = dataclasses.replace(outcome, interruption=interruption(outcome))
+        for k in range(1, most + 1):
+            if not current.interruption:
+                break
+            result.append(dataclasses.replace(current, selection="replaced"))
+            directory = outcome.directory.parent / f"{outcome.directory.name}-r{k}"
+            again = await running.run(pack, rep, directory, agent, 0.0)
+            current = dataclasses.replace(
+                again,
+                interruption=interruption(again),
+                selection="approved replacement",
+                replaces=current.directory.name,
+            )
+        result.append(current)
+    return result
+
+
+def selected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
+    """The attempts the counts are over: replacements in, the attempts they replaced out."""
+    return [o for o in outcomes if o.selection != "replaced"]
+
+
 def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
+    outcomes = selected(outcomes)
     groups: dict[tuple[str, str], list[AttemptOutcome]] = defaultdict(list)
     for outcome in outcomes:
         groups[(outcome.pack, outcome.agent)].append(outcome)
@@ -196,9 +234,20 @@ def format_reasons(attempts: list[dict]) -> str:
     return "\n".join(
         [
             "not qualified:",
-            *(f"  {Path(a['directory']).name}: {a.get('reason') or 'no reason recorded'}" for a in failed),
+            *(
+                f"  {Path(a['directory']).name}: {selection_note(a)}{a.get('reason') or 'no reason recorded'}"
+                for a in failed
+            ),
         ]
     )
+
+
+def selection_note(attempt: dict) -> str:
+    if attempt.get("selection") == "replaced":
+        return f"replaced (interrupted: {attempt.get('interruption')}); "
+    if attempt.get("selection") == "approved replacement":
+        return f"approved replacement of {attempt.get('replaces')}; "
+    return ""
 
 
 def format_table(rows: list[dict]) -> str:

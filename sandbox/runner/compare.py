@@ -31,10 +31,15 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
     """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}},
     "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
+    replacements: dict[str, int] = defaultdict(int)
     for attempt in attempts:
+        if attempt.get("selection") == "replaced":  # counted over the selected attempts only
+            continue
         by_agent[str(attempt["agent"])].append(attempt)
+        replacements[str(attempt["agent"])] += attempt.get("selection") == "approved replacement"
     rows = [agent_row(agent, items) for agent, items in by_agent.items()]
     for row in rows:
+        row["replacements"] = replacements[row["agent"]]
         cost = row["mean_cost_usd"]
         row["mean_credits"] = None if cost is None else round(cost * credits_per_dollar, 2)
     rows.sort(key=rank_key)
@@ -97,6 +102,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
         "median s",
         "mean cost",
         "calls",
+        "replaced",
     ]
     lines = []
     for r in comp["ranking"]:
@@ -113,6 +119,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
                 f"{r['median_seconds']:.2f}",
                 cost,
                 f"{r['mean_tool_calls']:.1f}",
+                str(r.get("replacements", 0)),
             ]
         )
     out = [table(header, lines)]
@@ -120,6 +127,12 @@ def format_comparison(comp: dict[str, Any]) -> str:
     grid = [[agent[:40], *(cell_text(cells.get(pack)) for pack in packs)] for agent, cells in comp["matrix"].items()]
     out += ["", "qualified passes per workflow:", table(["agent", *packs], grid)]
     out += [f"note: {note}" for note in comp["overlaps"]]
+    replaced = sum(r.get("replacements", 0) for r in comp["ranking"])
+    if replaced:
+        out.append(
+            f"note: {replaced} interrupted attempt(s) were replaced by an approved re-run; the counts are over "
+            "the selected attempts (summary.json keeps both, with why)"
+        )
     return "\n".join(out)
 
 

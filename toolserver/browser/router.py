@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from toolserver.browser.tab import Tab
     from toolserver.contract.mirrors import MirroredResponse, MirrorStore
     from toolserver.contract.policy import Policy
+    from toolserver.faults import RunFaults
 
 log = logging.getLogger("toolserver.browser")
 
@@ -69,8 +70,11 @@ def target_closed(exc: BaseException) -> bool:
 class Router:
     """Answers every request of one session's pages (``route``) and refuses its WebSockets."""
 
-    def __init__(self, owner: Owner, settling: Settling, store: MirrorStore, policy: Policy) -> None:
+    def __init__(
+        self, owner: Owner, settling: Settling, store: MirrorStore, policy: Policy, faults: RunFaults | None = None
+    ) -> None:
         self.owner = owner
+        self.faults = faults  # injected faults (toolserver.faults): late or failed mirror answers
         self.settling = settling  # told of each request in flight, and of a popup's first request
         self.store = store
         self.policy = policy
@@ -119,11 +123,33 @@ class Router:
         mirrored = await asyncio.to_thread(self.store.lookup, routed.url)  # never block the event loop on a disk
         if mirrored is None:  # the entry is there: only a store changed under the router gets here
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
+        if self.faults is not None and await self._injected(route, routed):
+            return
         attachment = "attachment" in headers.get("content-disposition", "")
         self._expect_commit(routed, attachment, mirrored)
         if routed.main_frame_nav and headers.get("content-type", "").startswith("application/pdf") and not attachment:
             return await self._serve_pdf(route, routed, mirrored)
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    async def _injected(self, route: Route, routed: Routed) -> bool:
+        """The mirror faults: a late answer (``mirror-delay``), or a document answered 503
+        (``mirror-5xx``, which then answers the request: True)."""
+        assert self.faults is not None
+        late = self.faults.draw("mirror-delay")
+        if late is not None:
+            detail = f"{routed.url} answered {late.params['ms']:g} ms late"
+            self.owner.record_event("fault_injected", {"fault": late.name, "detail": detail}, tab=routed.tab)
+            await asyncio.sleep(late.params["ms"] / 1000)
+        failed = self.faults.draw("mirror-5xx") if routed.is_nav else None
+        if failed is None:
+            return False
+        detail = f"{routed.url} answered 503"
+        self.owner.record_event("fault_injected", {"fault": failed.name, "detail": detail}, tab=routed.tab)
+        if routed.main_frame_nav and routed.tab is not None:
+            routed.tab.activity.new_document_requested = True
+            routed.tab.activity.awaiting_commit = True
+        await route.fulfill(status=503, content_type="text/plain", body="503 Service Unavailable (injected fault)")
+        return True
 
     def _identify(self, request: Request) -> Routed:
         """Which tab's navigation the request is (a main-frame one is counted for settling)."""

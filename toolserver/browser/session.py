@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from toolserver.contract.events import EventKind
     from toolserver.contract.mirrors import MirrorStore
     from toolserver.contract.policy import Policy
+    from toolserver.faults import RunFaults
 
 # Documents a page can make without a request: their navigations are checked when they commit.
 LOCAL_SCHEMES = ("blob:", "data:", "filesystem:")
@@ -56,6 +57,7 @@ class Recorder(Protocol):
     download_bytes: int  # bytes of downloads kept so far (capped by max_download_bytes)
     screenshot_dir: Path | None  # None: no screenshots (toolserver.media)
     media: RunMedia  # the run's pictures and Playwright traces
+    faults: RunFaults | None  # injected faults (toolserver.faults), or None
 
     def record_event(
         self, kind: EventKind, data: dict, *, session: Session | None = None, tab: Tab | None = None
@@ -99,7 +101,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
-        self.router = Router(self, self.settling, self.run.store, self.run.policy)
+        self.router = Router(self, self.settling, self.run.store, self.run.policy, self.run.faults)
         self.reports = PageReports(self, self.settling, self.report_key)
         if self.backstop is not None:
             self.backstop.report = self.escaped

@@ -133,3 +133,9 @@ class SuppressedData(TypedDict):
 class EvictedData(TypedDict):
     site_keys: list[str]
     max_profile_bytes: int
+
+
+@with_config(KEEP_EXTRA)
+class InjectedData(TypedDict):
+    fault: str
+    detail: str

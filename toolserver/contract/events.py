@@ -23,6 +23,7 @@ from toolserver.contract.event_data import (
     ErrorData,
     EvictedData,
     FaultData,
+    InjectedData,
     RedirectData,
     ScreenshotFailedData,
     SettleTimeoutData,
@@ -181,6 +182,14 @@ class ProfilesEvicted(EventBase):
     Data: ClassVar[builtins.type] = EvictedData
 
 
+class FaultInjected(EventBase):
+    """a fault the run was given to have (`--faults`): `fault` names it, `detail` says what it did;
+    run selection counts the attempt as interrupted, not failed"""
+
+    kind: Literal["fault_injected"] = "fault_injected"
+    Data: ClassVar[builtins.type] = InjectedData
+
+
 EVENT_MODELS: tuple[type[EventBase], ...] = (
     Navigation,
     Redirect,
@@ -199,6 +208,7 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     PlaywrightTraceFailed,
     EventsSuppressed,
     ProfilesEvicted,
+    FaultInjected,
 )
 EventRecord = Annotated[
     Navigation
@@ -217,7 +227,8 @@ EventRecord = Annotated[
     | ScreenshotFailed
     | PlaywrightTraceFailed
     | EventsSuppressed
-    | ProfilesEvicted,
+    | ProfilesEvicted
+    | FaultInjected,
     Field(discriminator="kind"),
 ]
 EventKind = Literal[
@@ -238,6 +249,7 @@ EventKind = Literal[
     "playwright_trace_failed",
     "events_suppressed",
     "profiles_evicted",
+    "fault_injected",
 ]
 EVENTS: TypeAdapter[EventRecord] = TypeAdapter(EventRecord)
 

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from sandbox.cli.commands.serve import add_timeouts
+from sandbox.cli.commands.serve import add_faults, add_timeouts
 from sandbox.cli.exits import declare_exits
 
 
@@ -49,6 +49,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--approvals", action="store_true", help="grant approvals (allows browser_close close_all=true)")
     add_timeouts(p)
+    add_faults(p)
     attach = p.add_argument_group("attached to a running server (one run across many connections)")
     attach.add_argument(
         "--attach",
@@ -71,7 +72,7 @@ def register(subparsers) -> None:
     )
 
 
-SERVER_OPTIONS = ("policy", "block_state_changes", "mirrors", "fallback_provider", "approvals")
+SERVER_OPTIONS = ("policy", "block_state_changes", "mirrors", "fallback_provider", "approvals", "faults")
 
 
 def attach(args: argparse.Namespace) -> int:
@@ -101,6 +102,7 @@ def attach(args: argparse.Namespace) -> int:
 def command(args: argparse.Namespace) -> int:
     from sandbox.cli.wiring import pack_is_usable
     from sandbox.runner.wiring import app_config, app_sandbox
+    from toolserver.faults import parse_faults
     from toolserver.transports.mcp import serve_stdio
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -120,6 +122,11 @@ def command(args: argparse.Namespace) -> int:
     )
     if args.mirrors:
         kwargs["mirror_roots"] = tuple(args.mirrors)
+    try:
+        kwargs["faults"] = parse_faults(args.faults, args.faults_seed)
+    except ValueError as exc:
+        print(f"sandbox mcp: {exc}", file=sys.stderr)
+        return 2
     if not pack_is_usable("mcp", args.pack):
         return 2
 

@@ -100,6 +100,22 @@ def register(subparsers) -> None:
         'model ([models."NAME"] input=, cached_input=, output=; credits_per_dollar=); without it costs '
         "are unknown",
     )
+    p.add_argument(
+        "--faults",
+        metavar="SPEC",
+        help="inject faults, recorded in the trace: comma-separated KIND[:KEY=VALUE...], KIND one of "
+        "session-refused[:p=P], session-dies[:after=N][:p=P], mirror-delay[:ms=M][:p=P], mirror-5xx[:p=P]",
+    )
+    p.add_argument("--faults-seed", type=int, default=0, help="the faults' seed: the same seed, the same faults")
+    p.add_argument(
+        "--replace-interrupted",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run selection: re-run an attempt the infrastructure interrupted (an injected fault, a browser "
+        "crash, a server fault, a dead Ray worker, a failing model endpoint) up to N times; genuine "
+        "failures are never re-run",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=command)
     declare_exits(
@@ -192,10 +208,19 @@ def unpriced(agents: list, prices) -> list[str]:
 def command(args: argparse.Namespace) -> int:
     from sandbox.evaluation.packs import PackError
     from sandbox.runner.agents import make_agent
-    from sandbox.runner.batch import AgentUnavailable, format_reasons, format_table, resolve_packs, run_batch, summarise
+    from sandbox.runner.batch import (
+        AgentUnavailable,
+        format_reasons,
+        format_table,
+        resolve_packs,
+        run_batch,
+        selected,
+        summarise,
+    )
     from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.executors import parse_executor
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
+    from toolserver.faults import parse_faults
 
     if args.repeats < 1 or args.concurrency < 1 or (args.retries is not None and args.retries < 0):
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
@@ -205,6 +230,9 @@ def command(args: argparse.Namespace) -> int:
         packs = resolve_packs(args.packs)
         agents = batch_agents(args)
         prices = Prices.load(args.prices) if args.prices else None
+        faults = parse_faults(args.faults, args.faults_seed)
+        if args.replace_interrupted < 0:
+            raise ValueError("--replace-interrupted must be at least 0")
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
     except (PackError, ValueError) as exc:
@@ -227,6 +255,8 @@ def command(args: argparse.Namespace) -> int:
                 executor=args.executor,
                 retries=args.retries,
                 prices=prices,
+                faults=faults,
+                replace_interrupted=args.replace_interrupted,
             )
         )
     except AgentUnavailable as exc:
@@ -240,7 +270,7 @@ def command(args: argparse.Namespace) -> int:
     else:
         print(format_table(rows))
         rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
-        if len(agents) > 1 or prices:
+        if len(agents) > 1 or prices or args.replace_interrupted:
             print("\n" + format_comparison(comparison(attempts, rate)))
         for note in unpriced(agents, prices):
             print(f"note: {note}")
@@ -260,4 +290,5 @@ def command(args: argparse.Namespace) -> int:
                 f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
                 file=sys.stderr if args.json else sys.stdout,
             )
-    return 0 if outcomes and all(o.qualified_pass for o in outcomes) else 1
+    counted = selected(outcomes)  # replacements in, the attempts they replaced out
+    return 0 if counted and all(o.qualified_pass for o in counted) else 1

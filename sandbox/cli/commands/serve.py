@@ -66,6 +66,7 @@ def register(subparsers) -> None:
         metavar="DIR",
         help="save each session's Playwright trace in DIR/<run id>/playwright-trace.zip",
     )
+    add_faults(p)
     add_timeouts(p)
     p.set_defaults(func=serve)
     declare_exits(p, {0: "stopped (Ctrl-C or SIGTERM)", 2: "cannot listen on the host or port, or bad usage"})
@@ -90,6 +91,17 @@ def add_timeouts(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_faults(p: argparse.ArgumentParser) -> None:
+    """``--faults`` and ``--faults-seed`` (``toolserver.faults``): every run the server makes gets them."""
+    p.add_argument(
+        "--faults",
+        metavar="SPEC",
+        help="inject faults into every run, recorded in the trace: comma-separated KIND[:KEY=VALUE...], KIND one "
+        "of session-refused[:p=P], session-dies[:after=N][:p=P], mirror-delay[:ms=M][:p=P], mirror-5xx[:p=P]",
+    )
+    p.add_argument("--faults-seed", type=int, default=0, help="the faults' seed: the same seed, the same faults")
+
+
 def milliseconds(text: str) -> int:
     try:
         value = int(text)
@@ -103,6 +115,7 @@ def milliseconds(text: str) -> int:
 def serve(args: argparse.Namespace) -> int:
     from sandbox.paths import MIRRORS_DIR
     from toolserver.config import ServerConfig
+    from toolserver.faults import parse_faults
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     kwargs = dict(
@@ -125,6 +138,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     kwargs["mirror_roots"] = tuple(args.mirrors or (MIRRORS_DIR,))
     try:
+        kwargs["faults"] = parse_faults(args.faults, args.faults_seed)
         config = ServerConfig(**kwargs)
     except ValueError as exc:
         print(f"sandbox serve: {exc}", file=sys.stderr)

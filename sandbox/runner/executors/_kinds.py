@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sandbox.runner.attempt import AttemptOutcome
     from sandbox.runner.prices import Prices
     from toolserver.contract.policy import PolicyMode
+    from toolserver.faults import FaultPlan
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class AttemptSettings:
     screenshots: str = "all"  # all | failures | none
     playwright_trace: bool = False
     prices: Prices | None = None  # the cost boundary (sandbox.runner.prices); None: costs unknown
+    faults: FaultPlan | None = None  # injected faults (toolserver.faults); None: none
 
     def arguments(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}

@@ -1,0 +1,47 @@
+"""Run selection, as the benchmark selected runs: an attempt that did not complete because the
+infrastructure failed it (an injected fault, a browser crash, a fault of the sandbox server, a
+dead Ray worker, the model endpoint refusing or failing after the agent's own retries) is an
+*interruption*, and may be replaced; a wrong answer, a failed gate, an agent crashing on its own
+input or a time-out while working is a *genuine failure*, and never is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from sandbox.runner.attempt import AttemptOutcome
+from toolserver.contract.trace import read_trace
+
+# The model SDKs' words for an endpoint that could not be reached or failed (after their retries).
+ENDPOINT_FAILURE = re.compile(
+    r"APIConnectionError|APITimeoutError|RateLimitError|InternalServerError|ServiceUnavailable|"
+    r"Connection refused|\b(?:status(?: code)?|Error code:?) ?(?:429|5\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def interruption(outcome: AttemptOutcome) -> str:
+    """Why the infrastructure interrupted this attempt, or "" (it completed, or failed on its own)."""
+    if outcome.qualified_pass:
+        return ""
+    folder = Path(outcome.directory)
+    trace_file = folder / "trace.jsonl"
+    if trace_file.is_file():
+        for event in read_trace(trace_file).events:
+            if event.kind == "fault_injected":
+                return f"injected fault {event.data['fault']}: {event.data['detail']}"
+            if event.kind == "browser_crashed":
+                return "the browser crashed under the session"
+            if event.kind == "server_fault":
+                return f"sandbox server fault: {str(event.data.get('error', ''))[:200]}"
+    if "ray worker died" in outcome.reason:
+        return "the Ray worker died"
+    error = ""
+    record = folder / "attempt.json"
+    if record.is_file():
+        error = str(json.loads(record.read_text(encoding="utf-8")).get("error") or "")
+    if outcome.status in ("error", "crashed") and ENDPOINT_FAILURE.search(error):
+        return f"the model endpoint failed: {error[:200]}"
+    return ""

@@ -1,0 +1,120 @@
+"""Fault injection and run selection: seeded faults recorded in the trace; an interrupted attempt
+replaced by an approved re-run (its folder kept), a genuine failure never re-run, and the counts
+over the selected attempts."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+import pytest
+
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.batch import run_batch
+from sandbox.runner.executors import BatchAgent
+from tests.support.site import SITE
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.faults import FaultSpecError, parse_faults
+
+FORM = "controlled-form"
+WRONG = f"cmd:{shlex.quote(sys.executable)} -c " + shlex.quote("print('BENCHMARK_JSON_BEGIN'); print('[]')")
+
+
+def seed_where(spec: str, dies: list[str], lives: list[str]) -> int:
+    """A seed under which the runs keyed ``dies`` get the fault and those keyed ``lives`` do not."""
+    kind = spec.split(":")[0]
+    for seed in range(500):
+        plan = parse_faults(spec, seed)
+        assert plan is not None
+        if all(plan.for_run(k).once(kind) for k in dies) and not any(plan.for_run(k).once(kind) for k in lives):
+            return seed
+    raise AssertionError("no such seed below 500")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("lightning", "unknown fault 'lightning'"),
+        ("session-dies:when=3", "'when=3' is not one of after=N, p=N"),
+        ("mirror-delay:ms=soon", "ms='soon' is not a number"),
+        ("mirror-5xx:p=2", "p must be between 0 and 1"),
+    ],
+)
+def test_a_malformed_fault_spec_names_what_is_wrong(spec, message):
+    with pytest.raises(FaultSpecError, match=message):
+        parse_faults(spec)
+
+
+async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_the_selected(sandbox, tmp_path):
+    spec = "session-dies:after=2:p=0.5"
+    key = f"{FORM}:reference:1:reference--{FORM}-1"  # the run's fault key: pack, agent, number, folder
+    seed = seed_where(spec, dies=[key], lives=[f"{key}-r1"])
+    outcomes = await run_batch(
+        [load_pack(FORM)],
+        [BatchAgent("reference", AgentOptions()), BatchAgent(WRONG, AgentOptions(), label="wrong")],
+        out=tmp_path,
+        progress=False,
+        sandbox=sandbox,
+        faults=parse_faults(spec, seed),
+        replace_interrupted=2,
+    )
+    by_folder = {o.directory.name: o for o in outcomes}
+    assert sorted(by_folder) == [
+        "reference--controlled-form-1",
+        "reference--controlled-form-1-r1",
+        "wrong--controlled-form-1",
+    ]
+    replaced, replacement = by_folder["reference--controlled-form-1"], by_folder["reference--controlled-form-1-r1"]
+    assert replaced.selection == "replaced" and replaced.interruption.startswith("injected fault session-dies")
+    assert replacement.selection == "approved replacement" and replacement.replaces == "reference--controlled-form-1"
+    assert replacement.qualified_pass and not replacement.interruption
+    wrong = by_folder["wrong--controlled-form-1"]  # a genuine failure: never re-run
+    assert wrong.selection == "selected" and not wrong.interruption and not wrong.qualified_pass
+    trace = parse_trace((replaced.directory / "trace.jsonl").read_text())
+    (fault,) = [e.data for e in trace.events if e.kind == "fault_injected"]
+    assert fault["fault"] == "session-dies:after=2:p=0.5" and "ended after call 2" in fault["detail"]
+    summary = json.loads((replaced.directory.parent / "summary.json").read_text())
+    rows = {r["agent"]: r for r in summary["comparison"]["ranking"]}
+    assert (
+        rows["reference"]["qualified_passes"],
+        rows["reference"]["attempts"],
+        rows["reference"]["replacements"],
+    ) == (
+        1,
+        1,
+        1,
+    )
+    assert (rows["wrong"]["qualified_passes"], rows["wrong"]["attempts"], rows["wrong"]["replacements"]) == (0, 1, 0)
+    assert {a["selection"] for a in summary["attempts"]} == {"replaced", "approved replacement", "selected"}
+
+
+async def test_a_refused_session_start_and_a_failing_mirror_are_recorded_as_injected(sandbox):
+    run = sandbox.create_run(policy=Policy(mode="observe"), faults=parse_faults("session-refused"))
+    refused = await run.call("browser_start_session", {"provider": "kernel", "site_key": "faults", "url": f"{SITE}/"})
+    assert (
+        refused["error"]["type"] == "provider_unavailable"
+        and "injected fault session-refused" in refused["error"]["message"]
+    )
+    await run.close()
+    run = sandbox.create_run(policy=Policy(mode="observe"), faults=parse_faults("mirror-5xx,mirror-delay:ms=300"))
+    started = await run.call("browser_start_session", {"provider": "kernel", "site_key": "faults", "url": f"{SITE}/"})
+    assert started["ok"] and started["result"]["status"] == 503, started
+    snapshot = await run.call("browser_snapshot", {})
+    assert "Service Unavailable (injected fault)" in snapshot["result"]["snapshot"]
+    kinds = [e.data["fault"] for e in parse_trace(run.trace.text()).events if e.kind == "fault_injected"]
+    assert "mirror-5xx:p=1" in kinds and "mirror-delay:ms=300:p=1" in kinds
+    await run.close()
+
+
+def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
+    from sandbox.cli import main
+
+    assert main(["mcp", "--faults", "lightning"]) == 2
+    assert "unknown fault 'lightning'" in capsys.readouterr().err
+    assert main(["serve", "--faults", "session-dies:when=1", "--port", "1"]) == 2
+    assert "'when=1' is not one of" in capsys.readouterr().err
+    assert main(["mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--faults", "mirror-5xx"]) == 2
+    assert "--faults belong to the server" in capsys.readouterr().err
