@@ -58,7 +58,29 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
             cell["attempts"] += 1
             cell["passes"] += bool(attempt["qualified_pass"])
         matrix[row["agent"]] = cells
-    return {"ranking": rows, "overlaps": overlaps, "matrix": matrix, "credits_per_dollar": credits_per_dollar}
+    return {
+        "ranking": rows,
+        "overlaps": overlaps,
+        "matrix": matrix,
+        "scored_as": scored_as({pack for cells in matrix.values() for pack in cells}),
+        "credits_per_dollar": credits_per_dollar,
+    }
+
+
+def scored_as(packs: set[str]) -> dict[str, str]:
+    """The executed packs whose workflow's reviewed pack, which scores them, is another (the
+    historical execution packs): pack -> scoring pack."""
+    from sandbox.evaluation.packs import PackError, load_pack
+
+    found = {}
+    for pack in sorted(packs):
+        try:
+            scoring = load_pack(pack).card.scoring_pack
+        except PackError:  # a batch of a pack this checkout no longer has
+            continue
+        if scoring != pack:
+            found[pack] = scoring
+    return found
 
 
 def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -126,6 +148,10 @@ def format_comparison(comp: dict[str, Any]) -> str:
     packs = sorted({pack for cells in comp["matrix"].values() for pack in cells})
     grid = [[agent[:40], *(cell_text(cells.get(pack)) for pack in packs)] for agent, cells in comp["matrix"].items()]
     out += ["", "qualified passes per workflow:", table(["agent", *packs], grid)]
+    out += [
+        f"note: {pack} is scored with {scoring}, its workflow's reviewed pack"
+        for pack, scoring in comp.get("scored_as", {}).items()
+    ]
     out += [f"note: {note}" for note in comp["overlaps"]]
     replaced = sum(r.get("replacements", 0) for r in comp["ranking"])
     if replaced:

@@ -18,7 +18,7 @@ from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.batch import run_batch
-from sandbox.runner.compare import comparison, wilson
+from sandbox.runner.compare import comparison, format_comparison, wilson
 from sandbox.runner.executors import BatchAgent
 from sandbox.runner.prices import Prices
 
@@ -34,6 +34,16 @@ CASSETTE = FIXTURES_DIR / "cassettes" / "openai-bid-intake.yaml"
 def test_the_wilson_interval_matches_the_textbook_values(passes, n, low, high):
     got = wilson(passes, n)
     assert got == pytest.approx((low, high), abs=1e-4)
+
+
+def test_a_historical_pack_is_shown_with_the_pack_that_scores_it():
+    attempt = {
+        "agent": "a", "pack": "court-docket-p4", "qualified_pass": True, "error_free": True, "field_accuracy": 1.0,
+        "elapsed_seconds": 1.0, "tool_calls": 5, "status": "completed",
+    }  # fmt: skip
+    comp = comparison([attempt, {**attempt, "pack": "bid-intake"}])
+    assert comp["scored_as"] == {"court-docket-p4": "court-docket"}
+    assert "note: court-docket-p4 is scored with court-docket" in format_comparison(comp)
 
 
 def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():

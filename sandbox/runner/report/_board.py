@@ -32,7 +32,13 @@ def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Pat
                 "cells": [cell(cells.get(pack), sorted(folders.get((row["agent"], pack), []))) for pack in packs],
             }
         )
-    return {"ranking": comparison["ranking"], "packs": packs, "grid": grid, "chart": chart(comparison["ranking"])}
+    return {
+        "ranking": comparison["ranking"],
+        "packs": packs,
+        "grid": grid,
+        "chart": chart(comparison["ranking"]),
+        "scored_as": comparison.get("scored_as", {}),
+    }
 
 
 def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
