@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
 from sandbox.runner.compare import comparison
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
@@ -137,7 +137,10 @@ async def run_batch(
         folder = f"{slug(agent.name)}--{pack.id}-{rep}" if several else f"{pack.id}-{rep}"
         async with limit:
             waited = time.monotonic() - queued  # the dispatch wait: not the agent's time
-            outcome = await running.run(pack, rep, batch_dir / folder, agent, waited)
+            try:
+                outcome = await running.run(pack, rep, batch_dir / folder, agent, waited)
+            except Exception as exc:  # the attempt could not even run: its own error, never the batch's
+                outcome = unrun_attempt(batch_dir / folder, pack, agent.name, rep, exc)
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)
@@ -177,6 +180,20 @@ async def replace_interrupted_attempts(
             )
         result.append(current)
     return result
+
+
+def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exception) -> AttemptOutcome:
+    """An attempt the sandbox could not run (its run refused, an executor failing): its folder
+    says why, in ``attempt.json`` and ``score.txt``, and the batch goes on."""
+    error = f"the sandbox could not run the attempt: {type(exc).__name__}: {exc}"
+    directory.mkdir(parents=True, exist_ok=True)
+    record = AttemptRecord(pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=agent, attempt=number,
+                           status="crashed", error=error, qualified_pass=False, error_free=False)  # fmt: skip
+    (directory / "attempt.json").write_text(record.to_json(), encoding="utf-8")
+    (directory / "score.txt").write_text(
+        f"attempt {pack.id} #{number} by {agent}: not run\n{error}\n", encoding="utf-8"
+    )
+    return AttemptOutcome(pack.id, agent, directory, "crashed", 0.0, False, False, 0.0, 0, None, error)
 
 
 def selected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:

@@ -38,6 +38,8 @@ def interruption(outcome: AttemptOutcome) -> str:
                 return f"sandbox server fault: {str(event.data.get('error', ''))[:200]}"
     if "ray worker died" in outcome.reason:
         return "the Ray worker died"
+    if outcome.reason.startswith("the sandbox could not run the attempt"):
+        return outcome.reason
     error = ""
     record = folder / "attempt.json"
     if record.is_file():

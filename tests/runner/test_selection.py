@@ -118,3 +118,16 @@ def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
     assert "'when=1' is not one of" in capsys.readouterr().err
     assert main(["mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--faults", "mirror-5xx"]) == 2
     assert "--faults belong to the server" in capsys.readouterr().err
+
+
+async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_goes_on(own_sandbox, tmp_path):
+    async with own_sandbox(max_runs=1) as own:  # two attempts at once: the second run is refused
+        outcomes = await run_batch(
+            [load_pack(FORM)], "think:1:reference", repeats=2, concurrency=2, out=tmp_path, progress=False, sandbox=own
+        )
+    statuses = sorted((o.status, o.qualified_pass) for o in outcomes)
+    assert statuses == [("completed", True), ("crashed", False)]
+    refused = next(o for o in outcomes if o.status == "crashed")
+    assert "TooManyRuns" in refused.reason and (refused.directory / "attempt.json").is_file()
+    summary = json.loads((refused.directory.parent / "summary.json").read_text())
+    assert len(summary["attempts"]) == 2  # the batch is whole

@@ -53,8 +53,11 @@ class LocalExecutor:
 @executor_kind("local", usage="local", summary="this process, one warm browser (the default)", options=LocalOptions)
 async def start(plan: BatchPlan, options: LocalOptions) -> LocalExecutor:
     from sandbox.runner.executors._loopback import serve_loopback
-    from sandbox.runner.wiring import app_sandbox
+    from sandbox.runner.wiring import app_config, app_sandbox
+    from toolserver.config import ServerConfig
 
-    sandbox = options.sandbox or await app_sandbox().start()
+    # The batch's own server holds every attempt it lets run at once, and a few runs besides.
+    own = app_config(max_runs=max(ServerConfig.max_runs, plan.concurrency + 8))
+    sandbox = options.sandbox or await app_sandbox(own).start()
     http, url = await serve_loopback(sandbox)
     return LocalExecutor(plan, sandbox, options.sandbox is None, http, url)
