@@ -243,3 +243,24 @@ async def test_the_batch_page_of_several_agents_is_a_leaderboard_that_needs_noth
     shot = await page.screenshot()
     assert len(set(shot[-2000:])) > 10  # a rendered page, not a blank one
     await context.close()
+
+
+def test_cached_input_tokens_are_read_from_the_sdks_usage_and_priced_apart():
+    from anthropic.types import Usage as AnthropicUsage
+    from openai.types import CompletionUsage
+
+    from sandbox.runner.agents._model import add_usage
+    from sandbox.runner.prices import Price, tokens
+
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    turn = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    openai_usage = CompletionUsage.model_validate({**turn, "prompt_tokens_details": {"cached_tokens": 40}})
+    total = add_usage(add_usage(None, openai_usage, keys), openai_usage, keys)  # two turns
+    assert total == {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220, "cached_tokens": 80}
+    assert tokens(total) == (120, 80, 20)  # OpenAI counts the cached ones inside the prompt tokens
+    anthropic = {"input_tokens": 50, "output_tokens": 5, "cache_read_input_tokens": 30}
+    anthropic_usage = AnthropicUsage.model_validate(anthropic)
+    assert tokens(add_usage(None, anthropic_usage, ("input_tokens", "output_tokens"))) == (50, 30, 5)
+    prices = Prices({"m": Price(input=2.0, cached_input=1.0, output=8.0)})
+    assert prices.cost("m", total) == pytest.approx((120 * 2.0 + 80 * 1.0 + 20 * 8.0) / 1e6)
+    assert add_usage(None, CompletionUsage.model_validate(turn), keys) == turn  # none cached: no key added
