@@ -12,6 +12,7 @@ handed in) and never packs (a ``Policy`` is handed in).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -227,8 +228,18 @@ def refuse_session_start(ctx: CallContext, tool: Tool) -> None:
 
 
 async def end_session_midway(ctx: CallContext) -> None:
-    """The ``session-dies`` fault: after the run's N-th call, its session ends under the agent."""
+    """The ``session-dies`` fault: after the run's N-th call, its session ends under the agent;
+    the ``browser-crash`` fault: after it, Chromium itself crashes."""
     run = ctx.run
+    crash = run.faults.plan.of("browser-crash") if run.faults else None
+    if crash is not None and run.faults is not None and run.seq >= crash.params["after"]:
+        browser = run.host.browser
+        if browser is not None and browser.is_connected() and run.faults.once("browser-crash") is not None:
+            detail = f"Chromium crashed after call {run.seq}"
+            run.record_event("fault_injected", {"fault": crash.name, "detail": detail}, call=ctx)
+            with contextlib.suppress(PlaywrightError, TimeoutError):  # it dies before it answers
+                cdp = await browser.new_browser_cdp_session()
+                await asyncio.wait_for(cdp.send("Browser.crash"), 2.0)
     fault = run.faults.plan.of("session-dies") if run.faults else None
     session = run.sessions.get(run.current_session_id or "")
     if fault is None or run.faults is None or session is None or session.closed or run.seq < fault.params["after"]:

@@ -13,6 +13,9 @@ Kinds:
                                  P is the share of runs that get it
     mirror-delay[:ms=M][:p=P]    a mirrored response is answered M ms late (default 1000)
     mirror-5xx[:p=P]             a mirrored document is answered 503 instead (the page shows an error)
+    browser-crash[:after=N][:p=P] after the run's N-th call (default 2) Chromium crashes (CDP Browser.crash):
+                                 every session on it gets browser_crashed, and the next session a new
+                                 browser. It is the server's one browser: use it with one run at a time
 
 Each run draws from its own generator, seeded with the seed and the run's fault key (the runner
 gives each attempt one from its pack, agent and number), so concurrency does not change who gets
@@ -29,6 +32,7 @@ KINDS: dict[str, dict[str, float]] = {  # kind -> its parameters and their defau
     "session-dies": {"after": 2, "p": 1.0},
     "mirror-delay": {"ms": 1000, "p": 1.0},
     "mirror-5xx": {"p": 1.0},
+    "browser-crash": {"after": 2, "p": 1.0},
 }
 
 

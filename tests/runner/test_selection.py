@@ -4,6 +4,7 @@ over the selected attempts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import sys
@@ -131,3 +132,21 @@ async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_
     assert "TooManyRuns" in refused.reason and (refused.directory / "attempt.json").is_file()
     summary = json.loads((refused.directory.parent / "summary.json").read_text())
     assert len(summary["attempts"]) == 2  # the batch is whole
+
+
+async def test_an_injected_browser_crash_is_recorded_and_the_next_session_gets_a_new_browser(own_sandbox):
+    async with own_sandbox(own_browser=True) as own:
+        run = own.create_run(policy=Policy(mode="observe"), faults=parse_faults("browser-crash:after=1"))
+        start = {"provider": "kernel", "site_key": "crash", "url": f"{SITE}/"}
+        assert (await run.call("browser_start_session", start))["ok"]
+        for _ in range(50):  # the crash is reported by the browser's disconnection
+            if own.host.crashes:
+                break
+            await asyncio.sleep(0.1)
+        after = await run.call("browser_snapshot", {})
+        assert after["error"]["type"] == "browser_crashed"
+        kinds = [e.kind for e in parse_trace(run.trace.text()).events]
+        assert "fault_injected" in kinds and "browser_crashed" in kinds
+        assert (await run.call("browser_start_session", start))["ok"]  # a new browser, and once only
+        assert own.host.launches == 2 and own.host.crashes == 1
+        await run.close()

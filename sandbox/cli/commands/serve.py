@@ -97,7 +97,8 @@ def add_faults(p: argparse.ArgumentParser) -> None:
         "--faults",
         metavar="SPEC",
         help="inject faults into every run, recorded in the trace: comma-separated KIND[:KEY=VALUE...], KIND one "
-        "of session-refused[:p=P], session-dies[:after=N][:p=P], mirror-delay[:ms=M][:p=P], mirror-5xx[:p=P]",
+        "of session-refused[:p=P], session-dies[:after=N][:p=P], mirror-delay[:ms=M][:p=P], mirror-5xx[:p=P], "
+        "browser-crash[:after=N][:p=P]",
     )
     p.add_argument("--faults-seed", type=int, default=0, help="the faults' seed: the same seed, the same faults")
 
