@@ -16,6 +16,8 @@ Kinds:
     browser-crash[:after=N][:p=P] after the run's N-th call (default 2) Chromium crashes (CDP Browser.crash):
                                  every session on it gets browser_crashed, and the next session a new
                                  browser. It is the server's one browser: use it with one run at a time
+    model-429[:p=P], model-5xx[:p=P]  a model agent's request to its endpoint is answered 429 or 503
+                                 (each request, retries included, draws anew): for openai: and anthropic:
 
 Each run draws from its own generator, seeded with the seed and the run's fault key (the runner
 gives each attempt one from its pack, agent and number), so concurrency does not change who gets
@@ -33,6 +35,8 @@ KINDS: dict[str, dict[str, float]] = {  # kind -> its parameters and their defau
     "mirror-delay": {"ms": 1000, "p": 1.0},
     "mirror-5xx": {"p": 1.0},
     "browser-crash": {"after": 2, "p": 1.0},
+    "model-429": {"p": 1.0},
+    "model-5xx": {"p": 1.0},
 }
 
 

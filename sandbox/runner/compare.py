@@ -125,6 +125,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
         "mean cost",
         "calls",
         "replaced",
+        "statuses",
     ]
     lines = []
     for r in comp["ranking"]:
@@ -142,6 +143,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
                 cost,
                 f"{r['mean_tool_calls']:.1f}",
                 str(r.get("replacements", 0)),
+                ", ".join(f"{k} {v}" for k, v in r["statuses"].items()),
             ]
         )
     out = [table(header, lines)]

@@ -110,10 +110,10 @@ def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches
     captured = capsys.readouterr()
     assert f"showing the newest, {batch.name}" in captured.err and "relative" in captured.out
     shutil.copytree(batch, tmp_path / "earlier")
-    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--json"]) == 0
+    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--json"]) == 1  # as results: one is not qualified
     rows = json.loads(capsys.readouterr().out)["ranking"]
     page = tmp_path / "boards" / "compare.html"
-    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--html", str(page)]) == 0
+    assert main(["compare", str(batch), str(tmp_path / "earlier"), "--html", str(page)]) == 1
     hrefs = re.findall(r'href="([^"]+)"', page.read_text())
     assert len(hrefs) == 4 and all((page.parent / href).is_file() for href in hrefs), hrefs
     assert {r["agent"] for r in rows if r["agent"].startswith("reference")} == {
@@ -239,6 +239,9 @@ async def test_the_batch_page_of_several_agents_is_a_leaderboard_that_needs_noth
     hrefs = await page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
     assert hrefs and all((batch / href).is_file() for href in hrefs), hrefs
     assert await page.locator("svg[aria-label^='Pass rate']").count() == 1
+    times = page.locator("svg[aria-label^='Elapsed time per attempt']")
+    assert await times.count() == 1 and await times.locator("circle").count() == 2  # one dot per attempt
+    assert await page.locator("svg[aria-label^='Cost per attempt']").count() == 0  # no prices: no cost chart
     assert await words_split_across_lines(page, "th") == []  # at 1280 px no header breaks inside a word
     shot = await page.screenshot()
     assert len(set(shot[-2000:])) > 10  # a rendered page, not a blank one

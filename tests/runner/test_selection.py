@@ -150,3 +150,24 @@ async def test_an_injected_browser_crash_is_recorded_and_the_next_session_gets_a
         assert (await run.call("browser_start_session", start))["ok"]  # a new browser, and once only
         assert own.host.launches == 2 and own.host.crashes == 1
         await run.close()
+
+
+async def test_a_model_endpoint_that_keeps_refusing_is_an_interruption_and_is_recorded(sandbox, tmp_path):
+    from sandbox.runner.selection import interruption
+    from tests.support.models import scripted_server
+
+    runner, url = await scripted_server().start_server()  # a live endpoint: the fault answers before it
+    try:
+        agent = BatchAgent("openai:scripted-browser-1", AgentOptions(base_url=f"{url}/v1"))
+        (outcome,) = await run_batch(
+            [load_pack("bid-intake")], [agent], out=tmp_path, progress=False, sandbox=sandbox,
+            faults=parse_faults("model-429"),
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    assert outcome.status == "error" and not outcome.qualified_pass
+    assert interruption(outcome).startswith("injected fault model-429")
+    assert "RateLimitError" in json.loads((outcome.directory / "attempt.json").read_text())["error"]
+    events = parse_trace((outcome.directory / "trace.jsonl").read_text()).events
+    faults = [e.data for e in events if e.kind == "fault_injected"]
+    assert len(faults) == 3 and all("answered 429" in f["detail"] for f in faults)  # a request, two retries

@@ -35,7 +35,14 @@ def register(subparsers) -> None:
         help="also write the leaderboard page here (links to the attempts are relative to FILE's folder)",
     )
     p.set_defaults(func=command)
-    declare_exits(p, {0: "compared", 2: "a folder holds no attempt"})
+    declare_exits(
+        p,
+        {
+            0: "compared; every attempt a qualified pass",
+            1: "compared; some attempt is not",
+            2: "a folder holds no attempt",
+        },
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -79,4 +86,5 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))
     else:
         print(format_comparison(result))
-    return 0
+    counted = [a for a in attempts if a.get("selection") != "replaced"]
+    return 0 if counted and all(a["qualified_pass"] for a in counted) else 1

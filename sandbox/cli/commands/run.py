@@ -105,7 +105,7 @@ def register(subparsers) -> None:
         metavar="SPEC",
         help="inject faults, recorded in the trace: comma-separated KIND[:KEY=VALUE...], KIND one of "
         "session-refused[:p=P], session-dies[:after=N][:p=P], mirror-delay[:ms=M][:p=P], mirror-5xx[:p=P], "
-        "browser-crash[:after=N][:p=P]",
+        "browser-crash[:after=N][:p=P], model-429[:p=P], model-5xx[:p=P]",
     )
     p.add_argument("--faults-seed", type=int, default=0, help="the faults' seed: the same seed, the same faults")
     p.add_argument(

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import httpx
+
 from sandbox.runner.agents._cassette import Cassette
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
@@ -42,12 +44,17 @@ class ModelAgent:
             or None
         )
 
-    def client_options(self, cassette) -> dict[str, Any]:
-        return {
+    def client_options(self, cassette, task: AgentTask | None = None) -> dict[str, Any]:
+        options: dict[str, Any] = {
             "base_url": self.base_url(cassette),
             "api_key": os.environ.get(self.api_key_env) or "sk-local",
             "max_retries": 0 if self.cassette.replaying else 2,
         }
+        run = getattr(task.client, "run", None) if task is not None else None
+        faults = getattr(run, "faults", None)
+        if faults is not None and (faults.plan.of("model-429") or faults.plan.of("model-5xx")):
+            options["http_client"] = httpx.AsyncClient(transport=FaultyEndpoint(run, httpx.AsyncHTTPTransport()))
+        return options
 
     def details(self, cassette) -> dict[str, Any]:
         details: dict[str, Any] = {
@@ -88,6 +95,27 @@ class ModelAgent:
             details=details,
             error=f"no final answer after {self.options.max_turns} model turns (--max-turns)",
         )
+
+
+class FaultyEndpoint(httpx.AsyncBaseTransport):
+    """The ``model-429`` / ``model-5xx`` faults (``toolserver.faults``): a request to the model
+    endpoint answered 429 or 503 before it leaves, each recorded in the run's trace."""
+
+    def __init__(self, run: Any, inner: httpx.AsyncBaseTransport) -> None:
+        self.run, self.inner = run, inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        for kind, status in (("model-429", 429), ("model-5xx", 503)):
+            fault = self.run.faults.draw(kind)
+            if fault is not None:
+                detail = f"{request.method} {request.url.path} answered {status}"
+                self.run.record_event("fault_injected", {"fault": fault.name, "detail": detail})
+                body = {"error": {"message": f"injected fault {fault.name}", "type": "injected_fault"}}
+                return httpx.Response(status, json=body, request=request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def add_usage(total: dict[str, int] | None, usage: Any, keys: tuple[str, ...]) -> dict[str, int] | None:

@@ -47,7 +47,7 @@ class AnthropicAgent(ModelAgent):
         import anthropic
 
         details = self.details(cassette)
-        client = anthropic.AsyncAnthropic(**self.client_options(cassette))
+        client = anthropic.AsyncAnthropic(**self.client_options(cassette, task))
         messages: list[MessageParam] = [{"role": "user", "content": task.prompt}]
         transcript = Transcript(task.workdir)
         transcript.write({"role": "system", "content": SYSTEM_PROMPT})

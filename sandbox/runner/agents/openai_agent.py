@@ -76,7 +76,7 @@ class OpenAIAgent(ModelAgent):
         import openai
 
         details = self.details(cassette)
-        client = openai.AsyncOpenAI(**self.client_options(cassette))
+        client = openai.AsyncOpenAI(**self.client_options(cassette, task))
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": task.prompt},

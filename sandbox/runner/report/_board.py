@@ -5,6 +5,7 @@ with its 95 % interval, drawn as inline SVG here (no script, nothing fetched).""
 from __future__ import annotations
 
 import os
+import statistics
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,16 @@ def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Pat
                 "cells": [cell(cells.get(pack), sorted(folders.get((row["agent"], pack), []))) for pack in packs],
             }
         )
+    ranking = comparison["ranking"]
     return {
-        "ranking": comparison["ranking"],
+        "ranking": ranking,
         "packs": packs,
         "grid": grid,
         "chart": chart(comparison["ranking"]),
+        "time_chart": spread(
+            comparison["ranking"], attempts, "elapsed_seconds", "Elapsed time per attempt", "{:.1f} s"
+        ),
+        "cost_chart": spread(comparison["ranking"], attempts, "cost_usd", "Cost per attempt", "${:.4f}"),
         "scored_as": comparison.get("scored_as", {}),
     }
 
@@ -52,6 +58,57 @@ def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
         "colour": f"#{red:02x}{green:02x}b0",
         "links": [{"name": Path(name).name, "href": f"{name}/report.html"} for name in names],
     }
+
+
+def spread(ranking: list[dict[str, Any]], attempts: list[dict[str, Any]], key: str, title: str, fmt: str) -> Markup:
+    """One row per agent: a dot per selected attempt at its ``key`` value, a tick at the median.
+    Empty when no attempt has the value (no prices: no cost chart)."""
+    values = {row["agent"]: sorted(known(attempts, row["agent"], key)) for row in ranking}
+    top = max((v for found in values.values() for v in found), default=0.0)
+    if top <= 0:
+        return Markup("")
+    right = LABEL_W + BAR_W
+    axis = 8 + len(ranking) * ROW_H
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{right + 90}" height="{axis + 22}" '
+        f'aria-label="{escape(title)}, per agent">'
+    ]
+    for index, row in enumerate(ranking):
+        y, found = 8 + index * ROW_H, values[row["agent"]]
+        parts.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{label(row)}</text>')
+        parts += [
+            f'<circle cx="{LABEL_W + BAR_W * v / top:.1f}" cy="{y + 10}" r="4" fill="#4a78a8" opacity="0.7"/>'
+            for v in found
+        ]
+        if found:
+            middle = statistics.median(found)
+            x = LABEL_W + BAR_W * middle / top
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{y + 18}" stroke="#1b1b1b" stroke-width="2"/>'
+            )
+            parts.append(
+                f'<text x="{right + 6}" y="{y + 14}" font-size="12">median {escape(fmt.format(middle))}</text>'
+            )
+    parts += [
+        f'<line x1="{LABEL_W}" x2="{right}" y1="{axis}" y2="{axis}" stroke="#999"/>',
+        f'<text x="{LABEL_W}" y="{axis + 14}" font-size="11">0</text>',
+        f'<text x="{right}" y="{axis + 14}" font-size="11" text-anchor="end">{escape(fmt.format(top))}</text>',
+        "</svg>",
+    ]
+    return Markup("".join(parts))
+
+
+def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
+    """The agent's selected attempts' ``key`` values, where they have one."""
+    return [
+        float(a[key])
+        for a in attempts
+        if str(a["agent"]) == agent and a.get("selection") != "replaced" and a.get(key) is not None
+    ]
+
+
+def label(row: dict[str, Any]) -> str:
+    return escape(row["agent"] if len(row["agent"]) <= 30 else row["agent"][:29] + "…")
 
 
 def chart(ranking: list[dict[str, Any]]) -> Markup:
