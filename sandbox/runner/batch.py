@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
-from sandbox.runner.compare import comparison
+from sandbox.runner.compare import comparison, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 from sandbox.runner.selection import interruption
@@ -282,8 +282,4 @@ def format_table(rows: list[dict]) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join(
-        [fmt.format(*header), fmt.format(*("-" * w for w in widths)), *(fmt.format(*line) for line in lines)]
-    )
+    return table(header, lines)
