@@ -7,10 +7,9 @@ fetch and WebSockets opened inside workers go straight to the network stack, whi
 to the proxy. Each session's context has a backstop of its own, which records every connection
 as a ``blocked_request`` of that session (``reason: escaped_interception``); the browser's own
 backstop (its launch-time proxy) catches what the browser does outside any context (``seen``
-counts it, ``targets`` keeps the first ones). Debian's Chromium 156 still makes two such
-requests with background networking off (an on-demand component update check and the sign-in
-``ListAccounts``): they end here. Every connection is answered ``403`` and closed: no byte is
-forwarded.
+counts it, ``targets`` keeps the first ones; Chromium's own background requests are sent
+nowhere by its flags, ``toolserver.browser.chromium``). Every connection is answered ``403``
+and closed: no byte is forwarded.
 """
 
 from __future__ import annotations

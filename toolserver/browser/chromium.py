@@ -11,6 +11,8 @@ from pathlib import Path
 
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 UNSERVED_PROXY = "http://127.0.0.1:9"  # the discard port: for browsers that serve no agent
+NOWHERE_TLD = "invalid"  # RFC 6761: never resolves
+NOWHERE_HOST = f"gaia.sandbox.{NOWHERE_TLD}"  # where Chromium's sign-in requests are sent instead
 
 
 # Chromium keeps only the last --disable-features switch, and ours comes after Playwright's: so
@@ -67,7 +69,15 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
         "--no-pings",
         "--metrics-recording-only",
         f"--proxy-server={proxy}",
-        "--proxy-bypass-list=<-loopback>",
+        # Two background requests no switch turns off (Debian's Chromium 156): the component update
+        # check goes to a data: URL (fails at once), and the sign-in ListAccounts (sent for every
+        # profile once its network is up) to a .invalid host that bypasses the proxy and resolves
+        # to nothing in the browser itself (no DNS query leaves it). Everything else, loopback
+        # included, goes through the proxy.
+        "--component-updater=url-source=data:,",
+        f"--gaia-url=http://{NOWHERE_HOST}/",
+        f"--proxy-bypass-list=<-loopback>;*.{NOWHERE_TLD}",
+        f"--host-resolver-rules=MAP *.{NOWHERE_TLD} ~NOTFOUND",
         # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none.
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         # CPU: every session is a new context (a new renderer); on small machines the browser is
