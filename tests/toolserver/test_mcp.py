@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support.calls import ref_of
 from tests.support.sandboxes import http_client
+from toolserver.config import ServerConfig
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
 from toolserver.formats import with_nullable
@@ -330,12 +331,43 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert refused["isError"] is True and refused["structuredContent"]["type"] == "invalid_arguments"
     await send({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"})
     assert (await answer())["error"]["code"] == -32601
+    await send("x" * (ServerConfig.max_body_bytes + 10))  # longer than a message may be: refused, skipped
+    too_long = await answer()
+    assert too_long["id"] is None and too_long["error"]["code"] == -32700, too_long
+    assert str(ServerConfig.max_body_bytes) in too_long["error"]["message"]
+    await send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+    assert len((await answer())["result"]["tools"]) == len(TOOL_NAMES)
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 60) == 0
     assert await process.stdout.read() == b""  # nothing but MCP messages on stdout
     trace = read_trace(tmp_path / f"{run_id}.jsonl")
     assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
     assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
+
+
+async def test_stdio_from_a_file_is_served_too(tmp_path):
+    """Requests in a file (not a pipe, which the server reads on its event loop): the SDK's own
+    streams serve them."""
+    requests = tmp_path / "requests.jsonl"
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
+    requests.write_text(
+        "\n".join(
+            json.dumps(message)
+            for message in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            )
+        )
+        + "\n"
+    )
+    with requests.open("rb") as stdin:
+        process = await asyncio.create_subprocess_exec(
+            SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=stdin, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2] and len(answers[1]["result"]["tools"]) == len(TOOL_NAMES)
 
 
 async def test_a_stateless_client_is_refused_with_the_versions_served(mcp_url):

@@ -120,7 +120,8 @@ class Router:
         if 300 <= entry.status < 400 and "location" in headers:
             target = urljoin(routed.url, headers["location"])
             return await self._redirect(route, target, routed, routed.base)
-        mirrored = await asyncio.to_thread(self.store.lookup, routed.url)  # never block the event loop on a disk
+        # A body served before comes from memory; else from disk, in a thread (never block the event loop on a disk).
+        mirrored = self.store.cached(routed.url) or await asyncio.to_thread(self.store.lookup, routed.url)
         if mirrored is None:  # the entry is there: only a store changed under the router gets here
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
         if self.faults is not None and await self._injected(route, routed):

@@ -50,9 +50,10 @@ from pydantic import ValidationError
 from toolserver import __version__
 from toolserver.api import Sandbox
 from toolserver.contract.policy import PolicyMode
-from toolserver.errors import NoTask, RequestError, TooManyRuns
+from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
+from toolserver.transports.pipes import stdio_pipes
 
 log = logging.getLogger("toolserver.transports.mcp")
 SERVER_NAME = "browser-tool-sandbox"
@@ -217,7 +218,7 @@ def refusal(exc: RequestError) -> MCPError:
     """A refused ``initialize`` as a JSON-RPC error: ``SERVER_BUSY`` for a full server, else
     ``INVALID_PARAMS`` (the client asked for something it cannot have); ``data.type`` is the HTTP
     API's error type."""
-    code = SERVER_BUSY if isinstance(exc, TooManyRuns) else types.INVALID_PARAMS
+    code = SERVER_BUSY if exc.status == 429 else types.INVALID_PARAMS  # too_many_runs, server_at_capacity
     return MCPError(code, exc.message, data={"type": exc.type})
 
 
@@ -255,7 +256,11 @@ async def serve_stdio(
     server = create_server(sandbox, runs, ready=starting)
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
-        async with stdio_server() as (read_stream, write_stream), server.lifespan(server) as state:
+        async with (
+            stdio_pipes(sandbox.config.max_body_bytes) as pipes,
+            stdio_server(*(pipes or ())) as (read_stream, write_stream),  # the pipes are duck-typed files
+            server.lifespan(server) as state,
+        ):
             await serve_loop(server, read_stream, write_stream, lifespan_state=state)
     finally:
         if runs.run is not None:

@@ -1,0 +1,101 @@
+"""stdin and stdout as asyncio pipes for the MCP stdio transport.
+
+The SDK's ``stdio_server()`` wraps the standard streams in anyio file objects, which hand each
+line read and each write and flush to a worker thread: three thread hand-offs per tool call, on
+the path of every call. ``stdio_pipes`` gives ``stdio_server`` the same streams read and written
+on the event loop itself. Like the SDK, it takes the wire off fds 0 and 1 while serving (fd 0
+reads nothing, fd 1 writes to stderr), so stray output of a handler or a child never lands on it.
+
+Only a pipe or a socket can be watched by the event loop: with a file or a terminal on either
+stream, ``stdio_pipes`` gives ``None`` and the SDK's own streams serve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import stat
+from collections.abc import AsyncIterator
+
+log = logging.getLogger("toolserver.transports.mcp")
+PARSE_ERROR = -32700  # JSON-RPC
+
+
+def _watchable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class PipeLines:
+    """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line longer
+    than the limit is answered with a JSON-RPC parse error (id null: its id is not read) and skipped."""
+
+    def __init__(self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter) -> None:
+        self.reader, self.limit, self.writer = reader, limit, writer
+
+    def __aiter__(self) -> PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            try:
+                line = await self.reader.readline()
+            except ValueError:  # longer than the limit: readline skipped to its end
+                log.warning("an MCP message longer than %d bytes was refused", self.limit)
+                error = {"code": PARSE_ERROR, "message": f"message longer than {self.limit} bytes (max_body_bytes)"}
+                await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n")
+                await self.writer.flush()
+                continue
+            if not line:
+                raise StopAsyncIteration
+            return line.decode("utf-8", errors="replace")
+
+
+class PipeWriter:
+    """The wire's write side, as the SDK writes it (``await stdout.write(text)``, ``await stdout.flush()``)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def stdio_pipes(max_line_bytes: int) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
+    """The standard streams read and written on the event loop, or None when either is not a
+    pipe or socket. A line longer than ``max_line_bytes`` is refused (``PipeLines``)."""
+    if not (_watchable(0) and _watchable(1)):
+        yield None
+        return
+    loop = asyncio.get_running_loop()
+    wire = os.dup(0), os.dup(1)  # put back on fds 0 and 1 at the end
+    reader = asyncio.StreamReader(limit=max_line_bytes)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0)
+    )
+    write_transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(os.dup(1), "wb", buffering=0)
+    )
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)
+    writer = PipeWriter(asyncio.StreamWriter(write_transport, protocol, None, loop))
+    try:
+        yield PipeLines(reader, max_line_bytes, writer), writer
+    finally:
+        read_transport.close()
+        write_transport.close()
+        for fd, saved in enumerate(wire):
+            os.dup2(saved, fd)
+            os.close(saved)
