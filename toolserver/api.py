@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from toolserver.browser import BrowserHost
+from toolserver.capacity import check_run_capacity
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy, PolicyMode, PolicyNotFound
@@ -169,7 +170,8 @@ class Sandbox:
         return self.resolve_policy(pack, mode or (self.config.policy if pack else None), block)
 
     def check_room(self) -> None:
-        """``TooManyRuns`` when ``max_runs`` runs are live."""
+        """``TooManyRuns`` when ``max_runs`` runs are live; ``RunRefusedAtCapacity`` when the
+        machine is at a real limit (memory, file descriptors: ``toolserver.capacity``)."""
         self.evict_ended_runs()
         live = sum(not run.closed for run in self.runs.values())
         if live >= self.config.max_runs:
@@ -177,6 +179,7 @@ class Sandbox:
                 f"this server already holds {live} live runs (max_runs {self.config.max_runs}); "
                 "end one with DELETE /runs/{id}, or retry later"
             )
+        check_run_capacity(self.config)
 
     def run_faults(self, faults: FaultPlan | None, key: str | None) -> RunFaults | None:
         """A new run's faults: given, or the server's; drawn with ``key``, or the run's number on

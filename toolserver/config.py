@@ -64,6 +64,11 @@ class ServerConfig:
     # runs, or opens sessions without end, cannot fill the server for good.
     http_run_idle_s: float = 1800.0  # a POST /runs run (no name) with no tool call for this long ends (idle_timeout)
     max_sessions_per_run: int = 8  # open sessions (browser contexts) per run; another start: too_many_sessions
+    # The machine's real limits (toolserver.capacity): at one, a new session is refused with
+    # server_at_capacity and a new run with 429 server_at_capacity, naming the limit and its figures.
+    max_open_sessions: int = 512  # sessions open on the server's browser, all runs together
+    min_free_memory_mb: int = 512  # MemAvailable (/proc/meminfo) kept free (0: not checked)
+    min_free_fds: int = 256  # file descriptors kept free below RLIMIT_NOFILE, or 10 % of it if more (0: not checked)
     # A page that floods refused requests (toolserver.floods): per window between call lines, a
     # blocked_request line for the first this-many refusals of one kind (reason, type, host) ...
     max_identical_refusals: int = 20
@@ -82,6 +87,12 @@ class ServerConfig:
             seconds = getattr(self, field)
             if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
+        if not (isinstance(self.max_open_sessions, int) and self.max_open_sessions >= 1):
+            raise ValueError(f"max_open_sessions must be a whole number of at least 1, not {self.max_open_sessions!r}")
+        for field in ("min_free_memory_mb", "min_free_fds"):
+            reserve = getattr(self, field)
+            if not (isinstance(reserve, int) and reserve >= 0):
+                raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "

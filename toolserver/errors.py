@@ -13,13 +13,15 @@
     ├── BrowserActionFailed        Playwright refused the action (element not visible ...)
     ├── PageUnresponsive           the page did not answer within its bound (a script spinning)
     ├── BrowserCrashed             the browser died under this session; start a new one
-    └── TooManySessions            ``max_sessions_per_run`` open already; close one first
+    ├── TooManySessions            ``max_sessions_per_run`` open already; close one first
+    └── ServerAtCapacity           the server is at a real limit (memory, descriptors, open sessions); retry later
     RequestError                   transport-level: refused before any tool runs; carries its HTTP status
     ├── MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
     ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
     ├── RequestTimeout 408, BodyTooLarge 413
     ├── UnsupportedMediaType / UnsupportedCharset 415
     ├── TooManyRuns                429
+    ├── RunRefusedAtCapacity       429: the machine is at a real limit (memory, descriptors); retry later
     └── ClientGone                 499: the client left before its body arrived (nothing is sent)
 
 Anything else raised by a handler is a server fault: logged with its traceback, recorded in
@@ -134,6 +136,14 @@ class TooManySessions(ToolError):
     """The run has `max_sessions_per_run` open sessions already: close one with `browser_close`."""
 
     type = "too_many_sessions"
+
+
+class ServerAtCapacity(ToolError):
+    """The server is at a real limit (available memory, file descriptors, `max_open_sessions`):
+    no session was started. The message and `details` name the limit, the measured figure and the
+    threshold; start the session again later (`toolserver.capacity`)."""
+
+    type = "server_at_capacity"
 
 
 class RequestError(Exception):
@@ -255,6 +265,14 @@ class TooManyRuns(RequestError):
     """`max_runs` live runs already: end one first."""
 
     type = "too_many_runs"
+    status = 429
+
+
+class RunRefusedAtCapacity(RequestError):
+    """The machine is at a real limit (available memory, file descriptors): no run was created.
+    The message names the limit, the measured figure and the threshold; retry later."""
+
+    type = "server_at_capacity"
     status = 429
 
 

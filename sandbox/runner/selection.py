@@ -29,7 +29,11 @@ def interruption(outcome: AttemptOutcome) -> str:
     folder = Path(outcome.directory)
     trace_file = folder / "trace.jsonl"
     if trace_file.is_file():
-        for event in read_trace(trace_file).events:
+        trace = read_trace(trace_file)
+        for call in trace.calls:
+            if call.error is not None and call.error.type == "server_at_capacity":
+                return f"the server was at capacity: {call.error.message[:200]}"
+        for event in trace.events:
             if event.kind == "fault_injected":
                 return f"injected fault {event.data['fault']}: {event.data['detail']}"
             if event.kind == "browser_crashed":

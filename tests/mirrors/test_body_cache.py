@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from toolserver.contract.bodies import BodyCache
 from toolserver.contract.mirrors import MirrorStore, reconstructed, write_entry
 
 PAGE = "text/html; charset=utf-8"
@@ -27,7 +28,7 @@ def test_a_body_read_once_is_served_from_memory(tmp_path):
 
 def test_the_least_recently_served_bodies_go_first_and_big_ones_are_not_kept(tmp_path):
     store = store_of(tmp_path, {"a.html": b"a" * 40, "b.html": b"b" * 40, "c.html": b"c" * 40, "big.html": b"x" * 90})
-    store.BODY_CACHE_BYTES, store.BODY_CACHE_MAX_BODY = 100, 80
+    store.bodies = BodyCache(max_bytes=100, max_body=80)
     for name in ("a.html", "b.html", "big.html"):
         store.lookup(f"https://cache.test/{name}")
     assert store.cached("https://cache.test/big.html") is None  # over the per-body bound: read each time

@@ -134,6 +134,25 @@ async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_
     assert len(summary["attempts"]) == 2  # the batch is whole
 
 
+async def test_a_session_refused_at_capacity_is_an_interruption_and_is_replaced(own_sandbox, tmp_path):
+    async with own_sandbox(max_open_sessions=1) as own:  # two attempts at once: one start is refused
+        outcomes = await run_batch(
+            [load_pack(FORM)],
+            "think:1:reference",
+            repeats=2,
+            concurrency=2,
+            out=tmp_path,
+            progress=False,
+            sandbox=own,
+            replace_interrupted=1,
+        )
+    (replaced,) = [o for o in outcomes if o.selection == "replaced"]
+    assert replaced.interruption.startswith("the server was at capacity") and "open_sessions" in replaced.interruption
+    (replacement,) = [o for o in outcomes if o.selection == "approved replacement"]
+    assert replacement.replaces == replaced.directory.name and replacement.qualified_pass
+    assert sum(o.qualified_pass for o in outcomes if o.selection != "replaced") == 2
+
+
 async def test_an_injected_browser_crash_is_recorded_and_the_next_session_gets_a_new_browser(own_sandbox):
     async with own_sandbox(own_browser=True) as own:
         run = own.create_run(policy=Policy(mode="observe"), faults=parse_faults("browser-crash:after=1"))

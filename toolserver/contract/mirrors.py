@@ -14,8 +14,6 @@ import json
 import mimetypes
 import os
 import stat
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from difflib import get_close_matches
@@ -24,6 +22,8 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from toolserver.contract.bodies import BodyCache
 
 MANIFEST = "manifest.json"
 
@@ -82,22 +82,14 @@ def _open_regular(path: str, flags: int) -> int:
 
 
 class MirrorStore:
-    """All entries of one or more mirror roots, keyed by exact URL (fragment removed).
-
-    Bodies read once are kept in memory (up to ``BODY_CACHE_BYTES``, the least recently served
-    dropped first), keyed by their file and the SHA-256 their manifest entry declares, so a page loaded again
-    is answered without a disk read or a thread."""
-
-    BODY_CACHE_BYTES = 64 * 1024 * 1024
-    BODY_CACHE_MAX_BODY = 4 * 1024 * 1024  # a larger body (a big PDF) is read each time
+    """All entries of one or more mirror roots, keyed by exact URL (fragment removed). Bodies
+    read once are kept in memory (``bodies``), keyed by their file and the SHA-256 their manifest
+    entry declares."""
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[Path, MirrorEntry]] = {}
         self._hosts: frozenset[str] | None = None
-        # (body file, declared sha256) -> body; lookup runs in threads, hence the lock
-        self._bodies: OrderedDict[tuple[Path, str, str], bytes] = OrderedDict()
-        self._bodies_size = 0
-        self._bodies_lock = threading.Lock()
+        self.bodies = BodyCache()
 
     @classmethod
     def load(cls, *roots: Path) -> MirrorStore:
@@ -152,7 +144,7 @@ class MirrorStore:
         path = _safe_body_path(folder, entry.body)
         with open(path, "rb", opener=_open_regular) as handle:
             body = handle.read()
-        self._keep((folder, entry.body, entry.sha256), body)
+        self.bodies.keep((folder, entry.body, entry.sha256), body)
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
 
     def cached(self, url: str) -> MirroredResponse | None:
@@ -161,24 +153,10 @@ class MirrorStore:
         if found is None:
             return None
         folder, entry = found
-        key = (folder, entry.body, entry.sha256)
-        with self._bodies_lock:
-            body = self._bodies.get(key)
-            if body is None:
-                return None
-            self._bodies.move_to_end(key)
+        body = self.bodies.get((folder, entry.body, entry.sha256))
+        if body is None:
+            return None
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
-
-    def _keep(self, key: tuple[Path, str, str], body: bytes) -> None:
-        if len(body) > self.BODY_CACHE_MAX_BODY:
-            return
-        with self._bodies_lock:
-            if key in self._bodies:
-                return
-            self._bodies[key] = body
-            self._bodies_size += len(body)
-            while self._bodies_size > self.BODY_CACHE_BYTES:
-                self._bodies_size -= len(self._bodies.popitem(last=False)[1])
 
     def nearest(self, url: str, n: int = 3) -> list[str]:
         return get_close_matches(url_key(url), list(self._entries), n=n, cutoff=0.5)

@@ -6,6 +6,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import Field
 
 from toolserver import browser as br
+from toolserver import capacity
 from toolserver.browser import first_line
 from toolserver.dispatch import not_in_mirror
 from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions
@@ -97,7 +98,11 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
             )
         provider = run.config.fallback_provider
     check_session_room(run)
-    session = await br.open_session(run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies)
+    hosted = [held for held in run.host.sessions if isinstance(held, br.Session)]
+    with capacity.admitted(run.config, run.host, hosted):  # server_at_capacity at a limit of the machine
+        session = await br.open_session(
+            run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies
+        )
     run.sessions[session.id] = session
     run.current_session_id = session.id
     ctx.session = session

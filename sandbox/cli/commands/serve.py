@@ -41,6 +41,19 @@ def register(subparsers) -> None:
     p.add_argument("--dialogs", choices=["dismiss", "accept"], default="dismiss", help="how page dialogs are answered")
     p.add_argument("--max-runs", type=int, default=64, help="live runs at once; POST /runs beyond it answers 429")
     p.add_argument(
+        "--max-open-sessions",
+        type=int,
+        default=512,
+        help="browser sessions open at once, all runs together; a start beyond it is refused (server_at_capacity)",
+    )
+    p.add_argument(
+        "--min-free-memory-mb",
+        type=int,
+        default=512,
+        metavar="MB",
+        help="memory kept free: below it new runs (429) and sessions are refused (server_at_capacity); 0: not checked",
+    )
+    p.add_argument(
         "--allowed-hosts",
         default="",
         metavar="NAMES",
@@ -130,6 +143,8 @@ def serve(args: argparse.Namespace) -> int:
         dialogs=args.dialogs,
         token=args.token,
         max_runs=args.max_runs,
+        max_open_sessions=args.max_open_sessions,
+        min_free_memory_mb=args.min_free_memory_mb,
         allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
         require_pack=args.require_pack,
         screenshot_dir=args.screenshots,

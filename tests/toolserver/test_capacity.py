@@ -1,0 +1,132 @@
+"""At a real limit of the machine (issue 32) the server refuses new work with an error naming the
+limit and its figures, and every run goes on: a session start gets ``server_at_capacity`` (a tool
+error, recorded in the trace; the run stays usable), a new run ``429 server_at_capacity`` (over
+MCP the JSON-RPC ``SERVER_BUSY``). On the real Chromium, over real loopback servers; the memory
+reserve is set above what the machine has, the descriptor check is given a tiny limit."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from tests.support.sandboxes import http_client
+from toolserver.capacity import available_memory_mb, file_descriptor_shortage, open_file_descriptors
+from toolserver.config import ServerConfig
+from toolserver.contract.trace import parse_trace
+from toolserver.transports.mcp import SERVER_BUSY
+
+START = {"provider": "kernel"}
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+
+
+def beyond_the_machine() -> int:
+    """A memory reserve (MB) larger than all the memory this machine has available."""
+    available = available_memory_mb()
+    assert available is not None, "these tests read /proc/meminfo (Linux)"
+    return available + 1_000_000
+
+
+def calls_of(trace_text: str) -> list[tuple[str, str | None]]:
+    return [(c.tool, c.error.type if c.error else None) for c in parse_trace(trace_text).calls]
+
+
+async def test_a_session_start_short_of_memory_is_refused_and_the_run_goes_on(own_sandbox):
+    async with own_sandbox() as own:
+        run = own.create_run()
+        fits = run.config
+        run.config = dataclasses.replace(fits, min_free_memory_mb=beyond_the_machine())  # memory ran short since
+        refused = await run.call("browser_start_session", START)
+        assert not refused["ok"] and refused["error"]["type"] == "server_at_capacity"
+        message, details = refused["error"]["message"], refused["error"]["details"]
+        assert "memory" in message and "min_free_memory_mb" in message and "later" in message
+        assert details["limit"] == "memory" and details["threshold"] == run.config.min_free_memory_mb
+        assert 0 < details["measured"] < details["threshold"] and str(details["measured"]) in message
+        assert run.sessions == {}  # no browser context was made
+
+        run.config = fits  # memory is back: the same run starts its session
+        started = await run.call("browser_start_session", START)
+        assert started["ok"], started
+        await run.close()
+        assert calls_of(run.trace.text()) == [
+            ("browser_start_session", "server_at_capacity"),
+            ("browser_start_session", None),
+        ]
+
+
+async def test_a_session_start_beyond_max_open_sessions_is_refused_until_one_closes(own_sandbox):
+    # Its own Chromium: the count is of the sessions open on the server's browser, all runs together.
+    async with own_sandbox(own_browser=True, max_open_sessions=1) as own, http_client(own) as server:
+
+        async def new_run() -> str:
+            return (await (await server.post("/runs", json={})).json())["run_id"]
+
+        async def call(run_id: str, name: str, args: dict) -> dict:
+            return await (await server.post(f"/runs/{run_id}/tools/{name}", json=args)).json()
+
+        first, second = await new_run(), await new_run()
+        opened = await call(first, "browser_start_session", START)
+        assert opened["ok"], opened
+        refused = await call(second, "browser_start_session", START)
+        assert not refused["ok"] and refused["error"]["type"] == "server_at_capacity"
+        assert "open sessions" in refused["error"]["message"] and "max_open_sessions 1" in refused["error"]["message"]
+        assert refused["error"]["details"] == {
+            "limit": "open_sessions",
+            "measured": 1,
+            "threshold": 1,
+            "unit": "sessions",
+        }
+
+        assert (await call(first, "browser_close", {"session_id": opened["result"]["session_id"]}))["ok"]
+        assert (await call(second, "browser_start_session", START))["ok"]
+        await server.delete(f"/runs/{second}")
+        trace = await (await server.get(f"/runs/{second}/trace")).text()
+        assert calls_of(trace) == [("browser_start_session", "server_at_capacity"), ("browser_start_session", None)]
+
+
+async def test_starts_arriving_together_are_counted_one_after_another(own_sandbox):
+    async with own_sandbox(own_browser=True, max_open_sessions=2) as own:
+        runs = [own.create_run() for _ in range(4)]
+        replies = await asyncio.gather(*(run.call("browser_start_session", START) for run in runs))
+        refused = [reply["error"]["type"] for reply in replies if not reply["ok"]]
+        assert refused == ["server_at_capacity"] * 2, replies  # not four contexts, each checked before any opened
+        await asyncio.gather(*(run.close() for run in runs))
+
+
+async def test_a_new_run_short_of_memory_is_refused_with_429_over_http_and_mcp(own_sandbox):
+    reserve = beyond_the_machine()
+    async with own_sandbox(min_free_memory_mb=reserve) as own, http_client(own) as server:
+        answer = await server.post("/runs", json={})
+        body = await answer.json()
+        assert answer.status == 429 and body["error"]["type"] == "server_at_capacity", body
+        assert "memory" in body["error"]["message"] and f"{reserve} MB" in body["error"]["message"]
+        assert "retry later" in body["error"]["message"]
+
+        message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+        accept = {"accept": "application/json, text/event-stream"}
+        answer = await server.post("/mcp?pack=controlled-form", json=message, headers=accept)
+        error = (await answer.json())["error"]
+        assert answer.status == 429 and error["code"] == SERVER_BUSY and error["data"] == {"type": "server_at_capacity"}
+        assert own.runs == {}  # nothing was made
+
+
+def test_the_descriptor_check_keeps_a_reserve_below_the_soft_limit():
+    config = ServerConfig()
+    used = open_file_descriptors()
+    assert used is not None, "this test reads /proc/self/fd (Linux)"
+    shortage = file_descriptor_shortage(config, soft_limit=used + 10)  # 10 left: fewer than the 256 kept free
+    assert shortage is not None and shortage.limit == "file_descriptors"
+    assert (shortage.measured, shortage.threshold) == (used, used + 10 - 256)
+    assert f"{used} open file descriptors" in shortage.explanation and "RLIMIT_NOFILE" in shortage.explanation
+    assert file_descriptor_shortage(config, soft_limit=used + 300) is None
+    big = used + 100_000  # 10 % of a large limit is kept free, more than min_free_fds
+    assert file_descriptor_shortage(config, open_fds=big - 5_000, soft_limit=big) is not None
+    assert file_descriptor_shortage(dataclasses.replace(config, min_free_fds=0), soft_limit=used + 1) is None
+    assert file_descriptor_shortage(config) is None  # this process is far from its own limit
+
+
+@pytest.mark.parametrize("field, value", [("min_free_memory_mb", -1), ("min_free_fds", 1.5), ("max_open_sessions", 0)])
+def test_a_capacity_field_out_of_range_is_refused(field, value):
+    with pytest.raises(ValueError, match=field):
+        ServerConfig(**{field: value})
