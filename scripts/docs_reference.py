@@ -415,6 +415,29 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
         if row:
             value = f"{ms(row['sandbox_p50_ms'])} vs {ms(row['raw_p50_ms'])}: **{row['ratio']:.2f}×**"
             rows.append([f"`{op}` vs raw Playwright (p50, tiny page)", value, f"≤ {row['goal']}×"])
+    if "workflow_stdio_ratio" in results:
+        raw = results["workflow_raw_round_p50_ms"]
+        for side, name in (("stdio", "over MCP stdio"), ("http", "over the HTTP API")):
+            mine, ratio = results[f"workflow_{side}_round_p50_ms"], results[f"workflow_{side}_ratio"]
+            value = f"{mine:.0f} ms vs {raw:.0f} ms: **{ratio:.2f}×**"
+            goal = f"≤ {results[f'workflow_{side}_goal']:.2f}×"
+            rows.append([f"the form's first step {name} vs raw Playwright (p50)", value, goal])
+        value = (
+            f"{results['workflow_stdio_round_p50_ms']:.0f} ms vs {results['workflow_playwright_mcp_round_p50_ms']:.0f} "
+            f"ms: **{results['workflow_playwright_mcp_ratio']:.2f}×**"
+        )
+        goal = f"≤ {results['workflow_playwright_mcp_goal']:.2f}×"
+        rows.append(["the form's first step over MCP stdio vs Playwright MCP (p50)", value, goal])
+    for level in results.get("scale_levels", ()):
+        row = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{level}_")}
+        value = (
+            f"{row['wall_s']:.1f} s, {row['attempts_per_min']:.0f} attempts/min, **{row['errors']} errors**, "
+            f"wall/bound **{row['throughput_ratio']:.2f}×**, **{row['pss_per_session_mb']:.1f} MB** PSS a session"
+            + (f" ({row['pss_marginal_mb']:.1f} MB marginal)" if "pss_marginal_mb" in row else "")
+            + f", CPU {row['cpu_per_attempt_s']:.2f} s an attempt"
+        )
+        goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
+        rows.append([f"{level} agents at once thinking {results['scale_think_s']:g} s a call, one server", value, goal])
     if "form_round_ratio" in results:
         value = (
             f"{results['form_round_sandbox_p50_ms']:.0f} ms vs {results['form_round_playwright_mcp_p50_ms']:.0f} ms: "
@@ -494,7 +517,28 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
     for run in reversed(runs):
         out.append(f"\n### {run['date'][:10]} · {run['section']} · `{run['commit'][:7]}`\n\n")
         out.append(table(["figure", "measured", "goal"], headline(run["results"])))
+        if "workflow_stdio_ratio" in run["results"]:
+            out.append("\n" + workflow_steps(run["results"]))
     return "".join(out)
+
+
+WORKFLOW_STEPS = ("navigate", "snapshot", "type Name", "type Email", "snapshot", "click Next", "snapshot")
+
+
+def workflow_steps(results: dict[str, Any]) -> str:
+    """The form's first step, step by step: each side's p50 and its ratio to raw Playwright's."""
+    sides = (("stdio", "MCP stdio"), ("http", "HTTP API"), ("playwright_mcp", "Playwright MCP"))
+    rows = []
+    for index, step in enumerate((*WORKFLOW_STEPS, "whole round")):
+        key = "round" if step == "whole round" else f"step{index}"
+        raw = results[f"workflow_raw_{key}_p50_ms"]
+        cells = [
+            f"{ms(results[f'workflow_{side}_{key}_p50_ms'])} ({results[f'workflow_{side}_{key}_p50_ms'] / raw:.2f}×)"
+            for side, _ in sides
+        ]
+        rows.append([step, ms(raw), *cells])
+    header = ["step (p50)", "raw Playwright", *(name for _, name in sides)]
+    return table(header, rows)
 
 
 # --- the home page ----------------------------------------------------------------------------

@@ -1,0 +1,327 @@
+"""The scale curve (issue 32): agents that think 1 s before each tool call, at rising concurrency
+on ONE in-process server, measured, not asserted.
+
+    .venv/bin/python scripts/bench_scale.py [--levels 1,8,32,64,128,256] [--think 1] [--json FILE]
+
+Each level is one batch of ``controlled-form`` by ``think:1:reference`` with ``repeats`` equal
+to the concurrency, so the whole level is one wave: every attempt starts at once. Each level
+gets a server of its own (the bundled mirrors, ``max_runs`` raised to concurrency + 8 as the
+local executor raises its own), started and quiet before the batch, stopped after it; levels
+run in increasing order with a quiet pause between them. Per level:
+
+- wall time, attempts per minute;
+- errors: attempts that did not qualify, or whose trace records a server fault or a capacity
+  refusal (goal 0);
+- CPU per attempt: the process tree's CPU seconds over the batch (this process, which also runs
+  the agents and the scoring, the Node driver, every Chromium), less the sampler's own, / attempts;
+- the bound: the larger of the think-time bound (the longest attempt's tool calls × think: the
+  wave's duration if tools cost nothing) and the CPU bound (attempts × CPU per attempt / cores);
+  the throughput ratio wall / bound (goal ≤ 1.3). Beside it, this process's own CPU per attempt
+  and the bound it sets alone (its CPU seconds over the batch: one event loop uses one core);
+- memory per concurrent session: the process tree's PSS (``Pss:`` of /proc/PID/smaps_rollup
+  when the most sessions were open, less its PSS with the server started and no session open,
+  / those sessions (goal ≤ 30 MB). Open sessions are counted from the server's own state every
+  ``SAMPLE_EVERY_S``; the PSS is read while the count is at its peak so far (``PeakSampler``), and
+  the largest reading with the most sessions open is kept. Beside it, the marginal figure: that
+  reading's growth over the smallest level's / the sessions added (the earlier "28 MB a session"
+  was measured so, from 1 to 64 sessions). PSS shares a library's pages among every process
+  mapping it, other Chromiums on the machine too: on a shared machine it moves with their number.
+
+Imports its helpers from ``bench.py`` and ``soak.py`` (beside it) inside the functions, so
+``bench.py`` can import this module at its top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from toolserver.api import Sandbox  # noqa: E402
+from toolserver.browser import Session  # noqa: E402
+from toolserver.capacity import count_open_sessions, open_file_descriptors  # noqa: E402
+from toolserver.contract.trace import read_trace  # noqa: E402
+
+LEVELS = (1, 8, 32, 64, 128, 256)
+SCALE_PACK = "controlled-form"
+THROUGHPUT_GOAL = 1.3  # wall time against the bound
+MEMORY_GOAL_MB = 30.0  # PSS per concurrent session (what is good today, guarded)
+QUIET_PAUSE_S = 5.0  # between levels: the last level's processes have ended and the machine is calm
+SAMPLE_EVERY_S = 0.25  # how often the open sessions are counted
+READ_EVERY_S = 1.0  # the tree's PSS is read at most this often ...
+READ_BUDGET = 0.02  # ... and costs at most this share of a core (one read of 300 processes: ~0.3 s)
+REFUSED = ("server_fault", "server_at_capacity")  # error types that are the server's, not the agent's
+
+
+def tree_pss_mb(root: int) -> tuple[float, int]:
+    """The PSS of ``root`` and all its descendants in MB, and how many of them could not be read."""
+    from soak import process_tree  # scripts/soak.py, beside this script
+
+    kib, unread = 0, 0
+    for pid in process_tree(root):
+        try:
+            lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+        except OSError:  # ended meanwhile, or not ours to read
+            unread += 1
+            continue
+        kib += next((int(line.split()[1]) for line in lines if line.startswith("Pss:")), 0)
+    return kib / 1024, unread
+
+
+def own_cpu_seconds() -> float:
+    """This process's CPU seconds (every thread; not its children): the server, the agents, the scoring."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def open_sessions(sandbox: Sandbox) -> int:
+    """Sessions open on the server's browser, counted as its capacity check counts them."""
+    return count_open_sessions([held for held in sandbox.host.sessions if isinstance(held, Session)])
+
+
+@dataclass
+class PeakSampler:
+    """Counts open sessions while a batch runs, and reads the tree's PSS (with the open
+    descriptors and the renderers) when the count is at its peak so far: in a worker thread, so
+    the server's event loop goes on, at most once a second and never more than ``READ_BUDGET``
+    of a core. Keeps its own CPU time, to take off the batch's."""
+
+    sandbox: Sandbox
+    peak_sessions: int = 0  # the most sessions counted open
+    read_sessions: int = 0  # the most sessions open at a reading of the PSS ...
+    read_pss_mb: float = 0.0  # ... and the largest reading at that count
+    read_fds: int = 0
+    read_renderers: int = 0
+    unread: int = 0
+    reads: int = 0
+    cpu_s: float = 0.0
+    next_read: float = 0.0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            began = time.thread_time()
+            count = open_sessions(self.sandbox)
+            self.cpu_s += time.thread_time() - began
+            self.peak_sessions = max(self.peak_sessions, count)
+            if count and count == self.peak_sessions and time.monotonic() >= self.next_read:
+                await asyncio.to_thread(self.read, count)
+            with contextlib.suppress(TimeoutError):  # the next count is due
+                await asyncio.wait_for(stop.wait(), SAMPLE_EVERY_S)
+
+    def read(self, count: int) -> None:
+        from soak import renderers
+
+        began = time.thread_time()
+        pss, unread = tree_pss_mb(os.getpid())
+        fds, renderer_processes = open_file_descriptors() or 0, renderers(os.getpid())
+        cost = time.thread_time() - began
+        self.cpu_s, self.reads = self.cpu_s + cost, self.reads + 1
+        self.next_read = time.monotonic() + max(READ_EVERY_S, cost / READ_BUDGET)
+        if count > self.read_sessions or (count == self.read_sessions and pss > self.read_pss_mb):
+            self.read_sessions, self.read_pss_mb, self.unread = count, pss, unread
+            self.read_fds, self.read_renderers = fds, renderer_processes
+
+
+def server_errors(directory: Path) -> int:
+    """Server faults and capacity refusals in an attempt's trace (0 without a trace)."""
+    trace_file = directory / "trace.jsonl"
+    if not trace_file.is_file():
+        return 0
+    trace = read_trace(trace_file)
+    calls = sum(call.error is not None and call.error.type in REFUSED for call in trace.calls)
+    return calls + sum(event.kind == "server_fault" for event in trace.events)
+
+
+async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> dict:
+    """One wave of ``concurrency`` attempts on a server of its own: the level's figures."""
+    from bench import quiet_tree_cpu_seconds, tree_cpu_seconds  # scripts/bench.py, beside this script
+
+    from sandbox.evaluation.packs import load_pack
+    from sandbox.runner.batch import run_batch
+    from sandbox.runner.wiring import app_config, app_sandbox
+    from toolserver.config import ServerConfig
+
+    pack = load_pack(SCALE_PACK)
+    config = app_config(max_runs=max(ServerConfig.max_runs, concurrency + 8))  # as the local executor sizes its own
+    async with app_sandbox(config) as sandbox:
+        await quiet_tree_cpu_seconds()
+        idle_pss_mb, _ = tree_pss_mb(os.getpid())
+        sampler, stop = PeakSampler(sandbox), asyncio.Event()
+        sampling = asyncio.create_task(sampler.run(stop))
+        load = os.getloadavg()[0]
+        cpu_before, own_before, started = tree_cpu_seconds(), own_cpu_seconds(), time.perf_counter()
+        outcomes = await run_batch(
+            [pack],
+            f"think:{think:g}:reference",
+            repeats=concurrency,
+            concurrency=concurrency,
+            out=out,
+            progress=False,
+            sandbox=sandbox,
+        )
+        wall_s = time.perf_counter() - started
+        stop.set()
+        await sampling
+        cpu_s = await quiet_tree_cpu_seconds() - cpu_before - sampler.cpu_s
+        own_cpu_s = own_cpu_seconds() - own_before - sampler.cpu_s
+    attempts = len(outcomes)
+    faults = sum(server_errors(outcome.directory) for outcome in outcomes)
+    failed = [o for o in outcomes if not o.qualified_pass or server_errors(o.directory)]
+    cpu_per_attempt = cpu_s / attempts
+    think_bound_s = max(o.tool_calls for o in outcomes) * think
+    cpu_bound_s = attempts * cpu_per_attempt / cores
+    own_bound_s = own_cpu_s  # this process runs on one core at a time (one event loop)
+    bound_s = max(think_bound_s, cpu_bound_s)
+    grown = sampler.read_pss_mb - idle_pss_mb
+    per_session = grown / sampler.read_sessions if sampler.read_sessions else 0.0
+    prefix = f"scale_{concurrency}_"
+    figures = {
+        "concurrency": concurrency,
+        "attempts": attempts,
+        "wall_s": round(wall_s, 2),
+        "attempts_per_min": round(attempts / wall_s * 60, 1),
+        "errors": len(failed),
+        "not_qualified": sum(not o.qualified_pass for o in outcomes),
+        "server_errors": faults,
+        "cpu_s": round(cpu_s, 2),
+        "cpu_per_attempt_s": round(cpu_per_attempt, 3),
+        "python_cpu_per_attempt_s": round(own_cpu_s / attempts, 3),
+        "python_bound_s": round(own_bound_s, 2),
+        "load_before": round(load, 2),
+        "sampler_cpu_s": round(sampler.cpu_s, 3),
+        "think_bound_s": round(think_bound_s, 2),
+        "cpu_bound_s": round(cpu_bound_s, 2),
+        "bound_s": round(bound_s, 2),
+        "throughput_ratio": round(wall_s / bound_s, 3),
+        "idle_pss_mb": round(idle_pss_mb, 1),
+        "peak_pss_mb": round(sampler.read_pss_mb, 1),
+        "peak_sessions": sampler.peak_sessions,
+        "pss_sessions": sampler.read_sessions,
+        "pss_per_session_mb": round(per_session, 1),
+        "peak_fds": sampler.read_fds,
+        "peak_renderers": sampler.read_renderers,
+        "pss_unread_processes": sampler.unread,
+        "pss_reads": sampler.reads,
+    }
+    return {prefix + name: value for name, value in figures.items()}
+
+
+async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> dict:
+    """The curve: one level per concurrency, in increasing order, a quiet pause between levels.
+    Flat keys, ``scale_<concurrency>_<figure>``, plus the levels, think time, cores and goals.
+    A level's attempt folders are deleted unless it had errors (then its folder is kept and named)."""
+    from bench import machine, quiet_tree_cpu_seconds  # scripts/bench.py, beside this script
+
+    cores = machine()["cores"] or 1
+    results: dict = {
+        "scale_levels": sorted(levels),
+        "scale_think_s": think,
+        "scale_cores": cores,
+        "scale_throughput_goal": THROUGHPUT_GOAL,
+        "scale_memory_goal_mb": MEMORY_GOAL_MB,
+    }
+    for number, concurrency in enumerate(sorted(levels)):
+        if number:
+            await asyncio.sleep(QUIET_PAUSE_S)
+            await quiet_tree_cpu_seconds()
+        out = Path(tempfile.mkdtemp(prefix=f"bench-scale-{concurrency}-"))
+        level = await scale_level(concurrency, think, cores, out)
+        results.update(level)
+        smallest = min(levels)
+        if concurrency > smallest:  # what each session beyond the smallest level's added
+            grown = level[f"scale_{concurrency}_peak_pss_mb"] - results[f"scale_{smallest}_peak_pss_mb"]
+            added = level[f"scale_{concurrency}_pss_sessions"] - results[f"scale_{smallest}_pss_sessions"]
+            results[f"scale_{concurrency}_pss_marginal_mb"] = round(grown / added, 1) if added > 0 else 0.0
+        if level[f"scale_{concurrency}_errors"]:
+            print(f"scale {concurrency}: attempts with errors kept in {out}", file=sys.stderr)
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        print(f"scale {concurrency}: {level[f'scale_{concurrency}_wall_s']:.1f} s", file=sys.stderr, flush=True)
+    return results
+
+
+def print_scale(results: dict) -> None:
+    """One row per level, with the goals."""
+    goal, memory_goal = results["scale_throughput_goal"], results["scale_memory_goal_mb"]
+    print(
+        f"scale: controlled-form by an agent thinking {results['scale_think_s']:g} s per call, one wave per level "
+        f"(repeats = concurrency) on one server, {results['scale_cores']} cores"
+    )
+    header = (
+        "concurrency",
+        "wall s",
+        "attempts/min",
+        "errors",
+        "CPU/attempt s",
+        "of it Python",
+        "bound s",
+        "Python bound s",
+        f"wall/bound (≤ {goal:g})",
+        "peak sessions",
+        f"PSS/session MB (≤ {memory_goal:g})",
+        "marginal MB",
+        "fds",
+    )
+    rows = []
+    for concurrency in results["scale_levels"]:
+        level = {
+            key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{concurrency}_")
+        }
+        ratio, memory = level["throughput_ratio"], level["pss_per_session_mb"]
+        rows.append(
+            (
+                str(concurrency),
+                f"{level['wall_s']:.1f}",
+                f"{level['attempts_per_min']:.1f}",
+                f"{level['errors']}/{level['attempts']}" + (" FAIL" if level["errors"] else ""),
+                f"{level['cpu_per_attempt_s']:.2f}",
+                f"{level['python_cpu_per_attempt_s']:.2f}",
+                f"{level['bound_s']:.1f} ({'CPU' if level['cpu_bound_s'] > level['think_bound_s'] else 'think'})",
+                f"{level['python_bound_s']:.1f}",
+                f"{ratio:.2f}" + ("" if ratio <= goal else " FAIL"),
+                str(level["peak_sessions"])
+                + ("" if level["pss_sessions"] == level["peak_sessions"] else f" (PSS at {level['pss_sessions']})"),
+                f"{memory:.1f}" + ("" if memory <= memory_goal else " FAIL"),
+                f"{level['pss_marginal_mb']:.1f}" if "pss_marginal_mb" in level else "-",
+                str(level["peak_fds"]),
+            )
+        )
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--levels", default=",".join(map(str, LEVELS)), help="comma-separated concurrencies (default: %(default)s)"
+    )
+    parser.add_argument("--think", type=float, default=1.0, help="seconds the agent thinks before each call")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    try:
+        levels = tuple(int(level) for level in args.levels.split(","))
+    except ValueError:
+        parser.error(f"--levels: comma-separated whole numbers, not {args.levels!r}")
+    if any(level < 1 for level in levels):
+        parser.error(f"--levels: every concurrency is at least 1, not {args.levels!r}")
+    results = asyncio.run(scale_side(levels, args.think))
+    print_scale(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
