@@ -1,8 +1,9 @@
-"""Benchmarks (not timed tests): the sandbox side by side with raw Playwright, server overhead,
-scoring speed, and runner throughput. Prints every measurement and ratio.
+"""Benchmarks (not timed tests): the sandbox side by side with raw Playwright and Playwright MCP,
+server overhead, scoring speed, runner throughput, the scale curve and Ray. Prints every
+measurement and ratio with its goal.
 
     .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp]
-        [--only ops|mcp|cpu|throughput|report] [--json FILE]
+        [--only ops|mcp|workflow|cpu|throughput|report|scale|ray] [--json FILE] [--publish]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_ray import print_ray, ray_side  # noqa: E402
 from bench_scale import LEVELS, print_scale, scale_side  # noqa: E402
 
 from sandbox import MIRRORS_DIR  # noqa: E402
@@ -1071,7 +1073,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--only",
-        choices=["ops", "mcp", "cpu", "throughput", "report", "workflow", "scale"],
+        choices=["ops", "mcp", "cpu", "throughput", "report", "workflow", "scale", "ray"],
         help="run one section only (ops: each tool vs the same Playwright call on a tiny page; "
         "mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
         "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; "
@@ -1114,6 +1116,7 @@ def main() -> int:
         "report": (lambda: report_side(2 if args.quick else 12), print_report_side),
         "workflow": (lambda: workflow_side(workflow_rounds), print_workflow),
         "scale": (lambda: scale_side((1, 8, 32) if args.quick else LEVELS), print_scale),
+        "ray": (lambda: ray_side(repeats=6 if args.quick else 12), print_ray),
     }
     if args.only in sections:
         measure, show = sections[args.only]

@@ -428,6 +428,15 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
         )
         goal = f"≤ {results['workflow_playwright_mcp_goal']:.2f}×"
         rows.append(["the form's first step over MCP stdio vs Playwright MCP (p50)", value, goal])
+    if "ray_warm_ratio" in results:
+        batch = f"{results['ray_attempts']} attempts thinking {results['ray_think_s']:g} s a call"
+        batch += f", {results['ray_concurrency']} at once"
+        for pool, goal in (("cold", "1.25"), ("warm", "1.10")):
+            value = (
+                f"{results[f'ray_{pool}_s']:.1f} s vs {results['ray_local_s']:.1f} s: "
+                f"**{results[f'ray_{pool}_ratio']:.2f}×**"
+            )
+            rows.append([f"{batch}: a {pool} Ray pool vs local", value, f"≤ {goal}×"])
     for level in results.get("scale_levels", ()):
         row = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{level}_")}
         value = (
@@ -481,9 +490,10 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
     out.append(
         "Every figure comes from `scripts/bench.py` (never from a timed test), run with `--publish`: each run "
         "is one JSON file in `docs/benchmarks/` with its date, machine, commit and command, and this page is "
-        "generated from those files. `make bench` runs every section; `--only ops|mcp|cpu|throughput|report` "
-        "runs one. Figures on a shared 2-core machine move from run to run: compare runs of the same day, and "
-        "read a ratio against its goal, not a single millisecond.\n\n"
+        "generated from those files. `make bench` runs the sections about tool calls and attempts (ops, mcp, "
+        "workflow, report); `--only ops|mcp|workflow|cpu|throughput|report|scale|ray` runs one. Figures on a "
+        "shared 2-core machine move from run to run: compare runs of the same day, and read a ratio against its "
+        "goal, not a single millisecond.\n\n"
     )
     if not runs:
         return "".join(out) + "No published run yet.\n"

@@ -108,8 +108,13 @@ class AttemptRecord(BaseModel):
     chromium: str | None = Field(default=None, description="The Chromium executable the tool server drove.")
     mirror_checksum: str | None = Field(default=None, description="Checksum of the mirrors the run read.")
     pack_checksum: str | None = Field(default=None, description="Checksum of the executed pack's scoring files.")
-    tries: int | None = Field(default=None, description="Ray: the workers tried before it was recorded as crashed.")
+    tries: int | None = Field(
+        default=None, description="Ray: the workers it was tried on, when an earlier one died under it or it crashed."
+    )
     executor: str | None = Field(default=None, description="The executor that recorded a crash (ray).")
+    ray_node: str | None = Field(
+        default=None, description="Ray: the node it ran on (crashed: the node of the last worker it lost)."
+    )
     how: str | None = Field(default=None, description="A hand-made attempt: how it was written.")
     demonstrates: list[str] | None = Field(default=None, description="A hand-made attempt: what it shows.")
 

@@ -47,7 +47,7 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
     killed while it hangs. Returns the attempt's outcome and its folder."""
     marker = folder / "first-try-started"
     agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
-    pool = await RayPool(None, 1).start()
+    pool = await RayPool.start(1)
     try:
         running = asyncio.ensure_future(
             pool.run(
@@ -63,7 +63,7 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
             if marker.exists():
                 break
             await asyncio.sleep(0.05)
-        ray.kill(pool.workers[0])
+        ray.kill(pool.workers[0].handle)
         return await running, folder / "attempt"
     finally:
         pool.stop()

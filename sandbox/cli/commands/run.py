@@ -125,7 +125,8 @@ def register(subparsers) -> None:
             0: "every attempt a qualified pass",
             1: "some attempt is not (agent errors and time-outs included)",
             2: "bad usage: unknown pack, agent or executor, --repeats/--concurrency below 1, "
-            "an option the agent or executor does not take, an unreachable model endpoint",
+            "an option the agent or executor does not take, an unreachable model endpoint, no Ray at the "
+            "executor's address or no warm pool of that name",
         },
     )
 
@@ -219,7 +220,7 @@ def command(args: argparse.Namespace) -> int:
         summarise,
     )
     from sandbox.runner.compare import comparison, format_comparison
-    from sandbox.runner.executors import parse_executor
+    from sandbox.runner.executors import ExecutorUnavailable, parse_executor
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
     from toolserver.faults import parse_faults
 
@@ -260,7 +261,7 @@ def command(args: argparse.Namespace) -> int:
                 replace_interrupted=args.replace_interrupted,
             )
         )
-    except AgentUnavailable as exc:
+    except (AgentUnavailable, ExecutorUnavailable) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
     rows = summarise(outcomes)

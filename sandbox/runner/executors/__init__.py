@@ -24,6 +24,7 @@ from sandbox.runner.executors._kinds import (
     ExecutorKind,
     ExecutorKinds,
     ExecutorSpecError,
+    ExecutorUnavailable,
     executor_kind,
     parse_executor,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "ExecutorKind",
     "ExecutorKinds",
     "ExecutorSpecError",
+    "ExecutorUnavailable",
     "executor_kind",
     "parse_executor",
 ]

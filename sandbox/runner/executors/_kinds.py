@@ -83,6 +83,11 @@ class ExecutorSpecError(ValueError):
     """An executor spec names no registered executor, or comes with an option it does not take."""
 
 
+class ExecutorUnavailable(RuntimeError):
+    """An executor that cannot start where it was pointed (no Ray at the address, no pool of that
+    name): a user's situation, said in one line."""
+
+
 @dataclass(frozen=True)
 class ExecutorKind(Generic[OptionsT]):
     name: str  # the spec's prefix: "ray" in "ray:HEAD:6379"

@@ -1,7 +1,10 @@
-"""``--executor ray[:ADDRESS]``: attempts on the workers of a Ray cluster (the optional ``ray``
-extra), each with its own warm browser (``sandbox.runner.executors.ray_pool``). ``ray`` alone
-starts a local Ray. Ray itself is imported when a batch starts, not when this module registers
-the executor."""
+"""``--executor ray[:ADDRESS][,pool=NAME]``: attempts on the workers of a Ray cluster (the
+optional ``ray`` extra), each with its own warm browser (``sandbox.runner.executors.ray_pool``).
+``ray`` alone starts a local Ray. ADDRESS: ``HOST:6379`` (or ``auto``) on a node of the cluster,
+``ray://HOST:10001`` from outside it (Ray Client). When a warm pool runs there
+(``sandbox ray start``; ``ray_warm``), the batch uses its workers: the pool ``default``, or the
+one ``pool=NAME`` names (an error when it does not run); else it starts its own. Ray itself is
+imported when a batch starts, not when this module registers the executor."""
 
 from __future__ import annotations
 
@@ -19,12 +22,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class RayOptions:
-    address: str | None = None  # the head node (HOST:PORT); None: start a local Ray
+    address: str | None = None  # HOST:PORT, ray://HOST:10001 or auto, then ",pool=NAME"; None: a local Ray
     retries: int = 0  # re-run an attempt whose worker died up to this many times
+    pool: str | None = None  # the warm pool to use (an error when it does not run); None: "default" if it runs
 
     def __post_init__(self) -> None:
         if self.retries < 0:
             raise ExecutorSpecError(f"the ray executor's retries must be at least 0, got {self.retries}")
+        # The spec's value carries the pool after the address: ray:HEAD:6379,pool=NAME.
+        address, _, rest = (self.address or "").partition(",")
+        for item in filter(None, rest.split(",")):
+            key, equals, value = item.partition("=")
+            if key != "pool" or not equals or not value or "/" in value:
+                raise ExecutorSpecError(f"ray executor: {item!r} after the address: use ray[:ADDRESS][,pool=NAME]")
+            object.__setattr__(self, "pool", value)  # frozen: set once, while being built
+        object.__setattr__(self, "address", address or None)
 
 
 class RayExecutor:
@@ -51,11 +63,18 @@ class RayExecutor:
 @executor_kind(
     "ray",
     usage="ray[:ADDRESS]",
-    summary="a Ray cluster, one warm browser per worker (needs the [ray] extra; 'ray' alone starts a local Ray)",
+    summary="a Ray cluster, one warm browser per worker (needs the [ray] extra; 'ray' alone starts a local Ray; "
+    "ADDRESS: HOST:6379 or auto on a node, ray://HOST:10001 from outside; uses the warm pool 'default' when "
+    "`sandbox ray start` runs one there, ',pool=NAME' after ADDRESS names another)",
     options=RayOptions,
     value="address",
 )
 async def start(plan: BatchPlan, options: RayOptions) -> RayExecutor:
-    from sandbox.runner.executors.ray_pool import RayPool
+    from sandbox.runner.executors.ray_pool import RayPool, RayUnavailable, connect
+    from sandbox.runner.executors.ray_warm import DEFAULT_POOL, join_pool, no_pool_message
 
-    return RayExecutor(plan, await RayPool(options.address, plan.concurrency).start(), options.retries)
+    connect(options.address)
+    pool = await join_pool(options.pool or DEFAULT_POOL)
+    if pool is None and options.pool:
+        raise RayUnavailable(no_pool_message(options.pool))
+    return RayExecutor(plan, pool or await RayPool.start(plan.concurrency), options.retries)

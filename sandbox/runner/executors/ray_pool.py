@@ -4,13 +4,18 @@ imports this module, and so ``ray``, only when a batch starts.
 Each Ray worker is an actor holding its own warm browser (a ``Sandbox`` and the HTTP tool
 server for ``cmd:`` agents, both on loopback of its node). An attempt runs there exactly as a
 local one does (``run_attempt``: same time limit, same fresh site key, same files); its files
-come back to the driver and are written into the batch folder, so the result table is the
-one a local run prints. A worker that dies fails only the attempts it was running: each is
-recorded as ``crashed`` with the reason (``--retries N`` re-runs it on a fresh worker).
+come back to the driver and are written into the batch folder, with the node it ran on
+(``ray_node`` in ``attempt.json``), so the result table is the one a local run prints. A worker
+that dies fails only the attempts it was running: each is recorded as ``crashed`` with the
+reason (``--retries N`` re-runs it on another worker). The dead worker is replaced on a live
+node with a browser slot free; a batch's own workers follow the live nodes (a node gone, its
+workers are not replaced when the other nodes' slots are taken), a warm pool
+(``sandbox.runner.executors.ray_warm``) keeps its size.
 
 Multi-node: ``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others (each with this package and Debian's chromium installed), then
-``sandbox run ... --executor ray:HEAD:6379``. ``--executor ray`` alone starts a local Ray.
+``sandbox run ... --executor ray:HEAD:6379`` on one of them (``ray:ray://HEAD:10001`` from a
+machine outside the cluster, through Ray Client). ``--executor ray`` alone starts a local Ray.
 """
 
 from __future__ import annotations
@@ -18,30 +23,94 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import math
 import shutil
+import socket
 import tempfile
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from sandbox.runner.attempt import AttemptOutcome
-from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent
+from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
+from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent, ExecutorUnavailable
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
+NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named actors
+CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying there is no Ray there
+ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
+
+
+class RayUnavailable(ExecutorUnavailable):
+    """No Ray at the address, no warm pool of that name, a worker that cannot start: a user's
+    situation, said in one line (no traceback)."""
+
+
+def connect(address: str | None) -> None:
+    """Join the Ray at ``address`` (``HOST:PORT`` on a node of the cluster, ``ray://HOST:10001``
+    through Ray Client, ``auto``), or start a local one (None); nothing when already joined."""
+    if ray.is_initialized():
+        return
+    if address and not address.startswith("ray://") and address != "auto":
+        # ray.init waits minutes for a GCS that is not there: a closed port is said at once.
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
+        except (OSError, ValueError) as exc:
+            raise RayUnavailable(f"no Ray at {address} ({exc}): start one with `ray start --head`") from exc
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise RayUnavailable(f"no Ray at {address}: {str(exc).splitlines()[0]}") from exc
 
 
 class AttemptWorker:
-    """A Ray actor: one warm sandbox, running the attempts the driver sends it."""
+    """A Ray actor: one warm sandbox, running the attempts the driver sends it. ``info`` has a
+    concurrency group of its own, so a full worker still answers; it runs on that group's own
+    event loop, so it only reads counters (the browser belongs to the default group's loop)."""
 
-    async def start(self) -> str:
+    def __init__(self) -> None:
+        self.sandbox: Any = None
+        self.starting: asyncio.Lock | None = None
+        self.url = ""
+        self.attempts = 0  # attempts run (finished) since it started
+        self.running = 0
+        self.browser_starts = 0
+
+    async def start(self) -> dict:
+        """Start the browser and the tool server, once: a second call (another batch joining
+        the same pool worker) finds them warm."""
         from sandbox.runner.executors._loopback import serve_loopback
         from sandbox.runner.wiring import app_sandbox
 
-        self.sandbox = await app_sandbox().start()
-        self.http, self.url = await serve_loopback(self.sandbox)
-        return self.url
+        self.starting = self.starting or asyncio.Lock()
+        async with self.starting:
+            if self.sandbox is None:
+                self.sandbox = await app_sandbox().start()
+                self.http, self.url = await serve_loopback(self.sandbox)
+                self.browser_starts += 1
+        return self.describe()
+
+    @ray.method(concurrency_group="control")
+    async def info(self) -> dict:
+        return self.describe()
+
+    def describe(self) -> dict:
+        context = ray.get_runtime_context()
+        return {
+            "actor": context.get_actor_id(),
+            "node": context.get_node_id(),
+            "attempts": self.attempts,
+            "running": self.running,
+            "browser_starts": self.browser_starts,
+        }
 
     async def run(
         self,
@@ -58,6 +127,7 @@ class AttemptWorker:
 
         scratch = Path(tempfile.mkdtemp(prefix="sandbox-ray-"))
         directory = scratch / folder_name
+        self.running += 1
         try:
             outcome = await run_attempt(
                 self.sandbox,
@@ -73,37 +143,94 @@ class AttemptWorker:
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
         finally:
+            self.running -= 1
+            self.attempts += 1
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-class RayPool:
-    """The driver's side: ``size`` workers, attempts spread over them, dead workers replaced."""
+def named_actor(name: str) -> Any:
+    """The live actor of that name in ``NAMESPACE``, or None."""
+    try:
+        return ray.get_actor(name, namespace=NAMESPACE)
+    except ValueError:
+        return None
 
-    def __init__(self, address: str | None, concurrency: int) -> None:
-        if not ray.is_initialized():
-            ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
-        self.places = worker_places(concurrency)
-        self.size = len(self.places)
-        self.per_worker = math.ceil(concurrency / self.size)
-        # ray's stubs give remote()'s keyword form only the task options, not an actor's max_concurrency
-        self.actor_class = ray.remote(num_cpus=0, max_concurrency=self.per_worker)(AttemptWorker)  # type: ignore[call-overload]
-        self.workers: list = []
+
+def worker_class(capacity: int) -> Any:
+    """``AttemptWorker`` as a Ray actor class running up to ``capacity`` attempts at once."""
+    # ray's stubs give remote()'s keyword form only the task options, not an actor's max_concurrency
+    return ray.remote(num_cpus=0, max_concurrency=capacity, concurrency_groups={"control": 4})(AttemptWorker)  # type: ignore[call-overload]
+
+
+@dataclass(eq=False)
+class Worker:
+    """The driver's view of one worker: its actor, its node, what this driver runs on it."""
+
+    handle: Any  # the Ray actor handle
+    node: str
+    name: str | None = None  # a warm pool's worker: its Ray name; None: the batch's own
+    running: int = 0
+
+
+async def start_worker(actor_class: Any, place: str, name: str | None = None) -> Worker:
+    """A worker on the node ``place``, started. ``name``: a warm pool's detached, named worker (the
+    live one of that name, if there is one)."""
+    # Hard affinity: Ray 2.60 puts a zero-CPU actor with soft affinity on another node about half
+    # of the time. The places are live nodes; one that died since fails this worker's start.
+    options: dict[str, Any] = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=place, soft=False)}
+    if name:
+        options |= {"name": name, "namespace": NAMESPACE, "lifetime": "detached", "get_if_exists": True}
+    handle = actor_class.options(**options).remote()
+    info = await handle.start.remote()
+    return Worker(handle, info["node"], name)
+
+
+class RayPool:
+    """The driver's side: attempts go to the least busy worker; a dead worker is replaced on a
+    live node with a free browser slot (``worker_places`` over the nodes alive now)."""
+
+    def __init__(self, workers: list[Worker], actor_class: Any, *, size: int, fill: bool) -> None:
+        self.workers = workers
+        self.actor_class = actor_class
+        self.size, self.fill = size, fill  # the places to keep filled (fill: beyond the nodes' slots)
+        self.replacing: dict[Worker, asyncio.Future] = {}
         self.turn = itertools.count()
 
-    def new_worker(self, index: int):
-        return self.actor_class.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=self.places[index], soft=True)
-        ).remote()
+    @classmethod
+    async def start(cls, concurrency: int) -> RayPool:
+        """The batch's own workers: one per browser slot of the live nodes, at most ``concurrency``."""
+        places = worker_places(concurrency)
+        actor_class = worker_class(math.ceil(concurrency / len(places)))
+        workers = await asyncio.gather(*(start_worker(actor_class, place) for place in places))
+        return cls(list(workers), actor_class, size=len(places), fill=False)
 
-    async def start(self) -> RayPool:
-        self.workers = [self.new_worker(index) for index in range(self.size)]
-        await asyncio.gather(*(worker.start.remote() for worker in self.workers))
-        return self
+    def free_places(self, count: int) -> list[str]:
+        """Up to ``count`` places no live worker holds, on the nodes alive now."""
+        slots = Counter(worker_places(self.size, fill=self.fill))
+        slots.subtract(worker.node for worker in self.workers)
+        return list(itertools.islice(slots.elements(), count))
 
-    async def replace(self, index: int, dead) -> None:
-        if self.workers[index] is dead:  # another attempt on the same worker may have replaced it
-            self.workers[index] = self.new_worker(index)
-            await self.workers[index].start.remote()
+    async def pick(self) -> Worker:
+        if not self.workers and self.replacing:
+            await asyncio.gather(*self.replacing.values(), return_exceptions=True)
+        if not self.workers:
+            raise RuntimeError("no live Ray worker: every worker died and no live node could take a new one")
+        start = next(self.turn) % len(self.workers)  # among the least busy, in turn
+        return min(self.workers[start:] + self.workers[:start], key=lambda worker: worker.running)
+
+    async def replace(self, dead: Worker) -> None:
+        """Once per dead worker, however many of its attempts saw it die."""
+        if dead not in self.replacing:
+            self.replacing[dead] = asyncio.ensure_future(self.replace_once(dead))
+        await self.replacing[dead]
+
+    async def replace_once(self, dead: Worker) -> None:
+        self.workers.remove(dead)
+        if dead.name and named_actor(dead.name.rpartition("/")[0]) is None:
+            return  # its warm pool was stopped (its record is gone): not refilled
+        places = self.free_places(1)
+        if places:  # else the live nodes' slots are all taken: the pool follows the nodes
+            self.workers.append(await start_worker(self.actor_class, places[0], dead.name))
 
     async def run(
         self,
@@ -116,48 +243,79 @@ class RayPool:
         retries: int,
         dispatch_wait: float = 0.0,
     ) -> AttemptOutcome:
-        errors = []
-        for _ in range(retries + 1):
-            index = next(self.turn) % self.size
-            worker = self.workers[index]
+        errors: list[str] = []
+        node = None
+        for tries in range(1, retries + 2):
+            worker = await self.pick()
+            node = worker.node
+            worker.running += 1
             try:
-                reply = await worker.run.remote(pack_id, agent, settings, attempt_number, directory.name, dispatch_wait)
-            except ray.exceptions.RayActorError as exc:
-                errors.append(f"ray worker died: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-                await self.replace(index, worker)
+                reply = await worker.handle.run.remote(
+                    pack_id, agent, settings, attempt_number, directory.name, dispatch_wait
+                )
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
+                # ObjectLostError: the worker's reply was in its node's object store when the node went.
+                errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+                try:
+                    await self.replace(worker)
+                except ray.exceptions.RayError as again:
+                    errors.append(f"its replacement did not start: {type(again).__name__}")
                 continue
-            directory.mkdir(parents=True, exist_ok=True)
-            for relative, data in reply["files"].items():
-                (directory / relative).parent.mkdir(parents=True, exist_ok=True)
-                (directory / relative).write_bytes(data)
+            finally:
+                worker.running -= 1
+            write_reply(directory, reply["files"], node, tries)
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
-        return crashed(directory, pack_id, agent.name, attempt_number, errors)
+        return crashed(directory, pack_id, agent.name, attempt_number, errors, node, retries + 1)
 
     def stop(self) -> None:
+        """Ends the batch's own workers; a warm pool's stay for the next batch."""
         for worker in self.workers:
-            ray.kill(worker)
+            if worker.name is None:
+                ray.kill(worker.handle)
 
 
-def worker_places(concurrency: int) -> list[str]:
+def worker_places(count: int, fill: bool = False) -> list[str]:
     """The node of each worker: one browser per ``CPUS_PER_BROWSER`` CPUs of each live node (at
-    least one per node), at most one per concurrent attempt. One Chromium already spreads its
-    contexts over several cores (the browser, its GPU and network processes, up to four
-    renderers), so a browser per CPU would only add browsers competing for the same cores."""
-    places = []
+    least one per node), spread over the nodes first, at most ``count`` (``fill``: exactly
+    ``count``, going round the nodes again). One Chromium already spreads its contexts over
+    several cores (the browser, its GPU and network processes, up to four renderers), so a
+    browser per CPU would only add browsers competing for the same cores."""
+    by_node: dict[str, list[str]] = {}
     for node in ray.nodes():
         cpus = int(node.get("Resources", {}).get("CPU", 0))
         if node.get("Alive") and cpus > 0:
-            places += [node["NodeID"]] * max(1, cpus // CPUS_PER_BROWSER)
-    # Spread over the nodes first (round robin), then cut to the concurrency.
-    by_node: dict[str, list[str]] = {}
-    for place in places:
-        by_node.setdefault(place, []).append(place)
+            by_node[node["NodeID"]] = [node["NodeID"]] * max(1, cpus // CPUS_PER_BROWSER)
     spread = [place for group in itertools.zip_longest(*by_node.values()) for place in group if place]
-    return spread[: max(1, concurrency)] or [ray.get_runtime_context().get_node_id()]
+    spread = spread or [ray.get_runtime_context().get_node_id()]
+    return list(itertools.islice(itertools.cycle(spread), max(1, count))) if fill else spread[: max(1, count)]
 
 
-def crashed(directory: Path, pack_id: str, agent_spec: str, attempt_number: int, errors: list[str]) -> AttemptOutcome:
-    """An attempt every try of which lost its worker: recorded, with the reasons, as crashed."""
+def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:
+    """The attempt's files from its worker, ``attempt.json`` with the node it ran on (and how
+    many workers it took, when an earlier one died under it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for relative, data in files.items():
+        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+        (directory / relative).write_bytes(data)
+    path = directory / "attempt.json"
+    if path.is_file():
+        facts: dict[str, Any] = {"ray_node": node} | ({"tries": tries} if tries > 1 else {})
+        record = AttemptRecord.model_validate_json(path.read_bytes()).model_copy(update=facts)
+        path.write_text(record.to_json(), encoding="utf-8")
+
+
+def crashed(
+    directory: Path,
+    pack_id: str,
+    agent_spec: str,
+    attempt_number: int,
+    errors: list[str],
+    node: str | None,
+    tries: int,
+) -> AttemptOutcome:
+    """An attempt every try of which lost its worker: recorded, with the reasons (and the node
+    of the last worker it lost), as crashed."""
+    error = "; ".join(errors)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "attempt.json").write_text(
         json.dumps(
@@ -166,13 +324,14 @@ def crashed(directory: Path, pack_id: str, agent_spec: str, attempt_number: int,
                 "agent": agent_spec,
                 "attempt": attempt_number,
                 "status": "crashed",
-                "error": "; ".join(errors),
-                "tries": len(errors),
+                "error": error,
+                "tries": tries,
                 "executor": "ray",
+                "ray_node": node,
             },
             indent=2,
         )
         + "\n",
         encoding="utf-8",
     )
-    return AttemptOutcome(pack_id, agent_spec, directory, "crashed", 0.0, False, False, 0.0, 0, None)
+    return AttemptOutcome(pack_id, agent_spec, directory, "crashed", 0.0, False, False, 0.0, 0, None, error)

@@ -1,0 +1,152 @@
+"""Warm pools: Ray workers that outlive a batch (``sandbox ray start|status|stop``), so the next
+``sandbox run --executor ray:ADDRESS`` pays no worker start. Imports ``ray``: the CLI and the
+Ray executor import this module only when they run.
+
+A pool named NAME is detached, named actors in the ``NAMESPACE`` namespace: ``pool/NAME``
+records its layout (its workers' names, the attempts each runs at once); ``pool/NAME/<i>`` are
+its workers (``ray_pool.AttemptWorker``). A batch that uses a pool never ends its workers; a
+worker found dead (at a batch's start, or under an attempt) is replaced under the same name,
+on a live node, and so stays in the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from sandbox.runner.executors.ray_pool import (
+    ANSWER_TIMEOUT,
+    NAMESPACE,
+    RayPool,
+    RayUnavailable,
+    Worker,
+    named_actor,
+    start_worker,
+    worker_class,
+    worker_places,
+)
+
+DEFAULT_POOL = "default"  # the pool `sandbox run --executor ray:ADDRESS` uses when one runs
+DEFAULT_CAPACITY = 8  # a pool worker's attempts at once, by default
+ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
+
+
+class PoolRecord:
+    """A Ray actor: a warm pool's layout."""
+
+    def __init__(self, workers: list[str], capacity: int) -> None:
+        self.layout = {"workers": workers, "capacity": capacity}
+
+    def read(self) -> dict:
+        return self.layout
+
+
+def record_name(pool: str) -> str:
+    return f"pool/{pool}"
+
+
+def find_record(pool: str) -> Any:
+    """The pool's record actor, or None when no pool of that name runs."""
+    return named_actor(record_name(pool))
+
+
+def pool_names() -> list[str]:
+    """Every warm pool of the cluster."""
+    named = ray.util.list_named_actors(all_namespaces=True)
+    return sorted(
+        entry["name"].removeprefix("pool/")
+        for entry in named
+        if entry["namespace"] == NAMESPACE and entry["name"].count("/") == 1
+    )
+
+
+async def answer(handle: Any) -> dict | None:
+    """The worker's ``info()``, or None when it is dead or does not answer in time."""
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(handle.info.remote().future()), ANSWER_TIMEOUT)
+    except (ray.exceptions.RayError, TimeoutError):
+        return None
+
+
+async def worker_state(name: str) -> tuple[Any, dict | None]:
+    """The worker of that name (None: there is none) and what it says of itself (None: dead)."""
+    handle = named_actor(name)
+    return handle, (await answer(handle) if handle is not None else None)
+
+
+async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFAULT_CAPACITY) -> list[dict]:
+    """Start the pool: ``workers`` workers (None: one per browser slot of the live nodes), each
+    running up to ``capacity`` attempts at once. Returns its status."""
+    if find_record(pool) is not None:
+        raise RayUnavailable(f"a pool named {pool!r} already runs: `sandbox ray stop --name {pool}` first")
+    places = worker_places(workers or ALL_SLOTS, fill=workers is not None)
+    names = [f"{record_name(pool)}/{index}" for index in range(len(places))]
+    head = next((n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"]), None)
+    keep = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=head, soft=True)} if head else {}
+    ray.remote(num_cpus=0)(PoolRecord).options(
+        name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
+    ).remote(names, capacity)
+    actor_class = worker_class(capacity)
+    try:
+        await asyncio.gather(*map(start_worker, [actor_class] * len(places), places, names))
+    except ray.exceptions.RayError as exc:
+        stop_pool(pool)
+        raise RayUnavailable(f"a worker of pool {pool!r} did not start: {str(exc).splitlines()[0]}") from exc
+    return await pool_status(pool)
+
+
+async def pool_status(pool: str) -> list[dict]:
+    """One row per worker of the pool: its name, whether it is alive, and what it says of itself
+    (actor id, node, attempts run, attempts running, browser starts)."""
+    record = find_record(pool)
+    if record is None:
+        raise RayUnavailable(no_pool_message(pool))
+    layout = await record.read.remote()
+    states = await asyncio.gather(*(worker_state(name) for name in layout["workers"]))
+    return [
+        {"pool": pool, "worker": name, "alive": info is not None, "capacity": layout["capacity"], **(info or {})}
+        for name, (_, info) in zip(layout["workers"], states, strict=True)
+    ]
+
+
+async def join_pool(pool: str) -> RayPool | None:
+    """The pool's workers for a batch (None: no pool of that name runs). A dead worker is
+    replaced first, under its name, on a live node."""
+    record = find_record(pool)
+    if record is None:
+        return None
+    layout = await record.read.remote()
+    actor_class = worker_class(layout["capacity"])
+    states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
+    live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
+    running = RayPool(live, actor_class, size=len(states), fill=True)
+    dead = [name for name, (_, info) in states.items() if info is None]
+    for name in dead:
+        if states[name][0] is not None:  # alive to Ray but not answering: ended, so its name is free again
+            ray.kill(states[name][0])
+    places = running.free_places(len(dead))
+    replacements = [start_worker(actor_class, place, name) for name, place in zip(dead, places, strict=False)]
+    running.workers += await asyncio.gather(*replacements)
+    return running
+
+
+def stop_pool(pool: str) -> int:
+    """End the pool's workers and its record; the number of workers ended."""
+    record = find_record(pool)
+    if record is None:
+        raise RayUnavailable(no_pool_message(pool))
+    names = ray.get(record.read.remote())["workers"]
+    ray.kill(record)  # first: a batch on the pool then does not refill it
+    workers = [handle for handle in map(named_actor, names) if handle is not None]
+    for handle in workers:
+        ray.kill(handle)
+    return len(workers)
+
+
+def no_pool_message(pool: str) -> str:
+    others = [name for name in pool_names() if name != pool]
+    running = f"pools running: {', '.join(others)}" if others else "no pool runs"
+    return f"no pool named {pool!r} ({running}): start one with `sandbox ray start --name {pool}`"

@@ -1,0 +1,144 @@
+"""Warm pools on a Ray of this machine (``ray.cluster_utils.Cluster``, two nodes of 4 CPUs):
+``sandbox ray start`` starts detached workers that ``sandbox run --executor ray:ADDRESS`` then
+uses, leaving them running, so a second batch runs on the same actors and their browsers start
+once; ``status`` shows them; ``stop`` ends them. A pool worker that dies is replaced under its
+name and stays in the pool. No Ray at the address, no pool of that name: exit 2, one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.batch import run_batch
+from sandbox.runner.executors import AttemptSettings, BatchAgent
+from sandbox.runner.executors.ray_pool import RayUnavailable
+from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
+
+SANDBOX = Path(sys.executable).parent / "sandbox"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4, "include_dashboard": False})
+    cluster.add_node(num_cpus=4)
+    ray.init(address=cluster.address, log_to_driver=False)
+    cluster.wait_for_nodes()
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def sandbox(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([SANDBOX, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_batches_on_a_warm_pool_start_no_worker_and_leave_it_running(cluster, tmp_path):
+    address = cluster.address
+    started = sandbox("ray", "start", "--address", address, "--workers", "2", "--json")
+    assert started.returncode == 0, started.stderr
+    pool = json.loads(started.stdout)
+    assert [(w["alive"], w["browser_starts"], w["attempts"]) for w in pool] == [(True, 1, 0)] * 2
+    assert len({w["node"] for w in pool}) == 2  # one per node (each node's 4 CPUs: one browser)
+    for n in (1, 2):
+        ran = sandbox("run", "controlled-form", "--agent", "reference", "--repeats", "2", "--concurrency", "2",
+                      "--executor", f"ray:{address}", "--out", tmp_path / str(n), "--no-progress")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    status = sandbox("ray", "status", "--address", address, "--json")
+    assert status.returncode == 0, status.stderr
+    after = json.loads(status.stdout)
+    assert [w["actor"] for w in after] == [w["actor"] for w in pool]  # the same actors served both batches
+    assert [(w["alive"], w["browser_starts"], w["attempts"]) for w in after] == [(True, 1, 2)] * 2
+    text = sandbox("ray", "status", "--address", address)
+    assert text.returncode == 0 and "pool/default/0" in text.stdout and "pool/default/1" in text.stdout
+    stopped = sandbox("ray", "stop", "--address", address)
+    assert stopped.returncode == 0 and "2 workers ended" in stopped.stdout, stopped.stderr
+    gone = sandbox("ray", "status", "--address", address, "--name", "default")
+    assert gone.returncode == 2 and gone.stdout == ""
+    assert gone.stderr == (
+        "sandbox ray status: no pool named 'default' (no pool runs): "
+        "start one with `sandbox ray start --name default`\n"
+    )
+
+
+def test_no_ray_at_the_address_is_one_line_and_exit_2():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for command in ("start", "status", "stop"):
+        done = sandbox("ray", command, "--address", f"127.0.0.1:{port}")
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith(f"sandbox ray {command}: no Ray at 127.0.0.1:{port} (")
+        assert done.stderr.count("\n") == 1, done.stderr
+    ran = sandbox("run", "controlled-form", "--agent", "reference", "--executor", f"ray:127.0.0.1:{port}")
+    assert ran.returncode == 2 and ran.stderr.startswith(f"sandbox run: no Ray at 127.0.0.1:{port} ("), ran.stderr
+    assert ran.stderr.count("\n") == 1, ran.stderr
+
+
+async def test_a_batch_naming_a_pool_that_does_not_run_is_refused(cluster, tmp_path):
+    with pytest.raises(RayUnavailable, match="no pool named 'nowhere'"):
+        await run_batch([load_pack("controlled-form")], "reference", out=tmp_path, progress=False,
+                        executor=f"ray:{cluster.address},pool=nowhere")  # fmt: skip
+
+
+async def test_a_pool_worker_that_dies_is_replaced_in_the_pool(cluster, tmp_path):
+    (before,) = await start_pool("mend", workers=1)
+    marker = tmp_path / "first-try-started"
+    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
+    pool = await join_pool("mend")
+    assert pool is not None
+    try:
+        running = asyncio.ensure_future(
+            pool.run(
+                tmp_path / "attempt",
+                "controlled-form",
+                BatchAgent(agent, AgentOptions()),
+                AttemptSettings(time_limit=60),
+                attempt_number=1,
+                retries=1,
+            )  # fmt: skip
+        )
+        for _ in range(600):
+            if marker.exists():
+                break
+            await asyncio.sleep(0.05)
+        ray.kill(ray.get_actor(before["worker"], namespace="browser-tool-sandbox"))
+        outcome = await running
+        pool.stop()  # the batch's end: a pool's workers stay
+        (after,) = await pool_status("mend")
+        assert outcome.status == "completed"
+        assert json.loads((tmp_path / "attempt" / "attempt.json").read_text())["tries"] == 2
+        assert (after["worker"], after["alive"], after["attempts"]) == (before["worker"], True, 1)
+        assert after["actor"] != before["actor"]
+        # dead between batches: the next batch's start replaces it
+        ray.kill(ray.get_actor(before["worker"], namespace="browser-tool-sandbox"))
+        assert (await pool_status("mend"))[0]["alive"] is False
+        await join_pool("mend")
+        (again,) = await pool_status("mend")
+        assert again["alive"] and again["actor"] not in (before["actor"], after["actor"])
+    finally:
+        stop_pool("mend")
+
+
+def test_the_spec_names_a_pool_after_the_address():
+    from sandbox.runner.executors import ExecutorSpecError, parse_executor
+
+    def options(spec: str) -> tuple:
+        chosen = parse_executor(spec).options
+        return chosen.address, chosen.pool
+
+    assert options("ray:10.0.0.5:6379,pool=night") == ("10.0.0.5:6379", "night")
+    assert options("ray:ray://10.0.0.5:10001") == ("ray://10.0.0.5:10001", None)
+    assert options("ray:auto,pool=night") == ("auto", "night")
+    assert options("ray") == (None, None)
+    with pytest.raises(ExecutorSpecError, match=r"'poll=night' after the address: use ray\[:ADDRESS\]\[,pool=NAME\]"):
+        parse_executor("ray:10.0.0.5:6379,poll=night")
