@@ -682,6 +682,7 @@ async def mcp_side(clicks: int) -> dict:
 
 FORM_STEPS = ("navigate", "snapshot", "type Name", "type Email", "snapshot", "click Next", "snapshot")
 WORKFLOW_GOALS = {"stdio": 1.20, "http": 1.15}  # the round's p50 against raw Playwright's
+WORKFLOW_SIDES = ("raw", "inproc", "stdio", "http", "playwright_mcp")
 WORKFLOW_PLAYWRIGHT_MCP_GOAL = 0.30  # MCP stdio against Playwright MCP
 
 
@@ -730,6 +731,21 @@ async def raw_form_caller():
         return ""
 
     return raw, call
+
+
+async def inproc_caller(sandbox):
+    """The Python API (``Sandbox.create_run``, ``Run.call``) in this process: the sandbox's own
+    work per call, with no transport."""
+    run = sandbox.create_run()
+
+    async def call(tool: str, **args) -> str:
+        reply = await run.call(tool, args)
+        if not reply["ok"]:
+            raise RuntimeError(f"{tool}: {reply['error']}")
+        return reply["result"].get("snapshot", "")
+
+    await call("browser_start_session", provider="kernel", url=FORM)
+    return call
 
 
 def mcp_caller(client):
@@ -792,13 +808,16 @@ async def spawned_serve(traces: str):
 
 
 async def workflow_side(rounds: int) -> dict:
-    """The form's first step through four ways in, rounds rotating which goes first: raw
-    Playwright (in this process), ``sandbox mcp`` over stdio and ``sandbox serve``'s HTTP API
-    (each a spawned process, as users run them), and Playwright MCP over stdio (its defaults,
-    Debian chromium, the same form from a loopback static server). Each step's p50 per side,
-    and each round's p50 against raw Playwright's."""
+    """The form's first step through five ways in, rounds rotating which goes first: raw
+    Playwright and the sandbox's Python API (both in this process), ``sandbox mcp`` over stdio
+    and ``sandbox serve``'s HTTP API (each a spawned process, as users run them), and Playwright
+    MCP over stdio (its defaults, Debian chromium, the same form from a loopback static server).
+    Each step's p50 per side, and each round's p50 against raw Playwright's."""
     import aiohttp
     from mcp import Client, StdioServerParameters
+
+    from toolserver.api import Sandbox
+    from toolserver.config import ServerConfig
 
     playwright_mcp = NODE_BIN / "playwright-mcp"
     if not playwright_mcp.exists():
@@ -821,10 +840,16 @@ async def workflow_side(rounds: int) -> dict:
     serve, base = await spawned_serve(tempfile.mkdtemp(prefix="bench-serve-"))
     raw, raw_call = await raw_form_caller()
     try:
-        async with Client(ours) as stdio, Client(theirs) as playwright, aiohttp.ClientSession() as session:
+        async with (
+            Client(ours) as stdio,
+            Client(theirs) as playwright,
+            aiohttp.ClientSession() as session,
+            Sandbox(ServerConfig(mirror_roots=(MIRRORS_DIR,))) as sandbox,
+        ):
             await stdio.call_tool("browser_start_session", {"provider": "kernel", "url": FORM})
             sides = {
                 "raw": (raw_call, FORM),
+                "inproc": (await inproc_caller(sandbox), FORM),
                 "stdio": (mcp_caller(stdio), FORM),
                 "http": (await http_caller(session, base), FORM),
                 "playwright_mcp": (mcp_caller(playwright), loopback_form),
@@ -834,7 +859,7 @@ async def workflow_side(rounds: int) -> dict:
             steps: dict[str, list[list[float]]] = {side: [] for side in sides}
             names = list(sides)
             for i in range(rounds):
-                for side in names[i % 4 :] + names[: i % 4]:
+                for side in names[i % len(names) :] + names[: i % len(names)]:
                     steps[side].append(await timed_form_round(*sides[side]))
     finally:
         serve.terminate()
@@ -849,6 +874,7 @@ async def workflow_side(rounds: int) -> dict:
     for side, goal in WORKFLOW_GOALS.items():
         out[f"workflow_{side}_ratio"] = out[f"workflow_{side}_round_p50_ms"] / out["workflow_raw_round_p50_ms"]
         out[f"workflow_{side}_goal"] = goal
+    out["workflow_inproc_ratio"] = out["workflow_inproc_round_p50_ms"] / out["workflow_raw_round_p50_ms"]
     out["workflow_playwright_mcp_ratio"] = (
         out["workflow_stdio_round_p50_ms"] / out["workflow_playwright_mcp_round_p50_ms"]
     )
@@ -857,7 +883,7 @@ async def workflow_side(rounds: int) -> dict:
 
 
 def print_workflow(results: dict) -> None:
-    sides = ("raw", "stdio", "http", "playwright_mcp")
+    sides = WORKFLOW_SIDES
     print(f"the form's first step, p50 over {results['workflow_rounds']} rotating rounds (ms; ratio to raw Playwright)")
     print(f"{'step':<12}" + "".join(f"{side:>22}" for side in sides))
     for index, name in enumerate((*FORM_STEPS, "round")):
@@ -868,6 +894,7 @@ def print_workflow(results: dict) -> None:
             for side in sides[1:]
         ]
         print(f"{name:<12}" + "".join(f"{cell:>22}" for cell in cells))
+    print(f"the Python API (no transport) vs raw Playwright: {results['workflow_inproc_ratio']:.2f}x")
     for side in WORKFLOW_GOALS:
         print(
             f"{side} vs raw Playwright: {results[f'workflow_{side}_ratio']:.2f}x "
