@@ -6,7 +6,8 @@ renderer that cannot start) or slowing every run.
     memory            MemAvailable (/proc/meminfo) below ``min_free_memory_mb``
     file_descriptors  this process's open descriptors (/proc/self/fd) leave fewer than
                       ``min_free_fds``, or 10 % of RLIMIT_NOFILE's soft limit if larger, free
-    open_sessions     ``max_open_sessions`` sessions open on the server's browser
+    open_sessions     ``max_open_sessions`` sessions open on the server's browser, or
+                      ``max_sessions_per_core`` times the cores when that is fewer
 
 One function per limit measures it and returns a ``Shortage``, or None when there is room; two
 checks turn a shortage into the caller's error: ``admitted`` (``check_session_capacity``) into
@@ -15,7 +16,9 @@ checks turn a shortage into the caller's error: ``admitted`` (``check_session_ca
 (not Linux) the memory and descriptor checks find room.
 
 A session start holds its place while its context opens (``admitted``), so starts arriving
-together count the ones before them against ``max_open_sessions``. Memory and descriptors are
+together count the ones before them against the session cap; the session joins the host's
+sessions when it has started, with no await before the start lets go of its place, so no
+session is counted twice. Memory and descriptors are
 measured, not reserved: starts arriving together see the figures of before any of them, which
 the reserves are there to absorb.
 
@@ -137,9 +140,28 @@ def count_open_sessions(sessions: Iterable[OpenSession]) -> int:
     return sum(not session.closed and not session.crashed for session in sessions)
 
 
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def session_cap(config: ServerConfig) -> tuple[int, str]:
+    """How many sessions the server's browser holds open at once, and why: ``max_open_sessions``,
+    or ``max_sessions_per_core`` times the cores when that is fewer."""
+    cap, why = config.max_open_sessions, f"max_open_sessions {config.max_open_sessions}"
+    per_core = config.max_sessions_per_core
+    if per_core and per_core * cores() < cap:
+        cap, why = per_core * cores(), f"max_sessions_per_core {per_core} × {cores()} cores"
+    return cap, why
+
+
 def open_session_shortage(config: ServerConfig, open_sessions: int) -> Shortage | None:
-    """``max_open_sessions`` sessions (browser contexts, with their renderers) are open already."""
-    cap = config.max_open_sessions
+    """The session cap (``session_cap``) is reached: sessions (browser contexts, with their
+    renderers) open already, counting those being opened."""
+    cap, why = session_cap(config)
     if open_sessions < cap:
         return None
     return Shortage(
@@ -147,8 +169,7 @@ def open_session_shortage(config: ServerConfig, open_sessions: int) -> Shortage 
         open_sessions,
         cap,
         "sessions",
-        f"this server's browser has {open_sessions} open sessions, counting those being opened "
-        f"(max_open_sessions {cap})",
+        f"this server's browser has {open_sessions} open sessions, counting those being opened ({why})",
     )
 
 

@@ -67,6 +67,9 @@ class ServerConfig:
     # The machine's real limits (toolserver.capacity): at one, a new session is refused with
     # server_at_capacity and a new run with 429 server_at_capacity, naming the limit and its figures.
     max_open_sessions: int = 512  # sessions open on the server's browser, all runs together
+    # ... and per CPU core (0: not checked): each open session's page competes for the cores; 64
+    # agents thinking 1 s a call run on 2 cores without a time-out, 128 do not (docs/benchmarks).
+    max_sessions_per_core: int = 32
     min_free_memory_mb: int = 512  # MemAvailable (/proc/meminfo) kept free (0: not checked)
     min_free_fds: int = 256  # file descriptors kept free below RLIMIT_NOFILE, or 10 % of it if more (0: not checked)
     # A page that floods refused requests (toolserver.floods): per window between call lines, a
@@ -89,7 +92,7 @@ class ServerConfig:
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
         if not (isinstance(self.max_open_sessions, int) and self.max_open_sessions >= 1):
             raise ValueError(f"max_open_sessions must be a whole number of at least 1, not {self.max_open_sessions!r}")
-        for field in ("min_free_memory_mb", "min_free_fds"):
+        for field in ("min_free_memory_mb", "min_free_fds", "max_sessions_per_core"):
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")

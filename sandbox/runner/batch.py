@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import re
 import statistics
 import time
@@ -30,6 +31,8 @@ from toolserver.faults import FaultPlan
 
 if TYPE_CHECKING:
     from toolserver.api import Sandbox
+
+log = logging.getLogger("sandbox.runner.batch")
 
 SUMMARY_FILE = "summary.json"
 
@@ -114,7 +117,6 @@ async def run_batch(
         for turn, pack in enumerate(packs)
         for index in range(len(agents))
     ]
-    limit = asyncio.Semaphore(max(1, concurrency))
     settings = AttemptSettings(
         time_limit=time_limit,
         policy=policy,
@@ -125,6 +127,18 @@ async def run_batch(
         faults=faults,
     )
     running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
+    capacity = getattr(running, "capacity", None)  # attempts its browser holds at once, if it says
+    if capacity is not None and capacity < concurrency:
+        log.warning(
+            "running at most %d attempts at once, not %d: the server holds %d sessions (%s); the others wait "
+            "their turn (dispatch_wait_seconds)",
+            capacity,
+            concurrency,
+            capacity,
+            getattr(running, "capacity_reason", "its own limit"),
+        )
+        concurrency = capacity
+    limit = asyncio.Semaphore(max(1, concurrency))
     bar = None
     if progress:
         from tqdm import tqdm

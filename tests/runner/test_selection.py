@@ -135,22 +135,42 @@ async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_
 
 
 async def test_a_session_refused_at_capacity_is_an_interruption_and_is_replaced(own_sandbox, tmp_path):
-    async with own_sandbox(max_open_sessions=1) as own:  # two attempts at once: one start is refused
+    async with own_sandbox(own_browser=True, max_open_sessions=3) as own:
+        outside = own.create_run()  # another client's session holds one of the three places
+        assert (await outside.call("browser_start_session", {"provider": "kernel"}))["ok"]
         outcomes = await run_batch(
             [load_pack(FORM)],
             "think:1:reference",
-            repeats=2,
-            concurrency=2,
+            repeats=3,
+            concurrency=3,  # the batch runs three at once (its server holds three): one start is refused
             out=tmp_path,
             progress=False,
             sandbox=own,
             replace_interrupted=1,
         )
+        await outside.close()
     (replaced,) = [o for o in outcomes if o.selection == "replaced"]
     assert replaced.interruption.startswith("the server was at capacity") and "open_sessions" in replaced.interruption
     (replacement,) = [o for o in outcomes if o.selection == "approved replacement"]
     assert replacement.replaces == replaced.directory.name and replacement.qualified_pass
-    assert sum(o.qualified_pass for o in outcomes if o.selection != "replaced") == 2
+    assert sum(o.qualified_pass for o in outcomes if o.selection != "replaced") == 3
+
+
+async def test_a_batch_runs_no_more_attempts_at_once_than_its_server_holds_sessions(own_sandbox, tmp_path, caplog):
+    async with own_sandbox(max_open_sessions=2) as own:
+        outcomes = await run_batch(
+            [load_pack(FORM)],
+            "think:0.2:reference",
+            repeats=4,
+            concurrency=4,
+            out=tmp_path,
+            progress=False,
+            sandbox=own,
+        )
+    assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes]  # none refused: two waited
+    waits = sorted(json.loads((o.directory / "attempt.json").read_text())["dispatch_wait_seconds"] for o in outcomes)
+    assert waits[1] < 0.5 < waits[2], waits
+    assert "running at most 2 attempts at once, not 4" in caplog.text and "max_open_sessions 2" in caplog.text
 
 
 async def test_an_injected_browser_crash_is_recorded_and_the_next_session_gets_a_new_browser(own_sandbox):

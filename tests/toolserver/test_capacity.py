@@ -12,7 +12,14 @@ import dataclasses
 import pytest
 
 from tests.support.sandboxes import http_client
-from toolserver.capacity import available_memory_mb, file_descriptor_shortage, open_file_descriptors
+from toolserver.capacity import (
+    available_memory_mb,
+    cores,
+    file_descriptor_shortage,
+    open_file_descriptors,
+    open_session_shortage,
+    session_cap,
+)
 from toolserver.config import ServerConfig
 from toolserver.contract.trace import parse_trace
 from toolserver.transports.mcp import SERVER_BUSY
@@ -126,7 +133,22 @@ def test_the_descriptor_check_keeps_a_reserve_below_the_soft_limit():
     assert file_descriptor_shortage(config) is None  # this process is far from its own limit
 
 
-@pytest.mark.parametrize("field, value", [("min_free_memory_mb", -1), ("min_free_fds", 1.5), ("max_open_sessions", 0)])
+def test_the_session_cap_is_per_core_when_that_is_fewer():
+    assert session_cap(ServerConfig(max_sessions_per_core=3)) == (
+        3 * cores(),
+        f"max_sessions_per_core 3 × {cores()} cores",
+    )
+    assert session_cap(ServerConfig(max_sessions_per_core=3, max_open_sessions=2)) == (2, "max_open_sessions 2")
+    assert session_cap(ServerConfig(max_sessions_per_core=0, max_open_sessions=9)) == (9, "max_open_sessions 9")
+    shortage = open_session_shortage(ServerConfig(max_sessions_per_core=1), cores())
+    assert shortage is not None and shortage.threshold == cores() and "max_sessions_per_core 1" in shortage.explanation
+    assert open_session_shortage(ServerConfig(max_sessions_per_core=1), cores() - 1) is None
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("min_free_memory_mb", -1), ("min_free_fds", 1.5), ("max_open_sessions", 0), ("max_sessions_per_core", -2)],
+)
 def test_a_capacity_field_out_of_range_is_refused(field, value):
     with pytest.raises(ValueError, match=field):
         ServerConfig(**{field: value})

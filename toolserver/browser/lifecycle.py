@@ -6,9 +6,11 @@ each within its bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 
+from playwright.async_api import BrowserContext
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop
@@ -49,9 +51,20 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         browser=browser,
         backstop=backstop,
     )
+    try:
+        await session.start()
+    except BaseException:  # its context is closed, not left open and uncounted
+        asyncio.ensure_future(close_quietly(context, run.config.close_timeout_s))
+        raise
+    # Counted among the host's sessions once started: until then its start counts it
+    # (toolserver.capacity), and no await comes between this and the start's end.
     host.sessions.add(session)
-    await session.start()
     return session
+
+
+async def close_quietly(context: BrowserContext, bound: float) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(context.close(), bound)
 
 
 async def close_session(session: Session) -> None:

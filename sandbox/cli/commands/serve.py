@@ -47,6 +47,14 @@ def register(subparsers) -> None:
         help="browser sessions open at once, all runs together; a start beyond it is refused (server_at_capacity)",
     )
     p.add_argument(
+        "--max-sessions-per-core",
+        type=int,
+        default=32,
+        metavar="N",
+        help="browser sessions open at once per CPU core (the cap is the lower of this times the cores and "
+        "--max-open-sessions); 0: not checked",
+    )
+    p.add_argument(
         "--min-free-memory-mb",
         type=int,
         default=512,
@@ -144,6 +152,7 @@ def serve(args: argparse.Namespace) -> int:
         token=args.token,
         max_runs=args.max_runs,
         max_open_sessions=args.max_open_sessions,
+        max_sessions_per_core=args.max_sessions_per_core,
         min_free_memory_mb=args.min_free_memory_mb,
         allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
         require_pack=args.require_pack,

@@ -24,7 +24,12 @@ class LocalOptions:
 
 class LocalExecutor:
     def __init__(self, plan: BatchPlan, sandbox: Sandbox, owned: bool, http: web.AppRunner, url: str) -> None:
+        from toolserver.capacity import session_cap
+
         self.plan, self.sandbox, self.owned, self.http, self.url = plan, sandbox, owned, http, url
+        # At most as many attempts at once as the server holds sessions (an attempt holds one):
+        # beyond it a start would be refused, so further attempts wait their turn instead.
+        self.capacity, self.capacity_reason = session_cap(sandbox.config)
 
     async def run(
         self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0
