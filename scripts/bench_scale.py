@@ -15,9 +15,11 @@ run in increasing order with a quiet pause between them. Per level:
 - CPU per attempt: the process tree's CPU seconds over the batch (this process, which also runs
   the agents and the scoring, the Node driver, every Chromium), less the sampler's own, / attempts;
 - the bound: the larger of the think-time bound (the longest attempt's tool calls × think: the
-  wave's duration if tools cost nothing) and the CPU bound (attempts × CPU per attempt / cores);
-  the throughput ratio wall / bound (goal ≤ 1.3). Beside it, this process's own CPU per attempt
-  and the bound it sets alone (its CPU seconds over the batch: one event loop uses one core);
+  wave's duration if tools cost nothing, times the waves: a batch runs no more attempts at once
+  than its server holds sessions, ``max_sessions_per_core`` × cores) and the CPU bound
+  (attempts × CPU per attempt / cores); the throughput ratio wall / bound (goal ≤ 1.3). Beside
+  it, this process's own CPU per attempt and the bound it sets alone (its CPU seconds over the
+  batch: one event loop uses one core);
 - memory per concurrent session: the process tree's PSS (``Pss:`` of /proc/PID/smaps_rollup
   when the most sessions were open, less its PSS with the server started and no session open,
   / those sessions (goal ≤ 30 MB). Open sessions are counted from the server's own state every
@@ -37,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import resource
 import shutil
@@ -50,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolserver.api import Sandbox  # noqa: E402
 from toolserver.browser import Session  # noqa: E402
-from toolserver.capacity import count_open_sessions, open_file_descriptors  # noqa: E402
+from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap  # noqa: E402
 from toolserver.contract.trace import read_trace  # noqa: E402
 
 LEVELS = (1, 8, 32, 64, 128, 256)
@@ -179,7 +182,10 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
     faults = sum(server_errors(outcome.directory) for outcome in outcomes)
     failed = [o for o in outcomes if not o.qualified_pass or server_errors(o.directory)]
     cpu_per_attempt = cpu_s / attempts
-    think_bound_s = max(o.tool_calls for o in outcomes) * think
+    # The batch runs at most as many attempts at once as the server holds sessions: the rest
+    # come in further waves, each as long as an attempt with free tools.
+    admitted = min(concurrency, session_cap(config)[0])
+    think_bound_s = math.ceil(attempts / admitted) * max(o.tool_calls for o in outcomes) * think
     cpu_bound_s = attempts * cpu_per_attempt / cores
     own_bound_s = own_cpu_s  # this process runs on one core at a time (one event loop)
     bound_s = max(think_bound_s, cpu_bound_s)
@@ -188,6 +194,7 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
     prefix = f"scale_{concurrency}_"
     figures = {
         "concurrency": concurrency,
+        "admitted": admitted,
         "attempts": attempts,
         "wall_s": round(wall_s, 2),
         "attempts_per_min": round(attempts / wall_s * 60, 1),

@@ -67,9 +67,10 @@ class ServerConfig:
     # The machine's real limits (toolserver.capacity): at one, a new session is refused with
     # server_at_capacity and a new run with 429 server_at_capacity, naming the limit and its figures.
     max_open_sessions: int = 512  # sessions open on the server's browser, all runs together
-    # ... and per CPU core (0: not checked): each open session's page competes for the cores; 64
-    # agents thinking 1 s a call run on 2 cores without a time-out, 128 do not (docs/benchmarks).
-    max_sessions_per_core: int = 32
+    # ... and per CPU core (0: not checked): each open session's page competes for the cores. On 2
+    # cores, 128 agents thinking 1 s a call at once had calls time out; 32 a core, 2 of 256
+    # attempts; 24 a core, none (docs/benchmarks, the scale curve).
+    max_sessions_per_core: int = 24
     min_free_memory_mb: int = 512  # MemAvailable (/proc/meminfo) kept free (0: not checked)
     min_free_fds: int = 256  # file descriptors kept free below RLIMIT_NOFILE, or 10 % of it if more (0: not checked)
     # A page that floods refused requests (toolserver.floods): per window between call lines, a

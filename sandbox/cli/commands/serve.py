@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--max-sessions-per-core",
         type=int,
-        default=32,
+        default=24,
         metavar="N",
         help="browser sessions open at once per CPU core (the cap is the lower of this times the cores and "
         "--max-open-sessions); 0: not checked",
