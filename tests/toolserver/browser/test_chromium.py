@@ -35,7 +35,7 @@ async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run)
     ours = [
         pid
         for pid, argv in descendant_argvs(os.getpid()).items()  # the sandbox's browser, not a test's plain one
-        if "--type" not in " ".join(argv) and "--proxy-bypass-list=<-loopback>" in argv
+        if "--type" not in " ".join(argv) and any(arg.startswith("--proxy-bypass-list=<-loopback>") for arg in argv)
     ]
     assert ours, "the sandbox's browser is not a process under this test process"
     renderers = [argv for pid in ours for argv in descendant_argvs(pid).values() if "--type=renderer" in argv]
