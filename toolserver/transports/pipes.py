@@ -45,8 +45,11 @@ class PipeLines:
     async def __anext__(self) -> str:
         while True:
             try:
-                line = await self.reader.readline()
-            except ValueError:  # longer than the limit: readline skipped to its end
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the wire closed: its last line, if any
+                line = end.partial
+            except asyncio.LimitOverrunError:
+                await self.skip_line()
                 log.warning("an MCP message longer than %d bytes was refused", self.limit)
                 error = {"code": PARSE_ERROR, "message": f"message longer than {self.limit} bytes (max_body_bytes)"}
                 await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n")
@@ -55,6 +58,17 @@ class PipeLines:
             if not line:
                 raise StopAsyncIteration
             return line.decode("utf-8", errors="replace")
+
+    async def skip_line(self) -> None:
+        """Drop the rest of the line being read, through its newline, however long it is."""
+        while True:
+            try:
+                await self.reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as over:  # no newline within the limit yet: drop what is there
+                await self.reader.readexactly(over.consumed)
+            except asyncio.IncompleteReadError:  # the wire closed mid-line
+                return
 
 
 class PipeWriter:
