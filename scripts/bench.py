@@ -532,7 +532,7 @@ async def cpu_side(rounds: int) -> dict:
     return out
 
 
-# --- MCP: transport overhead, and the sandbox side by side with Playwright MCP -------------------
+# --- MCP: transport overhead per call ------------------------------------------------------------
 NODE_BIN = Path(__file__).resolve().parent.parent / "node" / "node_modules" / ".bin"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
 
@@ -866,7 +866,7 @@ async def workflow_side(rounds: int) -> dict:
         await serve.wait()
         await raw.stop()
         await static.cleanup()
-    out: dict = {"workflow_rounds": rounds}
+    out: dict = {"workflow_rounds": rounds, "workflow_steps": list(FORM_STEPS)}
     for side, rounds_of in steps.items():
         out[f"workflow_{side}_round_p50_ms"] = p50([sum(one) for one in rounds_of])
         for index in range(len(FORM_STEPS)):
@@ -1102,9 +1102,11 @@ def main() -> int:
         "--only",
         choices=["ops", "mcp", "cpu", "throughput", "report", "workflow", "scale", "ray"],
         help="run one section only (ops: each tool vs the same Playwright call on a tiny page; "
-        "mcp: MCP overhead and Playwright MCP; cpu: CPU-seconds per reference "
+        "mcp: MCP transport overhead per call; workflow: the form's first step through raw Playwright, "
+        "the Python API, MCP stdio, the HTTP API and Playwright MCP; cpu: CPU-seconds per reference "
         "attempt vs raw Playwright; throughput: think-time agents serial vs concurrent vs Ray; "
-        "report: screenshot cost, HTML reports)",
+        "report: screenshot cost, HTML reports; scale: think-time agents at concurrency 1-256; "
+        "ray: a batch locally, on a cold and on a warm Ray pool)",
     )
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()

@@ -5,21 +5,15 @@ their browsers) and on a warm pool (``sandbox ray start`` before: the batch star
 Goals: cold pool <= 1.25x local, warm pool <= 1.10x local. The Ray is a local one (its start is
 not timed, as a cluster's is not).
 
-    .venv/bin/python scripts/bench_ray.py [--repeats 12] [--concurrency 8] [--think 0.5] [--json FILE]
+    .venv/bin/python scripts/bench.py --only ray [--quick] [--json FILE] [--publish]
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 COLD_GOAL = 1.25  # the cold pool's wall time, at most this times the local batch's
 WARM_GOAL = 1.10  # the warm pool's
@@ -95,21 +89,3 @@ def print_ray(results: dict) -> None:
         f"{results['ray_warm_ratio']:.2f}x local (goal <= {WARM_GOAL:.2f}x); "
         f"identical verdicts: {results['ray_same_verdicts']} (goal True)"
     )
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=12, help="attempts in each batch (default 12)")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--think", type=float, default=0.5, help="seconds before each call (default 0.5)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
-    args = parser.parse_args()
-    results = asyncio.run(ray_side(args.repeats, args.concurrency, args.think))
-    print_ray(results)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """The scale curve (issue 32): agents that think 1 s before each tool call, at rising concurrency
 on ONE in-process server, measured, not asserted.
 
-    .venv/bin/python scripts/bench_scale.py [--levels 1,8,32,64,128,256] [--think 1] [--json FILE]
+    .venv/bin/python scripts/bench.py --only scale [--quick: levels 1, 8, 32] [--json FILE] [--publish]
 
 Each level is one batch of ``controlled-form`` by ``think:1:reference`` with ``repeats`` equal
 to the concurrency, so the whole level is one wave: every attempt starts at once. Each level
@@ -35,10 +35,8 @@ Imports its helpers from ``bench.py`` and ``soak.py`` (beside it) inside the fun
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
 import math
 import os
 import resource
@@ -49,12 +47,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from toolserver.api import Sandbox  # noqa: E402
-from toolserver.browser import Session  # noqa: E402
-from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap  # noqa: E402
-from toolserver.contract.trace import read_trace  # noqa: E402
+from toolserver.api import Sandbox
+from toolserver.browser import Session
+from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap
+from toolserver.contract.trace import read_trace
 
 LEVELS = (1, 8, 32, 64, 128, 256)
 SCALE_PACK = "controlled-form"
@@ -307,28 +303,3 @@ def print_scale(results: dict) -> None:
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     for row in (header, *rows):
         print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--levels", default=",".join(map(str, LEVELS)), help="comma-separated concurrencies (default: %(default)s)"
-    )
-    parser.add_argument("--think", type=float, default=1.0, help="seconds the agent thinks before each call")
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    try:
-        levels = tuple(int(level) for level in args.levels.split(","))
-    except ValueError:
-        parser.error(f"--levels: comma-separated whole numbers, not {args.levels!r}")
-    if any(level < 1 for level in levels):
-        parser.error(f"--levels: every concurrency is at least 1, not {args.levels!r}")
-    results = asyncio.run(scale_side(levels, args.think))
-    print_scale(results)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

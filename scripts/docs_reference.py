@@ -532,7 +532,6 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
     return "".join(out)
 
 
-WORKFLOW_STEPS = ("navigate", "snapshot", "type Name", "type Email", "snapshot", "click Next", "snapshot")
 WORKFLOW_SIDE_NAMES = (
     ("inproc", "Python API"),
     ("stdio", "MCP stdio"),
@@ -545,7 +544,7 @@ def workflow_steps(results: dict[str, Any]) -> str:
     """The form's first step, step by step: each side's p50 and its ratio to raw Playwright's."""
     sides = [(side, name) for side, name in WORKFLOW_SIDE_NAMES if f"workflow_{side}_round_p50_ms" in results]
     rows = []
-    for index, step in enumerate((*WORKFLOW_STEPS, "whole round")):
+    for index, step in enumerate((*results["workflow_steps"], "whole round")):
         key = "round" if step == "whole round" else f"step{index}"
         raw = results[f"workflow_raw_{key}_p50_ms"]
         cells = [
