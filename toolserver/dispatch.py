@@ -261,7 +261,8 @@ async def bounded_call(ctx: CallContext, handler_call: Any) -> dict:
     """The whole call within ``call_timeout_s``: whatever a page does, the call returns."""
     bound = ctx.run.config.call_timeout_s
     try:
-        result = await asyncio.wait_for(handler_call, bound)
+        async with asyncio.timeout(bound):  # in this task: no task of its own to start and wake
+            result = await handler_call
     except TimeoutError:
         raise PageUnresponsive(
             f"{ctx.tool} did not finish within {bound:g} s: the page is not answering. "

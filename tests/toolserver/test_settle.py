@@ -4,6 +4,11 @@ the page's own reports; then the next call sees the finished page."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+import pytest
+
 from tests.support.calls import ref_of, snapshot, start
 from tests.support.site import SITE
 from toolserver.contract.trace import parse_trace
@@ -93,6 +98,50 @@ async def test_typing_into_a_removed_field_is_a_stale_ref_not_a_timeout(run):
     assert (await run.call("browser_click", {"ref": ref_of(text, 'button "remove"')}))["ok"]
     reply = await run.call("browser_type", {"ref": field, "text": "lost"})
     assert reply["error"]["type"] == "stale_ref" and "no longer matches" in reply["error"]["message"], reply
+
+
+async def late_actions(run, seconds: float = 5.0) -> list:
+    """The run's ``late_action`` events, once there is one (or ``seconds`` have passed)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = [e for e in parse_trace(run.trace.text()).events if e.kind == "late_action"]
+        if found or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("tool", ["browser_click", "browser_type"])
+async def test_an_action_sent_before_its_ref_proved_stale_is_recorded_when_its_element_comes_back(run, tool):
+    # A run that does not block state changes sends the click with its questions, and typing
+    # with its own; neither can be taken back when the ref proves stale. The element comes back
+    # half a second later, the action waiting for it acts: that is in the trace, in the failed call's name.
+    await start(run, f"{SITE}/typing")
+    text = (await snapshot(run))["snapshot"]
+    ref = ref_of(text, 'button "Count"' if tool == "browser_click" else 'textbox "Back"')
+    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+    reply = await run.call(tool, {"ref": ref} | ({"text": "late"} if tool == "browser_type" else {}))
+    assert reply["error"]["type"] == "stale_ref", reply
+    [late] = await late_actions(run)
+    assert late.data == {"tool": tool, "ref": ref} and late.seq == parse_trace(run.trace.text()).calls[-1].seq
+    page = run.sessions[run.current_session_id].active_tab.page
+    acted = page.get_attribute("#count", "data-n") if tool == "browser_click" else page.input_value("#back")
+    assert await acted == ("1" if tool == "browser_click" else "late")
+
+
+async def test_a_run_that_blocks_state_changes_clicks_only_a_ref_it_found(sandbox):
+    # Such a run asks first (a marked control is refused before it is clicked): a stale ref is
+    # never clicked, even when its element comes back.
+    run = sandbox.create_run(block_state_changes=True)
+    try:
+        await start(run, f"{SITE}/typing")
+        text = (await snapshot(run))["snapshot"]
+        assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+        reply = await run.call("browser_click", {"ref": ref_of(text, 'button "Count"')})
+        assert reply["error"]["type"] == "stale_ref", reply
+        assert await late_actions(run, seconds=1.5) == []
+        assert await run.sessions[run.current_session_id].active_tab.page.get_attribute("#count", "data-n") is None
+    finally:
+        await run.close()
 
 
 async def test_a_popup_and_its_page_are_waited_for(run):

@@ -34,7 +34,8 @@ async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:
     """Await a browser operation for at most ``seconds``: a page whose script spins never
     answers, and Playwright puts no bound on evaluate/title itself."""
     try:
-        return await asyncio.wait_for(awaitable, seconds)
+        async with asyncio.timeout(seconds):  # in this task (wait_for would start one per question)
+            return await awaitable
     except TimeoutError:
         raise PageUnresponsive(
             f"the page did not answer ({what}) within {seconds:g} s: a script on it may be spinning, or the "

@@ -14,7 +14,7 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
@@ -41,6 +41,11 @@ class Marks:
     opens: int
     downloads: int
 
+    def reported(self, state: dict) -> Marks:
+        """These marks with the page's own counters from ``state`` (its report read just before the action)."""
+        navs, opens, downloads = (state.get(key, 0) for key in ("navs", "opens", "downloads"))
+        return replace(self, navs=navs, opens=opens, downloads=downloads)
+
 
 class Settling:
     """A session's page activity, as far as the waits need it, and the waits."""
@@ -65,7 +70,8 @@ class Settling:
             if remaining <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._pulse.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._pulse.wait()
             except TimeoutError:
                 return ready()
         return True
@@ -84,16 +90,8 @@ class Settling:
 
     def marks(self, tab: Tab, state: dict | None) -> Marks:
         """Where things stand just before an action (``state``: the page's report read then)."""
-        state = state or {}
-        return Marks(
-            document=tab.document,
-            nav_requests=tab.activity.nav_requests,
-            tabs=frozenset(self.owner.tabs),
-            downloads_seen=self.downloads_seen,
-            navs=state.get("navs", 0),
-            opens=state.get("opens", 0),
-            downloads=state.get("downloads", 0),
-        )
+        here = Marks(tab.document, tab.activity.nav_requests, frozenset(self.owner.tabs), self.downloads_seen, 0, 0, 0)
+        return here.reported(state or {})
 
     def idle(self, tab: Tab) -> bool:
         """Nothing in the router, the tab's document loaded and its scripted requests handled."""

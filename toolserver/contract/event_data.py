@@ -139,3 +139,9 @@ class EvictedData(TypedDict):
 class InjectedData(TypedDict):
     fault: str
     detail: str
+
+
+@with_config(KEEP_EXTRA)
+class LateActionData(TypedDict):
+    tool: str
+    ref: str

@@ -24,6 +24,7 @@ from toolserver.contract.event_data import (
     EvictedData,
     FaultData,
     InjectedData,
+    LateActionData,
     RedirectData,
     ScreenshotFailedData,
     SettleTimeoutData,
@@ -138,6 +139,15 @@ class FinalStateUnchecked(EventBase):
     Data: ClassVar[builtins.type] = ErrorData
 
 
+class LateAction(EventBase):
+    """a click or typing its call had already sent took effect although the call failed
+    (`tool`, `ref`; `seq` is the failed call's): most often its element, gone when the call
+    checked the ref, came back before the action timed out"""
+
+    kind: Literal["late_action"] = "late_action"
+    Data: ClassVar[builtins.type] = LateActionData
+
+
 class BrowserCrashed(EventBase):
     """Chromium died under the session"""
 
@@ -202,6 +212,7 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     StateChange,
     SettleTimeout,
     FinalStateUnchecked,
+    LateAction,
     BrowserCrashed,
     ServerFault,
     ScreenshotFailed,
@@ -222,6 +233,7 @@ EventRecord = Annotated[
     | StateChange
     | SettleTimeout
     | FinalStateUnchecked
+    | LateAction
     | BrowserCrashed
     | ServerFault
     | ScreenshotFailed
@@ -243,6 +255,7 @@ EventKind = Literal[
     "state_change",
     "settle_timeout",
     "final_state_unchecked",
+    "late_action",
     "browser_crashed",
     "server_fault",
     "screenshot_failed",

@@ -106,6 +106,23 @@ async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, a
     return state
 
 
+def abandon(ctx: TabContext, tab: Tab, action: asyncio.Future, ref: str) -> None:
+    """An action already sent when its call fails (a stale ref, a page that does not answer).
+    Playwright cannot take it back: it waits for its element until the action timeout, and a
+    ref names one element only, so it can act only if that element comes back. Should it act
+    after all, that is recorded (``late_action``, in the failed call's name), never silent."""
+
+    def ended(future: asyncio.Future) -> None:
+        if future.cancelled() or future.exception() is not None or ctx.run.closed:
+            return  # the usual end: it timed out, or its page or session closed
+        ctx.run.record_event("late_action", {"tool": ctx.tool, "ref": ref}, session=ctx.session, tab=tab, call=ctx)
+
+    if action.done():
+        ended(action)
+    else:
+        action.add_done_callback(ended)
+
+
 def stale_ref(tab: Tab, ref: str) -> UnknownRef:
     return UnknownRef(
         f"Ref {ref} no longer matches an element on the page (it changed since snapshot "
@@ -138,24 +155,34 @@ def watch_final_state(ctx: TabContext, tab: Tab, before: str | None, after: dict
     description="Click an element by its ref from the latest snapshot of the current tab.",
 )
 async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) -> None:
-    tab = ctx.tab
-    locator = ref_locator(tab, args.element_ref)
-    seen = await before_action(ctx, tab, args.element_ref, locator, ask_before(tab, locator))
+    tab, ref = ctx.tab, args.element_ref
+    locator = ref_locator(tab, ref)
+    asks = ask_before(tab, locator)
+    marks = ctx.session.marks(tab, None)  # before the click is sent: what the router sees next may be its doing
+    # A run that blocks state changes must know whether the control is marked before it clicks.
+    # Any other run sends the click at once, after the questions: the page answers them first, so
+    # they still tell how it stood before the click, and the click waits for no round trip.
+    clicking = None if ctx.run.policy.block_state_changes else asyncio.ensure_future(locator.click())
+    try:
+        seen = await before_action(ctx, tab, ref, locator, asks)
+        marker = seen.get("marker")
+        if marker:
+            guard_state_change(
+                ctx,
+                tab,
+                "final_state_click",
+                marker,
+                {"ref": ref},
+                f"this control is marked as a state-changing action ({marker!r}); state changes are "
+                "blocked in this run, so it was not clicked",
+            )
+    except BaseException:
+        if clicking is not None:
+            abandon(ctx, tab, clicking, ref)
+        raise
     before = PageState(tab.id, tab.page.url, seen["title"])
-    marker = seen.get("marker")
-    if marker:
-        guard_state_change(
-            ctx,
-            tab,
-            "final_state_click",
-            marker,
-            {"ref": args.element_ref},
-            f"this control is marked as a state-changing action ({marker!r}); state changes are "
-            "blocked in this run, so it was not clicked",
-        )
-    marks = ctx.session.marks(tab, seen)
-    await locator.click()
-    after = await settle(ctx, tab, marks, await read_state(tab, ctx.run.config))
+    await (clicking if clicking is not None else locator.click())
+    after = await settle(ctx, tab, marks.reported(seen), await read_state(tab, ctx.run.config))
     watch_final_state(ctx, tab, seen["final"], after)
     response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
 
@@ -174,7 +201,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
     # Sent at once, in this order: the page's state before typing and the typing. A live ref
     # waits for no answer before the typing. Typing that has not ended within REF_CHECK_AFTER_S
     # asks whether the ref still matches one element: a stale one fails when that count answers
-    # (the typing, still waiting for its element, is dropped).
+    # (the typing, still waiting for its element, is abandoned).
     asking = asyncio.ensure_future(tab.page.evaluate(STATE_NOW_JS))
     filling = asyncio.ensure_future(locator.fill(args.text))
     counting = None
@@ -187,8 +214,11 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
             if not filling.done() and not counting.exception() and counting.result() != 1:
                 raise stale_ref(tab, args.element_ref)
         await filling
+    except BaseException:
+        abandon(ctx, tab, filling, args.element_ref)
+        raise
     finally:
-        for future in (asking, filling, counting):
+        for future in (asking, counting):
             if future is None:
                 continue
             if not future.done():

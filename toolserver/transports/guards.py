@@ -98,7 +98,8 @@ async def read_body(request: web.Request, config: ServerConfig) -> bytes:
     ``max_body_bytes`` (the app's ``client_max_size``), else a ``RequestError``; a client that
     leaves before its body arrived is ``ClientGone``: one log line, not a fault with a traceback."""
     try:
-        return await asyncio.wait_for(request.read(), config.request_body_timeout_s)
+        async with asyncio.timeout(config.request_body_timeout_s):
+            return await request.read()
     except TimeoutError as exc:
         raise RequestTimeout(
             f"the request body did not arrive within {config.request_body_timeout_s:g} s "
