@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -1078,12 +1079,24 @@ def save(args: argparse.Namespace, section: str, results: dict) -> None:
     if args.json:
         args.json.write_text(text)
     if args.publish:
-        folder = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = record["date"][:16].replace(":", "")  # to the minute: runs of one day never overwrite
-        name = f"{stamp}-{section}-{record['commit'][:7]}.json"
-        (folder / name).write_text(text)
+        name = publish(record, text, Path(__file__).resolve().parent.parent / "docs" / "benchmarks")
         print(f"published: docs/benchmarks/{name}")
+
+
+def publish(record: dict, text: str, folder: Path) -> str:
+    """Write ``text`` as a new file in ``folder``, named by the minute, section and commit; a second
+    run within the minute gets ``-2`` (and so on), never the first one's file. Its name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = f"{record['date'][:16].replace(':', '')}-{record['section']}-{record['commit'][:7]}"
+    for number in itertools.count(1):
+        name = f"{stamp}.json" if number == 1 else f"{stamp}-{number}.json"
+        try:
+            with open(folder / name, "x", encoding="utf-8") as out:
+                out.write(text)
+            return name
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
 
 
 def main() -> int:

@@ -158,3 +158,16 @@ def test_the_readme_is_short_and_shows_the_two_commands():
     for link in re.findall(r"\]\(([^)#]+)\)", readme):  # every relative link points at a file
         if "://" not in link:
             assert (PROJECT_ROOT / link).exists(), link
+
+
+def test_a_second_benchmark_run_within_the_minute_is_published_beside_the_first(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(PROJECT_ROOT / "scripts"))  # as running the script puts it first
+    spec = importlib.util.spec_from_file_location("bench", PROJECT_ROOT / "scripts" / "bench.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    record = {"date": "2026-12-04T20:01:07+00:00", "section": "workflow", "commit": "9e7715f" + "0" * 33}
+    names = [bench.publish(record, f"run {number}\n", tmp_path) for number in (1, 2, 3)]
+    stamp = "2026-12-04T2001-workflow-9e7715f"
+    assert names == [f"{stamp}.json", f"{stamp}-2.json", f"{stamp}-3.json"]
+    assert [(tmp_path / name).read_text() for name in names] == ["run 1\n", "run 2\n", "run 3\n"]
