@@ -90,7 +90,15 @@ class Settling:
 
     def marks(self, tab: Tab, state: dict | None) -> Marks:
         """Where things stand just before an action (``state``: the page's report read then)."""
-        here = Marks(tab.document, tab.activity.nav_requests, frozenset(self.owner.tabs), self.downloads_seen, 0, 0, 0)
+        here = Marks(
+            document=tab.document,
+            nav_requests=tab.activity.nav_requests,
+            tabs=frozenset(self.owner.tabs),
+            downloads_seen=self.downloads_seen,
+            navs=0,
+            opens=0,
+            downloads=0,
+        )
         return here.reported(state or {})
 
     def idle(self, tab: Tab) -> bool:
