@@ -3,7 +3,8 @@ the machine's real limits, so that at a limit it refuses new work with an error 
 limit and its figures, instead of running out (an OOM kill, EMFILE in the middle of a call, a
 renderer that cannot start) or slowing every run.
 
-    memory            MemAvailable (/proc/meminfo) below ``min_free_memory_mb``
+    memory            MemAvailable (/proc/meminfo), or what this process's memory cgroup still
+                      allows if less (a container's limit), below ``min_free_memory_mb``
     file_descriptors  this process's open descriptors (/proc/self/fd) leave fewer than
                       ``min_free_fds``, or 10 % of RLIMIT_NOFILE's soft limit if larger, free
     open_sessions     ``max_open_sessions`` sessions open on the server's browser, or
@@ -41,6 +42,9 @@ from toolserver.errors import RunRefusedAtCapacity, ServerAtCapacity
 
 Limit = Literal["memory", "file_descriptors", "open_sessions"]
 MEMINFO = Path("/proc/meminfo")
+CGROUP_MOUNT = Path("/sys/fs/cgroup")
+OWN_CGROUPS = Path("/proc/self/cgroup")
+NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as 2**63 - 1 rounded down to a page
 OWN_FDS = Path("/proc/self/fd")
 FD_RESERVE_FRACTION = 0.10  # of the soft limit, when that is more than ``min_free_fds``
 # Sessions being opened, per browser host: keyed by the host, so servers on different browsers
@@ -81,22 +85,72 @@ def available_memory_mb() -> int | None:
     return None if kib is None else kib // 1024
 
 
-def memory_shortage(config: ServerConfig, available_mb: int | None = None) -> Shortage | None:
-    """The machine's available memory is below ``min_free_memory_mb`` (0: never checked)."""
+def cgroup_room_mb(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS) -> int | None:
+    """What this process's memory cgroup still allows it, in MB: the tightest limit (cgroup v2:
+    ``memory.max`` of its group and of each group above it; v1: the memory controller's
+    ``memory.limit_in_bytes``) less what that group uses, counting page cache the kernel can
+    drop (``inactive_file``) as free, as the kubelet does. None: no limit, or no cgroups."""
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        return None
+    rooms: list[int] = []
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and not controllers:  # v2; under /unified beside a v1 hierarchy
+            base = mount if (mount / "cgroup.controllers").exists() else mount / "unified"
+            group = own_group(base, path)
+            levels = [group, *(p for p in group.parents if p.is_relative_to(base))]
+            rooms += filter(None, (group_room(level, "memory.max", "memory.current") for level in levels))
+        elif "memory" in controllers.split(","):
+            room = group_room(own_group(mount / "memory", path), "memory.limit_in_bytes", "memory.usage_in_bytes")
+            rooms += [room] if room is not None else []
+    return min(rooms) // (1 << 20) if rooms else None
+
+
+def own_group(base: Path, path: str) -> Path:
+    """The process's group under ``base``; ``base`` itself when the group is not under it (a
+    container that mounts only its own group, with no cgroup namespace)."""
+    group = base / path.strip("/")
+    return group if group.is_dir() else base
+
+
+def group_room(group: Path, limit_file: str, usage_file: str) -> int | None:
+    """Bytes a group's limit still allows (None: no limit, or unreadable)."""
+    try:
+        limit_text = (group / limit_file).read_text().strip()
+        if limit_text == "max" or int(limit_text) >= NO_LIMIT:
+            return None
+        usage = int((group / usage_file).read_text())
+        stat = dict(line.split()[:2] for line in (group / "memory.stat").read_text().splitlines() if " " in line)
+    except (OSError, ValueError):
+        return None
+    droppable = int(stat.get("total_inactive_file", stat.get("inactive_file", 0)))  # v1 hierarchy: total_
+    return max(0, int(limit_text) - usage + droppable)
+
+
+def memory_shortage(
+    config: ServerConfig, available_mb: int | None = None, cgroup_mb: int | None = None
+) -> Shortage | None:
+    """The memory available to this server is below ``min_free_memory_mb`` (0: never checked):
+    the machine's MemAvailable, or what its memory cgroup still allows if that is less.
+    ``available_mb`` and ``cgroup_mb``: given figures instead of this machine's."""
     reserve = config.min_free_memory_mb
     if reserve <= 0:
         return None
-    available = available_memory_mb() if available_mb is None else available_mb
-    if available is None or available >= reserve:
+    machine = available_memory_mb() if available_mb is None else available_mb
+    group = cgroup_room_mb() if cgroup_mb is None else cgroup_mb
+    if group is not None and (machine is None or group < machine):
+        available = group
+        said = f"this server's memory cgroup allows it {group} MB more (its limit less its use)"
+    elif machine is not None:
+        available, said = machine, f"the machine has {machine} MB of memory available (MemAvailable)"
+    else:
         return None
-    return Shortage(
-        "memory",
-        available,
-        reserve,
-        "MB",
-        f"the machine has {available} MB of memory available (MemAvailable), below the {reserve} MB "
-        "this server keeps free (min_free_memory_mb)",
-    )
+    if available >= reserve:
+        return None
+    kept = f"below the {reserve} MB this server keeps free (min_free_memory_mb)"
+    return Shortage("memory", available, reserve, "MB", f"{said}, {kept}")
 
 
 def open_file_descriptors() -> int | None:

@@ -71,7 +71,7 @@ class ServerConfig:
     # cores, 128 agents thinking 1 s a call at once had calls time out; 32 a core, 2 of 256
     # attempts; 24 a core, none (docs/benchmarks, the scale curve).
     max_sessions_per_core: int = 24
-    min_free_memory_mb: int = 512  # MemAvailable (/proc/meminfo) kept free (0: not checked)
+    min_free_memory_mb: int = 512  # memory kept free: MemAvailable, or a memory cgroup's room if less (0: not checked)
     min_free_fds: int = 256  # file descriptors kept free below RLIMIT_NOFILE, or 10 % of it if more (0: not checked)
     # A page that floods refused requests (toolserver.floods): per window between call lines, a
     # blocked_request line for the first this-many refusals of one kind (reason, type, host) ...

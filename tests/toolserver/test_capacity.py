@@ -14,8 +14,10 @@ import pytest
 from tests.support.sandboxes import http_client
 from toolserver.capacity import (
     available_memory_mb,
+    cgroup_room_mb,
     cores,
     file_descriptor_shortage,
+    memory_shortage,
     open_file_descriptors,
     open_session_shortage,
     session_cap,
@@ -152,3 +154,74 @@ def test_the_session_cap_is_per_core_when_that_is_fewer():
 def test_a_capacity_field_out_of_range_is_refused(field, value):
     with pytest.raises(ValueError, match=field):
         ServerConfig(**{field: value})
+
+
+MIB = 1 << 20
+
+
+def cgroup_tree(root, files: dict[str, str]):
+    """A cgroup mount and /proc/self/cgroup as files under ``root`` (real files, read as the kernel's)."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "mount", root / "proc-self-cgroup"
+
+
+def test_a_containers_cgroup_v2_limit_above_its_group_counts_with_its_droppable_cache(tmp_path):
+    # A Kubernetes pod: the limit is on the pod's group, the process sits in its container's below it.
+    mount, membership = cgroup_tree(
+        tmp_path,
+        {
+            "proc-self-cgroup": "0::/kubepods/pod1/ctr\n",
+            "mount/cgroup.controllers": "cpu memory\n",
+            "mount/kubepods/memory.max": "max\n",
+            "mount/kubepods/pod1/memory.max": f"{1024 * MIB}\n",
+            "mount/kubepods/pod1/memory.current": f"{900 * MIB}\n",
+            "mount/kubepods/pod1/memory.stat": f"anon {700 * MIB}\ninactive_file {100 * MIB}\n",
+            "mount/kubepods/pod1/ctr/memory.max": "max\n",
+            "mount/kubepods/pod1/ctr/memory.current": f"{890 * MIB}\n",
+            "mount/kubepods/pod1/ctr/memory.stat": "inactive_file 0\n",
+        },
+    )
+    assert cgroup_room_mb(mount, membership) == 1024 - 900 + 100
+
+
+def test_a_cgroup_v1_limit_is_read_from_the_mount_when_the_group_path_is_not_under_it(tmp_path):
+    # Docker on cgroup v1 without a cgroup namespace: /proc/self/cgroup names the host's path,
+    # the container's mount shows its own group at the top.
+    mount, membership = cgroup_tree(
+        tmp_path,
+        {
+            "proc-self-cgroup": "5:devices:/docker/abc\n4:memory:/docker/abc\n0::/\n",
+            "mount/memory/memory.limit_in_bytes": f"{512 * MIB}\n",
+            "mount/memory/memory.usage_in_bytes": f"{500 * MIB}\n",
+            "mount/memory/memory.stat": f"inactive_file {MIB}\ntotal_inactive_file {4 * MIB}\n",
+        },
+    )
+    assert cgroup_room_mb(mount, membership) == 512 - 500 + 4
+
+
+def test_no_cgroup_limit_is_no_figure(tmp_path):
+    # As on this machine: cgroup v1 writes "no limit" as 2**63 - 1 rounded down to a page.
+    mount, membership = cgroup_tree(
+        tmp_path,
+        {
+            "proc-self-cgroup": "4:memory:/process_api/x\n0::/\n",
+            "mount/memory/process_api/x/memory.limit_in_bytes": "9223372036854771712\n",
+            "mount/memory/process_api/x/memory.usage_in_bytes": f"{1790 * MIB}\n",
+            "mount/memory/process_api/x/memory.stat": "total_inactive_file 0\n",
+            "mount/unified/cgroup.procs": "",
+        },
+    )
+    assert cgroup_room_mb(mount, membership) is None
+    assert cgroup_room_mb(mount, tmp_path / "no-such-file") is None
+
+
+def test_the_tighter_of_the_machine_and_its_cgroup_is_the_memory_left():
+    config = ServerConfig(min_free_memory_mb=512)
+    by_cgroup = memory_shortage(config, available_mb=20_000, cgroup_mb=300)
+    assert by_cgroup is not None and by_cgroup.measured == 300 and "cgroup" in by_cgroup.explanation
+    by_machine = memory_shortage(config, available_mb=400, cgroup_mb=9_000)
+    assert by_machine is not None and by_machine.measured == 400 and "MemAvailable" in by_machine.explanation
+    assert memory_shortage(config, available_mb=20_000, cgroup_mb=600) is None
