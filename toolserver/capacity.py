@@ -101,10 +101,12 @@ def cgroup_room_mb(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS) -
             base = mount if (mount / "cgroup.controllers").exists() else mount / "unified"
             group = own_group(base, path)
             levels = [group, *(p for p in group.parents if p.is_relative_to(base))]
-            rooms += filter(None, (group_room(level, "memory.max", "memory.current") for level in levels))
+            found = [group_room(level, "memory.max", "memory.current") for level in levels]
         elif "memory" in controllers.split(","):
-            room = group_room(own_group(mount / "memory", path), "memory.limit_in_bytes", "memory.usage_in_bytes")
-            rooms += [room] if room is not None else []
+            found = [group_room(own_group(mount / "memory", path), "memory.limit_in_bytes", "memory.usage_in_bytes")]
+        else:
+            continue
+        rooms += [room for room in found if room is not None]  # 0 is a room too: the group is full
     return min(rooms) // (1 << 20) if rooms else None
 
 

@@ -202,6 +202,22 @@ def test_a_cgroup_v1_limit_is_read_from_the_mount_when_the_group_path_is_not_und
     assert cgroup_room_mb(mount, membership) == 512 - 500 + 4
 
 
+def test_a_full_cgroup_has_no_room_left(tmp_path):
+    mount, membership = cgroup_tree(
+        tmp_path,
+        {
+            "proc-self-cgroup": "0::/\n",
+            "mount/cgroup.controllers": "memory\n",
+            "mount/memory.max": f"{2048 * MIB}\n",
+            "mount/memory.current": f"{2100 * MIB}\n",  # above its limit while the kernel reclaims
+            "mount/memory.stat": "inactive_file 0\n",
+        },
+    )
+    assert cgroup_room_mb(mount, membership) == 0
+    shortage = memory_shortage(ServerConfig(), available_mb=20_000, cgroup_mb=cgroup_room_mb(mount, membership))
+    assert shortage is not None and shortage.measured == 0 and shortage.threshold == 512
+
+
 def test_no_cgroup_limit_is_no_figure(tmp_path):
     # As on this machine: cgroup v1 writes "no limit" as 2**63 - 1 rounded down to a page.
     mount, membership = cgroup_tree(
