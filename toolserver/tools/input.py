@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
 from pydantic import Field, model_validator
 
@@ -16,6 +17,7 @@ from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, guard_state_change, settle
 
 MARKER = "data-sandbox-state-change"  # on a control (or around it) whose click changes state
+UNREAD_MARKER = "(unreadable)"  # the name of a marker whose element went away before it was read
 # Typing into a live field ends in a few ms; typing still waiting after this long checks its ref
 # (a count costs ~1.5 ms of every typing when sent with it).
 REF_CHECK_AFTER_S = 0.05
@@ -85,11 +87,11 @@ def ref_locator(tab: Tab, ref: str) -> Locator:
 
 def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
     """Ask, all at once and in this order, whether the ref matches one element, the page's state
-    report and whether a state-change marker is on or around the element: none of these waits."""
+    report and which elements on or around it carry a state-change marker: none of these waits."""
     asks = [
         locator.count(),
         tab.page.evaluate(STATE_NOW_JS),
-        locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").count(),
+        locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").element_handles(),  # [] for most
     ]
     return [asyncio.ensure_future(ask) for ask in asks]  # each sends its message now, in order
 
@@ -97,12 +99,20 @@ def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
 async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
-    count, state, marked_count = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
-    if count != 1:
-        raise stale_ref(tab, ref)
-    if marked_count:
-        marked = locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]")
-        state["marker"] = await ask_page(ctx, marked.last.get_attribute(MARKER), "reading the element")
+    count, state, marked = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    try:
+        if count != 1:
+            raise stale_ref(tab, ref)
+        if marked:
+            # Read from the element found before the action, never waiting for it: a click already
+            # sent may have taken it away. A marker that cannot be read counts as one of its own.
+            try:
+                state["marker"] = await ask_page(ctx, marked[-1].get_attribute(MARKER), "reading the element")
+            except PlaywrightError:
+                state["marker"] = UNREAD_MARKER
+    finally:
+        if marked:
+            await asyncio.gather(*(handle.dispose() for handle in marked), return_exceptions=True)
     return state
 
 
