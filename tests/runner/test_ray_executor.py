@@ -11,10 +11,9 @@ import pytest
 import ray
 
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch, summarise
-from sandbox.runner.executors import AttemptSettings, BatchAgent
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
+from tests.support.dying_workers import kill_during_the_first_try
 
 
 @pytest.fixture(scope="module")
@@ -45,26 +44,10 @@ async def test_ray_batch_gives_the_local_table(local_ray, sandbox, tmp_path):
 async def kill_the_worker_during_the_first_try(folder, retries: int):
     """One attempt on a pool of one worker whose agent hangs on its first try; the worker is
     killed while it hangs. Returns the attempt's outcome and its folder."""
-    marker = folder / "first-try-started"
-    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
     pool = await RayPool.start(1)
     try:
-        running = asyncio.ensure_future(
-            pool.run(
-                folder / "attempt",
-                "controlled-form",
-                BatchAgent(agent, AgentOptions()),
-                AttemptSettings(time_limit=60),
-                attempt_number=1,
-                retries=retries,
-            )
-        )
-        for _ in range(600):
-            if marker.exists():
-                break
-            await asyncio.sleep(0.05)
-        ray.kill(pool.workers[0].handle)
-        return await running, folder / "attempt"
+        outcome = await kill_during_the_first_try(pool, folder, retries, lambda: ray.kill(pool.workers[0].handle))
+        return outcome, folder / "attempt"
     finally:
         pool.stop()
 

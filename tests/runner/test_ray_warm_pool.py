@@ -6,7 +6,6 @@ name and stays in the pool. No Ray at the address, no pool of that name: exit 2,
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import subprocess
@@ -18,11 +17,10 @@ import ray
 from ray.cluster_utils import Cluster
 
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
-from sandbox.runner.executors import AttemptSettings, BatchAgent
 from sandbox.runner.executors.ray_pool import RayUnavailable
 from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
+from tests.support.dying_workers import kill_during_the_first_try
 
 SANDBOX = Path(sys.executable).parent / "sandbox"
 
@@ -92,27 +90,11 @@ async def test_a_batch_naming_a_pool_that_does_not_run_is_refused(cluster, tmp_p
 
 async def test_a_pool_worker_that_dies_is_replaced_in_the_pool(cluster, tmp_path):
     (before,) = await start_pool("mend", workers=1)
-    marker = tmp_path / "first-try-started"
-    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
     pool = await join_pool("mend")
     assert pool is not None
     try:
-        running = asyncio.ensure_future(
-            pool.run(
-                tmp_path / "attempt",
-                "controlled-form",
-                BatchAgent(agent, AgentOptions()),
-                AttemptSettings(time_limit=60),
-                attempt_number=1,
-                retries=1,
-            )  # fmt: skip
-        )
-        for _ in range(600):
-            if marker.exists():
-                break
-            await asyncio.sleep(0.05)
-        ray.kill(ray.get_actor(before["worker"], namespace="browser-tool-sandbox"))
-        outcome = await running
+        worker = ray.get_actor(before["worker"], namespace="browser-tool-sandbox")
+        outcome = await kill_during_the_first_try(pool, tmp_path, 1, lambda: ray.kill(worker))
         pool.stop()  # the batch's end: a pool's workers stay
         (after,) = await pool_status("mend")
         assert outcome.status == "completed"

@@ -1,0 +1,35 @@
+"""An attempt whose Ray worker dies under it: the agent hangs on its first try (a retry returns at
+once), and the worker is killed while it hangs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.executors import AttemptSettings, BatchAgent
+
+
+async def kill_during_the_first_try(pool: Any, folder: Path, retries: int, kill: Callable[[], None]) -> Any:
+    """Run one attempt on ``pool`` (in ``folder``/attempt), call ``kill`` once its first try hangs,
+    and return its outcome."""
+    marker = folder / "first-try-started"
+    agent = f"cmd:test -e {marker} || (touch {marker}; sleep 30)"  # the first try hangs, a retry returns at once
+    running = asyncio.ensure_future(
+        pool.run(
+            folder / "attempt",
+            "controlled-form",
+            BatchAgent(agent, AgentOptions()),
+            AttemptSettings(time_limit=60),
+            attempt_number=1,
+            retries=retries,
+        )
+    )
+    for _ in range(600):
+        if marker.exists():
+            break
+        await asyncio.sleep(0.05)
+    kill()
+    return await running
