@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sandbox.cli.arguments import group_usage, whole_number
 from sandbox.cli.exits import declare_exits
 from sandbox.paths import MIRRORS_DIR
 
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="capture, import, check and list mirrored pages",
         description="Tools for the mirror store (<root>/<host>/manifest.json + bodies).",
     )
-    parser.set_defaults(func=lambda args: _usage(parser))
+    parser.set_defaults(func=lambda args: group_usage(parser))
     commands = parser.add_subparsers(dest="mirror_command", metavar="SUBCOMMAND")
 
     capture = commands.add_parser(
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     capture.add_argument("--into", type=Path, required=True, metavar="DIR", help="mirror root to write into")
     capture.add_argument(
         "--wait-ms",
-        type=_non_negative,
+        type=whole_number(0, "milliseconds", "ms"),
         default=1000,
         metavar="N",
         help="extra wait after network idle, for late requests (default 1000)",
@@ -92,21 +93,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
     listing.set_defaults(func=run_list)
     declare_exits(listing, {0: "listed"})
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of milliseconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
 
 
 def _fail(message: str) -> int:

@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from sandbox.cli.arguments import group_usage, whole_number
 from sandbox.cli.exits import declare_exits
 
 NO_RAY = "no Ray at the address, or no pool of that name"
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "another), so its batch pays no worker start. Needs the [ray] extra and a running Ray "
         "(`ray start --head`).",
     )
-    parser.set_defaults(func=lambda args: usage(parser))
+    parser.set_defaults(func=lambda args: group_usage(parser))
     commands = parser.add_subparsers(dest="ray_command", metavar="SUBCOMMAND")
 
     def common(sub: argparse.ArgumentParser, every: bool = False) -> None:
@@ -50,13 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(start)
     start.add_argument(
         "--workers",
-        type=at_least_one,
+        type=whole_number(1),
         metavar="N",
         help="how many workers (default: one per 4 CPUs of each node, at least one per node)",
     )
     start.add_argument(
         "--attempts-per-worker",
-        type=at_least_one,
+        type=whole_number(1),
         default=8,
         metavar="K",
         help="attempts a worker runs at once (default 8); a batch's further attempts wait for a free one",
@@ -82,21 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(stop)
     stop.set_defaults(func=run_stop)
     declare_exits(stop, {0: "stopped", 2: NO_RAY})
-
-
-def usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
-
-
-def at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 def pool_name(text: str) -> str:

@@ -10,6 +10,7 @@ import socket
 import sys
 from pathlib import Path
 
+from sandbox.cli.arguments import whole_number
 from sandbox.cli.exits import declare_exits
 
 
@@ -97,7 +98,7 @@ def add_timeouts(p: argparse.ArgumentParser) -> None:
     """Playwright MCP's two timeout options, with the same names (milliseconds)."""
     p.add_argument(
         "--timeout-action",
-        type=milliseconds,
+        type=whole_number(1, "milliseconds", "ms"),
         default=5000,
         metavar="MS",
         help="bound on one action: click, type, reading the page (default 5000); a page that does "
@@ -105,7 +106,7 @@ def add_timeouts(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout-navigation",
-        type=milliseconds,
+        type=whole_number(1, "milliseconds", "ms"),
         default=15000,
         metavar="MS",
         help="bound on one navigation (default 15000)",
@@ -122,16 +123,6 @@ def add_faults(p: argparse.ArgumentParser) -> None:
         "browser-crash[:after=N][:p=P], model-429[:p=P], model-5xx[:p=P]",
     )
     p.add_argument("--faults-seed", type=int, default=0, help="the faults' seed: the same seed, the same faults")
-
-
-def milliseconds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of milliseconds") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} ms: give a positive number of milliseconds")
-    return value
 
 
 def serve(args: argparse.Namespace) -> int:

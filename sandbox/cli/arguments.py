@@ -1,0 +1,31 @@
+"""What several commands' command lines share: bounded whole numbers, and a command group's usage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+
+def whole_number(least: int, unit: str = "", short: str = "") -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``least`` (``unit`` and its ``short``
+    form, as "milliseconds" and "ms", named in the errors)."""
+    of = f" of {unit}" if unit else ""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number{of}") from None
+        if value < least:
+            wanted = f"a positive number{of}" if least == 1 else f"{least} or more{' ' + unit if unit else ''}"
+            raise argparse.ArgumentTypeError(f"{value}{' ' + short if short else ''}: give {wanted}")
+        return value
+
+    return whole
+
+
+def group_usage(parser: argparse.ArgumentParser) -> int:
+    """A command group run without a subcommand: its help on stderr, exit 2."""
+    parser.print_help(sys.stderr)
+    return 2
