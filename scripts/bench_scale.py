@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolserver.api import Sandbox
-from toolserver.browser import Session
 from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap
 from toolserver.contract.trace import read_trace
 
@@ -86,7 +85,7 @@ def own_cpu_seconds() -> float:
 
 def open_sessions(sandbox: Sandbox) -> int:
     """Sessions open on the server's browser, counted as its capacity check counts them."""
-    return count_open_sessions([held for held in sandbox.host.sessions if isinstance(held, Session)])
+    return count_open_sessions(sandbox.host.sessions)
 
 
 @dataclass

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +46,6 @@ OWN_CGROUPS = Path("/proc/self/cgroup")
 NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as 2**63 - 1 rounded down to a page
 OWN_FDS = Path("/proc/self/fd")
 FD_RESERVE_FRACTION = 0.10  # of the soft limit, when that is more than ``min_free_fds``
-# Sessions being opened, per browser host: keyed by the host, so servers on different browsers
-# never share a count, and sandboxes sharing one browser share its count (its renderers).
-OPENING: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -229,18 +225,27 @@ def open_session_shortage(config: ServerConfig, open_sessions: int) -> Shortage 
     )
 
 
+class SessionHost(Protocol):
+    """A browser's sessions as the count sees them (``toolserver.browser.BrowserHost``): those
+    open, and how many are being opened. Sandboxes sharing one browser share its count."""
+
+    @property
+    def sessions(self) -> Iterable[OpenSession]: ...
+
+    opening: int
+
+
 @contextlib.contextmanager
-def admitted(config: ServerConfig, host: object, sessions: Iterable[OpenSession]) -> Iterator[None]:
+def admitted(config: ServerConfig, host: SessionHost) -> Iterator[None]:
     """Check the limits for a new session on ``host``'s browser (``ServerAtCapacity``), then hold
     its place among the open sessions while the block opens it. Check and hold happen with no
     ``await`` between them, so starts arriving together are counted one after another."""
-    opening = OPENING.get(host, 0)
-    check_session_capacity(config, sessions, opening)
-    OPENING[host] = opening + 1
+    check_session_capacity(config, host.sessions, host.opening)
+    host.opening += 1
     try:
         yield
     finally:
-        OPENING[host] -= 1
+        host.opening -= 1
 
 
 def check_session_capacity(config: ServerConfig, sessions: Iterable[OpenSession], opening: int = 0) -> None:

@@ -36,7 +36,13 @@ DRIVER_NODE_FLAGS = ("--optimize-for-size",)
 
 
 class Hosted(Protocol):
-    """A session on the host's browser (``Session``): told when a browser disconnects."""
+    """A session on the host's browser (``Session``): told when a browser disconnects; counted
+    against the host's capacity while open (``toolserver.capacity``)."""
+
+    closed: bool
+
+    @property
+    def crashed(self) -> bool: ...
 
     def browser_disconnected(self, browser: Browser) -> None: ...
 
@@ -85,6 +91,7 @@ class BrowserHost:
         self.browser: Browser | None = None
         self.executable: str | None = None
         self.sessions: weakref.WeakSet[Hosted] = weakref.WeakSet()
+        self.opening = 0  # sessions being opened, not yet among ``sessions`` (toolserver.capacity.admitted)
         self.launches = 0
         self.crashes = 0
         self._relaunch: asyncio.Future[Browser] | None = None

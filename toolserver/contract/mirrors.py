@@ -138,13 +138,12 @@ class MirrorStore:
         if found is None:
             return None
         folder, entry = found
-        response = self.cached(url)
-        if response is not None:
-            return response
-        path = _safe_body_path(folder, entry.body)
-        with open(path, "rb", opener=_open_regular) as handle:
-            body = handle.read()
-        self.bodies.keep((folder, entry.body, entry.sha256), body)
+        key = (folder, entry.body, entry.sha256)
+        body = self.bodies.get(key)
+        if body is None:
+            with open(_safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
+                body = handle.read()
+            self.bodies.keep(key, body)
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
 
     def cached(self, url: str) -> MirroredResponse | None:

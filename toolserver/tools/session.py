@@ -98,8 +98,7 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
             )
         provider = run.config.fallback_provider
     check_session_room(run)
-    hosted = [held for held in run.host.sessions if isinstance(held, br.Session)]
-    with capacity.admitted(run.config, run.host, hosted):  # server_at_capacity at a limit of the machine
+    with capacity.admitted(run.config, run.host):  # server_at_capacity at a limit of the machine
         session = await br.open_session(
             run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies
         )
