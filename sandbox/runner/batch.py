@@ -127,17 +127,17 @@ async def run_batch(
         faults=faults,
     )
     running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
-    capacity = getattr(running, "capacity", None)  # attempts its browser holds at once, if it says
-    if capacity is not None and capacity < concurrency:
+    if running.capacity is not None and running.capacity[0] < concurrency:
+        held, why = running.capacity
         log.warning(
             "running at most %d attempts at once, not %d: the server holds %d sessions (%s); the others wait "
             "their turn (dispatch_wait_seconds)",
-            capacity,
+            held,
             concurrency,
-            capacity,
-            getattr(running, "capacity_reason", "its own limit"),
+            held,
+            why,
         )
-        concurrency = capacity
+        concurrency = held
     limit = asyncio.Semaphore(max(1, concurrency))
     bar = None
     if progress:

@@ -66,7 +66,11 @@ class BatchPlan:
 
 class Executor(Protocol):
     """A started executor: runs one attempt at a time per call, any number of calls at once.
-    ``dispatch_wait``: how long the attempt waited for its turn (recorded, not timed)."""
+    ``dispatch_wait``: how long the attempt waited for its turn (recorded, not timed).
+    ``capacity``: the most attempts it runs at once and why (the batch holds to it and says so);
+    None: as many as the batch asks."""
+
+    capacity: tuple[int, str] | None
 
     async def run(
         self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0

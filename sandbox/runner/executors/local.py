@@ -29,7 +29,7 @@ class LocalExecutor:
         self.plan, self.sandbox, self.owned, self.http, self.url = plan, sandbox, owned, http, url
         # At most as many attempts at once as the server holds sessions (an attempt holds one):
         # beyond it a start would be refused, so further attempts wait their turn instead.
-        self.capacity, self.capacity_reason = session_cap(sandbox.config)
+        self.capacity: tuple[int, str] | None = session_cap(sandbox.config)
 
     async def run(
         self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0

@@ -40,6 +40,8 @@ class RayOptions:
 
 
 class RayExecutor:
+    capacity: tuple[int, str] | None = None  # none of its own: attempts beyond its workers wait in Ray
+
     def __init__(self, plan: BatchPlan, pool: RayPool, retries: int) -> None:
         self.plan, self.pool, self.retries = plan, pool, retries
 
