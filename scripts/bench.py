@@ -675,10 +675,6 @@ def print_mcp(results: dict) -> None:
         )
 
 
-async def mcp_side(clicks: int) -> dict:
-    return await mcp_overhead(clicks)
-
-
 # --- issue 32: the form's first step through each way in, step by step ---------------------------
 
 FORM_STEPS = ("navigate", "snapshot", "type Name", "type Email", "snapshot", "click Next", "snapshot")
@@ -1154,7 +1150,7 @@ def main() -> int:
 
     sections = {
         "ops": (lambda: ops_side(12 if args.quick else 40), print_ops),
-        "mcp": (lambda: mcp_side(clicks), print_mcp),
+        "mcp": (lambda: mcp_overhead(clicks), print_mcp),
         "report": (lambda: report_side(2 if args.quick else 12), print_report_side),
         "workflow": (lambda: workflow_side(workflow_rounds), print_workflow),
         "scale": (lambda: scale_side((1, 8, 32) if args.quick else LEVELS), print_scale),
@@ -1180,7 +1176,7 @@ def main() -> int:
         results.update(asyncio.run(runner_side(repeats)))
         results.update(asyncio.run(report_side(2 if args.quick else 12)))
     if not args.skip_mcp:
-        results.update(asyncio.run(mcp_side(clicks)))
+        results.update(asyncio.run(mcp_overhead(clicks)))
         results.update(asyncio.run(workflow_side(workflow_rounds)))
 
     print(
