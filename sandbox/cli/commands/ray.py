@@ -152,9 +152,18 @@ def show(rows: list[dict], as_json: bool) -> None:
     if not rows:
         print("no warm pool runs: start one with `sandbox ray start`")
         return
-    print(f"{'worker':<20} {'node':<14} {'alive':<5} {'attempts':>8} {'running':>7} {'at once':>7}")
-    for row in rows:
-        node = row.get("node", "-")[:12]
-        alive = "yes" if row["alive"] else "no"
-        attempts, running = row.get("attempts", "-"), row.get("running", "-")
-        print(f"{row['worker']:<20} {node:<14} {alive:<5} {attempts:>8} {running:>7} {row['capacity']:>7}")
+    from sandbox.runner.compare import table
+
+    header = ["worker", "node", "alive", "attempts", "running", "at once"]
+    lines = [
+        [
+            row["worker"],
+            row.get("node", "-")[:12],
+            "yes" if row["alive"] else "no",
+            str(row.get("attempts", "-")),
+            str(row.get("running", "-")),
+            str(row["capacity"]),
+        ]
+        for row in rows
+    ]
+    print(table(header, lines))
