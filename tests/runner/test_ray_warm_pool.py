@@ -111,6 +111,50 @@ async def test_a_pool_worker_that_dies_is_replaced_in_the_pool(cluster, tmp_path
         stop_pool("mend")
 
 
+async def test_a_pool_started_meanwhile_by_another_start_is_one_line_and_left_alone(cluster, monkeypatch):
+    """Two `sandbox ray start --name X` at once: both find no pool; the one that makes the pool's
+    record second is refused, in one line, and the first one's workers go on."""
+    from sandbox.runner.executors import ray_warm
+
+    (first,) = await start_pool("twice", workers=1)
+    try:
+        monkeypatch.setattr(ray_warm, "find_record", lambda pool: None)  # its check ran before the first start
+        with pytest.raises(RayUnavailable, match="^a pool named 'twice' was started meanwhile by another"):
+            await start_pool("twice", workers=1)
+        monkeypatch.undo()
+        (still,) = await pool_status("twice")
+        assert (still["actor"], still["alive"]) == (first["actor"], True)
+    finally:
+        stop_pool("twice")
+
+
+async def test_a_pool_of_every_slot_follows_the_nodes_and_one_of_a_set_size_keeps_it(cluster):
+    """Started without --workers, a pool takes the browser slot of a node that joined since at the
+    next batch's start, and drops the worker of a node that is gone; with --workers it keeps its size."""
+    every = await start_pool("follow")
+    fixed = await start_pool("fixed", workers=1)
+    try:
+        assert len(every) == 2 and len(fixed) == 1
+        third = cluster.add_node(num_cpus=4)
+        cluster.wait_for_nodes()
+        for name in ("follow", "fixed"):
+            await join_pool(name)
+        grown = await pool_status("follow")
+        assert [row["alive"] for row in grown] == [True] * 3
+        assert [row["node"] for row in grown][2] == third.node_id
+        assert grown[2]["worker"] == f"pool/follow/{third.node_id[:12]}.0"
+        assert [row["actor"] for row in await pool_status("fixed")] == [fixed[0]["actor"]]
+        cluster.remove_node(third)
+        await join_pool("follow")
+        kept = await pool_status("follow")
+        assert [(row["worker"], row["actor"], row["alive"]) for row in kept] == [
+            (row["worker"], row["actor"], True) for row in every
+        ]
+    finally:
+        stop_pool("follow")
+        stop_pool("fixed")
+
+
 def test_the_spec_names_a_pool_after_the_address():
     from sandbox.runner.executors import ExecutorSpecError, parse_executor
 

@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workers",
         type=whole_number(1),
         metavar="N",
-        help="how many workers (default: one per 4 CPUs of each node, at least one per node)",
+        help="how many workers, kept (default: one per 4 CPUs of each node, at least one per node, following the "
+        "nodes: each batch's start adds workers for nodes that joined since and drops those of nodes gone)",
     )
     start.add_argument(
         "--attempts-per-worker",

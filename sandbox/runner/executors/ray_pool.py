@@ -9,8 +9,8 @@ come back to the driver and are written into the batch folder, with the node it 
 that dies fails only the attempts it was running: each is recorded as ``crashed`` with the
 reason (``--retries N`` re-runs it on another worker). The dead worker is replaced on a live
 node with a browser slot free; a batch's own workers follow the live nodes (a node gone, its
-workers are not replaced when the other nodes' slots are taken), a warm pool
-(``sandbox.runner.executors.ray_warm``) keeps its size.
+workers are not replaced when the other nodes' slots are taken), as does a warm pool
+(``sandbox.runner.executors.ray_warm``) of every slot; one of a set size keeps it.
 
 Multi-node: ``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others (each with this package and Debian's chromium installed), then

@@ -3,15 +3,21 @@
 Ray executor import this module only when they run.
 
 A pool named NAME is detached, named actors in the ``NAMESPACE`` namespace: ``pool/NAME``
-records its layout (its workers' names, the attempts each runs at once); ``pool/NAME/<i>`` are
-its workers (``ray_pool.AttemptWorker``). A batch that uses a pool never ends its workers; a
-worker found dead (at a batch's start, or under an attempt) is replaced under the same name,
-on a live node, and so stays in the pool.
+records its layout (its workers' names, the attempts each runs at once, whether it follows the
+nodes); ``pool/NAME/<i>`` are its workers (``ray_pool.AttemptWorker``). A batch that uses a pool
+never ends its workers; a worker found dead (at a batch's start, or under an attempt) is
+replaced under the same name, on a live node, and so stays in the pool.
+
+A pool started without a number of workers (one per browser slot of the nodes) follows the
+nodes: each batch's start adds a worker on every free browser slot of a node that joined since
+(``pool/NAME/<node>.<k>``; a batch starting beside it names them alike and shares them), and
+drops a dead worker that no live node has a free slot for. A pool of a set number keeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import ray
@@ -35,12 +41,18 @@ ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live n
 
 
 class PoolRecord:
-    """A Ray actor: a warm pool's layout."""
+    """A Ray actor: a warm pool's layout. Its calls run one at a time, so two batches changing
+    the layout at once both land."""
 
-    def __init__(self, workers: list[str], capacity: int) -> None:
-        self.layout = {"workers": workers, "capacity": capacity}
+    def __init__(self, workers: list[str], capacity: int, follow: bool = False) -> None:
+        self.layout: dict[str, Any] = {"workers": workers, "capacity": capacity, "follow": follow}
 
     def read(self) -> dict:
+        return self.layout
+
+    def change(self, added: list[str], dropped: list[str]) -> dict:
+        kept = [name for name in self.layout["workers"] if name not in dropped]
+        self.layout["workers"] = kept + [name for name in added if name not in kept]
         return self.layout
 
 
@@ -86,9 +98,12 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
     names = [f"{record_name(pool)}/{index}" for index in range(len(places))]
     head = next((n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"]), None)
     keep = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=head, soft=True)} if head else {}
-    ray.remote(num_cpus=0)(PoolRecord).options(
-        name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
-    ).remote(names, capacity)
+    try:
+        ray.remote(num_cpus=0)(PoolRecord).options(
+            name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
+        ).remote(names, capacity, workers is None)
+    except ray.exceptions.ActorAlreadyExistsError as exc:  # another `sandbox ray start` made it since the check
+        raise RayUnavailable(f"a pool named {pool!r} was started meanwhile by another `sandbox ray start`") from exc
     actor_class = worker_class(capacity)
     try:
         await asyncio.gather(*map(start_worker, [actor_class] * len(places), places, names))
@@ -122,7 +137,8 @@ async def join_pool(pool: str) -> RayPool | None:
     actor_class = worker_class(layout["capacity"])
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
     live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
-    running = RayPool(live, actor_class, size=len(states), fill=True)
+    follow = layout.get("follow", False)
+    running = RayPool(live, actor_class, size=ALL_SLOTS if follow else len(states), fill=not follow)
     dead = [name for name, (_, info) in states.items() if info is None]
     for name in dead:
         if states[name][0] is not None:  # alive to Ray but not answering: ended, so its name is free again
@@ -130,7 +146,22 @@ async def join_pool(pool: str) -> RayPool | None:
     places = running.free_places(len(dead))
     replacements = [start_worker(actor_class, place, name) for name, place in zip(dead, places, strict=False)]
     running.workers += await asyncio.gather(*replacements)
+    if follow:  # the dead that found no slot leave; the slots still free (new nodes) get workers
+        new = new_worker_names(pool, running)
+        running.workers += await asyncio.gather(*(start_worker(actor_class, node, name) for name, node in new))
+        await record.change.remote([name for name, _ in new], dead[len(places) :])
     return running
+
+
+def new_worker_names(pool: str, running: RayPool) -> list[tuple[str, str]]:
+    """A name and a node for each free browser slot of the live nodes: ``pool/NAME/<node>.<k>``,
+    k counting from the node's workers, so two batches starting at once pick the same names."""
+    held = Counter(worker.node for worker in running.workers)
+    names, seen = [], Counter[str]()
+    for node in running.free_places(ALL_SLOTS):
+        names.append((f"{record_name(pool)}/{node[:12]}.{held[node] + seen[node]}", node))
+        seen[node] += 1
+    return names
 
 
 def stop_pool(pool: str) -> int:
