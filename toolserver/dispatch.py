@@ -68,6 +68,8 @@ class Dispatcher:
             result: dict | None = None
             error: dict | None = None
             try:
+                if run.browser_start is not None:
+                    await browser_started(run.browser_start)
                 if run.closed:
                     raise UnknownRun(f"run {run.id} has ended")
                 tool = run.registry.get(name)
@@ -216,6 +218,16 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
         except PlaywrightError:
             pass
     return BrowserActionFailed(first_line(str(exc))).to_json()
+
+
+async def browser_started(start: asyncio.Future) -> None:
+    """The browser's start, awaited in the call's turn (so a run that ends meanwhile still gets
+    the call's line first); a start that failed is every call's ``provider_unavailable``."""
+    try:
+        await asyncio.shield(start)  # a call cut short never cancels the start for the others
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {first_line(str(exc))}"
+        raise ProviderUnavailable(f"the browser could not start ({reason}); the server's log has the details") from exc
 
 
 def refuse_session_start(ctx: CallContext, tool: Tool) -> None:

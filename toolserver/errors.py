@@ -103,7 +103,7 @@ class NotInMirror(ToolError):
 
 
 class ProviderUnavailable(ToolError):
-    """A provider other than `"kernel"`, without `--fallback-provider`."""
+    """A provider other than `"kernel"`, without `--fallback-provider`; or Chromium could not start."""
 
     type = "provider_unavailable"
 

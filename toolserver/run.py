@@ -11,6 +11,7 @@ resolved by the dispatcher before the handler runs, so a handler never checks fo
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import secrets
@@ -111,6 +112,9 @@ class Run:
         self.seq = 0
         self.closed = False
         self.ended_at: float | None = None
+        # The browser's start, when the transport opened this run before it ended (stdio answers
+        # `initialize` while the browser starts): each call waits for it in its turn.
+        self.browser_start: asyncio.Future | None = None
         self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
         self.refusals = RefusalBudget(config.max_identical_refusals, config.max_refusal_lines)
         self.faults = faults  # injected faults (toolserver.faults), or None

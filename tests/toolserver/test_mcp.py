@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -372,6 +373,62 @@ async def test_stdio_from_a_file_is_served_too(tmp_path):
     # may go unanswered (the SDK's own behaviour), so only the handshake's answer is certain.
     assert answers and answers[0]["id"] == 1 and "serverInfo" in answers[0]["result"], answers
     assert all(len(a["result"]["tools"]) == len(TOOL_NAMES) for a in answers[1:]), answers
+
+
+async def test_stdio_a_call_sent_while_the_browser_starts_is_traced_when_stdin_ends_at_once(tmp_path):
+    """The server answers ``initialize`` while its browser starts; a tool call that arrives then
+    waits for it. Stdin ending meanwhile (a file) ends the run, after the call's line."""
+    requests = tmp_path / "requests.jsonl"
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
+    start = {"name": "browser_start_session", "arguments": {"provider": "kernel", "url": FORM_URL}}
+    requests.write_text(
+        "".join(
+            json.dumps(message) + "\n"
+            for message in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": start},
+            )
+        )
+    )
+    with requests.open("rb") as stdin:
+        process = await asyncio.create_subprocess_exec(
+            SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=stdin, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0
+    run_id = json.loads(out.splitlines()[0])["result"]["_meta"]["sandbox/run_id"]
+    trace = read_trace(tmp_path / f"{run_id}.jsonl")
+    (call,) = trace.calls
+    assert call.tool == "browser_start_session" and call.args == start["arguments"]
+    assert call.ok or call.error.type == "unknown_run", call.error
+    assert trace.end["reason"] == "mcp_disconnected"
+
+
+async def test_stdio_a_browser_that_cannot_start_is_each_calls_traced_error(tmp_path):
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "SANDBOX_CHROMIUM": "/bin/false"},  # a "browser" that exits at once
+    )  # fmt: skip
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": {}}},
+    ]
+    process.stdin.write(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    run_id = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["result"]["_meta"]["sandbox/run_id"]
+    refused = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["result"]
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    error = refused["structuredContent"]
+    assert refused["isError"] and error["type"] == "provider_unavailable"
+    assert error["message"].startswith("the browser could not start (TargetClosedError: BrowserType.launch: ")
+    assert "\n" not in error["message"]
+    assert "ERROR toolserver.transports.mcp: the browser could not start" in (await process.stderr.read()).decode()
+    (call,) = read_trace(tmp_path / f"{run_id}.jsonl").calls
+    assert (call.tool, call.error.type) == ("browser_snapshot", "provider_unavailable")
 
 
 async def test_a_stateless_client_is_refused_with_the_versions_served(mcp_url):

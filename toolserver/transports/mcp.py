@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -99,27 +99,17 @@ def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def create_server(sandbox: Sandbox, runs: ConnectionRuns, ready: Awaitable | None = None) -> Server:
-    """A low-level MCP server whose connections are runs of ``sandbox``, opened and found by ``runs``.
-    ``ready``: the browser's start, when it goes on while the client connects (stdio); tool
-    calls wait for it, everything else is answered at once."""
-
-    async def browser_ready() -> None:
-        if ready is None:
-            return
-        try:
-            await asyncio.shield(ready)
-        except Exception as exc:
-            raise MCPError(types.INTERNAL_ERROR, f"the browser could not start: {exc!r}; see the server's log") from exc
+def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
+    """A low-level MCP server whose connections are runs of ``sandbox``, opened and found by ``runs``."""
 
     async def list_tools(ctx, params) -> Any:
         return {"tools": tool_definitions("mcp", sandbox.registry.schemas())}
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> Any:
         run = bound_run(runs, ctx)
-        await browser_ready()
-        # Shielded: a client that disconnects (or cancels) mid-call must not cut the call short
-        # of its trace line; the call finishes in the server and is recorded.
+        # Shielded: a client that disconnects (or cancels) mid-call, even while the call waits
+        # for the browser's start, must not cut the call short of its trace line; the call
+        # finishes in the server and is recorded.
         reply = await asyncio.shield(run.call(params.name, params.arguments if params.arguments is not None else {}))
         if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
             raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])  # recorded in the trace first
@@ -249,11 +239,16 @@ async def serve_stdio(
     browser starts while the client connects (``initialize`` is answered at once, tool calls
     wait for the browser); returns, with the sandbox stopped, when the client disconnects."""
 
-    runs = StdioRun(
-        lambda: sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes)
-    )
     starting = asyncio.ensure_future(sandbox.start())
-    server = create_server(sandbox, runs, ready=starting)
+    starting.add_done_callback(log_failed_start)
+
+    def open_run() -> Run:
+        run = sandbox.open_run(pack, transport="mcp-stdio", mode=mode, block_state_changes=block_state_changes)
+        run.browser_start = starting  # tool calls wait for it; everything else is answered at once
+        return run
+
+    runs = StdioRun(open_run)
+    server = create_server(sandbox, runs)
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
         async with (
@@ -263,10 +258,15 @@ async def serve_stdio(
         ):
             await serve_loop(server, read_stream, write_stream, lifespan_state=state)
     finally:
+        await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
         if runs.run is not None:
             await end_run(runs.run)
-        await asyncio.wait([starting])
         await sandbox.stop()
+
+
+def log_failed_start(start: asyncio.Future) -> None:
+    if not start.cancelled() and start.exception() is not None:
+        log.error("the browser could not start", exc_info=start.exception())
 
 
 class StdioRun:
