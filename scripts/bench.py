@@ -712,6 +712,11 @@ async def raw_form_caller():
     click by its aria refs."""
     raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
     await raw.start()
+    return raw, await raw_context_caller(raw)
+
+
+async def raw_context_caller(raw: RawPlaywright):
+    """A new context of ``raw``'s browser with one page, and the calls done on it as Playwright does them."""
     context = await raw.browser.new_context(service_workers="block")
     await context.route("**/*", raw.route)
     page = await context.new_page()
@@ -727,7 +732,7 @@ async def raw_form_caller():
             await page.locator(f"aria-ref={args['target']}").click()
         return ""
 
-    return raw, call
+    return call
 
 
 async def inproc_caller(sandbox):

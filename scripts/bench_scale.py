@@ -29,6 +29,11 @@ run in increasing order with a quiet pause between them. Per level:
   was measured so, from 1 to 64 sessions). PSS shares a library's pages among every process
   mapping it, other Chromiums on the machine too: on a shared machine it moves with their number.
 
+Before the levels, Chromium's own floor: a plain Playwright script (its own browser, the sandbox's
+Chromium flags, the mirrored form from a route) holds ``FLOOR_CONTEXTS`` contexts open, each after
+the form's first step; the tree's PSS growth / contexts is what a session costs without any code
+of the sandbox's, beside the goal.
+
 Imports its helpers from ``bench.py`` and ``soak.py`` (beside it) inside the functions, so
 ``bench.py`` can import this module at its top.
 """
@@ -49,6 +54,7 @@ from pathlib import Path
 
 from toolserver.api import Sandbox
 from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap
+from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.trace import read_trace
 
 LEVELS = (1, 8, 32, 64, 128, 256)
@@ -60,6 +66,7 @@ SAMPLE_EVERY_S = 0.25  # how often the open sessions are counted
 READ_EVERY_S = 1.0  # the tree's PSS is read at most this often ...
 READ_BUDGET = 0.02  # ... and costs at most this share of a core (one read of 300 processes: ~0.3 s)
 REFUSED = ("server_fault", "server_at_capacity")  # error types that are the server's, not the agent's
+FLOOR_CONTEXTS = 16  # raw Playwright contexts held open for Chromium's own floor
 
 
 def tree_pss_mb(root: int) -> tuple[float, int]:
@@ -219,6 +226,29 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
     return {prefix + name: value for name, value in figures.items()}
 
 
+async def chromium_floor(contexts: int = FLOOR_CONTEXTS) -> dict:
+    """The PSS a context costs a plain Playwright script (the sandbox's Chromium flags), each
+    context holding the form after its first step: this process tree's growth / contexts."""
+    from bench import FORM, MIRRORS_DIR, RawPlaywright, quiet_tree_cpu_seconds, raw_context_caller, timed_form_round
+
+    raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
+    await raw.start()
+    try:
+        await quiet_tree_cpu_seconds()
+        idle_mb, _ = tree_pss_mb(os.getpid())
+        for _ in range(contexts):
+            await timed_form_round(await raw_context_caller(raw), FORM)
+        await quiet_tree_cpu_seconds()
+        held_mb, unread = tree_pss_mb(os.getpid())
+    finally:
+        await raw.stop()
+    return {
+        "scale_floor_contexts": contexts,
+        "scale_floor_pss_per_context_mb": round((held_mb - idle_mb) / contexts, 1),
+        "scale_floor_pss_unread_processes": unread,
+    }
+
+
 async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> dict:
     """The curve: one level per concurrency, in increasing order, a quiet pause between levels.
     Flat keys, ``scale_<concurrency>_<figure>``, plus the levels, think time, cores and goals.
@@ -232,11 +262,11 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
         "scale_cores": cores,
         "scale_throughput_goal": THROUGHPUT_GOAL,
         "scale_memory_goal_mb": MEMORY_GOAL_MB,
+        **await chromium_floor(),
     }
-    for number, concurrency in enumerate(sorted(levels)):
-        if number:
-            await asyncio.sleep(QUIET_PAUSE_S)
-            await quiet_tree_cpu_seconds()
+    for concurrency in sorted(levels):
+        await asyncio.sleep(QUIET_PAUSE_S)  # the last level's (or the floor's) processes have ended
+        await quiet_tree_cpu_seconds()
         out = Path(tempfile.mkdtemp(prefix=f"bench-scale-{concurrency}-"))
         level = await scale_level(concurrency, think, cores, out)
         results.update(level)
@@ -302,3 +332,8 @@ def print_scale(results: dict) -> None:
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     for row in (header, *rows):
         print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
+    if "scale_floor_pss_per_context_mb" in results:
+        print(
+            f"  Chromium's own floor: {results['scale_floor_pss_per_context_mb']:.1f} MB PSS a context "
+            f"(plain Playwright, the same flags, {results['scale_floor_contexts']} contexts holding the form)"
+        )

@@ -447,6 +447,10 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
         )
         goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
         rows.append([f"{level} agents at once thinking {results['scale_think_s']:g} s a call, one server", value, goal])
+    if "scale_floor_pss_per_context_mb" in results:
+        value = f"**{results['scale_floor_pss_per_context_mb']:.1f} MB** PSS a context"
+        what = f"Chromium's own floor: plain Playwright, the same flags, {results['scale_floor_contexts']} contexts"
+        rows.append([what + " holding the form", value, "(reference)"])
     if "form_round_ratio" in results:
         value = (
             f"{results['form_round_sandbox_p50_ms']:.0f} ms vs {results['form_round_playwright_mcp_p50_ms']:.0f} ms: "
