@@ -17,7 +17,7 @@ drops a dead worker that no live node has a free slot for. A pool of a set numbe
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+import itertools
 from typing import Any
 
 import ray
@@ -147,20 +147,20 @@ async def join_pool(pool: str) -> RayPool | None:
     replacements = [start_worker(actor_class, place, name) for name, place in zip(dead, places, strict=False)]
     running.workers += await asyncio.gather(*replacements)
     if follow:  # the dead that found no slot leave; the slots still free (new nodes) get workers
-        new = new_worker_names(pool, running)
+        new = new_worker_names(pool, running, taken=set(states))
         running.workers += await asyncio.gather(*(start_worker(actor_class, node, name) for name, node in new))
         await record.change.remote([name for name, _ in new], dead[len(places) :])
     return running
 
 
-def new_worker_names(pool: str, running: RayPool) -> list[tuple[str, str]]:
+def new_worker_names(pool: str, running: RayPool, taken: set[str]) -> list[tuple[str, str]]:
     """A name and a node for each free browser slot of the live nodes: ``pool/NAME/<node>.<k>``,
-    k counting from the node's workers, so two batches starting at once pick the same names."""
-    held = Counter(worker.node for worker in running.workers)
-    names, seen = [], Counter[str]()
+    the smallest k no worker of the pool has, so two batches starting at once pick the same names."""
+    names = []
     for node in running.free_places(ALL_SLOTS):
-        names.append((f"{record_name(pool)}/{node[:12]}.{held[node] + seen[node]}", node))
-        seen[node] += 1
+        name = next(n for k in itertools.count() if (n := f"{record_name(pool)}/{node[:12]}.{k}") not in taken)
+        taken.add(name)
+        names.append((name, node))
     return names
 
 
