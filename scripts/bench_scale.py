@@ -30,9 +30,11 @@ run in increasing order with a quiet pause between them. Per level:
   mapping it, other Chromiums on the machine too: on a shared machine it moves with their number.
 
 Before the levels, Chromium's own floor: a plain Playwright script (its own browser, the sandbox's
-Chromium flags, the mirrored form from a route) holds ``FLOOR_CONTEXTS`` contexts open, each after
-the form's first step; the tree's PSS growth / contexts is what a session costs without any code
-of the sandbox's, beside the goal.
+Chromium flags, the mirrored form from a route) holds as many contexts open as the largest level
+holds sessions (the server's session cap, or the largest concurrency if fewer), each after the
+form's first step; the tree's PSS growth / contexts, read once the tree is quiet, is what a
+session costs without any code of the sandbox's. PSS per context falls as contexts are added
+(the shared pages spread over more processes), so the floor is read at the levels' own count.
 
 Imports its helpers from ``bench.py`` and ``soak.py`` (beside it) inside the functions, so
 ``bench.py`` can import this module at its top.
@@ -66,7 +68,6 @@ SAMPLE_EVERY_S = 0.25  # how often the open sessions are counted
 READ_EVERY_S = 1.0  # the tree's PSS is read at most this often ...
 READ_BUDGET = 0.02  # ... and costs at most this share of a core (one read of 300 processes: ~0.3 s)
 REFUSED = ("server_fault", "server_at_capacity")  # error types that are the server's, not the agent's
-FLOOR_CONTEXTS = 16  # raw Playwright contexts held open for Chromium's own floor
 
 
 def tree_pss_mb(root: int) -> tuple[float, int]:
@@ -226,7 +227,7 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
     return {prefix + name: value for name, value in figures.items()}
 
 
-async def chromium_floor(contexts: int = FLOOR_CONTEXTS) -> dict:
+async def chromium_floor(contexts: int) -> dict:
     """The PSS a context costs a plain Playwright script (the sandbox's Chromium flags), each
     context holding the form after its first step: this process tree's growth / contexts."""
     from bench import FORM, MIRRORS_DIR, RawPlaywright, quiet_tree_cpu_seconds, raw_context_caller, timed_form_round
@@ -255,14 +256,17 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
     A level's attempt folders are deleted unless it had errors (then its folder is kept and named)."""
     from bench import machine, quiet_tree_cpu_seconds  # scripts/bench.py, beside this script
 
+    from sandbox.runner.wiring import app_config
+
     cores = machine()["cores"] or 1
+    held = min(max(levels), session_cap(app_config())[0])  # the most sessions a level holds at once
     results: dict = {
         "scale_levels": sorted(levels),
         "scale_think_s": think,
         "scale_cores": cores,
         "scale_throughput_goal": THROUGHPUT_GOAL,
         "scale_memory_goal_mb": MEMORY_GOAL_MB,
-        **await chromium_floor(),
+        **await chromium_floor(held),
     }
     for concurrency in sorted(levels):
         await asyncio.sleep(QUIET_PAUSE_S)  # the last level's (or the floor's) processes have ended
