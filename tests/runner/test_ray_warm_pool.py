@@ -6,6 +6,7 @@ name and stays in the pool. No Ray at the address, no pool of that name: exit 2,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -130,17 +131,17 @@ async def test_a_pool_started_meanwhile_by_another_start_is_one_line_and_left_al
 
 async def test_a_pool_of_every_slot_follows_the_nodes_and_one_of_a_set_size_keeps_it(cluster):
     """Started without --workers, a pool takes the browser slot of a node that joined since at the
-    next batch's start, and drops the worker of a node that is gone; with --workers it keeps its size."""
+    next batch's start (two batches starting at once share the new worker), and drops the worker of
+    a node that is gone; with --workers it keeps its size."""
     every = await start_pool("follow")
     fixed = await start_pool("fixed", workers=1)
     try:
         assert len(every) == 2 and len(fixed) == 1
         third = cluster.add_node(num_cpus=4)
         cluster.wait_for_nodes()
-        for name in ("follow", "fixed"):
-            await join_pool(name)
+        await asyncio.gather(join_pool("follow"), join_pool("follow"), join_pool("fixed"))  # two batches at once
         grown = await pool_status("follow")
-        assert [row["alive"] for row in grown] == [True] * 3
+        assert [row["alive"] for row in grown] == [True] * 3  # the two batches share the new worker
         assert [row["node"] for row in grown][2] == third.node_id
         assert grown[2]["worker"] == f"pool/follow/{third.node_id[:12]}.0"
         assert [row["actor"] for row in await pool_status("fixed")] == [fixed[0]["actor"]]
