@@ -347,28 +347,33 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
 
 
-async def test_stdio_from_a_file_is_served_too(tmp_path):
-    """Requests in a file (not a pipe, which the server reads on its event loop): the SDK's own
-    streams serve them."""
-    requests = tmp_path / "requests.jsonl"
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
-    requests.write_text(
-        "\n".join(
-            json.dumps(message)
-            for message in (
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-            )
-        )
-        + "\n"
-    )
-    with requests.open("rb") as stdin:
+def handshake_then(*requests: dict) -> bytes:
+    """``initialize``, ``initialized``, then ``requests`` (ids from 2), as JSON lines a raw stdio client sends."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": number, **request} for number, request in enumerate(requests, 2)),
+    ]
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+
+
+async def served_from_a_file(tmp_path, *requests: dict) -> tuple[int, list[dict]]:
+    """`sandbox mcp` reading the handshake and ``requests`` from a file, so stdin ends at once:
+    its exit status and its answers."""
+    (tmp_path / "requests.jsonl").write_bytes(handshake_then(*requests))
+    with (tmp_path / "requests.jsonl").open("rb") as stdin:
         process = await asyncio.create_subprocess_exec(
             SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=stdin, stdout=asyncio.subprocess.PIPE
         )
         out, _ = await asyncio.wait_for(process.communicate(), 60)
-    answers = [json.loads(line) for line in out.splitlines()]
+    return process.returncode, [json.loads(line) for line in out.splitlines()]
+
+
+async def test_stdio_from_a_file_is_served_too(tmp_path):
+    """Requests in a file (not a pipe, which the server reads on its event loop): the SDK's own
+    streams serve them."""
+    _, answers = await served_from_a_file(tmp_path, {"method": "tools/list"})
     # The file ends at once, and the end of stdin ends the server: a request still in flight then
     # may go unanswered (the SDK's own behaviour), so only the handshake's answer is certain.
     assert answers and answers[0]["id"] == 1 and "serverInfo" in answers[0]["result"], answers
@@ -378,27 +383,10 @@ async def test_stdio_from_a_file_is_served_too(tmp_path):
 async def test_stdio_a_call_sent_while_the_browser_starts_is_traced_when_stdin_ends_at_once(tmp_path):
     """The server answers ``initialize`` while its browser starts; a tool call that arrives then
     waits for it. Stdin ending meanwhile (a file) ends the run, after the call's line."""
-    requests = tmp_path / "requests.jsonl"
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
     start = {"name": "browser_start_session", "arguments": {"provider": "kernel", "url": FORM_URL}}
-    requests.write_text(
-        "".join(
-            json.dumps(message) + "\n"
-            for message in (
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": start},
-            )
-        )
-    )
-    with requests.open("rb") as stdin:
-        process = await asyncio.create_subprocess_exec(
-            SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path), stdin=stdin, stdout=asyncio.subprocess.PIPE
-        )
-        out, _ = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0
-    run_id = json.loads(out.splitlines()[0])["result"]["_meta"]["sandbox/run_id"]
-    trace = read_trace(tmp_path / f"{run_id}.jsonl")
+    status, answers = await served_from_a_file(tmp_path, {"method": "tools/call", "params": start})
+    assert status == 0
+    trace = read_trace(tmp_path / f"{answers[0]['result']['_meta']['sandbox/run_id']}.jsonl")
     (call,) = trace.calls
     assert call.tool == "browser_start_session" and call.args == start["arguments"]
     assert call.ok or call.error.type == "unknown_run", call.error
@@ -406,18 +394,13 @@ async def test_stdio_a_call_sent_while_the_browser_starts_is_traced_when_stdin_e
 
 
 async def test_stdio_a_browser_that_cannot_start_is_each_calls_traced_error(tmp_path):
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
     process = await asyncio.create_subprocess_exec(
         SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "SANDBOX_CHROMIUM": "/bin/false"},  # a "browser" that exits at once
     )  # fmt: skip
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": {}}},
-    ]
-    process.stdin.write(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    snapshot = {"name": "browser_snapshot", "arguments": {}}
+    process.stdin.write(handshake_then({"method": "tools/call", "params": snapshot}))
     run_id = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["result"]["_meta"]["sandbox/run_id"]
     refused = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["result"]
     process.stdin.close()

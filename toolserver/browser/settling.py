@@ -37,14 +37,16 @@ class Marks:
     nav_requests: int
     tabs: frozenset[str]
     downloads_seen: int
-    navs: int
-    opens: int
-    downloads: int
+    navs: int = 0  # the page's own counters, from its report read just before the action
+    opens: int = 0
+    downloads: int = 0
 
     def reported(self, state: dict) -> Marks:
-        """These marks with the page's own counters from ``state`` (its report read just before the action)."""
-        navs, opens, downloads = (state.get(key, 0) for key in ("navs", "opens", "downloads"))
-        return replace(self, navs=navs, opens=opens, downloads=downloads)
+        """These marks with the page's own counters from ``state``."""
+        return replace(self, **{key: state.get(key, 0) for key in PAGE_COUNTERS})
+
+
+PAGE_COUNTERS = ("navs", "opens", "downloads")
 
 
 class Settling:
@@ -90,16 +92,14 @@ class Settling:
 
     def marks(self, tab: Tab, state: dict | None) -> Marks:
         """Where things stand just before an action (``state``: the page's report read then)."""
-        here = Marks(
+        state = state or {}
+        return Marks(
             document=tab.document,
             nav_requests=tab.activity.nav_requests,
             tabs=frozenset(self.owner.tabs),
             downloads_seen=self.downloads_seen,
-            navs=0,
-            opens=0,
-            downloads=0,
+            **{key: state.get(key, 0) for key in PAGE_COUNTERS},
         )
-        return here.reported(state or {})
 
     def idle(self, tab: Tab) -> bool:
         """Nothing in the router, the tab's document loaded and its scripted requests handled."""
