@@ -188,7 +188,7 @@ async def test_state_changes_are_recorded_with_their_call(sandbox, action, needl
     assert reply["ok"], reply
     seq = parse_trace(run.trace.text()).calls[-1].seq
     found = [e for e in events(run, "state_change") if e.data["action"] == action]
-    assert found and found[0].seq == seq and found[0].data["allowed"] is False
+    assert len(found) == 1 and found[0].seq == seq and found[0].data["allowed"] is False, found
     assert reply["result"]["changes"]["state_changes"]
     if name:
         assert found[0].data["name"] == name
@@ -225,7 +225,7 @@ async def test_allowed_named_action_is_recorded_as_allowed(sandbox):
     run, snap = await changes_run(sandbox, block=True, allowed_changes=("save-draft",))
     reply = await run.call("browser_click", {"ref": ref_of(snap, 'button "Save draft"')})
     assert reply["ok"]
-    found = events(run, "state_change")[0]
+    [found] = events(run, "state_change")
     assert found.data["name"] == "save-draft" and found.data["allowed"] is True and found.data["blocked"] is False
     await run.close()
 

@@ -100,14 +100,18 @@ async def test_typing_into_a_removed_field_is_a_stale_ref_not_a_timeout(run):
     assert reply["error"]["type"] == "stale_ref" and "no longer matches" in reply["error"]["message"], reply
 
 
-async def late_actions(run, seconds: float = 5.0) -> list:
-    """The run's ``late_action`` events, once there is one (or ``seconds`` have passed)."""
+async def events_once_seen(run, kind: str, seconds: float = 5.0) -> list:
+    """The run's events of ``kind``, once there is one (or ``seconds`` have passed)."""
     deadline = time.monotonic() + seconds
     while True:
-        found = [e for e in parse_trace(run.trace.text()).events if e.kind == "late_action"]
+        found = [e for e in parse_trace(run.trace.text()).events if e.kind == kind]
         if found or time.monotonic() > deadline:
             return found
         await asyncio.sleep(0.05)
+
+
+async def late_actions(run, seconds: float = 5.0) -> list:
+    return await events_once_seen(run, "late_action", seconds)
 
 
 @pytest.mark.parametrize("tool", ["browser_click", "browser_type"])
@@ -126,6 +130,27 @@ async def test_an_action_sent_before_its_ref_proved_stale_is_recorded_when_its_e
     page = run.sessions[run.current_session_id].active_tab.page
     acted = page.get_attribute("#count", "data-n") if tool == "browser_click" else page.input_value("#back")
     assert await acted == ("1" if tool == "browser_click" else "late")
+
+
+async def test_a_late_click_on_a_marked_control_is_a_state_change(run):
+    # The click is sent before its ref proves stale; the control, marked as state-changing
+    # around it, comes back half a second later and the click acts. The page reports the click on
+    # a marked control as it happens, so it is a state change like any other, not only a late action.
+    await start(run, f"{SITE}/typing")
+    text = (await snapshot(run))["snapshot"]
+    send = ref_of(text, 'button "Send"')
+    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+    assert (await run.call("browser_click", {"ref": send}))["error"]["type"] == "stale_ref"
+    [late] = await late_actions(run)
+    [change] = await events_once_seen(run, "state_change")
+    assert change.data == {
+        "action": "final_state_click",
+        "name": "late-submit",
+        "allowed": False,
+        "blocked": False,
+        "detail": {"tag": "span", "text": "Send"},
+    }
+    assert late.data == {"tool": "browser_click", "ref": send}
 
 
 async def test_a_run_that_blocks_state_changes_clicks_only_a_ref_it_found(sandbox):

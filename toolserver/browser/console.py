@@ -1,5 +1,6 @@
 """The reports ``init.js`` sends on its own, as console messages: the page's state (loaded, idle,
-typing), form submissions, and attempts at the APIs it blocks (WebRTC, service workers).
+typing), form submissions, clicks on controls marked as state-changing, and attempts at the APIs
+it blocks (WebRTC, service workers).
 
 A report starts with ``REPORT_PREFIX`` and the session's report key, which no function a page can
 reach holds: a page cannot forge one.
@@ -42,7 +43,7 @@ class PageReports:
 
     def take(self, tab: Tab | None, kind: str, info: dict[str, Any]) -> None:
         """A state report is kept (a typing one is also counted); a blocked API is a
-        ``blocked_request`` event; a form submission is a state change."""
+        ``blocked_request`` event; a form submission or a click on a marked control is a state change."""
         owner = self.owner
         if kind in ("loaded", "idle", "input"):
             if tab is not None and info.get("top"):
@@ -72,6 +73,10 @@ class PageReports:
                 {"url": url, "method": "GET", "resource_type": "service_worker", "reason": "service_worker"},
                 tab=tab,
             )
+        if kind == "marked_click":
+            name = str(info.get("name", ""))
+            detail = {"tag": str(info.get("tag", "")), "text": str(info.get("text", ""))}
+            owner.record_state_change("final_state_click", name=name, detail=detail, tab=tab)
         if kind == "form_submission":
             owner.record_state_change(
                 "form_submission",

@@ -98,6 +98,20 @@
   window.addEventListener('input', (event) => {
     if (event.isTrusted) report('input', {...state(), value: 'value' in event.target ? event.target.value : null});
   });
+  // A click on a control marked as a state-changing action (the marker on it or around it) is
+  // reported as it happens, so a click the sandbox sent is checked even if it acted after its
+  // call had failed. A run that blocks state changes checks the marker before it clicks instead.
+  const getAttribute = Element.prototype.getAttribute, composedPath = Event.prototype.composedPath;
+  listen.call(window, 'click', (event) => {
+    if (!event.isTrusted || window.__sandboxBlockStateChanges) return;
+    for (const node of composedPath.call(event)) {
+      const name = node.nodeType === 1 ? getAttribute.call(node, 'data-sandbox-state-change') : null;
+      if (name !== null) {
+        report('marked_click', {name, tag: node.localName, text: (node.textContent || '').trim().slice(0, 80)});
+        return;
+      }
+    }
+  }, true);
   if (window.fetch) {
     const fetch = window.fetch;
     const reads = ['json', 'text', 'arrayBuffer', 'blob', 'formData', 'bytes'];

@@ -85,27 +85,27 @@ def ref_locator(tab: Tab, ref: str) -> Locator:
     return tab.page.locator(f"aria-ref={ref}")
 
 
-def ask_before(tab: Tab, locator: Locator) -> list[asyncio.Future]:
+def ask_before(tab: Tab, locator: Locator, marker: bool) -> list[asyncio.Future]:
     """Ask, all at once and in this order, whether the ref matches one element, the page's state
-    report and which elements on or around it carry a state-change marker: none of these waits."""
-    asks = [
-        locator.count(),
-        tab.page.evaluate(STATE_NOW_JS),
-        locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").element_handles(),  # [] for most
-    ]
+    report and (``marker``) which elements on or around it carry a state-change marker: none of
+    these waits."""
+    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS)]
+    if marker:
+        asks.append(locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").element_handles())  # [] for most
     return [asyncio.ensure_future(ask) for ask in asks]  # each sends its message now, in order
 
 
 async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
-    count, state, marked = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    marked = found[0] if found else []
     try:
         if count != 1:
             raise stale_ref(tab, ref)
         if marked:
-            # Read from the element found before the action, never waiting for it: a click already
-            # sent may have taken it away. A marker that cannot be read counts as one of its own.
+            # Read from the element found, never waiting for it: the page may have taken it away
+            # meanwhile. A marker that cannot be read counts as one of its own.
             try:
                 state["marker"] = await ask_page(ctx, marked[-1].get_attribute(MARKER), "reading the element")
             except PlaywrightError:
@@ -167,12 +167,14 @@ def watch_final_state(ctx: TabContext, tab: Tab, before: str | None, after: dict
 async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) -> None:
     tab, ref = ctx.tab, args.element_ref
     locator = ref_locator(tab, ref)
-    asks = ask_before(tab, locator)
-    marks = ctx.session.marks(tab, None)  # before the click is sent: what the router sees next may be its doing
     # A run that blocks state changes must know whether the control is marked before it clicks.
     # Any other run sends the click at once, after the questions: the page answers them first, so
-    # they still tell how it stood before the click, and the click waits for no round trip.
-    clicking = None if ctx.run.policy.block_state_changes else asyncio.ensure_future(locator.click())
+    # they still tell how it stood before the click, and the click waits for no round trip. Its
+    # page reports a click on a marked control itself (init.js), even one that acts late.
+    blocking = ctx.run.policy.block_state_changes
+    asks = ask_before(tab, locator, marker=blocking)
+    marks = ctx.session.marks(tab, None)  # before the click is sent: what the router sees next may be its doing
+    clicking = None if blocking else asyncio.ensure_future(locator.click())
     try:
         seen = await before_action(ctx, tab, ref, locator, asks)
         marker = seen.get("marker")
