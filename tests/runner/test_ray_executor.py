@@ -49,7 +49,7 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
         outcome = await kill_during_the_first_try(pool, folder, retries, lambda: ray.kill(pool.workers[0].handle))
         return outcome, folder / "attempt"
     finally:
-        pool.stop()
+        await pool.stop()
 
 
 @pytest.fixture(scope="module")

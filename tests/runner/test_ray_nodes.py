@@ -1,7 +1,8 @@
 """--executor ray over two Ray nodes on this machine (``ray.cluster_utils.Cluster``: a head and a
 second node, each with its own 4 CPUs, so one browser each): a batch's attempts run on both
 nodes, each attempt.json naming its node; a node removed mid-batch loses only the attempts it
-was running (crashed, with the reason), which --retries 1 re-runs on the surviving node."""
+was running (crashed, with the reason), which --retries 1 re-runs on the surviving node; nodes
+that join mid-batch get workers, up to the batch's concurrency."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ray.cluster_utils import Cluster
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
 
 
@@ -73,7 +75,7 @@ async def test_a_dead_worker_is_replaced_on_a_free_slot_of_a_live_node(cluster, 
         await pool.replace(on_second)
         assert [worker.node for worker in pool.workers] == [head]
     finally:
-        pool.stop()
+        await pool.stop()
 
 
 async def remove_mid_batch(cluster, node, out: Path, retries: int):
@@ -112,3 +114,33 @@ async def test_retries_rerun_a_removed_nodes_attempts_on_the_surviving_node(clus
     retried = [record(o) for o in outcomes if record(o).get("tries") == 2]
     assert 1 <= len(retried) <= 2
     assert {attempt["ray_node"] for attempt in retried} == {cluster.head_node.node_id}
+
+
+async def test_a_batchs_own_workers_take_nodes_that_join_up_to_its_concurrency(cluster, monkeypatch):
+    # The head alone first (one browser slot), a batch of concurrency 2: one worker. Two nodes join;
+    # the next attempt's start looks for them and starts one worker beside it (the second would go
+    # over the concurrency), without the attempt waiting for it.
+    for node in list(cluster.worker_nodes):
+        cluster.remove_node(node)
+    monkeypatch.setattr(ray_pool, "LOOK_EVERY_S", 0.0)
+    head = cluster.head_node.node_id
+    pool = await RayPool.start(concurrency=2)
+    joined = []
+    try:
+        assert [worker.node for worker in pool.workers] == [head]
+        joined = [cluster.add_node(num_cpus=4), cluster.add_node(num_cpus=4)]
+        cluster.wait_for_nodes()
+        picked = await pool.pick()
+        looking = pool.looking
+        assert picked.node == head and looking is not None and len(pool.workers) == 1
+        await looking
+        nodes = [worker.node for worker in pool.workers]
+        assert len(nodes) == 2 and nodes[0] == head and nodes[1] in {node.node_id for node in joined}, nodes
+        await pool.pick()
+        assert pool.looking is not None
+        await pool.looking
+        assert [worker.node for worker in pool.workers] == nodes  # full: nothing more
+    finally:
+        await pool.stop()
+        for node in joined:
+            cluster.remove_node(node)

@@ -19,6 +19,7 @@ from ray.cluster_utils import Cluster
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayUnavailable
 from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
 from tests.support.dying_workers import kill_during_the_first_try
@@ -96,7 +97,7 @@ async def test_a_pool_worker_that_dies_is_replaced_in_the_pool(cluster, tmp_path
     try:
         worker = ray.get_actor(before["worker"], namespace="browser-tool-sandbox")
         outcome = await kill_during_the_first_try(pool, tmp_path, 1, lambda: ray.kill(worker))
-        pool.stop()  # the batch's end: a pool's workers stay
+        await pool.stop()  # the batch's end: a pool's workers stay
         (after,) = await pool_status("mend")
         assert outcome.status == "completed"
         assert json.loads((tmp_path / "attempt" / "attempt.json").read_text())["tries"] == 2
@@ -154,6 +155,42 @@ async def test_a_pool_of_every_slot_follows_the_nodes_and_one_of_a_set_size_keep
     finally:
         stop_pool("follow")
         stop_pool("fixed")
+
+
+async def test_a_running_batch_on_a_pool_that_follows_the_nodes_takes_a_node_that_joins(cluster, monkeypatch):
+    """A batch joined before a node did; another batch then joins and adds the node's worker; the
+    first batch's next attempt start finds that worker in the pool's record and uses it, starting
+    none of its own. A node that joins later still gets a worker from the running batch."""
+    monkeypatch.setattr(ray_pool, "LOOK_EVERY_S", 0.0)
+    await start_pool("grows")
+    joined = []
+    try:
+        first = await join_pool("grows")
+        assert first is not None and len(first.workers) == 2
+        joined.append(cluster.add_node(num_cpus=4))
+        cluster.wait_for_nodes()
+        second = await join_pool("grows")  # its start adds the new node's worker
+        assert second is not None and len(second.workers) == 3
+        await first.pick()
+        assert first.looking is not None
+        await first.looking
+        assert sorted(w.name for w in first.workers) == sorted(w.name for w in second.workers)
+        assert {w.node for w in first.workers} >= {joined[0].node_id}
+        joined.append(cluster.add_node(num_cpus=4))
+        cluster.wait_for_nodes()
+        await first.pick()
+        assert first.looking is not None
+        await first.looking
+        status = await pool_status("grows")
+        assert len(status) == 4 and all(row["alive"] for row in status)
+        assert status[3]["worker"] == f"pool/grows/{joined[1].node_id[:12]}.0"
+        assert status[3]["node"] == joined[1].node_id and status[3]["worker"] in {w.name for w in first.workers}
+        await first.stop()  # the batch's end: a pool's workers stay
+        assert [row["alive"] for row in await pool_status("grows")] == [True] * 4
+    finally:
+        stop_pool("grows")
+        for node in joined:
+            cluster.remove_node(node)
 
 
 def test_the_spec_names_a_pool_after_the_address():

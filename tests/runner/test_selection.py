@@ -124,7 +124,13 @@ def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
 async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_goes_on(own_sandbox, tmp_path):
     async with own_sandbox(max_runs=1) as own:  # two attempts at once: the second run is refused
         outcomes = await run_batch(
-            [load_pack(FORM)], "think:0.2:reference", repeats=2, concurrency=2, out=tmp_path, progress=False, sandbox=own
+            [load_pack(FORM)],
+            "think:0.2:reference",
+            repeats=2,
+            concurrency=2,
+            out=tmp_path,
+            progress=False,
+            sandbox=own,
         )
     statuses = sorted((o.status, o.qualified_pass) for o in outcomes)
     assert statuses == [("completed", True), ("crashed", False)]

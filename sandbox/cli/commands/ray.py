@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=whole_number(1),
         metavar="N",
         help="how many workers, kept (default: one per 4 CPUs of each node, at least one per node, following the "
-        "nodes: each batch's start adds workers for nodes that joined since and drops those of nodes gone)",
+        "nodes: a batch adds workers for nodes that joined, at its start and as it runs, and its start drops "
+        "those of nodes gone)",
     )
     start.add_argument(
         "--attempts-per-worker",

@@ -59,7 +59,7 @@ class RayExecutor:
         )
 
     async def stop(self) -> None:
-        self.pool.stop()
+        await self.pool.stop()
 
 
 @executor_kind(

@@ -9,8 +9,10 @@ come back to the driver and are written into the batch folder, with the node it 
 that dies fails only the attempts it was running: each is recorded as ``crashed`` with the
 reason (``--retries N`` re-runs it on another worker). The dead worker is replaced on a live
 node with a browser slot free; a batch's own workers follow the live nodes (a node gone, its
-workers are not replaced when the other nodes' slots are taken), as does a warm pool
-(``sandbox.runner.executors.ray_warm``) of every slot; one of a set size keeps it.
+workers are not replaced when the other nodes' slots are taken; a node that joins gets workers
+on its slots, up to the batch's concurrency, looked for at an attempt's start every
+``LOOK_EVERY_S``), as does a warm pool (``sandbox.runner.executors.ray_warm``) of every slot;
+one of a set size keeps it.
 
 Multi-node: ``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others (each with this package and Debian's chromium installed), then
@@ -28,7 +30,9 @@ import math
 import shutil
 import socket
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +47,10 @@ CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see
 NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named actors
 CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying there is no Ray there
 ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
+ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
+LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
+
+log = logging.getLogger(__name__)
 
 
 class RayUnavailable(ExecutorUnavailable):
@@ -185,32 +193,75 @@ async def start_worker(actor_class: Any, place: str, name: str | None = None) ->
     return Worker(handle, info["node"], name)
 
 
+def started(results: list[Worker | BaseException]) -> list[Worker]:
+    """The workers that started among ``asyncio.gather(..., return_exceptions=True)``'s results;
+    the others are logged (a node that went while its worker started)."""
+    for failure in (r for r in results if isinstance(r, BaseException)):
+        log.warning("a Ray worker for a node that joined did not start: %s", str(failure).splitlines()[0])
+    return [r for r in results if isinstance(r, Worker)]
+
+
 class RayPool:
     """The driver's side: attempts go to the least busy worker; a dead worker is replaced on a
-    live node with a free browser slot (``worker_places`` over the nodes alive now)."""
+    live node with a free browser slot (``worker_places`` over the nodes alive now); ``grow``
+    starts workers on the slots of nodes that joined since, looked for at an attempt's start."""
 
-    def __init__(self, workers: list[Worker], actor_class: Any, *, size: int, fill: bool) -> None:
+    def __init__(
+        self,
+        workers: list[Worker],
+        actor_class: Any,
+        *,
+        size: int,
+        fill: bool,
+        grow: Callable[[RayPool], Awaitable[list[Worker]]] | None = None,
+    ) -> None:
         self.workers = workers
         self.actor_class = actor_class
         self.size, self.fill = size, fill  # the places to keep filled (fill: beyond the nodes' slots)
+        self.grow = grow  # None: the pool takes no node that joins mid-batch
         self.replacing: dict[Worker, asyncio.Future] = {}
         self.turn = itertools.count()
+        self.looked = time.monotonic()
+        self.looking: asyncio.Future | None = None
+        self.stopped = False
 
     @classmethod
     async def start(cls, concurrency: int) -> RayPool:
-        """The batch's own workers: one per browser slot of the live nodes, at most ``concurrency``."""
+        """The batch's own workers: one per browser slot of the live nodes, at most ``concurrency``;
+        nodes that join get workers too, up to ``concurrency`` in all."""
         places = worker_places(concurrency)
         actor_class = worker_class(math.ceil(concurrency / len(places)))
         workers = await asyncio.gather(*(start_worker(actor_class, place) for place in places))
-        return cls(list(workers), actor_class, size=len(places), fill=False)
+        return cls(list(workers), actor_class, size=concurrency, fill=False, grow=own_workers_on_new_nodes)
 
-    def free_places(self, count: int) -> list[str]:
-        """Up to ``count`` places no live worker holds, on the nodes alive now."""
-        slots = Counter(worker_places(self.size, fill=self.fill))
-        slots.subtract(worker.node for worker in self.workers)
-        return list(itertools.islice(slots.elements(), count))
+    def free_places(self, count: int, slots: list[str] | None = None) -> list[str]:
+        """Up to ``count`` places no live worker holds, among ``slots`` (None: those of the nodes
+        alive now, ``worker_places``)."""
+        free = Counter(worker_places(self.size, fill=self.fill) if slots is None else slots)
+        free.subtract(worker.node for worker in self.workers)
+        return list(itertools.islice(free.elements(), count))
+
+    def look_for_nodes(self) -> None:
+        """At most every ``LOOK_EVERY_S``: workers for the slots of nodes that joined since,
+        started beside the batch (no attempt waits for them)."""
+        if self.grow is None or self.looking is not None or self.stopped:
+            return
+        if any(not replacing.done() for replacing in self.replacing.values()):
+            return  # a replacement holds a slot that looks free
+        if time.monotonic() - self.looked >= LOOK_EVERY_S:
+            self.looking = asyncio.ensure_future(self.add_workers(self.grow))
+
+    async def add_workers(self, grow: Callable[[RayPool], Awaitable[list[Worker]]]) -> None:
+        try:
+            self.workers.extend(await grow(self))
+        except ray.exceptions.RayError as exc:  # its warm pool was stopped meanwhile (its record is gone)
+            self.grow = None
+            log.warning("no longer looking for Ray nodes that join: %s", str(exc).splitlines()[0])
+        finally:
+            self.looked, self.looking = time.monotonic(), None
 
     async def pick(self) -> Worker:
+        self.look_for_nodes()
         if not self.workers and self.replacing:
             await asyncio.gather(*self.replacing.values(), return_exceptions=True)
         if not self.workers:
@@ -230,7 +281,9 @@ class RayPool:
             return  # its warm pool was stopped (its record is gone): not refilled
         places = self.free_places(1)
         if places:  # else the live nodes' slots are all taken: the pool follows the nodes
-            self.workers.append(await start_worker(self.actor_class, places[0], dead.name))
+            replacement = await start_worker(self.actor_class, places[0], dead.name)
+            if dead.name is None or dead.name not in {worker.name for worker in self.workers}:
+                self.workers.append(replacement)  # else a look for new nodes took it from the pool meanwhile
 
     async def run(
         self,
@@ -267,11 +320,23 @@ class RayPool:
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
         return crashed(directory, pack_id, agent.name, attempt_number, errors, node, retries + 1)
 
-    def stop(self) -> None:
-        """Ends the batch's own workers; a warm pool's stay for the next batch."""
+    async def stop(self) -> None:
+        """Ends the batch's own workers, those being started for a node that joined included
+        (once started); a warm pool's stay for the next batch."""
+        self.stopped = True
+        if self.looking is not None:
+            await asyncio.wait([self.looking], timeout=ANSWER_TIMEOUT)
         for worker in self.workers:
             if worker.name is None:
                 ray.kill(worker.handle)
+
+
+async def own_workers_on_new_nodes(pool: RayPool) -> list[Worker]:
+    """A batch's own workers for the browser slots free now (nodes that joined), up to its
+    concurrency in all."""
+    slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
+    places = pool.free_places(pool.size - len(pool.workers), slots)
+    return started(await asyncio.gather(*(start_worker(pool.actor_class, p) for p in places), return_exceptions=True))
 
 
 def worker_places(count: int, fill: bool = False) -> list[str]:

@@ -9,21 +9,25 @@ never ends its workers; a worker found dead (at a batch's start, or under an att
 replaced under the same name, on a live node, and so stays in the pool.
 
 A pool started without a number of workers (one per browser slot of the nodes) follows the
-nodes: each batch's start adds a worker on every free browser slot of a node that joined since
-(``pool/NAME/<node>.<k>``; a batch starting beside it names them alike and shares them), and
-drops a dead worker that no live node has a free slot for. A pool of a set number keeps it.
+nodes: each batch's start, and a running batch every ``LOOK_EVERY_S`` at an attempt's start,
+adds a worker on every free browser slot of a node that joined since (``pool/NAME/<node>.<k>``;
+a batch beside it names them alike and shares them, and each batch uses the workers the other
+added), and each batch's start drops a dead worker that no live node has a free slot for. A
+pool of a set number keeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox.runner.executors.ray_pool import (
+    ALL_SLOTS,
     ANSWER_TIMEOUT,
     NAMESPACE,
     RayPool,
@@ -31,13 +35,13 @@ from sandbox.runner.executors.ray_pool import (
     Worker,
     named_actor,
     start_worker,
+    started,
     worker_class,
     worker_places,
 )
 
 DEFAULT_POOL = "default"  # the pool `sandbox run --executor ray:ADDRESS` uses when one runs
 DEFAULT_CAPACITY = 8  # a pool worker's attempts at once, by default
-ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
 
 
 class PoolRecord:
@@ -138,7 +142,8 @@ async def join_pool(pool: str) -> RayPool | None:
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
     live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
     follow = layout.get("follow", False)
-    running = RayPool(live, actor_class, size=ALL_SLOTS if follow else len(states), fill=not follow)
+    grow = following(pool, record) if follow else None
+    running = RayPool(live, actor_class, size=ALL_SLOTS if follow else len(states), fill=not follow, grow=grow)
     dead = [name for name, (_, info) in states.items() if info is None]
     for name in dead:
         if states[name][0] is not None:  # alive to Ray but not answering: ended, so its name is free again
@@ -153,11 +158,37 @@ async def join_pool(pool: str) -> RayPool | None:
     return running
 
 
-def new_worker_names(pool: str, running: RayPool, taken: set[str]) -> list[tuple[str, str]]:
-    """A name and a node for each free browser slot of the live nodes: ``pool/NAME/<node>.<k>``,
-    the smallest k no worker of the pool has, so two batches starting at once pick the same names."""
+def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Worker]]]:
+    """How a running batch's pool that follows the nodes grows: it takes the workers another batch
+    added since, then adds one on each browser slot still free (a node that joined), recorded."""
+
+    async def grow(running: RayPool) -> list[Worker]:
+        layout = await record.read.remote()
+        others = [name for name in layout["workers"] if name not in {worker.name for worker in running.workers}]
+        states = dict(zip(others, await asyncio.gather(*map(worker_state, others)), strict=True))
+        known = {worker.name for worker in running.workers}  # again: a replacement may have joined meanwhile
+        running.workers.extend(
+            Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info and name not in known
+        )
+        slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
+        new = new_worker_names(pool, running, taken=set(layout["workers"]), slots=slots)
+        starts = [start_worker(running.actor_class, node, name) for name, node in new]
+        added = started(await asyncio.gather(*starts, return_exceptions=True))
+        if added:
+            await record.change.remote([worker.name for worker in added], [])
+        return added
+
+    return grow
+
+
+def new_worker_names(
+    pool: str, running: RayPool, taken: set[str], slots: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """A name and a node for each free browser slot of the live nodes (``slots``: already read):
+    ``pool/NAME/<node>.<k>``, the smallest k no worker of the pool has, so two batches starting at
+    once pick the same names."""
     names = []
-    for node in running.free_places(ALL_SLOTS):
+    for node in running.free_places(ALL_SLOTS, slots):
         name = next(n for k in itertools.count() if (n := f"{record_name(pool)}/{node[:12]}.{k}") not in taken)
         taken.add(name)
         names.append((name, node))
