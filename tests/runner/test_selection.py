@@ -121,17 +121,23 @@ def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
     assert "--faults belong to the server" in capsys.readouterr().err
 
 
+async def thinking_batch(sandbox, out, attempts: int, **options):
+    """``attempts`` attempts of the form, all at once, by an agent thinking 0.2 s before each call."""
+    return await run_batch(
+        [load_pack(FORM)],
+        "think:0.2:reference",
+        repeats=attempts,
+        concurrency=attempts,
+        out=out,
+        progress=False,
+        sandbox=sandbox,
+        **options,
+    )
+
+
 async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_goes_on(own_sandbox, tmp_path):
     async with own_sandbox(max_runs=1) as own:  # two attempts at once: the second run is refused
-        outcomes = await run_batch(
-            [load_pack(FORM)],
-            "think:0.2:reference",
-            repeats=2,
-            concurrency=2,
-            out=tmp_path,
-            progress=False,
-            sandbox=own,
-        )
+        outcomes = await thinking_batch(own, tmp_path, 2)
     statuses = sorted((o.status, o.qualified_pass) for o in outcomes)
     assert statuses == [("completed", True), ("crashed", False)]
     refused = next(o for o in outcomes if o.status == "crashed")
@@ -144,16 +150,8 @@ async def test_a_session_refused_at_capacity_is_an_interruption_and_is_replaced(
     async with own_sandbox(own_browser=True, max_open_sessions=3) as own:
         outside = own.create_run()  # another client's session holds one of the three places
         assert (await outside.call("browser_start_session", {"provider": "kernel"}))["ok"]
-        outcomes = await run_batch(
-            [load_pack(FORM)],
-            "think:0.2:reference",
-            repeats=3,
-            concurrency=3,  # the batch runs three at once (its server holds three): one start is refused
-            out=tmp_path,
-            progress=False,
-            sandbox=own,
-            replace_interrupted=1,
-        )
+        # The batch runs three at once (its server holds three): one start is refused.
+        outcomes = await thinking_batch(own, tmp_path, 3, replace_interrupted=1)
         await outside.close()
     (replaced,) = [o for o in outcomes if o.selection == "replaced"]
     assert replaced.interruption.startswith("the server was at capacity") and "open_sessions" in replaced.interruption
@@ -164,15 +162,7 @@ async def test_a_session_refused_at_capacity_is_an_interruption_and_is_replaced(
 
 async def test_a_batch_runs_no_more_attempts_at_once_than_its_server_holds_sessions(own_sandbox, tmp_path, caplog):
     async with own_sandbox(max_open_sessions=2) as own:
-        outcomes = await run_batch(
-            [load_pack(FORM)],
-            "think:0.2:reference",
-            repeats=4,
-            concurrency=4,
-            out=tmp_path,
-            progress=False,
-            sandbox=own,
-        )
+        outcomes = await thinking_batch(own, tmp_path, 4)
     assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes]  # none refused: two waited
     waits = sorted(json.loads((o.directory / "attempt.json").read_text())["dispatch_wait_seconds"] for o in outcomes)
     assert waits[1] < 0.5 < waits[2], waits
