@@ -257,6 +257,9 @@ class RayPool:
         except ray.exceptions.RayError as exc:  # its warm pool was stopped meanwhile (its record is gone)
             self.grow = None
             log.warning("no longer looking for Ray nodes that join: %s", str(exc).splitlines()[0])
+        except Exception:  # a fault of ours: the batch goes on with the workers it has
+            self.grow = None
+            log.exception("no longer looking for Ray nodes that join")
         finally:
             self.looked, self.looking = time.monotonic(), None
 
@@ -335,7 +338,7 @@ async def own_workers_on_new_nodes(pool: RayPool) -> list[Worker]:
     """A batch's own workers for the browser slots free now (nodes that joined), up to its
     concurrency in all."""
     slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
-    places = pool.free_places(pool.size - len(pool.workers), slots)
+    places = pool.free_places(max(0, pool.size - len(pool.workers)), slots)
     return started(await asyncio.gather(*(start_worker(pool.actor_class, p) for p in places), return_exceptions=True))
 
 
