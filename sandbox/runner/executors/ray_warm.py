@@ -151,16 +151,16 @@ async def join_pool(pool: str) -> RayPool | None:
     places = running.free_places(len(dead))
     replacements = [start_worker(actor_class, place, name) for name, place in zip(dead, places, strict=False)]
     running.workers += await asyncio.gather(*replacements)
-    if follow:  # the dead that found no slot leave; the slots still free (new nodes) get workers
-        new = new_worker_names(pool, running, taken=set(states))
-        running.workers += await asyncio.gather(*(start_worker(actor_class, node, name) for name, node in new))
-        await record.change.remote([name for name, _ in new], dead[len(places) :])
+    if grow is not None:  # the dead that found no slot leave; the slots still free (new nodes) get workers
+        await record.change.remote([], dead[len(places) :])
+        running.workers += await grow(running)
     return running
 
 
 def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Worker]]]:
-    """How a running batch's pool that follows the nodes grows: it takes the workers another batch
-    added since, then adds one on each browser slot still free (a node that joined), recorded."""
+    """How a batch's pool that follows the nodes grows, at the batch's start and as it runs: it
+    takes the workers another batch added since, then adds one on each browser slot still free (a
+    node that joined), recorded."""
 
     async def grow(running: RayPool) -> list[Worker]:
         layout = await record.read.remote()
@@ -181,10 +181,8 @@ def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Work
     return grow
 
 
-def new_worker_names(
-    pool: str, running: RayPool, taken: set[str], slots: list[str] | None = None
-) -> list[tuple[str, str]]:
-    """A name and a node for each free browser slot of the live nodes (``slots``: already read):
+def new_worker_names(pool: str, running: RayPool, taken: set[str], slots: list[str]) -> list[tuple[str, str]]:
+    """A name and a node for each free browser slot among ``slots`` (``worker_places``' reading):
     ``pool/NAME/<node>.<k>``, the smallest k no worker of the pool has, so two batches starting at
     once pick the same names."""
     names = []
