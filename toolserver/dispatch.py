@@ -99,6 +99,9 @@ class Dispatcher:
             finally:
                 run.current = None
                 run.last_active = time.monotonic()
+            if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
+                cause = error["message"]
+                error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
             await run.media.end_group()
             if run.faults is not None:
                 await end_session_midway(ctx)

@@ -1,7 +1,9 @@
-"""Tool calls the browser tests repeat: start a session, take a snapshot, find a ref in it."""
+"""Tool calls the browser tests repeat: start a session, take a snapshot, find a ref in it; the
+lines a raw stdio MCP client sends."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from tests.support.site import SITE
@@ -30,3 +32,14 @@ def ref_of(snapshot_text: str, needle: str) -> str:
             if found:
                 return found.group(1)
     raise AssertionError(f"{needle!r} not in snapshot:\n{snapshot_text}")
+
+
+def handshake_then(*requests: dict) -> bytes:
+    """``initialize``, ``initialized``, then ``requests`` (ids from 2), as JSON lines a raw stdio client sends."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": number, **request} for number, request in enumerate(requests, 2)),
+    ]
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)

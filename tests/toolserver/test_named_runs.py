@@ -5,12 +5,13 @@ run, one browser and one trace — over the HTTP API, over ``/mcp?name=`` and ov
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from tests.support.calls import ref_of
+from tests.support.calls import handshake_then, ref_of
 from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
 
@@ -96,6 +97,28 @@ async def test_a_stdio_process_per_call_attached_to_a_server_keeps_one_run(clien
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_snapshot", "browser_click"]
     assert trace.header["transport"] == "mcp-http" and trace.header["name"] == "stdio-per-call"
+    assert (await client.delete(f"/runs/{run_id}")).status == 200
+
+
+async def test_an_attached_process_answers_every_call_of_a_file_before_it_exits(client, tmp_path):
+    """Calls written to a file end stdin at once: each is relayed and answered all the same."""
+    server = str(client.make_url("")).rstrip("/")
+    start = {"name": "browser_start_session", "arguments": START}
+    snapshot = {"name": "browser_snapshot", "arguments": {}}
+    calls = handshake_then({"method": "tools/call", "params": start}, {"method": "tools/call", "params": snapshot})
+    (tmp_path / "calls.jsonl").write_bytes(calls)
+    with (tmp_path / "calls.jsonl").open("rb") as stdin:
+        process = await asyncio.create_subprocess_exec(
+            SANDBOX_CLI, "mcp", "--attach", server, "--name", "from-a-file", "--pack", "controlled-form",
+            stdin=stdin, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0
+    answers = {a["id"]: a for a in map(json.loads, out.splitlines())}
+    assert sorted(answers) == [1, 2, 3] and not answers[3]["result"]["isError"], answers
+    run_id = answers[1]["result"]["_meta"]["sandbox/run_id"]
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    assert [(c.tool, c.ok) for c in trace.calls] == [("browser_start_session", True), ("browser_snapshot", True)]
     assert (await client.delete(f"/runs/{run_id}")).status == 200
 
 

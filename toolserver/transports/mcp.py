@@ -2,8 +2,9 @@
 
 One MCP connection is one run: the run is created when the client's ``initialize``
 succeeds, bound to the connection by the transport (``ConnectionRuns``), and ended (sessions
-closed, trace finalised) when the connection closes — stdin closing, the HTTP session deleted
-or idle too long, the server stopping. Only the SDK's public API is used. Every
+closed, trace finalised) when the connection closes — stdin closing (once the requests already
+read are answered: ``stdin_end``), the HTTP session deleted or idle too long, the server stopping
+(for stdio: SIGTERM, SIGINT, SIGHUP). Only the SDK's public API is used. Every
 ``tools/call`` goes through ``Run.call``, the same dispatcher and trace as HTTP;
 only the run header's ``transport`` differs.
 
@@ -35,6 +36,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -54,6 +56,7 @@ from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 from toolserver.transports.pipes import stdio_pipes
+from toolserver.transports.stdin_end import answer_before_end
 
 log = logging.getLogger("toolserver.transports.mcp")
 SERVER_NAME = "browser-tool-sandbox"
@@ -249,19 +252,50 @@ async def serve_stdio(
 
     runs = StdioRun(open_run)
     server = create_server(sandbox, runs)
+    stopped = StopSignals()
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
         async with (
             stdio_pipes(sandbox.config.max_body_bytes) as pipes,
-            stdio_server(*(pipes or ())) as (read_stream, write_stream),  # the pipes are duck-typed files
+            stdio_server(*(pipes or ())) as streams,  # the pipes are duck-typed files
             server.lifespan(server) as state,
         ):
-            await serve_loop(server, read_stream, write_stream, lifespan_state=state)
+            await serve_loop(server, *answer_before_end(*streams), lifespan_state=state)
+    except asyncio.CancelledError:
+        if not stopped.by:
+            raise
     finally:
+        stopped.restore()
         await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
         if runs.run is not None:
-            await end_run(runs.run)
+            await end_run(runs.run, "server_stopped" if stopped.by else "mcp_disconnected")
         await sandbox.stop()
+
+
+class StopSignals:
+    """SIGTERM, SIGINT and SIGHUP end the connection at once, as a server's stop: the calls in
+    flight are answered "Connection closed" and traced, the run ends (``server_stopped``), the
+    browser stops. A second signal while that happens has its default effect."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.by: str | None = None
+        self.serving = asyncio.current_task()
+        self.loop = asyncio.get_running_loop()
+        for number in self.SIGNALS:
+            self.loop.add_signal_handler(number, self.stop, number)
+
+    def stop(self, number: signal.Signals) -> None:
+        self.by = number.name
+        log.info("%s: stopping", self.by)
+        self.restore()
+        if self.serving is not None:
+            self.serving.cancel()
+
+    def restore(self) -> None:
+        for number in self.SIGNALS:
+            self.loop.remove_signal_handler(number)
 
 
 def log_failed_start(start: asyncio.Future) -> None:

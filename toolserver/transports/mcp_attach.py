@@ -26,6 +26,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from toolserver import __version__
+from toolserver.transports.stdin_end import answer_before_end
 
 # The same names as toolserver.transports.mcp's, which this module does not import: an attached
 # process starts for every call of some clients, and needs neither the browser nor the API.
@@ -58,8 +59,8 @@ async def serve_attached(server: str, *, name: str, pack: str | None = None, tok
             run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
             log.info("attached to run %s (%r) at %s", run_id, name, server)
             relay = proxy_server(upstream, run_id)
-            async with stdio_server() as (read_stream, write_stream), relay.lifespan(relay) as state:
-                await serve_loop(relay, read_stream, write_stream, lifespan_state=state)
+            async with stdio_server() as streams, relay.lifespan(relay) as state:
+                await serve_loop(relay, *answer_before_end(*streams), lifespan_state=state)
     except* (httpx2.HTTPError, OSError) as group:
         raise AttachError(f"cannot reach the sandbox server at {server}: {group.exceptions[0]!r}") from None
     except* MCPError as group:

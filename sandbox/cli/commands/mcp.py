@@ -65,7 +65,8 @@ def register(subparsers) -> None:
     declare_exits(
         p,
         {
-            0: "the client closed stdin (the run ended; attached: the connection ended, the run goes on)",
+            0: "the client closed stdin, or SIGTERM, SIGINT or SIGHUP stopped the server (the run ended; attached: "
+            "stdin closed, the connection ended, the run goes on)",
             2: "bad usage: an unknown or unusable pack, --attach without --name, a server option with --attach",
             3: "attached: the server could not be reached or refused the run",
         },

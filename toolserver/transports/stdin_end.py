@@ -1,0 +1,119 @@
+"""The end of stdin, as a stdio MCP server takes it: the requests already read are answered first.
+
+The SDK ends a connection when its read stream ends, and cancels the requests still running (each
+is answered -32000 "Connection closed"). Over stdio the end of stdin only says the client has
+nothing more to send: ``sandbox mcp < calls.jsonl``, or a script that writes its calls and closes
+stdin, would get none of them done. ``answer_before_end`` holds the read stream's end back until
+every request read has been answered or cancelled by the client (``notifications/cancelled``),
+for at most ``limit_s``; what is still running then ends with the connection, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+from mcp.shared.message import SessionMessage
+
+log = logging.getLogger("toolserver.transports.mcp")
+ANSWER_WITHIN_S = 60.0  # longer than any one call takes: the navigation bound is 15 s by default
+
+
+class Unanswered:
+    """The requests read and not yet answered, by id ("7" and 7 are one id, as in the SDK)."""
+
+    def __init__(self) -> None:
+        self.ids: Counter[str] = Counter()
+        self.none_left = asyncio.Event()
+        self.none_left.set()
+
+    def read(self, item: Any) -> None:
+        if not isinstance(item, SessionMessage):
+            return
+        message = item.message
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids[str(message.id)] += 1
+            self.none_left.clear()
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.settle(cancelled_request_id_from_params(message.params))
+
+    def written(self, item: Any) -> None:
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            self.settle(item.message.id)
+
+    def settle(self, request_id: Any) -> None:
+        key = str(request_id)
+        if self.ids[key] > 1:
+            self.ids[key] -= 1
+        else:
+            self.ids.pop(key, None)
+        if not self.ids:
+            self.none_left.set()
+
+
+class HeldEnd:
+    """The read stream, whose end waits for ``Unanswered.none_left``. Everything else is the stream's."""
+
+    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float) -> None:
+        self.stream, self.unanswered, self.limit_s = stream, unanswered, limit_s
+
+    def __getattr__(self, name: str) -> Any:  # receive, close, last_context, ...
+        return getattr(self.stream, name)
+
+    async def __aenter__(self) -> HeldEnd:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.stream.__aexit__(*exc)
+
+    def __aiter__(self) -> HeldEnd:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            item = await self.stream.__anext__()
+        except StopAsyncIteration:
+            await self.wait_for_answers()
+            raise
+        self.unanswered.read(item)
+        return item
+
+    async def wait_for_answers(self) -> None:
+        try:
+            await asyncio.wait_for(self.unanswered.none_left.wait(), self.limit_s)
+        except TimeoutError:
+            left = sorted(self.unanswered.ids)
+            log.warning("stdin ended; requests %s, unanswered after %g s, end with it", left, self.limit_s)
+
+
+class CountedWrites:
+    """The write stream, counting the answers written. Everything else is the stream's."""
+
+    def __init__(self, stream: Any, unanswered: Unanswered) -> None:
+        self.stream, self.unanswered = stream, unanswered
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    async def __aenter__(self) -> CountedWrites:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.stream.__aexit__(*exc)
+
+    async def send(self, item: Any) -> None:
+        await self.stream.send(item)
+        self.unanswered.written(item)
+
+
+def answer_before_end(read_stream: Any, write_stream: Any, limit_s: float = ANSWER_WITHIN_S) -> tuple[Any, Any]:
+    """``stdio_server()``'s two streams, with the read stream's end held back until every request
+    read has been answered (or cancelled), for at most ``limit_s``."""
+    unanswered = Unanswered()
+    return HeldEnd(read_stream, unanswered, limit_s), CountedWrites(write_stream, unanswered)
