@@ -1,5 +1,6 @@
 """`sandbox serve` as a real process: with a page spinning in JavaScript, DELETE returns and
-SIGINT stops the server within 10 s answering the call in flight, and the trace file is complete (issue 12, item 3)."""
+SIGINT stops the server within 10 s answering the call in flight, and the trace file is complete (issue 12, item 3);
+SIGHUP stops it as well."""
 
 from __future__ import annotations
 
@@ -78,6 +79,34 @@ async def test_delete_and_sigint_complete_with_a_spinning_page(tmp_path):
         for path in (tmp_path / "traces").glob("*.jsonl"):
             lines = strict_lines(path.read_text(encoding="utf-8"))
             assert lines[0]["type"] == "run" and lines[-1]["type"] == "run_end", path
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+async def test_a_hang_up_stops_the_server_and_ends_its_runs(tmp_path):
+    """SIGHUP (the terminal that started the server closed) stops it as SIGTERM does."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sandbox", "serve", "--port", str(port), "--trace-dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        await wait_healthy(base, server)
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/runs", json={}) as response:
+                run_id = (await response.json())["run_id"]
+            start = {"provider": "kernel"}
+            async with http.post(f"{base}/runs/{run_id}/tools/browser_start_session", json=start) as response:
+                assert (await response.json())["ok"]
+        server.send_signal(signal.SIGHUP)
+        assert await asyncio.to_thread(server.wait, 30) == 0
+        lines = strict_lines((tmp_path / f"{run_id}.jsonl").read_text(encoding="utf-8"))
+        assert [line["type"] for line in lines] == ["run", "call", "run_end"]
+        assert lines[-1]["reason"] == "server_stopped"
     finally:
         if server.poll() is None:
             server.kill()

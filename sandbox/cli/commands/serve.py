@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import logging
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -91,7 +93,7 @@ def register(subparsers) -> None:
     add_faults(p)
     add_timeouts(p)
     p.set_defaults(func=serve)
-    declare_exits(p, {0: "stopped (Ctrl-C or SIGTERM)", 2: "cannot listen on the host or port, or bad usage"})
+    declare_exits(p, {0: "stopped (Ctrl-C, SIGTERM or SIGHUP)", 2: "cannot listen on the host or port, or bad usage"})
 
 
 def add_timeouts(p: argparse.ArgumentParser) -> None:
@@ -170,8 +172,21 @@ def serve(args: argparse.Namespace) -> int:
     from toolserver.transports.http import create_app
 
     print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
-    web.run_app(create_app(config, policies=pack_policy, tasks=PackTasks()), host=args.host, port=args.port, print=None)
+    app = create_app(config, policies=pack_policy, tasks=PackTasks())
+    app.on_startup.append(stop_on_sighup)
+    web.run_app(app, host=args.host, port=args.port, print=None)  # stops on SIGINT and SIGTERM
     return 0
+
+
+async def stop_on_sighup(app) -> None:
+    """A hang-up (the terminal that started the server closed) stops it as SIGTERM does: every
+    run ends and its trace gets its last line."""
+    from aiohttp import web
+
+    def stop() -> None:
+        raise web.GracefulExit
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, stop)
 
 
 def listen_problem(host: str, port: int) -> str | None:
