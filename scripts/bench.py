@@ -395,7 +395,7 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
 def tree_cpu_seconds(pid: int | None = None) -> float:
     """utime+stime of a process and all its live descendants (reaped ones are in their parents'
     cutime/cstime), from /proc: this process, the Playwright drivers and every Chromium."""
-    from soak import process_tree  # scripts/soak.py, beside this script
+    from toolserver.capacity import process_tree
 
     tick, total = os.sysconf("SC_CLK_TCK"), 0.0
     for member in process_tree(pid or os.getpid()):

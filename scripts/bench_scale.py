@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolserver.api import Sandbox
-from toolserver.capacity import count_open_sessions, open_file_descriptors, session_cap
+from toolserver.capacity import count_open_sessions, open_file_descriptors, process_tree, session_cap
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.trace import read_trace
 
@@ -72,8 +72,6 @@ REFUSED = ("server_fault", "server_at_capacity")  # error types that are the ser
 
 def tree_pss_mb(root: int) -> tuple[float, int]:
     """The PSS of ``root`` and all its descendants in MB, and how many of them could not be read."""
-    from soak import process_tree  # scripts/soak.py, beside this script
-
     kib, unread = 0, 0
     for pid in process_tree(root):
         try:

@@ -187,6 +187,27 @@ def file_descriptor_shortage(
     )
 
 
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants, from /proc, ``root`` first: a server's tree is its Python
+    process, the Playwright driver and every Chromium process (what the soak, the scale bench and
+    the tests of Chromium's processes measure); empty of descendants where /proc is missing."""
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:  # ended meanwhile
+                    continue
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
 def count_open_sessions(sessions: Iterable[OpenSession]) -> int:
     """Sessions still holding a browser context: neither closed nor on a browser that died."""
     return sum(not session.closed and not session.crashed for session in sessions)

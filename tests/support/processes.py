@@ -6,23 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
-def process_tree(root: int) -> list[int]:
-    """``root`` and all its descendants, from /proc (the same walk as scripts/soak.py's)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
+from toolserver.capacity import process_tree
 
 
 def descendant_argvs(root: int) -> dict[int, list[str]]:

@@ -13,8 +13,9 @@ import pytest_asyncio
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror
-from tests.support.processes import descendant_argvs, process_tree
+from tests.support.processes import descendant_argvs
 from toolserver.api import Sandbox
+from toolserver.capacity import process_tree
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
