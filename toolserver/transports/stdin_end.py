@@ -55,21 +55,29 @@ class Unanswered:
             self.none_left.set()
 
 
-class HeldEnd:
-    """The read stream, whose end waits for ``Unanswered.none_left``. Everything else is the stream's."""
+class Wrapped:
+    """A stream of the SDK's, with everything but what a subclass adds left to it."""
 
-    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float) -> None:
-        self.stream, self.unanswered, self.limit_s = stream, unanswered, limit_s
+    def __init__(self, stream: Any, unanswered: Unanswered) -> None:
+        self.stream, self.unanswered = stream, unanswered
 
     def __getattr__(self, name: str) -> Any:  # receive, close, last_context, ...
         return getattr(self.stream, name)
 
-    async def __aenter__(self) -> HeldEnd:
+    async def __aenter__(self) -> Any:
         await self.stream.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> bool | None:
         return await self.stream.__aexit__(*exc)
+
+
+class HeldEnd(Wrapped):
+    """The read stream, whose end waits for ``Unanswered.none_left``, at most ``limit_s``."""
+
+    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float) -> None:
+        super().__init__(stream, unanswered)
+        self.limit_s = limit_s
 
     def __aiter__(self) -> HeldEnd:
         return self
@@ -91,21 +99,8 @@ class HeldEnd:
             log.warning("stdin ended; requests %s, unanswered after %g s, end with it", left, self.limit_s)
 
 
-class CountedWrites:
-    """The write stream, counting the answers written. Everything else is the stream's."""
-
-    def __init__(self, stream: Any, unanswered: Unanswered) -> None:
-        self.stream, self.unanswered = stream, unanswered
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
-
-    async def __aenter__(self) -> CountedWrites:
-        await self.stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> bool | None:
-        return await self.stream.__aexit__(*exc)
+class CountedWrites(Wrapped):
+    """The write stream, counting the answers written."""
 
     async def send(self, item: Any) -> None:
         await self.stream.send(item)
