@@ -9,6 +9,10 @@ renderer that cannot start) or slowing every run.
                       ``min_free_fds``, or 10 % of RLIMIT_NOFILE's soft limit if larger, free
     open_sessions     ``max_open_sessions`` sessions open on the server's browser, or
                       ``max_sessions_per_core`` times the cores when that is fewer
+    tasks             fewer than ``min_free_tasks`` more processes and threads may start: under
+                      the process's pids cgroup (a container's ``--pids-limit``, a pod's), the
+                      kernel's pid_max and threads-max, or RLIMIT_NPROC (not for root). Every
+                      session's renderer is a process of about a dozen threads
 
 One function per limit measures it and returns a ``Shortage``, or None when there is room; two
 checks turn a shortage into the caller's error: ``admitted`` (``check_session_capacity``) into
@@ -19,9 +23,8 @@ checks turn a shortage into the caller's error: ``admitted`` (``check_session_ca
 A session start holds its place while its context opens (``admitted``), so starts arriving
 together count the ones before them against the session cap; the session joins the host's
 sessions when it has started, with no await before the start lets go of its place, so no
-session is counted twice. Memory and descriptors are
-measured, not reserved: starts arriving together see the figures of before any of them, which
-the reserves are there to absorb.
+session is counted twice. Memory, descriptors and tasks are measured, not reserved: starts
+arriving together see the figures of before any of them, which the reserves are there to absorb.
 
 Imports only the configuration and the errors: no browser, no transport.
 """
@@ -39,8 +42,10 @@ from typing import Literal, Protocol
 from toolserver.config import ServerConfig
 from toolserver.errors import RunRefusedAtCapacity, ServerAtCapacity
 
-Limit = Literal["memory", "file_descriptors", "open_sessions"]
+Limit = Literal["memory", "file_descriptors", "open_sessions", "tasks"]
 MEMINFO = Path("/proc/meminfo")
+LOADAVG = Path("/proc/loadavg")  # its fourth field: running/all tasks of the machine
+KERNEL_LIMITS = (Path("/proc/sys/kernel/pid_max"), Path("/proc/sys/kernel/threads-max"))
 CGROUP_MOUNT = Path("/sys/fs/cgroup")
 OWN_CGROUPS = Path("/proc/self/cgroup")
 NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as 2**63 - 1 rounded down to a page
@@ -86,24 +91,38 @@ def cgroup_room_mb(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS) -
     ``memory.max`` of its group and of each group above it; v1: the memory controller's
     ``memory.limit_in_bytes``) less what that group uses, counting page cache the kernel can
     drop (``inactive_file``) as free, as the kubelet does. None: no limit, or no cgroups."""
+    files = {2: ("memory.max", "memory.current"), 1: ("memory.limit_in_bytes", "memory.usage_in_bytes")}
+    found = [group_room(group, *files[version]) for group, version in own_groups("memory", mount, membership)]
+    rooms = [room for room in found if room is not None]  # 0 is a room too: the group is full
+    return min(rooms) // (1 << 20) if rooms else None
+
+
+def cgroup_task_room(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS) -> int | None:
+    """How many more tasks (processes and threads) this process's pids cgroup allows: the
+    tightest ``pids.max`` less ``pids.current`` (v2: of its group and each group above it; v1: in
+    the pids controller's hierarchy). None: no limit, or no cgroups."""
+    found = [pids_room(group) for group, _ in own_groups("pids", mount, membership)]
+    rooms = [room for room in found if room is not None]
+    return min(rooms) if rooms else None
+
+
+def own_groups(controller: str, mount: Path, membership: Path) -> list[tuple[Path, int]]:
+    """The cgroups whose ``controller`` limits bind this process, each with its cgroup version:
+    v2, its group and every group above it; v1, its group in the controller's hierarchy."""
     try:
         lines = membership.read_text().splitlines()
     except OSError:
-        return None
-    rooms: list[int] = []
+        return []
+    groups: list[tuple[Path, int]] = []
     for line in lines:
         number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
         if number == "0" and not controllers:  # v2; under /unified beside a v1 hierarchy
             base = mount if (mount / "cgroup.controllers").exists() else mount / "unified"
             group = own_group(base, path)
-            levels = [group, *(p for p in group.parents if p.is_relative_to(base))]
-            found = [group_room(level, "memory.max", "memory.current") for level in levels]
-        elif "memory" in controllers.split(","):
-            found = [group_room(own_group(mount / "memory", path), "memory.limit_in_bytes", "memory.usage_in_bytes")]
-        else:
-            continue
-        rooms += [room for room in found if room is not None]  # 0 is a room too: the group is full
-    return min(rooms) // (1 << 20) if rooms else None
+            groups += [(level, 2) for level in (group, *(p for p in group.parents if p.is_relative_to(base)))]
+        elif controller in controllers.split(","):
+            groups.append((own_group(mount / controller, path), 1))
+    return groups
 
 
 def own_group(base: Path, path: str) -> Path:
@@ -125,6 +144,76 @@ def group_room(group: Path, limit_file: str, usage_file: str) -> int | None:
         return None
     droppable = int(stat.get("total_inactive_file", stat.get("inactive_file", 0)))  # v1 hierarchy: total_
     return max(0, int(limit_text) - usage + droppable)
+
+
+def pids_room(group: Path) -> int | None:
+    """Tasks a group's ``pids.max`` still allows (None: no limit, or unreadable)."""
+    try:
+        limit_text = (group / "pids.max").read_text().strip()
+        if limit_text == "max":
+            return None
+        return max(0, int(limit_text) - int((group / "pids.current").read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def machine_task_room() -> int | None:
+    """How many more tasks the kernel allows the machine: the lower of pid_max and threads-max,
+    less the tasks that exist (``/proc/loadavg``). None where those files are missing."""
+    try:
+        existing = int(LOADAVG.read_text().split()[3].split("/")[1])
+        return min(int(path.read_text()) for path in KERNEL_LIMITS) - existing
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def user_task_room() -> int | None:
+    """How many more tasks RLIMIT_NPROC's soft limit allows this process's user (it counts the
+    user's threads on the whole machine). None: no limit, or root (whom it does not bind)."""
+    soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if soft == resource.RLIM_INFINITY or os.geteuid() == 0:
+        return None
+    uid, used = os.getuid(), 0
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        used += len(os.listdir(entry / "task"))
+    return soft - used
+
+
+def task_shortage(config: ServerConfig, rooms: dict[str, int | None] | None = None) -> Shortage | None:
+    """Fewer than ``min_free_tasks`` more processes and threads may start (0: never checked), under
+    the tightest of: the pids cgroup, the kernel's limits, RLIMIT_NPROC. ``rooms``: given figures
+    by limit instead of this machine's (keys ``cgroup``, ``machine``, ``user``)."""
+    reserve = config.min_free_tasks
+    if reserve <= 0:
+        return None
+    if rooms is None:
+        rooms = {"cgroup": cgroup_task_room(), "machine": machine_task_room(), "user": user_task_room()}
+    known = {limit: room for limit, room in rooms.items() if room is not None}
+    if not known:
+        return None
+    limit = min(known, key=lambda name: known[name])
+    room = max(0, known[limit])
+    if room >= reserve:
+        return None
+    said = {
+        "cgroup": f"this server's pids cgroup allows {room} more tasks (pids.max less pids.current; a container's "
+        "--pids-limit)",
+        "machine": f"the machine allows {room} more tasks (the lower of kernel.pid_max and kernel.threads-max, less "
+        "the tasks that exist)",
+        "user": f"this user may start {room} more tasks (RLIMIT_NPROC; a higher limit: ulimit -u)",
+    }[limit]
+    return Shortage(
+        "tasks",
+        room,
+        reserve,
+        "tasks",
+        f"{said}, below the {reserve} this server keeps free (min_free_tasks); a session's renderer is a process "
+        "of about a dozen threads",
+    )
 
 
 def memory_shortage(
@@ -271,11 +360,12 @@ def admitted(config: ServerConfig, host: SessionHost) -> Iterator[None]:
 
 def check_session_capacity(config: ServerConfig, sessions: Iterable[OpenSession], opening: int = 0) -> None:
     """``ServerAtCapacity`` when a new session would pass a limit: open sessions (and ``opening``,
-    those being opened), memory, descriptors."""
+    those being opened), memory, descriptors, tasks."""
     shortage = (
         open_session_shortage(config, count_open_sessions(sessions) + opening)
         or memory_shortage(config)
         or file_descriptor_shortage(config)
+        or task_shortage(config)
     )
     if shortage is not None:
         raise ServerAtCapacity(
@@ -286,8 +376,9 @@ def check_session_capacity(config: ServerConfig, sessions: Iterable[OpenSession]
 
 
 def check_run_capacity(config: ServerConfig) -> None:
-    """``RunRefusedAtCapacity`` (429) when the machine is at a limit a new run would pass: memory, descriptors."""
-    shortage = memory_shortage(config) or file_descriptor_shortage(config)
+    """``RunRefusedAtCapacity`` (429) when the machine is at a limit a new run would pass: memory,
+    descriptors, tasks (a run could start no session)."""
+    shortage = memory_shortage(config) or file_descriptor_shortage(config) or task_shortage(config)
     if shortage is not None:
         raise RunRefusedAtCapacity(
             f"server at capacity ({shortage.limit.replace('_', ' ')}): {shortage.explanation}. "

@@ -73,6 +73,9 @@ class ServerConfig:
     max_sessions_per_core: int = 24
     min_free_memory_mb: int = 512  # memory kept free: MemAvailable, or a memory cgroup's room if less (0: not checked)
     min_free_fds: int = 256  # file descriptors kept free below RLIMIT_NOFILE, or 10 % of it if more (0: not checked)
+    # processes and threads that may still start, under the pids cgroup, the kernel's limits and
+    # RLIMIT_NPROC (0: not checked); an idle server has about 60, each session about 13 more
+    min_free_tasks: int = 128
     # A page that floods refused requests (toolserver.floods): per window between call lines, a
     # blocked_request line for the first this-many refusals of one kind (reason, type, host) ...
     max_identical_refusals: int = 20
@@ -93,7 +96,7 @@ class ServerConfig:
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
         if not (isinstance(self.max_open_sessions, int) and self.max_open_sessions >= 1):
             raise ValueError(f"max_open_sessions must be a whole number of at least 1, not {self.max_open_sessions!r}")
-        for field in ("min_free_memory_mb", "min_free_fds", "max_sessions_per_core"):
+        for field in ("min_free_memory_mb", "min_free_fds", "min_free_tasks", "max_sessions_per_core"):
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")

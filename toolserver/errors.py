@@ -139,7 +139,7 @@ class TooManySessions(ToolError):
 
 
 class ServerAtCapacity(ToolError):
-    """The server is at a real limit (available memory, file descriptors, `max_open_sessions`):
+    """The server is at a real limit (available memory, file descriptors, tasks, `max_open_sessions`):
     no session was started. The message and `details` name the limit, the measured figure and the
     threshold; start the session again later (`toolserver.capacity`)."""
 

@@ -7,20 +7,32 @@ reserve is set above what the machine has, the descriptor check is given a tiny 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
+import aiohttp
 import pytest
 
 from tests.support.sandboxes import http_client
+from tests.support.serve import free_port, wait_healthy
 from toolserver.capacity import (
     available_memory_mb,
     cgroup_room_mb,
+    cgroup_task_room,
     cores,
     file_descriptor_shortage,
     memory_shortage,
     open_file_descriptors,
     open_session_shortage,
     session_cap,
+    task_shortage,
+    user_task_room,
 )
 from toolserver.config import ServerConfig
 from toolserver.contract.trace import parse_trace
@@ -149,7 +161,13 @@ def test_the_session_cap_is_per_core_when_that_is_fewer():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("min_free_memory_mb", -1), ("min_free_fds", 1.5), ("max_open_sessions", 0), ("max_sessions_per_core", -2)],
+    [
+        ("min_free_memory_mb", -1),
+        ("min_free_fds", 1.5),
+        ("min_free_tasks", -1),
+        ("max_open_sessions", 0),
+        ("max_sessions_per_core", -2),
+    ],
 )
 def test_a_capacity_field_out_of_range_is_refused(field, value):
     with pytest.raises(ValueError, match=field):
@@ -241,3 +259,133 @@ def test_the_tighter_of_the_machine_and_its_cgroup_is_the_memory_left():
     by_machine = memory_shortage(config, available_mb=400, cgroup_mb=9_000)
     assert by_machine is not None and by_machine.measured == 400 and "MemAvailable" in by_machine.explanation
     assert memory_shortage(config, available_mb=20_000, cgroup_mb=600) is None
+
+
+def test_a_pids_cgroup_limit_is_read_up_the_v2_tree_and_from_the_v1_hierarchy(tmp_path):
+    mount, membership = cgroup_tree(
+        tmp_path / "v2",
+        {
+            "proc-self-cgroup": "0::/kubepods/pod1/ctr\n",
+            "mount/cgroup.controllers": "cpu memory pids\n",
+            "mount/kubepods/pod1/pids.max": "1024\n",  # a pod's pid limit, above the container's group
+            "mount/kubepods/pod1/pids.current": "1000\n",
+            "mount/kubepods/pod1/ctr/pids.max": "max\n",
+            "mount/kubepods/pod1/ctr/pids.current": "990\n",
+        },
+    )
+    assert cgroup_task_room(mount, membership) == 24
+    mount, membership = cgroup_tree(
+        tmp_path / "v1",
+        {
+            "proc-self-cgroup": "8:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n",
+            "mount/pids/docker/abc/pids.max": "100\n",  # docker run --pids-limit 100
+            "mount/pids/docker/abc/pids.current": "120\n",  # over it: no room
+        },
+    )
+    assert cgroup_task_room(mount, membership) == 0
+    mount, membership = cgroup_tree(
+        tmp_path / "none", {"proc-self-cgroup": "8:pids:/\n0::/\n", "mount/pids/pids.max": "max\n"}
+    )
+    assert cgroup_task_room(mount, membership) is None
+
+
+def test_the_tightest_task_limit_is_the_one_named():
+    config = ServerConfig(min_free_tasks=128)
+    shortage = task_shortage(config, {"cgroup": 40, "machine": 30_000, "user": None})
+    assert shortage is not None and (shortage.limit, shortage.measured, shortage.threshold) == ("tasks", 40, 128)
+    assert "pids cgroup allows 40 more tasks" in shortage.explanation and "min_free_tasks" in shortage.explanation
+    by_machine = task_shortage(config, {"cgroup": None, "machine": 100, "user": 5_000})
+    assert by_machine is not None and "kernel.pid_max" in by_machine.explanation
+    assert task_shortage(config, {"cgroup": 500, "machine": 30_000, "user": 129}) is None
+    assert task_shortage(config, {"cgroup": None, "machine": None, "user": None}) is None
+    assert task_shortage(ServerConfig(min_free_tasks=0), {"cgroup": 0, "machine": 0, "user": 0}) is None
+    assert task_shortage(config) is None  # this machine is far from its limits
+
+
+def test_rlimit_nproc_counts_the_users_tasks_on_the_whole_machine(monkeypatch):
+    # RLIMIT_NPROC does not bind root: the test runs the check as if this user were not root.
+    real_getrlimit = resource.getrlimit
+    soft = 100_000
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(
+        resource, "getrlimit", lambda which: (soft, soft) if which == resource.RLIMIT_NPROC else real_getrlimit(which)
+    )
+    room = user_task_room()
+    own_tasks = len(os.listdir("/proc/self/task"))
+    assert room is not None and room <= soft - own_tasks  # this process's threads count, and others of the user
+    soft = soft - room + 10  # 10 left
+    shortage = task_shortage(ServerConfig(), {"cgroup": None, "machine": None, "user": user_task_room()})
+    assert shortage is not None and "ulimit -u" in shortage.explanation and shortage.measured <= 10
+
+
+def writable_pids_group(name: str) -> Path | None:
+    """A new, empty pids cgroup, or None where this process may not make one (root on a v1 pids
+    hierarchy, or on a v2 root group that hands its children the pids controller)."""
+    v1, v2 = Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")
+    for parent in (v1, v2):
+        if (parent == v1 and (v1 / "cgroup.procs").exists()) or "pids" in read_or_empty(
+            parent / "cgroup.subtree_control"
+        ).split():
+            try:
+                (parent / name).mkdir()
+            except OSError:
+                continue
+            return parent / name
+    return None
+
+
+def read_or_empty(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+async def test_a_server_at_its_pids_cgroup_limit_refuses_sessions_and_runs_and_recovers(tmp_path):
+    """A real pids cgroup around a real `sandbox serve`: with fewer tasks left than it keeps free, a
+    session start is `server_at_capacity` naming the tasks, a new run 429; with the limit raised, the
+    same run starts its session. Without the check, the start would take the last tasks itself."""
+    group = writable_pids_group(f"sandbox-test-{os.getpid()}")
+    if group is None:
+        pytest.skip("needs a pids cgroup this process may create (root, cgroup v1 or a delegated v2 group)")
+    port, reserve = free_port(), 64
+    base = f"http://127.0.0.1:{port}"
+    serve = f"{sys.executable} -m sandbox serve --port {port} --trace-dir {tmp_path} --min-free-tasks {reserve}"
+    server = subprocess.Popen(
+        ["sh", "-c", f"echo $$ > {group}/cgroup.procs && exec {serve}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        await wait_healthy(base, server)
+        async with aiohttp.ClientSession() as http:
+
+            async def post(path: str, body: dict) -> tuple[int, dict]:
+                async with http.post(f"{base}{path}", json=body) as response:
+                    return response.status, await response.json()
+
+            _, run = await post("/runs", {})
+            in_use = int((group / "pids.current").read_text())
+            (group / "pids.max").write_text(str(in_use + reserve - 1))  # one task short of the reserve
+            _, refused = await post(f"/runs/{run['run_id']}/tools/browser_start_session", START)
+            error = refused["error"]
+            assert error["type"] == "server_at_capacity" and "server at capacity (tasks)" in error["message"], error
+            assert error["details"]["limit"] == "tasks" and error["details"]["threshold"] == reserve
+            assert error["details"]["measured"] < reserve and "pids cgroup" in error["message"]
+            status, body = await post("/runs", {})
+            assert status == 429 and body["error"]["type"] == "server_at_capacity", body
+
+            (group / "pids.max").write_text("max")
+            _, started = await post(f"/runs/{run['run_id']}/tools/browser_start_session", START)
+            assert started["ok"], started
+        server.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(server.wait, 30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        for _ in range(100):  # the group empties as Chromium's processes end
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                break
+            await asyncio.sleep(0.1)

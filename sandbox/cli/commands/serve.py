@@ -65,6 +65,14 @@ def register(subparsers) -> None:
         help="memory kept free: below it new runs (429) and sessions are refused (server_at_capacity); 0: not checked",
     )
     p.add_argument(
+        "--min-free-tasks",
+        type=int,
+        default=128,
+        metavar="N",
+        help="processes and threads that may still start (pids cgroup, kernel limits, ulimit -u): below it new "
+        "runs (429) and sessions are refused (server_at_capacity); 0: not checked",
+    )
+    p.add_argument(
         "--allowed-hosts",
         default="",
         metavar="NAMES",
@@ -147,6 +155,7 @@ def serve(args: argparse.Namespace) -> int:
         max_open_sessions=args.max_open_sessions,
         max_sessions_per_core=args.max_sessions_per_core,
         min_free_memory_mb=args.min_free_memory_mb,
+        min_free_tasks=args.min_free_tasks,
         allowed_hosts=tuple(name.strip() for name in args.allowed_hosts.split(",") if name.strip()),
         require_pack=args.require_pack,
         screenshot_dir=args.screenshots,
