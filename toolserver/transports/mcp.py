@@ -264,6 +264,7 @@ async def serve_stdio(
     except asyncio.CancelledError:
         if not stopped.by:
             raise
+        stopped.serving.uncancel()  # the stop's own cancel, taken: the closing below may await
     finally:
         stopped.restore()
         await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
@@ -281,21 +282,26 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.by: str | None = None
-        self.serving = asyncio.current_task()
+        serving = asyncio.current_task()
+        assert serving is not None  # made in a coroutine
+        self.serving = serving
         self.loop = asyncio.get_running_loop()
-        for number in self.SIGNALS:
-            self.loop.add_signal_handler(number, self.stop, number)
+        try:
+            for number in self.SIGNALS:
+                self.loop.add_signal_handler(number, self.stop, number)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or not POSIX
+            log.warning("stdio server outside the main thread: a signal stops it without ending its run")
 
     def stop(self, number: signal.Signals) -> None:
         self.by = number.name
         log.info("%s: stopping", self.by)
         self.restore()
-        if self.serving is not None:
-            self.serving.cancel()
+        self.serving.cancel()
 
     def restore(self) -> None:
         for number in self.SIGNALS:
-            self.loop.remove_signal_handler(number)
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                self.loop.remove_signal_handler(number)
 
 
 def log_failed_start(start: asyncio.Future) -> None:
