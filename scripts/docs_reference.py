@@ -133,12 +133,13 @@ def render_exit_codes(parser: argparse.ArgumentParser) -> str:
     for name, _summary, sub in commands(parser):
         codes = exit_codes(sub)
         if codes:
-            rows.append([f"`{name}`", codes.get(0, "—"), codes.get(1, "—"), codes.get(2, "—")])
+            others = "; ".join(f"**{code}** {meaning}" for code, meaning in sorted(codes.items()) if code > 2)
+            rows.append([f"`{name}`", codes.get(0, "—"), codes.get(1, "—"), codes.get(2, "—"), others or "—"])
     return (
         "# Exit codes\n\n"
         + GENERATED
         + f"Every command also exits 2 on {BAD_COMMAND_LINE}. `sandbox COMMAND --help` ends with the same list.\n\n"
-        + table(["command", "0", "1", "2"], rows)
+        + table(["command", "0", "1", "2", "others"], rows)
     )
 
 

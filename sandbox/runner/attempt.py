@@ -43,6 +43,7 @@ from toolserver.faults import FaultPlan
 SITE_KEY_PREFIX = "bench"
 SCREENSHOT_MODES = ("all", "failures", "none")
 SHOTS_FOLDER = "shots"
+STOPPED = "stopped"  # an attempt's status when its batch was stopped (a signal, Ctrl-C) while it ran
 EVALUATION_ERROR = "evaluation_error"  # an attempt's status when an evaluator raised (score.json status error)
 
 
@@ -87,7 +88,9 @@ class AttemptRecord(BaseModel):
     )
     time_limit_seconds: int | float | None = Field(default=None, description="The time limit the agent was given.")
     status: str | None = Field(
-        default=None, description="How the agent ended: completed, error (it reported one), timeout or crashed."
+        default=None,
+        description="How the agent ended: completed, error (it reported one), timeout, crashed, or stopped (its "
+        "batch was stopped while it ran).",
     )
     error: str | None = Field(default=None, description="The agent's error message (None when it completed).")
     tool_calls: dict[str, int] | None = Field(default=None, description="Calls per tool, from the trace.")
@@ -214,6 +217,12 @@ async def run_attempt(
         result = AgentResult(output="", status="timeout", error=f"stopped at the pack's time limit ({limit:g} s)")
     except Exception as exc:  # a crashed agent never stops the batch
         result = AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
+    except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first
+        this = asyncio.current_task()
+        if this is not None:
+            this.uncancel()  # taken back while the attempt is recorded; raised again at the end
+        stopped_after = time.monotonic() - started
+        result = AgentResult(output="", status=STOPPED, error=f"the batch was stopped after {stopped_after:.1f} s")
     elapsed = time.monotonic() - started
     await run.close(reason=result.status)
 
@@ -260,7 +269,7 @@ async def run_attempt(
     stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
     reasons = failure_reasons(attempt, score, stderr)
     (directory / "score.txt").write_text(describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8")
-    return AttemptOutcome(
+    outcome = AttemptOutcome(
         pack.id,
         name,
         directory,
@@ -274,6 +283,18 @@ async def run_attempt(
         "; ".join(reasons),
         None if cost is None else round(cost, 6),
     )
+    if result.status == STOPPED:
+        raise AttemptStopped(outcome)
+    return outcome
+
+
+class AttemptStopped(asyncio.CancelledError):
+    """The batch was stopped while this attempt ran: it is recorded (status ``stopped``), and the
+    stop goes on (a ``CancelledError``) carrying its ``outcome``."""
+
+    def __init__(self, outcome: AttemptOutcome) -> None:
+        super().__init__(f"attempt {outcome.directory.name} stopped")
+        self.outcome = outcome
 
 
 def describe_attempt(attempt: AttemptRecord, score_text: str, reasons: list[str]) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
+from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.compare import comparison, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
@@ -146,29 +146,60 @@ async def run_batch(
         bar = tqdm(total=len(jobs), desc="attempts", unit="attempt", leave=True)
 
     queued = time.monotonic()
+    ended: dict[int, AttemptOutcome] = {}  # by job: what a stop of the batch keeps
 
-    async def one(pack: Pack, rep: int, agent: BatchAgent) -> AttemptOutcome:
+    async def one(index: int, pack: Pack, rep: int, agent: BatchAgent) -> AttemptOutcome:
         folder = f"{slug(agent.name)}--{pack.id}-{rep}" if several else f"{pack.id}-{rep}"
         async with limit:
             waited = time.monotonic() - queued  # the dispatch wait: not the agent's time
             try:
                 outcome = await running.run(pack, rep, batch_dir / folder, agent, waited)
+            except AttemptStopped as stopped:
+                ended[index] = stopped.outcome
+                raise
             except Exception as exc:  # the attempt could not even run: its own error, never the batch's
                 outcome = unrun_attempt(batch_dir / folder, pack, agent.name, rep, exc)
+        ended[index] = outcome
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
             bar.update(1)
         return outcome
 
+    rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
+    attempts = [asyncio.ensure_future(one(index, *job)) for index, job in enumerate(jobs)]
     try:
-        outcomes = await asyncio.gather(*(one(pack, rep, agent) for pack, rep, agent in jobs))
+        outcomes = await asyncio.gather(*attempts)
         outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running)
-        write_summary(batch_dir, outcomes, prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR)
+        write_summary(batch_dir, outcomes, rate)
+    except asyncio.CancelledError:  # the batch was stopped: what ended is kept, and said
+        this = asyncio.current_task()
+        if this is not None:
+            this.uncancel()  # the stop becomes BatchStopped; what follows may await
+        for attempt in attempts:
+            attempt.cancel()
+        await asyncio.wait(attempts)  # gather gives up at the first attempt cancelled: the others record theirs
+        kept = [ended[index] for index in sorted(ended)]
+        write_summary(batch_dir, kept, rate)
+        raise BatchStopped(batch_dir, kept, len(jobs)) from None
     finally:
         if bar is not None:
             bar.close()
         await running.stop()
     return list(outcomes)
+
+
+class BatchStopped(Exception):
+    """The batch was stopped (a signal, Ctrl-C) before it finished. ``outcomes``: its attempts that
+    ended, those it stopped included (status ``stopped``), in ``summary.json`` too; ``jobs``: how
+    many attempts it had."""
+
+    def __init__(self, batch_dir: Path, outcomes: list[AttemptOutcome], jobs: int) -> None:
+        stopped = sum(outcome.status == STOPPED for outcome in outcomes)
+        super().__init__(
+            f"the batch was stopped: {len(outcomes) - stopped} of {jobs} attempts finished, {stopped} stopped while "
+            f"they ran, {jobs - len(outcomes)} not started; what ended is in {batch_dir}"
+        )
+        self.batch_dir, self.outcomes, self.jobs = batch_dir, outcomes, jobs
 
 
 async def replace_interrupted_attempts(

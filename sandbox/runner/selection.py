@@ -1,8 +1,8 @@
 """Run selection, as the benchmark selected runs: an attempt that did not complete because the
 infrastructure failed it (an injected fault, a browser crash, a fault of the sandbox server, a
-dead Ray worker, the model endpoint refusing or failing after the agent's own retries) is an
-*interruption*, and may be replaced; a wrong answer, a failed gate, an agent crashing on its own
-input or a time-out while working is a *genuine failure*, and never is.
+dead Ray worker, the model endpoint refusing or failing after the agent's own retries, its batch
+stopped under it) is an *interruption*, and may be replaced; a wrong answer, a failed gate, an
+agent crashing on its own input or a time-out while working is a *genuine failure*, and never is.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.attempt import STOPPED, AttemptOutcome
 from toolserver.contract.trace import read_trace
 
 # The model SDKs' words for an endpoint that could not be reached or failed (after their retries).
@@ -26,6 +26,8 @@ def interruption(outcome: AttemptOutcome) -> str:
     """Why the infrastructure interrupted this attempt, or "" (it completed, or failed on its own)."""
     if outcome.qualified_pass:
         return ""
+    if outcome.status == STOPPED:
+        return "the batch was stopped while it ran"
     folder = Path(outcome.directory)
     trace_file = folder / "trace.jsonl"
     if trace_file.is_file():

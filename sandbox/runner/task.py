@@ -102,7 +102,7 @@ class AgentTask:
 @dataclass
 class AgentResult:
     output: str
-    status: str = "completed"  # completed | error | timeout | crashed
+    status: str = "completed"  # completed | error | timeout | crashed | stopped (the batch was)
     error: str | None = None
     token_usage: dict[str, int] | None = None
     details: dict[str, Any] = field(default_factory=dict)

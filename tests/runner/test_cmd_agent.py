@@ -13,32 +13,13 @@ from pathlib import Path
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from tests.support.processes import wait_until_gone
 from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'example_agent.py'))}"
 HUNG = 'cmd:echo $$ > "$SANDBOX_ATTEMPT_DIR/agent.pid"; sleep 60'  # the shell records its pid, then hangs
 CRASHING = "cmd:exit 3"
-
-
-def living_processes_in_group(group: int) -> list[int]:
-    """Pids of the process group that are alive (zombies waiting to be reaped do not count)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _parent, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
-        except (OSError, ValueError):
-            continue
-        if int(pgrp) == group and state != "Z":
-            alive.append(int(stat.parent.name))
-    return alive
-
-
-async def wait_until_gone(group: int, seconds: float = 3.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (alive := living_processes_in_group(group)) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    return alive
 
 
 async def test_example_agent_completes_and_the_gates_see_its_calls(sandbox, tmp_path):

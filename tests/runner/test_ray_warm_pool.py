@@ -18,7 +18,7 @@ import ray
 from ray.cluster_utils import Cluster
 
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.batch import run_batch
+from sandbox.runner.batch import BatchStopped, run_batch
 from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayUnavailable
 from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
@@ -206,3 +206,41 @@ def test_the_spec_names_a_pool_after_the_address():
     assert options("ray") == (None, None)
     with pytest.raises(ExecutorSpecError, match=r"'poll=night' after the address: use ray\[:ADDRESS\]\[,pool=NAME\]"):
         parse_executor("ray:10.0.0.5:6379,poll=night")
+
+
+async def test_a_batch_stopped_on_a_pool_stops_its_attempts_on_the_worker(cluster, tmp_path):
+    """A stop of the batch (Ctrl-C, a signal) while a pool worker runs its attempts: each is
+    recorded as stopped on the driver, and cancelled on the worker, which goes on serving."""
+    await start_pool("stops", workers=1)
+    try:
+        batch = asyncio.ensure_future(
+            run_batch(
+                [load_pack("controlled-form")],
+                "think:1:reference",
+                repeats=2,
+                concurrency=2,
+                out=tmp_path,
+                progress=False,
+                executor=f"ray:{cluster.address},pool=stops",
+            )  # fmt: skip
+        )
+        for _ in range(600):  # until the worker runs both
+            if (await pool_status("stops"))[0]["running"] == 2:
+                break
+            await asyncio.sleep(0.05)
+        batch.cancel()
+        with pytest.raises(BatchStopped) as stopped:
+            await batch
+        outcomes = stopped.value.outcomes
+        assert [outcome.status for outcome in outcomes] == ["stopped", "stopped"]
+        for outcome in outcomes:
+            attempt = json.loads((outcome.directory / "attempt.json").read_text())
+            assert attempt["status"] == "stopped" and "stopped while the attempt ran on Ray node" in attempt["error"]
+        for _ in range(200):  # the worker's attempts end: they were cancelled, not left to run to the end
+            worker = (await pool_status("stops"))[0]
+            if worker["running"] == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert (worker["alive"], worker["running"], worker["attempts"]) == (True, 0, 2)
+    finally:
+        stop_pool("stops")

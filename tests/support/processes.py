@@ -1,9 +1,11 @@
 """Processes from /proc: a process's descendants and their command lines (the browser's and
-the Playwright driver's flags are checked on the real processes)."""
+the Playwright driver's flags are checked on the real processes), and a process group's end."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from pathlib import Path
 
 from toolserver.capacity import process_tree
@@ -19,3 +21,23 @@ def descendant_argvs(root: int) -> dict[int, list[str]]:
         except OSError:
             continue
     return argvs
+
+
+def living_processes_in_group(group: int) -> list[int]:
+    """Pids of the process group that are alive (zombies waiting to be reaped do not count)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _parent, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(pgrp) == group and state != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+async def wait_until_gone(group: int, seconds: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (alive := living_processes_in_group(group)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return alive

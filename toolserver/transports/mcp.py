@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import signal
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -55,6 +54,7 @@ from toolserver.contract.policy import PolicyMode
 from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
+from toolserver.stopping import StopSignals
 from toolserver.transports.pipes import stdio_pipes
 from toolserver.transports.stdin_end import answer_before_end
 
@@ -262,46 +262,14 @@ async def serve_stdio(
         ):
             await serve_loop(server, *answer_before_end(*streams), lifespan_state=state)
     except asyncio.CancelledError:
-        if not stopped.by:
+        if not stopped.taken():
             raise
-        stopped.serving.uncancel()  # the stop's own cancel, taken: the closing below may await
     finally:
         stopped.restore()
         await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
         if runs.run is not None:
             await end_run(runs.run, "server_stopped" if stopped.by else "mcp_disconnected")
         await sandbox.stop()
-
-
-class StopSignals:
-    """SIGTERM, SIGINT and SIGHUP end the connection at once, as a server's stop: the calls in
-    flight are answered "Connection closed" and traced, the run ends (``server_stopped``), the
-    browser stops. A second signal while that happens has its default effect."""
-
-    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-    def __init__(self) -> None:
-        self.by: str | None = None
-        serving = asyncio.current_task()
-        assert serving is not None  # made in a coroutine
-        self.serving = serving
-        self.loop = asyncio.get_running_loop()
-        try:
-            for number in self.SIGNALS:
-                self.loop.add_signal_handler(number, self.stop, number)
-        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or not POSIX
-            log.warning("stdio server outside the main thread: a signal stops it without ending its run")
-
-    def stop(self, number: signal.Signals) -> None:
-        self.by = number.name
-        log.info("%s: stopping", self.by)
-        self.restore()
-        self.serving.cancel()
-
-    def restore(self) -> None:
-        for number in self.SIGNALS:
-            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-                self.loop.remove_signal_handler(number)
 
 
 def log_failed_start(start: asyncio.Future) -> None:

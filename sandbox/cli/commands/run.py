@@ -127,6 +127,10 @@ def register(subparsers) -> None:
             2: "bad usage: unknown pack, agent or executor, --repeats/--concurrency below 1, "
             "an option the agent or executor does not take, an unreachable model endpoint, no Ray at the "
             "executor's address or no warm pool of that name",
+            129: "stopped by SIGHUP (as 130)",
+            130: "stopped by Ctrl-C (SIGINT): the attempts running were stopped and recorded (status stopped), the "
+            "table, summary.json and the report cover what ended",
+            143: "stopped by SIGTERM (as 130)",
         },
     )
 
@@ -212,6 +216,7 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.agents import make_agent
     from sandbox.runner.batch import (
         AgentUnavailable,
+        BatchStopped,
         format_reasons,
         format_table,
         resolve_packs,
@@ -223,6 +228,7 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.executors import ExecutorUnavailable, parse_executor
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
     from toolserver.faults import parse_faults
+    from toolserver.stopping import EXIT_STATUS, StopSignals
 
     if args.repeats < 1 or args.concurrency < 1 or (args.retries is not None and args.retries < 0):
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
@@ -240,9 +246,12 @@ def command(args: argparse.Namespace) -> int:
     except (PackError, ValueError) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
-    try:
-        outcomes = asyncio.run(
-            run_batch(
+    signals: list[StopSignals] = []
+
+    async def batch() -> list:
+        signals.append(StopSignals())  # a signal stops the batch: see BatchStopped
+        try:
+            return await run_batch(
                 packs,
                 agents,
                 repeats=args.repeats,
@@ -260,10 +269,21 @@ def command(args: argparse.Namespace) -> int:
                 faults=faults,
                 replace_interrupted=args.replace_interrupted,
             )
-        )
+        finally:
+            signals[0].restore()
+
+    stopped_by = None
+    try:
+        outcomes = asyncio.run(batch())
     except (AgentUnavailable, ExecutorUnavailable) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
+    except BatchStopped as stopped:
+        stopped_by, outcomes = signals[0].by or "SIGINT", stopped.outcomes
+        print(f"sandbox run: stopped by {stopped_by}: {stopped}", file=sys.stderr)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # before any attempt started
+        print("sandbox run: stopped before any attempt started", file=sys.stderr)
+        return EXIT_STATUS[signals[0].by or "SIGINT" if signals else "SIGINT"]
     rows = summarise(outcomes)
     attempts = [o.to_json() for o in outcomes]
     if args.json:
@@ -292,5 +312,7 @@ def command(args: argparse.Namespace) -> int:
                 f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
                 file=sys.stderr if args.json else sys.stdout,
             )
+    if stopped_by is not None:
+        return EXIT_STATUS[stopped_by]
     counted = selected(outcomes)  # replacements in, the attempts they replaced out
     return 0 if counted and all(o.qualified_pass for o in counted) else 1

@@ -40,7 +40,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
+from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent, ExecutorUnavailable
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
@@ -305,10 +305,14 @@ class RayPool:
             worker = await self.pick()
             node = worker.node
             worker.running += 1
+            ref = worker.handle.run.remote(pack_id, agent, settings, attempt_number, directory.name, dispatch_wait)
             try:
-                reply = await worker.handle.run.remote(
-                    pack_id, agent, settings, attempt_number, directory.name, dispatch_wait
-                )
+                reply = await ref
+            except asyncio.CancelledError:  # the batch is being stopped: so is the attempt on its worker
+                ray.cancel(ref)
+                stop = [f"the batch was stopped while the attempt ran on Ray node {node}"]
+                stopped = unfinished(directory, pack_id, agent.name, attempt_number, stop, node, tries, STOPPED)
+                raise AttemptStopped(stopped) from None
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
                 errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
@@ -321,7 +325,7 @@ class RayPool:
                 worker.running -= 1
             write_reply(directory, reply["files"], node, tries)
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
-        return crashed(directory, pack_id, agent.name, attempt_number, errors, node, retries + 1)
+        return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, retries + 1)
 
     async def stop(self) -> None:
         """Ends the batch's own workers, those being started for a node that joined included
@@ -372,7 +376,7 @@ def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int)
         path.write_text(record.to_json(), encoding="utf-8")
 
 
-def crashed(
+def unfinished(
     directory: Path,
     pack_id: str,
     agent_spec: str,
@@ -380,9 +384,11 @@ def crashed(
     errors: list[str],
     node: str | None,
     tries: int,
+    status: str = "crashed",
 ) -> AttemptOutcome:
-    """An attempt every try of which lost its worker: recorded, with the reasons (and the node
-    of the last worker it lost), as crashed."""
+    """An attempt whose worker never answered, recorded with the reasons (and the node of the
+    last worker it ran on): ``crashed`` when every try lost its worker, ``stopped`` when the batch
+    was stopped while it ran."""
     error = "; ".join(errors)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "attempt.json").write_text(
@@ -391,7 +397,7 @@ def crashed(
                 "pack": pack_id,
                 "agent": agent_spec,
                 "attempt": attempt_number,
-                "status": "crashed",
+                "status": status,
                 "error": error,
                 "tries": tries,
                 "executor": "ray",
@@ -402,4 +408,4 @@ def crashed(
         + "\n",
         encoding="utf-8",
     )
-    return AttemptOutcome(pack_id, agent_spec, directory, "crashed", 0.0, False, False, 0.0, 0, None, error)
+    return AttemptOutcome(pack_id, agent_spec, directory, status, 0.0, False, False, 0.0, 0, None, error)

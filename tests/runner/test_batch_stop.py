@@ -1,0 +1,77 @@
+"""Stopping a batch (Ctrl-C, SIGTERM, SIGHUP): `sandbox run` as a real process. The attempts
+running are stopped and recorded (status ``stopped``, their traces ended), the table,
+``summary.json`` and the report cover what ended, a `cmd:` agent's processes are gone, and the
+exit status says which signal (130, 143)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.support.processes import wait_until_gone
+from toolserver.contract.trace import read_trace
+
+SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
+HANGING = 'cmd:echo $$ > "$SANDBOX_ATTEMPT_DIR/agent.pid"; sleep 60'  # records its process group, then hangs
+
+
+def has_called(folder: Path) -> bool:
+    trace = folder / "trace.jsonl"
+    return trace.is_file() and '"type": "call"' in trace.read_text()
+
+
+async def running_batch(
+    tmp_path: Path, ready: Callable[[Path], bool], *args: str
+) -> tuple[asyncio.subprocess.Process, list[Path]]:
+    """`sandbox run controlled-form ARGS` into ``tmp_path``, once two attempt folders are ``ready``."""
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "run", "controlled-form", "--out", str(tmp_path), "--no-progress", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    for _ in range(600):
+        folders = sorted(path for path in tmp_path.glob("*/*") if path.is_dir())
+        if len(folders) >= 2 and all(map(ready, folders)):
+            return process, folders
+        assert process.returncode is None, await process.communicate()
+        await asyncio.sleep(0.05)
+    raise AssertionError("the batch's attempts never got going")
+
+
+async def test_sigterm_stops_a_batch_and_records_the_attempts_it_stopped(tmp_path):
+    process, folders = await running_batch(
+        tmp_path, has_called, "--agent", "think:0.5:reference", "--repeats", "3", "--concurrency", "2"
+    )
+    process.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 143, err.decode()
+    said = "stopped by SIGTERM: the batch was stopped: 0 of 3 attempts finished, 2 stopped while they ran, 1 not"
+    assert said in err.decode() and "Traceback" not in err.decode(), err.decode()
+    assert "stopped 2" in out.decode()  # the table's status column
+    batch = folders[0].parent
+    summary = json.loads((batch / "summary.json").read_text())
+    assert [a["status"] for a in summary["attempts"]] == ["stopped", "stopped"]
+    assert (batch / "report.html").is_file()
+    for folder in folders:
+        attempt = json.loads((folder / "attempt.json").read_text())
+        assert attempt["status"] == "stopped" and attempt["error"].startswith("the batch was stopped after")
+        trace = read_trace(folder / "trace.jsonl")
+        assert trace.end is not None and trace.end["reason"] == "stopped" and trace.calls
+        assert "agent stopped: the batch was stopped" in (folder / "score.txt").read_text()
+
+
+async def test_ctrl_c_stops_a_cmd_agent_and_its_processes(tmp_path):
+    process, folders = await running_batch(
+        tmp_path, lambda folder: (folder / "agent.pid").is_file(), "--agent", HANGING, "--repeats", "2",
+        "--concurrency", "2",
+    )  # fmt: skip
+    process.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 130, err.decode()
+    assert "stopped by SIGINT" in err.decode() and "Traceback" not in err.decode(), err.decode()
+    for folder in folders:
+        assert await wait_until_gone(int((folder / "agent.pid").read_text())) == []
+        assert json.loads((folder / "attempt.json").read_text())["status"] == "stopped"
