@@ -130,6 +130,22 @@ async def test_a_killed_run_without_score_still_renders_what_there_is(sandbox, s
         await context.close()
 
 
+async def test_an_attempt_killed_before_it_was_recorded_renders_its_trace(sandbox, samples):
+    """What a batch killed mid-attempt leaves: the prompt and the trace, no attempt.json."""
+    folder = samples / "reference" / "bid-intake"
+    for name in ("attempt.json", "score.json", "output.txt"):
+        (folder / name).unlink()
+    assert main(["report", str(folder)]) == 0
+    page, context, _ = await open_report(sandbox, folder / "report.html")
+    try:
+        attempt = await page.get_by_role("table", name="Attempt").inner_text()
+        assert "status\tunknown" in attempt and "time\tunknown" in attempt, attempt
+        assert "attempt.json is missing" in await page.get_by_role("region", name="Missing").inner_text()
+        assert await page.locator("article.call").count() >= 6
+    finally:
+        await context.close()
+
+
 def test_nothing_to_report_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("not an attempt")
     assert main(["report", str(tmp_path)]) == 2

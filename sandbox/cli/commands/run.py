@@ -281,9 +281,11 @@ def command(args: argparse.Namespace) -> int:
     except BatchStopped as stopped:
         stopped_by, outcomes = signals[0].by or "SIGINT", stopped.outcomes
         print(f"sandbox run: stopped by {stopped_by}: {stopped}", file=sys.stderr)
-    except (asyncio.CancelledError, KeyboardInterrupt):  # before any attempt started
-        print("sandbox run: stopped before any attempt started", file=sys.stderr)
-        return EXIT_STATUS[signals[0].by or "SIGINT" if signals else "SIGINT"]
+    except (asyncio.CancelledError, KeyboardInterrupt):  # before the attempts started, or a second signal
+        by = signals[0].by if signals else None
+        said = "at once by a second signal: the batch folder may lack its summary" if by else "before its attempts"
+        print(f"sandbox run: stopped {said}", file=sys.stderr)
+        return EXIT_STATUS[by or "SIGINT"]
     rows = summarise(outcomes)
     attempts = [o.to_json() for o in outcomes]
     if args.json:
