@@ -23,8 +23,6 @@ from tests.support.sandboxes import http_client
 from tests.support.serve import free_port, wait_healthy
 from toolserver.capacity import (
     available_memory_mb,
-    cgroup_room_mb,
-    cgroup_task_room,
     cores,
     file_descriptor_shortage,
     memory_shortage,
@@ -34,6 +32,7 @@ from toolserver.capacity import (
     task_shortage,
     user_task_room,
 )
+from toolserver.cgroups import cgroup_room_mb, cgroup_task_room
 from toolserver.config import ServerConfig
 from toolserver.contract.trace import parse_trace
 from toolserver.transports.mcp import SERVER_BUSY
