@@ -358,7 +358,7 @@ async def throughput_side(repeats: int, think: float, concurrency: int) -> dict:
         reviewed, agent, repeats=repeats, concurrency=concurrency, out=out, progress=False
     )
     timings["local_cold"] = time.perf_counter() - t
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     try:
         t = time.perf_counter()
         tables["ray"] = await run_batch(

@@ -54,7 +54,7 @@ async def ray_side(repeats: int = 12, concurrency: int = 8, think: float = 0.5) 
         return time.perf_counter() - began, outcomes
 
     local_s, local = await timed("local")
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     try:
         address = ray.get_runtime_context().gcs_address
         cold_s, cold = await timed(f"ray:{address}")

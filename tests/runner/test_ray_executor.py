@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 
 import pytest
 import ray
@@ -18,7 +20,7 @@ from tests.support.dying_workers import kill_during_the_first_try
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # not a Ray already running
     yield
     ray.shutdown()
 
@@ -75,3 +77,31 @@ def test_one_browser_per_node_of_two_cpus(local_ray):
     node = ray.get_runtime_context().get_node_id()
     assert worker_places(8) == [node]  # 2 CPUs: one browser already uses both
     assert worker_places(1) == [node]
+
+
+async def test_executor_ray_without_an_address_starts_its_own_ray_beside_another(tmp_path):
+    """`--executor ray` starts a local Ray of its own, as documented, even when another Ray runs
+    on the machine (Ray's own ``ray.init()`` joins the one `ray start` or a test cluster recorded)."""
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, "-c",
+        "import sys, ray\nfrom ray.cluster_utils import Cluster\n"
+        "cluster = Cluster(initialize_head=True, head_node_args={'num_cpus': 1, 'include_dashboard': False})\n"
+        "ray.init(address=cluster.address)\nprint(ray.get_runtime_context().get_node_id(), flush=True)\n"
+        "sys.stdin.read()\nray.shutdown()\ncluster.shutdown()\n",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        other_node = (await asyncio.wait_for(other.stdout.readline(), 120)).decode().strip()
+        assert other_node, "the other Ray did not start"
+        run = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("sandbox")), "run", "controlled-form", "--agent", "reference",
+            "--executor", "ray", "--out", str(tmp_path), "--no-progress",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(run.communicate(), 240)
+        assert run.returncode == 0, (out + err).decode()[-2000:]
+        (attempt,) = tmp_path.glob("*/controlled-form-1/attempt.json")
+        assert json.loads(attempt.read_text())["ray_node"] not in ("", None, other_node)
+    finally:
+        other.stdin.close()
+        await asyncio.wait_for(other.wait(), 60)

@@ -74,7 +74,9 @@ def connect(address: str | None) -> None:
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
-            ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            # "local": a Ray of its own, even when `ray start` runs one on this machine (ray.init()
+            # would join that one, and refuse the options of a new one)
+            ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise RayUnavailable(f"no Ray at {address}: {str(exc).splitlines()[0]}") from exc
 
