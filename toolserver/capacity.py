@@ -84,21 +84,32 @@ def available_memory_mb() -> int | None:
     return None if kib is None else kib // 1024
 
 
-def machine_task_room() -> int | None:
-    """How many more tasks the kernel allows the machine: the lower of pid_max and threads-max,
-    less the tasks that exist (``/proc/loadavg``). None where those files are missing."""
+def machine_tasks() -> int | None:
+    """The tasks (processes and threads) of the whole machine, from ``/proc/loadavg``."""
     try:
-        existing = int(LOADAVG.read_text().split()[3].split("/")[1])
-        return min(int(path.read_text()) for path in KERNEL_LIMITS) - existing
+        return int(LOADAVG.read_text().split()[3].split("/")[1])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def user_task_room() -> int | None:
+def machine_task_room(existing: int | None) -> int | None:
+    """How many more tasks the kernel allows the machine: the lower of pid_max and threads-max,
+    less the ``existing`` ones. None where those figures are missing."""
+    try:
+        return None if existing is None else min(int(path.read_text()) for path in KERNEL_LIMITS) - existing
+    except (OSError, ValueError):
+        return None
+
+
+def user_task_room(enough: int | None = None, existing: int | None = None) -> int | None:
     """How many more tasks RLIMIT_NPROC's soft limit allows this process's user (it counts the
-    user's threads on the whole machine). None: no limit, or root (whom it does not bind)."""
+    user's threads on the whole machine). None: no limit, root (whom it does not bind), or at
+    least ``enough`` left even were all the machine's ``existing`` tasks the user's: then the
+    user's tasks are not counted (a walk of /proc, on every session start)."""
     soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
     if soft == resource.RLIM_INFINITY or os.geteuid() == 0:
+        return None
+    if enough is not None and existing is not None and soft - existing >= enough:
         return None
     uid, used = os.getuid(), 0
     with contextlib.suppress(OSError):
@@ -118,7 +129,12 @@ def task_shortage(config: ServerConfig, rooms: dict[str, int | None] | None = No
     if reserve <= 0:
         return None
     if rooms is None:
-        rooms = {"cgroup": cgroup_task_room(), "machine": machine_task_room(), "user": user_task_room()}
+        existing = machine_tasks()
+        rooms = {
+            "cgroup": cgroup_task_room(),
+            "machine": machine_task_room(existing),
+            "user": user_task_room(enough=reserve, existing=existing),
+        }
     known = {limit: room for limit, room in rooms.items() if room is not None}
     if not known:
         return None

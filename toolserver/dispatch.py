@@ -205,13 +205,14 @@ def not_in_mirror(run: Run, url: str, reached_from: str | None = None) -> NotInM
 
 
 async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
-    """What a Playwright failure means: the browser died, the run ended, the page hangs
-    (a timeout on a page that does not answer a trivial question), or the action failed."""
+    """What a Playwright failure means: the browser died, the page hangs (a timeout on a page
+    that does not answer a trivial question), or the action failed. A run that ended under the
+    call makes any failure ``unknown_run`` (``Dispatcher.call``)."""
     run = ctx.run
     if ctx.session is not None and ctx.session.crashed:
         return crashed_error(ctx.session).to_json()
-    if run.closed:
-        return {"type": "unknown_run", "message": f"run {run.id} ended while this call was running"}
+    if run.closed:  # its tabs are gone: nothing to probe
+        return BrowserActionFailed(first_line(str(exc))).to_json()
     tab = ctx.tab
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:
         try:

@@ -25,6 +25,7 @@ from toolserver.capacity import (
     available_memory_mb,
     cores,
     file_descriptor_shortage,
+    machine_tasks,
     memory_shortage,
     open_file_descriptors,
     open_session_shortage,
@@ -312,6 +313,11 @@ def test_rlimit_nproc_counts_the_users_tasks_on_the_whole_machine(monkeypatch):
     room = user_task_room()
     own_tasks = len(os.listdir("/proc/self/task"))
     assert room is not None and room <= soft - own_tasks  # this process's threads count, and others of the user
+    existing = machine_tasks()
+    assert existing is not None and existing >= own_tasks
+    assert user_task_room(enough=128, existing=existing) is None  # 100,000 cannot bind: nothing counted
+    counted = user_task_room(enough=soft, existing=existing)  # it might bind: counted
+    assert counted is not None and counted <= soft - own_tasks
     soft = soft - room + 10  # 10 left
     shortage = task_shortage(ServerConfig(), {"cgroup": None, "machine": None, "user": user_task_room()})
     assert shortage is not None and "ulimit -u" in shortage.explanation and shortage.measured <= 10

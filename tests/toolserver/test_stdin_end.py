@@ -67,7 +67,18 @@ async def test_a_request_still_unanswered_after_the_limit_ends_with_the_connecti
         await asyncio.sleep(0.1)
         await write.send(answer(1))
         assert len(await asyncio.wait_for(reading, 5)) == 2
-    assert "requests ['2'], unanswered after 0.5 s, end with it" in caplog.text
+    assert "requests ['2'], none answered in 0.5 s, end with it" in caplog.text
+
+
+async def test_answers_that_keep_coming_hold_the_end_longer_than_the_limit():
+    # A file of slow calls: each is answered within the limit, all of them take longer.
+    read, write, _ = await streams(*map(request, range(1, 5)), limit_s=0.3)
+    reading = asyncio.ensure_future(read_all(read))
+    for number in range(1, 5):
+        await asyncio.sleep(0.2)
+        assert not reading.done()
+        await write.send(answer(number))
+    assert len(await asyncio.wait_for(reading, 5)) == 4  # after 0.8 s in all
 
 
 async def test_no_request_no_wait_and_the_streams_are_the_sdks_otherwise():

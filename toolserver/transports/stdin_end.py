@@ -4,8 +4,9 @@ The SDK ends a connection when its read stream ends, and cancels the requests st
 is answered -32000 "Connection closed"). Over stdio the end of stdin only says the client has
 nothing more to send: ``sandbox mcp < calls.jsonl``, or a script that writes its calls and closes
 stdin, would get none of them done. ``answer_before_end`` holds the read stream's end back until
-every request read has been answered or cancelled by the client (``notifications/cancelled``),
-for at most ``limit_s``; what is still running then ends with the connection, as before.
+every request read has been answered or cancelled by the client (``notifications/cancelled``).
+Calls run one at a time, so a long file takes long in all: it gives up only when ``limit_s`` pass
+with no request answered; what is still running then ends with the connection, as before.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 
 log = logging.getLogger("toolserver.transports.mcp")
-ANSWER_WITHIN_S = 60.0  # longer than any one call takes: the navigation bound is 15 s by default
+ANSWER_WITHIN_S = 60.0  # longer than any one call takes (call_timeout_s 30 s), the browser's start included
 
 
 class Unanswered:
@@ -28,6 +29,7 @@ class Unanswered:
 
     def __init__(self) -> None:
         self.ids: Counter[str] = Counter()
+        self.settled = 0  # how many were answered or cancelled, in all
         self.none_left = asyncio.Event()
         self.none_left.set()
 
@@ -47,6 +49,7 @@ class Unanswered:
 
     def settle(self, request_id: Any) -> None:
         key = str(request_id)
+        self.settled += 1
         if self.ids[key] > 1:
             self.ids[key] -= 1
         else:
@@ -73,7 +76,7 @@ class Wrapped:
 
 
 class HeldEnd(Wrapped):
-    """The read stream, whose end waits for ``Unanswered.none_left``, at most ``limit_s``."""
+    """The read stream, whose end waits for ``Unanswered.none_left`` (``wait_for_answers``)."""
 
     def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float) -> None:
         super().__init__(stream, unanswered)
@@ -92,11 +95,17 @@ class HeldEnd(Wrapped):
         return item
 
     async def wait_for_answers(self) -> None:
-        try:
-            await asyncio.wait_for(self.unanswered.none_left.wait(), self.limit_s)
-        except TimeoutError:
-            left = sorted(self.unanswered.ids)
-            log.warning("stdin ended; requests %s, unanswered after %g s, end with it", left, self.limit_s)
+        """Until every request read is settled, or ``limit_s`` pass with none settled."""
+        while True:
+            settled = self.unanswered.settled
+            try:
+                await asyncio.wait_for(self.unanswered.none_left.wait(), self.limit_s)
+                return
+            except TimeoutError:
+                if self.unanswered.settled == settled:
+                    left = sorted(self.unanswered.ids)
+                    log.warning("stdin ended; requests %s, none answered in %g s, end with it", left, self.limit_s)
+                    return
 
 
 class CountedWrites(Wrapped):
@@ -109,6 +118,6 @@ class CountedWrites(Wrapped):
 
 def answer_before_end(read_stream: Any, write_stream: Any, limit_s: float = ANSWER_WITHIN_S) -> tuple[Any, Any]:
     """``stdio_server()``'s two streams, with the read stream's end held back until every request
-    read has been answered (or cancelled), for at most ``limit_s``."""
+    read has been answered (or cancelled), as long as one is every ``limit_s``."""
     unanswered = Unanswered()
     return HeldEnd(read_stream, unanswered, limit_s), CountedWrites(write_stream, unanswered)
