@@ -153,12 +153,10 @@ async def run_batch(
         async with limit:
             waited = time.monotonic() - queued  # the dispatch wait: not the agent's time
             try:
-                outcome = await running.run(pack, rep, batch_dir / folder, agent, waited)
+                outcome = await run_or_record(running, pack, rep, batch_dir / folder, agent, waited)
             except AttemptStopped as stopped:
                 ended[index] = stopped.outcome
                 raise
-            except Exception as exc:  # the attempt could not even run: its own error, never the batch's
-                outcome = unrun_attempt(batch_dir / folder, pack, agent.name, rep, exc)
         ended[index] = outcome
         if bar is not None:
             bar.set_postfix_str(f"{pack.id}: {'PASS' if outcome.qualified_pass else 'FAIL'}")
@@ -167,9 +165,10 @@ async def run_batch(
 
     rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
     attempts = [asyncio.ensure_future(one(index, *job)) for index, job in enumerate(jobs)]
+    reran: list[AttemptOutcome] = []  # run selection's list, filled as it goes: what a stop in it keeps
     try:
         outcomes = await asyncio.gather(*attempts)
-        outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running)
+        outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running, reran)
         write_summary(batch_dir, outcomes, rate)
     except asyncio.CancelledError:  # the batch was stopped: what ended is kept, and said
         this = asyncio.current_task()
@@ -178,7 +177,7 @@ async def run_batch(
         for attempt in attempts:
             attempt.cancel()
         await asyncio.wait(attempts)  # gather gives up at the first attempt cancelled: the others record theirs
-        kept = [ended[index] for index in sorted(ended)]
+        kept = reran or [ended[index] for index in sorted(ended)]
         write_summary(batch_dir, kept, rate)
         raise BatchStopped(batch_dir, kept, len(jobs)) from None
     finally:
@@ -203,28 +202,46 @@ class BatchStopped(Exception):
 
 
 async def replace_interrupted_attempts(
-    outcomes: list[AttemptOutcome], jobs: list, most: int, running
+    outcomes: list[AttemptOutcome], jobs: list, most: int, running, result: list[AttemptOutcome] | None = None
 ) -> list[AttemptOutcome]:
     """Run selection: an attempt the infrastructure interrupted is run again, at most ``most``
     times; it stays in the batch (its folder too) as ``replaced``, and its re-run is an
-    ``approved replacement`` in its own folder (``<folder>-r<k>``). Genuine failures stay."""
-    result = []
-    for outcome, (pack, rep, agent) in zip(outcomes, jobs, strict=True):
-        current = dataclasses.replace(outcome, interruption=interruption(outcome))
+    ``approved replacement`` in its own folder (``<folder>-r<k>``). Genuine failures stay.
+    ``result`` is filled as it goes: when the batch is stopped during a re-run, it holds every
+    attempt, the re-run stopped included, and the stop goes on."""
+    result = [] if result is None else result
+    marked = [dataclasses.replace(outcome, interruption=interruption(outcome)) for outcome in outcomes]
+    for position, (current, (pack, rep, agent)) in enumerate(zip(marked, jobs, strict=True)):
+        first = current.directory
         for k in range(1, most + 1):
             if not current.interruption:
                 break
             result.append(dataclasses.replace(current, selection="replaced"))
-            directory = outcome.directory.parent / f"{outcome.directory.name}-r{k}"
-            again = await running.run(pack, rep, directory, agent, 0.0)
-            current = dataclasses.replace(
-                again,
-                interruption=interruption(again),
-                selection="approved replacement",
-                replaces=current.directory.name,
-            )
+            try:
+                again = await run_or_record(running, pack, rep, first.parent / f"{first.name}-r{k}", agent, 0.0)
+            except asyncio.CancelledError as stop:
+                if isinstance(stop, AttemptStopped):
+                    result.append(replacement(stop.outcome, current))
+                result.extend(marked[position + 1 :])
+                raise
+            current = replacement(again, current)
         result.append(current)
     return result
+
+
+def replacement(again: AttemptOutcome, replaced: AttemptOutcome) -> AttemptOutcome:
+    return dataclasses.replace(
+        again, interruption=interruption(again), selection="approved replacement", replaces=replaced.directory.name
+    )
+
+
+async def run_or_record(running, pack: Pack, rep: int, directory: Path, agent: BatchAgent, waited: float):
+    """One attempt on the executor; one the sandbox could not even run is recorded as its own
+    error (``unrun_attempt``), never the batch's."""
+    try:
+        return await running.run(pack, rep, directory, agent, waited)
+    except Exception as exc:
+        return unrun_attempt(directory, pack, agent.name, rep, exc)
 
 
 def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exception) -> AttemptOutcome:

@@ -206,3 +206,56 @@ async def test_a_model_endpoint_that_keeps_refusing_is_an_interruption_and_is_re
     events = parse_trace((outcome.directory / "trace.jsonl").read_text()).events
     faults = [e.data for e in events if e.kind == "fault_injected"]
     assert len(faults) == 3 and all("answered 429" in f["detail"] for f in faults)  # a request, two retries
+
+
+async def test_a_batch_stopped_during_a_re_run_keeps_both_attempts(sandbox, tmp_path):
+    from sandbox.runner.batch import BatchStopped
+
+    spec = "session-dies:after=2:p=0.5"
+    key = f"{FORM}:think:0.3:reference:1:{FORM}-1"
+    seed = seed_where(spec, dies=[key], lives=[f"{key}-r1"])
+    batch = asyncio.ensure_future(
+        run_batch([load_pack(FORM)], "think:0.3:reference", out=tmp_path, progress=False, sandbox=sandbox,
+                  faults=parse_faults(spec, seed), replace_interrupted=1)
+    )  # fmt: skip
+    for _ in range(400):
+        traces = list(tmp_path.glob(f"*/{FORM}-1-r1/trace.jsonl"))
+        if traces and '"type": "call"' in traces[0].read_text():
+            break
+        assert not batch.done(), batch.result()
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the re-run never called a tool")
+    batch.cancel()
+    with pytest.raises(BatchStopped) as stopped:
+        await batch
+    assert [(o.directory.name, o.selection, o.status) for o in stopped.value.outcomes] == [
+        (f"{FORM}-1", "replaced", "completed"),
+        (f"{FORM}-1-r1", "approved replacement", "stopped"),
+    ]
+    assert stopped.value.outcomes[0].interruption.startswith("injected fault session-dies")
+    summary = json.loads((stopped.value.batch_dir / "summary.json").read_text())
+    assert [a["selection"] for a in summary["attempts"]] == ["replaced", "approved replacement"]
+
+
+async def test_a_re_run_the_sandbox_cannot_run_is_its_own_error(tmp_path):
+    from sandbox.runner.attempt import AttemptOutcome
+    from sandbox.runner.batch import replace_interrupted_attempts
+
+    class Refusing:  # an executor whose every run is refused, as a full server refuses one
+        capacity = None
+
+        async def run(self, pack, attempt_number, directory, agent, dispatch_wait=0.0):
+            raise RuntimeError("no room for another run")
+
+    pack, agent = load_pack(FORM), BatchAgent("reference", AgentOptions())
+    first = AttemptOutcome(FORM, "reference", tmp_path / f"{FORM}-1", "crashed", 0.0, False, False, 0.0, 0, None,
+                           "the sandbox could not run the attempt: TooManyRuns: 64 runs open")  # fmt: skip
+    outcomes = await replace_interrupted_attempts([first], [(pack, 1, agent)], 2, Refusing())
+    assert [(o.directory.name, o.selection) for o in outcomes] == [
+        (f"{FORM}-1", "replaced"),
+        (f"{FORM}-1-r1", "replaced"),
+        (f"{FORM}-1-r2", "approved replacement"),
+    ]
+    assert outcomes[-1].reason == "the sandbox could not run the attempt: RuntimeError: no room for another run"
+    assert json.loads((tmp_path / f"{FORM}-1-r2" / "attempt.json").read_text())["status"] == "crashed"
