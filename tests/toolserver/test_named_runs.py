@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
@@ -14,6 +16,8 @@ from mcp import Client, StdioServerParameters
 from tests.support.calls import handshake_then, ref_of
 from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
+from toolserver.faults import parse_faults
+from toolserver.transports.guards import SANDBOX
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
@@ -120,6 +124,62 @@ async def test_an_attached_process_answers_every_call_of_a_file_before_it_exits(
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     assert [(c.tool, c.ok) for c in trace.calls] == [("browser_start_session", True), ("browser_snapshot", True)]
     assert (await client.delete(f"/runs/{run_id}")).status == 200
+
+
+async def attached(server: str, name: str, *calls: dict) -> asyncio.subprocess.Process:
+    """A `sandbox mcp --attach` process on a pipe, the handshake and ``calls`` written to it."""
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--attach", server, "--name", name, "--pack", "controlled-form",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    process.stdin.write(handshake_then(*({"method": "tools/call", "params": call} for call in calls)))
+    await process.stdin.drain()
+    return process
+
+
+async def test_an_attached_call_longer_than_five_seconds_is_answered(own_sandbox):
+    """httpx's default timeout (5 s) cut such a call off, and the attached process never answered it."""
+    async with own_sandbox(faults=parse_faults("mirror-delay:ms=6000")) as own, http_client(own) as server:
+        start = {"name": "browser_start_session", "arguments": START}  # its page is 6 s late
+        process = await attached(str(server.make_url("")).rstrip("/"), "slow", start)
+        began = time.monotonic()
+        lines = [await asyncio.wait_for(process.stdout.readline(), 60) for _ in range(2)]
+        took = time.monotonic() - began
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+    started = json.loads(lines[1])
+    assert started["id"] == 2 and not started["result"]["isError"], started
+    assert started["result"]["structuredContent"]["status"] == 200 and took > 6, (started, took)
+
+
+async def test_sigterm_ends_an_attached_process_and_its_connection_not_the_run(client):
+    """As a closed stdin does: exit 0, the MCP session deleted on the server, the run goes on."""
+    server = str(client.make_url("")).rstrip("/")
+    process = await attached(server, "terminated", {"name": "browser_start_session", "arguments": START})
+    opened = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+    assert json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["id"] == 2
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    assert "SIGTERM: stopping" in (await process.stderr.read()).decode()
+    run_id = opened["result"]["_meta"]["sandbox/run_id"]
+    assert not client.server.app[SANDBOX].runs[run_id].closed
+    assert (await client.delete(f"/runs/{run_id}")).status == 200
+
+
+async def test_an_event_stream_has_its_headers_before_its_first_event(client):
+    """The standalone GET stream's first event is a ping 15 s away: its headers come at once."""
+    url, accept = "/mcp?pack=controlled-form", {"Accept": "application/json, text/event-stream"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    opened = await client.post(url, json=initialize, headers=accept)
+    session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-06-18"}
+    assert (await client.post(url, json=initialized, headers=accept | session)).status == 202
+    async with asyncio.timeout(5):
+        stream = await client.get(url, headers={"Accept": "text/event-stream"} | session)
+    assert stream.status == 200 and stream.headers["Content-Type"].startswith("text/event-stream")
+    stream.close()
+    run_id = opened.headers["Mcp-Run-Id"]
+    assert (await client.delete(url, headers=session)).status == 200
+    assert client.server.app[SANDBOX].runs[run_id].closed
 
 
 async def run_cli(*args: str) -> tuple[int, str]:

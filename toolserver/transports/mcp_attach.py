@@ -11,6 +11,7 @@ and prompts are passed through as the server answers them, so results are the sa
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 from urllib.parse import urlencode
@@ -26,12 +27,18 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from toolserver import __version__
+from toolserver.stopping import StopSignals
+from toolserver.transports.pipes import stdio_pipes
 from toolserver.transports.stdin_end import answer_before_end
 
 # The same names as toolserver.transports.mcp's, which this module does not import: an attached
 # process starts for every call of some clients, and needs neither the browser nor the API.
 SERVER_NAME = "browser-tool-sandbox"
 RUN_ID_META = "sandbox/run_id"
+# The MCP SDK's own client timeouts: a call's answer may take minutes (httpx's default, 5 s, cut
+# off any call longer than that, and the SDK's client then never answered it).
+UPSTREAM_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer request line is refused here; the server has its own limit
 
 log = logging.getLogger("toolserver.transports.mcp_attach")
 
@@ -48,18 +55,33 @@ def attach_url(server: str, pack: str | None, name: str) -> str:
 async def serve_attached(server: str, *, name: str, pack: str | None = None, token: str | None = None) -> None:
     """Serve one stdio MCP connection onto the run named ``name`` of the server at ``server``
     (``http://127.0.0.1:8765``); ``AttachError`` if that server cannot be reached or refuses."""
+    stopped = StopSignals()  # a stop signal ends the connection as a closed stdin does: the run goes on
+    try:
+        await relay_run(server, name, pack, token)
+    except asyncio.CancelledError:
+        if not stopped.taken():
+            raise
+    finally:
+        stopped.restore()
+
+
+async def relay_run(server: str, name: str, pack: str | None, token: str | None) -> None:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     endpoint = attach_url(server, pack, name)
     try:
         async with (
-            httpx2.AsyncClient(headers=headers) as http,
+            httpx2.AsyncClient(headers=headers, timeout=UPSTREAM_TIMEOUT) as http,
             Client(streamable_http_client(endpoint, http_client=http), mode="legacy") as upstream,  # the handshake
         ):
             opened = upstream.session.initialize_result
             run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
             log.info("attached to run %s (%r) at %s", run_id, name, server)
             relay = proxy_server(upstream, run_id)
-            async with stdio_server() as streams, relay.lifespan(relay) as state:
+            async with (
+                stdio_pipes(MAX_LINE_BYTES) as pipes,  # read on the loop: a stop signal is not held by a thread
+                stdio_server(*(pipes or ())) as streams,
+                relay.lifespan(relay) as state,
+            ):
                 await serve_loop(relay, *answer_before_end(*streams), lifespan_state=state)
     except* (httpx2.HTTPError, OSError) as group:
         raise AttachError(f"cannot reach the sandbox server at {server}: {group.exceptions[0]!r}") from None

@@ -274,6 +274,11 @@ async def asgi_bridge(
         nonlocal response, start
         if message["type"] == "http.response.start":
             start = (message["status"], await on_start(request, message["status"], list(message.get("headers", []))))
+            if dict(start[1]).get(b"content-type", b"").startswith(b"text/event-stream"):
+                # An event stream's headers go at once, as an ASGI server sends them: its first
+                # event (a keep-alive ping) may be 15 s away, and a client waits for the headers.
+                response = web.StreamResponse(status=start[0], headers=decoded(start[1]))
+                await response.prepare(request)
         elif message["type"] == "http.response.body" and start is not None:
             chunk, more = message.get("body", b""), message.get("more_body", False)
             if response is None and not more:  # a whole JSON answer: headers and body in one write
