@@ -216,7 +216,7 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
     tab = ctx.tab
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:
         try:
-            await br.bounded(tab.page.evaluate("1"), run.config.responsive_probe_s, "a trivial question")
+            await br.bounded(br.evaluate(tab, "1"), run.config.responsive_probe_s, "a trivial question")
         except PageUnresponsive as unresponsive:
             return unresponsive.to_json()
         except PlaywrightError:

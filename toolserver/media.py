@@ -25,6 +25,8 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from toolserver.cdp import cdp_session, evaluate
+
 PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"  # an expression: see STATE_JS
 PLAYWRIGHT_TRACE = "playwright-trace"
 
@@ -41,14 +43,13 @@ def screenshot_name(file: Path, trace_path: Path | None) -> str:
 
 class RunMedia:
     """A run's pictures and Playwright traces, and what they need to remember: the capture in
-    flight, each page's CDP session and last picture, the Playwright trace group that is open.
+    flight, each page's last picture, the Playwright trace group that is open.
     Owned by the run (``run.media``); the dispatcher calls ``before_call``/``after_call`` and
     ``begin_group``/``end_group`` around each call, the browser ``start_trace``/``stop_trace``."""
 
     def __init__(self, run: Any) -> None:
         self.run = run
         self._pending: asyncio.Future | None = None  # the latest capture
-        self._cdp_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> its CDP session
         self._last_shot: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # page -> (its paint key, file)
         self._open_group: Any = None  # the context whose trace has a call's group open
 
@@ -109,7 +110,7 @@ class RunMedia:
             if reported is not None and (last is None or last[0]["doc"] != reported["doc"]):
                 key, last = reported, None
             else:
-                key = await page.evaluate(PAINT_JS)
+                key = await evaluate(tab, PAINT_JS)
         still = key is not None and key["still"]
         file.unlink(missing_ok=True)
         if still and last is not None and last[0] == key:
@@ -118,9 +119,7 @@ class RunMedia:
                 return
             except OSError:
                 pass  # the last picture is gone: take a new one
-        session = self._cdp_sessions.get(page)
-        if session is None:
-            session = self._cdp_sessions[page] = await page.context.new_cdp_session(page)
+        session = await cdp_session(tab)
         reply = await session.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
         file.write_bytes(base64.b64decode(reply["data"]))
         if still:

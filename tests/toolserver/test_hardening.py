@@ -327,3 +327,36 @@ async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(bounde
         ("form_submission", f"submit POST {HOSTILE}/sent", True)
     ]
     assert not [e for e in trace.events if e.kind in ("server_fault", "settle_timeout")]
+
+
+async def test_a_page_that_breaks_the_built_ins_is_read_and_driven_as_any_other(bounded, hostile_root, tmp_path):
+    """/saboteur breaks, after its load, every built-in the sandbox's page script uses later, and
+    what Playwright's own page.evaluate needs (Array's iterator, Function.prototype.call)."""
+    run = bounded.create_run(
+        policy=Policy(mode="observe", block_state_changes=True), mirror_roots=(hostile_root,), screenshot_dir=tmp_path
+    )
+    assert (await start_at(run, f"{HOSTILE}/saboteur"))["ok"]
+    snapshot = await run.call("browser_snapshot", {})
+    assert snapshot["ok"] and snapshot["result"]["title"] == "Saboteur", snapshot
+    snap = snapshot["result"]["snapshot"]
+    typed = await run.call("browser_type", {"ref": ref_of(snap, 'textbox "Name"'), "text": "x"})
+    scrolled = await run.call("browser_scroll", {"direction": "down", "amount": 500})
+    opened = await run.call("browser_click", {"ref": ref_of(snap, "calm in a new tab")})
+    sent = await run.call("browser_click", {"ref": ref_of(snap, "send")})
+    await run.close()
+    assert typed["ok"] and typed["result"]["value"] == "x", typed
+    assert scrolled["ok"] and scrolled["result"]["scroll_y"] == 500, scrolled
+    assert opened["ok"] and [t["url"] for t in opened["result"]["changes"]["new_tabs"]] == [f"{HOSTILE}/calm"], opened
+    assert sent["ok"] and sent["result"]["changes"]["state_changes"][0]["detail"]["method"] == "POST", sent
+    trace = parse_trace(run.trace.text())
+    assert [(c.tool, c.ok) for c in trace.calls] == [
+        ("browser_start_session", True),
+        ("browser_snapshot", True),
+        ("browser_type", True),
+        ("browser_scroll", True),
+        ("browser_click", True),
+        ("browser_click", True),
+    ]
+    troubles = [e.kind for e in trace.events if e.kind in ("settle_timeout", "screenshot_failed", "server_fault")]
+    assert troubles == [], troubles  # the page's requests were seen to end; every picture was taken
+    assert all(c.screenshot for c in trace.calls[1:])

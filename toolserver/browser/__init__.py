@@ -31,6 +31,7 @@ from toolserver.browser.reports import (
 from toolserver.browser.session import Recorder, Session
 from toolserver.browser.settling import HTTP_URL, Marks
 from toolserver.browser.tab import REF_RE, Tab
+from toolserver.cdp import evaluate
 
 __all__ = [
     "DRIVER_NODE_FLAGS",
@@ -47,6 +48,7 @@ __all__ = [
     "Tab",
     "action_bound",
     "bounded",
+    "evaluate",
     "close_session",
     "first_line",
     "open_session",

@@ -1,10 +1,53 @@
 // Injected into every document by toolserver.browser (javascript.init_script): reports what the page does, refuses what it must not.
 (() => {
-  if (window.__sandboxInstalled) return; window.__sandboxInstalled = true;
+  if (window.__sandboxInstalled) return;
+  // It runs before any script of the page, and takes now every built-in it uses later (functions,
+  // getters, constructors): a page that replaces or breaks them (Document.prototype.title,
+  // querySelectorAll, setTimeout, Promise, Function.prototype.call, JSON.stringify ...) changes
+  // neither what the sandbox reads nor when it thinks the page is done. The run's switches are
+  // constants, and what the sandbox calls is defined read-only on window.
+  const define = Object.defineProperty, describe = Object.getOwnPropertyDescriptor, apply = Reflect.apply;
+  define(window, '__sandboxInstalled', {value: true});
+  const BLOCK_STATE_CHANGES = __BLOCK_STATE_CHANGES__, SHOTS = __SHOTS__;
+  // method(proto, name)(self, ...args) and getter(proto, name)(self) call the built-in itself.
+  const method = (proto, name) => { const f = proto[name]; return (self, ...args) => apply(f, self, args); };
+  const getter = (proto, name) => { const get = describe(proto, name).get; return (self) => apply(get, self, []); };
+  const later = setTimeout, max = Math.max, Url = URL, Element_ = Element, Anchor = HTMLAnchorElement;
+  const Exception = DOMException;
+  const then = method(Promise.prototype, 'then'), reject = Promise.reject.bind(Promise), Promise_ = Promise;
+  const listen = method(EventTarget.prototype, 'addEventListener'), exec = RegExp.prototype.exec;
+  // A pattern that keeps its own exec: test() looks exec up on the pattern, which a page can replace.
+  const pattern = (source, flags) => define(new RegExp(source, flags), 'exec', {value: exec});
+  const test = method(RegExp.prototype, 'test');
+  const lower = method(String.prototype, 'toLowerCase'), upper = method(String.prototype, 'toUpperCase');
+  const trim = method(String.prototype, 'trim'), slice = method(String.prototype, 'slice');
+  const doc = Document.prototype;
+  const titleOf = getter(doc, 'title'), readyOf = getter(doc, 'readyState'), typeOf = getter(doc, 'contentType');
+  const imagesOf = getter(doc, 'images'), fontsOf = getter(doc, 'fonts');
+  const queryAll = method(doc, 'querySelectorAll'), query = method(doc, 'querySelector');
+  const animations = method(doc, 'getAnimations');
+  const nodesIn = getter(NodeList.prototype, 'length'), itemsIn = getter(HTMLCollection.prototype, 'length');
+  const visible = method(Element.prototype, 'checkVisibility'), getAttribute = method(Element.prototype, 'getAttribute');
+  const closest = method(Element.prototype, 'closest'), localName = getter(Element.prototype, 'localName');
+  const nodeType = getter(Node.prototype, 'nodeType'), textOf = getter(Node.prototype, 'textContent');
+  const fontStatus = getter(FontFaceSet.prototype, 'status'), complete = getter(HTMLImageElement.prototype, 'complete');
+  const playState = getter(Animation.prototype, 'playState'), metaContent = getter(HTMLMetaElement.prototype, 'content');
+  const target = getter(Event.prototype, 'target'), composedPath = method(Event.prototype, 'composedPath');
+  const prevented = getter(Event.prototype, 'defaultPrevented'), preventDefault = method(Event.prototype, 'preventDefault');
+  const formAction = getter(HTMLFormElement.prototype, 'action'), formMethod = getter(HTMLFormElement.prototype, 'method');
+  const linkTarget = getter(HTMLAnchorElement.prototype, 'target'), linkHref = getter(HTMLAnchorElement.prototype, 'href');
+  const protocolOf = getter(Url.prototype, 'protocol');
+  const observe = method(MutationObserver.prototype, 'observe'), Observer = MutationObserver;
+  const fetch = window.fetch, open = window.open, send = XMLHttpRequest.prototype.send;
+  const view = (name) => getter(window, name);  // the window's own attributes (a page may shadow them)
+  const scrollX = view('scrollX'), scrollY = view('scrollY'), innerWidth = view('innerWidth');
+  const innerHeight = view('innerHeight'), scrollBy = method(window, 'scrollBy');
+  const scrollingElement = getter(doc, 'scrollingElement'), documentElement = getter(doc, 'documentElement');
+  const scrollWidth = getter(Element.prototype, 'scrollWidth'), scrollHeight = getter(Element.prototype, 'scrollHeight');
+  const round = Math.round;
   // Reports go out as console messages with a prefix (cheaper than a binding per context) that
   // holds the session's report key: a page cannot read it (no function the page can reach holds
-  // it), so it cannot forge a report. console.debug and JSON.stringify are taken now, before a
-  // page script could replace them.
+  // it), so it cannot forge a report.
   const debug = console.debug.bind(console), stringify = JSON.stringify;
   const prefix = '__sandbox__' + '__REPORT_KEY__' + ':';
   // A report is serialised from a copy without prototypes, so a toJSON the page puts on
@@ -25,163 +68,201 @@
       'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeLog', 'timeEnd', 'timeStamp']) {
     try { console[name] = quiet; } catch (e) {}
   }
-  document.addEventListener('submit', (event) => {
-    const form = event.target;
-    const info = {action: form.action || '', method: (form.method || 'get').toUpperCase()};
-    if (window.__sandboxBlockStateChanges) { event.preventDefault(); info.blocked = true; }
+  // On window, in the capture phase, and first of all: no listener of the page comes before it.
+  listen(window, 'submit', (event) => {
+    const form = target(event);
+    const info = {action: formAction(form) || '', method: upper(formMethod(form) || 'get')};
+    if (BLOCK_STATE_CHANGES) { preventDefault(event); info.blocked = true; }
     report('form_submission', info);
   }, true);
   // What the page is doing, so the sandbox waits exactly as long as it is busy (no fixed pause):
   // scripted requests until their answers were read and handled (a task turn after the body was
   // read), and the navigations, popups and downloads it started.
-  const net = window.__sandboxNet = {pending: 0, navs: 0, opens: 0, downloads: 0, seq: 0};
+  const net = {pending: 0, navs: 0, opens: 0, downloads: 0, seq: 0};
   const top = window === window.top;
   const finalState = () => {
-    for (const el of document.querySelectorAll('[data-sandbox-final-state]')) {
-      if (el.checkVisibility()) return el.getAttribute('data-sandbox-final-state');
+    const marked = queryAll(document, '[data-sandbox-final-state]');
+    for (let i = 0; i < nodesIn(marked); i++) {
+      if (visible(marked[i])) return getAttribute(marked[i], 'data-sandbox-final-state');
     }
     return null;
   };
   // A meta refresh of 0 s starts a navigation right after the load: it is part of loading.
+  const zeroSeconds = pattern('^\\s*0*(\\.0*)?\\s*($|[;,])');
   const refreshing = () => {
-    const meta = document.querySelector('meta[http-equiv="refresh" i]');
-    return !!meta && /^\s*0*(\.0*)?\s*($|[;,])/.test(meta.content || '');
+    const meta = query(document, 'meta[http-equiv="refresh" i]');
+    return !!meta && test(zeroSeconds, metaContent(meta) || '');
   };
-  const state = () => ({seq: ++net.seq, top, title: document.title, type: document.contentType,
-                        ready: document.readyState, pending: net.pending, navs: net.navs, opens: net.opens,
+  const state = () => ({seq: ++net.seq, top, title: titleOf(document), type: typeOf(document),
+                        ready: readyOf(document), pending: net.pending, navs: net.navs, opens: net.opens,
                         downloads: net.downloads, final: finalState(), refresh: refreshing(),
-                        paint: window.__sandboxShots ? paint() : null});
-  Object.defineProperty(window, '__sandboxState', {value: state});
+                        paint: SHOTS ? paint() : null});
+  // The state report (toolserver.browser.reports): now, or (later) a task turn from now, when
+  // what the last input event started (timers of 0 ms, promise chains) has begun.
+  define(window, '__sandboxState', {value: (turn) => turn
+    ? new Promise_((resolve) => { later(() => resolve(state()), 0); }) : state()});
+  // The page's type and title (browser_snapshot), with the paint key (``shots``).
+  define(window, '__sandboxInfo', {value: (shots) => ({content_type: typeOf(document), title: titleOf(document),
+                                                       paint: shots ? paint() : null})});
+  // browser_scroll: scroll by dx, dy and say where the page is now.
+  define(window, '__sandboxScroll', {value: (dx, dy) => {
+    scrollBy(window, dx, dy);
+    const el = scrollingElement(document) || documentElement(document);
+    return {x: round(scrollX(window)), y: round(scrollY(window)),
+            max_x: max(0, scrollWidth(el) - innerWidth(window)), max_y: max(0, scrollHeight(el) - innerHeight(window)),
+            viewport_height: innerHeight(window)};
+  }});
   // Whether the viewport can look different since the last picture (toolserver.media): asked at
   // a screenshot, read with a snapshot, and part of each state report while the run keeps
   // screenshots; the first ask starts counting what can change it (DOM, scroll, focus, input,
   // loads, animations), so a page pays nothing while screenshots are off.
-  // The DOM functions it uses are taken now, before a page script could replace them.
-  const doc = Math.random().toString(36).slice(2);
-  const Observer = MutationObserver, listen = EventTarget.prototype.addEventListener;
-  const query = Document.prototype.querySelector, animations = Document.prototype.getAnimations;
+  const docId = slice(Math.random().toString(36), 2);
   let changes = null;
   const paint = () => {
     if (changes === null) {
       changes = 0;
       const touch = () => { changes++; };
-      new Observer(touch).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+      observe(new Observer(touch), document, {subtree: true, childList: true, attributes: true, characterData: true});
       for (const type of ['scroll', 'resize', 'input', 'change', 'focusin', 'focusout', 'load', 'error',
                           'pointerover', 'pointerout', 'transitionrun', 'animationstart', 'animationiteration',
                           'hashchange', 'popstate'])   // a new :target restyles with no DOM change
-        listen.call(window, type, touch, true);
-      listen.call(document, 'selectionchange', touch);
+        listen(window, type, touch, true);
+      listen(document, 'selectionchange', touch);
     }
-    const still = document.readyState === 'complete' && (!document.fonts || document.fonts.status === 'loaded')
-      && Array.prototype.every.call(document.images, (img) => img.complete)
-      && !query.call(document, 'canvas, video, iframe, frame, embed, object, marquee')
-      && !animations.call(document).some((a) => a.playState === 'running');
-    return {doc, mark: changes, still};
+    let still = readyOf(document) === 'complete';
+    const fonts = fontsOf(document), images = imagesOf(document), running = animations(document);
+    if (still && fonts) still = fontStatus(fonts) === 'loaded';
+    for (let i = 0; still && i < itemsIn(images); i++) still = complete(images[i]);
+    still = still && !query(document, 'canvas, video, iframe, frame, embed, object, marquee');
+    for (let i = 0; still && i < running.length; i++) still = playState(running[i]) !== 'running';
+    return {doc: docId, mark: changes, still};
   };
-  Object.defineProperty(window, '__sandboxPaint', {value: paint});
+  define(window, '__sandboxPaint', {value: paint});
   const begin = () => { net.pending++; };
-  const end = () => setTimeout(() => {
-    net.pending = Math.max(0, net.pending - 1);
-    if (!net.pending && document.readyState === 'complete') report('idle', state());
+  const end = () => later(() => {
+    net.pending = max(0, net.pending - 1);
+    if (!net.pending && readyOf(document) === 'complete') report('idle', state());
   }, 0);
   // The load is reported once the page's own load listeners ran (they may start requests): from
   // a pageshow listener added during the load, so after the page's own, which Chromium fires in
   // the same task right after the load (a task turn later, as a fallback, if it did not).
   let shown = false;
   const loaded = () => { if (!shown) { shown = true; report('loaded', state()); } };
-  window.addEventListener('load', () => {
-    listen.call(window, 'pageshow', (event) => { if (event.isTrusted) loaded(); }, {once: true});
-    setTimeout(loaded, 0);
+  listen(window, 'load', () => {
+    listen(window, 'pageshow', (event) => { if (event.isTrusted) loaded(); }, {once: true});
+    later(loaded, 0);
   });
   // Typing (a trusted input event) is reported once the page's own handlers have run, with the
-  // field's value then: the sandbox need not ask the page again.
-  window.addEventListener('input', (event) => {
-    if (event.isTrusted) report('input', {...state(), value: 'value' in event.target ? event.target.value : null});
+  // field's value then: the sandbox need not ask the page again. A value the page will not give
+  // (it broke the field's getter) is reported unread: the sandbox then reads the field itself.
+  listen(window, 'input', (event) => {
+    if (!event.isTrusted) return;
+    let value = null, unread = false;
+    try { const field = target(event); value = 'value' in field ? field.value : null; } catch (e) { unread = true; }
+    if (value !== null && typeof value !== 'string') unread = true, value = null;
+    report('input', {...state(), value, ...(unread ? {value_unread: true} : {})});
   });
   // A click on a control marked as a state-changing action (the marker on it or around it) is
   // reported as it happens, so a click the sandbox sent is checked even if it acted after its
   // call had failed. A run that blocks state changes checks the marker before it clicks instead.
-  const getAttribute = Element.prototype.getAttribute, composedPath = Event.prototype.composedPath;
-  listen.call(window, 'click', (event) => {
-    if (!event.isTrusted || window.__sandboxBlockStateChanges) return;
-    for (const node of composedPath.call(event)) {
-      const name = node.nodeType === 1 ? getAttribute.call(node, 'data-sandbox-state-change') : null;
+  listen(window, 'click', (event) => {
+    if (!event.isTrusted || BLOCK_STATE_CHANGES) return;
+    const path = composedPath(event);
+    for (let i = 0; i < path.length; i++) {
+      const node = path[i];
+      const name = nodeType(node) === 1 ? getAttribute(node, 'data-sandbox-state-change') : null;
       if (name !== null) {
-        report('marked_click', {name, tag: node.localName, text: (node.textContent || '').trim().slice(0, 80)});
+        report('marked_click', {name, tag: localName(node), text: slice(trim(textOf(node) || ''), 0, 80)});
         return;
       }
     }
   }, true);
-  if (window.fetch) {
-    const fetch = window.fetch;
+  if (fetch) {
     const reads = ['json', 'text', 'arrayBuffer', 'blob', 'formData', 'bytes'];
     window.fetch = function (...args) {
       begin();
       let ended = false, reading = false;
       const finish = () => { if (!ended) { ended = true; end(); } };
-      return fetch.apply(this, args).then((response) => {
-        for (const name of reads) {
-          const read = response[name];
+      let answer;
+      try { answer = apply(fetch, this, args); } catch (error) { finish(); throw error; }
+      return then(answer, (response) => {
+        for (let i = 0; i < reads.length; i++) {   // no iterator: the page may have replaced it
+          const name = reads[i], read = response[name];
           if (typeof read !== 'function') continue;
           response[name] = function (...a) {
-            reading = true; const p = read.apply(this, a); p.then(finish, finish); return p;
+            reading = true;
+            let body;
+            try { body = apply(read, this, a); } catch (error) { finish(); throw error; }
+            try { then(body, finish, finish); } catch (e) { finish(); }   // not a promise: read already
+            return body;
           };
         }
-        setTimeout(() => { if (!reading) finish(); }, 0);   // an answer whose body is never read
+        later(() => { if (!reading) finish(); }, 0);   // an answer whose body is never read
         return response;
       }, (error) => { finish(); throw error; });
     };
   }
-  const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...args) {
-    begin(); this.addEventListener('loadend', end, {once: true}); return send.apply(this, args);
+    begin(); listen(this, 'loadend', end, {once: true}); return apply(send, this, args);
   };
   if (window.navigation) {
-    navigation.addEventListener('navigate', (event) => {
-      if (event.downloadRequest !== null) net.downloads++;
-      else if (!event.destination.sameDocument && /^https?:/.test(event.destination.url)) net.navs++;
+    const destination = getter(NavigateEvent.prototype, 'destination');
+    const download = getter(NavigateEvent.prototype, 'downloadRequest');
+    const sameDocument = getter(NavigationDestination.prototype, 'sameDocument');
+    const destinationUrl = getter(NavigationDestination.prototype, 'url');
+    const web = pattern('^https?:');
+    listen(navigation, 'navigate', (event) => {
+      const to = destination(event);
+      if (download(event) !== null) net.downloads++;
+      else if (!sameDocument(to) && test(web, destinationUrl(to))) net.navs++;
     });
   }
   // Popups that load an http(s) document (about:blank ones have nothing to wait for).
+  const webProtocol = pattern('^https?:$');
   const loads = (url) => {
-    try { return /^https?:$/.test(new URL(url, location.href).protocol); } catch (e) { return false; }
+    try { return test(webProtocol, protocolOf(new Url(url, location.href))); } catch (e) { return false; }
   };
+  const text = String;
   // A document opens at most __MAX_POPUPS__ windows (the session's tab cap): beyond it open()
   // returns null at once and is reported, so a page cannot bury the browser in new windows.
-  const open = window.open;
   let popups = 0;
   window.open = function (...args) {
     if (popups >= __MAX_POPUPS__) {
-      report('popup_refused', {url: String(args[0] ?? '')});
+      report('popup_refused', {url: text(args[0] ?? '')});
       return null;
     }
     popups++;
-    const opened = open.apply(this, args);
-    if (opened && args[0] && loads(String(args[0]))) net.opens++;
+    const opened = apply(open, this, args);
+    if (opened && args[0] && loads(text(args[0]))) net.opens++;
     return opened;
   };
-  window.addEventListener('click', (event) => {
-    const link = event.target instanceof Element && event.target.closest('a[href][target]');
-    if (link && !event.defaultPrevented && !['', '_self', '_parent', '_top'].includes(link.target.toLowerCase())
-        && loads(link.href)) net.opens++;
+  listen(window, 'click', (event) => {
+    const clicked = target(event);
+    const link = clicked instanceof Element_ && closest(clicked, 'a[href][target]');
+    if (!(link instanceof Anchor) || prevented(event)) return;   // an SVG <a> opens no window
+    const where = lower(linkTarget(link));
+    if (where !== '' && where !== '_self' && where !== '_parent' && where !== '_top' && loads(linkHref(link))) net.opens++;
   });
   // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
   // disabled): the API is removed, and each attempt is recorded as a blocked request.
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection']) {
     if (!window[name]) continue;
     const refuse = function (config) {
-      const urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || []));
-      report('webrtc', {urls: urls.map(String)});
-      throw new DOMException('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
+      let urls = [];
+      try {
+        urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || [])).map(String);
+      } catch (e) {}   // what the page passed could not be read: the attempt is reported all the same
+      report('webrtc', {urls});
+      throw new Exception('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
     };
-    try { Object.defineProperty(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
+    try { define(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
   }
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
-      report('service_worker', {url: String(url)});
-      return Promise.reject(new DOMException('service workers are blocked in the offline sandbox', 'SecurityError'));
+      report('service_worker', {url: text(url)});
+      return reject(new Exception('service workers are blocked in the offline sandbox', 'SecurityError'));
     };
-    try { Object.defineProperty(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}
+    try { define(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}
   }
 })();

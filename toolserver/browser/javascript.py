@@ -35,9 +35,10 @@ INIT_SCRIPT = read_js("init.js")
 
 
 def init_script(report_key: str, *, block_state_changes: bool, screenshots: bool, max_popups: int = 20) -> str:
-    """``init.js`` for one session: its report key and popup cap, and the run's switches after it."""
+    """``init.js`` for one session: its report key, its popup cap and the run's switches."""
     return (
-        INIT_SCRIPT.replace(_REPORT_KEY, report_key).replace(_MAX_POPUPS, str(int(max_popups)))
-        + ("window.__sandboxBlockStateChanges = true;" if block_state_changes else "")
-        + ("window.__sandboxShots = true;" if screenshots else "")
+        INIT_SCRIPT.replace(_REPORT_KEY, report_key)
+        .replace(_MAX_POPUPS, str(int(max_popups)))
+        .replace("__BLOCK_STATE_CHANGES__", "true" if block_state_changes else "false")
+        .replace("__SHOTS__", "true" if screenshots else "false")
     )

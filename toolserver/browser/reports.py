@@ -15,6 +15,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from toolserver.browser.javascript import read_expression
+from toolserver.cdp import evaluate
 from toolserver.config import ServerConfig
 from toolserver.errors import PageUnresponsive
 
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # The page's state report as it is now (an expression: see state.js).
-STATE_NOW_JS = read_expression("state.js")
+STATE_NOW_JS = read_expression("state.js").replace("__TURN__", "false")
 # The same a task turn from now: what the last input event started (timers of 0 ms, promise
 # chains) has begun by then.
-STATE_JS = f"new Promise((resolve) => setTimeout(() => resolve({STATE_NOW_JS}), 0))"
+STATE_JS = read_expression("state.js").replace("__TURN__", "true")
 
 
 async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:
@@ -53,7 +54,7 @@ async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict 
     document is being replaced."""
     try:
         return await bounded(
-            tab.page.evaluate(STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state"
+            evaluate(tab, STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state"
         )
     except PlaywrightError:  # navigating (the context was destroyed) or closed
         return None

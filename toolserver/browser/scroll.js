@@ -1,5 +1,7 @@
-// browser_scroll: scroll by [dx, dy] and say where the page is now (one function, evaluated with its argument).
-([dx, dy]) => {
+// browser_scroll: scroll by dx, dy and say where the page is now (a function, called with them).
+// init.js does it with the built-ins as they were before the page's scripts ran.
+(dx, dy) => {
+  if (window.__sandboxScroll) return window.__sandboxScroll(dx, dy);
   window.scrollBy(dx, dy);
   const el = document.scrollingElement || document.documentElement;
   return {x: Math.round(window.scrollX), y: Math.round(window.scrollY),

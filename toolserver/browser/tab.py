@@ -57,6 +57,7 @@ class Tab:
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
     activity: Activity = field(default_factory=Activity)
     leaving: asyncio.Future | None = None  # the tab is being taken off a refused document (blob:, data:)
+    cdp: asyncio.Future | None = None  # its CDP session (``reports.evaluate``), made at the first question
 
     @property
     def url(self) -> str:

@@ -9,7 +9,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
 from pydantic import Field, model_validator
 
-from toolserver.browser import STATE_NOW_JS, Tab, action_bound, read_state
+from toolserver.browser import STATE_NOW_JS, Tab, action_bound, evaluate, read_state
 from toolserver.errors import UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import PageState, Response
@@ -89,7 +89,7 @@ def ask_before(tab: Tab, locator: Locator, marker: bool) -> list[asyncio.Future]
     """Ask, all at once and in this order, whether the ref matches one element, the page's state
     report and (``marker``) which elements on or around it carry a state-change marker: none of
     these waits."""
-    asks = [locator.count(), tab.page.evaluate(STATE_NOW_JS)]
+    asks = [locator.count(), evaluate(tab, STATE_NOW_JS)]
     if marker:
         asks.append(locator.locator(f"xpath=ancestor-or-self::*[@{MARKER}]").element_handles())  # [] for most
     return [asyncio.ensure_future(ask) for ask in asks]  # each sends its message now, in order
@@ -98,7 +98,12 @@ def ask_before(tab: Tab, locator: Locator, marker: bool) -> list[asyncio.Future]
 async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
-    count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    try:
+        count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    except BaseException:
+        for ask in asks[2:]:  # the handles found after another question failed: released all the same
+            ask.add_done_callback(dispose_handles)
+        raise
     marked = found[0] if found else []
     try:
         if count != 1:
@@ -114,6 +119,12 @@ async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, a
         if marked:
             await asyncio.gather(*(handle.dispose() for handle in marked), return_exceptions=True)
     return state
+
+
+def dispose_handles(found: asyncio.Future) -> None:
+    if not found.cancelled() and found.exception() is None:
+        for handle in found.result():
+            asyncio.ensure_future(handle.dispose()).add_done_callback(lambda done: done.exception())
 
 
 def abandon(ctx: TabContext, tab: Tab, action: asyncio.Future, ref: str) -> None:
@@ -214,7 +225,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
     # waits for no answer before the typing. Typing that has not ended within REF_CHECK_AFTER_S
     # asks whether the ref still matches one element: a stale one fails when that count answers
     # (the typing, still waiting for its element, is abandoned).
-    asking = asyncio.ensure_future(tab.page.evaluate(STATE_NOW_JS))
+    asking = asyncio.ensure_future(evaluate(tab, STATE_NOW_JS))
     filling = asyncio.ensure_future(locator.fill(args.text))
     counting = None
     try:
@@ -292,6 +303,8 @@ async def typing_report(ctx: TabContext, tab: Tab, locator: Locator, inputs: int
             return answer[0], answer[1]
     state = tab.input_state
     assert state is not None  # reported() holds
+    if state.get("value_unread"):  # the page broke the field's value getter: Playwright reads it its own way
+        return state, await ask_page(ctx, locator.input_value(), "reading the field")
     return state, state["value"]
 
 

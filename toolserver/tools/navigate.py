@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from toolserver.browser import evaluate
 from toolserver.browser.javascript import read_expression
 from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
 from toolserver.response import PageState, Response, read_page_state
@@ -61,7 +62,7 @@ async def browser_scroll(ctx: TabContext, args: ScrollArgs, response: Response) 
     sign = 1 if args.direction in ("down", "right") else -1
     pos = await ask_page(
         ctx,
-        tab.page.evaluate(_SCROLL_JS, [0 if vertical else sign * amount, sign * amount if vertical else 0]),
+        evaluate(tab, f"({_SCROLL_JS})({0 if vertical else sign * amount}, {sign * amount if vertical else 0})"),
         "scrolling",
     )
     if vertical:

@@ -8,18 +8,20 @@ from typing import Annotated
 from pydantic import Field
 
 from toolserver import pdf
-from toolserver.browser import REF_RE
+from toolserver.browser import REF_RE, evaluate
 from toolserver.errors import PageUnresponsive
-from toolserver.media import PAINT_JS
 from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
-_INFO_JS = "({content_type: document.contentType, title: document.title})"  # an expression: see STATE_JS
-# The same with what the tab's screenshot needs to know (toolserver.media), read in the same round trip.
-_INFO_PAINT_JS = f"({{...{_INFO_JS}, paint: {PAINT_JS}}})"
+# The page's type and title, and (``shots``) what the tab's screenshot needs to know
+# (toolserver.media), in one round trip: from init.js, or read plainly where it did not run.
+_INFO = (
+    "(window.__sandboxInfo ? window.__sandboxInfo({}) : {{content_type: document.contentType, title: document.title}})"
+)
+_INFO_JS, _INFO_PAINT_JS = _INFO.format("false"), _INFO.format("true")  # expressions: see state.js
 
 
 class SnapshotArgs(ToolArgs):
@@ -50,7 +52,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
     shots = ctx.run.screenshot_dir is not None
-    asks: list = [ask_page(ctx, tab.page.evaluate(_INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
+    asks: list = [ask_page(ctx, evaluate(tab, _INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
     if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
@@ -63,7 +65,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     aria: str | None = answers[1] if len(answers) > 1 else None  # type: ignore[assignment]
     content_type = info["content_type"]
     if shots:
-        ctx.paint = info["paint"]
+        ctx.paint = info.get("paint")
     refs: frozenset[str]
     if tab.pdf_pages is not None:
         kind = "pdf_text"

@@ -7,9 +7,9 @@ from toolserver.browser.reports import STATE_JS, STATE_NOW_JS
 
 
 def test_the_state_expression_is_sent_without_the_files_comment_lines():
-    assert STATE_NOW_JS.startswith("({...(window.__sandboxState")
+    assert STATE_NOW_JS.startswith("(window.__sandboxState ? window.__sandboxState(false)")
     assert "//" not in STATE_NOW_JS
-    assert STATE_JS.endswith(f"resolve({STATE_NOW_JS}), 0))")
+    assert STATE_NOW_JS.replace("__sandboxState(false)", "__sandboxState(true)") == STATE_JS
 
 
 def test_the_injected_program_keeps_its_line_numbers():
@@ -21,7 +21,7 @@ def test_the_injected_program_keeps_its_line_numbers():
 def test_each_session_has_its_report_key_and_the_runs_switches():
     script = init_script("k123", block_state_changes=True, screenshots=False)
     assert f"'{REPORT_PREFIX}' + 'k123' + ':'" in script and "__REPORT_KEY__" not in script
-    assert script.endswith("})();\nwindow.__sandboxBlockStateChanges = true;")
+    assert "const BLOCK_STATE_CHANGES = true, SHOTS = false;" in script
     shots = init_script("k", block_state_changes=False, screenshots=True)
-    assert shots.endswith("})();\nwindow.__sandboxShots = true;")
-    assert init_script("k", block_state_changes=False, screenshots=False).endswith("})();\n")
+    assert "const BLOCK_STATE_CHANGES = false, SHOTS = true;" in shots and shots.endswith("})();\n")
+    assert "__" + "SHOTS__" not in shots and "__BLOCK_" not in shots
