@@ -22,7 +22,13 @@ async def cdp_session(tab: Any) -> CDPSession:
     question is its first snapshot's: a click or typing needs a ref from one)."""
     if tab.cdp is None:
         tab.cdp = asyncio.ensure_future(tab.page.context.new_cdp_session(tab.page))
+        tab.cdp.add_done_callback(seen)
     return await asyncio.shield(tab.cdp)  # shared by the tab's questions: one cancelled leaves it
+
+
+def seen(made: asyncio.Future) -> None:
+    if not made.cancelled():
+        made.exception()  # a page closed before its session was made: every question says so, none is logged
 
 
 async def evaluate(tab: Any, expression: str) -> Any:
