@@ -98,12 +98,7 @@ def ask_before(tab: Tab, locator: Locator, marker: bool) -> list[asyncio.Future]
 async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
-    try:
-        count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
-    except BaseException:
-        for ask in asks[2:]:  # the handles found after another question failed: released all the same
-            ask.add_done_callback(dispose_handles)
-        raise
+    count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
     marked = found[0] if found else []
     try:
         if count != 1:
@@ -119,12 +114,6 @@ async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, a
         if marked:
             await asyncio.gather(*(handle.dispose() for handle in marked), return_exceptions=True)
     return state
-
-
-def dispose_handles(found: asyncio.Future) -> None:
-    if not found.cancelled() and found.exception() is None:
-        for handle in found.result():
-            asyncio.ensure_future(handle.dispose()).add_done_callback(lambda done: done.exception())
 
 
 def abandon(ctx: TabContext, tab: Tab, action: asyncio.Future, ref: str) -> None:
