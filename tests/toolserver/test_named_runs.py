@@ -18,6 +18,7 @@ from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
 from toolserver.faults import parse_faults
 from toolserver.transports.guards import SANDBOX
+from toolserver.transports.http import MCP_SESSIONS
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
@@ -158,9 +159,12 @@ async def test_sigterm_ends_an_attached_process_and_its_connection_not_the_run(c
     process = await attached(server, "terminated", {"name": "browser_start_session", "arguments": START})
     opened = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
     assert json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["id"] == 2
+    sessions = client.server.app[MCP_SESSIONS].sessions
+    assert len(sessions) == 1
     process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(process.wait(), 60) == 0
     assert "SIGTERM: stopping" in (await process.stderr.read()).decode()
+    assert sessions == {}  # deleted as the process ended, not left for the idle sweep
     run_id = opened["result"]["_meta"]["sandbox/run_id"]
     assert not client.server.app[SANDBOX].runs[run_id].closed
     assert (await client.delete(f"/runs/{run_id}")).status == 200

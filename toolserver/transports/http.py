@@ -32,6 +32,8 @@ from toolserver.run import Run
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
 from toolserver.transports.mcp_http import StreamableHttp
 
+MCP_SESSIONS = web.AppKey("mcp_sessions", StreamableHttp)  # /mcp: its sessions and their runs
+
 log = logging.getLogger("toolserver.transports.http")
 # An error type's HTTP status when a tool call answers with it (the tool errors' own, by type).
 TOOL_ERROR_STATUS = {
@@ -271,7 +273,7 @@ def create_app(
         app.router.add_route(method, path, handler)
 
     # MCP over streamable HTTP on the same port: /mcp?pack=ID (toolserver/transports/mcp.py)
-    mcp_http = StreamableHttp(app[SANDBOX])
+    mcp_http = app[MCP_SESSIONS] = StreamableHttp(app[SANDBOX])
     app.cleanup_ctx.append(mcp_http.lifecycle)
     app.router.add_route("*", "/mcp", mcp_http.handle)
     return app
