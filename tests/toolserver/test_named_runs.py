@@ -159,13 +159,17 @@ async def test_sigterm_ends_an_attached_process_and_its_connection_not_the_run(c
     process = await attached(server, "terminated", {"name": "browser_start_session", "arguments": START})
     opened = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
     assert json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["id"] == 2
-    sessions = client.server.app[MCP_SESSIONS].sessions
-    assert len(sessions) == 1
+    run_id = opened["result"]["_meta"]["sandbox/run_id"]
+    sessions = client.server.app[MCP_SESSIONS].sessions  # the server's, other tests' included
+
+    def of_the_run() -> list[str]:
+        return [session for session, binding in sessions.items() if binding.run.id == run_id]
+
+    assert len(of_the_run()) == 1
     process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(process.wait(), 60) == 0
     assert "SIGTERM: stopping" in (await process.stderr.read()).decode()
-    assert sessions == {}  # deleted as the process ended, not left for the idle sweep
-    run_id = opened["result"]["_meta"]["sandbox/run_id"]
+    assert of_the_run() == []  # deleted as the process ended, not left for the idle sweep
     assert not client.server.app[SANDBOX].runs[run_id].closed
     assert (await client.delete(f"/runs/{run_id}")).status == 200
 
