@@ -113,7 +113,7 @@ class Dispatcher:
             # Page text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
             result, escaped = strict_json(result, "result")
             screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
-            suppressed = run.close_refusal_window(ctx)
+            suppressed = run.close_event_window(ctx)
             run.write_call(
                 CallRecord.model_construct(
                     seq=ctx.seq,
@@ -160,7 +160,7 @@ class Dispatcher:
             log.warning("run %s: a call was still running when the run ended", run.id)
         else:
             turn.release()
-        run.close_refusal_window()
+        run.close_event_window()
         run.trace.close(reason)
 
 

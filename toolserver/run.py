@@ -29,7 +29,7 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import BrowserCrashed, NoSession
 from toolserver.faults import RunFaults
-from toolserver.floods import RefusalBudget
+from toolserver.floods import EventBudget
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
 
@@ -116,7 +116,10 @@ class Run:
         # `initialize` while the browser starts): each call waits for it in its turn.
         self.browser_start: asyncio.Future | None = None
         self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
-        self.refusals = RefusalBudget(config.max_identical_refusals, config.max_refusal_lines)
+        self.budgets = {  # what a page may write between two call lines (toolserver.floods)
+            "blocked_request": EventBudget("blocked_request", config.max_identical_refusals, config.max_refusal_lines),
+            "navigation": EventBudget("navigation", config.max_navigation_lines, config.max_navigation_lines),
+        }
         self.faults = faults  # injected faults (toolserver.faults), or None
         self.download_bytes = 0
         if trace_path is not None:
@@ -214,9 +217,10 @@ class Run:
         call: CallContext | None = None,
     ) -> dict:
         """An event of the call running now (or of ``call``, one that already ended). A refused
-        request beyond the page's bounds is counted, not written (``toolserver.floods``)."""
+        request or a navigation beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
-        if kind == "blocked_request" and not self.refusals.admit(data):
+        budget = self.budgets.get(kind)
+        if budget is not None and not budget.admit(data):
             return {"kind": kind, "data": data, "suppressed": True}
         event = event_of(
             {
@@ -235,10 +239,10 @@ class Run:
             current.events.append(record)
         return record
 
-    def close_refusal_window(self, call: CallContext | None = None) -> int:
-        """Write one ``events_suppressed`` line per kind of refusal counted since the last call
-        line (of ``call``, which ends now); returns how many refusals were left out."""
-        summaries = self.refusals.close_window()
+    def close_event_window(self, call: CallContext | None = None) -> int:
+        """Write one ``events_suppressed`` line per kind of event counted since the last call
+        line (of ``call``, which ends now); returns how many events were left out."""
+        summaries = [summary for budget in self.budgets.values() for summary in budget.close_window()]
         for summary in summaries:
             self.record_event("events_suppressed", summary, call=call)
         return sum(summary["count"] for summary in summaries)

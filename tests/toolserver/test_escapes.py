@@ -132,6 +132,29 @@ async def flood_run(sandbox: Sandbox, hostile_root) -> None:
     await run.close()
 
 
+async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_bounded_amount(
+    own_sandbox, hostile_root
+):
+    async with own_sandbox(max_navigation_lines=10) as own:
+        run = run_on(own, hostile_root, "/history-flood", mode="observe")
+        await start_at(run, "/history-flood")
+        await asyncio.sleep(1.0)  # hundreds of pushState calls, no call in flight
+        size = len(run.trace.text())
+        await asyncio.sleep(0.5)
+        assert len(run.trace.text()) == size  # the window's budget is spent: counted, not written
+        await asyncio.sleep(0.2)
+        clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Still here"')})
+        await run.close()
+    assert clicked["ok"] and len(clicked["result"]["changes"].get("navigations", [])) <= 10, clicked
+    trace = parse_trace(run.trace.text())
+    assert trace.problems == []
+    assert len([e for e in trace.events if e.kind == "navigation"]) <= 10 * (len(trace.calls) + 1)
+    summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
+    assert summaries and {(s["kind"], s["host"]) for s in summaries} == {("navigation", "hostile.sandbox.example")}
+    snapshot_call = trace.calls[1]  # the first call after the flood began
+    assert snapshot_call.suppressed_events is not None and snapshot_call.suppressed_events > 100, snapshot_call
+
+
 async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):
     async with own_sandbox(max_tabs_per_session=5) as own:
         run = run_on(own, hostile_root, "/popups", "/calm")
