@@ -81,9 +81,10 @@ class ServerConfig:
     max_identical_refusals: int = 20
     # ... and for at most this many in all; the rest are counted (events_suppressed).
     max_refusal_lines: int = 200
-    # A page that floods navigations (history.pushState in a loop): a navigation line for at most
-    # this many per window between call lines; the rest are counted (events_suppressed).
-    max_navigation_lines: int = 50
+    # A page that floods navigations (history.pushState in a loop) or dialogs (alert in a loop):
+    # per window between call lines, at most this many navigation lines and this many dialog
+    # lines; the rest are counted (events_suppressed). State changes are always written.
+    max_page_event_lines: int = 50
     # Tabs one session may hold: a popup over the cap is closed at once (a blocked_request with
     # reason too_many_tabs); browser_open_tab over it is refused.
     max_tabs_per_session: int = 20

@@ -118,7 +118,10 @@ class Run:
         self.last_active = time.monotonic()  # when the last call started or ended (the named-run sweep)
         self.budgets = {  # what a page may write between two call lines (toolserver.floods)
             "blocked_request": EventBudget("blocked_request", config.max_identical_refusals, config.max_refusal_lines),
-            "navigation": EventBudget("navigation", config.max_navigation_lines, config.max_navigation_lines),
+            **{
+                kind: EventBudget(kind, config.max_page_event_lines, config.max_page_event_lines)
+                for kind in ("navigation", "dialog")
+            },
         }
         self.faults = faults  # injected faults (toolserver.faults), or None
         self.download_bytes = 0
@@ -217,7 +220,7 @@ class Run:
         call: CallContext | None = None,
     ) -> dict:
         """An event of the call running now (or of ``call``, one that already ended). A refused
-        request or a navigation beyond the page's bounds is counted, not written (``toolserver.floods``)."""
+        request, navigation or dialog beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
         budget = self.budgets.get(kind)
         if budget is not None and not budget.admit(data):

@@ -135,7 +135,7 @@ async def flood_run(sandbox: Sandbox, hostile_root) -> None:
 async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_bounded_amount(
     own_sandbox, hostile_root
 ):
-    async with own_sandbox(max_navigation_lines=10) as own:
+    async with own_sandbox(max_page_event_lines=10) as own:
         run = run_on(own, hostile_root, "/history-flood", mode="observe")
         await start_at(run, "/history-flood")
         await asyncio.sleep(1.0)  # hundreds of pushState calls, no call in flight
@@ -153,6 +153,24 @@ async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_b
     assert summaries and {(s["kind"], s["host"]) for s in summaries} == {("navigation", "hostile.sandbox.example")}
     snapshot_call = trace.calls[1]  # the first call after the flood began
     assert snapshot_call.suppressed_events is not None and snapshot_call.suppressed_events > 100, snapshot_call
+
+
+async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
+    async with own_sandbox(max_page_event_lines=10) as own:
+        run = run_on(own, hostile_root, "/nagger", mode="observe")
+        await start_at(run, "/nagger")
+        await asyncio.sleep(1.0)  # hundreds of alerts, each dismissed, no call in flight
+        size = len(run.trace.text())
+        await asyncio.sleep(0.5)
+        assert len(run.trace.text()) == size  # the window's budget is spent: counted, not written
+        snapshot = await run.call("browser_snapshot", {})
+        await run.close()
+    assert snapshot["ok"], snapshot
+    trace = parse_trace(run.trace.text())
+    assert len([e for e in trace.events if e.kind == "dialog"]) <= 10 * (len(trace.calls) + 1)
+    summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
+    assert summaries and {s["kind"] for s in summaries} == {"dialog"}
+    assert trace.calls[1].suppressed_events is not None and trace.calls[1].suppressed_events > 100, trace.calls[1]
 
 
 async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):

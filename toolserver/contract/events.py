@@ -177,9 +177,9 @@ class PlaywrightTraceFailed(EventBase):
 
 
 class EventsSuppressed(EventBase):
-    """a page's refused requests or navigations beyond the per-window bounds, counted and not
-    written one by one (`kind`, `reason`, `resource_type`, `host`, `count`): see
-    `max_identical_refusals` and `max_navigation_lines`"""
+    """a page's refused requests, navigations or dialogs beyond the per-window bounds, counted and
+    not written one by one (`kind`, `reason`, `resource_type`, `host`, `count`): see
+    `max_identical_refusals` and `max_page_event_lines`"""
 
     kind: Literal["events_suppressed"] = "events_suppressed"
     Data: ClassVar[builtins.type] = SuppressedData
