@@ -101,9 +101,9 @@
   // what the last input event started (timers of 0 ms, promise chains) has begun.
   define(window, '__sandboxState', {value: (turn) => turn
     ? new Promise_((resolve) => { later(() => resolve(state()), 0); }) : state()});
-  // The page's type and title (browser_snapshot), with the paint key (``shots``).
-  define(window, '__sandboxInfo', {value: (shots) => ({content_type: typeOf(document), title: titleOf(document),
-                                                       paint: shots ? paint() : null})});
+  // The page's type and title (browser_snapshot), with the paint key while the run keeps screenshots.
+  define(window, '__sandboxInfo', {value: () => ({content_type: typeOf(document), title: titleOf(document),
+                                                  paint: SHOTS ? paint() : null})});
   // browser_scroll: scroll by dx, dy and say where the page is now.
   define(window, '__sandboxScroll', {value: (dx, dy) => {
     scrollBy(window, dx, dy);

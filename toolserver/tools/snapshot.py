@@ -16,12 +16,12 @@ from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
-# The page's type and title, and (``shots``) what the tab's screenshot needs to know
-# (toolserver.media), in one round trip: from init.js, or read plainly where it did not run.
-_INFO = (
-    "(window.__sandboxInfo ? window.__sandboxInfo({}) : {{content_type: document.contentType, title: document.title}})"
+# The page's type and title, and (screenshots kept) what the tab's picture needs to know
+# (toolserver.media), in one round trip: from init.js, or read plainly where it did not run. An
+# expression: see state.js.
+_INFO_JS = (
+    "(window.__sandboxInfo ? window.__sandboxInfo() : {content_type: document.contentType, title: document.title})"
 )
-_INFO_JS, _INFO_PAINT_JS = _INFO.format("false"), _INFO.format("true")  # expressions: see state.js
 
 
 class SnapshotArgs(ToolArgs):
@@ -51,8 +51,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
         tab.leaving = None
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
-    shots = ctx.run.screenshot_dir is not None
-    asks: list = [ask_page(ctx, evaluate(tab, _INFO_PAINT_JS if shots else _INFO_JS), "reading the page")]
+    asks: list = [ask_page(ctx, evaluate(tab, _INFO_JS), "reading the page")]
     if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
@@ -64,7 +63,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     info: dict = answers[0]  # type: ignore[assignment]  # no exception left among the answers
     aria: str | None = answers[1] if len(answers) > 1 else None  # type: ignore[assignment]
     content_type = info["content_type"]
-    if shots:
+    if ctx.run.screenshot_dir is not None:
         ctx.paint = info.get("paint")
     refs: frozenset[str]
     if tab.pdf_pages is not None:
