@@ -222,6 +222,8 @@ async def replace_interrupted_attempts(
             except asyncio.CancelledError as stop:
                 if isinstance(stop, AttemptStopped):
                     result.append(replacement(stop.outcome, current))
+                else:  # stopped before the re-run began: nothing replaces the attempt
+                    result[-1] = current
                 result.extend(marked[position + 1 :])
                 raise
             current = replacement(again, current)

@@ -259,3 +259,22 @@ async def test_a_re_run_the_sandbox_cannot_run_is_its_own_error(tmp_path):
     ]
     assert outcomes[-1].reason == "the sandbox could not run the attempt: RuntimeError: no room for another run"
     assert json.loads((tmp_path / f"{FORM}-1-r2" / "attempt.json").read_text())["status"] == "crashed"
+
+
+async def test_a_stop_before_a_re_run_began_leaves_the_attempt_selected(tmp_path):
+    from sandbox.runner.attempt import AttemptOutcome
+    from sandbox.runner.batch import replace_interrupted_attempts
+
+    class StoppedAtOnce:  # the stop comes before the re-run's attempt starts: no attempt to record
+        capacity = None
+
+        async def run(self, pack, attempt_number, directory, agent, dispatch_wait=0.0):
+            raise asyncio.CancelledError
+
+    pack, agent = load_pack(FORM), BatchAgent("reference", AgentOptions())
+    first = AttemptOutcome(FORM, "reference", tmp_path / f"{FORM}-1", "crashed", 0.0, False, False, 0.0, 0, None,
+                           "the sandbox could not run the attempt: TooManyRuns: 64 runs open")  # fmt: skip
+    kept: list = []
+    with pytest.raises(asyncio.CancelledError):
+        await replace_interrupted_attempts([first], [(pack, 1, agent)], 1, StoppedAtOnce(), kept)
+    assert [(o.directory.name, o.selection) for o in kept] == [(f"{FORM}-1", "selected")]  # counted, not "replaced"
