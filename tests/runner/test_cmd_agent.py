@@ -90,3 +90,26 @@ async def test_the_prompt_file_is_found_from_the_attempt_folder_when_out_is_rela
     prompt, path = output.split(" ", 1)
     assert path.strip() == str((tmp_path / outcome.directory / "prompt.txt").resolve())
     assert prompt == (tmp_path / outcome.directory / "prompt.txt").read_text()[:9]
+
+
+async def test_an_agent_stopped_while_its_process_starts_is_ended_all_the_same(tmp_path):
+    """The stop comes after the process was spawned and before its pipes are connected (the
+    spawn's first step): under load, a batch stopped as an agent started left it running."""
+    from sandbox.runner.agents.command import CommandAgent
+    from sandbox.runner.task import AgentTask
+
+    pid_file = tmp_path / "agent.pid"
+    agent = CommandAgent(f"echo $$ > {shlex.quote(str(pid_file))}; sleep 60")
+    task = AgentTask("p", "w", "prompt", "key", 60.0, "", {}, sandbox_url="http://127.0.0.1:9", workdir=tmp_path)
+    running = asyncio.ensure_future(agent.run(task))
+    await asyncio.sleep(0)  # the spawn's first step: the process exists, its pipes not yet
+    running.cancel()
+    done, _ = await asyncio.wait([running], timeout=30)
+    assert done and running.cancelled()
+    for _ in range(100):  # the shell writes its pid even if it is killed a moment later
+        if pid_file.is_file() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    else:
+        return  # killed before it wrote anything: nothing is left running
+    assert await wait_until_gone(int(pid_file.read_text())) == []

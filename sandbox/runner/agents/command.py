@@ -42,21 +42,29 @@ class CommandAgent:
             "SANDBOX_SITE_KEY": task.site_key,
             "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}",
         }
-        process = await asyncio.create_subprocess_shell(
-            self.command,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL,
-            env=env,
-            cwd=self.cwd,
-            start_new_session=True,
+        spawning = asyncio.ensure_future(
+            asyncio.create_subprocess_shell(
+                self.command,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
         )
         try:
+            process = await asyncio.shield(spawning)
             stdout, stderr = await process.communicate()
-        except asyncio.CancelledError:  # the time limit: stop the whole process group
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+        except asyncio.CancelledError:
+            # The time limit or a stop of the batch: end the whole process group, that of a
+            # process still starting too (it runs before its pipes are connected).
+            await asyncio.wait([spawning])
+            if not spawning.cancelled() and spawning.exception() is None:
+                process = spawning.result()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
             raise
         (task.workdir / "agent.stderr.txt").write_bytes(stderr)
         output = stdout.decode("utf-8", errors="replace")
