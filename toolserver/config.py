@@ -85,6 +85,10 @@ class ServerConfig:
     # per window between call lines, at most this many navigation lines and this many dialog
     # lines; the rest are counted (events_suppressed). State changes are always written.
     max_page_event_lines: int = 50
+    # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
+    # URL, a dialog's message; a snapshot is not cut), and a navigation the page starts to a longer
+    # URL is refused (a blocked_request, reason url_too_long): most web servers refuse URLs over 8 KB.
+    max_page_text_chars: int = 8192
     # Tabs one session may hold: a popup over the cap is closed at once (a blocked_request with
     # reason too_many_tabs); browser_open_tab over it is refused.
     max_tabs_per_session: int = 20

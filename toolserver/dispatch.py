@@ -36,6 +36,7 @@ from toolserver.errors import (
     ToolError,
     UnknownRun,
 )
+from toolserver.floods import cut_text
 from toolserver.registry import Tool
 from toolserver.response import Response
 from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, no_open_tab
@@ -110,8 +111,10 @@ class Dispatcher:
             url_after = tab.url if tab else None
             if result is not None and url_before is None and url_after is None:
                 url_after = result.get("url")
-            # Page text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
-            result, escaped = strict_json(result, "result")
+            # Page text is cut at its bound (toolserver.floods); text that is not valid Unicode (a
+            # lone surrogate in a title) is escaped, and noted.
+            limit = run.config.max_page_text_chars
+            result, escaped = strict_json(cut_text(result, limit), "result")
             screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
             suppressed = run.close_event_window(ctx)
             run.write_call(
@@ -128,8 +131,8 @@ class Dispatcher:
                     wall_end=wall_now(),
                     session_id=session.id if session else None,
                     tab=tab.id if tab else None,
-                    url_before=url_before,
-                    url_after=url_after,
+                    url_before=cut_text(url_before, limit),
+                    url_after=cut_text(url_after, limit),
                     events=ctx.events,
                     screenshot=screenshot,
                     escaped=escaped or None,

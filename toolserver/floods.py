@@ -9,11 +9,16 @@ resource type and host) and for at most ``max_refusal_lines`` refusals in all; a
 line for at most ``max_page_event_lines`` navigations, and a ``dialog`` line for as many dialogs.
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
+
+Every line is bounded too: a string longer than ``max_page_text_chars`` in an event's data or a
+call's result (a 2 MB URL, a 50 MB title or dialog message; a snapshot is not cut) is cut, and
+says how much was left out (``cut_text``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -35,6 +40,10 @@ class EventBudget:
         self.suppressed[key] += 1
         return False
 
+    def count(self, data: dict, count: int) -> None:
+        """``count`` events like ``data`` counted without lines (a page counted them itself)."""
+        self.suppressed[kind_of(data)] += count
+
     def close_window(self) -> list[dict]:
         """The summaries of the window that ends (one per kind with suppressed events); the
         next window starts with a fresh budget."""
@@ -51,3 +60,18 @@ def kind_of(data: dict) -> tuple[str, str, str]:
     url = str(data.get("url", ""))
     host = urlsplit(url).hostname if "://" in url else url.rsplit(":", 1)[0]
     return str(data.get("reason", "")), str(data.get("resource_type", "")), host or ""
+
+
+def cut_text(value: Any, limit: int, keep: str = "snapshot") -> Any:
+    """``value`` with every string longer than ``limit`` cut to ``limit`` characters and a note of
+    how many more there were; a string under the key ``keep`` is left whole. Returns ``value``
+    itself when nothing is that long."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}… ({len(value) - limit} more characters)"
+    if isinstance(value, dict):
+        cut = {k: v if k == keep else cut_text(v, limit, keep) for k, v in value.items()}
+        return value if all(cut[k] is v for k, v in value.items()) else cut
+    if isinstance(value, list):
+        items = [cut_text(v, limit, keep) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value

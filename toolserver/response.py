@@ -86,7 +86,7 @@ class Response:
         needs_tabs = live and any(isinstance(part, _Tabs) for _, part in self._parts)
         asks: list[Any] = []
         if page is not None and page.title is None and not page.tab.closed:
-            asks.append(safe_title(page.tab.page, self.ctx.run.config))
+            asks.append(safe_title(page.tab, self.ctx.run.config))
         if needs_tabs:
             assert session is not None
             known = (page.tab, page.title) if page is not None and page.title is not None else None
@@ -131,4 +131,4 @@ def page_state(tab: Tab, title: str) -> PageState:
 
 async def read_page_state(ctx: CallContext, tab: Tab) -> PageState:
     """The page ``tab`` shows now, its title asked of the page (within the action bound)."""
-    return PageState(tab.id, tab.page.url, await safe_title(tab.page, ctx.run.config))
+    return PageState(tab.id, tab.page.url, await safe_title(tab, ctx.run.config))

@@ -29,7 +29,7 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import BrowserCrashed, NoSession
 from toolserver.faults import RunFaults
-from toolserver.floods import EventBudget
+from toolserver.floods import EventBudget, cut_text
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
 
@@ -222,6 +222,7 @@ class Run:
         """An event of the call running now (or of ``call``, one that already ended). A refused
         request, navigation or dialog beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
+        data = cut_text(data, self.config.max_page_text_chars)
         budget = self.budgets.get(kind)
         if budget is not None and not budget.admit(data):
             return {"kind": kind, "data": data, "suppressed": True}
@@ -241,6 +242,13 @@ class Run:
         if current is not None:
             current.events.append(record)
         return record
+
+    def count_events(self, kind: EventKind, data: dict, count: int) -> None:
+        """``count`` events like ``data`` that a page counted itself: no lines, but in the window's
+        ``events_suppressed`` count (``toolserver.floods``)."""
+        budget = self.budgets.get(kind)
+        if budget is not None and count > 0:
+            budget.count(cut_text(data, self.config.max_page_text_chars), count)
 
     def close_event_window(self, call: CallContext | None = None) -> int:
         """Write one ``events_suppressed`` line per kind of event counted since the last call

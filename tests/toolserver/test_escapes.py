@@ -5,7 +5,9 @@ workers — is refused and recorded, and never reaches the agent's snapshot."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import statistics
 import time
 from urllib.parse import urlsplit
 
@@ -171,6 +173,63 @@ async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(ow
     summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
     assert summaries and {s["kind"] for s in summaries} == {"dialog"}
     assert trace.calls[1].suppressed_events is not None and trace.calls[1].suppressed_events > 100, trace.calls[1]
+
+
+async def test_a_page_setting_2_mb_urls_in_a_loop_slows_no_other_run_and_writes_no_long_line(sandbox, hostile_root):
+    # Chromium's one browser process took about a second for each 2 MB URL a page set: another
+    # run's snapshot waited seconds. Navigations and popups to URLs that long are refused in the
+    # page (and Chromium throttles a page's navigations again), and no line carries a whole URL.
+    flood, quiet = run_on(sandbox, hostile_root, "/long-urls", mode="observe"), run_on(sandbox, hostile_root, "/calm")
+    await start_at(flood, "/long-urls")
+    await start_at(quiet, "/calm")
+    await asyncio.sleep(2.5)
+    took = []
+    for _ in range(5):
+        began = time.monotonic()
+        await snapshot_text(quiet)
+        took.append(time.monotonic() - began)
+    assert statistics.median(took) < 0.15, took  # a quiet page's snapshot takes milliseconds (before: 0.2-5 s)
+    reply = await flood.call("browser_snapshot", {})
+    await flood.close()
+    await quiet.close()
+    assert reply["ok"] and reply["result"]["url"] == f"{HOSTILE}/long-urls", str(reply)[:300]
+    limit = sandbox.config.max_page_text_chars
+    assert longest_text(flood.trace.text()) <= limit + 40
+    refused = [e.data for e in parse_trace(flood.trace.text()).events if e.kind == "blocked_request"]
+    reasons = {d["reason"] for d in refused}
+    assert reasons == {"url_too_long", "service_worker"}, reasons
+    too_long = [d for d in refused if d["reason"] == "url_too_long"]
+    assert {d["resource_type"] for d in too_long} == {"document", "popup"}
+    assert all(d["length"] > 2_000_000 and d["url"].startswith(f"{HOSTILE}/long-urls") for d in too_long)
+
+
+async def test_a_20_mb_title_and_a_5_mb_dialog_message_are_cut_in_results_and_lines(sandbox, hostile_root):
+    run = run_on(sandbox, hostile_root, "/big-text")
+    started = await start_at(run, "/big-text")
+    snapshot = await run.call("browser_snapshot", {})
+    clicked = await run.call("browser_click", {"ref": ref_of(snapshot["result"]["snapshot"], 'button "Alert"')})
+    await run.close()
+    limit = sandbox.config.max_page_text_chars
+    for reply in (started, snapshot, clicked):
+        assert reply["ok"], str(reply)[:300]
+        assert longest_text(json.dumps(reply)) <= limit + 40
+    assert snapshot["result"]["title"] == "T" * limit
+    assert snapshot["result"]["tabs"][0]["title"] == "T" * limit
+    (dialog,) = clicked["result"]["changes"]["dialogs"]
+    assert dialog["message"].startswith("M" * limit + "… (") and dialog["message"].endswith(" more characters)")
+    assert longest_text(run.trace.text()) <= limit + 40
+
+
+def longest_text(lines: str) -> int:
+    """The longest string in any of these JSON lines."""
+
+    def longest(value: object) -> int:
+        if isinstance(value, str):
+            return len(value)
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        return max((longest(item) for item in items), default=0)
+
+    return max(longest(json.loads(line)) for line in lines.splitlines())
 
 
 async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):

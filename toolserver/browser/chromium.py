@@ -51,6 +51,13 @@ DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
 )
 
 
+# Playwright's switches the sandbox drops (``ignore_default_args``). Without
+# --disable-ipc-flooding-protection, Chromium throttles a page's navigations and history updates
+# as it does for everyone (about 200 in 10 s): a page changing its URL in a loop, with 2 MB URLs,
+# kept the one browser process busy and other runs' pages waited seconds for an answer.
+DROPPED_PLAYWRIGHT_SWITCHES = ("--disable-ipc-flooding-protection",)
+
+
 def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
     """Headless flags; the background-networking ones keep Chromium from dialling out, and
     ``proxy`` (the host's backstop, ``toolserver.browser.backstop``) catches anything that might

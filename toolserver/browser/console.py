@@ -1,6 +1,6 @@
 """The reports ``init.js`` sends on its own, as console messages: the page's state (loaded, idle,
-typing), form submissions, clicks on controls marked as state-changing, and attempts at the APIs
-it blocks (WebRTC, service workers).
+typing), form submissions, clicks on controls marked as state-changing, and attempts at what it
+refuses (WebRTC, service workers, popups over the tab cap, navigations to overlong URLs).
 
 A report starts with ``REPORT_PREFIX`` and the session's report key, which no function a page can
 reach holds: a page cannot forge one.
@@ -51,28 +51,13 @@ class PageReports:
                 if kind == "input":
                     tab.activity.inputs, tab.activity.input_state = tab.activity.inputs + 1, info
             return
-        if kind == "webrtc":
-            owner.record_event(
-                "blocked_request",
-                {
-                    "url": " ".join(info.get("urls") or []) or "webrtc:",
-                    "method": "UDP",
-                    "resource_type": "webrtc",
-                    "reason": "webrtc",
-                },
-                tab=tab,
-            )
-        if kind == "popup_refused":
-            url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
-            data = {"url": url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
-            owner.record_event("blocked_request", data, tab=tab)
-        if kind == "service_worker":
-            url = urljoin(tab.page.url if tab else "", str(info.get("url", "")))
-            owner.record_event(
-                "blocked_request",
-                {"url": url, "method": "GET", "resource_type": "service_worker", "reason": "service_worker"},
-                tab=tab,
-            )
+        refusal = self.refusal(tab, kind, info)
+        if refusal is not None:
+            untold = info.get("untold")  # tries beyond the page's first 20 of this kind, counted in the page
+            if untold is None:
+                owner.record_event("blocked_request", refusal, tab=tab)
+            else:
+                owner.count_events("blocked_request", refusal, int(untold))
         if kind == "marked_click":
             name = str(info.get("name", ""))
             detail = {"tag": str(info.get("tag", "")), "text": str(info.get("text", ""))}
@@ -85,3 +70,23 @@ class PageReports:
                 detail=info,
                 tab=tab,
             )
+
+    @staticmethod
+    def refusal(tab: Tab | None, kind: str, info: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``blocked_request`` data of what init.js refused (None: not a refusal)."""
+        here = tab.page.url if tab else ""
+        if kind == "webrtc":
+            urls = " ".join(info.get("urls") or []) or "webrtc:"
+            return {"url": urls, "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"}
+        if kind == "popup_refused":
+            url = urljoin(here, str(info.get("url", "")))
+            return {"url": url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
+        if kind == "service_worker":
+            url = urljoin(here, str(info.get("url", "")))
+            return {"url": url, "method": "GET", "resource_type": "service_worker", "reason": "service_worker"}
+        if kind == "url_refused":  # a navigation to a URL over max_page_text_chars (its first 1,024 characters)
+            url, length = urljoin(here, str(info.get("url", ""))), int(info.get("length") or 0)
+            kind_of_load = "popup" if info.get("popup") else "document"
+            refusal: dict[str, Any] = {"url": url, "method": "GET", "resource_type": kind_of_load}
+            return {**refusal, "reason": "url_too_long", "length": length}
+        return None

@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Playwright, StorageState, async_playwr
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop
-from toolserver.browser.chromium import chromium_launch_args, resolve_chromium
+from toolserver.browser.chromium import DROPPED_PLAYWRIGHT_SWITCHES, chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 
@@ -111,7 +111,10 @@ class BrowserHost:
         if self._pw is None:
             raise RuntimeError("BrowserHost.start() was not awaited: Playwright is not running")
         browser = await self._pw.chromium.launch(
-            executable_path=self.executable, headless=True, args=chromium_launch_args(self.backstop.url)
+            executable_path=self.executable,
+            headless=True,
+            args=chromium_launch_args(self.backstop.url),
+            ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
         )
         browser.on("disconnected", self._on_disconnected)
         self.browser = browser

@@ -9,6 +9,10 @@
   const define = Object.defineProperty, describe = Object.getOwnPropertyDescriptor, apply = Reflect.apply;
   define(window, '__sandboxInstalled', {value: true});
   const BLOCK_STATE_CHANGES = __BLOCK_STATE_CHANGES__, SHOTS = __SHOTS__;
+  // Text the page makes (a title, a URL) is cut at this length before it leaves the page, and a
+  // navigation to a longer URL is refused: Chromium's one browser process, which every run
+  // shares, took about a second for each 2 MB URL a page set with history.replaceState.
+  const MAX_TEXT = __MAX_PAGE_TEXT_CHARS__;
   // method(proto, name)(self, ...args) and getter(proto, name)(self) call the built-in itself.
   const method = (proto, name) => { const f = proto[name]; return (self, ...args) => apply(f, self, args); };
   const getter = (proto, name) => { const get = describe(proto, name).get; return (self) => apply(get, self, []); };
@@ -60,6 +64,17 @@
     return copy;
   };
   const report = (kind, info) => debug(prefix + stringify(bare({kind, info})));
+  // What the page tried and was refused is reported one by one for the first 20 tries of each
+  // kind in a document, then as counts at most five times a second: a page trying in a loop must
+  // not flood the one driver every run shares.
+  const tries = create(null), untold = create(null);
+  const refused = (kind, info) => {
+    tries[kind] = (tries[kind] || 0) + 1;
+    if (tries[kind] <= 20) return report(kind, info);
+    if (untold[kind]) return void untold[kind].count++;
+    untold[kind] = {info, count: 1};
+    later(() => { const held = untold[kind]; untold[kind] = null; report(kind, {...held.info, untold: held.count}); }, 200);
+  };
   // The page's own console messages go nowhere: the sandbox reads none of them, and each would
   // cross the one Playwright driver and the one event loop every run shares (a page flooding its
   // console would slow every other run). The reports above keep the original console.debug.
@@ -93,7 +108,9 @@
     const meta = query(document, 'meta[http-equiv="refresh" i]');
     return !!meta && test(zeroSeconds, metaContent(meta) || '');
   };
-  const state = () => ({seq: ++net.seq, top, title: titleOf(document), type: typeOf(document),
+  const cut = (text) => text.length > MAX_TEXT ? slice(text, 0, MAX_TEXT) : text;
+  const title = () => cut(titleOf(document));
+  const state = () => ({seq: ++net.seq, top, title: title(), type: typeOf(document),
                         ready: readyOf(document), pending: net.pending, navs: net.navs, opens: net.opens,
                         downloads: net.downloads, final: finalState(), refresh: refreshing(),
                         paint: SHOTS ? paint() : null});
@@ -102,8 +119,9 @@
   define(window, '__sandboxState', {value: (turn) => turn
     ? new Promise_((resolve) => { later(() => resolve(state()), 0); }) : state()});
   // The page's type and title (browser_snapshot), with the paint key while the run keeps screenshots.
-  define(window, '__sandboxInfo', {value: () => ({content_type: typeOf(document), title: titleOf(document),
+  define(window, '__sandboxInfo', {value: () => ({content_type: typeOf(document), title: title(),
                                                   paint: SHOTS ? paint() : null})});
+  define(window, '__sandboxTitle', {value: title});   // another tab's title, in a tab list
   // browser_scroll: scroll by dx, dy and say where the page is now.
   define(window, '__sandboxScroll', {value: (dx, dy) => {
     scrollBy(window, dx, dy);
@@ -210,11 +228,17 @@
     const download = getter(NavigateEvent.prototype, 'downloadRequest');
     const sameDocument = getter(NavigationDestination.prototype, 'sameDocument');
     const destinationUrl = getter(NavigationDestination.prototype, 'url');
+    const cancelable = getter(Event.prototype, 'cancelable');
     const web = pattern('^https?:');
     listen(navigation, 'navigate', (event) => {
-      const to = destination(event);
+      const to = destination(event), url = destinationUrl(to);
+      if (url.length > MAX_TEXT && cancelable(event)) {   // history.pushState, location.hash, links ...
+        preventDefault(event);
+        refused('url_refused', {url: slice(url, 0, 1024), length: url.length});
+        return;
+      }
       if (download(event) !== null) net.downloads++;
-      else if (!sameDocument(to) && test(web, destinationUrl(to))) net.navs++;
+      else if (!sameDocument(to) && test(web, url)) net.navs++;
     });
   }
   // Popups that load an http(s) document (about:blank ones have nothing to wait for).
@@ -227,8 +251,13 @@
   // returns null at once and is reported, so a page cannot bury the browser in new windows.
   let popups = 0;
   window.open = function (...args) {
+    const url = text(args[0] ?? '');
+    if (url.length > MAX_TEXT) {
+      refused('url_refused', {url: slice(url, 0, 1024), length: url.length, popup: true});
+      return null;
+    }
     if (popups >= __MAX_POPUPS__) {
-      report('popup_refused', {url: text(args[0] ?? '')});
+      refused('popup_refused', {url});
       return null;
     }
     popups++;
@@ -250,9 +279,9 @@
     const refuse = function (config) {
       let urls = [];
       try {
-        urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || [])).map(String);
+        urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || [])).slice(0, 20).map((u) => cut(String(u)));
       } catch (e) {}   // what the page passed could not be read: the attempt is reported all the same
-      report('webrtc', {urls});
+      refused('webrtc', {urls});
       throw new Exception('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
     };
     try { define(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
@@ -260,7 +289,7 @@
   // Service workers are blocked; record each registration attempt instead of letting it fail silently.
   if (navigator.serviceWorker) {
     const register = (url) => {
-      report('service_worker', {url: text(url)});
+      refused('service_worker', {url: cut(text(url))});
       return reject(new Exception('service workers are blocked in the offline sandbox', 'SecurityError'));
     };
     try { define(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}

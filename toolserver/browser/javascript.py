@@ -34,11 +34,14 @@ def read_expression(name: str) -> str:
 INIT_SCRIPT = read_js("init.js")
 
 
-def init_script(report_key: str, *, block_state_changes: bool, screenshots: bool, max_popups: int = 20) -> str:
-    """``init.js`` for one session: its report key, its popup cap and the run's switches."""
+def init_script(
+    report_key: str, *, block_state_changes: bool, screenshots: bool, max_popups: int = 20, max_text: int = 8192
+) -> str:
+    """``init.js`` for one session: its report key, its popup cap, its cap on page text and the run's switches."""
     return (
         INIT_SCRIPT.replace(_REPORT_KEY, report_key)
         .replace(_MAX_POPUPS, str(int(max_popups)))
+        .replace("__MAX_PAGE_TEXT_CHARS__", str(int(max_text)))
         .replace("__BLOCK_STATE_CHANGES__", "true" if block_state_changes else "false")
         .replace("__SHOTS__", "true" if screenshots else "false")
     )

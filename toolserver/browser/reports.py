@@ -12,7 +12,6 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
 
 from toolserver.browser.javascript import read_expression
 from toolserver.cdp import evaluate
@@ -60,12 +59,18 @@ async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict 
         return None
 
 
-async def safe_title(page: Page, config: ServerConfig) -> str:
-    """The page's title ("" while it navigates); a page that does not answer is page_unresponsive."""
+# The title as init.js reads it (cut at max_page_text_chars, with the getter it took before the
+# page's scripts ran); a document without init.js has only its own.
+TITLE_JS = "typeof window.__sandboxTitle === 'function' ? window.__sandboxTitle() : document.title"
+
+
+async def safe_title(tab: Tab, config: ServerConfig) -> str:
+    """The tab's title ("" while it navigates); a page that does not answer is page_unresponsive."""
     try:
-        return await bounded(page.title(), action_bound(config), "reading the title")
+        title = await bounded(evaluate(tab, TITLE_JS), action_bound(config), "reading the title")
     except PlaywrightError:
         return ""
+    return title[: config.max_page_text_chars] if isinstance(title, str) else ""
 
 
 def first_line(text: str) -> str:

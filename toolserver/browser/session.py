@@ -63,6 +63,8 @@ class Recorder(Protocol):
         self, kind: EventKind, data: dict, *, session: Session | None = None, tab: Tab | None = None
     ) -> dict: ...
 
+    def count_events(self, kind: EventKind, data: dict, count: int) -> None: ...
+
     def record_state_change(
         self,
         action: str,
@@ -130,7 +132,7 @@ class Session:
             if known is not None and tab is known[0]:
                 return {"title": known[1]}
             try:
-                return {"title": await bounded(safe_title(tab.page, self.run.config), bound, "reading the title")}
+                return {"title": await bounded(safe_title(tab, self.run.config), bound, "reading the title")}
             except PageUnresponsive:
                 return {"title": None, "title_unavailable": f"the tab did not answer within {bound:g} s"}
 
@@ -148,6 +150,7 @@ class Session:
             block_state_changes=run.policy.block_state_changes,
             screenshots=run.screenshot_dir is not None,
             max_popups=run.config.max_tabs_per_session,
+            max_text=run.config.max_page_text_chars,
         )
         await context.add_init_script(script)
         await context.route("**/*", self.router.route)
@@ -179,6 +182,9 @@ class Session:
     # --- recording: through the run, with this session filled in --------------------------
     def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict:
         return self.run.record_event(kind, data, session=self, tab=tab)
+
+    def count_events(self, kind: EventKind, data: dict, count: int) -> None:
+        self.run.count_events(kind, data, count)
 
     def record_state_change(
         self, action: str, *, name: str, blocked: bool = False, detail: dict | None = None, tab: Tab | None = None

@@ -1,5 +1,6 @@
 """Chromium's flags: the features Playwright switches off stay off with ours added (Chromium keeps
-only the last --disable-features switch, and ours comes after Playwright's)."""
+only the last --disable-features switch, and ours comes after Playwright's), and the Playwright
+switches the sandbox drops are not there."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from playwright._impl._driver import compute_driver_executable
 
 from tests.support.calls import start
 from tests.support.processes import descendant_argvs
-from toolserver.browser.chromium import DISABLED_FEATURES
+from toolserver.browser.chromium import DISABLED_FEATURES, DROPPED_PLAYWRIGHT_SWITCHES
 
 
 def playwright_disabled_features() -> set[str]:
@@ -38,6 +39,9 @@ async def test_a_running_renderer_has_playwrights_and_our_features_disabled(run)
         if "--type" not in " ".join(argv) and any(arg.startswith("--proxy-bypass-list=<-loopback>") for arg in argv)
     ]
     assert ours, "the sandbox's browser is not a process under this test process"
+    for pid in ours:  # Chromium throttles a page's navigations, as for everyone (Playwright turns that off)
+        argv = descendant_argvs(os.getpid())[pid]
+        assert "--no-first-run" in argv and not set(DROPPED_PLAYWRIGHT_SWITCHES) & set(argv), argv
     renderers = [argv for pid in ours for argv in descendant_argvs(pid).values() if "--type=renderer" in argv]
     assert renderers, "no renderer process found under the sandbox's browser"
     for argv in renderers:
