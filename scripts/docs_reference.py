@@ -127,7 +127,7 @@ def anchor(title: str) -> str:
 
 
 def render_exit_codes(parser: argparse.ArgumentParser) -> str:
-    from sandbox.cli.exits import BAD_COMMAND_LINE, exit_codes
+    from sandbox.cli.exits import BAD_COMMAND_LINE, CLOSED_PIPE, exit_codes
 
     rows = []
     for name, _summary, sub in commands(parser):
@@ -138,7 +138,9 @@ def render_exit_codes(parser: argparse.ArgumentParser) -> str:
     return (
         "# Exit codes\n\n"
         + GENERATED
-        + f"Every command also exits 2 on {BAD_COMMAND_LINE}. `sandbox COMMAND --help` ends with the same list.\n\n"
+        + f"Every command also exits 2 on {BAD_COMMAND_LINE}, and {CLOSED_PIPE} when the reader of its output has "
+        + "gone (a closed pipe, as in `sandbox mirror list | head -1`). `sandbox COMMAND --help` ends with the same "
+        + "list.\n\n"
         + table(["command", "0", "1", "2", "others"], rows)
     )
 

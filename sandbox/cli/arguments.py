@@ -1,4 +1,4 @@
-"""What several commands' command lines share: bounded whole numbers, and a command group's usage."""
+"""What several commands' command lines share: bounded numbers, and a command group's usage."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def whole_number(least: int, unit: str = "", short: str = "") -> Callable[[str],
         return value
 
     return whole
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse ``type``: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} s: give a number of seconds above 0")
+    return value
 
 
 def group_usage(parser: argparse.ArgumentParser) -> int:

@@ -7,6 +7,9 @@ import argparse
 
 # Every command exits 2 on a malformed command line (argparse's own rule).
 BAD_COMMAND_LINE = "a malformed command line (argparse)"
+# ... and 141 (128 + SIGPIPE, as a shell reports a tool a closed pipe ended) when the reader of its
+# output has gone (`sandbox mirror list | head -1`), without a traceback.
+CLOSED_PIPE = 141
 
 
 def declare_exits(parser: argparse.ArgumentParser, codes: dict[int, str]) -> None:

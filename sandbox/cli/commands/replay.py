@@ -110,7 +110,8 @@ async def hold_open(sandbox, run, args) -> None:
     base = f"http://127.0.0.1:{args.port}/runs/{run.id}"
     print(
         f"stopped after call {args.until}; the session is open for inspection:\n"
-        f"  curl -s -X POST {base}/tools/browser_snapshot -d '{{}}'\n  trace: {base}/trace",
+        f"  curl -s -X POST {base}/tools/browser_snapshot -H 'Content-Type: application/json' -d '{{}}'\n"
+        f"  trace: {base}/trace",
         flush=True,
     )
     try:
