@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -53,6 +55,35 @@ async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
     assert await wait_until_gone(group) == []
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
     assert "time limit" in attempt["error"]
+
+
+# A process the agent starts that leaves its process group (setsid) and keeps its stdout and stderr
+# open: it records its pid, then sleeps; the agent itself then answers at once, or hangs.
+ESCAPING = (
+    'setsid sh -c \'echo $$ > "$SANDBOX_ATTEMPT_DIR/escaped.pid"; sleep 30\' & '
+    'while [ ! -s "$SANDBOX_ATTEMPT_DIR/escaped.pid" ]; do sleep 0.05; done;'
+)
+
+
+async def test_an_agent_whose_escaped_child_holds_its_output_ends_when_it_exits_or_at_its_time_limit(
+    sandbox, tmp_path
+):
+    # Before, the attempt waited for the child's end: a finished agent became a timeout, and a
+    # timed-out one held the batch as long as the child lived (forever, for a daemon).
+    pack = load_pack("controlled-form")
+    began = time.monotonic()
+    (answered,) = await run_batch(
+        [pack], f"cmd:{ESCAPING} echo no answer", out=tmp_path / "a", progress=False, sandbox=sandbox, time_limit=20
+    )
+    (hung,) = await run_batch(
+        [pack], f"cmd:{ESCAPING} sleep 60", out=tmp_path / "b", progress=False, sandbox=sandbox, time_limit=2
+    )
+    assert time.monotonic() - began < 15
+    assert answered.status == "completed" and (answered.directory / "output.txt").read_text() == "no answer\n"
+    assert hung.status == "timeout"
+    for outcome in (answered, hung):
+        escaped = int((outcome.directory / "escaped.pid").read_text())
+        os.kill(escaped, signal.SIGKILL)  # outside the agent's group: this test's to end
 
 
 async def test_crashing_agent_is_an_error(sandbox, tmp_path):

@@ -6,7 +6,8 @@ It runs in the directory ``sandbox run`` was started from (so ``cmd:python3 agen
 SANDBOX_ATTEMPT_DIR (its attempt folder, for files it wants kept, and ``usage.json``, where it
 may report its model tokens for the cost boundary) in its environment, calls
 ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its final
-answer on stdout. It is killed (with its process group) at the pack's time limit.
+answer on stdout. It is killed (with its process group) at the pack's time limit; what it leaves
+running in its group when it exits is killed then.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import json
 import os
 import signal
+import tempfile
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.task import AgentResult, AgentTask
@@ -42,31 +44,35 @@ class CommandAgent:
             "SANDBOX_SITE_KEY": task.site_key,
             "SANDBOX_TIME_LIMIT": f"{task.time_limit_seconds:g}",
         }
-        spawning = asyncio.ensure_future(
-            asyncio.create_subprocess_shell(
-                self.command,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                stdin=asyncio.subprocess.DEVNULL,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=True,
+        # Its output goes to files, not pipes: a process it started that keeps them open (one that
+        # left its process group with setsid, a child in the background) must not keep the attempt
+        # waiting for their end, past the agent's exit or its time limit.
+        with tempfile.TemporaryFile() as stdout_file, (task.workdir / "agent.stderr.txt").open("wb") as stderr_file:
+            spawning = asyncio.ensure_future(
+                asyncio.create_subprocess_shell(
+                    self.command,
+                    stdout=stdout_file,
+                    stderr=stderr_file,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    env=env,
+                    cwd=self.cwd,
+                    start_new_session=True,
+                )
             )
-        )
-        try:
-            process = await asyncio.shield(spawning)
-            stdout, stderr = await process.communicate()
-        except asyncio.CancelledError:
-            # The time limit or a stop of the batch: end the whole process group, that of a
-            # process still starting too (it runs before its pipes are connected).
-            await asyncio.wait([spawning])
-            if not spawning.cancelled() and spawning.exception() is None:
-                process = spawning.result()
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+            try:
+                process = await asyncio.shield(spawning)
                 await process.wait()
-            raise
-        (task.workdir / "agent.stderr.txt").write_bytes(stderr)
+            except asyncio.CancelledError:
+                # The time limit or a stop of the batch: end the whole process group, that of a
+                # process still starting too (it runs before its output is connected).
+                await asyncio.wait([spawning])
+                if not spawning.cancelled() and spawning.exception() is None:
+                    end_group(spawning.result().pid)
+                    await spawning.result().wait()
+                raise
+            end_group(process.pid)  # what it left running in its group ends with it
+            stdout_file.seek(0)
+            stdout = stdout_file.read()
         output = stdout.decode("utf-8", errors="replace")
         usage, model = reported_usage(task.workdir / USAGE_FILE)
         facts = {"model": model} if model else {}
@@ -79,6 +85,13 @@ class CommandAgent:
                 details={"exit_code": process.returncode, **facts},
             )
         return AgentResult(output=output, token_usage=usage, details={"exit_code": 0, **facts})
+
+
+def end_group(pid: int) -> None:
+    """Kill the process group ``pid`` leads (its own session: ``start_new_session``). A process
+    that left it (``setsid``) is not in it, and no longer holds up the attempt."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}
