@@ -165,11 +165,23 @@ def resolve_batch(folder: Path) -> tuple[Path, str | None]:
 
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
-    batches have none). Raises ``FileNotFoundError`` when the folder holds no attempt."""
+    batches have none; one whose file is unreadable gets a ``note`` saying so). Raises
+    ``FileNotFoundError`` when the folder holds no attempt."""
     batch_dir = Path(batch_dir)
     file = batch_dir / SUMMARY_FILE
+    note = None
     if file.is_file():
-        return json.loads(file.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            if (
+                isinstance(data, dict)
+                and isinstance(data.get("summary"), list)
+                and isinstance(data.get("attempts"), list)
+            ):
+                return data
+            raise ValueError("not a summary: no summary and attempts lists")
+        except (OSError, ValueError) as exc:  # cut short, edited, not UTF-8: the attempt folders still say it all
+            note = f"{file} is unreadable ({str(exc).splitlines()[0][:200]}); rebuilt from the attempt folders"
     if is_attempt_folder(batch_dir):
         folders = [AttemptFolder.load(batch_dir)]
     else:
@@ -180,4 +192,5 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
         )
     outcomes = [outcome(f) for f in folders]
-    return {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    rebuilt = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    return {**rebuilt, "note": note} if note else rebuilt

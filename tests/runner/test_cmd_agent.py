@@ -60,14 +60,12 @@ async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
 # A process the agent starts that leaves its process group (setsid) and keeps its stdout and stderr
 # open: it records its pid, then sleeps; the agent itself then answers at once, or hangs.
 ESCAPING = (
-    'setsid sh -c \'echo $$ > "$SANDBOX_ATTEMPT_DIR/escaped.pid"; sleep 30\' & '
+    "setsid sh -c 'echo $$ > \"$SANDBOX_ATTEMPT_DIR/escaped.pid\"; sleep 30' & "
     'while [ ! -s "$SANDBOX_ATTEMPT_DIR/escaped.pid" ]; do sleep 0.05; done;'
 )
 
 
-async def test_an_agent_whose_escaped_child_holds_its_output_ends_when_it_exits_or_at_its_time_limit(
-    sandbox, tmp_path
-):
+async def test_an_agent_whose_escaped_child_holds_its_output_ends_when_it_exits_or_at_its_time_limit(sandbox, tmp_path):
     # Before, the attempt waited for the child's end: a finished agent became a timeout, and a
     # timed-out one held the batch as long as the child lived (forever, for a daemon).
     pack = load_pack("controlled-form")

@@ -122,6 +122,17 @@ def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches
         f"reference @ {batch.name}",
         "reference @ earlier",
     }
+    # A folder given twice counts once; a summary.json cut short is rebuilt from the attempt folders.
+    (tmp_path / "earlier" / "summary.json").write_text('{"broken')
+    capsys.readouterr()
+    assert main(["compare", str(batch), str(tmp_path / "earlier"), "earlier", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "earlier is earlier again: its attempts are counted once" in captured.err
+    assert "earlier/summary.json is unreadable (" in captured.err and "rebuilt from the attempt folders" in captured.err
+    assert json.loads(captured.out)["ranking"] == rows
+    assert main(["results", "earlier"]) == 1 and "rebuilt from the attempt folders" in capsys.readouterr().err
+    assert main(["report", "earlier"]) == 0
+    assert "rebuilt from the attempt folders" in (tmp_path / "earlier" / "report.html").read_text()
 
 
 @pytest.mark.parametrize(

@@ -49,16 +49,22 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.folders import read_summary, resolve_batch
 
-    batches = []
+    batches: list[tuple[Path, list]] = []
     for given in args.folders:
         folder, note = resolve_batch(given)
         if note:
             print(f"sandbox compare: {note}", file=sys.stderr)
+        if any(folder.resolve() == seen.resolve() for seen, _ in batches):
+            print(f"sandbox compare: {given} is {folder} again: its attempts are counted once", file=sys.stderr)
+            continue
         try:
-            batches.append((folder, read_summary(folder)["attempts"]))
-        except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError) as exc:
+            data = read_summary(folder)
+        except (FileNotFoundError, NotADirectoryError) as exc:
             print(f"sandbox compare: {exc}", file=sys.stderr)
             return 2
+        if data.get("note"):
+            print(f"sandbox compare: {data['note']}", file=sys.stderr)
+        batches.append((folder, data["attempts"]))
     pack_sets = [{str(a["pack"]) for a in attempts} for _, attempts in batches]
     common = set.intersection(*pack_sets)
     left_out = sorted(set.union(*pack_sets) - common)

@@ -40,9 +40,11 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox results: {note}", file=sys.stderr)
     try:
         data = read_summary(folder)
-    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError) as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         print(f"sandbox results: {exc}", file=sys.stderr)
         return 2
+    if data.get("note"):
+        print(f"sandbox results: {data['note']}", file=sys.stderr)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:

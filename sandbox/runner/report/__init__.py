@@ -107,6 +107,7 @@ def render_batch(batch_dir: Path) -> str:
         title=f"Batch {Path(batch_dir).resolve().name}",
         board=board(comp, data["attempts"], Path(batch_dir)) if several else None,
         rows=data["summary"],
+        problems=[data["note"]] if data.get("note") else [],
         attempts=attempts,
         passed=passed,
         all_passed=bool(attempts) and passed == len(attempts),
