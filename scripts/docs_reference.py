@@ -138,9 +138,9 @@ def render_exit_codes(parser: argparse.ArgumentParser) -> str:
     return (
         "# Exit codes\n\n"
         + GENERATED
-        + f"Every command also exits 2 on {BAD_COMMAND_LINE}, and {CLOSED_PIPE} when the reader of its output has "
-        + "gone (a closed pipe, as in `sandbox mirror list | head -1`). `sandbox COMMAND --help` ends with the same "
-        + "list.\n\n"
+        + f"Every command also exits 2 on {BAD_COMMAND_LINE} or when no Chromium can start (one line naming the "
+        + f"binary), and {CLOSED_PIPE} when the reader of its output has gone (a closed pipe, as in "
+        + "`sandbox mirror list | head -1`). `sandbox COMMAND --help` ends with the same list.\n\n"
         + table(["command", "0", "1", "2", "others"], rows)
     )
 

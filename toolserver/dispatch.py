@@ -25,6 +25,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver import browser as br
 from toolserver.browser import first_line
+from toolserver.browser.chromium import ChromiumUnavailable
 from toolserver.contract.trace import CallRecord, strict_json, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
@@ -232,6 +233,8 @@ async def browser_started(start: asyncio.Future) -> None:
     the call's line first); a start that failed is every call's ``provider_unavailable``."""
     try:
         await asyncio.shield(start)  # a call cut short never cancels the start for the others
+    except ChromiumUnavailable as exc:
+        raise ProviderUnavailable(f"{first_line(str(exc))}; the server's log has the details") from exc
     except Exception as exc:
         reason = f"{type(exc).__name__}: {first_line(str(exc))}"
         raise ProviderUnavailable(f"the browser could not start ({reason}); the server's log has the details") from exc

@@ -14,6 +14,7 @@ import sys
 from sandbox import __version__
 from sandbox.cli import commands
 from sandbox.cli.exits import CLOSED_PIPE
+from toolserver.browser.chromium import ChromiumUnavailable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         return code
+    except ChromiumUnavailable as exc:  # no browser to serve or run with
+        print(f"sandbox {args.command}: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # the reader of our output has gone: say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE

@@ -1,10 +1,13 @@
-"""What several commands' command lines share: bounded numbers, and a command group's usage."""
+"""What several commands' command lines share: bounded numbers, files they will write, and a
+command group's usage."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 
 def whole_number(least: int, unit: str = "", short: str = "") -> Callable[[str], int]:
@@ -40,3 +43,18 @@ def group_usage(parser: argparse.ArgumentParser) -> int:
     """A command group run without a subcommand: its help on stderr, exit 2."""
     parser.print_help(sys.stderr)
     return 2
+
+
+def check_writable(file: Path, option: str) -> None:
+    """A ``ValueError`` unless a file could be made beside ``file`` (checked before the batch, not
+    after it; a folder on the way that is missing is checked in the nearest one that exists)."""
+    folder = file.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        if file.is_dir():
+            raise IsADirectoryError(21, "it is a folder")
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {file}: cannot write a file there ({exc.strerror or exc})") from None

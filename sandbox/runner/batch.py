@@ -8,6 +8,7 @@ share a profile. A crashed or hung agent ends as that attempt's status; the batc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -54,15 +55,22 @@ def slug(text: str) -> str:
 def exclusive_dir(parent: Path, name: str) -> Path:
     """A new folder no other batch shares: two batches started in the same second get
     ``name`` and ``name-2`` (created atomically, never reused)."""
-    parent.mkdir(parents=True, exist_ok=True)
-    for number in range(1, 1000):
-        candidate = parent / (name if number == 1 else f"{name}-{number}")
-        try:
-            candidate.mkdir()
-            return candidate
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"{parent}: 999 batch folders named {name}*; choose another --out")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for number in range(1, 1000):
+            candidate = parent / (name if number == 1 else f"{name}-{number}")
+            try:
+                candidate.mkdir()
+                return candidate
+            except FileExistsError:
+                continue
+    except OSError as exc:  # not a folder, not writable, on a read-only file system ...
+        raise BatchFolderUnavailable(f"cannot make a batch folder in {parent}: {exc.strerror or exc}") from None
+    raise BatchFolderUnavailable(f"{parent}: 999 batch folders named {name}*; choose another --out")
+
+
+class BatchFolderUnavailable(RuntimeError):
+    """``--out`` cannot hold a new batch folder."""
 
 
 async def run_batch(
@@ -126,7 +134,12 @@ async def run_batch(
         prices=prices,
         faults=faults,
     )
-    running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
+    try:
+        running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))
+    except BaseException:  # no browser, no executor: no attempt ran, no empty folder is left
+        with contextlib.suppress(OSError):
+            batch_dir.rmdir()
+        raise
     if running.capacity is not None and running.capacity[0] < concurrency:
         held, why = running.capacity
         log.warning(

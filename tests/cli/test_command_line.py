@@ -4,6 +4,7 @@ output that has gone (a closed pipe) ends the command quietly."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -44,3 +45,50 @@ def test_a_closed_pipe_ends_the_command_with_141_and_no_traceback():
     finally:
         os.close(writing)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def sandbox_command(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sandbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize(
+    "chromium, says",
+    [
+        ("/bin/true", "Chromium (/bin/true) did not start: BrowserType.launch: "),
+        ("/nowhere/chrome", "SANDBOX_CHROMIUM is /nowhere/chrome, which is not a file: give the path of a Chromium"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_a_chromium_that_cannot_start_is_one_line_exit_two_and_no_batch_folder(tmp_path, chromium, says, command):
+    args = ["run", "bid-intake", "--agent", "reference", "--out", str(tmp_path / "out")] if command == "run" else []
+    with socket.socket() as probe:  # a port free now
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    done = sandbox_command(*(args or ["serve", "--port", port]), env={"SANDBOX_CHROMIUM": chromium}, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"sandbox {command}: {says}"), line
+    assert done.stdout == ""  # no table, and no "tool server on" line before the browser is up
+    assert not list((tmp_path / "out").glob("*"))  # no empty batch folder
+
+
+def test_an_out_or_junit_path_that_cannot_be_written_is_refused_before_the_batch(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    run = ["run", "bid-intake", "--agent", "reference"]
+    done = sandbox_command(*run, "--out", str(tmp_path / "a-file"))
+    assert (
+        done.returncode == 2
+        and done.stderr == f"sandbox run: cannot make a batch folder in {tmp_path}/a-file: File exists\n"
+    )
+    done = sandbox_command(*run, "--out", str(tmp_path / "out"), "--junit", "/proc/x.xml")
+    assert done.returncode == 2 and done.stderr.startswith(
+        "sandbox run: --junit /proc/x.xml: cannot write a file there ("
+    )
+    assert not (tmp_path / "out").exists()  # refused before the batch

@@ -427,7 +427,7 @@ async def test_stdio_a_browser_that_cannot_start_is_each_calls_traced_error(tmp_
     assert await asyncio.wait_for(process.wait(), 60) == 0
     error = refused["structuredContent"]
     assert refused["isError"] and error["type"] == "provider_unavailable"
-    assert error["message"].startswith("the browser could not start (TargetClosedError: BrowserType.launch: ")
+    assert error["message"].startswith("Chromium (/bin/false) did not start: BrowserType.launch: ")
     assert "\n" not in error["message"]
     assert "ERROR toolserver.transports.mcp: the browser could not start" in (await process.stderr.read()).decode()
     (call,) = read_trace(tmp_path / f"{run_id}.jsonl").calls

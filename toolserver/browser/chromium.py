@@ -105,11 +105,25 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
     return args
 
 
+class ChromiumUnavailable(RuntimeError):
+    """No Chromium to run, or the one found does not start: the server cannot serve at all."""
+
+
 def resolve_chromium(configured: str | None, playwright_default: str | None) -> str:
-    for candidate in (configured, os.environ.get("SANDBOX_CHROMIUM"), playwright_default, DEBIAN_CHROMIUM):
+    """The Chromium to run. A path the user gave (``configured``, ``SANDBOX_CHROMIUM``) that does
+    not exist is an error, not a reason to run another browser than the one asked for."""
+    for given, said in (
+        (configured, "the configured chromium"),
+        (os.environ.get("SANDBOX_CHROMIUM"), "SANDBOX_CHROMIUM"),
+    ):
+        if given:
+            if not Path(given).is_file():
+                raise ChromiumUnavailable(f"{said} is {given}, which is not a file: give the path of a Chromium binary")
+            return given
+    for candidate in (playwright_default, DEBIAN_CHROMIUM):
         if candidate and Path(candidate).exists():
             return candidate
-    raise RuntimeError(
+    raise ChromiumUnavailable(
         "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
         "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here."
     )

@@ -22,7 +22,12 @@ from playwright.async_api import Browser, Playwright, StorageState, async_playwr
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop
-from toolserver.browser.chromium import DROPPED_PLAYWRIGHT_SWITCHES, chromium_launch_args, resolve_chromium
+from toolserver.browser.chromium import (
+    DROPPED_PLAYWRIGHT_SWITCHES,
+    ChromiumUnavailable,
+    chromium_launch_args,
+    resolve_chromium,
+)
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 
@@ -105,7 +110,11 @@ class BrowserHost:
             default = None
         self.executable = resolve_chromium(self.config.chromium, default)
         await self.backstop.start()
-        await self._launch()
+        try:
+            await self._launch()
+        except PlaywrightError as exc:
+            said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            raise ChromiumUnavailable(f"Chromium ({self.executable}) did not start: {said}") from None
 
     async def _launch(self) -> Browser:
         if self._pw is None:

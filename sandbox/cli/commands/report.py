@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sandbox.cli.arguments import check_writable
 from sandbox.cli.exits import declare_exits
 
 
@@ -27,8 +28,10 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.report import NothingToReport, write_reports
 
     try:
+        if args.junit:
+            check_writable(args.junit, "--junit")
         written = write_reports(args.folder)
-    except NothingToReport as exc:
+    except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
     print(f"report: {written[0]}" + (f" (and {len(written) - 1} attempt reports)" if len(written) > 1 else ""))

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from sandbox.cli.arguments import positive_seconds
+from sandbox.cli.arguments import check_writable, positive_seconds
 from sandbox.cli.exits import declare_exits
 
 
@@ -217,6 +217,7 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.agents import make_agent
     from sandbox.runner.batch import (
         AgentUnavailable,
+        BatchFolderUnavailable,
         BatchStopped,
         format_reasons,
         format_table,
@@ -228,6 +229,7 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.executors import ExecutorUnavailable, parse_executor
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
+    from toolserver.browser.chromium import ChromiumUnavailable
     from toolserver.faults import parse_faults
     from toolserver.stopping import EXIT_STATUS, StopSignals
 
@@ -244,6 +246,8 @@ def command(args: argparse.Namespace) -> int:
             raise ValueError("--replace-interrupted must be at least 0")
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
+        if args.junit is not None:
+            check_writable(args.junit, "--junit")
     except (PackError, ValueError) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
@@ -276,7 +280,7 @@ def command(args: argparse.Namespace) -> int:
     stopped_by = None
     try:
         outcomes = asyncio.run(batch())
-    except (AgentUnavailable, ExecutorUnavailable) as exc:
+    except (AgentUnavailable, ExecutorUnavailable, BatchFolderUnavailable, ChromiumUnavailable) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
     except BatchStopped as stopped:

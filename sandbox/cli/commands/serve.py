@@ -180,9 +180,13 @@ def serve(args: argparse.Namespace) -> int:
     from sandbox.runner.wiring import PackTasks
     from toolserver.transports.http import create_app
 
-    print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
     app = create_app(config, policies=pack_policy, tasks=PackTasks())
     app.on_startup.append(stop_on_sighup)
+
+    async def announce(app) -> None:  # once the browser is up (a Chromium that cannot start: no line)
+        print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
+
+    app.on_startup.append(announce)
     web.run_app(app, host=args.host, port=args.port, print=None)  # stops on SIGINT and SIGTERM
     return 0
 
