@@ -40,7 +40,7 @@ from toolserver.errors import (
 from toolserver.floods import cut_text
 from toolserver.registry import Tool
 from toolserver.response import Response
-from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, no_open_tab
+from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, crashed_tab, no_open_tab
 
 log = logging.getLogger("toolserver.dispatch")
 
@@ -177,6 +177,8 @@ def scoped(ctx: CallContext, tool: Tool) -> CallContext:
         return SessionContext(ctx.run, ctx.seq, ctx.tool, ctx.events, session, ctx.started)
     if session.active_tab is None:
         raise no_open_tab()
+    if session.active_tab.crashed:
+        raise crashed_tab(session.active_tab)
     return TabContext(ctx.run, ctx.seq, ctx.tool, ctx.events, session, ctx.started)
 
 

@@ -132,6 +132,13 @@ class BrowserCrashed(ToolError):
     type = "browser_crashed"
 
 
+class PageCrashed(ToolError):
+    """The tab's page crashed (its renderer ended: out of memory, a page Chromium could not lay
+    out; recorded as a `page_crashed` event): close the tab (`browser_close_tab`) and open another."""
+
+    type = "page_crashed"
+
+
 class TooManySessions(ToolError):
     """The run has `max_sessions_per_run` open sessions already: close one with `browser_close`."""
 

@@ -27,7 +27,7 @@ from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
-from toolserver.errors import BrowserCrashed, NoSession
+from toolserver.errors import BrowserCrashed, NoSession, PageCrashed
 from toolserver.faults import RunFaults
 from toolserver.floods import EventBudget, cut_text
 from toolserver.media import RunMedia
@@ -311,6 +311,13 @@ def no_open_tab() -> NoSession:
 
 def new_run_id() -> str:
     return f"run_{secrets.token_hex(6)}"
+
+
+def crashed_tab(tab: br.Tab) -> PageCrashed:
+    return PageCrashed(
+        f"tab {tab.id}'s page crashed (its renderer ended; recorded as a page_crashed event): close it "
+        "with browser_close_tab and open another with browser_open_tab"
+    )
 
 
 def crashed_error(session: br.Session) -> BrowserCrashed:

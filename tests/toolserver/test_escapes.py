@@ -5,6 +5,7 @@ workers — is refused and recorded, and never reaches the agent's snapshot."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -230,6 +231,34 @@ def longest_text(lines: str) -> int:
         return max((longest(item) for item in items), default=0)
 
     return max(longest(json.loads(line)) for line in lines.splitlines())
+
+
+async def test_a_tab_whose_page_crashed_says_so_at_once_and_the_session_goes_on(sandbox, hostile_root):
+    # Before, nothing recorded the crash and every later call on the tab waited 10 s for a
+    # page_unresponsive that blamed a spinning script.
+    run = run_on(sandbox, hostile_root, "/calm")
+    await start_at(run, "/calm")
+    crashed = run.current_session().active_tab
+    cdp = await crashed.page.context.new_cdp_session(crashed.page)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(cdp.send("Page.crash"), 2)  # the renderer ends: a real crash
+    while not crashed.crashed:
+        await asyncio.sleep(0.05)
+    began = time.monotonic()
+    snapshot = await run.call("browser_snapshot", {})
+    assert time.monotonic() - began < 1
+    assert snapshot["error"]["type"] == "page_crashed" and "browser_close_tab" in snapshot["error"]["message"]
+    opened = await run.call("browser_open_tab", {"url": f"{HOSTILE}/calm"})
+    assert opened["ok"], opened
+    assert {t["tab"]: t["title"] for t in opened["result"]["tabs"]} == {"t1": None, "t2": "Calm"}
+    switched = await run.call("browser_switch_tab", {"tab": "t1"})
+    assert switched["error"]["type"] == "page_crashed"
+    closed = await run.call("browser_close_tab", {"tab": "t1"})
+    assert closed["ok"] and [t["tab"] for t in closed["result"]["tabs"]] == ["t2"], closed
+    assert "Calm" in await snapshot_text(run)
+    await run.close()
+    (event,) = [e for e in parse_trace(run.trace.text()).events if e.kind == "page_crashed"]
+    assert (event.tab, event.data["url"]) == ("t1", f"{HOSTILE}/calm")
 
 
 async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):

@@ -131,6 +131,8 @@ class Session:
         async def title(tab: Tab) -> dict:
             if known is not None and tab is known[0]:
                 return {"title": known[1]}
+            if tab.crashed:
+                return {"title": None, "title_unavailable": "the page crashed"}
             try:
                 return {"title": await bounded(safe_title(tab, self.run.config), bound, "reading the title")}
             except PageUnresponsive:
@@ -204,6 +206,7 @@ class Session:
         page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
         page.on("download", lambda download: self._on_download(tab, download))
         page.on("close", lambda _page: self.forget_tab(tab))
+        page.on("crash", lambda _page: self._on_crash(tab))
         page.on("console", lambda message: self.reports.on_console(tab, message))
         if opener is not None:
             self.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url}, tab=tab)
@@ -238,6 +241,11 @@ class Session:
         if tab.commit(url.split("#", 1)[0]):
             self.notify()
             self.record_event("navigation", {"url": url}, tab=tab)
+
+    def _on_crash(self, tab: Tab) -> None:
+        tab.crashed = True
+        self.record_event("page_crashed", {"url": tab.page.url}, tab=tab)
+        self.notify()
 
     async def _leave(self, tab: Tab, url: str) -> None:
         """Take the tab off a refused ``blob:``/``data:``/``filesystem:`` document: it shows the

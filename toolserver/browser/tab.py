@@ -52,6 +52,7 @@ class Tab:
     document: int = 0  # bumped on every main-frame navigation to a new document
     committed_url: str = "about:blank"
     closed: bool = False
+    crashed: bool = False  # its renderer ended (a page_crashed event): every later call on it fails at once
     snapshot: Snapshot = field(default_factory=Snapshot)
     pdf: PdfDocument | None = None  # the PDF the current document shows
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded

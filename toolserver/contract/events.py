@@ -155,6 +155,14 @@ class BrowserCrashed(EventBase):
     Data: ClassVar[builtins.type] = CrashData
 
 
+class PageCrashed(EventBase):
+    """a tab's page crashed: its renderer ended (out of memory, a page Chromium could not lay out);
+    the tab's later calls get `page_crashed` until it is closed"""
+
+    kind: Literal["page_crashed"] = "page_crashed"
+    Data: ClassVar[builtins.type] = UrlData
+
+
 class ServerFault(EventBase):
     """an unexpected exception inside the sandbox (logged with its traceback); the server stays up"""
 
@@ -215,6 +223,7 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     FinalStateUnchecked,
     LateAction,
     BrowserCrashed,
+    PageCrashed,
     ServerFault,
     ScreenshotFailed,
     PlaywrightTraceFailed,
@@ -236,6 +245,7 @@ EventRecord = Annotated[
     | FinalStateUnchecked
     | LateAction
     | BrowserCrashed
+    | PageCrashed
     | ServerFault
     | ScreenshotFailed
     | PlaywrightTraceFailed
@@ -258,6 +268,7 @@ EventKind = Literal[
     "final_state_unchecked",
     "late_action",
     "browser_crashed",
+    "page_crashed",
     "server_fault",
     "screenshot_failed",
     "playwright_trace_failed",

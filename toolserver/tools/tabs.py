@@ -10,7 +10,7 @@ from toolserver import browser as br
 from toolserver.errors import ApprovalRequired, TooManyTabs, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
-from toolserver.run import CallContext, SessionContext, no_open_tab
+from toolserver.run import CallContext, SessionContext, crashed_tab, no_open_tab
 from toolserver.tools._common import ask_page
 from toolserver.tools.session import goto
 
@@ -77,6 +77,8 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
 )
 async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response: Response) -> None:
     tab = find_tab(ctx, args.tab)
+    if tab.crashed:
+        raise crashed_tab(tab)
     ctx.session.active_tab_id = tab.id
     await ask_page(ctx, tab.page.bring_to_front(), "bringing the tab to the front")
     response.page(tab).tabs()
