@@ -101,6 +101,35 @@ async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorde
     assert sandbox.host.backstop.seen == 0, sandbox.host.backstop.targets
 
 
+async def test_posts_a_page_sends_as_it_is_left_are_recorded_with_their_method_and_url(sandbox, hostile_root):
+    # They escape interception and reach the session's backstop as CONNECT hostile.sandbox.example:443,
+    # which was taken for Chromium's own preconnect and dropped: no line, no state change.
+    run = run_on(sandbox, hostile_root, "/unload-post", "/calm")
+    await start_at(run, "/unload-post")
+    left = await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"})
+    assert left["ok"], left
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and '"state_change"' not in run.trace.text():
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    await run.close()
+    events = parse_trace(run.trace.text()).events
+    escaped = {e.data["url"]: e.data["method"] for e in events if e.data.get("reason") == "escaped_interception"}
+    changes = {e.data["name"] for e in events if e.kind == "state_change"}
+    print(
+        "ESCAPED",
+        escaped,
+        "CHANGES",
+        changes,
+        [e.data for e in events if e.kind in ("state_change", "blocked_request")],
+    )
+    for via in ("beacon", "keepalive"):
+        url = f"{HOSTILE}/collect?via={via}"
+        assert escaped.get(url) == "POST", escaped
+        assert f"POST {url}" in changes, changes
+    assert all(e.data["blocked"] for e in events if e.kind == "state_change")
+
+
 async def test_a_flooding_page_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
     async with own_sandbox(settle_timeout_s=1.0) as own:  # the page is never idle: do not wait long for it
         await flood_run(own, hostile_root)

@@ -10,14 +10,28 @@ backstop (its launch-time proxy) catches what the browser does outside any conte
 counts it, ``targets`` keeps the first ones; Chromium's own background requests are sent
 nowhere by its flags, ``toolserver.browser.chromium``). Every connection is answered ``403``
 and closed: no byte is forwarded.
+
+An https request reaches a proxy as ``CONNECT host:443``, with its method and path inside TLS.
+The backstop answers the CONNECT and takes the TLS itself, with a certificate it made for itself
+(Chromium is told to accept that key, and no other: ``backstop_spki``), so it reports the request
+inside (``POST https://host/path``): a page's POST as it unloads, which escapes interception, is
+then a state change like any other. A connection with no request in it (Chromium connecting ahead
+of a navigation) is reported as the bare ``CONNECT``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import datetime
+import functools
+import hashlib
 import logging
+import ssl
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 log = logging.getLogger("toolserver.browser")
 
@@ -27,7 +41,7 @@ _BODY = b"offline sandbox: this request is refused"
 REFUSAL = b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
 REFUSAL += b"Content-Length: %d\r\n\r\n%s" % (len(_BODY), _BODY)
 
-Report = Callable[[str, str], None]  # (method, url) of a refused connection
+Report = Callable[[str, str], None]  # (method, url) of a refused request, or ("CONNECT", "host:port")
 
 
 class Backstop:
@@ -35,6 +49,7 @@ class Backstop:
 
     def __init__(self, report: Report | None = None) -> None:
         self.report = report
+        self.tls = backstop_tls()
         self.seen = 0  # connections refused so far
         self.targets: list[str] = []  # the first few "METHOD target" refused without a report
         self.server: asyncio.Server | None = None
@@ -58,6 +73,8 @@ class Backstop:
         try:
             line = await asyncio.wait_for(reader.readline(), READ_BOUND_S)
             method, url = request_target(line)
+            if method == "CONNECT":
+                method, url = await self._inside(reader, writer, url)
             if self.report is not None:
                 self.report(method, url)
             else:
@@ -70,6 +87,75 @@ class Backstop:
             pass  # a silent, slow or garbled client: closed without a word
         finally:
             writer.close()
+
+    async def _inside(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target: str) -> tuple[str, str]:
+        """The request inside a CONNECT to ``target`` (``host:port``): its method and URL, or the
+        CONNECT itself when none comes (no TLS, or nothing sent in it)."""
+        try:
+            while (await asyncio.wait_for(reader.readline(), READ_BOUND_S)).strip():
+                pass  # the CONNECT's own headers
+            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            await asyncio.wait_for(writer.drain(), READ_BOUND_S)
+            await asyncio.wait_for(writer.start_tls(self.tls), READ_BOUND_S)
+            method, path = request_target(await asyncio.wait_for(reader.readline(), READ_BOUND_S))
+        except (
+            TimeoutError,
+            OSError,
+            ValueError,
+            ssl.SSLError,
+            asyncio.LimitOverrunError,
+            asyncio.IncompleteReadError,
+        ):
+            return "CONNECT", target
+        if method == "?" or not path.startswith("/"):
+            return "CONNECT", target
+        host, _, port = target.rpartition(":")
+        return method, f"https://{host}{'' if port == '443' else ':' + port}{path}"
+
+
+def backstop_tls() -> ssl.SSLContext:
+    """The backstop's TLS: a self-signed certificate made once per process."""
+    return _certificate()[0]
+
+
+def backstop_spki() -> str:
+    """The certificate's public key as Chromium's ``--ignore-certificate-errors-spki-list`` takes
+    it (base64 of the SHA-256 of its SubjectPublicKeyInfo): the browser accepts it, and no other."""
+    return _certificate()[1]
+
+
+@functools.cache
+def _certificate() -> tuple[ssl.SSLContext, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())  # an EC key, a day long: made in milliseconds
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sandbox backstop")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    with tempfile.TemporaryDirectory() as folder:  # ssl loads a chain from files only
+        chain = Path(folder) / "chain.pem"
+        chain.write_bytes(
+            certificate.public_bytes(serialization.Encoding.PEM)
+            + key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        context.load_cert_chain(chain)
+    spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return context, base64.b64encode(hashlib.sha256(spki).digest()).decode()
 
 
 def request_target(line: bytes) -> tuple[str, str]:

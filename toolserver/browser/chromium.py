@@ -58,12 +58,13 @@ DISABLED_FEATURES = PLAYWRIGHT_DISABLED_FEATURES + (
 DROPPED_PLAYWRIGHT_SWITCHES = ("--disable-ipc-flooding-protection",)
 
 
-def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
+def chromium_launch_args(proxy: str = UNSERVED_PROXY, trusted_spki: str | None = None) -> list[str]:
     """Headless flags; the background-networking ones keep Chromium from dialling out, and
     ``proxy`` (the host's backstop, ``toolserver.browser.backstop``) catches anything that might
     ever escape request interception outside a context (each context has a backstop of its own).
     Browsers the sandbox does not serve agents from (a plain test browser, a benchmark's raw
-    side) may keep the default, a loopback port nothing is meant to listen on."""
+    side) may keep the default, a loopback port nothing is meant to listen on. ``trusted_spki``:
+    the one certificate key Chromium accepts unverified, the backstops'."""
     args = [
         "--disable-gpu",
         "--disable-quic",
@@ -100,6 +101,8 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY) -> list[str]:
         # On-Device Model Service process (+46 MB, in every fresh profile): a given class skips it.
         "--optimization-guide-performance-class=2",
     ]
+    if trusted_spki:  # the backstop's own certificate (toolserver.browser.backstop), and no other
+        args.append(f"--ignore-certificate-errors-spki-list={trusted_spki}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.insert(0, "--no-sandbox")
     return args

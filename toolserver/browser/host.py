@@ -21,7 +21,7 @@ from typing import Protocol
 from playwright.async_api import Browser, Playwright, StorageState, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from toolserver.browser.backstop import Backstop
+from toolserver.browser.backstop import Backstop, backstop_spki
 from toolserver.browser.chromium import (
     DROPPED_PLAYWRIGHT_SWITCHES,
     ChromiumUnavailable,
@@ -122,7 +122,7 @@ class BrowserHost:
         browser = await self._pw.chromium.launch(
             executable_path=self.executable,
             headless=True,
-            args=chromium_launch_args(self.backstop.url),
+            args=chromium_launch_args(self.backstop.url, trusted_spki=backstop_spki()),
             ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
         )
         browser.on("disconnected", self._on_disconnected)

@@ -169,13 +169,16 @@ class Session:
         return True
 
     def escaped(self, method: str, url: str) -> None:
-        """A request that escaped the router (a worker's) reached the backstop, which refused it.
-        A bare connection to a mirrored host is Chromium's own preconnect for a navigation the
-        router answers (no request was in it): not recorded."""
+        """A request that escaped the router (a worker's, a page's as it unloads, a speculative
+        prefetch) reached the backstop, which refused it; one that is not GET, HEAD or OPTIONS is a
+        state change too, refused. A bare connection to a mirrored host is Chromium's own
+        preconnect for a navigation the router answers (no request was in it): not recorded."""
         if method == "CONNECT" and url.rsplit(":", 1)[0] in self.run.store.hosts():
             return
         data = {"url": url, "method": method, "resource_type": "unrouted", "reason": "escaped_interception"}
         self.record_event("blocked_request", data)
+        if method not in ("GET", "HEAD", "OPTIONS", "CONNECT", "?"):
+            self.record_state_change("non_get_request", name=f"{method} {url}", blocked=True, detail=data)
 
     def browser_disconnected(self, browser: Browser) -> None:
         if self.browser is browser and not self.closed:
