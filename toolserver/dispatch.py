@@ -25,10 +25,10 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver import browser as br
 from toolserver.browser import first_line
-from toolserver.browser.chromium import ChromiumUnavailable
 from toolserver.contract.trace import CallRecord, strict_json, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
+    ChromiumUnavailable,
     InvalidArguments,
     NotInMirror,
     PageUnresponsive,

@@ -206,6 +206,14 @@ class RunNameTaken(RequestError):
     status = 409
 
 
+class AlreadyAnswered(RequestError):
+    """`/answer` for a run answered already with another output: one answer per run (the same
+    output gets the same report again)."""
+
+    type = "already_answered"
+    status = 409
+
+
 class NoTask(RequestError):
     """`/task` or `/answer` for a run that has no pack (or a server without packs)."""
 
@@ -288,3 +296,8 @@ class ClientGone(RequestError):
 
     type = "client_gone"
     status = 499
+
+
+class ChromiumUnavailable(RuntimeError):
+    """No Chromium to run, or the one found does not start: the server cannot serve at all (not a
+    tool's error: the command that starts the server says so and exits)."""

@@ -27,7 +27,7 @@ from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
-from toolserver.errors import BrowserCrashed, NoSession, PageCrashed
+from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, PageCrashed
 from toolserver.faults import RunFaults
 from toolserver.floods import EventBudget, cut_text
 from toolserver.media import RunMedia
@@ -111,6 +111,7 @@ class Run:
         self.current: CallContext | None = None
         self.seq = 0
         self.closed = False
+        self.answered: tuple[str, dict] | None = None  # the output POST /answer scored, and its report
         self.ended_at: float | None = None
         # The browser's start, when the transport opened this run before it ended (stdio answers
         # `initialize` while the browser starts): each call waits for it in its turn.
@@ -249,6 +250,19 @@ class Run:
         budget = self.budgets.get(kind)
         if budget is not None and count > 0:
             budget.count(cut_text(data, self.config.max_page_text_chars), count)
+
+    def earlier_answer(self, output: str) -> dict | None:
+        """The report of the answer this run was given (None: none yet); another output is refused."""
+        if self.answered is not None and self.answered[0] != output:
+            raise AlreadyAnswered(
+                f"run {self.id} was answered already, with another output: one answer per run "
+                "(`sandbox score` scores another output against its trace)"
+            )
+        return self.answered[1] if self.answered is not None else None
+
+    def keep_answer(self, output: str, report: dict) -> dict:
+        self.answered = (output, report)
+        return report
 
     def close_event_window(self, call: CallContext | None = None) -> int:
         """Write one ``events_suppressed`` line per kind of event counted since the last call

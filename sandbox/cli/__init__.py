@@ -14,7 +14,7 @@ import sys
 from sandbox import __version__
 from sandbox.cli import commands
 from sandbox.cli.exits import CLOSED_PIPE
-from toolserver.browser.chromium import ChromiumUnavailable
+from toolserver.errors import ChromiumUnavailable
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -128,16 +128,22 @@ def batch_attempts(path: Path) -> list[AttemptFolder]:
     return [AttemptFolder.load(p) for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
 
 
+UNFINISHED = "unfinished"  # the status of an attempt folder with no attempt.json
+
+
 def outcome(folder: AttemptFolder) -> AttemptOutcome:
     attempt, score = folder.attempt or AttemptRecord(pack=folder.pack or folder.name), folder.score or {}
     calls = attempt.tool_calls_total
     if calls is None:
         calls = len(folder.trace.calls) if folder.trace else 0
+    header = folder.trace.header if folder.trace is not None and folder.trace.header else {}
+    # No attempt.json: the attempt is still running, or its batch was killed before writing it.
+    status = attempt.status or ("unknown" if folder.attempt else UNFINISHED)
     return AttemptOutcome(
         pack=folder.pack or folder.name,
-        agent=attempt.agent or "unknown",
+        agent=attempt.agent or str(header.get("agent") or "unknown"),
         directory=folder.path,
-        status=attempt_status(attempt.status or "unknown", score.get("status")),
+        status=attempt_status(status, score.get("status")),
         elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
         qualified_pass=bool(score.get("qualified_pass")),
         error_free=bool(score.get("error_free")),
@@ -192,5 +198,9 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
         )
     outcomes = [outcome(f) for f in folders]
+    unfinished = sum(o.status == UNFINISHED for o in outcomes)
+    if unfinished:
+        said = f"{unfinished} attempt(s) have no attempt.json: the batch is still running, or was killed"
+        note = f"{note}; {said}" if note else said
     rebuilt = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
     return {**rebuilt, "note": note} if note else rebuilt

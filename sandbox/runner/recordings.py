@@ -95,7 +95,8 @@ def load_recording(path: Path, sample: str | None = None) -> Recording:
     if sample is not None and recording.sample is None:
         raise ValueError(f"--sample picks a sample of an Inspect log; {path} is {article(recording.kind)}")
     if not recording.calls:
-        raise ValueError(f"{path} ({recording.kind}) records no tool call: there is nothing to replay")
+        why = f" ({recording.problems[0]})" if recording.problems else ""
+        raise ValueError(f"{path} ({recording.kind}) records no tool call: there is nothing to replay{why}")
     return recording
 
 

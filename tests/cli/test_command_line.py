@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,25 @@ def test_an_out_or_junit_path_that_cannot_be_written_is_refused_before_the_batch
         "sandbox run: --junit /proc/x.xml: cannot write a file there ("
     )
     assert not (tmp_path / "out").exists()  # refused before the batch
+
+
+CASSETTES = Path(__file__).resolve().parents[2] / "fixtures" / "cassettes"
+
+
+@pytest.mark.parametrize(
+    "cassette, says",
+    [
+        ("openai-bid-intake.yaml", "was recorded for pack 'bid-intake', not for 'controlled-form': re-record it"),
+        ("broken.yaml", "broken.yaml cannot be read: "),
+        ("missing.yaml", "no cassette at {folder}/missing.yaml and the record mode is 'none': record one first"),
+    ],
+)
+def test_a_cassette_that_cannot_replay_the_pack_is_refused_before_the_batch(tmp_path, cassette, says):
+    # The pytest plugin refused a cassette recorded for another pack; `sandbox run` replayed it.
+    (tmp_path / "broken.yaml").write_text('interactions: [{"request": ')
+    path = CASSETTES / cassette if (CASSETTES / cassette).is_file() else tmp_path / cassette
+    run = ["run", "controlled-form", "--agent", "openai:scripted-browser-1", "--out", str(tmp_path / "out")]
+    done = sandbox_command(*run, "--cassette", str(path), "--record-mode", "none")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("sandbox run: ") and says.format(folder=tmp_path) in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()

@@ -133,6 +133,15 @@ def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches
     assert main(["results", "earlier"]) == 1 and "rebuilt from the attempt folders" in capsys.readouterr().err
     assert main(["report", "earlier"]) == 0
     assert "rebuilt from the attempt folders" in (tmp_path / "earlier" / "report.html").read_text()
+    # An attempt with no attempt.json yet (its batch still running, or killed): its own status and agent.
+    (tmp_path / "earlier" / "summary.json").unlink()
+    (tmp_path / "earlier" / "reference--controlled-form-1" / "attempt.json").unlink()
+    capsys.readouterr()
+    assert main(["results", "earlier", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "1 attempt(s) have no attempt.json: the batch is still running, or was killed" in captured.err
+    unfinished = [a for a in json.loads(captured.out)["attempts"] if a["status"] == "unfinished"]
+    assert [a["agent"] for a in unfinished] == ["reference"]
 
 
 @pytest.mark.parametrize(

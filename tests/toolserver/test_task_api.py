@@ -37,8 +37,11 @@ async def test_an_external_harness_runs_the_whole_loop_over_http(client):
     assert report["gates"]["ok"] and not any("site key unverified" in n for n in report["gates"]["notes"])
     trace = parse_trace(await (await client.get(f"/runs/{run['run_id']}/trace")).text())
     assert trace.header["site_key"] == "harness-key-1" and trace.end["reason"] == "answered"
-    wrong = await client.post(f"/runs/{run['run_id']}/answer", json={"output": "no record here"})
-    assert (await wrong.json())["qualified_pass"] is False
+    again = await client.post(f"/runs/{run['run_id']}/answer", json={"output": output})  # a retry
+    assert again.status == 200 and await again.json() == report
+    other = await client.post(f"/runs/{run['run_id']}/answer", json={"output": "no record here"})
+    refused = await other.json()
+    assert other.status == 409 and refused["error"]["type"] == "already_answered", refused
 
 
 async def test_a_pack_run_without_a_site_key_is_issued_one(client):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from toolserver.errors import ChromiumUnavailable
+
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 UNSERVED_PROXY = "http://127.0.0.1:9"  # the discard port: for browsers that serve no agent
 NOWHERE_TLD = "invalid"  # RFC 6761: never resolves
@@ -106,10 +108,6 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY, trusted_spki: str | None =
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.insert(0, "--no-sandbox")
     return args
-
-
-class ChromiumUnavailable(RuntimeError):
-    """No Chromium to run, or the one found does not start: the server cannot serve at all."""
 
 
 def resolve_chromium(configured: str | None, playwright_default: str | None) -> str:

@@ -22,14 +22,10 @@ from playwright.async_api import Browser, Playwright, StorageState, async_playwr
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop, backstop_spki
-from toolserver.browser.chromium import (
-    DROPPED_PLAYWRIGHT_SWITCHES,
-    ChromiumUnavailable,
-    chromium_launch_args,
-    resolve_chromium,
-)
+from toolserver.browser.chromium import DROPPED_PLAYWRIGHT_SWITCHES, chromium_launch_args, resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
+from toolserver.errors import ChromiumUnavailable
 
 log = logging.getLogger("toolserver.browser")
 

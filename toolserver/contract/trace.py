@@ -274,6 +274,13 @@ def parse_trace(text: str) -> Trace:
                 trace.problems.append(f"line {number}: unknown line type {kind!r}")
         except Exception as exc:
             trace.problems.append(f"line {number}: unreadable ({type(exc).__name__}: {str(exc)[:200]})")
+    written = (trace.header or {}).get("format")
+    if isinstance(written, int) and written > TRACE_FORMAT:
+        trace.problems.insert(
+            0,
+            f"the trace is format {written}, newer than this sandbox reads (format {TRACE_FORMAT}): upgrade the "
+            "sandbox; what it could not read is listed",
+        )
     return trace
 
 

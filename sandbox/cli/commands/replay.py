@@ -70,6 +70,8 @@ async def main(args: argparse.Namespace) -> int:
     from sandbox.runner.wiring import app_sandbox
 
     recording = load_recording(args.attempt, args.sample)
+    for problem in recording.problems:  # lines it could not read are replayed without, and said
+        print(f"sandbox replay: {args.attempt}: {problem}", file=sys.stderr)
     if args.report and recording.folder is None:
         print(
             f"sandbox replay: --report marks the divergence on an attempt folder's page; {args.attempt} is "

@@ -226,10 +226,11 @@ def command(args: argparse.Namespace) -> int:
         selected,
         summarise,
     )
+    from sandbox.runner.cassettes import CassetteMismatch
     from sandbox.runner.compare import comparison, format_comparison
     from sandbox.runner.executors import ExecutorUnavailable, parse_executor
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
-    from toolserver.browser.chromium import ChromiumUnavailable
+    from toolserver.errors import ChromiumUnavailable
     from toolserver.faults import parse_faults
     from toolserver.stopping import EXIT_STATUS, StopSignals
 
@@ -246,9 +247,10 @@ def command(args: argparse.Namespace) -> int:
             raise ValueError("--replace-interrupted must be at least 0")
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
+            check_cassettes(agent, packs)
         if args.junit is not None:
             check_writable(args.junit, "--junit")
-    except (PackError, ValueError) as exc:
+    except (PackError, ValueError, CassetteMismatch) as exc:
         print(f"sandbox run: {exc}", file=sys.stderr)
         return 2
     signals: list[StopSignals] = []
@@ -323,3 +325,29 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_STATUS[stopped_by]
     counted = selected(outcomes)  # replacements in, the attempts they replaced out
     return 0 if counted and all(o.qualified_pass for o in counted) else 1
+
+
+def check_cassettes(agent, packs: list) -> None:
+    """A model agent's cassette, before the batch: one that replays (record mode ``none`` or
+    ``once``) must have been recorded for these packs' task and this sandbox's tools (as the pytest
+    plugin checks), and with ``none`` it must exist."""
+    import yaml
+
+    from sandbox.runner.agents import MODEL_TOOL_FORMATS, RecordMode
+    from sandbox.runner.cassettes import CassetteMismatch, check_cassette
+    from toolserver.formats import tool_definitions
+    from toolserver.tools import default_registry
+
+    kind, cassette, mode = agent.spec.split(":", 1)[0], agent.options.cassette, agent.options.record_mode
+    if cassette is None or kind not in MODEL_TOOL_FORMATS or mode is RecordMode.ALL:
+        return
+    if not cassette.is_file():
+        if mode is RecordMode.NONE:
+            raise ValueError(f"no cassette at {cassette} and the record mode is 'none': record one first")
+        return
+    tools = tool_definitions(MODEL_TOOL_FORMATS[kind], default_registry().schemas())
+    try:
+        for pack in packs:
+            check_cassette(cassette, pack, tools)
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # not YAML, not readable
+        raise CassetteMismatch(f"cassette {cassette} cannot be read: {str(exc).splitlines()[0][:200]}") from None

@@ -65,3 +65,15 @@ def test_the_reader_splits_only_on_newlines():
     line = json.dumps({"seq": 1, "tool": "browser_type", "args": {"text": "a\u2028b"}}, ensure_ascii=False)
     trace = parse_trace(line + "\n")
     assert trace.problems == [] and trace.calls[0].args == {"text": "a\u2028b"}
+
+
+def test_a_trace_of_a_newer_format_says_so_before_what_it_could_not_read():
+    header = {"type": "run", "format": 2, "run_id": "run_x", "pack": "bid-intake"}
+    call = {"type": "call", "seq": 1, "name": "browser_snapshot", "args": {}}  # its calls' fields renamed
+    trace = parse_trace(json.dumps(header) + "\n" + json.dumps(call) + "\n")
+    assert trace.problems[0] == (
+        "the trace is format 2, newer than this sandbox reads (format 1): upgrade the sandbox; "
+        "what it could not read is listed"
+    )
+    assert len(trace.problems) == 2 and trace.problems[1].startswith("line 2: unreadable")
+    assert parse_trace(json.dumps({**header, "format": 1}) + "\n").problems == []
