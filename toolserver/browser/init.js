@@ -279,7 +279,8 @@
     const refuse = function (config) {
       let urls = [];
       try {
-        urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || [])).slice(0, 20).map((u) => cut(String(u)));
+        urls = ((config && config.iceServers) || []).flatMap((s) => [].concat(s.urls || s.url || []))
+          .slice(0, 20).map((u) => cut(String(u)));
       } catch (e) {}   // what the page passed could not be read: the attempt is reported all the same
       refused('webrtc', {urls});
       throw new Exception('WebRTC is blocked in the offline sandbox', 'NotAllowedError');
