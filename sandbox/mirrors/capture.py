@@ -172,6 +172,11 @@ def choose_responses(responses: Iterable[RecordedResponse]) -> tuple[list[Record
             chosen[key] = response
         elif kept.method == "GET" and response.method != "GET":
             notes.append(f"{response.url}: {response.method} response not recorded (a GET response answers this URL)")
+        else:  # the same method again: the first is kept, and the later one said (it was dropped silently)
+            notes.append(
+                f"{response.url}: a later {response.method} response (status {response.status}) not recorded: "
+                "the first one answers this URL"
+            )
     for response in chosen.values():
         if response.method not in ("GET", "HEAD"):
             notes.append(

@@ -331,3 +331,4 @@ def test_a_get_response_wins_over_other_methods_for_one_url():
     chosen, notes = choose_responses([response("POST", b"post"), response("GET", b"get"), response("GET", b"again")])
     assert [r.body for r in chosen] == [b"get"]
     assert any("kept the GET response" in note for note in notes)
+    assert "https://h/api: a later GET response (status 200) not recorded: the first one answers this URL" in notes
