@@ -142,3 +142,23 @@ async def test_an_agent_stopped_while_its_process_starts_is_ended_all_the_same(t
     else:
         return  # killed before it wrote anything: nothing is left running
     assert await wait_until_gone(int(pid_file.read_text())) == []
+
+
+def test_a_usage_file_that_cannot_be_read_says_why_in_the_attempts_details(tmp_path):
+    from sandbox.runner.agents.command import reported_usage
+
+    usage = tmp_path / "usage.json"
+    assert reported_usage(usage) == (None, {})  # the agent reported nothing: nothing to say
+    good = {"model": "m", "input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 2}
+    usage.write_text(json.dumps(good))
+    assert reported_usage(usage) == ({"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 2}, {"model": "m"})
+    usage.write_text('{"input_tokens": ')
+    assert reported_usage(usage)[1]["usage_problem"].startswith("usage.json is unreadable: ")
+    usage.write_text(json.dumps({**good, "output_tokens": -5}))
+    counts, facts = reported_usage(usage)
+    assert counts is None and facts == {
+        "model": "m",
+        "usage_problem": "usage.json: output_tokens (token counts are whole numbers of at least 0)",
+    }
+    usage.write_text("[1, 2]")
+    assert reported_usage(usage) == (None, {"usage_problem": "usage.json is not a JSON object"})

@@ -74,8 +74,7 @@ class CommandAgent:
             stdout_file.seek(0)
             stdout = stdout_file.read()
         output = stdout.decode("utf-8", errors="replace")
-        usage, model = reported_usage(task.workdir / USAGE_FILE)
-        facts = {"model": model} if model else {}
+        usage, facts = reported_usage(task.workdir / USAGE_FILE)
         if process.returncode != 0:
             return AgentResult(
                 output=output,
@@ -97,19 +96,26 @@ def end_group(pid: int) -> None:
 USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}
 
 
-def reported_usage(path) -> tuple[dict[str, int] | None, str | None]:
-    """The tokens (and model) a ``cmd:`` agent reported in ``usage.json``; (None, None) when it
-    wrote none or wrote something else (then its cost is unknown, never zero)."""
+def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
+    """The tokens a ``cmd:`` agent reported in ``usage.json``, and facts for the attempt's details:
+    its ``model``, or the ``usage_problem`` when it wrote something else (its cost is then unknown,
+    never zero, and the attempt says why)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None, None
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, ValueError) as exc:
+        return None, {"usage_problem": f"{USAGE_FILE} is unreadable: {str(exc).splitlines()[0][:200]}"}
     if not isinstance(data, dict):
-        return None, None
+        return None, {"usage_problem": f"{USAGE_FILE} is not a JSON object"}
     keys = ("input_tokens", "cached_input_tokens", "output_tokens")
     counts = {key: data[key] for key in keys if isinstance(data.get(key), int) and data[key] >= 0}
-    model = data.get("model") if isinstance(data.get("model"), str) else None
-    return (counts if "input_tokens" in counts else None), model
+    facts = {"model": data["model"]} if isinstance(data.get("model"), str) else {}
+    bad = [key for key in keys if key in data and key not in counts]
+    if bad or "input_tokens" not in counts:
+        said = ", ".join(bad) if bad else "input_tokens missing"
+        facts["usage_problem"] = f"{USAGE_FILE}: {said} (token counts are whole numbers of at least 0)"
+    return (counts if "input_tokens" in counts and not bad else None), facts
 
 
 @agent_kind("cmd", usage='cmd:"COMMAND"')
