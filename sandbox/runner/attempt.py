@@ -214,7 +214,7 @@ async def run_attempt(
     try:
         result = await asyncio.wait_for(agent.run(task), timeout=limit)
     except TimeoutError:
-        result = AgentResult(output="", status="timeout", error=f"stopped at the pack's time limit ({limit:g} s)")
+        result = AgentResult(output="", status="timeout", error=f"stopped at the attempt's time limit ({limit:g} s)")
     except Exception as exc:  # a crashed agent never stops the batch
         result = AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
     except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first

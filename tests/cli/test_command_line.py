@@ -115,3 +115,10 @@ def test_a_cassette_that_cannot_replay_the_pack_is_refused_before_the_batch(tmp_
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("sandbox run: ") and says.format(folder=tmp_path) in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_replay_agent_without_a_trace_is_refused_before_the_batch(tmp_path):
+    done = sandbox_command("run", "bid-intake", "--agent", f"replay:{tmp_path}/nowhere", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"sandbox run: replay:{tmp_path}/nowhere: no trace.jsonl there; give an attempt folder\n"
+    assert not (tmp_path / "out").exists()

@@ -90,8 +90,8 @@ def test_reasons_of_a_pass_and_of_an_unscored_attempt():
     assert failure_reasons({"status": "completed"}, None) == [
         "no score.json: the attempt was not scored (run `sandbox score ATTEMPT_DIR`)"
     ]
-    timeout = failure_reasons({"status": "timeout", "error": "stopped at the pack's time limit (5 s)"}, score)
-    assert timeout == ["time limit: stopped at the pack's time limit (5 s)"]
+    timeout = failure_reasons({"status": "timeout", "error": "stopped at the attempt's time limit (5 s)"}, score)
+    assert timeout == ["time limit: stopped at the attempt's time limit (5 s)"]
 
 
 @pytest.mark.parametrize("folder", ["reference/bid-intake", "example-agent-bid-intake"])

@@ -42,4 +42,6 @@ class ReplayAgent:
 
 @agent_kind("replay", usage="replay:ATTEMPT_DIR")
 def create(attempt_dir: str, options: AgentOptions) -> ReplayAgent:
+    if not (Path(attempt_dir) / "trace.jsonl").is_file():  # refused before the batch, not as each attempt's crash
+        raise ValueError(f"replay:{attempt_dir}: no trace.jsonl there; give an attempt folder")
     return ReplayAgent(Path(attempt_dir))
