@@ -35,6 +35,7 @@ from toolserver.contract.mirrors import (
     Provenance,
     captured,
     default_body_path,
+    manifest_problem,
     url_key,
     write_entry,
 )
@@ -216,7 +217,7 @@ def read_manifest(manifest_path: Path) -> Manifest:
     try:
         return Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise CaptureError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
+        raise CaptureError(f"{manifest_path}: invalid mirror manifest: {manifest_problem(exc)}") from exc
 
 
 def list_entries(*roots: Path) -> list[tuple[Path, MirrorEntry]]:

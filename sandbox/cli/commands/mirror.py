@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"mirror root or host folder (default: the bundled {MIRRORS_DIR.name}/)",
     )
     check.set_defaults(func=run_check)
-    declare_exits(check, {0: "no problems", 1: "a manifest or body has problems"})
+    declare_exits(check, {0: "no problems", 1: "a manifest or body has problems", 2: "no such mirror folder"})
 
     listing = commands.add_parser(
         "list",
@@ -92,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
     listing.set_defaults(func=run_list)
-    declare_exits(listing, {0: "listed"})
+    declare_exits(listing, {0: "listed", 2: "a manifest that cannot be read"})
 
 
 def _fail(message: str) -> int:
