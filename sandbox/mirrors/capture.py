@@ -28,6 +28,8 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
 from toolserver.contract.mirrors import (
     MANIFEST,
     Manifest,
@@ -35,7 +37,6 @@ from toolserver.contract.mirrors import (
     Provenance,
     captured,
     default_body_path,
-    manifest_problem,
     url_key,
     write_entry,
 )
@@ -211,6 +212,16 @@ def manifest_paths(root: Path) -> list[Path]:
     """The manifests of a mirror root (``<root>/<host>/manifest.json``) or of one host folder."""
     root = Path(root)
     return [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
+
+
+def manifest_problem(exc: Exception) -> str:
+    """What is wrong with a manifest, in a line: each field and why (pydantic's own text adds a
+    link and the input, over several lines), or the JSON error."""
+    if isinstance(exc, ValidationError):
+        said = [f"{'.'.join(map(str, e['loc'])) or '(the file)'}: {e['msg']}" for e in exc.errors()[:5]]
+        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+        return "; ".join(said) + more
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def read_manifest(manifest_path: Path) -> Manifest:

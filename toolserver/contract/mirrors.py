@@ -21,21 +21,11 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolserver.contract.bodies import BodyCache
 
 MANIFEST = "manifest.json"
-
-
-def manifest_problem(exc: Exception) -> str:
-    """What is wrong with a manifest, in a line: each field and why (pydantic's own text adds a
-    link and the input), or the JSON error."""
-    if isinstance(exc, ValidationError):
-        said = [f"{'.'.join(map(str, e['loc'])) or '(the file)'}: {e['msg']}" for e in exc.errors()[:5]]
-        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-        return "; ".join(said) + more
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class Provenance(BaseModel):
@@ -115,7 +105,7 @@ class MirrorStore:
         try:
             manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
         except Exception as exc:  # pydantic or JSON error: name the file
-            raise ValueError(f"{manifest_path}: invalid mirror manifest: {manifest_problem(exc)}") from exc
+            raise ValueError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
         for entry in manifest.entries:
             self._entries[url_key(entry.url)] = (manifest_path.parent, entry)
         self._hosts = None
