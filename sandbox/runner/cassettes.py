@@ -25,7 +25,12 @@ class CassetteMismatch(Exception):
 
 
 def first_request(path: Path) -> dict | None:
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
+        raise CassetteMismatch(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
+    if not isinstance(data, dict):
+        raise CassetteMismatch(f"cassette {path} cannot be read: not a vcrpy cassette (a YAML mapping)")
     for interaction in data.get("interactions") or []:
         body = (interaction.get("request") or {}).get("body")
         if isinstance(body, dict):  # vcrpy may store {"string": ...}
