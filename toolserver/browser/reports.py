@@ -60,7 +60,7 @@ async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict 
 
 
 # The title as init.js reads it (cut at max_page_text_chars, with the getter it took before the
-# page's scripts ran); a document without init.js has only its own.
+# page's scripts ran); a document without init.js has only its own, which the dispatcher cuts.
 TITLE_JS = "typeof window.__sandboxTitle === 'function' ? window.__sandboxTitle() : document.title"
 
 
@@ -70,7 +70,7 @@ async def safe_title(tab: Tab, config: ServerConfig) -> str:
         title = await bounded(evaluate(tab, TITLE_JS), action_bound(config), "reading the title")
     except PlaywrightError:
         return ""
-    return title[: config.max_page_text_chars] if isinstance(title, str) else ""
+    return title if isinstance(title, str) else ""  # longer than max_page_text_chars: cut in the result
 
 
 def first_line(text: str) -> str:
