@@ -1,20 +1,27 @@
-"""The CLI's check of a ``--pack`` option; the wiring itself is ``sandbox.runner.wiring``."""
+"""The CLI's reading of a ``--pack`` option; the wiring itself is ``sandbox.runner.wiring``."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from sandbox.evaluation.packs import pack_policy
+from sandbox.evaluation.packs import PACK_ID, Pack, PackError, load_pack, pack_policy
 from toolserver.contract.policy import PolicyNotFound
 
 
-def pack_is_usable(command: str, pack: str | None) -> bool:
-    """False (after saying why on stderr) when ``pack`` is given and cannot be used."""
+class UnusablePack(Exception):
+    """A ``--pack`` the command cannot use (the reason is already on stderr)."""
+
+
+def pack_option(command: str, pack: str | None) -> Pack | None:
+    """The pack ``--pack`` names, by id or by a pack folder's path, loaded whole (None without
+    the option). Raises ``UnusablePack`` after saying why on stderr."""
     if pack is None:
-        return True
+        return None
     try:
-        pack_policy(pack)
-    except PolicyNotFound as exc:
+        if PACK_ID.fullmatch(pack) and not Path(pack).is_dir():
+            pack_policy(pack)  # an unknown id is said as the server says it, with the known ids
+        return load_pack(pack)
+    except (PackError, PolicyNotFound) as exc:
         print(f"sandbox {command}: {exc}", file=sys.stderr)
-        return False
-    return True
+        raise UnusablePack(str(exc)) from None

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.evaluation.packs import load_pack, pack_policy
+from sandbox.evaluation.packs import Pack, load_pack, pack_policy
 from sandbox.evaluation.scoring import score_attempt
 from sandbox.paths import MIRRORS_DIR
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
+from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 
 
@@ -20,18 +21,33 @@ def app_config(**fields: Any) -> ServerConfig:
     return ServerConfig(**{"mirror_roots": (MIRRORS_DIR,), **fields})
 
 
-def app_sandbox(config: ServerConfig | None = None) -> Sandbox:
+def app_sandbox(config: ServerConfig | None = None, *, pack: Pack | None = None) -> Sandbox:
     """A ``Sandbox`` wired to the packs: runs created by pack id get the pack's allow-list, and
-    ``/task`` and ``/answer`` work."""
-    return Sandbox(config or app_config(), policies=pack_policy, tasks=PackTasks())
+    ``/task`` and ``/answer`` work. ``pack``: a pack loaded from a folder of the user's own, known
+    to this sandbox by its id beside the bundled ones (and before them)."""
+    tasks = PackTasks(pack)
+    return Sandbox(config or app_config(), policies=tasks.policy, tasks=tasks)
 
 
 class PackTasks:
     """``toolserver.api.TaskProvider`` over the packs: the prompt, allowed URLs and time limit,
-    and the reviewed scoring pack's verdict with the gates."""
+    and the reviewed scoring pack's verdict with the gates. ``extra``: a pack loaded from a folder
+    of the user's own, found by its id before the bundled packs."""
+
+    def __init__(self, extra: Pack | None = None) -> None:
+        self.extra = extra
+
+    def load(self, pack: str) -> Pack:
+        return self.extra if self.extra is not None and pack == self.extra.card.pack_id else load_pack(pack)
+
+    def policy(self, pack: str) -> Policy:
+        """The tool server's policy resolver: the extra pack's, else ``pack_policy`` (ids only)."""
+        if self.extra is not None and pack == self.extra.card.pack_id:
+            return self.extra.policy()
+        return pack_policy(pack)
 
     def task(self, pack: str, site_key: str) -> dict:
-        loaded = load_pack(pack)
+        loaded = self.load(pack)
         return {
             "prompt": loaded.render_prompt(site_key),
             "allowed_urls": list(loaded.policy().allowed_urls or ()),
@@ -39,5 +55,5 @@ class PackTasks:
         }
 
     def score(self, pack: str, output: str, trace_text: str, elapsed_seconds: float, site_key: str | None) -> dict:
-        report = score_attempt(load_pack(pack), output, parse_trace(trace_text), elapsed_seconds, site_key=site_key)
+        report = score_attempt(self.load(pack), output, parse_trace(trace_text), elapsed_seconds, site_key=site_key)
         return report.model_dump(mode="json")

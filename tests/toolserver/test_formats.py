@@ -13,6 +13,7 @@ import jsonschema
 import mcp_types
 import pytest
 
+from sandbox.paths import PACKS_DIR
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.formats import FORMATS, tool_definitions
 from toolserver.tools import default_registry
@@ -63,6 +64,9 @@ def test_an_unknown_format_or_pack_is_refused_by_name():
         tool_definitions("xml", SCHEMAS)
     done = sandbox_tools("--pack", "no-such-pack")
     assert done.returncode == 2 and "unknown pack 'no-such-pack'; known packs:" in done.stderr
+    assert sandbox_tools("--pack", str(PACKS_DIR / "controlled-form")).returncode == 0  # a folder path is a pack too
+    broken = sandbox_tools("--pack", str(PACKS_DIR))  # a folder that is not a pack
+    assert broken.returncode == 2 and "card.json" in broken.stderr, broken.stderr
 
 
 def test_click_and_type_publish_target_beside_ref_both_nullable():

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from sandbox.paths import PACKS_DIR
 from tests.support.calls import handshake_then, ref_of
 from tests.support.sandboxes import http_client
 from toolserver.config import ServerConfig
@@ -281,6 +283,25 @@ async def test_stdio_run_matches_http_and_ends_when_the_client_leaves(client, tm
     trace = read_trace(trace_path)
     assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
     assert comparable(trace_path.read_text(), "stdio-same-mcp") == comparable(http_trace, "stdio-same-http")
+
+
+async def test_stdio_takes_a_pack_folder_path_with_its_policy_and_prompt(tmp_path):
+    folder = shutil.copytree(PACKS_DIR / "controlled-form", tmp_path / "my-form")
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, "pack_id": "my-form", "scoring_pack": "my-form"}))
+    with (folder / "task_prompt.md").open("a") as prompt:
+        prompt.write("\nThis line is the folder's own.\n")
+    params = StdioServerParameters(
+        command=SANDBOX_CLI, args=["mcp", "--pack", str(folder), "--trace-dir", str(tmp_path)]
+    )
+    async with Client(params) as mcp:
+        run_id = mcp.session.initialize_result.meta["sandbox/run_id"]
+        assert "This line is the folder's own." in (await mcp.get_prompt("task")).messages[0].content.text
+        start = {"provider": "kernel", "site_key": "folder-pack", "clear_cookies": False, "url": FORM_URL}
+        assert mcp_reply(await mcp.call_tool("browser_start_session", start))["ok"]
+        refused = mcp_reply(await mcp.call_tool("browser_navigate", {"url": "https://example.com/"}))
+    assert refused["error"]["type"] == "policy_violation", refused
+    assert read_trace(tmp_path / f"{run_id}.jsonl").header["pack"] == "my-form"
 
 
 async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(tmp_path):

@@ -23,7 +23,11 @@ from sandbox.cli.exits import declare_exits
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("mcp", help="serve the tools over MCP on stdio (for Claude Code, Claude Desktop, ...)")
-    p.add_argument("--pack", help="the pack whose allowed URLs the run enforces (default: no allow-list)")
+    p.add_argument(
+        "--pack",
+        help="the pack whose allowed URLs the run enforces: an id, or a pack folder's path (not with "
+        "--attach, whose server knows its own packs); default: no allow-list",
+    )
     p.add_argument(
         "--policy",
         choices=["enforce", "observe"],
@@ -101,7 +105,7 @@ def attach(args: argparse.Namespace) -> int:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.cli.wiring import pack_is_usable
+    from sandbox.cli.wiring import UnusablePack, pack_option
     from sandbox.runner.wiring import app_config, app_sandbox
     from toolserver.faults import parse_faults
     from toolserver.transports.mcp import serve_stdio
@@ -128,9 +132,12 @@ def command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"sandbox mcp: {exc}", file=sys.stderr)
         return 2
-    if not pack_is_usable("mcp", args.pack):
+    try:
+        pack = pack_option("mcp", args.pack)
+    except UnusablePack:
         return 2
 
-    sandbox = app_sandbox(app_config(**kwargs))
-    asyncio.run(serve_stdio(sandbox, pack=args.pack, mode=args.policy))  # starts and stops the sandbox
+    sandbox = app_sandbox(app_config(**kwargs), pack=pack)
+    pack_id = pack.card.pack_id if pack else None
+    asyncio.run(serve_stdio(sandbox, pack=pack_id, mode=args.policy))  # starts and stops the sandbox
     return 0

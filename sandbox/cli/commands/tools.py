@@ -21,19 +21,22 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--pack",
-        help="check that the pack exists; the tools and schemas are the same for every pack "
+        help="check that the pack (an id or a pack folder's path) can be used; the tools and schemas "
+        "are the same for every pack "
         "(a pack's allowed URLs are enforced by its runs, not by the schemas)",
     )
     p.set_defaults(func=command)
-    declare_exits(p, {0: "printed", 2: "an unknown pack"})
+    declare_exits(p, {0: "printed", 2: "an unknown or unusable pack"})
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.cli.wiring import pack_is_usable
+    from sandbox.cli.wiring import UnusablePack, pack_option
     from toolserver.formats import tool_definitions
     from toolserver.tools import default_registry
 
-    if not pack_is_usable("tools", args.pack):
+    try:
+        pack_option("tools", args.pack)
+    except UnusablePack:
         return 2
     print(json.dumps(tool_definitions(args.format, default_registry().schemas()), indent=2, ensure_ascii=False))
     return 0
