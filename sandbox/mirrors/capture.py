@@ -40,6 +40,7 @@ from toolserver.contract.mirrors import (
     url_key,
     write_entry,
 )
+from toolserver.contract.validation import fields_said
 
 # Hop-by-hop headers describe one connection, not the resource; content-encoding and
 # content-length describe the wire form (bodies are stored decoded); cookies are not mirrored.
@@ -218,9 +219,7 @@ def manifest_problem(exc: Exception) -> str:
     """What is wrong with a manifest, in a line: each field and why (pydantic's own text adds a
     link and the input, over several lines), or the JSON error."""
     if isinstance(exc, ValidationError):
-        said = [f"{'.'.join(map(str, e['loc'])) or '(the file)'}: {e['msg']}" for e in exc.errors()[:5]]
-        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-        return "; ".join(said) + more
+        return fields_said(exc, whole="(the file)")
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 

@@ -277,17 +277,19 @@ def test_check_names_a_corrupted_manifest(captured, site, tmp_path, capsys):
     assert f"{folder / MANIFEST}: invalid manifest" in capsys.readouterr().out
 
 
-def test_list_names_each_wrong_field_of_a_manifest_in_one_line(tmp_path, capsys):
+def test_list_and_check_name_each_wrong_field_of_a_manifest_in_one_line(tmp_path, capsys):
     folder = tmp_path / "example.org"
     folder.mkdir()
     (folder / MANIFEST).write_text(json.dumps({"origin": 5, "entries": [{"url": 7}]}))
+    fields = (
+        "entries.0.url: Input should be a valid string; entries.0.body: Field required; entries.0.sha256: Field "
+        "required; entries.0.provenance: Field required; origin: Extra inputs are not permitted"
+    )
     assert main(["mirror", "list", str(tmp_path)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line == (
-        f"sandbox mirror: {folder / MANIFEST}: invalid mirror manifest: entries.0.url: Input should be a valid "
-        "string; entries.0.body: Field required; entries.0.sha256: Field required; entries.0.provenance: Field "
-        "required; origin: Extra inputs are not permitted"
-    )
+    assert line == f"sandbox mirror: {folder / MANIFEST}: invalid mirror manifest: {fields}"
+    assert main(["mirror", "check", str(tmp_path)]) == 1
+    assert f"{folder / MANIFEST}: invalid manifest: {fields}\n" in capsys.readouterr().out
 
 
 def test_check_names_a_tampered_body(captured, site, tmp_path, capsys):

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.contract.bodies import BodyCache
+from toolserver.contract.validation import fields_said
 
 MANIFEST = "manifest.json"
 
@@ -280,7 +281,8 @@ def check(*roots: Path) -> list[str]:
             try:
                 manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
             except Exception as exc:
-                problems.append(f"{manifest_path}: invalid manifest: {exc}")
+                said = fields_said(exc, whole="(the file)") if isinstance(exc, ValidationError) else exc
+                problems.append(f"{manifest_path}: invalid manifest: {said}")
                 continue
             seen: set[str] = set()
             for entry in manifest.entries:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
 from toolserver.config import ServerConfig
+from toolserver.contract.validation import fields_said
 from toolserver.errors import InvalidBody, RequestError, ToolError, UnknownRun
 from toolserver.run import Run
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
@@ -87,10 +88,7 @@ def parse_body(model: type[BaseModel], body: Any, usage: str) -> Any:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise InvalidBody(f"{usage} ({problems})") from None
+        raise InvalidBody(f"{usage} ({fields_said(exc, whole='body')})") from None
 
 
 async def create_run(request: web.Request) -> web.Response:
