@@ -148,6 +148,7 @@ class AttemptOutcome:
     interruption: str = ""  # why the infrastructure interrupted it ("" : it did not; sandbox.runner.selection)
     selection: str = "selected"  # selected | replaced (by a re-run) | approved replacement
     replaces: str = ""  # an approved replacement: the folder of the attempt it replaces
+    model: str | None = None  # the model the agent used, as it declared or reported it
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -282,6 +283,7 @@ async def run_attempt(
         result.token_usage,
         "; ".join(reasons),
         None if cost is None else round(cost, 6),
+        model=model,
     )
     if result.status == STOPPED:
         raise AttemptStopped(outcome)

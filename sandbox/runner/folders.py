@@ -7,11 +7,13 @@ by a killed run: every file is optional; what is missing or unreadable is named 
     read_attempt_record(data) attempt.json's data as an AttemptRecord, unreadable fields left out
     batch_attempts(path)      the attempt folders of a batch folder, in name order
     outcome(folder)           the folder as an AttemptOutcome (for the summary table)
+    reselected(outcomes)      run selection (replaced, approved replacement) read back from folder names
     read_summary(batch_dir)   summary.json, or the same data rebuilt for an older batch
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from pydantic import ValidationError
 from sandbox.runner.attempt import AttemptOutcome, AttemptRecord, attempt_status
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.reasons import failure_reasons
+from sandbox.runner.selection import interruption
 from toolserver.contract.trace import Trace, parse_trace
 
 ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
@@ -151,7 +154,34 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
         tool_calls=int(calls),
         token_usage=attempt.token_usage,
         reason="; ".join(folder.reasons()),
+        cost_usd=attempt.cost_usd,
+        model=(attempt.agent_details or {}).get("model"),
     )
+
+
+def reselected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
+    """Run selection as the batch made it, read back from the folder names: ``<folder>-r<k>`` is
+    the approved replacement of ``<folder>`` (k = 1) or of ``<folder>-r<k-1>``, which it replaced."""
+    by_name = {o.directory.name: o for o in outcomes}
+    replaces: dict[str, str] = {}
+    for name in by_name:
+        base, dash, k = name.rpartition("-r")
+        if dash and k.isdigit() and int(k) >= 1:
+            earlier = base if k == "1" else f"{base}-r{int(k) - 1}"
+            if earlier in by_name:
+                replaces[name] = earlier
+    replaced = set(replaces.values())
+    result = []
+    for o in outcomes:
+        name = o.directory.name
+        if name in replaced:
+            o = dataclasses.replace(o, interruption=interruption(o), selection="replaced")
+        elif name in replaces:
+            o = dataclasses.replace(
+                o, interruption=interruption(o), selection="approved replacement", replaces=replaces[name]
+            )
+        result.append(o)
+    return result
 
 
 def resolve_batch(folder: Path) -> tuple[Path, str | None]:
@@ -197,7 +227,7 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             f"{batch_dir} holds no summary.json and no attempt folder "
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
         )
-    outcomes = [outcome(f) for f in folders]
+    outcomes = reselected([outcome(f) for f in folders])
     unfinished = sum(o.status == UNFINISHED for o in outcomes)
     if unfinished:
         said = f"{unfinished} attempt(s) have no attempt.json: the batch is still running, or was killed"

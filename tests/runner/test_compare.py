@@ -17,11 +17,13 @@ from PIL import Image
 
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
+from sandbox.cli.commands.run import unpriced
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.batch import run_batch
 from sandbox.runner.compare import comparison, format_comparison, wilson
 from sandbox.runner.executors import BatchAgent
+from sandbox.runner.folders import read_summary
 from sandbox.runner.prices import Prices
 
 ANSWER = "print('BENCHMARK_JSON_BEGIN'); print('{}'); print('BENCHMARK_JSON_END')"  # a wrong, empty answer
@@ -204,6 +206,12 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
     summary = json.loads((outcomes[0].directory.parent / "summary.json").read_text())["comparison"]
     row = next(r for r in summary["ranking"] if r["agent"] == "openai:scripted-browser-1")
     assert row["mean_credits"] == pytest.approx(round(expected * 1000, 2))
+    assert unpriced(agents, outcomes, Prices.load(prices_file)) == [
+        "the prices file has no price for model 'priced-elsewhere' (reports-usage): its cost is unknown"
+    ]
+    (outcomes[0].directory.parent / "summary.json").unlink()  # rebuilt from the folders: the costs too
+    rebuilt = {a["agent"]: a["cost_usd"] for a in read_summary(outcomes[0].directory.parent)["attempts"]}
+    assert rebuilt == {o.agent: o.cost_usd for o in outcomes}
 
 
 @pytest.mark.parametrize(

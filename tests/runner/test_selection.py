@@ -14,7 +14,9 @@ import pytest
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import run_batch
+from sandbox.runner.compare import comparison
 from sandbox.runner.executors import BatchAgent
+from sandbox.runner.folders import read_summary
 from tests.support.site import SITE
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
@@ -90,6 +92,13 @@ async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_t
     )
     assert (rows["wrong"]["qualified_passes"], rows["wrong"]["attempts"], rows["wrong"]["replacements"]) == (0, 1, 0)
     assert {a["selection"] for a in summary["attempts"]} == {"replaced", "approved replacement", "selected"}
+    # Without summary.json (an older batch, a file cut short), the folders give the same selection.
+    (replaced.directory.parent / "summary.json").unlink()
+    rebuilt = read_summary(replaced.directory.parent)
+    assert [(a["selection"], a["replaces"]) for a in rebuilt["attempts"]] == [
+        (a["selection"], a["replaces"]) for a in summary["attempts"]
+    ]
+    assert comparison(rebuilt["attempts"])["ranking"] == summary["comparison"]["ranking"]
 
 
 async def test_a_refused_session_start_and_a_failing_mirror_are_recorded_as_injected(sandbox):

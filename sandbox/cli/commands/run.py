@@ -198,18 +198,26 @@ def batch_agents(args: argparse.Namespace) -> list:
     return agents
 
 
-def unpriced(agents: list, prices) -> list[str]:
-    """The model agents whose model the prices file does not price (their cost is unknown)."""
+def unpriced(agents: list, outcomes: list, prices) -> list[str]:
+    """The models the prices file does not price, with the agents that used them (their cost is
+    unknown): a model agent's own model, and any model a ``cmd:`` agent reported."""
     from sandbox.runner.agents import AGENT_KINDS
 
     if prices is None:
         return []
-    notes = []
+    users: dict[str, set[str]] = {}
     for agent in agents:
         kind, _, model = AGENT_KINDS.unwrap(agent.spec).partition(":")
-        if kind in ("openai", "anthropic") and model not in prices.models:
-            notes.append(f"the prices file has no price for model {model!r} ({agent.name}): its cost is unknown")
-    return notes
+        if kind in ("openai", "anthropic"):
+            users.setdefault(model, set()).add(agent.name)
+    for outcome in outcomes:
+        if outcome.model and outcome.token_usage:
+            users.setdefault(outcome.model, set()).add(outcome.agent)
+    return [
+        f"the prices file has no price for model {model!r} ({', '.join(sorted(names))}): its cost is unknown"
+        for model, names in sorted(users.items())
+        if model not in prices.models
+    ]
 
 
 def command(args: argparse.Namespace) -> int:
@@ -303,7 +311,7 @@ def command(args: argparse.Namespace) -> int:
         rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
         if len(agents) > 1 or prices or args.replace_interrupted:
             print("\n" + format_comparison(comparison(attempts, rate)))
-        for note in unpriced(agents, prices):
+        for note in unpriced(agents, outcomes, prices):
             print(f"note: {note}")
         reasons = format_reasons([o.to_json() for o in outcomes])
         if reasons:
