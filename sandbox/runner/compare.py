@@ -128,13 +128,14 @@ def format_comparison(comp: dict[str, Any]) -> str:
         "statuses",
     ]
     lines = []
+    label = agent_labels([r["agent"] for r in comp["ranking"]] + list(comp["matrix"]))
     for r in comp["ranking"]:
         n = r["attempts"]
         cost = "unknown" if r["mean_cost_usd"] is None else f"${r['mean_cost_usd']:.4f} ({r['mean_credits']:g} cr)"
         lines.append(
             [
                 str(r["rank"]),
-                r["agent"][:40],
+                label[r["agent"]],
                 f"{r['qualified_passes']}/{n}",
                 f"{r['interval'][0]:.2f}-{r['interval'][1]:.2f}",
                 f"{r['error_free_passes']}/{n}",
@@ -148,7 +149,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
         )
     out = [table(header, lines)]
     packs = sorted({pack for cells in comp["matrix"].values() for pack in cells})
-    grid = [[agent[:40], *(cell_text(cells.get(pack)) for pack in packs)] for agent, cells in comp["matrix"].items()]
+    grid = [[label[agent], *(cell_text(cells.get(pack)) for pack in packs)] for agent, cells in comp["matrix"].items()]
     out += ["", "qualified passes per workflow:", table(["agent", *packs], grid)]
     out += [
         f"note: {pack} is scored with {scoring}, its workflow's reviewed pack"
@@ -162,6 +163,14 @@ def format_comparison(comp: dict[str, Any]) -> str:
             "the selected attempts (summary.json keeps both, with why)"
         )
     return "\n".join(out)
+
+
+def agent_labels(names: list[str], width: int = 40) -> dict[str, str]:
+    """Each agent's name for the tables: as it is, or cut in the middle to ``width`` (the end, where
+    ``compare`` names the batch, is kept); whole when cutting would make two names alike."""
+    half = width // 2
+    cut = {name: name if len(name) <= width else f"{name[: half - 1]}…{name[-half:]}" for name in names}
+    return cut if len(set(cut.values())) == len(cut) else {name: name for name in names}
 
 
 def cell_text(cell: dict[str, int] | None) -> str:

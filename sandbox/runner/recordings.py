@@ -108,8 +108,16 @@ def attempt_folder(folder: Path) -> Recording:
     trace_file = folder / "trace.jsonl"
     if not trace_file.is_file():
         raise FileNotFoundError(f"no trace at {trace_file}")
-    recording = trace_recording(trace_file.read_text(encoding="utf-8"), folder, "attempt folder")
+    recording = trace_recording(text_of(trace_file), folder, "attempt folder")
     return with_attempt_files(recording, folder)
+
+
+def text_of(file: Path) -> str:
+    """The file's text; a ``ValueError`` naming it when it is not UTF-8."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{file} is not UTF-8 text ({exc})") from exc
 
 
 def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
@@ -129,12 +137,17 @@ def with_attempt_files(recording: Recording, folder: Path) -> Recording:
     """The recording with what the attempt folder beside its trace says (any file may be
     missing): the pack, site key and time of ``attempt.json``, the answer of ``output.txt``."""
     attempt_file, output_file = folder / "attempt.json", folder / "output.txt"
-    attempt = json.loads(attempt_file.read_text(encoding="utf-8")) if attempt_file.is_file() else {}
+    try:
+        attempt = json.loads(text_of(attempt_file)) if attempt_file.is_file() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{attempt_file} is not JSON ({exc})") from exc
+    if not isinstance(attempt, dict):
+        raise ValueError(f"{attempt_file} is not a JSON object")
     recording.folder = folder
     recording.pack = attempt.get("pack") or recording.pack
     recording.site_key = attempt.get("site_key") or recording.site_key
     recording.elapsed_seconds = attempt.get("elapsed_seconds")
-    recording.output = output_file.read_text(encoding="utf-8") if output_file.is_file() else ""
+    recording.output = text_of(output_file) if output_file.is_file() else ""
     return recording
 
 

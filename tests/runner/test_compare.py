@@ -50,6 +50,20 @@ def test_a_historical_pack_is_shown_with_the_pack_that_scores_it():
     assert "note: court-docket-p4 is scored with court-docket" in format_comparison(comp)
 
 
+def test_long_agent_names_stay_apart_in_the_tables():
+    attempt = {
+        "pack": "p", "qualified_pass": True, "error_free": True, "field_accuracy": 1.0,
+        "elapsed_seconds": 1.0, "tool_calls": 5, "status": "completed",
+    }  # fmt: skip
+    names = [f"cmd:python my_agent.py --model gpt-x @ runs/20261205-{n}-cmd-python" for n in ("101500", "101700")]
+    text = format_comparison(comparison([{**attempt, "agent": name} for name in names]))
+    shown = [re.split(r"\s{2,}", line)[1] for line in text.splitlines() if line.startswith(("1 ", "2 "))]
+    assert len(set(shown)) == 2 and all(len(label) <= 40 and label.endswith("-cmd-python") for label in shown)
+    alike = [f"{'a' * 30}{n}{'b' * 30}" for n in (1, 2)]  # cut in the middle, the two would read the same
+    text = format_comparison(comparison([{**attempt, "agent": name} for name in alike]))
+    assert all(name in text for name in alike)
+
+
 def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
     def attempt(agent, ok, seconds, cost):
         return {

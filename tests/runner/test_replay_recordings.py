@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,23 @@ def test_unreadable_or_unknown_recordings_are_refused_with_exit_2(tmp_path, caps
     error = capsys.readouterr().err
     assert error.startswith(f"sandbox replay: {file} ") and says in error, error
     assert "replay reads an attempt folder" in error or "nothing to replay" in error
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("trace.jsonl", b"\x00\xff binary", "trace.jsonl is not UTF-8 text ("),
+        ("attempt.json", b'{"pack": ', "attempt.json is not JSON ("),
+        ("attempt.json", b"[]", "attempt.json is not a JSON object"),
+        ("output.txt", b"\xfe\xff", "output.txt is not UTF-8 text ("),
+    ],
+)
+def test_an_attempt_folder_with_an_unreadable_file_is_refused_naming_it(attempt, tmp_path, capsys, name, content, says):
+    folder = shutil.copytree(attempt.folder, tmp_path / "attempt")
+    (folder / name).write_bytes(content)
+    assert main(["replay", str(folder)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"sandbox replay: {folder / name} ") and says in error and "Traceback" not in error, error
 
 
 def test_a_missing_sample_and_misplaced_options_are_refused_with_exit_2(attempt, tmp_path, capsys):
