@@ -337,7 +337,16 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     initialized = await answer()
     run_id = initialized["result"]["_meta"]["sandbox/run_id"]
     await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    await send("{this is not json")  # the SDK drops a line it cannot parse (no id to answer)
+    await send("{this is not json")  # a parse error, with no id (none can be read)
+    not_json = await answer()
+    assert not_json["id"] is None and not_json["error"]["code"] == -32700, not_json
+    assert not_json["error"]["message"].startswith("Parse error: Invalid JSON")
+    await send({"jsonrpc": "2.0", "id": 9, "method": 5})  # JSON, not JSON-RPC: an invalid request, with its id
+    assert (await answer()) == {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "error": {"code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request, notification or response"},
+    }
     await send(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}}
     )

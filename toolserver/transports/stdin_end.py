@@ -1,4 +1,5 @@
-"""The end of stdin, as a stdio MCP server takes it: the requests already read are answered first.
+"""The end of stdin, as a stdio MCP server takes it: the requests already read are answered first;
+and its lines that are not JSON-RPC messages, which the SDK drops unanswered, get their error.
 
 The SDK ends a connection when its read stream ends, and cancels the requests still running (each
 is answered -32000 "Connection closed"). Over stdio the end of stdin only says the client has
@@ -19,6 +20,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 log = logging.getLogger("toolserver.transports.mcp")
 ANSWER_WITHIN_S = 60.0  # longer than any one call takes (call_timeout_s 30 s), the browser's start included
@@ -76,23 +78,27 @@ class Wrapped:
 
 
 class HeldEnd(Wrapped):
-    """The read stream, whose end waits for ``Unanswered.none_left`` (``wait_for_answers``)."""
+    """The read stream, whose end waits for ``Unanswered.none_left`` (``wait_for_answers``). A line
+    that is not a JSON-RPC message is answered here with its error (the SDK drops it unanswered)."""
 
-    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float) -> None:
+    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float, writes: Any) -> None:
         super().__init__(stream, unanswered)
-        self.limit_s = limit_s
+        self.limit_s, self.writes = limit_s, writes
 
     def __aiter__(self) -> HeldEnd:
         return self
 
     async def __anext__(self) -> Any:
-        try:
-            item = await self.stream.__anext__()
-        except StopAsyncIteration:
-            await self.wait_for_answers()
-            raise
-        self.unanswered.read(item)
-        return item
+        while True:
+            try:
+                item = await self.stream.__anext__()
+            except StopAsyncIteration:
+                await self.wait_for_answers()
+                raise
+            if not isinstance(item, Exception):
+                self.unanswered.read(item)
+                return item
+            await self.writes.send(SessionMessage(unreadable(item)))
 
     async def wait_for_answers(self) -> None:
         """Until every request read is settled, or ``limit_s`` pass with none settled."""
@@ -116,8 +122,30 @@ class CountedWrites(Wrapped):
         self.unanswered.written(item)
 
 
+def unreadable(exc: Exception) -> types.JSONRPCError:
+    """The answer to a line that is not a JSON-RPC message: a parse error (not JSON), or an invalid
+    request with the id it gave, if any (JSON of another shape)."""
+    errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
+    if not errors or any(e["type"] == "json_invalid" for e in errors):
+        said = errors[0]["msg"] if errors else str(exc)
+        log.warning("an MCP line that is not JSON was answered with a parse error: %s", said)
+        return types.JSONRPCError(
+            jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {said}")
+        )
+    given = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})  # the message itself
+    request_id = given.get("id")
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        request_id = None
+    message = "Invalid request: not a JSON-RPC 2.0 request, notification or response"
+    log.warning("an MCP message of no JSON-RPC shape (id %r) was answered with an invalid request error", request_id)
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+    )
+
+
 def answer_before_end(read_stream: Any, write_stream: Any, limit_s: float = ANSWER_WITHIN_S) -> tuple[Any, Any]:
     """``stdio_server()``'s two streams, with the read stream's end held back until every request
-    read has been answered (or cancelled), as long as one is every ``limit_s``."""
+    read has been answered (or cancelled), as long as one is every ``limit_s``; a line that is not
+    a JSON-RPC message gets its error."""
     unanswered = Unanswered()
-    return HeldEnd(read_stream, unanswered, limit_s), CountedWrites(write_stream, unanswered)
+    return HeldEnd(read_stream, unanswered, limit_s, write_stream), CountedWrites(write_stream, unanswered)
