@@ -132,7 +132,7 @@ def unreadable(exc: Exception) -> types.JSONRPCError:
         return types.JSONRPCError(
             jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {said}")
         )
-    given = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})  # the message itself
+    given: dict = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})  # the message itself
     request_id = given.get("id")
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         request_id = None
