@@ -3,6 +3,7 @@ output that has gone (a closed pipe) ends the command quietly."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
@@ -10,6 +11,21 @@ import sys
 from pathlib import Path
 
 import pytest
+
+
+def test_every_command_and_subcommand_prints_its_help(capsys):
+    """Help text is a %-format for argparse: a bare % in any help string broke `sandbox --help`."""
+    from sandbox.cli import build_parser
+
+    def helped(parser: argparse.ArgumentParser, path: list[str]) -> int:
+        with pytest.raises(SystemExit) as exit_:
+            build_parser().parse_args([*path, "--help"])
+        assert exit_.value.code == 0, path
+        assert "usage: " in capsys.readouterr().out, path
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return 1 + sum(helped(sub, [*path, name]) for group in subcommands for name, sub in group.choices.items())
+
+    assert helped(build_parser(), []) > 15
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from sandbox.cli.exits import declare_exits
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
-        help="compare the agents of earlier batch folders (ranked, with 95% intervals)",
+        help="compare the agents of earlier batch folders (ranked, with 95%% intervals)",
         description="Rank the agents of one or more batch folders as `sandbox run` does: qualified "
         "passes, then mean cost, then median time, with a 95%% Wilson interval on each pass rate and "
         "the agent x workflow matrix. With several folders every agent is labelled by its batch, so "
