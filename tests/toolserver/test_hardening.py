@@ -100,6 +100,23 @@ async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_cal
         assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
 
 
+async def test_a_session_that_opens_after_its_run_ended_is_closed_at_once(own_sandbox):
+    """A run ended (DELETE, a client gone) while its browser_start_session ran: the session the
+    start then opens would be in no run's list, open for good, counted against the server's cap."""
+    async with own_sandbox() as own:
+        for delay in (0.0, 0.005, 0.02, 0.05):
+            run = own.create_run(policy=Policy(mode="observe"))
+            start = asyncio.ensure_future(
+                run.call("browser_start_session", {"provider": "kernel", "site_key": "ends-early", "url": f"{SITE}/"})
+            )
+            await asyncio.sleep(delay)
+            await run.close("deleted")
+            reply = await asyncio.wait_for(start, 30)
+            assert [s for s in own.host.sessions if s.run is run and not s.closed] == [], (delay, reply)
+            if not reply["ok"]:
+                assert reply["error"]["type"] == "unknown_run", reply
+
+
 async def test_shutdown_with_a_hung_page_completes_within_10_s(tmp_path, hostile_root):
     async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
         run = own.create_run()

@@ -30,15 +30,19 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     width, height = run.config.viewport
     browser = await host.ready_browser()
     backstop = await Backstop().start()  # what escapes the router goes here, and no further
-    context = await browser.new_context(
-        proxy={"server": backstop.url, "bypass": "<-loopback>"},
-        storage_state=host.profiles.get(key),
-        service_workers="block",
-        accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
-        viewport={"width": width, "height": height},
-        locale="en-US",
-        timezone_id="America/Chicago",
-    )
+    try:
+        context = await browser.new_context(
+            proxy={"server": backstop.url, "bypass": "<-loopback>"},
+            storage_state=host.profiles.get(key),
+            service_workers="block",
+            accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
+            viewport={"width": width, "height": height},
+            locale="en-US",
+            timezone_id="America/Chicago",
+        )
+    except BaseException:  # no context: its backstop is not left listening
+        asyncio.ensure_future(backstop.close())
+        raise
     await run.media.start_trace(context)
     host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
     session = Session(

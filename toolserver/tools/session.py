@@ -9,7 +9,7 @@ from toolserver import browser as br
 from toolserver import capacity
 from toolserver.browser import first_line
 from toolserver.dispatch import not_in_mirror
-from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions
+from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions, UnknownRun
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import CallContext, Run
@@ -102,6 +102,9 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
         session = await br.open_session(
             run, site_key=args.site_key, provider=provider, clear_cookies=args.clear_cookies
         )
+    if run.closed:  # the run ended while the session opened: its end closed the sessions it had
+        await br.close_session(session)
+        raise UnknownRun(f"run {run.id} ended while its session was starting; the session is closed")
     run.sessions[session.id] = session
     run.current_session_id = session.id
     ctx.session = session
