@@ -280,15 +280,16 @@ class Sandbox:
     async def answer(self, run: Run, output: str) -> dict:
         """End the run (its trace is final) and score ``output`` with the gates on its trace."""
         self.task(run)  # the same refusals as /task
-        if (earlier := run.earlier_answer(output)) is not None:  # a client that retries gets it again
-            return earlier
-        if not run.closed:
-            await run.close("answered")
-        header = run_header(run)
-        elapsed = (datetime.now(UTC) - datetime.fromisoformat(header["started_wall"])).total_seconds()
-        assert self.tasks is not None  # task() refused a server without one
-        report = self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
-        return run.keep_answer(output, report)
+        async with run.answering:  # two answers at once: the second waits, then is the first's or refused
+            if (earlier := run.earlier_answer(output)) is not None:  # a client that retries gets it again
+                return earlier
+            if not run.closed:
+                await run.close("answered")
+            header = run_header(run)
+            elapsed = (datetime.now(UTC) - datetime.fromisoformat(header["started_wall"])).total_seconds()
+            assert self.tasks is not None  # task() refused a server without one
+            report = self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
+            return run.keep_answer(output, report)
 
     def get_run(self, run_id: str) -> Run:
         run = self.runs.get(run_id)

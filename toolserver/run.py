@@ -112,6 +112,7 @@ class Run:
         self.seq = 0
         self.closed = False
         self.answered: tuple[str, dict] | None = None  # the output POST /answer scored, and its report
+        self.answering = asyncio.Lock()  # one answer scored at a time
         self.ended_at: float | None = None
         # The browser's start, when the transport opened this run before it ended (stdio answers
         # `initialize` while the browser starts): each call waits for it in its turn.

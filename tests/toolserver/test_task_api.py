@@ -4,6 +4,8 @@ they have no allow-list and can be forbidden; over MCP the pack's prompt is a pr
 
 from __future__ import annotations
 
+import asyncio
+
 from mcp import Client
 
 from sandbox.runner.agents.reference import controlled_form
@@ -42,6 +44,19 @@ async def test_an_external_harness_runs_the_whole_loop_over_http(client):
     other = await client.post(f"/runs/{run['run_id']}/answer", json={"output": "no record here"})
     refused = await other.json()
     assert other.status == 409 and refused["error"]["type"] == "already_answered", refused
+
+
+async def test_two_answers_sent_at_once_are_one_answer_and_a_refusal(client):
+    """Both used to be scored: each client got a report, and the run kept the last one."""
+    run = await (await client.post("/runs", json={"pack": "controlled-form"})).json()
+    start = {"provider": "kernel", "site_key": run["site_key"], "url": FORM_URL}
+    assert (await (await client.post(f"/runs/{run['run_id']}/tools/browser_start_session", json=start)).json())["ok"]
+    answers = [{"output": "first answer"}, {"output": "second answer"}]  # each closes the session first
+    replies = await asyncio.gather(*(client.post(f"/runs/{run['run_id']}/answer", json=a) for a in answers))
+    assert sorted(r.status for r in replies) == [200, 409], [r.status for r in replies]
+    kept = answers[[r.status for r in replies].index(200)]
+    again = await client.post(f"/runs/{run['run_id']}/answer", json=kept)  # the one answered, again
+    assert again.status == 200
 
 
 async def test_a_pack_run_without_a_site_key_is_issued_one(client):
