@@ -195,7 +195,7 @@ async def run_attempt(
         fault_key=f"{pack.id}:{name}:{attempt_number}:{directory.name}",  # a replacement draws anew
     )
     prompt = pack.render_prompt(site_key)
-    (directory / "prompt.txt").write_text(prompt, encoding="utf-8")
+    (directory / "prompt.txt").write_text(prompt, encoding="utf-8", errors="backslashreplace")
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
     task = AgentTask(
         pack_id=pack.id,
@@ -227,11 +227,13 @@ async def run_attempt(
     elapsed = time.monotonic() - started
     await run.close(reason=result.status)
 
-    (directory / "output.txt").write_text(result.output, encoding="utf-8")
+    (directory / "output.txt").write_text(result.output, encoding="utf-8", errors="backslashreplace")
     trace = read_trace(directory / "trace.jsonl")
     report = score_attempt(pack, result.output, trace, elapsed, site_key=site_key)
     score = report.model_dump(mode="json")
-    (directory / "score.json").write_text(json.dumps(score, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (directory / "score.json").write_text(
+        json.dumps(score, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace"
+    )
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
@@ -265,11 +267,13 @@ async def run_attempt(
         mirror_checksum=run.store.checksum(),
         pack_checksum=pack.checksum(),
     )
-    (directory / "attempt.json").write_text(attempt.to_json(), encoding="utf-8")
+    (directory / "attempt.json").write_text(attempt.to_json(), encoding="utf-8", errors="backslashreplace")
     stderr_file = directory / "agent.stderr.txt"
     stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
     reasons = failure_reasons(attempt, score, stderr)
-    (directory / "score.txt").write_text(describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8")
+    (directory / "score.txt").write_text(
+        describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8", errors="backslashreplace"
+    )
     outcome = AttemptOutcome(
         pack.id,
         name,

@@ -266,7 +266,7 @@ def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exc
     directory.mkdir(parents=True, exist_ok=True)
     record = AttemptRecord(pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=agent, attempt=number,
                            status="crashed", error=error, qualified_pass=False, error_free=False)  # fmt: skip
-    (directory / "attempt.json").write_text(record.to_json(), encoding="utf-8")
+    (directory / "attempt.json").write_text(record.to_json(), encoding="utf-8", errors="backslashreplace")
     (directory / "score.txt").write_text(
         f"attempt {pack.id} #{number} by {agent}: not run\n{error}\n", encoding="utf-8"
     )
@@ -316,7 +316,7 @@ def write_summary(
         "comparison": comparison(attempts, credits_per_dollar),
         "attempts": attempts,
     }
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
     return path
 
 

@@ -94,5 +94,5 @@ def junit_xml(batch_dir: Path) -> str:
 def write_junit(batch_dir: Path, file: Path) -> Path:
     file = Path(file)
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(junit_xml(batch_dir), encoding="utf-8")
+    file.write_text(junit_xml(batch_dir), encoding="utf-8", errors="backslashreplace")
     return file

@@ -4,13 +4,17 @@ output that has gone (a closed pipe) ends the command quietly."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from sandbox.paths import PROJECT_ROOT
 
 
 def test_every_command_and_subcommand_prints_its_help(capsys):
@@ -138,3 +142,17 @@ def test_a_replay_agent_without_a_trace_is_refused_before_the_batch(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"sandbox run: replay:{tmp_path}/nowhere: no trace.jsonl there; give an attempt folder\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_an_answer_with_a_lone_surrogate_escape_is_scored_and_printed_without_a_traceback(tmp_path):
+    """JSON may escape half a surrogate pair ("\\ud800"); Python reads it into a str that UTF-8
+    cannot encode. Printing the report ended in a UnicodeEncodeError and exit 1."""
+    folder = shutil.copytree(PROJECT_ROOT / "fixtures" / "attempts" / "reference" / "bid-intake", tmp_path / "a")
+    output = (folder / "output.txt").read_text(encoding="utf-8")
+    assert '"title": "Install Gravel Pad"' in output
+    (folder / "output.txt").write_text(output.replace('"Install Gravel Pad"', '"Install Gravel Pad \\ud800"'))
+    sandbox = str(Path(sys.executable).with_name("sandbox"))
+    for extra in ([], ["--json"]):
+        done = subprocess.run([sandbox, "score", str(folder), *extra], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a non-critical field
+    assert json.loads(done.stdout)["qualified_pass"] is True

@@ -101,6 +101,25 @@ async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_t
     assert comparison(rebuilt["attempts"])["ranking"] == summary["comparison"]["ranking"]
 
 
+async def test_an_answer_with_a_lone_surrogate_is_scored_not_re_run(sandbox, tmp_path):
+    """Writing score.json failed on the str JSON's "\\ud800" gives; the attempt was then recorded
+    as one the sandbox could not run, an interruption, and re-run with the same answer."""
+    answer = "print('BENCHMARK_JSON_BEGIN'); print('[{\"record_id\": \"\\\\ud800\"}]'); print('BENCHMARK_JSON_END')"
+    agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(answer)}"
+    (outcome,) = await run_batch(
+        [load_pack(FORM)],
+        [BatchAgent(agent, AgentOptions(), label="surrogate")],
+        out=tmp_path,
+        progress=False,
+        sandbox=sandbox,
+        replace_interrupted=2,
+    )
+    assert (outcome.status, outcome.selection, outcome.interruption) == ("completed", "selected", "")
+    assert "\\ud800" in (outcome.directory / "output.txt").read_text(encoding="utf-8")
+    score = json.loads((outcome.directory / "score.json").read_text(encoding="utf-8"))
+    assert score["qualified_pass"] is False and "\ud800" in json.dumps(score, ensure_ascii=False)
+
+
 async def test_a_refused_session_start_and_a_failing_mirror_are_recorded_as_injected(sandbox):
     run = sandbox.create_run(policy=Policy(mode="observe"), faults=parse_faults("session-refused"))
     refused = await run.call("browser_start_session", {"provider": "kernel", "site_key": "faults", "url": f"{SITE}/"})

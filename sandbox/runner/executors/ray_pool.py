@@ -375,7 +375,7 @@ def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int)
     if path.is_file():
         facts: dict[str, Any] = {"ray_node": node} | ({"tries": tries} if tries > 1 else {})
         record = AttemptRecord.model_validate_json(path.read_bytes()).model_copy(update=facts)
-        path.write_text(record.to_json(), encoding="utf-8")
+        path.write_text(record.to_json(), encoding="utf-8", errors="backslashreplace")
 
 
 def unfinished(

@@ -91,7 +91,7 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
     relative to the attempt folder, so a ``target`` elsewhere shows no screenshots."""
     folder = AttemptFolder.load(path)
     target = Path(target) if target is not None else folder.path / REPORT_FILE
-    target.write_text(render_attempt(folder, divergence=divergence), encoding="utf-8")
+    target.write_text(render_attempt(folder, divergence=divergence), encoding="utf-8", errors="backslashreplace")
     return target
 
 
@@ -135,5 +135,7 @@ def write_reports(path: Path) -> list[Path]:
             f"output.txt) nor a batch folder holding attempt folders: nothing to report"
         )
     batch = path / REPORT_FILE
-    batch.write_text(render_batch(path), encoding="utf-8")  # first, so attempts link back to it
+    batch.write_text(
+        render_batch(path), encoding="utf-8", errors="backslashreplace"
+    )  # first, so attempts link back to it
     return [batch, *(write_attempt_report(folder.path) for folder in folders)]
