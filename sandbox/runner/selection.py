@@ -1,5 +1,5 @@
 """Run selection, as the benchmark selected runs: an attempt that did not complete because the
-infrastructure failed it (an injected fault, a browser crash, a fault of the sandbox server, a
+infrastructure failed it (an injected fault that fails it, a browser crash, a fault of the sandbox server, a
 dead Ray worker, the model endpoint refusing or failing after the agent's own retries, its batch
 stopped under it) is an *interruption*, and may be replaced; a wrong answer, a failed gate, an
 agent crashing on its own input or a time-out while working is a *genuine failure*, and never is.
@@ -21,6 +21,11 @@ ENDPOINT_FAILURE = re.compile(
     re.IGNORECASE,
 )
 
+# The injected faults that fail an attempt as the infrastructure would: its session refused, ended
+# or crashed, a page answered 503. A late response (mirror-delay) interrupts nothing; a model
+# endpoint's injected 429 or 5xx interrupts only when the agent failed on it (ENDPOINT_FAILURE).
+INTERRUPTING_FAULTS = frozenset({"session-refused", "session-dies", "browser-crash", "mirror-5xx"})
+
 
 def interruption(outcome: AttemptOutcome) -> str:
     """Why the infrastructure interrupted this attempt, or "" (it completed, or failed on its own)."""
@@ -36,7 +41,7 @@ def interruption(outcome: AttemptOutcome) -> str:
             if call.error is not None and call.error.type == "server_at_capacity":
                 return f"the server was at capacity: {call.error.message[:200]}"
         for event in trace.events:
-            if event.kind == "fault_injected":
+            if event.kind == "fault_injected" and str(event.data["fault"]).split(":")[0] in INTERRUPTING_FAULTS:
                 return f"injected fault {event.data['fault']}: {event.data['detail']}"
             if event.kind == "browser_crashed":
                 return "the browser crashed under the session"

@@ -138,6 +138,26 @@ async def test_a_refused_session_start_and_a_failing_mirror_are_recorded_as_inje
     await run.close()
 
 
+async def test_a_late_response_interrupts_nothing_and_a_503_page_does(sandbox, tmp_path):
+    """A wrong answer in a run that got an injected fault: a genuine failure when the fault only
+    made a response late, an interruption when the page failed (it was re-run for either)."""
+    from sandbox.runner.attempt import AttemptOutcome
+    from sandbox.runner.selection import interruption
+
+    said = {}
+    for spec in ("mirror-delay:ms=5", "mirror-5xx"):
+        run = sandbox.create_run(policy=Policy(mode="observe"), faults=parse_faults(spec))
+        await run.call("browser_start_session", {"provider": "kernel", "site_key": "faults", "url": f"{SITE}/"})
+        await run.close()
+        folder = tmp_path / spec.split(":")[0]
+        folder.mkdir()
+        (folder / "trace.jsonl").write_text(run.trace.text(), encoding="utf-8")
+        wrong = AttemptOutcome(FORM, "wrong", folder, "completed", 1.0, False, False, 0.0, 1, None, "a wrong answer")
+        said[spec] = interruption(wrong)
+    assert said["mirror-delay:ms=5"] == ""
+    assert said["mirror-5xx"].startswith("injected fault mirror-5xx:p=1: "), said
+
+
 def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
     from sandbox.cli import main
 
