@@ -28,7 +28,7 @@ def junit_xml(batch_dir: Path) -> str:
     """The batch (or single attempt) folder's results as JUnit XML text."""
     batch_dir = Path(batch_dir)
     data = read_summary(batch_dir)
-    cases, failures, errors, total_time, starts = [], 0, 0, 0.0, []
+    cases, failures, errors, skipped, total_time, starts = [], 0, 0, 0, 0.0, []
     for entry in data["attempts"]:
         directory = Path(entry["directory"])
         folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
@@ -43,7 +43,11 @@ def junit_xml(batch_dir: Path) -> str:
             classname=f"sandbox.{entry['pack']}",
             time=f"{seconds:.3f}",
         )
-        if not entry["qualified_pass"]:
+        if entry.get("selection") == "replaced":  # run selection left it out: its re-run counts instead
+            skipped += 1
+            said = f"replaced by a re-run: interrupted ({entry.get('interruption') or 'no reason recorded'})"
+            ET.SubElement(case, "skipped", message=said)
+        elif not entry["qualified_pass"]:
             raised = entry["status"] == EVALUATION_ERROR or (folder.score or {}).get("status") == "error"
             if raised:
                 errors += 1
@@ -77,7 +81,7 @@ def junit_xml(batch_dir: Path) -> str:
         tests=str(len(cases)),
         failures=str(failures),
         errors=str(errors),
-        skipped="0",
+        skipped=str(skipped),
         time=f"{total_time:.3f}",
         timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),  # UTC; the format has no zone
         hostname=socket.gethostname() or "localhost",

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import shutil
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -99,6 +101,21 @@ async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_t
         (a["selection"], a["replaces"]) for a in summary["attempts"]
     ]
     assert comparison(rebuilt["attempts"])["ranking"] == summary["comparison"]["ranking"]
+    # The report's headline and `sandbox results` count as the batch counted: the replaced one out.
+    from sandbox.cli import main
+    from sandbox.runner.junit import junit_xml
+    from sandbox.runner.report import write_reports
+
+    batch = replaced.directory.parent
+    page = write_reports(batch)[0].read_text(encoding="utf-8")
+    assert "1/2 attempts qualified (1 interrupted attempt(s) replaced by a re-run, not counted)" in page
+    junit = ET.fromstring(junit_xml(batch))  # the replaced attempt is a skipped case, not a failure
+    suite = junit.find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("1", "1")
+    (skip,) = junit.iter("skipped")
+    assert skip.get("message", "").startswith("replaced by a re-run: interrupted (injected fault session-dies")
+    shutil.rmtree(wrong.directory)
+    assert main(["results", str(batch)]) == 0  # the replacement passed; the attempt it replaced is out
 
 
 async def test_an_answer_with_a_lone_surrogate_is_scored_not_re_run(sandbox, tmp_path):
@@ -249,7 +266,8 @@ async def test_a_model_endpoint_that_keeps_refusing_is_an_interruption_and_is_re
     finally:
         await runner.cleanup()
     assert outcome.status == "error" and not outcome.qualified_pass
-    assert interruption(outcome).startswith("injected fault model-429")
+    said = interruption(outcome)  # the agent failed on the injected 429, as on a real one
+    assert said.startswith("the model endpoint failed: ") and "injected fault model-429" in said, said
     assert "RateLimitError" in json.loads((outcome.directory / "attempt.json").read_text())["error"]
     events = parse_trace((outcome.directory / "trace.jsonl").read_text()).events
     faults = [e.data for e in events if e.kind == "fault_injected"]

@@ -100,7 +100,8 @@ def render_batch(batch_dir: Path) -> str:
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
-    passed = sum(a["qualified_pass"] for a in attempts)
+    counted = [a for a in attempts if a.get("selection") != "replaced"]  # run selection's attempts
+    passed = sum(a["qualified_pass"] for a in counted)
     comp = data.get("comparison") or comparison(data["attempts"])  # older batches have none
     several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
@@ -110,7 +111,9 @@ def render_batch(batch_dir: Path) -> str:
         problems=[data["note"]] if data.get("note") else [],
         attempts=attempts,
         passed=passed,
-        all_passed=bool(attempts) and passed == len(attempts),
+        counted=len(counted),
+        replaced=len(attempts) - len(counted),
+        all_passed=bool(counted) and passed == len(counted),
         version=__version__,
     )
 
