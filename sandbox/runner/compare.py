@@ -1,5 +1,6 @@
 """The comparison of agents, as the benchmark compares models: one row per agent, ranked by
-qualified passes, then mean cost, then median elapsed time; a 95 % Wilson score interval on each
+qualified passes (as a rate when the agents ran different numbers of attempts), then mean cost,
+then median elapsed time; a 95 % Wilson score interval on each
 pass rate (five repeats of six cases is a small sample), and a note wherever two neighbours'
 intervals overlap; the agent x workflow matrix of qualified passes.
 
@@ -45,7 +46,7 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
     rows.sort(key=rank_key)
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
-    overlaps = [
+    overlaps = unequal_counts(rows) + [
         f"{a['agent']} and {b['agent']}: their 95% intervals overlap, so the sample does not separate them"
         for a, b in zip(rows, rows[1:], strict=False)
         if a["interval"][0] <= b["interval"][1] and b["interval"][0] <= a["interval"][1]
@@ -108,9 +109,19 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def rank_key(row: dict[str, Any]) -> tuple:
-    """Qualified passes (more first), then mean cost (less first; unknown last), then median time."""
+    """The qualified-pass rate (higher first: with the same number of attempts each, as in the
+    benchmark, the count of passes), then mean cost (less first; unknown last), then median time."""
     cost = row["mean_cost_usd"]
-    return (-row["qualified_passes"], cost is None, cost or 0.0, row["median_seconds"], row["agent"])
+    rate = row["qualified_passes"] / row["attempts"]
+    return (-rate, -row["qualified_passes"], cost is None, cost or 0.0, row["median_seconds"], row["agent"])
+
+
+def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:
+    """A note when the agents ran different numbers of attempts: passes are then ranked as rates."""
+    if len({row["attempts"] for row in rows}) < 2:
+        return []
+    counts = ", ".join(f"{row['agent']} {row['attempts']}" for row in rows)
+    return [f"the agents ran different numbers of attempts ({counts}): ranked by qualified-pass rate"]
 
 
 def format_comparison(comp: dict[str, Any]) -> str:

@@ -82,6 +82,23 @@ def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
     assert ranking[2]["mean_cost_usd"] is None and ranking[0]["mean_cost_usd"] == 0.01
 
 
+def test_agents_with_different_numbers_of_attempts_are_ranked_by_pass_rate_with_a_note():
+    def attempts(agent, passes, n):
+        return [
+            {
+                "agent": agent, "pack": "p", "qualified_pass": i < passes, "error_free": i < passes,
+                "field_accuracy": 1.0, "elapsed_seconds": 1.0, "tool_calls": 3, "status": "completed",
+            }
+            for i in range(n)
+        ]  # fmt: skip
+
+    comp = comparison(attempts("ten-of-thirty", 10, 30) + attempts("six-of-six", 6, 6))
+    assert [r["agent"] for r in comp["ranking"]] == ["six-of-six", "ten-of-thirty"]
+    assert comp["overlaps"][0].startswith("the agents ran different numbers of attempts (six-of-six 6, ten-of-thirty")
+    equal = comparison(attempts("a", 3, 5) + attempts("b", 4, 5))
+    assert [r["agent"] for r in equal["ranking"]] == ["b", "a"] and "different numbers" not in str(equal["overlaps"])
+
+
 async def test_three_agents_in_one_batch_are_interleaved_ranked_and_their_wait_is_not_timed(sandbox, tmp_path):
     agents = [
         BatchAgent("reference", AgentOptions()),

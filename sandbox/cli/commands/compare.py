@@ -15,7 +15,8 @@ def register(subparsers) -> None:
         "compare",
         help="compare the agents of earlier batch folders (ranked, with 95%% intervals)",
         description="Rank the agents of one or more batch folders as `sandbox run` does: qualified "
-        "passes, then mean cost, then median time, with a 95%% Wilson interval on each pass rate and "
+        "passes (as a rate when the agents ran different numbers of attempts), then mean cost, then "
+        "median time, with a 95% Wilson interval on each pass rate and "
         "the agent x workflow matrix. With several folders every agent is labelled by its batch, so "
         "the same agent in two batches stays two rows. Only the workflows every folder ran are "
         "compared; the others are named.",
