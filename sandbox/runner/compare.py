@@ -30,7 +30,8 @@ def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.0) -> dict[str, Any]:
     """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}},
-    "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate."""
+    "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate. The matrix is by
+    workflow: a historical pack's attempts count under its reviewed pack, which scores them."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
     replacements: dict[str, int] = defaultdict(int)
     for attempt in attempts:
@@ -51,19 +52,20 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
         for a, b in zip(rows, rows[1:], strict=False)
         if a["interval"][0] <= b["interval"][1] and b["interval"][0] <= a["interval"][1]
     ]
-    matrix: dict[str, dict[str, dict[str, int]]] = {}
+    historical = scored_as({str(a["pack"]) for items in by_agent.values() for a in items})
+    matrix: dict[str, dict[str, dict[str, int]]] = {}  # by workflow: a historical pack's cell is its reviewed pack's
     for row in rows:
         cells: dict[str, dict[str, int]] = {}
-        for attempt in sorted(by_agent[row["agent"]], key=lambda a: str(a["pack"])):
-            cell = cells.setdefault(str(attempt["pack"]), {"passes": 0, "attempts": 0})
+        for attempt in by_agent[row["agent"]]:
+            cell = cells.setdefault(workflow(str(attempt["pack"]), historical), {"passes": 0, "attempts": 0})
             cell["attempts"] += 1
             cell["passes"] += bool(attempt["qualified_pass"])
-        matrix[row["agent"]] = cells
+        matrix[row["agent"]] = dict(sorted(cells.items()))
     return {
         "ranking": rows,
         "overlaps": overlaps,
         "matrix": matrix,
-        "scored_as": scored_as({pack for cells in matrix.values() for pack in cells}),
+        "scored_as": historical,
         "credits_per_dollar": credits_per_dollar,
     }
 
@@ -82,6 +84,11 @@ def scored_as(packs: set[str]) -> dict[str, str]:
         if scoring != pack:
             found[pack] = scoring
     return found
+
+
+def workflow(pack: str, historical: dict[str, str]) -> str:
+    """The workflow an executed pack belongs to, named by its reviewed (scoring) pack."""
+    return historical.get(pack, pack)
 
 
 def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -64,6 +64,31 @@ def test_long_agent_names_stay_apart_in_the_tables():
     assert all(name in text for name in alike)
 
 
+def test_compare_takes_a_historical_pack_and_its_reviewed_pack_for_one_workflow(tmp_path, capsys):
+    """The benchmark's earlier models ran execution pack 4 of the docket, later ones pack 5; they
+    are compared on that workflow, each scored by its reviewed pack."""
+    for batch, pack in (("earlier", "court-docket-p4"), ("later", "court-docket")):
+        attempts = [
+            {
+                "agent": "a", "pack": p, "qualified_pass": True, "error_free": True, "field_accuracy": 1.0,
+                "elapsed_seconds": 1.0, "tool_calls": 5, "status": "completed",
+                "directory": str(tmp_path / batch / f"a--{p}-1"),
+            }
+            for p in (pack, "bid-intake")
+        ]  # fmt: skip
+        (tmp_path / batch).mkdir()
+        (tmp_path / batch / "summary.json").write_text(json.dumps({"summary": [], "attempts": attempts}))
+    assert main(["compare", str(tmp_path / "earlier"), str(tmp_path / "later"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "not every folder ran" not in captured.err, captured.err
+    result = json.loads(captured.out)
+    assert result["left_out"] == [] and result["scored_as"] == {"court-docket-p4": "court-docket"}
+    assert result["matrix"]["a @ earlier"] == {
+        "bid-intake": {"passes": 1, "attempts": 1},
+        "court-docket": {"passes": 1, "attempts": 1},
+    }
+
+
 def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
     def attempt(agent, ok, seconds, cost):
         return {

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         "median time, with a 95% Wilson interval on each pass rate and "
         "the agent x workflow matrix. With several folders every agent is labelled by its batch, so "
         "the same agent in two batches stays two rows. Only the workflows every folder ran are "
-        "compared; the others are named.",
+        "compared (a historical pack counts as its workflow's reviewed pack); the others are named.",
     )
     p.add_argument(
         "folders",
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.runner.compare import comparison, format_comparison
+    from sandbox.runner.compare import comparison, format_comparison, scored_as, workflow
     from sandbox.runner.folders import read_summary, resolve_batch
 
     batches: list[tuple[Path, list]] = []
@@ -66,9 +66,11 @@ def command(args: argparse.Namespace) -> int:
         if data.get("note"):
             print(f"sandbox compare: {data['note']}", file=sys.stderr)
         batches.append((folder, data["attempts"]))
-    pack_sets = [{str(a["pack"]) for a in attempts} for _, attempts in batches]
-    common = set.intersection(*pack_sets)
-    left_out = sorted(set.union(*pack_sets) - common)
+    # Compared by workflow: a historical pack and its reviewed pack are one workflow, scored alike.
+    historical = scored_as({str(a["pack"]) for _, attempts in batches for a in attempts})
+    workflow_sets = [{workflow(str(a["pack"]), historical) for a in attempts} for _, attempts in batches]
+    common = set.intersection(*workflow_sets)
+    left_out = sorted(set.union(*workflow_sets) - common)
     if left_out:
         print(
             f"sandbox compare: not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}",
@@ -80,7 +82,7 @@ def command(args: argparse.Namespace) -> int:
         {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 else a["agent"]}
         for label, (_, found) in zip(labels, batches, strict=True)
         for a in found
-        if str(a["pack"]) in common
+        if workflow(str(a["pack"]), historical) in common
     ]
     result = comparison(attempts)
     if args.html:
