@@ -231,7 +231,7 @@ output = 8.0
 """
 
 
-async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, tmp_path):
+async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, tmp_path, capsys):
     prices_file = tmp_path / "prices.toml"
     prices_file.write_text(PRICES)
     usage = {"model": "priced-elsewhere", "input_tokens": 1000, "cached_input_tokens": 500, "output_tokens": 100}
@@ -265,6 +265,10 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
     assert unpriced(agents, outcomes, Prices.load(prices_file)) == [
         "the prices file has no price for model 'priced-elsewhere' (reports-usage): its cost is unknown"
     ]
+    capsys.readouterr()
+    assert main(["compare", str(outcomes[0].directory.parent), "--json"]) == 1  # at the batch's own rate
+    again = next(r for r in json.loads(capsys.readouterr().out)["ranking"] if r["agent"] == row["agent"])
+    assert again["mean_credits"] == row["mean_credits"]
     (outcomes[0].directory.parent / "summary.json").unlink()  # rebuilt from the folders: the costs too
     rebuilt = {a["agent"]: a["cost_usd"] for a in read_summary(outcomes[0].directory.parent)["attempts"]}
     assert rebuilt == {o.agent: o.cost_usd for o in outcomes}

@@ -49,8 +49,10 @@ def register(subparsers) -> None:
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.compare import comparison, format_comparison, scored_as, workflow
     from sandbox.runner.folders import read_summary, resolve_batch
+    from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
     batches: list[tuple[Path, list]] = []
+    rates: set[float] = set()  # the batches' credits per dollar (their --prices files')
     for given in args.folders:
         folder, note = resolve_batch(given)
         if note:
@@ -66,6 +68,7 @@ def command(args: argparse.Namespace) -> int:
         if data.get("note"):
             print(f"sandbox compare: {data['note']}", file=sys.stderr)
         batches.append((folder, data["attempts"]))
+        rates.add((data.get("comparison") or {}).get("credits_per_dollar") or DEFAULT_CREDITS_PER_DOLLAR)
     # Compared by workflow: a historical pack and its reviewed pack are one workflow, scored alike.
     historical = scored_as({str(a["pack"]) for _, attempts in batches for a in attempts})
     workflow_sets = [{workflow(str(a["pack"]), historical) for a in attempts} for _, attempts in batches]
@@ -84,7 +87,13 @@ def command(args: argparse.Namespace) -> int:
         for a in found
         if workflow(str(a["pack"]), historical) in common
     ]
-    result = comparison(attempts)
+    rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
+    if rates:
+        print(
+            f"sandbox compare: the batches priced credits differently; credits here are {rate:g} a dollar",
+            file=sys.stderr,
+        )
+    result = comparison(attempts, rate)
     if args.html:
         from sandbox.runner.report import render_leaderboard
 
