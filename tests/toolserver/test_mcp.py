@@ -341,6 +341,9 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     not_json = await answer()
     assert not_json["id"] is None and not_json["error"]["code"] == -32700, not_json
     assert not_json["error"]["message"].startswith("Parse error: Invalid JSON")
+    process.stdin.write(b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"x": "\xff"}}\n')
+    not_utf8 = await answer()  # never read with the byte replaced: refused
+    assert not_utf8["error"] == {"code": -32700, "message": "Parse error: not UTF-8: byte 0xff at 63"}, not_utf8
     await send({"jsonrpc": "2.0", "id": 9, "method": 5})  # JSON, not JSON-RPC: an invalid request, with its id
     assert (await answer()) == {
         "jsonrpc": "2.0",

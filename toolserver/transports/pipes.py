@@ -34,7 +34,8 @@ def _watchable(fd: int) -> bool:
 
 class PipeLines:
     """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line longer
-    than the limit is answered with a JSON-RPC parse error (id null: its id is not read) and skipped."""
+    than the limit, or not UTF-8, is answered with a JSON-RPC parse error (id null: its id is not
+    read) and skipped."""
 
     def __init__(self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter) -> None:
         self.reader, self.limit, self.writer = reader, limit, writer
@@ -50,14 +51,21 @@ class PipeLines:
                 line = end.partial
             except asyncio.LimitOverrunError:
                 await self.skip_line()
-                log.warning("an MCP message longer than %d bytes was refused", self.limit)
-                error = {"code": PARSE_ERROR, "message": f"message longer than {self.limit} bytes (max_body_bytes)"}
-                await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n")
-                await self.writer.flush()
+                await self.refuse(f"message longer than {self.limit} bytes (max_body_bytes)")
                 continue
             if not line:
                 raise StopAsyncIteration
-            return line.decode("utf-8", errors="replace")
+            try:
+                return line.decode("utf-8")
+            except UnicodeDecodeError as exc:  # never replaced: what a call types must be what was sent
+                await self.refuse(f"not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}")
+
+    async def refuse(self, why: str) -> None:
+        """Answer a line that cannot be read with a JSON-RPC parse error (id null: it was not read)."""
+        log.warning("an MCP message was refused: %s", why)
+        error = {"code": PARSE_ERROR, "message": f"Parse error: {why}"}
+        await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n")
+        await self.writer.flush()
 
     async def skip_line(self) -> None:
         """Drop the rest of the line being read, through its newline, however long it is."""
