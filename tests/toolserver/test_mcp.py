@@ -322,6 +322,9 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     async def answer() -> dict:
         return json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
 
+    await send({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "browser_snapshot"}})
+    early = await answer()
+    assert early["error"] == {"code": -32600, "message": "tools/call before initialize: send initialize first"}
     await send(
         {
             "jsonrpc": "2.0",
@@ -337,6 +340,10 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     initialized = await answer()
     run_id = initialized["result"]["_meta"]["sandbox/run_id"]
     await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    again = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    await send({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": again})
+    refused_again = await answer()  # a second run would leave the first's sessions open, out of reach
+    assert refused_again["error"]["code"] == -32600 and f"initialized already (run {run_id})" in str(refused_again)
     await send("{this is not json")  # a parse error, with no id (none can be read)
     not_json = await answer()
     assert not_json["id"] is None and not_json["error"]["code"] == -32700, not_json
@@ -353,7 +360,13 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     await send(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}}
     )
-    assert (await answer())["error"]["code"] == -32602  # arguments must be an object: a protocol error
+    listed = (await answer())["result"]  # arguments not an object: refused and traced, as over HTTP
+    assert listed["isError"] and listed["structuredContent"] == {
+        "type": "invalid_arguments",
+        "message": "browser_snapshot: arguments must be a JSON object, got list",
+    }
+    await send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {}}})
+    assert (await answer())["error"] == {"code": -32602, "message": "tools/call: params.name: Field required"}
     await send(
         {
             "jsonrpc": "2.0",
@@ -378,7 +391,10 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert await process.stdout.read() == b""  # nothing but MCP messages on stdout
     trace = read_trace(tmp_path / f"{run_id}.jsonl")
     assert trace.header["transport"] == "mcp-stdio" and trace.end["reason"] == "mcp_disconnected"
-    assert [(c.tool, c.error.type) for c in trace.calls] == [("browser_start_session", "invalid_arguments")]
+    assert [(c.tool, c.error.type) for c in trace.calls] == [
+        ("browser_snapshot", "invalid_arguments"),
+        ("browser_start_session", "invalid_arguments"),
+    ]
 
 
 async def served_from_a_file(tmp_path, *requests: dict) -> tuple[int, list[dict]]:

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -51,6 +51,7 @@ from pydantic import ValidationError
 from toolserver import __version__
 from toolserver.api import Sandbox
 from toolserver.contract.policy import PolicyMode
+from toolserver.contract.validation import fields_said
 from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
@@ -114,13 +115,7 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
         # for the browser's start, must not cut the call short of its trace line; the call
         # finishes in the server and is recorded.
         reply = await asyncio.shield(run.call(params.name, params.arguments if params.arguments is not None else {}))
-        if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
-            raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])  # recorded in the trace first
-        return {
-            "content": result_text(params.name, reply),
-            "isError": not reply["ok"],
-            "structuredContent": reply["result"] if reply["ok"] else reply["error"],
-        }
+        return called(params.name, reply)
 
     async def list_prompts(ctx, params) -> Any:
         try:
@@ -159,6 +154,11 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise handshake_only(ctx.protocol_version)
         if ctx.method != "initialize":
+            run = runs.bound(ctx)
+            if run is None and ctx.method != "ping":  # the SDK's refusal says only "Invalid request parameters"
+                raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
+            if ctx.method == "tools/call" and run is not None and (odd := odd_arguments(ctx.params)) is not None:
+                return called(odd[0], await asyncio.shield(run.call(*odd)))  # refused and traced, as over HTTP
             with answered(ctx.method):
                 return await call_next(ctx)
         with answered(ctx.method):  # an unknown pack, a bad run name, too many runs, ...
@@ -190,6 +190,27 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
     return server
 
 
+def called(name: str, reply: dict) -> dict:
+    """A tool call's MCP result (an unknown tool: a protocol error, recorded in the trace first)."""
+    if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
+        raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])
+    return {
+        "content": result_text(name, reply),
+        "isError": not reply["ok"],
+        "structuredContent": reply["result"] if reply["ok"] else reply["error"],
+    }
+
+
+def odd_arguments(params: Any) -> tuple[str, Any] | None:
+    """A ``tools/call`` naming its tool with arguments that are not an object (a list, a string):
+    the name and the arguments, which the run refuses as ``invalid_arguments`` with a trace line."""
+    if isinstance(params, Mapping) and isinstance(params.get("name"), str):
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return params["name"], arguments
+    return None
+
+
 @contextlib.contextmanager
 def answered(method: str) -> Iterator[None]:
     """What a request raises, as the JSON-RPC error it is answered with: a ``RequestError`` is its
@@ -197,8 +218,10 @@ def answered(method: str) -> Iterator[None]:
     ``INTERNAL_ERROR``, never the SDK's catch-all code 0."""
     try:
         yield
-    except (MCPError, ValidationError):  # answered by the SDK as what they are
+    except MCPError:  # answered by the SDK as what it is
         raise
+    except ValidationError as exc:  # the params' shape (the SDK's answer says only "Invalid request parameters")
+        raise MCPError(types.INVALID_PARAMS, f"{method}: {fields_said(exc, whole='params')}") from exc
     except RequestError as exc:
         raise refusal(exc) from exc
     except Exception as exc:
@@ -285,6 +308,11 @@ class StdioRun:
         self.run: Run | None = None
 
     def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
+        if self.run is not None:  # a second run would leave the first's session open, unreachable
+            raise MCPError(
+                types.INVALID_REQUEST,
+                f"this connection is initialized already (run {self.run.id}); one stdio connection is one run",
+            )
         self.run = self.new_run()
         return self.run, True
 
