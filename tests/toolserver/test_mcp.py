@@ -10,7 +10,9 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -395,6 +397,34 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         ("browser_snapshot", "invalid_arguments"),
         ("browser_start_session", "invalid_arguments"),
     ]
+
+
+def test_stdio_a_client_that_vanishes_mid_call_leaves_exit_zero_and_no_traceback(tmp_path):
+    """The client closes both its pipes while a navigation runs: the answer due has nowhere to go.
+    The server used to end with a ConnectionResetError traceback and exit 1."""
+    start = {"name": "browser_start_session", "arguments": {"provider": "kernel", "url": FORM_URL}}
+    navigate = {"name": "browser_navigate", "arguments": {"url": FORM_URL}}
+    stderr = (tmp_path / "stderr.txt").open("wb")
+    process = subprocess.Popen(
+        [SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(handshake_then({"method": "tools/call", "params": start}))
+    process.stdin.flush()
+    for _ in range(2):  # the initialize answer, then the start's
+        assert process.stdout.readline()
+    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": navigate}).encode())
+    process.stdin.write(b"\n")
+    process.stdin.flush()
+    time.sleep(0.02)  # the navigation is under way
+    process.stdin.close()
+    process.stdout.close()
+    assert process.wait(60) == 0
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
+    (trace_file,) = tmp_path.glob("run_*.jsonl")
+    trace = read_trace(trace_file)
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate"]
+    assert trace.end["reason"] == "mcp_disconnected"
 
 
 async def served_from_a_file(tmp_path, *requests: dict) -> tuple[int, list[dict]]:

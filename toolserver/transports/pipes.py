@@ -80,16 +80,26 @@ class PipeLines:
 
 
 class PipeWriter:
-    """The wire's write side, as the SDK writes it (``await stdout.write(text)``, ``await stdout.flush()``)."""
+    """The wire's write side, as the SDK writes it (``await stdout.write(text)``, ``await stdout.flush()``).
+    Once the client has closed its end, what is written is dropped: the client left (the run ends
+    when stdin does), which is no error of the server's."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self.writer = writer
+        self.gone = False
 
     async def write(self, text: str) -> None:
-        self.writer.write(text.encode("utf-8"))
+        if not self.gone:
+            self.writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        await self.writer.drain()
+        if self.gone:
+            return
+        try:
+            await self.writer.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            self.gone = True
+            log.info("the MCP client closed its end of stdout; answers still due are dropped")
 
 
 @contextlib.asynccontextmanager
