@@ -58,14 +58,16 @@ def normalise_enum(value: Any, *, enum_values: Sequence[str] = (), **_: Any) -> 
     return value
 
 
-_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# Matched with fullmatch (``$`` also matches before a final line break) and ASCII digits only
+# (``\d`` also matches other scripts' digits, which ``int`` reads).
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
 
 def normalise_date(value: Any, **_: Any) -> Hashable:
     """A calendar date written YYYY-MM-DD (no time part)."""
     if not isinstance(value, str):
         raise NotComparable(f"expected a YYYY-MM-DD date string, got {describe(value)}")
-    match = _DATE.match(value)
+    match = _DATE.fullmatch(value)
     if not match:
         raise NotComparable(f"{value!r} is not a YYYY-MM-DD date")
     try:
@@ -75,8 +77,8 @@ def normalise_date(value: Any, **_: Any) -> Hashable:
 
 
 _DATETIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})?$"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?P<offset>[Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -87,7 +89,7 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
     kept apart (tagged "local") and only equals the same local wall time."""
     if not isinstance(value, str):
         raise NotComparable(f"expected an ISO 8601 date-time string, got {describe(value)}")
-    match = _DATETIME.match(value)
+    match = _DATETIME.fullmatch(value)
     if not match:
         raise NotComparable(f"{value!r} is not an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss[.fff]±hh:mm)")
     try:

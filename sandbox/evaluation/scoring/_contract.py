@@ -5,16 +5,23 @@
 Text outside the markers is tolerated (not a contract error). When a fence wraps otherwise
 valid JSON, the JSON is still parsed so the report can show the fields, but the contract
 fails.
+
+JSON means RFC 8259, not what Python's reader accepts: ``NaN``, ``Infinity`` and
+``-Infinity`` are ``invalid_json``, and an object that repeats a key is a ``duplicate_key``
+error (the report shows the last value, as the reader keeps it). A ``date-time`` must match
+RFC 3339 in full: the checker's pattern ends in ``$``, which also matches before a final
+line break.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 
 from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring._cache import derived
@@ -80,13 +87,70 @@ def inline_local_refs(schema: Any) -> Any:
     return walk(schema, ())
 
 
+def _strict_format_checker() -> FormatChecker:
+    """Draft 2020-12's format checker, with ``date-time`` refusing a trailing line break."""
+    checker = FormatChecker(())
+    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+    loose = checker.checkers["date-time"][0]
+
+    @checker.checks("date-time")
+    def date_time(instance: object) -> bool:
+        if isinstance(instance, str) and "\n" in instance:
+            return False  # the RFC 3339 pattern ends in `$`, which matches before a final "\n"
+        return bool(loose(instance))
+
+    return checker
+
+
+FORMAT_CHECKER = _strict_format_checker()
+
+
 def schema_validator(pack: Pack) -> Draft202012Validator:
     cache = derived(pack)
     if cache.validator is None:
-        cache.validator = Draft202012Validator(
-            inline_local_refs(pack.schema), format_checker=Draft202012Validator.FORMAT_CHECKER
-        )
+        cache.validator = Draft202012Validator(inline_local_refs(pack.schema), format_checker=FORMAT_CHECKER)
     return cache.validator
+
+
+class _NotJson(ValueError):
+    """A token Python's JSON reader accepts but RFC 8259 does not."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON value (JSON has no NaN or Infinity); write a finite number or null")
+
+
+class _KeyCounter:
+    """An ``object_pairs_hook`` that builds each object as ``json`` does (the last of a repeated
+    key wins) and remembers the objects that repeated a key (kept alive, so ids stay unique)."""
+
+    def __init__(self) -> None:
+        self.repeated: dict[int, tuple[dict[str, Any], list[str]]] = {}
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built = dict(pairs)
+        if len(built) < len(pairs):
+            counts = Counter(key for key, _ in pairs)
+            self.repeated[id(built)] = (built, [key for key in built if counts[key] > 1])
+        return built
+
+    def paths(self, data: Any) -> list[tuple[str, str]]:
+        """(path, key) of every repeated key, objects in document order."""
+        found: list[tuple[str, str]] = []
+        if not self.repeated:
+            return found
+        stack: list[tuple[Any, str]] = [(data, "")]
+        while stack:
+            node, where = stack.pop()
+            children: list[tuple[Any, Any]] = []
+            if isinstance(node, dict):
+                if id(node) in self.repeated:
+                    found += [(where or "(root)", key) for key in self.repeated[id(node)][1]]
+                children = list(node.items())
+            elif isinstance(node, list):
+                children = list(enumerate(node))
+            stack.extend((value, f"{where}/{name}" if where else str(name)) for name, value in reversed(children))
+        return found
 
 
 def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
@@ -118,10 +182,13 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     if fenced:
         _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
         body = _FENCE_LINE.sub("", body)
+    keys = _KeyCounter()
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_constant=_refuse_constant, object_pairs_hook=keys)
     except RecursionError:
         return _error(parsed, "invalid_json", "the JSON is nested too deeply to read")
+    except _NotJson as exc:
+        return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc}")
     except json.JSONDecodeError as exc:
         if not fenced:  # position in the whole output, as the reader sees it
             position = start + exc.pos
@@ -137,6 +204,13 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     if _depth(data) > MAX_DEPTH:
         return _error(parsed, "invalid_json", f"the JSON is nested deeper than {MAX_DEPTH} levels")
     parsed.data = data
+    for where, key in keys.paths(data):
+        _error(
+            parsed,
+            "duplicate_key",
+            f"{where}: key {json.dumps(key)} appears more than once in one object; give each key once "
+            "(the report shows the last value)",
+        )
     errors = sorted(
         schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
     )

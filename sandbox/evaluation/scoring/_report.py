@@ -41,7 +41,7 @@ class EvidenceResult(_Frozen):
 class ContractError(_Frozen):
     code: str = Field(
         description="empty_output, missing_markers, multiple_markers, markers_out_of_order, "
-        "markdown_fence, invalid_json, schema_violation; not_checked when the check itself raised "
+        "markdown_fence, invalid_json, duplicate_key, schema_violation; not_checked when the check itself raised "
         "(status error)"
     )
     message: str

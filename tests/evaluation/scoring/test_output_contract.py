@@ -100,6 +100,40 @@ def test_format_checking_is_on(synthetic_pack):
     assert any(m.startswith("0/evidence/holding/url:") for m in messages)
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(synthetic_pack, constant):
+    pack = synthetic_pack("bid-intake")
+    text = attempt_output(cited_record(pack)).replace('"award_amount": "NOT_FOUND"', f'"award_amount": {constant}')
+    assert constant in text
+    report = score(pack, text)
+    assert codes(report) == ["invalid_json"] and not report.qualified_pass
+    assert f"{constant.lstrip('-')} is not a JSON value" in report.output_contract.errors[0].message
+
+
+def test_a_repeated_key_is_named_and_the_last_value_shown(synthetic_pack):
+    pack = synthetic_pack("bid-intake")
+    record = cited_record(pack)
+    verdict = record["qualification"]["verdict"]
+    text = attempt_output(record).replace(
+        f'"verdict": "{verdict}"', f'"verdict": "ACTIONABLE_NOW", "verdict": "{verdict}", "verdict": "{verdict}"'
+    )
+    report = score(pack, text)
+    assert codes(report) == ["duplicate_key"] and not report.qualified_pass
+    assert report.output_contract.errors[0].message.startswith('0/qualification: key "verdict" appears more than once')
+    assert report.field_accuracy == 1.0  # the last value, as a JSON reader keeps it
+
+
+def test_a_date_time_with_a_trailing_line_break_fails_the_format(synthetic_pack):
+    pack = synthetic_pack("bid-intake")
+    record = cited_record(pack)
+    record["dates"]["published_at"] += "\n"
+    report = score(pack, attempt_output(record))
+    assert [e.message for e in report.output_contract.errors] == [
+        f"0/dates/published_at: {record['dates']['published_at']!r} is not a 'date-time'"
+    ]
+    assert not report.qualified_pass
+
+
 def test_an_object_instead_of_an_array(form):
     report = score(form, f"BENCHMARK_JSON_BEGIN\n{json.dumps(cited_record(form))}\nBENCHMARK_JSON_END")
     assert codes(report) == ["schema_violation"] and report.field_accuracy == 0

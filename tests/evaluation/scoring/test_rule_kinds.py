@@ -86,6 +86,8 @@ def test_enum(got, correct):
         ("2023-06-30", False),
         (20230629, False),
         ("2023-02-30", False),
+        ("2023-06-29\n", False),  # `$` would match before the line break
+        ("٢٠٢٣-٠٦-٢٩", False),  # Arabic-Indic digits: `\d` matches them and int() reads them
     ],
 )
 def test_date(got, correct):
@@ -104,6 +106,8 @@ def test_date(got, correct):
         ("2025-11-21T18:00:00Z", "2025-11-21T18:00:00", False),  # no offset: not the same instant
         ("2025-11-21T18:00:00Z", "2025-11-21", False),
         ("2025-11-21T18:00:00Z", "Nov 21, 2025 12:00 PM CST", False),
+        ("2025-11-15T02:57:52.270Z", "2025-11-15T02:57:52.270Z\n", False),
+        ("2025-11-15T02:57:52.270Z", "٢٠٢٥-١١-١٥T٠٢:٥٧:٥٢.٢٧٠Z", False),
     ],
 )
 def test_datetime_compares_instants(expected, got, correct):
