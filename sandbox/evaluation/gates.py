@@ -105,7 +105,8 @@ def _args(call: CallRecord) -> dict[str, Any] | None:
 @gate("measurement")
 def check_measurement(ctx: GateContext) -> Iterator[Finding]:
     """The trace can be measured: call lines present, seq numbered without gaps, every line
-    readable, and a browser_close present when the run must end with one."""
+    readable, and, when the run must end with a browser_close, one present and no browser call
+    after it."""
     if not ctx.calls:
         yield ctx.fail(None, "the trace has no call lines; nothing can be measured")
         return
@@ -121,8 +122,19 @@ def check_measurement(ctx: GateContext) -> Iterator[Finding]:
                 f"seq {call.seq} follows seq {before.seq}: calls must be numbered "
                 "consecutively (a gap or repeat means lost or duplicated lines)",
             )
-    if ctx.spec.require_close and not any(c.tool == "browser_close" for c in ctx.calls):
+    if not ctx.spec.require_close:
+        return
+    closes = [c.seq for c in ctx.calls if c.tool == "browser_close"]
+    if not closes:
         yield ctx.fail(None, "no browser_close call: the run must end by closing its session")
+        return
+    for call in ctx.calls:  # extra closes are the counts gate's
+        if call.seq > closes[0] and call.tool not in ("browser_close", "list_tools"):
+            yield ctx.fail(
+                call.seq,
+                f"{call.tool} (seq {call.seq}) comes after browser_close (seq {closes[0]}): the run must end "
+                "with browser_close, called when the browser work is complete",
+            )
 
 
 @gate("permitted_tools")
@@ -159,6 +171,16 @@ def _expected_site_key(ctx: GateContext) -> str | None:
     return header_key if isinstance(header_key, str) and header_key else None
 
 
+def _requests_fallback(name: str, value: Any) -> bool:
+    """A start argument asking for Browserbase (any argument naming it) or for a fallback (an
+    argument about fallback that is set: not null, not false)."""
+    if name == "provider":
+        return False  # the provider check names a wrong provider
+    if isinstance(value, str) and "browserbase" in value.lower():
+        return True
+    return "fallback" in name.lower() and value is not None and value is not False
+
+
 @gate("start_session")
 def check_start_session(ctx: GateContext) -> Iterator[Finding]:
     """Every browser_start_session passes provider, the run plan's site key, clear_cookies=false
@@ -182,6 +204,13 @@ def check_start_session(ctx: GateContext) -> Iterator[Finding]:
                 f"clear_cookies must be the JSON boolean {json.dumps(want.clear_cookies)}, "
                 f"got {json.dumps(args.get('clear_cookies'))}",
             )
+        for name, value in args.items():
+            if _requests_fallback(name, value):
+                yield ctx.fail(
+                    call.seq,
+                    f"{name}={json.dumps(value)} requests Browserbase or an automatic fallback; "
+                    "the run plan says never request either: leave the argument out",
+                )
         if args.get("url") != ctx.spec.start_url:
             yield ctx.fail(call.seq, f"url must be exactly {ctx.spec.start_url!r}, got {json.dumps(args.get('url'))}")
         key = args.get("site_key")
@@ -312,7 +341,17 @@ def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
         elapsed = max(c.t_end for c in ctx.calls)
         ctx.notes.append(f"elapsed time taken from the trace's last call end ({elapsed:.1f} s)")
     if elapsed > limit:
-        yield ctx.fail(None, f"elapsed {elapsed:.1f} s exceeds the {limit} s limit")
+        yield ctx.fail(None, f"elapsed {_over(elapsed, limit)} s exceeds the {limit} s limit")
+
+
+def _over(elapsed: float, limit: float) -> str:
+    """``elapsed`` with one decimal, or as many as it takes to read as more than ``limit``
+    (600.0004 is "600.0004", never "600.0")."""
+    for digits in range(1, 10):
+        text = f"{elapsed:.{digits}f}"
+        if float(text) > limit:
+            return text
+    return repr(elapsed)
 
 
 def _events(trace: Trace, wanted: str) -> Iterator[tuple[int | None, dict[str, Any]]]:

@@ -137,6 +137,23 @@ def test_start_session_arguments(form, start, message):
     assert start_failures and start_failures[0].seq == 2 and message in start_failures[0].message
 
 
+@pytest.mark.parametrize(
+    "extra, failing",
+    [
+        ({"fallback_provider": "browserbase", "allow_fallback": True}, ["fallback_provider", "allow_fallback"]),
+        ({"allow_fallback": True}, ["allow_fallback"]),
+        ({"fallback": "auto"}, ["fallback"]),
+        ({"backup": "Browserbase"}, ["backup"]),
+        ({"allow_fallback": False, "fallback_provider": None}, []),  # explicitly not requested
+    ],
+)
+def test_requesting_browserbase_or_fallback_fails(form, extra, failing):
+    report = check_gates(form, form_trace(**extra).close().trace(), site_key=SITE_KEY)
+    named = [f.message.split("=")[0] for f in report.failures if f.gate == "start_session" and f.seq == 2]
+    assert named == failing and report.ok == (not failing)
+    assert all("never request either" in f.message for f in report.failures)
+
+
 def test_missing_clear_cookies_fails(form):
     b = TraceBuilder()
     b.call(
@@ -260,6 +277,21 @@ def test_snapshot_only_after_close_fails(form):
     assert ("ordering", 8) in failures(form, b)
 
 
+@pytest.mark.parametrize("after", ["browser_snapshot", "browser_scroll", "browser_start_session"])
+def test_browser_work_after_the_close_fails_measurement(form, after):
+    b = form_trace().close()
+    b.call(after, {}, error="session closed")
+    report = check_gates(form, b.trace(), site_key=SITE_KEY)
+    measurement = [f for f in report.failures if f.gate == "measurement"]
+    assert [(f.seq, f.message.split(":")[0]) for f in measurement] == [
+        (12, f"{after} (seq 12) comes after browser_close (seq 11)")
+    ]
+
+
+def test_list_tools_after_the_close_is_not_browser_work(form):
+    assert failures(form, form_trace().close().list_tools()) == []
+
+
 def test_no_close_fails_ordering_and_measurement(form):
     b = form_trace()
     result = gates_of(failures(form, b))
@@ -294,6 +326,15 @@ def test_time_limit_uses_the_given_elapsed_time(form):
     trace = form_trace().close()
     assert failures(form, trace, elapsed_seconds=600) == []
     assert failures(form, trace, elapsed_seconds=600.001) == [("time_limit", None)]
+
+
+@pytest.mark.parametrize(
+    "elapsed, shown",
+    [(600.0004, "600.0004"), (600.04, "600.04"), (612.345, "612.3"), (600.0000000001, "600.0000000001")],
+)
+def test_time_limit_message_shows_the_excess(form, elapsed, shown):
+    report = check_gates(form, form_trace().close().trace(), elapsed_seconds=elapsed, site_key=SITE_KEY)
+    assert [f.message for f in report.failures] == [f"elapsed {shown} s exceeds the 600 s limit"]
 
 
 def test_time_limit_falls_back_to_the_trace(form):
