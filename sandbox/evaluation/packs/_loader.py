@@ -111,7 +111,10 @@ def _load(directory: Path, *, require_fixtures: bool, scoring_for: tuple[Path, C
         runner_prompt=runner_prompt,
         reviewed_pack=reviewed,
     )
+    _check_rule_fields(pack)
     _check_expected(pack)
+    _check_expected_against_schema(pack)
+    _check_evidence_urls(pack)
     if require_fixtures:
         for name, source in rules.evidence_sources.items():
             if not (directory / source.path).is_file():
@@ -185,3 +188,91 @@ def _check_expected(pack: Pack) -> None:
         keys.add(json.dumps(record_value(record, pack.rules.record_key), sort_keys=True))
     if len(keys) != len(pack.expected):
         raise PackError(path, pack.rules.record_key, "expected records must have distinct record keys")
+
+
+def _resolve(schema: dict[str, Any], node: Any) -> Any:
+    """``node`` with a local ``$ref`` (``#/...``) followed, as often as it takes."""
+    seen: set[str] = set()
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        ref = node["$ref"]
+        if ref in seen:
+            return node
+        seen.add(ref)
+        target: Any = schema
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                return {}  # a dangling reference: the metaschema check does not see it, validation will
+            target = target[part]
+        node = target
+    return node
+
+
+def _schema_refusal(schema: dict[str, Any], dotted: str) -> str | None:
+    """Why the output schema cannot hold a record field at ``dotted`` (None when it can, or when
+    the schema does not say: a subschema combining others is not followed)."""
+    node = _resolve(schema, schema.get("items"))
+    walked: list[str] = []
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or any(k in node for k in ("anyOf", "oneOf", "allOf", "if")):
+            return None
+        where = ".".join(walked) or "the record"
+        declared = node.get("type")
+        if isinstance(declared, str) and declared != "object":
+            return f"{where} is of type {declared!r}, which has no field {part!r}"
+        declared_properties = node.get("properties")
+        properties: dict[str, Any] = declared_properties if isinstance(declared_properties, dict) else {}
+        if part in properties:
+            node = _resolve(schema, properties[part])
+        elif node.get("additionalProperties") is False and not node.get("patternProperties"):
+            return f"{where} allows only {', '.join(sorted(properties)) or 'no fields'} (additionalProperties false)"
+        else:
+            return None
+        walked.append(part)
+    return None
+
+
+def _check_rule_fields(pack: Pack) -> None:
+    """Every field rule names a field the output schema allows: a rule for a forbidden field
+    would fail every valid output."""
+    for index, rule in enumerate(pack.rules.field_rules):
+        refusal = _schema_refusal(pack.output_schema, rule.name)
+        if refusal:
+            raise PackError(
+                pack.dir / "rules.json",
+                f"field_rules.{index}.name",
+                f"{rule.name!r} is a field output.schema.json does not allow: {refusal}",
+            )
+
+
+def _check_expected_against_schema(pack: Pack) -> None:
+    """The expected records are valid outputs, but for fields no rule compares (evidence):
+    an expected value no valid output may hold (wrong type, value outside the schema's enum)
+    would fail every agent."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(pack.output_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    # "required" is left out: a required field with a rule is checked by _check_expected, and
+    # one without a rule (evidence) is not part of an expected record.
+    errors = [e for e in validator.iter_errors(pack.expected) if e.validator != "required"]
+    if errors:
+        first = min(errors, key=lambda e: [str(p) for p in e.absolute_path])
+        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        raise PackError(
+            pack.dir / "expected.json",
+            ".".join(str(p) for p in first.absolute_path) or None,
+            f"violates output.schema.json: {first.message}{more}",
+        )
+
+
+def _check_evidence_urls(pack: Pack) -> None:
+    """Every evidence source's URL is one the run may open (gates.json allowed_urls; only a
+    #fragment may differ), or no citation of it could come from the run."""
+    allowed = {url.split("#", 1)[0] for url in pack.gates.allowed_urls}
+    for name, source in pack.rules.evidence_sources.items():
+        if source.url.split("#", 1)[0] not in allowed:
+            raise PackError(
+                pack.dir / "rules.json",
+                f"evidence_sources.{name}.url",
+                f"{source.url!r} is not one of gates.json allowed_urls ({'; '.join(pack.gates.allowed_urls)})",
+            )

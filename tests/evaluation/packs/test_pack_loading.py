@@ -275,6 +275,80 @@ def test_invalid_content_names_file_and_field(broken, file, change, field):
         assert error.value.field == field, str(error.value)
 
 
+def _integer_as_exact_string(rules: dict, expected: list) -> None:
+    """A string where the schema wants an integer, under an exact rule (so the rule accepts it)."""
+    expected[0]["performance"]["begin_within_calendar_days_after_award"] = "seven"
+    for rule in rules["field_rules"]:
+        if rule["name"] == "performance.begin_within_calendar_days_after_award":
+            rule["kind"] = "exact"
+
+
+def _rule_for_a_forbidden_field(rules: dict, expected: list) -> None:
+    expected[0]["identity"]["nickname"] = "x"
+    rules["field_rules"].append({"name": "identity.nickname", "kind": "exact", "critical": True})
+
+
+def _enum_value_outside_the_schema(rules: dict, expected: list) -> None:
+    for rule in rules["field_rules"]:
+        if rule["name"] == "qualification.verdict":
+            rule["enum_values"].append("MAYBE")
+    expected[0]["qualification"]["verdict"] = "MAYBE"
+
+
+def _evidence_url_not_allowed(rules: dict, expected: list) -> None:
+    rules["evidence_sources"]["notice"]["url"] = "https://example.com/not-allowed"
+
+
+@pytest.mark.parametrize(
+    "change, file, field, message",
+    [
+        (
+            _integer_as_exact_string,
+            "expected.json",
+            "0.performance.begin_within_calendar_days_after_award",
+            "violates output.schema.json: 'seven' is not of type 'integer'",
+        ),
+        (
+            _rule_for_a_forbidden_field,
+            "rules.json",
+            "field_rules.36.name",
+            "'identity.nickname' is a field output.schema.json does not allow: identity allows only "
+            "lifecycle_status, opportunity_id, solicitation_number, title (additionalProperties false)",
+        ),
+        (
+            _enum_value_outside_the_schema,
+            "expected.json",
+            "0.qualification.verdict",
+            "violates output.schema.json: 'MAYBE' is not one of ['ACTIONABLE_NOW', 'RELEVANT_BUT_CLOSED', "
+            "'NOT_RELEVANT']",
+        ),
+        (
+            _evidence_url_not_allowed,
+            "rules.json",
+            "evidence_sources.notice.url",
+            "'https://example.com/not-allowed' is not one of gates.json allowed_urls (https://sam.gov/opp/",
+        ),
+    ],
+)
+def test_rules_and_expected_records_must_agree_with_schema_and_gates(broken, change, file, field, message):
+    folder = broken()
+    rules = json.loads((folder / "rules.json").read_text())
+    expected = json.loads((folder / "expected.json").read_text())
+    change(rules, expected)
+    (folder / "rules.json").write_text(json.dumps(rules))
+    (folder / "expected.json").write_text(json.dumps(expected))
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith(f"bid-intake/{file}") and error.value.field == field
+    assert error.value.message.startswith(message), error.value.message
+
+
+def test_expected_records_need_no_evidence(broken):
+    """The schema requires `evidence`; expected records hold only what the rules compare."""
+    pack = load_pack(broken())
+    assert "evidence" in pack.output_schema["items"]["required"] and "evidence" not in pack.expected[0]
+
+
 def test_invalid_json_names_the_line(broken):
     folder = broken()
     (folder / "gates.json").write_text('{\n  "permitted_tools": [,\n}')

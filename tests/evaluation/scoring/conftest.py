@@ -36,7 +36,8 @@ def synthetic_pack(synthetic_root: Path) -> Callable[[str], Pack]:
 @pytest.fixture
 def custom_pack(tmp_path: Path) -> Callable[..., Pack]:
     """Build a pack from the controlled-form folder with the test's own rules, expected
-    records, schema and fixture files (path relative to the pack -> text)."""
+    records, schema, gates and fixture files (path relative to the pack -> text). Without
+    ``gates``, the form's, with the rules' evidence source URLs allowed."""
 
     def make(
         rules: dict[str, Any],
@@ -59,8 +60,11 @@ def custom_pack(tmp_path: Path) -> Callable[..., Pack]:
                 schema or {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array", "minItems": 1}
             )
         )
-        if gates is not None:
-            (folder / "gates.json").write_text(json.dumps(gates))
+        if gates is None:  # the form's gates, opening the test's evidence sources too (the loader checks it)
+            gates = json.loads((folder / "gates.json").read_text())
+            sources = [s["url"] for s in rules.get("evidence_sources", {}).values()]
+            gates["allowed_urls"] += [url for url in sources if url not in gates["allowed_urls"]]
+        (folder / "gates.json").write_text(json.dumps(gates))
         for path, text in (fixtures or {}).items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
             (folder / path).write_text(text, encoding="utf-8")
