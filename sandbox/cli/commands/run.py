@@ -39,7 +39,12 @@ def register(subparsers) -> None:
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
     p.add_argument("--json", action="store_true", help="print the summary (and attempts) as JSON")
-    p.add_argument("--time-limit", type=positive_seconds, help="override the packs' time limits (seconds)")
+    p.add_argument(
+        "--time-limit",
+        type=positive_seconds,
+        help="how long each agent may run (seconds; default its pack's limit); the time gate still judges "
+        "the pack's limit, as the benchmark did",
+    )
     p.add_argument(
         "--base-url",
         help="model agents: OpenAI-compatible or Anthropic Messages-compatible endpoint "
