@@ -1,7 +1,8 @@
 """The dispatcher: the one error boundary every transport goes through.
 
 For each call it takes the run's turn (one call at a time per run), parses the arguments
-(strict: nothing is coerced), resolves the tool's scope (the run's session, its tab), applies
+(strict: only a ``null`` optional argument and an integer sent as digits
+are taken, as ``ToolArgs`` says), resolves the tool's scope (the run's session, its tab), applies
 the shared checks once (the URL allowed by the run's policy, and mirrored), runs the handler
 within ``call_timeout_s``, translates what the handler raised into the one error shape, and
 writes exactly one trace line. Screenshots and Playwright traces hang off the run

@@ -48,7 +48,9 @@ class ToolError(Exception):
 
 
 class InvalidArguments(ToolError):
-    """A missing, unknown or wrongly typed argument; the message names it. Nothing is coerced."""
+    """A missing, unknown or wrongly typed argument; the message names it. Nothing is coerced
+    but two forms agent frameworks send: ``null`` for an optional argument (not given) and an
+    integer as a string of digits (``"200"``)."""
 
     type = "invalid_arguments"
 

@@ -60,7 +60,7 @@ def int_from_digits(value: Any) -> Any:
     return value
 
 
-DIGITS = re.compile(r"\s*[+-]?\d{1,9}\s*")
+DIGITS = re.compile(r"\s*[+-]?[0-9]{1,9}\s*")  # ASCII digits: int() also reads "٣" as 3
 # On an integer argument, after its bounds: Annotated[int, Field(ge=1), DIGITS_ARE_INT] takes "200" as 200.
 DIGITS_ARE_INT = BeforeValidator(int_from_digits)
 

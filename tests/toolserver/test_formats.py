@@ -167,7 +167,7 @@ def test_integer_arguments_may_come_as_digit_strings_and_nothing_else_is_coerced
         and snapshot.parse({"max_chars": " 300 "}).max_chars == 300
     )
     assert scroll.parse({"direction": "down", "amount": "40"}).amount == 40
-    for bad in ("2e2", "300.0", "abc", "", 300.5, True):
+    for bad in ("2e2", "300.0", "abc", "", 300.5, True, "٣٠٠"):  # ASCII digits only: int() reads "٣٠٠"
         with pytest.raises(Exception, match="argument 'max_chars'"):
             snapshot.parse({"max_chars": bad})
     with pytest.raises(Exception, match="greater than or equal to 200"):
