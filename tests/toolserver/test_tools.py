@@ -230,6 +230,8 @@ async def test_close_variants_and_approval(run, sandbox):
     assert (await other_run.call("browser_snapshot", {}))["ok"]  # untouched
     closed = await run.call("browser_close", {"session_id": first})
     assert closed["result"]["closed"] == [first] and closed["result"]["open_sessions"] == [second]
+    again = (await run.call("browser_close", {"session_id": first}))["result"]  # closed already: said so
+    assert (again["closed"], again["already_closed"], again["open_sessions"]) == ([], [first], [second])
     assert (await run.call("browser_close", {}))["result"]["closed"] == [second]
     after = await run.call("browser_snapshot", {})
     assert after["error"]["type"] == "no_session"

@@ -132,12 +132,16 @@ async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -
     else:
         targets = [run.current_session(crashed_ok=True)]
     ctx.session = targets[0] if targets else None
+    already = [s.id for s in targets if s.closed]  # said as such, not as closed by this call
+    targets = [s for s in targets if not s.closed]
     for session in targets:
         await br.close_session(session)
     open_ids = [sid for sid, s in run.sessions.items() if not s.closed]
     if run.current_session_id not in open_ids:
         run.current_session_id = open_ids[-1] if open_ids else None
     response.add(closed=[s.id for s in targets], open_sessions=open_ids)
+    if already:
+        response.add(already_closed=already)
 
 
 TOOLS = [browser_open_tab, browser_switch_tab, browser_close_tab, browser_close]
