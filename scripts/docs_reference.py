@@ -39,9 +39,11 @@ WIDTH = "100"  # argparse wraps usage lines at the terminal's width: a fixed one
 
 
 def cell(text: object) -> str:
-    """Text that stays inside one Markdown table cell; outside code spans, ``<`` is not a tag."""
-    parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
-    return "`".join(part if i % 2 else part.replace("<", "&lt;") for i, part in enumerate(parts))
+    """Text that stays inside one Markdown table cell: outside code spans, ``|`` is escaped and
+    ``<`` is not a tag; inside them both stay as they are (MkDocs' tables do not split a code span,
+    and would show an escape there)."""
+    parts = " ".join(str(text).split()).split("`")
+    return "`".join(part if i % 2 else part.replace("|", "\\|").replace("<", "&lt;") for i, part in enumerate(parts))
 
 
 def table(header: list[str], rows: list[list[object]]) -> str:
@@ -69,7 +71,7 @@ def help_of(parser: argparse.ArgumentParser, name: str) -> str:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
                 if choice.dest == name:
-                    return choice.help or ""
+                    return (choice.help or "").replace("%%", "%")  # argparse's help is a %-format
     return ""
 
 
@@ -87,7 +89,7 @@ def option_row(action: argparse.Action) -> list[object]:
             flags += " " + (action.metavar or action.dest.upper())
     else:
         flags = action.metavar or action.dest
-    meaning = action.help or ""
+    meaning = (action.help or "").replace("%%", "%")  # argparse's help is a %-format
     if action.choices and not isinstance(action, argparse._SubParsersAction):
         meaning += f" (one of: {', '.join(map(str, action.choices))})"
     default = action.default
@@ -150,11 +152,11 @@ def render_exit_codes(parser: argparse.ArgumentParser) -> str:
 
 def schema_type(schema: dict[str, Any]) -> str:
     if "enum" in schema:
-        return " \\| ".join(json.dumps(v) for v in schema["enum"])
+        return " | ".join(json.dumps(v) for v in schema["enum"])
     if "const" in schema:
         return json.dumps(schema["const"])
     if "anyOf" in schema:
-        return " \\| ".join(schema_type(s) for s in schema["anyOf"])
+        return " | ".join(schema_type(s) for s in schema["anyOf"])
     kind = schema.get("type", "any")
     if kind == "array":
         return f"array of {schema_type(schema.get('items', {}))}"
@@ -167,8 +169,8 @@ def render_tools() -> str:
     out = ["# Tools\n", GENERATED]
     out.append(
         "The tool contract, in its order. Every transport (HTTP, MCP, in-process) publishes these schemas; "
-        "`sandbox tools --format mcp|openai|anthropic|json-schema` prints them for an agent stack. Arguments are "
-        "strict: an unknown argument, a wrong type or a missing one is an `invalid_arguments` error naming it, "
+        "`sandbox tools --format mcp|openai|openai-strict|anthropic|json-schema` prints them for an agent stack. "
+        "Arguments are strict: an unknown argument, a wrong type or a missing one is an `invalid_arguments` error naming it, "
         "and nothing is coerced but two forms agent frameworks send: `null` for an optional argument (taken as "
         'not given) and an integer as a string of ASCII digits (`"200"`). The trace keeps the arguments as sent. '
         "How the tools behave is in [The tool contract](../concepts/tool-contract.md).\n\n"
@@ -186,7 +188,7 @@ def render_tools() -> str:
         facts = [
             f"side effect: `{tool.side_effect}`",
             f"page effect (for screenshots): `{tool.page_effect}`",
-            f"acts on: the run's current {tool.scope}",
+            "acts on: the run" if tool.scope == "run" else f"acts on: the run's current {tool.scope}",
         ]
         if tool.url_bearing:
             facts.append("carries a URL: the allow-list applies")
@@ -259,8 +261,12 @@ def render_trace() -> str:
     ):
         out.append(f"## {title}\n\n{cell(doc_of(model))}\n\n" if model.__doc__ else f"## {title}\n\n")
         out.append(table(["field", "type", "default", "meaning"], model_rows(model)))
-        if model.model_config.get("extra") == "allow":
-            out.append("\nFurther fields may follow (the header adds the transport, site key and allowed URLs).\n")
+        if model is trace.RunHeader:
+            out.append(
+                "\nFurther fields may follow, as the run was created: `transport` (`http`, `mcp-http`, "
+                "`mcp-stdio`; not for the Python API), `site_key`, `name` (a named run), and for a "
+                "`sandbox run` attempt `agent` and `attempt` (its number).\n"
+            )
         out.append("\n")
     out.append("## Event kinds\n\n")
     out.append(cell(doc_of(events).split("\nPure module")[0]) + "\n\n")

@@ -112,7 +112,13 @@ class RunEnd(BaseModel):
     type: Literal["run_end"] = "run_end"
     t: float = Field(description="Seconds since the run started.")
     wall: str = Field(description="When the run ended (ISO-8601 UTC).")
-    reason: str = Field(default="closed", description="Why the run ended.")
+    reason: str = Field(
+        default="closed",
+        description="Why the run ended: `deleted` (`DELETE /runs/{id}`), `answered` (`POST /answer`), "
+        "`idle_timeout`, `mcp_disconnected`, `initialize_failed`, `server_stopped`, `closed` (the Python "
+        "API's `close()`), or the status of a `sandbox run` attempt (`completed`, `error`, `timeout`, "
+        "`crashed`, `stopped`).",
+    )
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
