@@ -169,10 +169,11 @@ def render_tools() -> str:
     out = ["# Tools\n", GENERATED]
     out.append(
         "The tool contract, in its order. Every transport (HTTP, MCP, in-process) publishes these schemas; "
-        "`sandbox tools --format mcp|openai|openai-strict|anthropic|json-schema` prints them for an agent stack. "
-        "Arguments are strict: an unknown argument, a wrong type or a missing one is an `invalid_arguments` "
-        "error naming it, and nothing is coerced but two forms agent frameworks send: `null` for an optional argument (taken as "
-        'not given) and an integer as a string of ASCII digits (`"200"`). The trace keeps the arguments as sent. '
+        "`sandbox tools --format mcp|openai|openai-strict|anthropic|json-schema` prints them for an agent "
+        "stack. Arguments are strict: an unknown argument, a wrong type or a missing one is an "
+        "`invalid_arguments` error naming it, and nothing is coerced but two forms agent frameworks send: "
+        "`null` for an optional argument (taken as not given) and an integer as a string of ASCII digits "
+        '(`"200"`). The trace keeps the arguments as sent. '
         "How the tools behave is in [The tool contract](../concepts/tool-contract.md).\n\n"
     )
     out.append(
