@@ -198,7 +198,7 @@ async def run_cli(*args: str) -> tuple[int, str]:
     return process.returncode or 0, err.decode()
 
 
-async def test_attach_errors_are_clear_and_exit_2_or_3():
+async def test_attach_errors_are_clear_and_exit_2_or_3(client):
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9")
     assert code == 2 and "--attach needs --name" in err
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--approvals")
@@ -207,3 +207,6 @@ async def test_attach_errors_are_clear_and_exit_2_or_3():
     assert code == 2 and "go with --attach" in err
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x")
     assert code == 3 and "cannot reach the sandbox server at http://127.0.0.1:9" in err
+    server = str(client.make_url("")).rstrip("/")  # the server's own refusal, not the client's wrapping of it
+    code, err = await run_cli("mcp", "--attach", server, "--name", "x", "--pack", "no-such-pack")
+    assert code == 3 and "refused run 'x': unknown pack 'no-such-pack'; known packs: " in err, err

@@ -84,9 +84,17 @@ async def relay_run(server: str, name: str, pack: str | None, token: str | None)
             ):
                 await serve_loop(relay, *answer_before_end(*streams), lifespan_state=state)
     except* (httpx2.HTTPError, OSError) as group:
-        raise AttachError(f"cannot reach the sandbox server at {server}: {group.exceptions[0]!r}") from None
+        raise AttachError(f"cannot reach the sandbox server at {server}: {first_leaf(group)!r}") from None
     except* MCPError as group:
-        raise AttachError(f"the sandbox server at {server} refused run {name!r}: {group.exceptions[0]}") from None
+        raise AttachError(f"the sandbox server at {server} refused run {name!r}: {first_leaf(group)}") from None
+
+
+def first_leaf(group: BaseExceptionGroup) -> BaseException:
+    """The first exception in a group, however deep the client's task groups nested it."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
 
 
 def proxy_server(upstream: Client, run_id: str | None) -> Server:
