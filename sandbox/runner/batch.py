@@ -337,11 +337,14 @@ def format_reasons(attempts: list[dict]) -> str:
 
 
 def selection_note(attempt: dict) -> str:
+    """What run selection made of the attempt, and what interrupted it (the most telling cause)."""
+    interrupted = attempt.get("interruption")
     if attempt.get("selection") == "replaced":
-        return f"replaced (interrupted: {attempt.get('interruption')}); "
+        return f"replaced (interrupted: {interrupted}); "
     if attempt.get("selection") == "approved replacement":
-        return f"approved replacement of {attempt.get('replaces')}; "
-    return ""
+        itself = f", itself interrupted: {interrupted}" if interrupted else ""
+        return f"approved replacement of {attempt.get('replaces')}{itself}; "
+    return f"interrupted: {interrupted}; " if interrupted else ""
 
 
 def format_table(rows: list[dict]) -> str:

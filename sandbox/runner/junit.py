@@ -20,8 +20,12 @@ from sandbox.runner.folders import AttemptFolder, read_summary
 
 
 def _number(folder: AttemptFolder) -> str:
+    """The attempt's number, and for a re-run (``<folder>-r<k>``) which: each case's name is its own."""
+    base, dash, rerun = folder.name.rpartition("-r")
+    is_rerun = bool(dash) and rerun.isdigit()
     attempt = folder.attempt.attempt if folder.attempt else None
-    return str(attempt) if attempt is not None else folder.name.rsplit("-", 1)[-1]
+    number = str(attempt) if attempt is not None else (base if is_rerun else folder.name).rsplit("-", 1)[-1]
+    return f"{number} re-run {rerun}" if is_rerun else number
 
 
 def junit_xml(batch_dir: Path) -> str:

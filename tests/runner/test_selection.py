@@ -112,6 +112,8 @@ async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_t
     junit = ET.fromstring(junit_xml(batch))  # the replaced attempt is a skipped case, not a failure
     suite = junit.find("testsuite")
     assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("1", "1")
+    names = [case.get("name") for case in junit.iter("testcase")]
+    assert len(set(names)) == len(names) == 3 and "controlled-form[reference#1 re-run 1]" in names, names
     (skip,) = junit.iter("skipped")
     assert skip.get("message", "").startswith("replaced by a re-run: interrupted (injected fault session-dies")
     shutil.rmtree(wrong.directory)
@@ -344,3 +346,21 @@ async def test_a_stop_before_a_re_run_began_leaves_the_attempt_selected(tmp_path
     with pytest.raises(asyncio.CancelledError):
         await replace_interrupted_attempts([first], [(pack, 1, agent)], 1, StoppedAtOnce(), kept)
     assert [(o.directory.name, o.selection) for o in kept] == [(f"{FORM}-1", "selected")]  # counted, not "replaced"
+
+
+def test_a_reason_line_says_first_that_the_attempt_was_interrupted():
+    from sandbox.runner.batch import format_reasons
+
+    interrupted = "injected fault session-dies:after=2:p=1: the session ended after call 2"
+    base = {"qualified_pass": False, "reason": "gate must_visit: ...", "interruption": interrupted}
+    lines = format_reasons(
+        [
+            {**base, "directory": "/b/a--form-1", "selection": "selected"},  # not replaced (no --replace-interrupted)
+            {**base, "directory": "/b/a--form-2-r1", "selection": "approved replacement", "replaces": "a--form-2"},
+        ]
+    ).splitlines()
+    assert lines[1] == f"  a--form-1: interrupted: {interrupted}; gate must_visit: ..."
+    assert (
+        lines[2]
+        == f"  a--form-2-r1: approved replacement of a--form-2, itself interrupted: {interrupted}; gate must_visit: ..."
+    )
