@@ -400,7 +400,8 @@ def render_files() -> str:
 
     out = ["# Attempt and batch folders\n", GENERATED]
     out.append(
-        "`sandbox run` writes one batch folder per batch, `<out>/<time>-<agent>/` (`--out`, default `runs/`), "
+        "`sandbox run` writes one batch folder per batch, `<out>/<time>-<agent>/` (`--out`, default `runs/`; "
+        "`<time>-<n>-agents/` for several agents), "
         "holding one attempt folder per attempt. Every file is optional to the readers (`sandbox results`, "
         "`sandbox report`, `sandbox score`): what is missing is named, never fatal.\n\n## Batch folder\n\n"
     )

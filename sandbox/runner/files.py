@@ -14,6 +14,8 @@ ATTEMPT_FILES: dict[str, str] = {
     "report.html": "the attempt's page: verdict, field table, gate violations, the timeline of calls",
     "shots/<seq>.png": "the active tab's viewport after call <seq> (`--screenshots`)",
     "agent.stderr.txt": "a `cmd:` agent's standard error",
+    "usage.json": "a `cmd:` agent's own report of its model and tokens (`input_tokens` without the cached ones, "
+    "`cached_input_tokens`, `output_tokens`), which `--prices` costs",
     "transcript.jsonl": "a model agent's whole conversation (messages, tool calls, usage per turn)",
     "playwright-trace.zip": "the session's Playwright trace (`--playwright-trace`; later sessions "
     "`playwright-trace-2.zip`, ...)",
@@ -22,7 +24,8 @@ ATTEMPT_FILES: dict[str, str] = {
 }
 
 BATCH_FILES: dict[str, str] = {
-    "<pack>-<n>/": "one attempt folder per attempt",
+    "<pack>-<n>/": "one attempt folder per attempt; with several agents `<agent>--<pack>-<n>/` (the agent's "
+    "label or spec, made a file name); a re-run of an interrupted attempt `<folder>-r<k>/`",
     "summary.json": "the table's rows and every attempt's outcome and reason",
     "report.html": "the batch page: the summary table and each attempt's verdict, linking to its page",
     "inspect.eval": "the batch as an Inspect eval log, one sample per attempt (`sandbox export --format inspect DIR`)",
