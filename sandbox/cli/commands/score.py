@@ -43,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "from it (options given explicitly win)",
     )
     score.add_argument("--pack", help="pack id (e.g. bid-intake) or pack folder (required without ATTEMPT_DIR)")
-    score.add_argument("--output", type=Path, help="the model's final output text (required without ATTEMPT_DIR)")
+    score.add_argument(
+        "--output", type=Path, help="a file holding the model's final output text (required without ATTEMPT_DIR)"
+    )
     score.add_argument("--trace", type=Path, help="the attempt's trace (JSONL); without it gates are not measured")
     _common(score)
     score.set_defaults(func=run_score)
@@ -101,8 +103,14 @@ def _inputs(args: argparse.Namespace) -> tuple[Pack, Trace | None]:
     return pack, trace
 
 
-def _fail_usage(exc: Exception) -> int:
-    print(f"sandbox: {exc}", file=sys.stderr)
+OWN_PACK_HINT = "; for an attempt of a pack folder of your own, give that folder with --pack PATH"
+
+
+def _fail_usage(args: argparse.Namespace, exc: Exception) -> int:
+    said = str(exc)
+    if isinstance(exc, PackError) and getattr(args, "pack_from_folder", False) and "no such pack folder" in said:
+        said += OWN_PACK_HINT
+    print(f"sandbox {args.command}: {said}", file=sys.stderr)
     return 2
 
 
@@ -121,6 +129,7 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
         )
     folder = AttemptFolder.load(args.attempt)
     attempt = folder.attempt
+    args.pack_from_folder = not args.pack
     args.pack = args.pack or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
@@ -141,7 +150,7 @@ def run_score(args: argparse.Namespace) -> int:
         output = _read(args.output, "output")
         report = score_attempt(pack, output, trace, args.elapsed, site_key=args.site_key)
     except (UsageError, PackError) as exc:
-        return _fail_usage(exc)
+        return _fail_usage(args, exc)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
@@ -157,7 +166,7 @@ def run_gates(args: argparse.Namespace) -> int:
     try:
         pack, trace = _inputs(args)
     except (UsageError, PackError) as exc:
-        return _fail_usage(exc)
+        return _fail_usage(args, exc)
     report = check_gates(pack, trace, elapsed_seconds=args.elapsed, site_key=args.site_key)
     if args.json:
         print(json.dumps({"pack": pack.id, **report.model_dump(mode="json")}, ensure_ascii=False, indent=2))

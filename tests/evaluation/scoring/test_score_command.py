@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring.synthetic import SITE_KEY, attempt_output, cited_record, conforming_trace
 
 
@@ -75,7 +77,21 @@ def test_score_over_time_exits_one(attempt):
 def test_bad_usage_exits_two(attempt, argv, capsys):
     pack, output, trace = attempt
     assert main([a.format(pack=pack, output=output) for a in argv]) == 2
-    assert capsys.readouterr().err.startswith("sandbox: ")
+    assert capsys.readouterr().err.startswith(f"sandbox {argv[0]}: ")
+
+
+def test_an_attempt_of_a_pack_folder_of_ones_own_is_pointed_to_pack(synthetic_pack, tmp_path, capsys):
+    own = shutil.copytree(synthetic_pack("bid-intake").dir, tmp_path / "my-own-intake")  # no such id in packs/
+    card = json.loads((own / "card.json").read_text())
+    (own / "card.json").write_text(json.dumps({**card, "pack_id": "my-own-intake", "scoring_pack": "my-own-intake"}))
+    pack = load_pack(own)
+    folder = tmp_path / "attempt"
+    folder.mkdir()
+    (folder / "output.txt").write_text(attempt_output(cited_record(pack)), encoding="utf-8")
+    (folder / "trace.jsonl").write_text(conforming_trace(pack).text(), encoding="utf-8")
+    assert main(["score", str(folder)]) == 2
+    assert "give that folder with --pack PATH" in capsys.readouterr().err
+    assert main(["score", str(folder), "--pack", str(pack.dir), "--site-key", SITE_KEY]) == 0
 
 
 @pytest.mark.parametrize(
