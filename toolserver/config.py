@@ -108,6 +108,9 @@ class ServerConfig:
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")
+        missing = [str(root) for root in self.mirror_roots if not Path(root).is_dir()]
+        if missing:  # else every page of it is refused as not mirrored, and an agent fails for no reason it can see
+            raise ValueError(f"no such mirror folder: {', '.join(missing)}")
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "

@@ -70,6 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sandbox_pack(pack_id): the pack sandbox_run uses when none is named")
+    missing = [str(root) for root in config.getoption("sandbox_mirrors", None) or () if not root.is_dir()]
+    if missing:  # said before any test, not as every test's failure
+        raise pytest.UsageError(f"--sandbox-mirrors: no such mirror folder: {', '.join(missing)}")
 
 
 class BackgroundSandbox:

@@ -71,7 +71,8 @@ def register(subparsers) -> None:
         {
             0: "the client closed stdin, or SIGTERM, SIGINT or SIGHUP stopped the server (the run ended; attached: "
             "stdin closed, the connection ended, the run goes on)",
-            2: "bad usage: an unknown or unusable pack, --attach without --name, a server option with --attach",
+            2: "bad usage: an unknown or unusable pack, a mirror folder that does not exist, --attach without "
+            "--name, a server option with --attach",
             3: "attached: the server could not be reached or refused the run",
         },
     )
@@ -137,7 +138,12 @@ def command(args: argparse.Namespace) -> int:
     except UnusablePack:
         return 2
 
-    sandbox = app_sandbox(app_config(**kwargs), pack=pack)
+    try:
+        config = app_config(**kwargs)
+    except ValueError as exc:  # a mirror folder that does not exist, ...
+        print(f"sandbox mcp: {exc}", file=sys.stderr)
+        return 2
+    sandbox = app_sandbox(config, pack=pack)
     pack_id = pack.card.pack_id if pack else None
     asyncio.run(serve_stdio(sandbox, pack=pack_id, mode=args.policy))  # starts and stops the sandbox
     return 0

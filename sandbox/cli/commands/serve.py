@@ -101,7 +101,13 @@ def register(subparsers) -> None:
     add_faults(p)
     add_timeouts(p)
     p.set_defaults(func=serve)
-    declare_exits(p, {0: "stopped (Ctrl-C, SIGTERM or SIGHUP)", 2: "cannot listen on the host or port, or bad usage"})
+    declare_exits(
+        p,
+        {
+            0: "stopped (Ctrl-C, SIGTERM or SIGHUP)",
+            2: "cannot listen on the host or port, a mirror folder that does not exist, or bad usage",
+        },
+    )
 
 
 def add_timeouts(p: argparse.ArgumentParser) -> None:
