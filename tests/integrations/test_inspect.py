@@ -98,3 +98,13 @@ def test_every_pack_is_a_task_inspect_finds_by_name_in_the_file():
         assert loaded.dataset[0].metadata == {"pack": pack.id, "site_key": "inspect-test-key-0009"}
     (any_pack,) = load_tasks([f"{tasks_file}@sandbox_pack"], {"pack": "sec-contract"})
     assert any_pack.name == "sec_contract" and any_pack.dataset[0].metadata["pack"] == "sec-contract"
+
+
+
+def test_sandbox_pack_says_it_needs_a_pack_and_makes_its_trace_root(tmp_path):
+    tasks_file = PROJECT_ROOT / "sandbox" / "integrations" / "inspect" / "tasks.py"
+    with pytest.raises(Exception, match=r"sandbox_pack needs the pack: -T pack=ID"):  # was: a TypeError
+        load_tasks([f"{tasks_file}@sandbox_pack"], {})
+    root = tmp_path / "not" / "made" / "yet"  # each sample's trace folder was made in it: FileNotFoundError
+    load_tasks([f"{tasks_file}@sandbox_pack"], {"pack": "bid-intake", "trace_root": str(root)})
+    assert root.is_dir()

@@ -25,6 +25,8 @@ STARTED = "sandbox_started"
 def sandbox_task(pack_id: str, *, site_key: str | None = None, trace_root: str | None = None) -> Task:
     """One pack as an Inspect task (one sample: the pack's prompt with a fresh site key)."""
     pack = load_pack(pack_id)
+    if trace_root is not None:  # made here, at once: each sample's folder is made inside it
+        Path(trace_root).mkdir(parents=True, exist_ok=True)
     key = site_key or new_site_key()
     sample = Sample(
         id=pack.id, input=pack.render_prompt(key), target=pack.id, metadata={"pack": pack.id, "site_key": key}

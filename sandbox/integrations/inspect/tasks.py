@@ -20,8 +20,13 @@ PackTask = Callable[..., Task]
 
 
 @task
-def sandbox_pack(pack: str, site_key: str | None = None, trace_root: str | None = None) -> Task:
+def sandbox_pack(pack: str | None = None, site_key: str | None = None, trace_root: str | None = None) -> Task:
     """The pack ``pack`` (its id, e.g. ``bid-intake``) as an Inspect task."""
+    if pack is None:  # Inspect runs every task of the file when none is named: say what this one needs
+        raise ValueError(
+            "sandbox_pack needs the pack: -T pack=ID (e.g. -T pack=bid-intake), or run a pack's own task "
+            "(tasks.py@bid_intake)"
+        )
     return sandbox_task(pack, site_key=site_key, trace_root=trace_root)
 
 
