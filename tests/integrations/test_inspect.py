@@ -100,7 +100,6 @@ def test_every_pack_is_a_task_inspect_finds_by_name_in_the_file():
     assert any_pack.name == "sec_contract" and any_pack.dataset[0].metadata["pack"] == "sec-contract"
 
 
-
 def test_sandbox_pack_says_it_needs_a_pack_and_makes_its_trace_root(tmp_path):
     tasks_file = PROJECT_ROOT / "sandbox" / "integrations" / "inspect" / "tasks.py"
     with pytest.raises(Exception, match=r"sandbox_pack needs the pack: -T pack=ID"):  # was: a TypeError
