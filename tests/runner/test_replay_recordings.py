@@ -93,6 +93,30 @@ async def test_a_changed_result_in_an_inspect_log_is_the_first_divergence(sandbo
     assert report.first_divergence["difference"].startswith(".result.snapshot: first difference")
 
 
+async def test_a_minimal_trace_of_another_harness_is_compared_on_the_fields_it_gives(sandbox, attempt, tmp_path):
+    """The trace concept page's minimal format gives the start's provider alone: the fields the
+    sandbox adds (profile, session id, status, ...) are not a divergence there."""
+    header = {
+        "type": "run",
+        "pack": "controlled-form",
+        "site_key": read_trace(attempt.folder / "trace.jsonl").header["site_key"],
+    }
+    lines = [header]
+    for call in attempt.calls:
+        line = {"seq": call.seq, "tool": call.tool, "args": call.args, "ok": call.ok}
+        if call.tool == "browser_start_session":
+            line["result"] = {"provider": call.result["provider"]}
+        lines.append(line)
+    file = tmp_path / "other-harness.jsonl"
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    report, _ = await replay(file, sandbox=sandbox)
+    assert report.first_divergence is None, report.first_divergence
+    lines[1]["result"]["provider"] = "browserbase"  # a field it gives is still compared
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    report, _ = await replay(file, sandbox=sandbox)
+    assert report.first_divergence is not None and ".result.provider" in report.first_divergence["difference"]
+
+
 async def test_an_openai_transcript_of_a_real_attempt_replays(sandbox, attempt, tmp_path):
     file = write_json(tmp_path / "openai.json", openai_messages(attempt.prompt, attempt.calls, attempt.output))
     recording = load_recording(file)
