@@ -222,6 +222,8 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
         folders = [AttemptFolder.load(batch_dir)]
     else:
         folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
+    if not batch_dir.exists():
+        raise FileNotFoundError(f"no such folder: {batch_dir}")
     if not folders:
         raise FileNotFoundError(
             f"{batch_dir} holds no summary.json and no attempt folder "

@@ -101,6 +101,9 @@ def load_recording(path: Path, sample: str | None = None) -> Recording:
 
 
 def article(kind: str) -> str:
+    """``kind`` with its article: "an attempt folder", "a trace", "a list of OpenAI messages"."""
+    if kind.endswith("messages"):
+        return f"a list of {kind}"
     return ("an " if kind[0].lower() in "aeiou" else "a ") + kind
 
 

@@ -5,6 +5,7 @@ stays short."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import re
@@ -113,6 +114,21 @@ def test_every_command_says_what_its_exit_codes_mean():
         codes = exit_codes(sub)
         assert 0 in codes, name
         assert " ".join(sub.format_help().split()).endswith(codes[max(codes)]), name  # and --help says so
+
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """The reference's option tables had empty cells (run --repeats, serve --port, ...)."""
+    docs = generator()
+    from sandbox.cli import build_parser
+
+    silent = [
+        f"{name} {'/'.join(action.option_strings) or action.dest}"
+        for name, _, sub in docs.commands(build_parser())
+        for action in sub._actions
+        if not action.help and not isinstance(action, argparse._SubParsersAction)
+    ]
+    assert silent == []
 
 
 def test_every_file_a_batch_writes_is_in_the_folders_reference(tmp_path):

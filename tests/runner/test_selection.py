@@ -185,7 +185,7 @@ def test_the_servers_take_faults_and_refuse_a_bad_spec(capsys):
     assert main(["serve", "--faults", "session-dies:when=1", "--port", "1"]) == 2
     assert "'when=1' is not one of" in capsys.readouterr().err
     assert main(["mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--faults", "mirror-5xx"]) == 2
-    assert "--faults belong to the server" in capsys.readouterr().err
+    assert "--faults belongs to the server" in capsys.readouterr().err
 
 
 async def thinking_batch(sandbox, out, attempts: int, **options):

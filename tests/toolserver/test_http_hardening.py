@@ -135,6 +135,14 @@ async def test_foreign_hosts_origins_and_types_cannot_create_runs(client, sandbo
     assert len(sandbox.runs) == before
 
 
+async def test_a_wrong_method_or_path_is_said_as_such_whatever_the_body_type(client):
+    """A PUT without Content-Type was answered 415, naming the type, not the method."""
+    for method, path, status in (("PUT", "/runs", 405), ("POST", "/no/such/route", 404)):
+        response = await client.request(method, path, data=b"x", headers={"Content-Type": "text/plain"})
+        error = (await response.json())["error"]
+        assert (response.status, error["type"]) == (status, "http_error") and method in error["message"], error
+
+
 async def test_loopback_names_and_allowed_hosts_are_accepted(own_sandbox):
     async with own_sandbox(allowed_hosts=("sandbox.internal",)) as own, http_client(own) as test_client:
         for host in ("localhost:8765", "127.0.0.1", "127.5.6.7:1", "[::1]:8765", "sandbox.internal:8765"):

@@ -202,7 +202,7 @@ async def test_attach_errors_are_clear_and_exit_2_or_3(client):
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9")
     assert code == 2 and "--attach needs --name" in err
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x", "--approvals")
-    assert code == 2 and "--approvals belong to the server" in err
+    assert code == 2 and "--approvals belongs to the server" in err
     code, err = await run_cli("mcp", "--name", "x")
     assert code == 2 and "go with --attach" in err
     code, err = await run_cli("mcp", "--attach", "http://127.0.0.1:9", "--name", "x")

@@ -65,7 +65,8 @@ async def local_only(request: web.Request, handler: Any) -> web.StreamResponse:
             raise Unauthorized(
                 "this server needs 'Authorization: Bearer <token>' (the token given with --token or SANDBOX_TOKEN)"
             )
-    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json":
+    unrouted = request.match_info.http_exception is not None  # a 404 or 405 says that, whatever the body
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json" and not unrouted:
         # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
         refused = UnsupportedMediaType(
             f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"

@@ -91,7 +91,9 @@ def attach(args: argparse.Namespace) -> int:
     given = [f"--{option.replace('_', '-')}" for option in SERVER_OPTIONS if getattr(args, option)]
     if given:
         print(
-            f"sandbox mcp: {', '.join(given)} belong to the server at {args.attach}, not to --attach", file=sys.stderr
+            f"sandbox mcp: {', '.join(given)} {'belong' if len(given) > 1 else 'belongs'} to the server at "
+            f"{args.attach}, not to --attach",
+            file=sys.stderr,
         )
         return 2
     token = args.token or os.environ.get("SANDBOX_TOKEN")

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
         help="write the attempt's HTML report with the first divergence marked on its timeline "
         "(default FILE: ATTEMPT_DIR/replay-report.html)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the replay report as JSON")
     p.set_defaults(func=command)
     declare_exits(
         p,

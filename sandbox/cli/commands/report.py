@@ -34,7 +34,10 @@ def command(args: argparse.Namespace) -> int:
     except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
-    print(f"report: {written[0]}" + (f" (and {len(written) - 1} attempt reports)" if len(written) > 1 else ""))
+    print(
+        f"report: {written[0]}"
+        + (f" (and {len(written) - 1} attempt report{'s' if len(written) > 2 else ''})" if len(written) > 1 else "")
+    )
     if args.junit:
         from sandbox.runner.junit import write_junit
 

@@ -35,8 +35,10 @@ def register(subparsers) -> None:
         "openai:gpt-x --with base-url=http://127.0.0.1:8000/v1 --with label=gpt-x-local); the options "
         "below apply to every agent that takes them",
     )
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=1, help="attempts of each pack by each agent")
+    p.add_argument(
+        "--concurrency", type=int, default=1, help="attempts at once (a local batch: at most the server's sessions)"
+    )
     p.add_argument("--out", type=Path, default=Path("runs"), help="where attempt folders go (default runs/)")
     p.add_argument("--json", action="store_true", help="print the summary (and attempts) as JSON")
     p.add_argument(
@@ -123,7 +125,7 @@ def register(subparsers) -> None:
         "crash, a server fault, a dead Ray worker, a failing model endpoint) up to N times; genuine "
         "failures are never re-run",
     )
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=command)
     declare_exits(
         p,

@@ -18,8 +18,8 @@ from sandbox.cli.exits import declare_exits
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the HTTP tool server (127.0.0.1 by default)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (not loopback: needs --token)")
+    p.add_argument("--port", type=int, default=8765, help="the port to listen on")
     p.add_argument(
         "--trace-dir", type=Path, default=Path("runs/traces"), help="one JSONL trace per run (default runs/traces)"
     )
