@@ -116,7 +116,6 @@ def test_every_command_says_what_its_exit_codes_mean():
         assert " ".join(sub.format_help().split()).endswith(codes[max(codes)]), name  # and --help says so
 
 
-
 def test_every_option_of_every_command_says_what_it_does():
     """The reference's option tables had empty cells (run --repeats, serve --port, ...)."""
     docs = generator()
