@@ -17,6 +17,21 @@ def short_value(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def short_pair(expected: Any, got: Any, limit: int = 90) -> tuple[str, str]:
+    """Two values as JSON, each cut to ``limit`` characters where they first differ: two long URLs
+    that differ past the cut would otherwise read the same."""
+    texts = json.dumps(expected, ensure_ascii=False), json.dumps(got, ensure_ascii=False)
+    index = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
+    if index < limit - 3:  # they differ within what short_value shows
+        return short_value(expected, limit), short_value(got, limit)
+    start, width = index - limit // 2, limit - 6
+
+    def around(text: str) -> str:
+        return "..." + text[start : start + width] + ("..." if start + width < len(text) else "")
+
+    return around(texts[0]), around(texts[1])
+
+
 def describe_errors(errors: list[EvaluatorError], *, tracebacks: bool = True) -> list[str]:
     """Lines naming each evaluator that raised, with its traceback indented below it."""
     lines = []
@@ -62,10 +77,8 @@ def describe_score(report: ScoreReport) -> str:
     for field in report.fields:
         if not field.correct:
             mark = "critical " if field.critical else ""
-            lines.append(
-                f"  wrong {mark}field {field.name}: expected {short_value(field.expected)}, got "
-                f"{short_value(field.got)} ({field.detail})"
-            )
+            expected, got = short_pair(field.expected, field.got)
+            lines.append(f"  wrong {mark}field {field.name}: expected {expected}, got {got} ({field.detail})")
     lines += [f"  evidence {f.field}: {f.message}" for f in report.evidence.failures]
     lines += describe_errors([e for e in report.errors if e not in report.gates.errors])  # gates': below
     lines.append(describe_gates(report.gates))

@@ -215,3 +215,15 @@ def test_exact_decimal_threshold(custom_pack):
 
 def test_bench_scoring_runs():
     assert bench_scoring(n=8) > 0
+
+
+def test_a_wrong_long_value_is_shown_where_it_differs():
+    """score.txt cut two long URLs at 90 characters, before the difference: they read the same."""
+    from sandbox.evaluation.scoring._describe import short_pair
+
+    url = "https://sam.gov/api/prod/opps/v2/opportunities/9998b42f9e27421caa565fead7d8d416?latest=true"
+    expected, got = short_pair(url, url.replace("=true", "=TRUE"))
+    assert expected != got and expected.endswith('latest=true"') and got.endswith('latest=TRUE"')
+    assert short_pair("abc", "abd") == ('"abc"', '"abd"')  # short values: whole
+    early = short_pair("x" + url * 2, "y" + url * 2)  # differing early: cut at the end as before
+    assert early[0].startswith('"x') and early[0].endswith("...") and len(early[0]) == 90
