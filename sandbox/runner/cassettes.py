@@ -50,6 +50,12 @@ def recorded_prompt(request: dict) -> str | None:
     return None
 
 
+def api_of(tools: object) -> str | None:
+    """Whose tool definitions these are: OpenAI's (``function``) or Anthropic's (``input_schema``)."""
+    first = tools[0] if isinstance(tools, list) and tools and isinstance(tools[0], dict) else {}
+    return "OpenAI" if "function" in first else "Anthropic" if "input_schema" in first else None
+
+
 def tool_name(definition: dict) -> str:
     """A tool definition's name, in OpenAI (``function.name``) or Anthropic/MCP (``name``) form."""
     return str(definition.get("function", {}).get("name") or definition.get("name"))
@@ -67,6 +73,11 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
         what = f"for pack {other!r}" if other else "for a task prompt that differs from this pack's"
         raise CassetteMismatch(f"cassette {path} was recorded {what}, not for {pack.id!r}: {RERECORD}")
     recorded_tools = request.get("tools")
+    recorded_api, wanted_api = api_of(recorded_tools), api_of(tools)
+    if recorded_api and wanted_api and recorded_api != wanted_api:
+        raise CassetteMismatch(
+            f"cassette {path} was recorded by an {recorded_api} agent; this agent is an {wanted_api} one: {RERECORD}"
+        )
     if recorded_tools is not None and recorded_tools != tools:
         changed = sorted({tool_name(t) for t in tools} ^ {tool_name(t) for t in recorded_tools}) or sorted(
             tool_name(t) for t in tools if t not in recorded_tools

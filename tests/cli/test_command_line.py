@@ -156,3 +156,10 @@ def test_an_answer_with_a_lone_surrogate_escape_is_scored_and_printed_without_a_
         done = subprocess.run([sandbox, "score", str(folder), *extra], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr  # a non-critical field
     assert json.loads(done.stdout)["qualified_pass"] is True
+
+
+def test_a_cassette_of_the_other_model_api_is_said_as_such(tmp_path):
+    """It was said as tool schemas that differ in every tool, which sent one looking at the tools."""
+    run = ["run", "bid-intake", "--agent", "anthropic:scripted-browser-1", "--out", str(tmp_path / "out")]
+    done = sandbox_command(*run, "--cassette", str(CASSETTES / "openai-bid-intake.yaml"), "--record-mode", "none")
+    assert done.returncode == 2 and "was recorded by an OpenAI agent; this agent is an Anthropic one" in done.stderr
