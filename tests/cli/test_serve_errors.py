@@ -78,12 +78,3 @@ def test_a_mirror_folder_that_does_not_exist_is_refused_by_name(command, tmp_pat
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 2 and done.stderr.splitlines() == [f"sandbox {command}: no such mirror folder: {missing}"]
-
-
-async def test_the_pytest_plugin_refuses_a_mirror_folder_that_does_not_exist(tmp_path):
-    from tests.integrations.test_pytest_plugin import run_pytest
-
-    (tmp_path / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
-    result = await run_pytest(tmp_path, "--sandbox-mirrors", str(tmp_path / "gone"))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*--sandbox-mirrors: no such mirror folder: {tmp_path / 'gone'}*"])

@@ -176,3 +176,10 @@ def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sess
 def test_the_plugin_can_be_turned_off(sessions):
     on, off = sessions["on"].stdout.str(), sessions["off"].stdout.str()
     assert "sandbox_run" in on and "sandbox_run" not in off
+
+
+async def test_the_pytest_plugin_refuses_a_mirror_folder_that_does_not_exist(tmp_path):
+    (tmp_path / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
+    result = await run_pytest(tmp_path, "--sandbox-mirrors", str(tmp_path / "gone"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--sandbox-mirrors: no such mirror folder: {tmp_path / 'gone'}*"])

@@ -118,21 +118,13 @@ async def test_posts_a_page_sends_as_it_is_left_are_recorded_with_their_method_a
     await start_at(run, "/unload-post")
     left = await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"})
     assert left["ok"], left
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and '"state_change"' not in run.trace.text():
+    deadline = time.monotonic() + 10  # each arrives on its own connection, in its own time (later on a busy machine)
+    while time.monotonic() < deadline and run.trace.text().count('"action": "non_get_request"') < 2:
         await asyncio.sleep(0.1)
-    await asyncio.sleep(0.5)
     await run.close()
     events = parse_trace(run.trace.text()).events
     escaped = {e.data["url"]: e.data["method"] for e in events if e.data.get("reason") == "escaped_interception"}
     changes = {e.data["name"] for e in events if e.kind == "state_change"}
-    print(
-        "ESCAPED",
-        escaped,
-        "CHANGES",
-        changes,
-        [e.data for e in events if e.kind in ("state_change", "blocked_request")],
-    )
     for via in ("beacon", "keepalive"):
         url = f"{HOSTILE}/collect?via={via}"
         assert escaped.get(url) == "POST", escaped
