@@ -187,9 +187,9 @@ async def run_batch(
         this = asyncio.current_task()
         if this is not None:
             this.uncancel()  # the stop becomes BatchStopped; what follows may await
-        for attempt in attempts:
-            attempt.cancel()
-        await asyncio.wait(attempts)  # gather gives up at the first attempt cancelled: the others record theirs
+        # gather cancelled every attempt once, and gave up at the first to end: the others are still
+        # recording theirs (a second cancel would cut that short). Those waiting for a turn have ended.
+        await asyncio.wait(attempts)
         kept = reran or [ended[index] for index in sorted(ended)]
         write_summary(batch_dir, kept, rate)
         raise BatchStopped(batch_dir, kept, len(jobs)) from None

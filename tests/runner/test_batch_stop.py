@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -61,6 +62,44 @@ async def test_sigterm_stops_a_batch_and_records_the_attempts_it_stopped(tmp_pat
         trace = read_trace(folder / "trace.jsonl")
         assert trace.end is not None and trace.end["reason"] == "stopped" and trace.calls
         assert "agent stopped: the batch was stopped" in (folder / "score.txt").read_text()
+
+
+async def test_ctrl_c_records_every_attempt_running_however_many_run_at_once(tmp_path):
+    """The first attempt to end its recording ended the batch's wait, and the batch then cancelled
+    the others again, inside their recording: they were left without attempt.json and run_end,
+    and said "not started"."""
+    process, _ = await running_batch(
+        tmp_path, has_called, "--agent", "think:0.3:reference", "--repeats", "3", "--concurrency", "3"
+    )
+    for _ in range(100):  # all three under way
+        if len([f for f in tmp_path.glob("*/*") if f.is_dir() and has_called(f)]) == 3:
+            break
+        await asyncio.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 130, err.decode()
+    assert "0 of 3 attempts finished, 3 stopped while they ran, 0 not started" in err.decode(), err.decode()
+    for folder in sorted(path for path in tmp_path.glob("*/*") if path.is_dir()):
+        assert json.loads((folder / "attempt.json").read_text())["status"] == "stopped", folder.name
+        assert read_trace(folder / "trace.jsonl").end["reason"] == "stopped", folder.name
+
+
+async def test_one_ctrl_c_while_the_browser_starts_is_said_as_one(tmp_path):
+    """It was said "stopped at once by a second signal" after a single Ctrl-C."""
+    slow = tmp_path / "slow-chromium"  # a browser that never comes up: the batch is still starting
+    slow.write_text("#!/bin/sh\nsleep 30\n")
+    slow.chmod(0o755)
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "run", "controlled-form", "--agent", "reference", "--out", str(tmp_path / "out"), "--no-progress",
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "SANDBOX_CHROMIUM": str(slow)},
+    )  # fmt: skip
+    await asyncio.sleep(2.0)  # past the imports: the stop handlers are in place
+    process.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert (
+        process.returncode == 130
+        and err.decode().splitlines()[-1] == "sandbox run: stopped by SIGINT before its attempts"
+    )
 
 
 async def test_ctrl_c_stops_a_cmd_agent_and_its_processes(tmp_path):

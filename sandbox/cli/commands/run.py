@@ -303,9 +303,12 @@ def command(args: argparse.Namespace) -> int:
     except BatchStopped as stopped:
         stopped_by, outcomes = signals[0].by or "SIGINT", stopped.outcomes
         print(f"sandbox run: stopped by {stopped_by}: {stopped}", file=sys.stderr)
-    except (asyncio.CancelledError, KeyboardInterrupt):  # before the attempts started, or a second signal
+    except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # before the attempts started, or a second signal
         by = signals[0].by if signals else None
-        said = "at once by a second signal: the batch folder may lack its summary" if by else "before its attempts"
+        if isinstance(exc, KeyboardInterrupt) and by:  # the first signal gave Ctrl-C back to Python
+            said = "at once by a second signal: the batch folder may lack its summary"
+        else:  # the browser starting, the agents' checks, ...
+            said = f"by {by or 'SIGINT'} before its attempts"
         print(f"sandbox run: stopped {said}", file=sys.stderr)
         return EXIT_STATUS[by or "SIGINT"]
     rows = summarise(outcomes)
