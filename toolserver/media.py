@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import os
 import weakref
 from pathlib import Path
@@ -27,6 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from toolserver.cdp import cdp_session, evaluate
 
+log = logging.getLogger("toolserver.media")
 PAINT_JS = "typeof window.__sandboxPaint === 'function' ? window.__sandboxPaint() : null"  # an expression: see STATE_JS
 PLAYWRIGHT_TRACE = "playwright-trace"
 
@@ -121,7 +123,11 @@ class RunMedia:
                 pass  # the last picture is gone: take a new one
         session = await cdp_session(tab)
         reply = await session.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-        file.write_bytes(base64.b64decode(reply["data"]))
+        try:
+            file.write_bytes(base64.b64decode(reply["data"]))
+        except OSError:  # a full disk: no half picture is left under the name the call line gives
+            file.unlink(missing_ok=True)
+            raise
         if still:
             self._last_shot[page] = (key, file)
         else:
@@ -130,7 +136,10 @@ class RunMedia:
     def _failed(self, ctx: Any, tab: Any, file: Path, error: str) -> None:
         """A ``screenshot_failed`` event of the call (its trace line, already written, names the
         file that was not written)."""
-        self.run.record_event("screenshot_failed", {"file": str(file), "error": error}, tab=tab, call=ctx)
+        try:
+            self.run.record_event("screenshot_failed", {"file": str(file), "error": error}, tab=tab, call=ctx)
+        except OSError as exc:  # the trace's disk is full too: never the next call's failure
+            log.warning("screenshot %s failed (%s), and its event could not be written: %s", file, error, exc)
 
     # --- Playwright traces --------------------------------------------------------------------
     async def start_trace(self, context: Any) -> None:
@@ -182,6 +191,7 @@ class RunMedia:
             folder.mkdir(parents=True, exist_ok=True)
             await context.tracing.stop(path=str(path))
         except (PlaywrightError, OSError) as exc:
+            path.unlink(missing_ok=True)  # a zip cut short (a full disk) is no trace to open
             run.record_event(
                 "playwright_trace_failed",
                 {"step": "stop", "file": str(path), "error": str(exc).splitlines()[0][:300]},

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
+from sandbox.runner.files import write_file
 from sandbox.runner.prices import Prices
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
@@ -195,7 +196,7 @@ async def run_attempt(
         fault_key=f"{pack.id}:{name}:{attempt_number}:{directory.name}",  # a replacement draws anew
     )
     prompt = pack.render_prompt(site_key)
-    (directory / "prompt.txt").write_text(prompt, encoding="utf-8", errors="backslashreplace")
+    write_file(directory / "prompt.txt", prompt)
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
     task = AgentTask(
         pack_id=pack.id,
@@ -227,13 +228,11 @@ async def run_attempt(
     elapsed = time.monotonic() - started
     await run.close(reason=result.status)
 
-    (directory / "output.txt").write_text(result.output, encoding="utf-8", errors="backslashreplace")
+    write_file(directory / "output.txt", result.output)
     trace = read_trace(directory / "trace.jsonl")
     report = score_attempt(pack, result.output, trace, elapsed, site_key=site_key)
     score = report.model_dump(mode="json")
-    (directory / "score.json").write_text(
-        json.dumps(score, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace"
-    )
+    write_file(directory / "score.json", json.dumps(score, indent=2, ensure_ascii=False) + "\n")
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
@@ -267,13 +266,11 @@ async def run_attempt(
         mirror_checksum=run.store.checksum(),
         pack_checksum=pack.checksum(),
     )
-    (directory / "attempt.json").write_text(attempt.to_json(), encoding="utf-8", errors="backslashreplace")
+    write_file(directory / "attempt.json", attempt.to_json())
     stderr_file = directory / "agent.stderr.txt"
     stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
     reasons = failure_reasons(attempt, score, stderr)
-    (directory / "score.txt").write_text(
-        describe_attempt(attempt, describe_score(report), reasons), encoding="utf-8", errors="backslashreplace"
-    )
+    write_file(directory / "score.txt", describe_attempt(attempt, describe_score(report), reasons))
     outcome = AttemptOutcome(
         pack.id,
         name,

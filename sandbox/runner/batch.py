@@ -25,6 +25,7 @@ from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.compare import comparison, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
+from sandbox.runner.files import write_file
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 from sandbox.runner.selection import interruption
 from toolserver.contract.policy import PolicyMode
@@ -182,7 +183,7 @@ async def run_batch(
     try:
         outcomes = await asyncio.gather(*attempts)
         outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running, reran)
-        write_summary(batch_dir, outcomes, rate)
+        write_summary_or_say(batch_dir, outcomes, rate)
     except asyncio.CancelledError:  # the batch was stopped: what ended is kept, and said
         this = asyncio.current_task()
         if this is not None:
@@ -191,7 +192,7 @@ async def run_batch(
         # recording theirs (a second cancel would cut that short). Those waiting for a turn have ended.
         await asyncio.wait(attempts)
         kept = reran or [ended[index] for index in sorted(ended)]
-        write_summary(batch_dir, kept, rate)
+        write_summary_or_say(batch_dir, kept, rate)
         raise BatchStopped(batch_dir, kept, len(jobs)) from None
     finally:
         if bar is not None:
@@ -263,13 +264,15 @@ def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exc
     """An attempt the sandbox could not run (its run refused, an executor failing): its folder
     says why, in ``attempt.json`` and ``score.txt``, and the batch goes on."""
     error = f"the sandbox could not run the attempt: {type(exc).__name__}: {exc}"
-    directory.mkdir(parents=True, exist_ok=True)
     record = AttemptRecord(pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=agent, attempt=number,
                            status="crashed", error=error, qualified_pass=False, error_free=False)  # fmt: skip
-    (directory / "attempt.json").write_text(record.to_json(), encoding="utf-8", errors="backslashreplace")
-    (directory / "score.txt").write_text(
-        f"attempt {pack.id} #{number} by {agent}: not run\n{error}\n", encoding="utf-8"
-    )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_file(directory / "attempt.json", record.to_json())
+        write_file(directory / "score.txt", f"attempt {pack.id} #{number} by {agent}: not run\n{error}\n")
+    except OSError as unwritten:  # a full disk, ...: the outcome still says why, in the summary and the table
+        log.error("attempt folder %s could not be written: %s", directory, unwritten)
+        error += f"; its folder could not be written either ({unwritten.strerror or unwritten})"
     return AttemptOutcome(pack.id, agent, directory, "crashed", 0.0, False, False, 0.0, 0, None, error)
 
 
@@ -316,8 +319,18 @@ def write_summary(
         "comparison": comparison(attempts, credits_per_dollar),
         "attempts": attempts,
     }
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
+    write_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def write_summary_or_say(batch_dir: Path, outcomes: list[AttemptOutcome], credits_per_dollar: float) -> None:
+    """``write_summary``; one that cannot be written (a full disk) is logged, and the batch's
+    outcomes are still returned: the readers rebuild the summary from the attempt folders."""
+    try:
+        write_summary(batch_dir, outcomes, credits_per_dollar)
+    except OSError as exc:
+        log.error("%s could not be written (%s): `sandbox results` rebuilds it from the attempt folders",
+                  Path(batch_dir) / SUMMARY_FILE, exc.strerror or exc)  # fmt: skip
 
 
 def format_reasons(attempts: list[dict]) -> str:
@@ -337,14 +350,16 @@ def format_reasons(attempts: list[dict]) -> str:
 
 
 def selection_note(attempt: dict) -> str:
-    """What run selection made of the attempt, and what interrupted it (the most telling cause)."""
-    interrupted = attempt.get("interruption")
+    """What run selection made of the attempt, and what interrupted it (the most telling cause;
+    named once: not again when the reason itself begins with it)."""
+    interrupted = attempt.get("interruption") or ""
+    why = "" if str(attempt.get("reason") or "").startswith(interrupted) else f": {interrupted}"
     if attempt.get("selection") == "replaced":
-        return f"replaced (interrupted: {interrupted}); "
+        return f"replaced (interrupted{why}); "
     if attempt.get("selection") == "approved replacement":
-        itself = f", itself interrupted: {interrupted}" if interrupted else ""
+        itself = f", itself interrupted{why}" if interrupted else ""
         return f"approved replacement of {attempt.get('replaces')}{itself}; "
-    return f"interrupted: {interrupted}; " if interrupted else ""
+    return f"interrupted{why}; " if interrupted and why else ""
 
 
 def format_table(rows: list[dict]) -> str:

@@ -1,8 +1,27 @@
 """What an attempt folder and a batch folder hold: one table each, the source of the generated
 files reference (``docs/reference/files.md``). A test runs a batch and checks every file it
-wrote is named here."""
+wrote is named here. ``write_file`` writes each of them."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_file(path: Path, text: str) -> Path:
+    """``text`` into ``path`` whole or not at all: written beside it, then renamed over it, so a full
+    disk leaves the earlier file or none, never half of one. A character UTF-8 cannot carry (half a
+    surrogate pair, from an answer's JSON escape) is written escaped (``\\ud800``)."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
+
 
 ATTEMPT_FILES: dict[str, str] = {
     "prompt.txt": "the prompt the agent was given (the pack's prompt for the attempt's site key)",

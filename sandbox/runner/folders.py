@@ -232,7 +232,10 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     outcomes = reselected([outcome(f) for f in folders])
     unfinished = sum(o.status == UNFINISHED for o in outcomes)
     if unfinished:
-        said = f"{unfinished} attempt(s) have no attempt.json: the batch is still running, or was killed"
+        said = (
+            f"{unfinished} attempt(s) have no attempt.json: the batch is still running, was killed, "
+            "or could not write them (a full disk)"
+        )
         note = f"{note}; {said}" if note else said
     rebuilt = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
     return {**rebuilt, "note": note} if note else rebuilt

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sandbox.runner.attempt import EVALUATION_ERROR
+from sandbox.runner.files import write_file
 from sandbox.runner.folders import AttemptFolder, read_summary
 
 
@@ -102,5 +103,5 @@ def junit_xml(batch_dir: Path) -> str:
 def write_junit(batch_dir: Path, file: Path) -> Path:
     file = Path(file)
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(junit_xml(batch_dir), encoding="utf-8", errors="backslashreplace")
+    write_file(file, junit_xml(batch_dir))
     return file

@@ -95,12 +95,11 @@ def command(args: argparse.Namespace) -> int:
         )
     result = comparison(attempts, rate)
     if args.html:
+        from sandbox.runner.files import write_file
         from sandbox.runner.report import render_leaderboard
 
         args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(
-            render_leaderboard(result, attempts, args.html.parent), encoding="utf-8", errors="backslashreplace"
-        )
+        write_file(args.html, render_leaderboard(result, attempts, args.html.parent))
         print(f"leaderboard: {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))

@@ -40,6 +40,7 @@ def register(subparsers) -> None:
         {
             0: "the log is written",
             2: "bad usage: no attempt in the folder, an output that is not .eval or .json, inspect_ai not installed",
+            3: "the log could not be written (a full disk, a read-only folder)",
         },
     )
 
@@ -58,6 +59,9 @@ def command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"sandbox export: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a read-only folder
+        print(f"sandbox export: cannot write the log: {exc}", file=sys.stderr)
+        return 3
     samples = log.samples or []
     print(
         f"{target}: {len(samples)} sample{'s' if len(samples) != 1 else ''} ({', '.join(str(s.id) for s in samples)})"

@@ -51,6 +51,7 @@ def register(subparsers) -> None:
             0: "no divergence and a qualified re-score",
             1: "a divergence, or a re-score that does not qualify",
             2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack",
+            3: "--report could not be written (a full disk, a read-only folder)",
         },
     )
 
@@ -97,7 +98,11 @@ async def main(args: argparse.Namespace) -> int:
 
         folder = recording.folder
         target = folder / "replay-report.html" if args.report is True else args.report
-        written = write_attempt_report(folder, divergence=report.first_divergence, target=target)
+        try:
+            written = write_attempt_report(folder, divergence=report.first_divergence, target=target)
+        except OSError as exc:  # a full disk, a read-only folder
+            print(f"sandbox replay: cannot write the report: {exc}", file=sys.stderr)
+            return 3
         print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
     rescore_failed = report.rescore is not None and not report.rescore["qualified_pass"]
     return 1 if report.first_divergence or rescore_failed else 0

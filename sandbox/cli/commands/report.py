@@ -21,7 +21,14 @@ def register(subparsers) -> None:
     p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
     p.set_defaults(func=command)
-    declare_exits(p, {0: "reports written", 2: "nothing to report (no attempt in the folder)"})
+    declare_exits(
+        p,
+        {
+            0: "reports written",
+            2: "nothing to report (no attempt in the folder)",
+            3: "a file could not be written (a full disk, a read-only folder)",
+        },
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -34,6 +41,9 @@ def command(args: argparse.Namespace) -> int:
     except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a read-only folder: the pages already there are left whole
+        print(f"sandbox report: cannot write the report: {exc}", file=sys.stderr)
+        return 3
     print(
         f"report: {written[0]}"
         + (f" (and {len(written) - 1} attempt report{'s' if len(written) > 2 else ''})" if len(written) > 1 else "")
@@ -41,5 +51,9 @@ def command(args: argparse.Namespace) -> int:
     if args.junit:
         from sandbox.runner.junit import write_junit
 
-        print(f"junit: {write_junit(args.folder, args.junit)}")
+        try:
+            print(f"junit: {write_junit(args.folder, args.junit)}")
+        except OSError as exc:
+            print(f"sandbox report: cannot write {args.junit}: {exc}", file=sys.stderr)
+            return 3
     return 0

@@ -328,17 +328,16 @@ def command(args: argparse.Namespace) -> int:
             print(reasons)
         print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
     if outcomes:
+        from sandbox.runner.junit import write_junit
         from sandbox.runner.report import write_reports
 
-        report = write_reports(outcomes[0].directory.parent)[0]
-        print(f"report: {report}", file=sys.stderr if args.json else sys.stdout)
-        if args.junit:
-            from sandbox.runner.junit import write_junit
-
-            print(
-                f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}",
-                file=sys.stderr if args.json else sys.stdout,
-            )
+        shown = sys.stderr if args.json else sys.stdout
+        try:
+            print(f"report: {write_reports(outcomes[0].directory.parent)[0]}", file=shown)
+            if args.junit:
+                print(f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}", file=shown)
+        except OSError as exc:  # a full disk: the attempts are recorded; `sandbox report` writes these later
+            print(f"sandbox run: cannot write the report ({exc}); `sandbox report` writes it later", file=sys.stderr)
     if stopped_by is not None:
         return EXIT_STATUS[stopped_by]
     counted = selected(outcomes)  # replacements in, the attempts they replaced out

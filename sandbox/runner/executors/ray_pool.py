@@ -42,6 +42,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent, ExecutorUnavailable
+from sandbox.runner.files import write_file
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named actors
@@ -375,7 +376,7 @@ def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int)
     if path.is_file():
         facts: dict[str, Any] = {"ray_node": node} | ({"tries": tries} if tries > 1 else {})
         record = AttemptRecord.model_validate_json(path.read_bytes()).model_copy(update=facts)
-        path.write_text(record.to_json(), encoding="utf-8", errors="backslashreplace")
+        write_file(path, record.to_json())
 
 
 def unfinished(

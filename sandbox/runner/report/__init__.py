@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from sandbox import __version__
 from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
 from sandbox.runner.compare import comparison
+from sandbox.runner.files import write_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
 from sandbox.runner.report._board import board
 from sandbox.runner.report._view import fields, timeline, transcript
@@ -91,7 +92,7 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
     relative to the attempt folder, so a ``target`` elsewhere shows no screenshots."""
     folder = AttemptFolder.load(path)
     target = Path(target) if target is not None else folder.path / REPORT_FILE
-    target.write_text(render_attempt(folder, divergence=divergence), encoding="utf-8", errors="backslashreplace")
+    write_file(target, render_attempt(folder, divergence=divergence))
     return target
 
 
@@ -138,7 +139,5 @@ def write_reports(path: Path) -> list[Path]:
             f"output.txt) nor a batch folder holding attempt folders: nothing to report"
         )
     batch = path / REPORT_FILE
-    batch.write_text(
-        render_batch(path), encoding="utf-8", errors="backslashreplace"
-    )  # first, so attempts link back to it
+    write_file(batch, render_batch(path))  # first, so attempts link back to it
     return [batch, *(write_attempt_report(folder.path) for folder in folders)]
