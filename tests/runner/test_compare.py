@@ -199,9 +199,6 @@ def test_the_command_line_gives_each_agent_its_options_and_compare_reads_batches
     captured = capsys.readouterr()
     said = "1 attempt(s) have no attempt.json: the batch is still running, was killed, or could not write them"
     assert said in captured.err
-        "1 attempt(s) have no attempt.json: the batch is still running, was killed, or could not write them"
-        in captured.err
-    )
     unfinished = [a for a in json.loads(captured.out)["attempts"] if a["status"] == "unfinished"]
     assert [a["agent"] for a in unfinished] == ["reference"]
 
