@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import time
 
 import pytest_asyncio
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.processes import descendant_argvs
 from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
@@ -180,6 +183,40 @@ async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_tru
         # the old run can start again, and new runs work on the relaunched browser
         assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
         fresh = own.create_run()
+        assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
+        health = await (await client.get("/health")).json()
+        assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
+        await run.close()
+        await fresh.close()
+
+
+def drivers() -> set[int]:
+    """This process's Playwright drivers (node ... run-driver)."""
+    return {pid for pid, argv in descendant_argvs(os.getpid()).items() if "run-driver" in argv}
+
+
+async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_the_truth(hostile_root):
+    """The driver killed (out of memory, by hand): every later session of the server failed, and
+    /health said ok, for the server's whole life; a batch blamed each attempt on its agent."""
+    before = drivers()
+    async with (
+        Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own,
+        http_client(own) as client,
+    ):
+        run = own.create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        (driver,) = drivers() - before
+        os.kill(driver, signal.SIGKILL)
+        for _ in range(100):
+            if own.host.crashes:
+                break
+            await asyncio.sleep(0.05)
+        body = await (await client.get("/health")).json()
+        assert body["browser"]["crashes"] == 1 and body["browser"]["connected"] is False, body
+        reply = await run.call("browser_snapshot", {})
+        assert reply["error"]["type"] == "browser_crashed", reply
+        assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
+        fresh = own.create_run()  # new sessions work on a new driver and browser
         assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
         health = await (await client.get("/health")).json()
         assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}

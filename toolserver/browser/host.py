@@ -99,7 +99,7 @@ class BrowserHost:
         self._stopping = False
 
     async def start(self) -> None:
-        self._pw = await start_playwright()
+        self._pw = await self._start_driver()
         try:
             default = self._pw.chromium.executable_path
         except Exception:
@@ -158,6 +158,30 @@ class BrowserHost:
         for session in list(self.sessions):
             session.browser_disconnected(browser)  # a session on it records browser_crashed
         self._relaunch = asyncio.ensure_future(self._launch())
+
+    async def _start_driver(self) -> Playwright:
+        """Playwright's driver, watched: when it ends (killed, out of memory), its browser goes
+        with it, though Playwright still calls that browser connected."""
+        driver = await start_playwright()
+        connection = getattr(getattr(driver, "_impl_obj", None), "_connection", None)  # no public event for it
+        if connection is not None and hasattr(connection, "once"):
+            connection.once("close", lambda: self._on_driver_closed(driver))
+        return driver
+
+    def _on_driver_closed(self, driver: Playwright) -> None:
+        if self._stopping or driver is not self._pw:
+            return
+        self.crashes += 1
+        log.error("the Playwright driver ended (crash %d); restarting it and Chromium for new sessions", self.crashes)
+        browser, self.browser = self.browser, None  # not connected (/health says so) until the restart
+        for session in list(self.sessions):
+            if browser is not None:
+                session.browser_disconnected(browser)  # a session on it records browser_crashed
+        self._relaunch = asyncio.ensure_future(self._restart_driver())
+
+    async def _restart_driver(self) -> Browser:
+        self._pw = await self._start_driver()
+        return await self._launch()
 
     async def ready_browser(self) -> Browser:
         """The live browser, relaunched first if it died."""

@@ -94,6 +94,7 @@ class Session:
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
+    browser_lost: bool = False  # its browser went with Playwright's driver (which still calls it connected)
     opening_tab: bool = False  # a tool (not the page) is opening the next page
     report_key: str = field(default_factory=lambda: secrets.token_hex(8))  # in init.js's report prefix
     settling: Settling = field(init=False)
@@ -114,7 +115,7 @@ class Session:
 
     @property
     def crashed(self) -> bool:
-        return self.browser is not None and not self.browser.is_connected()
+        return self.browser_lost or (self.browser is not None and not self.browser.is_connected())
 
     def tab_for_page(self, page: Page | None) -> Tab | None:
         for tab in self.tabs.values():
@@ -182,6 +183,7 @@ class Session:
 
     def browser_disconnected(self, browser: Browser) -> None:
         if self.browser is browser and not self.closed:
+            self.browser_lost = True
             self.record_event("browser_crashed", {"session_id": self.id})
 
     # --- recording: through the run, with this session filled in --------------------------
