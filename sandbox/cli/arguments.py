@@ -58,3 +58,21 @@ def check_writable(file: Path, option: str) -> None:
             pass
     except OSError as exc:
         raise ValueError(f"{option} {file}: cannot write a file there ({exc.strerror or exc})") from None
+
+
+def check_folder_writable(folder: Path | None, option: str) -> None:
+    """A ``ValueError`` unless files can be made in ``folder`` (or, when it is still to be made,
+    in the nearest folder above it that exists): a server checks its trace folder at start, not
+    at its first run."""
+    if folder is None:
+        return
+    nearest = Path(folder)
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    try:
+        if not nearest.is_dir():
+            raise NotADirectoryError(20, f"{nearest} is not a folder")
+        with tempfile.TemporaryFile(dir=nearest):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {folder}: cannot write files there ({exc.strerror or exc})") from None

@@ -78,3 +78,14 @@ def test_a_mirror_folder_that_does_not_exist_is_refused_by_name(command, tmp_pat
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 2 and done.stderr.splitlines() == [f"sandbox {command}: no such mirror folder: {missing}"]
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_trace_folder_that_cannot_be_written_is_refused_at_start(command):
+    """It was accepted, and every run then failed with an OSError naming no path (-32603 over MCP)."""
+    extra = ["--port", "0"] if command == "serve" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox", command, "--trace-dir", "/proc/traces", *extra],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith(f"sandbox {command}: --trace-dir /proc/traces: cannot write")

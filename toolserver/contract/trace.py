@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -41,7 +42,7 @@ from toolserver.contract.events import EventRecord, event_of
 
 TRACE_FORMAT = 1
 # A new file only (O_EXCL), every write at its end (O_APPEND), not inherited by child processes.
-NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+NEW_FILE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 
 
 def wall_now() -> str:
@@ -193,6 +194,8 @@ class TraceWriter:
             self.write(self.header)
         except BaseException:
             self._close_file()
+            if self.path is not None:  # no header (a full disk): no empty trace file left behind
+                self.path.unlink(missing_ok=True)
             raise
 
     def now(self) -> float:
@@ -210,6 +213,8 @@ class TraceWriter:
 
     def _append(self, data: bytes) -> None:
         assert self._fd is not None
+        if os.fstat(self._fd).st_nlink == 0:  # the file (or its folder) was deleted: lines would go nowhere
+            self._relink()
         try:
             written = os.write(self._fd, data)
         except OSError as exc:
@@ -225,9 +230,30 @@ class TraceWriter:
             )
         self._whole += written
 
+    def _relink(self) -> None:
+        """Write the trace anew at its path from the open file, and go on there."""
+        assert self._fd is not None and self.path is not None
+        kept = os.pread(self._fd, self._whole, 0)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, NEW_FILE_FLAGS, 0o666)
+        if os.write(fd, kept) != len(kept):
+            os.close(fd)
+            raise OSError(errno.ENOSPC, f"trace {self.path} was deleted and cannot be written again whole")
+        os.close(self._fd)
+        self._fd = fd
+        logging.getLogger("toolserver.trace").warning(
+            "trace %s was deleted; written again from its open copy", self.path
+        )
+
     def text(self) -> str:
+        """The trace's whole lines: from the open file while the run lives (also if the file was
+        deleted), then from its path."""
         with self._lock:
+            if self._fd is not None:
+                return os.pread(self._fd, self._whole, 0).decode("utf-8")
             if self.path is not None:
+                if not self.path.exists():
+                    raise OSError(errno.ENOENT, f"the trace file {self.path} was deleted")
                 return self.path.read_text(encoding="utf-8")
             return "".join(line + "\n" for line in self._lines)
 

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from sandbox.cli.arguments import check_folder_writable
 from sandbox.cli.commands.serve import add_faults, add_timeouts
 from sandbox.cli.exits import declare_exits
 
@@ -142,7 +143,8 @@ def command(args: argparse.Namespace) -> int:
 
     try:
         config = app_config(**kwargs)
-    except ValueError as exc:  # a mirror folder that does not exist, ...
+        check_folder_writable(args.trace_dir, "--trace-dir")
+    except ValueError as exc:  # a mirror folder that does not exist, a trace folder that cannot be written, ...
         print(f"sandbox mcp: {exc}", file=sys.stderr)
         return 2
     sandbox = app_sandbox(config, pack=pack)

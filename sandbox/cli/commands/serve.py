@@ -12,7 +12,7 @@ import socket
 import sys
 from pathlib import Path
 
-from sandbox.cli.arguments import whole_number
+from sandbox.cli.arguments import check_folder_writable, whole_number
 from sandbox.cli.exits import declare_exits
 
 
@@ -173,6 +173,9 @@ def serve(args: argparse.Namespace) -> int:
     try:
         kwargs["faults"] = parse_faults(args.faults, args.faults_seed)
         config = ServerConfig(**kwargs)
+        check_folder_writable(args.trace_dir, "--trace-dir")
+        check_folder_writable(args.screenshots, "--screenshots")
+        check_folder_writable(args.playwright_traces, "--playwright-traces")
     except ValueError as exc:
         print(f"sandbox serve: {exc}", file=sys.stderr)
         return 2

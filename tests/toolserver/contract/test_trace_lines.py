@@ -77,3 +77,32 @@ def test_a_trace_of_a_newer_format_says_so_before_what_it_could_not_read():
     )
     assert len(trace.problems) == 2 and trace.problems[1].startswith("line 2: unreadable")
     assert parse_trace(json.dumps({**header, "format": 1}) + "\n").problems == []
+
+
+def test_a_trace_deleted_while_its_run_lives_loses_no_line(tmp_path):
+    """Its folder removed mid-run: later lines went to the deleted file, unseen, and reading the
+    trace failed with a FileNotFoundError naming no path."""
+    import shutil
+
+    path = tmp_path / "traces" / "run.jsonl"
+    path.parent.mkdir()
+    writer = TraceWriter(path, RunHeader(run_id="r", started_wall=""))
+    writer.write({"type": "call", "seq": 1, "tool": "list_tools", "args": {}})
+    shutil.rmtree(path.parent)
+    assert [json.loads(line)["type"] for line in writer.text().splitlines()] == ["run", "call"]  # the open copy
+    writer.write({"type": "call", "seq": 2, "tool": "list_tools", "args": {}})  # written anew at its path
+    writer.close("deleted")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["type"], line.get("seq")) for line in lines] == [
+        ("run", None),
+        ("call", 1),
+        ("call", 2),
+        ("run_end", None),
+    ]
+    path.unlink()
+    try:
+        writer.text()
+    except OSError as exc:
+        assert str(path) in str(exc)
+    else:
+        raise AssertionError("a deleted trace of an ended run read as something")
