@@ -133,6 +133,10 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
     args.pack = args.pack or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
+    args.output_missing = args.output is None and not (args.attempt / "output.txt").is_file()
+    if args.output_missing:  # what is missing is named, never fatal
+        print(f"sandbox score: {args.attempt} has no output.txt (its run was cut short): scored as an empty answer",
+              file=sys.stderr)  # fmt: skip
     args.output = args.output or args.attempt / "output.txt"
     if args.trace is None and (args.attempt / "trace.jsonl").is_file():
         args.trace = args.attempt / "trace.jsonl"
@@ -147,7 +151,7 @@ def run_score(args: argparse.Namespace) -> int:
     try:
         _from_attempt_folder(args)
         pack, trace = _inputs(args)
-        output = _read(args.output, "output")
+        output = "" if getattr(args, "output_missing", False) else _read(args.output, "output")
         report = score_attempt(pack, output, trace, args.elapsed, site_key=args.site_key)
     except (UsageError, PackError) as exc:
         return _fail_usage(args, exc)

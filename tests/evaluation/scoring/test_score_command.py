@@ -135,3 +135,16 @@ def test_packs_command(capsys):
     }
     assert main(["packs"]) == 0
     assert "court-docket-p4" in capsys.readouterr().out
+
+
+def test_an_attempt_folder_without_output_is_scored_as_an_empty_answer(attempt, tmp_path, capsys):
+    """A folder of a killed run: `score` stopped at "cannot read output" (exit 2), though the
+    folders reference says what is missing is named, never fatal."""
+    pack, _, trace = attempt
+    folder = tmp_path / "killed"
+    folder.mkdir()
+    shutil.copy(trace, folder / "trace.jsonl")
+    assert main(["score", str(folder), "--pack", pack, "--site-key", SITE_KEY]) == 1
+    captured = capsys.readouterr()
+    assert "has no output.txt (its run was cut short): scored as an empty answer" in captured.err
+    assert "NOT A QUALIFIED PASS" in captured.out
