@@ -169,7 +169,7 @@ class BrowserHost:
         return driver
 
     def _on_driver_closed(self, driver: Playwright) -> None:
-        if self._stopping or driver is not self._pw:
+        if self._stopping or driver is not self._pw or self.browser is None:  # stopped, or never up
             return
         self.crashes += 1
         log.error("the Playwright driver ended (crash %d); restarting it and Chromium for new sessions", self.crashes)
@@ -199,6 +199,12 @@ class BrowserHost:
         """Close the browser and the driver, each within the shutdown bound (a hung renderer
         never holds shutdown: stopping the driver ends the browser it launched)."""
         self._stopping = True
+        if self._relaunch is not None:  # a restart after a crash nobody awaited: not left pending
+            relaunch, self._relaunch = self._relaunch, None
+            relaunch.cancel()
+            await asyncio.wait([relaunch])
+            if not relaunch.cancelled() and relaunch.exception() is not None:  # retrieved: said here, once
+                log.warning("the relaunch after a crash had failed: %r", relaunch.exception())
         if self.browser is not None:
             await self._close_within("browser", self.browser.close)
         if self._pw is not None:
