@@ -38,7 +38,7 @@ class ServerConfig:
     # Hardening: nothing hangs, nothing grows without bound.
     call_timeout_s: float = 30.0  # the dispatcher's bound on one whole tool call (page_unresponsive)
     responsive_probe_s: float = 1.0  # after a Playwright timeout: does the page still answer at all?
-    close_timeout_s: float = 3.0  # saving a profile, closing a context, awaiting an in-flight call (DELETE ≤ 10 s)
+    close_timeout_s: float = 3.0  # each: saving a profile, closing a context, disposing of it, awaiting a call
     shutdown_timeout_s: float = 8.0  # closing the browser and the driver at shutdown
     request_body_timeout_s: float = 10.0  # an HTTP request body must arrive within this (else 408)
     max_body_bytes: int = 1024 * 1024  # HTTP request bodies larger than this are refused (413)

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest_asyncio
 
@@ -222,6 +223,39 @@ async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_t
         assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
         await run.close()
         await fresh.close()
+
+
+def browser_processes() -> set[int]:
+    """This process's Chromium browser processes (not their renderers, GPU or utility processes)."""
+    return {
+        pid
+        for pid, argv in descendant_argvs(os.getpid()).items()
+        if argv and "chrom" in Path(argv[0]).name and not any(a.startswith("--type=") for a in argv)
+    }
+
+
+async def test_ending_a_run_on_a_frozen_browser_keeps_within_its_bound(hostile_root):
+    """A browser stopped (SIGSTOP): its context's close timed out, then the dispose waited the
+    shutdown bound, 8 s, on top: a DELETE took 11 s at the default bounds, over the 10 s the config
+    promises."""
+    before = browser_processes()
+    async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
+        run = own.create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        frozen = browser_processes() - before
+        assert frozen
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            await run.close("deleted")
+            took = time.monotonic() - began
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        # each step within close_timeout_s (1 s here): saving the profile, the close, the dispose
+        assert took < 4 * BOUNDS["close_timeout_s"] + 1, took
+        assert parse_trace(run.trace.text()).end["reason"] == "deleted"
 
 
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------

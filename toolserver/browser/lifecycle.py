@@ -108,7 +108,7 @@ async def dispose(session: Session) -> None:
     """The context would not close: the browser disposes of it (every page closed without its
     ``beforeunload``, its renderers ended when no other context uses them), through CDP on the
     browser's side, which a hung renderer cannot hold up. Bounded; failures are logged."""
-    browser, bound = session.browser, session.run.config.shutdown_timeout_s
+    browser, bound = session.browser, session.run.config.close_timeout_s
     pages = session.context.pages
     if browser is None or not pages or not browser.is_connected():
         return
