@@ -108,7 +108,9 @@ async def dispose(session: Session) -> None:
     """The context would not close: the browser disposes of it (every page closed without its
     ``beforeunload``, its renderers ended when no other context uses them), through CDP on the
     browser's side, which a hung renderer cannot hold up. Bounded; failures are logged."""
-    browser, bound = session.browser, session.run.config.close_timeout_s
+    # As long as the close's other steps, and at least a second: quick on a browser that answers,
+    # it would wait as long on a frozen one whatever the bound.
+    browser, bound = session.browser, max(session.run.config.close_timeout_s, 1.0)
     pages = session.context.pages
     if browser is None or not pages or not browser.is_connected():
         return
