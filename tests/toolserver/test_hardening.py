@@ -165,6 +165,22 @@ async def crash_browser(own: Sandbox) -> None:
     raise AssertionError("the browser did not go down")
 
 
+async def crashed_then_served_again(own: Sandbox, client, run: Run) -> None:
+    """After a crash: the run's calls say so, and its trace; the run starts again, new runs work
+    on the relaunched browser, and /health is whole again."""
+    reply = await run.call("browser_snapshot", {})
+    assert reply["error"]["type"] == "browser_crashed", reply
+    assert "browser_start_session" in reply["error"]["message"]
+    assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
+    assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+    fresh = own.create_run()
+    assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
+    health = await (await client.get("/health")).json()
+    assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
+    await run.close()
+    await fresh.close()
+
+
 async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_truth(hostile_root):
     async with (
         Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own,
@@ -177,18 +193,7 @@ async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_tru
         body = await health.json()
         assert body["browser"]["crashes"] == 1
         assert (health.status, body["ok"]) == ((200, True) if own.host.connected else (503, False))
-        reply = await run.call("browser_snapshot", {})
-        assert reply["error"]["type"] == "browser_crashed", reply
-        assert "browser_start_session" in reply["error"]["message"]
-        assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
-        # the old run can start again, and new runs work on the relaunched browser
-        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-        fresh = own.create_run()
-        assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
-        health = await (await client.get("/health")).json()
-        assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
-        await run.close()
-        await fresh.close()
+        await crashed_then_served_again(own, client, run)
 
 
 def drivers() -> set[int]:
@@ -214,15 +219,7 @@ async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_t
             await asyncio.sleep(0.05)
         body = await (await client.get("/health")).json()
         assert body["browser"]["crashes"] == 1 and body["browser"]["connected"] is False, body
-        reply = await run.call("browser_snapshot", {})
-        assert reply["error"]["type"] == "browser_crashed", reply
-        assert any(e.kind == "browser_crashed" for e in parse_trace(run.trace.text()).events)
-        fresh = own.create_run()  # new sessions work on a new driver and browser
-        assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
-        health = await (await client.get("/health")).json()
-        assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
-        await run.close()
-        await fresh.close()
+        await crashed_then_served_again(own, client, run)
 
 
 def browser_processes() -> set[int]:
