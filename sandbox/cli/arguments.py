@@ -48,14 +48,10 @@ def group_usage(parser: argparse.ArgumentParser) -> int:
 def check_writable(file: Path, option: str) -> None:
     """A ``ValueError`` unless a file could be made beside ``file`` (checked before the batch, not
     after it; a folder on the way that is missing is checked in the nearest one that exists)."""
-    folder = file.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
     try:
         if file.is_dir():
             raise IsADirectoryError(21, "it is a folder")
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        _make_a_file_in(file.parent)
     except OSError as exc:
         raise ValueError(f"{option} {file}: cannot write a file there ({exc.strerror or exc})") from None
 
@@ -66,13 +62,19 @@ def check_folder_writable(folder: Path | None, option: str) -> None:
     at its first run."""
     if folder is None:
         return
-    nearest = Path(folder)
-    while not nearest.exists() and nearest != nearest.parent:
-        nearest = nearest.parent
     try:
-        if not nearest.is_dir():
-            raise NotADirectoryError(20, f"{nearest} is not a folder")
-        with tempfile.TemporaryFile(dir=nearest):
-            pass
+        _make_a_file_in(Path(folder))
     except OSError as exc:
         raise ValueError(f"{option} {folder}: cannot write files there ({exc.strerror or exc})") from None
+
+
+def _make_a_file_in(folder: Path) -> None:
+    """Make and drop a file in ``folder``, or in the nearest folder above it that exists (the
+    missing ones are made later); an ``OSError`` says why none can be made."""
+    nearest = folder
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise NotADirectoryError(20, f"{nearest} is not a folder")
+    with tempfile.TemporaryFile(dir=nearest):
+        pass

@@ -19,9 +19,13 @@ def pack_option(command: str, pack: str | None) -> Pack | None:
     if pack is None:
         return None
     try:
-        if PACK_ID.fullmatch(pack) and not Path(pack).is_dir():
-            pack_policy(pack)  # an unknown id is said as the server says it, with the known ids
         return load_pack(pack)
-    except (PackError, PolicyNotFound) as exc:
-        print(f"sandbox {command}: {exc}", file=sys.stderr)
-        raise UnusablePack(str(exc)) from None
+    except PackError as exc:
+        said = str(exc)
+        if PACK_ID.fullmatch(pack) and not Path(pack).is_dir():
+            try:
+                pack_policy(pack)
+            except PolicyNotFound as unknown:  # an unknown id is said as the server says it
+                said = str(unknown)
+        print(f"sandbox {command}: {said}", file=sys.stderr)
+        raise UnusablePack(said) from None

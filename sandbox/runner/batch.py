@@ -25,7 +25,7 @@ from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.compare import comparison, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
-from sandbox.runner.files import write_file
+from sandbox.runner.files import rerun_name, write_file
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 from sandbox.runner.selection import interruption
 from toolserver.contract.policy import PolicyMode
@@ -232,7 +232,7 @@ async def replace_interrupted_attempts(
                 break
             result.append(dataclasses.replace(current, selection="replaced"))
             try:
-                again = await run_or_record(running, pack, rep, first.parent / f"{first.name}-r{k}", agent, 0.0)
+                again = await run_or_record(running, pack, rep, first.parent / rerun_name(first.name, k), agent, 0.0)
             except asyncio.CancelledError as stop:
                 if isinstance(stop, AttemptStopped):
                     result.append(replacement(stop.outcome, current))
@@ -279,6 +279,11 @@ def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exc
 def selected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
     """The attempts the counts are over: replacements in, the attempts they replaced out."""
     return [o for o in outcomes if o.selection != "replaced"]
+
+
+def selected_attempts(attempts: list[dict]) -> list[dict]:
+    """``selected`` of ``summary.json``'s attempts (``AttemptOutcome.to_json()`` dicts)."""
+    return [a for a in attempts if a.get("selection") != "replaced"]
 
 
 def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:

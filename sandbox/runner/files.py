@@ -23,6 +23,18 @@ def write_file(path: Path, text: str) -> Path:
     return path
 
 
+def rerun_name(folder: str, k: int) -> str:
+    """The folder of the ``k``-th re-run of the attempt in ``folder`` (run selection's replacements)."""
+    return f"{folder}-r{k}"
+
+
+def rerun_of(name: str) -> tuple[str, int] | None:
+    """``(the first attempt's folder, k)`` of a re-run's folder name (``rerun_name``); None for
+    the folder of a first attempt."""
+    base, dash, k = name.rpartition("-r")
+    return (base, int(k)) if dash and k.isdigit() and int(k) >= 1 else None
+
+
 ATTEMPT_FILES: dict[str, str] = {
     "prompt.txt": "the prompt the agent was given (the pack's prompt for the attempt's site key)",
     "trace.jsonl": "the run's trace: every tool call and browser event (see the trace reference)",

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from sandbox.runner.attempt import AttemptOutcome, AttemptRecord, attempt_status
 from sandbox.runner.batch import SUMMARY_FILE, summarise
+from sandbox.runner.files import rerun_name, rerun_of
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.selection import interruption
 from toolserver.contract.trace import Trace, parse_trace
@@ -165,9 +166,9 @@ def reselected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
     by_name = {o.directory.name: o for o in outcomes}
     replaces: dict[str, str] = {}
     for name in by_name:
-        base, dash, k = name.rpartition("-r")
-        if dash and k.isdigit() and int(k) >= 1:
-            earlier = base if k == "1" else f"{base}-r{int(k) - 1}"
+        if (rerun := rerun_of(name)) is not None:
+            first, k = rerun
+            earlier = first if k == 1 else rerun_name(first, k - 1)
             if earlier in by_name:
                 replaces[name] = earlier
     replaced = set(replaces.values())

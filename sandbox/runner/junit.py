@@ -16,17 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sandbox.runner.attempt import EVALUATION_ERROR
-from sandbox.runner.files import write_file
+from sandbox.runner.files import rerun_of, write_file
 from sandbox.runner.folders import AttemptFolder, read_summary
 
 
 def _number(folder: AttemptFolder) -> str:
     """The attempt's number, and for a re-run (``<folder>-r<k>``) which: each case's name is its own."""
-    base, dash, rerun = folder.name.rpartition("-r")
-    is_rerun = bool(dash) and rerun.isdigit()
+    rerun = rerun_of(folder.name)
     attempt = folder.attempt.attempt if folder.attempt else None
-    number = str(attempt) if attempt is not None else (base if is_rerun else folder.name).rsplit("-", 1)[-1]
-    return f"{number} re-run {rerun}" if is_rerun else number
+    number = str(attempt) if attempt is not None else (rerun[0] if rerun else folder.name).rsplit("-", 1)[-1]
+    return f"{number} re-run {rerun[1]}" if rerun else number
 
 
 def junit_xml(batch_dir: Path) -> str:

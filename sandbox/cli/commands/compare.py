@@ -47,6 +47,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from sandbox.runner.batch import selected_attempts
     from sandbox.runner.compare import comparison, format_comparison, scored_as, workflow
     from sandbox.runner.folders import read_summary, resolve_batch
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
@@ -105,5 +106,5 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))
     else:
         print(format_comparison(result))
-    counted = [a for a in attempts if a.get("selection") != "replaced"]
+    counted = selected_attempts(attempts)
     return 0 if counted and all(a["qualified_pass"] for a in counted) else 1

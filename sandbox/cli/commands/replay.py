@@ -65,7 +65,6 @@ def command(args: argparse.Namespace) -> int:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from sandbox.cli.commands.score import OWN_PACK_HINT
     from sandbox.evaluation.packs import PackError
     from sandbox.runner.recordings import article, load_recording
     from sandbox.runner.replay import replay
@@ -87,8 +86,7 @@ async def main(args: argparse.Namespace) -> int:
                 recording, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None
             )
         except PackError as exc:
-            hint = "" if args.pack or "no such pack folder" not in str(exc) else OWN_PACK_HINT
-            print(f"sandbox replay: {exc}{hint}", file=sys.stderr)
+            print(f"sandbox replay: {exc}", file=sys.stderr)
             return 2
         if args.until is not None:
             await hold_open(sandbox, run, args)

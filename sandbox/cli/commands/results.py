@@ -32,7 +32,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.runner.batch import format_reasons, format_table
+    from sandbox.runner.batch import format_reasons, format_table, selected_attempts
     from sandbox.runner.folders import read_summary, resolve_batch
 
     folder, note = resolve_batch(args.folder)
@@ -52,5 +52,5 @@ def command(args: argparse.Namespace) -> int:
         reasons = format_reasons(data["attempts"])
         if reasons:
             print(reasons)
-    counted = [a for a in data["attempts"] if a.get("selection") != "replaced"]  # as sandbox run counts
+    counted = selected_attempts(data["attempts"])  # as sandbox run counts
     return 0 if counted and all(a["qualified_pass"] for a in counted) else 1

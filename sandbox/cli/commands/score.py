@@ -103,14 +103,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Pack, Trace | None]:
     return pack, trace
 
 
-OWN_PACK_HINT = "; for an attempt of a pack folder of your own, give that folder with --pack PATH"
-
-
 def _fail_usage(args: argparse.Namespace, exc: Exception) -> int:
-    said = str(exc)
-    if isinstance(exc, PackError) and getattr(args, "pack_from_folder", False) and "no such pack folder" in said:
-        said += OWN_PACK_HINT
-    print(f"sandbox {args.command}: {said}", file=sys.stderr)
+    print(f"sandbox {args.command}: {exc}", file=sys.stderr)
     return 2
 
 
@@ -129,7 +123,6 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
         )
     folder = AttemptFolder.load(args.attempt)
     attempt = folder.attempt
-    args.pack_from_folder = not args.pack
     args.pack = args.pack or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")

@@ -56,7 +56,11 @@ def _load(directory: Path, *, require_fixtures: bool, scoring_for: tuple[Path, C
     """``scoring_for``: the historical pack's folder and card when this is loaded as its scoring pack."""
     if not directory.is_dir():
         known = ", ".join(p.name for p in pack_dirs(directory.parent)) or "none"
-        raise PackError(directory, None, f"no such pack folder (packs here: {known})")
+        raise PackError(
+            directory,
+            None,
+            f"no such pack folder (packs here: {known}); a pack of your own is named by its folder's path",
+        )
     card: Card = _validate(Card, directory / "card.json")
     if card.pack_id != directory.name:
         raise PackError(

@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sandbox import __version__
 from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
+from sandbox.runner.batch import selected_attempts
 from sandbox.runner.compare import comparison
 from sandbox.runner.files import write_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
@@ -101,7 +102,7 @@ def render_batch(batch_dir: Path) -> str:
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
-    counted = [a for a in attempts if a.get("selection") != "replaced"]  # run selection's attempts
+    counted = selected_attempts(attempts)
     passed = sum(a["qualified_pass"] for a in counted)
     comp = data.get("comparison") or comparison(data["attempts"])  # older batches have none
     several = len(comp["ranking"]) > 1

@@ -90,7 +90,7 @@ def test_an_attempt_of_a_pack_folder_of_ones_own_is_pointed_to_pack(synthetic_pa
     (folder / "output.txt").write_text(attempt_output(cited_record(pack)), encoding="utf-8")
     (folder / "trace.jsonl").write_text(conforming_trace(pack).text(), encoding="utf-8")
     assert main(["score", str(folder)]) == 2
-    assert "give that folder with --pack PATH" in capsys.readouterr().err
+    assert "a pack of your own is named by its folder's path" in capsys.readouterr().err
     assert main(["score", str(folder), "--pack", str(pack.dir), "--site-key", SITE_KEY]) == 0
 
 
