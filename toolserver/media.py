@@ -122,7 +122,14 @@ class RunMedia:
             except OSError:
                 pass  # the last picture is gone: take a new one
         session = await cdp_session(tab)
-        reply = await session.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+        shot = {"format": "png", "optimizeForSpeed": True}
+        try:
+            reply = await session.send("Page.captureScreenshot", shot)
+        except PlaywrightError as exc:  # no frame to capture yet (a busy machine, a new page): once more
+            if "Unable to capture screenshot" not in str(exc):
+                raise
+            await asyncio.sleep(0.1)
+            reply = await session.send("Page.captureScreenshot", shot)
         try:
             file.write_bytes(base64.b64decode(reply["data"]))
         except OSError:  # a full disk: no half picture is left under the name the call line gives
