@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import ray
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch, summarise
-from sandbox.runner.executors.ray_pool import RayPool, worker_places
+from sandbox.runner.executors.ray_pool import SCRATCH_PREFIX, RayPool, worker_places
 from tests.support.dying_workers import kill_during_the_first_try
 
 
@@ -54,23 +55,39 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
         await pool.stop()
 
 
+def scratch_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"))
+
+
 @pytest.fixture(scope="module")
 async def dead_workers(local_ray, tmp_path_factory) -> dict:
-    """Both cases at once, each with its own pool (its worker's start-up is most of the time)."""
+    """Both cases at once, each with its own pool (its worker's start-up is most of the time),
+    and the scratch folders they left on this node."""
+    before = scratch_folders()
     cases = [kill_the_worker_during_the_first_try(tmp_path_factory.mktemp(f"retries-{n}"), n) for n in (0, 1)]
-    return dict(zip((0, 1), await asyncio.gather(*cases), strict=True))
+    return dict(zip((0, 1), await asyncio.gather(*cases), strict=True)) | {"left": scratch_folders() - before}
 
 
 @pytest.mark.parametrize("retries", [0, 1])
 def test_a_dead_worker_fails_only_its_attempt(dead_workers, retries):
     outcome, folder = dead_workers[retries]
     attempt = json.loads((folder / "attempt.json").read_text())
+    # The dead try's trace, up to the worker's death, came back from its node: in the attempt's
+    # folder, or in try-1/ when a retry followed.
+    lost_try = folder if retries == 0 else folder / "try-1"
+    header = json.loads((lost_try / "trace.jsonl").read_text().splitlines()[0])
+    assert header["type"] == "run" and header["pack"] == "controlled-form"
     if retries == 0:
         assert outcome.status == "crashed" and not outcome.qualified_pass
         assert attempt["status"] == "crashed" and "ray worker died" in attempt["error"]
+        assert f"its files up to then: {folder.name}" in attempt["error"]
     else:  # the retry ran on a fresh worker: a real attempt with a trace and a score
         assert outcome.status == "completed" and attempt["status"] == "completed"
         assert (folder / "trace.jsonl").is_file() and (folder / "score.json").is_file()
+
+
+def test_a_dead_worker_leaves_no_scratch_folder(dead_workers):
+    assert dead_workers["left"] == set()
 
 
 def test_one_browser_per_node_of_two_cpus(local_ray):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,9 +26,17 @@ from sandbox.runner.executors.ray_pool import RayPool, worker_places
 def cluster():
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4, "include_dashboard": False})
     ray.init(address=cluster.address, log_to_driver=False)
+    before = scratch_folders()
     yield cluster
     ray.shutdown()
     cluster.shutdown()
+    # A removed node's attempts leave their scratch folders (on a real cluster, on its own disk).
+    for folder in scratch_folders() - before:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def scratch_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{ray_pool.SCRATCH_PREFIX}*"))
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ local one does (``run_attempt``: same time limit, same fresh site key, same file
 come back to the driver and are written into the batch folder, with the node it ran on
 (``ray_node`` in ``attempt.json``), so the result table is the one a local run prints. A worker
 that dies fails only the attempts it was running: each is recorded as ``crashed`` with the
-reason (``--retries N`` re-runs it on another worker). The dead worker is replaced on a live
+reason (``--retries N`` re-runs it on another worker), with what it had written on that node
+(``salvage``). The dead worker is replaced on a live
 node with a browser slot free; a batch's own workers follow the live nodes (a node gone, its
 workers are not replaced when the other nodes' slots are taken; a node that joins gets workers
 on its slots, up to the batch's concurrency, looked for at an attempt's start every
@@ -31,8 +32,9 @@ import shutil
 import socket
 import tempfile
 import time
+import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named act
 CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying there is no Ray there
 ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
 ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
+SCRATCH_PREFIX = "sandbox-ray-"  # an attempt's scratch folder on its worker's node, in the temp folder
 LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
 
 log = logging.getLogger(__name__)
@@ -131,12 +134,16 @@ class AttemptWorker:
         attempt_number: int,
         folder_name: str,
         dispatch_wait: float = 0.0,
+        scratch_name: str = "",
     ) -> dict:
+        """Run the attempt in a scratch folder of this node (``scratch_name``, given by the driver
+        so that ``salvage`` finds it if this worker dies), and return its outcome and files."""
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
 
-        scratch = Path(tempfile.mkdtemp(prefix="sandbox-ray-"))
+        scratch = scratch_folder(scratch_name or new_scratch_name())
+        scratch.mkdir(mode=0o700)
         directory = scratch / folder_name
         self.running += 1
         try:
@@ -157,6 +164,40 @@ class AttemptWorker:
             self.running -= 1
             self.attempts += 1
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def new_scratch_name() -> str:
+    return f"{SCRATCH_PREFIX}{uuid.uuid4().hex}"
+
+
+def scratch_folder(name: str) -> Path:
+    """An attempt's scratch folder on the node this runs on (driver and worker agree on its name)."""
+    if not name.startswith(SCRATCH_PREFIX) or "/" in name or name in {".", ".."}:
+        raise ValueError(f"not a scratch folder's name: {name!r}")
+    return Path(tempfile.gettempdir()) / name
+
+
+@ray.remote(num_cpus=0, max_retries=0)
+def salvage(scratch_name: str) -> dict[str, bytes]:
+    """What a dead worker's attempt left in its scratch folder (its trace up to the worker's
+    death, its screenshots), read on its node and the folder removed."""
+    scratch = scratch_folder(scratch_name)
+    try:
+        return {str(p.relative_to(scratch)): p.read_bytes() for p in scratch.rglob("*") if p.is_file()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def salvaged(node: str, scratch_name: str) -> dict[str, bytes]:
+    """``salvage`` on ``node``; nothing when the node is gone or does not answer in time."""
+    strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+    ref = salvage.options(scheduling_strategy=strategy).remote(scratch_name)
+    try:
+        return await asyncio.wait_for(ref, ANSWER_TIMEOUT)
+    except (TimeoutError, ray.exceptions.RayError) as exc:
+        ray.cancel(ref, force=True)
+        log.warning("the files of an attempt on the lost Ray node %s could not be read: %r", node, exc)
+        return {}
 
 
 def named_actor(name: str) -> Any:
@@ -308,7 +349,10 @@ class RayPool:
             worker = await self.pick()
             node = worker.node
             worker.running += 1
-            ref = worker.handle.run.remote(pack_id, agent, settings, attempt_number, directory.name, dispatch_wait)
+            scratch = new_scratch_name()
+            ref = worker.handle.run.remote(
+                pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch
+            )
             try:
                 reply = await ref
             except asyncio.CancelledError:  # the batch is being stopped: so is the attempt on its worker
@@ -319,6 +363,11 @@ class RayPool:
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
                 errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+                # What the try left (its trace up to the death) is kept: in the attempt's folder when
+                # it is the last try, else in try-N/ beside the next try's files.
+                kept = directory if tries == retries + 1 else directory / f"try-{tries}"
+                if write_files(kept, (await salvaged(node, scratch)).items(), prefix=directory.name + "/"):
+                    errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)})"
                 try:
                     await self.replace(worker)
                 except ray.exceptions.RayError as again:
@@ -368,15 +417,26 @@ def worker_places(count: int, fill: bool = False) -> list[str]:
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:
     """The attempt's files from its worker, ``attempt.json`` with the node it ran on (and how
     many workers it took, when an earlier one died under it)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for relative, data in files.items():
-        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
-        (directory / relative).write_bytes(data)
+    write_files(directory, files.items())
     path = directory / "attempt.json"
     if path.is_file():
         facts: dict[str, Any] = {"ray_node": node} | ({"tries": tries} if tries > 1 else {})
         record = AttemptRecord.model_validate_json(path.read_bytes()).model_copy(update=facts)
         write_file(path, record.to_json())
+
+
+def write_files(directory: Path, files: Iterable[tuple[str, bytes]], prefix: str = "") -> int:
+    """Write ``files`` (paths relative to ``directory``, after ``prefix``, which the others lack)
+    into ``directory``; returns how many were written."""
+    written = 0
+    for name, data in files:
+        if not name.startswith(prefix) or ".." in Path(name).parts:
+            continue
+        path = directory / name.removeprefix(prefix)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written += 1
+    return written
 
 
 def unfinished(
