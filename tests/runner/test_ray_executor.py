@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,8 @@ import ray
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch, summarise
-from sandbox.runner.executors.ray_pool import SCRATCH_PREFIX, RayPool, worker_places
-from tests.support.dying_workers import kill_during_the_first_try
+from sandbox.runner.executors.ray_pool import RayPool, worker_places
+from tests.support.dying_workers import kill_during_the_first_try, scratch_folders
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +52,6 @@ async def kill_the_worker_during_the_first_try(folder, retries: int):
         return outcome, folder / "attempt"
     finally:
         await pool.stop()
-
-
-def scratch_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"))
 
 
 @pytest.fixture(scope="module")

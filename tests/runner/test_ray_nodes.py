@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
 from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
+from tests.support.dying_workers import scratch_folders
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,6 @@ def cluster():
     # A removed node's attempts leave their scratch folders (on a real cluster, on its own disk).
     for folder in scratch_folders() - before:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def scratch_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(f"{ray_pool.SCRATCH_PREFIX}*"))
 
 
 @pytest.fixture

@@ -4,12 +4,19 @@ once), and the worker is killed while it hangs."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.executors import AttemptSettings, BatchAgent
+from sandbox.runner.executors.ray_pool import SCRATCH_PREFIX
+
+
+def scratch_folders() -> set[Path]:
+    """The Ray attempts' scratch folders on this machine."""
+    return set(Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"))
 
 
 async def kill_during_the_first_try(pool: Any, folder: Path, retries: int, kill: Callable[[], None]) -> Any:
