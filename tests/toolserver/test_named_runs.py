@@ -210,3 +210,47 @@ async def test_attach_errors_are_clear_and_exit_2_or_3(client):
     server = str(client.make_url("")).rstrip("/")  # the server's own refusal, not the client's wrapping of it
     code, err = await run_cli("mcp", "--attach", server, "--name", "x", "--pack", "no-such-pack")
     assert code == 3 and "refused run 'x': unknown pack 'no-such-pack'; known packs: " in err, err
+
+
+class Relay:
+    """A loopback TCP relay to the server; ``cut`` drops every connection, as a server killed mid-call would."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.writers = port, []
+
+    async def __aenter__(self) -> str:
+        self.listener = await asyncio.start_server(self.relay, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.listener.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.listener.close()
+        self.cut()
+
+    async def relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writers += [writer, up_writer]
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            while data := await source.read(65536):
+                sink.write(data)
+            sink.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer), return_exceptions=True)
+
+    def cut(self) -> None:
+        for writer in self.writers:
+            writer.transport.abort()
+
+
+async def test_a_call_pending_when_the_server_goes_is_answered(own_sandbox):
+    """The attached process's stdout closed first, and the client never got an answer to its call."""
+    async with own_sandbox(faults=parse_faults("mirror-delay:ms=6000")) as own, http_client(own) as server:
+        async with Relay(server.port) as relayed:
+            start = {"name": "browser_start_session", "arguments": START}  # its page is 6 s late
+            process = await attached(relayed, "server-goes", start)
+            assert "result" in json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+            await asyncio.sleep(1)  # the call is under way
+        answer = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+        assert await asyncio.wait_for(process.wait(), 60) == 3
+    assert answer["id"] == 2 and answer["error"]["message"] == "Connection closed", answer
+    assert "cannot reach the sandbox server" in (await process.stderr.read()).decode()

@@ -69,7 +69,11 @@ async def relay_run(server: str, name: str, pack: str | None, token: str | None)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     endpoint = attach_url(server, pack, name)
     try:
+        # The upstream connection inside the stdio one: when the server goes mid-call, the calls
+        # read are answered ("Connection closed") before stdout closes.
         async with (
+            stdio_pipes(MAX_LINE_BYTES) as pipes,  # read on the loop: a stop signal is not held by a thread
+            stdio_server(*(pipes or ())) as streams,
             httpx2.AsyncClient(headers=headers, timeout=UPSTREAM_TIMEOUT) as http,
             Client(streamable_http_client(endpoint, http_client=http), mode="legacy") as upstream,  # the handshake
         ):
@@ -77,11 +81,7 @@ async def relay_run(server: str, name: str, pack: str | None, token: str | None)
             run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
             log.info("attached to run %s (%r) at %s", run_id, name, server)
             relay = proxy_server(upstream, run_id)
-            async with (
-                stdio_pipes(MAX_LINE_BYTES) as pipes,  # read on the loop: a stop signal is not held by a thread
-                stdio_server(*(pipes or ())) as streams,
-                relay.lifespan(relay) as state,
-            ):
+            async with relay.lifespan(relay) as state:
                 await serve_loop(relay, *answer_before_end(*streams), lifespan_state=state)
     except* (httpx2.HTTPError, OSError) as group:
         raise AttachError(f"cannot reach the sandbox server at {server}: {first_leaf(group)!r}") from None

@@ -74,7 +74,7 @@ def register(subparsers) -> None:
             "stdin closed, the connection ended, the run goes on)",
             2: "bad usage: an unknown or unusable pack, a mirror folder that does not exist, --attach without "
             "--name, a server option with --attach",
-            3: "attached: the server could not be reached or refused the run",
+            3: "attached: the server could not be reached, refused the run, or went away",
         },
     )
 
