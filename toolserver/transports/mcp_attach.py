@@ -68,6 +68,7 @@ async def serve_attached(server: str, *, name: str, pack: str | None = None, tok
 async def relay_run(server: str, name: str, pack: str | None, token: str | None) -> None:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     endpoint = attach_url(server, pack, name)
+    attached = False
     try:
         # The upstream connection inside the stdio one: when the server goes mid-call, the calls
         # read are answered ("Connection closed") before stdout closes.
@@ -80,11 +81,13 @@ async def relay_run(server: str, name: str, pack: str | None, token: str | None)
             opened = upstream.session.initialize_result
             run_id = (opened.meta or {}).get(RUN_ID_META) if opened is not None else None
             log.info("attached to run %s (%r) at %s", run_id, name, server)
+            attached = True
             relay = proxy_server(upstream, run_id)
             async with relay.lifespan(relay) as state:
                 await serve_loop(relay, *answer_before_end(*streams), lifespan_state=state)
     except* (httpx2.HTTPError, OSError) as group:
-        raise AttachError(f"cannot reach the sandbox server at {server}: {first_leaf(group)!r}") from None
+        said = "the sandbox server at {} went away" if attached else "cannot reach the sandbox server at {}"
+        raise AttachError(f"{said.format(server)}: {first_leaf(group)!r}") from None
     except* MCPError as group:
         raise AttachError(f"the sandbox server at {server} refused run {name!r}: {first_leaf(group)}") from None
 
