@@ -241,6 +241,22 @@ async def test_bad_http_requests_get_clear_errors_and_the_server_stays_up(client
     assert (await client.get("/health")).status == 200
 
 
+async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(client):
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    opened = await client.post("/mcp?pack=controlled-form", json=initialize, headers=accept)
+    session = accept | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    assert (await client.post("/mcp", json=initialized, headers=session)).status == 202
+    garbage = await client.post("/mcp", data=b'{"jsonrpc": "2.0", "id": 4, "method": "tools/li', headers=session)
+    assert garbage.status == 400 and (await garbage.json())["error"]["code"] == -32700
+    run_id = opened.headers["mcp-run-id"]
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    [event] = [e for e in trace.events if e.kind == "unreadable_message"]
+    assert event.data["transport"] == "mcp-http" and event.data["code"] == -32700
+    assert event.data["error"].startswith("Parse error: ") and event.data["line"].endswith('"method": "tools/li')
+    assert (await client.delete("/mcp", headers=session)).status == 200
+
+
 async def test_a_client_that_disconnects_mid_call_leaves_the_call_in_the_trace(client, sandbox, mcp_url):
     run_ids: list[str] = []
 
@@ -396,6 +412,18 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert [(c.tool, c.error.type) for c in trace.calls] == [
         ("browser_snapshot", "invalid_arguments"),
         ("browser_start_session", "invalid_arguments"),
+    ]
+    unreadable = [
+        (e.data["code"], e.data["error"][:25], e.data["line"][:20])
+        for e in trace.events
+        if e.kind == "unreadable_message"
+    ]
+    assert unreadable == [  # the lines after initialize (before it, there is no run); a second initialize is read
+        (-32700, "Parse error: Invalid JSON", "{this is not json"),
+        (-32700, "Parse error: not UTF-8: b", '{"jsonrpc": "2.0", "'),
+        (-32600, "Invalid request: not a JS", '{"jsonrpc": "2.0", "'),
+        (-32700, "Parse error: message long", "x" * 20),
+        (-32700, "Parse error: message long", "x" * 20),
     ]
 
 

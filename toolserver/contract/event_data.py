@@ -142,6 +142,14 @@ class InjectedData(TypedDict):
 
 
 @with_config(KEEP_EXTRA)
+class UnreadableData(TypedDict):
+    transport: str
+    code: int
+    error: str
+    line: str
+
+
+@with_config(KEEP_EXTRA)
 class LateActionData(TypedDict):
     tool: str
     ref: str

@@ -32,6 +32,7 @@ from toolserver.contract.event_data import (
     SuppressedData,
     TabOpenedData,
     TraceFailedData,
+    UnreadableData,
     UrlData,
     ViolationData,
 )
@@ -209,6 +210,15 @@ class FaultInjected(EventBase):
     Data: ClassVar[builtins.type] = InjectedData
 
 
+class UnreadableMessage(EventBase):
+    """a message of the MCP client's that could not be read (not UTF-8, not JSON, not a JSON-RPC
+    message, too long): answered with the JSON-RPC error (`code`, `error`), no tool ran; `line` is
+    its start (200 characters), `transport` `mcp-stdio` or `mcp-http`"""
+
+    kind: Literal["unreadable_message"] = "unreadable_message"
+    Data: ClassVar[builtins.type] = UnreadableData
+
+
 EVENT_MODELS: tuple[type[EventBase], ...] = (
     Navigation,
     Redirect,
@@ -230,6 +240,7 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     EventsSuppressed,
     ProfilesEvicted,
     FaultInjected,
+    UnreadableMessage,
 )
 EventRecord = Annotated[
     Navigation
@@ -251,7 +262,8 @@ EventRecord = Annotated[
     | PlaywrightTraceFailed
     | EventsSuppressed
     | ProfilesEvicted
-    | FaultInjected,
+    | FaultInjected
+    | UnreadableMessage,
     Field(discriminator="kind"),
 ]
 EventKind = Literal[
@@ -275,6 +287,7 @@ EventKind = Literal[
     "events_suppressed",
     "profiles_evicted",
     "fault_injected",
+    "unreadable_message",
 ]
 EVENTS: TypeAdapter[EventRecord] = TypeAdapter(EventRecord)
 

@@ -247,6 +247,13 @@ def handshake_only(version: str) -> MCPError:
     )
 
 
+def record_unreadable(run: Run, transport: str, code: int, error: str, line: str) -> None:
+    """A message of the run's client that could not be read, as an ``unreadable_message`` event."""
+    if not run.closed:
+        data = {"transport": transport, "code": code, "error": error, "line": line}
+        run.record_event("unreadable_message", data)
+
+
 async def end_run(run: Run, reason: str = "mcp_disconnected") -> None:
     if not run.closed:
         await run.close(reason)
@@ -276,14 +283,20 @@ async def serve_stdio(
     runs = StdioRun(open_run)
     server = create_server(sandbox, runs)
     stopped = StopSignals()
+
+    def told(code: int, error: str, line: str) -> None:  # before initialize: logged only, there is no run
+        if runs.run is not None:
+            record_unreadable(runs.run, "mcp-stdio", code, error, line)
+
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
         async with (
-            stdio_pipes(sandbox.config.max_body_bytes) as pipes,
+            stdio_pipes(sandbox.config.max_body_bytes, told) as pipes,
             stdio_server(*(pipes or ())) as streams,  # the pipes are duck-typed files
             server.lifespan(server) as state,
         ):
-            await serve_loop(server, *answer_before_end(*streams), lifespan_state=state)
+            read, write = streams
+            await serve_loop(server, *answer_before_end(read, write, told=told), lifespan_state=state)
     except asyncio.CancelledError:
         if not stopped.taken():
             raise

@@ -40,7 +40,15 @@ from toolserver.api import Sandbox
 from toolserver.errors import RequestError, UnknownPack
 from toolserver.run import Run
 from toolserver.transports.guards import read_body
-from toolserver.transports.mcp import RUN_ID_HEADER, SESSION_HEADER, create_server, end_run, refusal
+from toolserver.transports.mcp import (
+    RUN_ID_HEADER,
+    SESSION_HEADER,
+    create_server,
+    end_run,
+    record_unreadable,
+    refusal,
+)
+from toolserver.transports.pipes import LINE_START
 
 log = logging.getLogger("toolserver.transports.mcp_http")
 EXCHANGE_HEADER = "x-sandbox-exchange"  # set by the bridge on every request; a client's own is dropped
@@ -168,6 +176,9 @@ class StreamableHttp:
         binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
         if binding is not None:
             binding.in_flight += 1
+            if request.method == "POST" and (error := parse_error(body)) is not None:  # the SDK answers it
+                line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
+                record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
             return await asgi_bridge(request, body, self.manager.handle_request, self.poll_s, on_start, exchange)
@@ -211,6 +222,15 @@ def initialize_of(body: bytes) -> dict | None:
         return None
     if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
         return message
+    return None
+
+
+def parse_error(body: bytes) -> str | None:
+    """Why ``body`` is not JSON, or None."""
+    try:
+        json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return f"Parse error: {exc}"
     return None
 
 

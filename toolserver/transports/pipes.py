@@ -18,10 +18,13 @@ import json
 import logging
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 log = logging.getLogger("toolserver.transports.mcp")
 PARSE_ERROR = -32700  # JSON-RPC
+# Told of each line refused, with its JSON-RPC error code, the error's message and the line (its start).
+OnUnreadable = Callable[[int, str, str], None]
+LINE_START = 200  # characters of a refused line told to ``OnUnreadable``
 
 
 def _watchable(fd: int) -> bool:
@@ -37,8 +40,10 @@ class PipeLines:
     than the limit, or not UTF-8, is answered with a JSON-RPC parse error (id null: its id is not
     read) and skipped."""
 
-    def __init__(self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter) -> None:
-        self.reader, self.limit, self.writer = reader, limit, writer
+    def __init__(
+        self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter, told: OnUnreadable | None = None
+    ) -> None:
+        self.reader, self.limit, self.writer, self.told = reader, limit, writer, told
 
     def __aiter__(self) -> PipeLines:
         return self
@@ -50,33 +55,40 @@ class PipeLines:
             except asyncio.IncompleteReadError as end:  # the wire closed: its last line, if any
                 line = end.partial
             except asyncio.LimitOverrunError:
-                await self.skip_line()
-                await self.refuse(f"message longer than {self.limit} bytes (max_body_bytes)")
+                start = await self.skip_line()
+                await self.refuse(f"message longer than {self.limit} bytes (max_body_bytes)", start)
                 continue
             if not line:
                 raise StopAsyncIteration
             try:
                 return line.decode("utf-8")
             except UnicodeDecodeError as exc:  # never replaced: what a call types must be what was sent
-                await self.refuse(f"not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}")
+                await self.refuse(f"not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}", line)
 
-    async def refuse(self, why: str) -> None:
+    async def refuse(self, why: str, line: bytes) -> None:
         """Answer a line that cannot be read with a JSON-RPC parse error (id null: it was not read)."""
         log.warning("an MCP message was refused: %s", why)
-        error = {"code": PARSE_ERROR, "message": f"Parse error: {why}"}
-        await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n")
+        message = f"Parse error: {why}"
+        if self.told is not None:
+            self.told(PARSE_ERROR, message, line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")[:LINE_START])
+        await self.writer.write(
+            json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}) + "\n"
+        )
         await self.writer.flush()
 
-    async def skip_line(self) -> None:
-        """Drop the rest of the line being read, through its newline, however long it is."""
+    async def skip_line(self) -> bytes:
+        """Drop the rest of the line being read, through its newline, however long it is; returns
+        its first bytes."""
+        start = b""
         while True:
             try:
-                await self.reader.readuntil(b"\n")
-                return
+                rest = await self.reader.readuntil(b"\n")
+                return start or rest[: LINE_START * 4]
             except asyncio.LimitOverrunError as over:  # no newline within the limit yet: drop what is there
-                await self.reader.readexactly(over.consumed)
+                dropped = await self.reader.readexactly(over.consumed)
+                start = start or dropped[: LINE_START * 4]
             except asyncio.IncompleteReadError:  # the wire closed mid-line
-                return
+                return start
 
 
 class PipeWriter:
@@ -103,9 +115,12 @@ class PipeWriter:
 
 
 @contextlib.asynccontextmanager
-async def stdio_pipes(max_line_bytes: int) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
+async def stdio_pipes(
+    max_line_bytes: int, told: OnUnreadable | None = None
+) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     """The standard streams read and written on the event loop, or None when either is not a
-    pipe or socket. A line longer than ``max_line_bytes`` is refused (``PipeLines``)."""
+    pipe or socket. A line longer than ``max_line_bytes``, or not UTF-8, is refused
+    (``PipeLines``), and ``told``."""
     if not (_watchable(0) and _watchable(1)):
         yield None
         return
@@ -124,7 +139,7 @@ async def stdio_pipes(max_line_bytes: int) -> AsyncIterator[tuple[PipeLines, Pip
     os.dup2(2, 1)
     writer = PipeWriter(asyncio.StreamWriter(write_transport, protocol, None, loop))
     try:
-        yield PipeLines(reader, max_line_bytes, writer), writer
+        yield PipeLines(reader, max_line_bytes, writer, told), writer
     finally:
         read_transport.close()
         write_transport.close()

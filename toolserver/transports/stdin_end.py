@@ -13,6 +13,7 @@ with no request answered; what is still running then ends with the connection, a
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import Counter
 from typing import Any
@@ -21,6 +22,8 @@ import mcp_types as types
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from toolserver.transports.pipes import LINE_START, OnUnreadable
 
 log = logging.getLogger("toolserver.transports.mcp")
 ANSWER_WITHIN_S = 60.0  # longer than any one call takes (call_timeout_s 30 s), the browser's start included
@@ -81,9 +84,11 @@ class HeldEnd(Wrapped):
     """The read stream, whose end waits for ``Unanswered.none_left`` (``wait_for_answers``). A line
     that is not a JSON-RPC message is answered here with its error (the SDK drops it unanswered)."""
 
-    def __init__(self, stream: Any, unanswered: Unanswered, limit_s: float, writes: Any) -> None:
+    def __init__(
+        self, stream: Any, unanswered: Unanswered, limit_s: float, writes: Any, told: OnUnreadable | None
+    ) -> None:
         super().__init__(stream, unanswered)
-        self.limit_s, self.writes = limit_s, writes
+        self.limit_s, self.writes, self.told = limit_s, writes, told
 
     def __aiter__(self) -> HeldEnd:
         return self
@@ -98,7 +103,10 @@ class HeldEnd(Wrapped):
             if not isinstance(item, Exception):
                 self.unanswered.read(item)
                 return item
-            await self.writes.send(SessionMessage(unreadable(item)))
+            answer = unreadable(item)
+            if self.told is not None:
+                self.told(answer.error.code, answer.error.message, line_of(item))
+            await self.writes.send(SessionMessage(answer))
 
     async def wait_for_answers(self) -> None:
         """Until every request read is settled, or ``limit_s`` pass with none settled."""
@@ -143,9 +151,21 @@ def unreadable(exc: Exception) -> types.JSONRPCError:
     )
 
 
-def answer_before_end(read_stream: Any, write_stream: Any, limit_s: float = ANSWER_WITHIN_S) -> tuple[Any, Any]:
+def line_of(exc: Exception) -> str:
+    """The start of the line a read error is about, as far as the error has it."""
+    inputs = [e.get("input") for e in exc.errors(include_url=False)] if isinstance(exc, ValidationError) else []
+    given = next((i for i in inputs if isinstance(i, dict)), None) or next(
+        (i for i in inputs if isinstance(i, str)), ""
+    )
+    text = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False, default=repr)
+    return text.rstrip("\r\n")[:LINE_START]
+
+
+def answer_before_end(
+    read_stream: Any, write_stream: Any, limit_s: float = ANSWER_WITHIN_S, told: OnUnreadable | None = None
+) -> tuple[Any, Any]:
     """``stdio_server()``'s two streams, with the read stream's end held back until every request
     read has been answered (or cancelled), as long as one is every ``limit_s``; a line that is not
-    a JSON-RPC message gets its error."""
+    a JSON-RPC message gets its error, and ``told``."""
     unanswered = Unanswered()
-    return HeldEnd(read_stream, unanswered, limit_s, write_stream), CountedWrites(write_stream, unanswered)
+    return HeldEnd(read_stream, unanswered, limit_s, write_stream, told), CountedWrites(write_stream, unanswered)
