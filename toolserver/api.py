@@ -9,8 +9,7 @@ every transport (in-process, HTTP, MCP) goes through it and its runs' one dispat
 The tool server never loads packs: a run gets a ``Policy`` directly, or by pack id through
 the ``policies`` resolver the caller injects (the application wires its pack loader in:
 ``sandbox.runner.wiring``). Likewise a run's task (prompt, site key, allowed URLs, time limit)
-and the scoring of its answer come from an injected ``TaskProvider``, and the mirror roots from
-the configuration.
+and the scoring of its answer come from an injected ``TaskProvider``; the mirror roots from the configuration.
 """
 
 from __future__ import annotations
@@ -84,6 +83,8 @@ class Sandbox:
         if self.sweeper is not None:
             self.sweeper.cancel()
             await asyncio.wait([self.sweeper])
+        if self.owns_host:  # a frozen browser would hold each session's close to its bound
+            await self.host.abandon_if_frozen()
         await self.end_runs("server_stopped")
         if self.owns_host:
             await self.host.stop()

@@ -176,7 +176,7 @@ async def crashed_then_served_again(own: Sandbox, client, run: Run) -> None:
     fresh = own.create_run()
     assert (await start_at(fresh, f"{HOSTILE}/calm"))["ok"]
     health = await (await client.get("/health")).json()
-    assert health["ok"] and health["browser"] == {"connected": True, "launches": 2, "crashes": 1}
+    assert health["ok"] and health["browser"] == {"connected": True, "responsive": True, "launches": 2, "crashes": 1}
     await run.close()
     await fresh.close()
 
@@ -253,6 +253,38 @@ async def test_ending_a_run_on_a_frozen_browser_keeps_within_its_bound(hostile_r
         # each step within close_timeout_s (1 s here): saving the profile, the close, the dispose
         assert took < 4 * BOUNDS["close_timeout_s"] + 1, took
         assert parse_trace(run.trace.text()).end["reason"] == "deleted"
+
+
+async def test_a_frozen_browser_is_unhealthy_and_killed_at_shutdown(hostile_root):
+    """/health said ok while the browser answered nothing; a shutdown then waited out every close
+    bound of every session and the browser's own close (14.6 s at the default bounds)."""
+    before = browser_processes()
+    own = await Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)).start()
+    frozen: set[int] = set()
+    try:
+        async with http_client(own) as client:
+            run = own.create_run()
+            assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+            healthy = await client.get("/health")
+            assert healthy.status == 200 and (await healthy.json())["browser"]["responsive"] is True
+            frozen = browser_processes() - before
+            assert frozen
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+            unhealthy = await client.get("/health")
+            body = await unhealthy.json()
+            assert unhealthy.status == 503 and body["ok"] is False, body
+            assert (body["browser"]["connected"], body["browser"]["responsive"]) == (True, False), body
+        await own.stop()
+        assert not frozen & browser_processes()  # killed, not left stopped
+        crashed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "browser_crashed"]
+        assert crashed == [{"session_id": next(iter(run.sessions)), "reason": "unresponsive"}], crashed
+        assert parse_trace(run.trace.text()).end["reason"] == "server_stopped"
+    finally:
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await own.stop()
 
 
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------

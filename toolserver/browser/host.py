@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import json
 import logging
 import os
 import shlex
 import shutil
+import signal
 import tempfile
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
-from playwright.async_api import Browser, Playwright, StorageState, async_playwright
+from playwright.async_api import Browser, CDPSession, Playwright, StorageState, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop, backstop_spki
@@ -34,6 +36,9 @@ log = logging.getLogger("toolserver.browser")
 # --optimize-for-size keeps it near its live size. Node takes that flag only on its command line,
 # not in NODE_OPTIONS, so the driver starts through a two-line wrapper around Playwright's node.
 DRIVER_NODE_FLAGS = ("--optimize-for-size",)
+# A browser that does not answer a CDP call within this is not responsive (/health says so; at
+# shutdown its sessions are left, not closed): a connected browser may still be frozen.
+ANSWER_WITHIN_S = 2.0
 
 
 class Hosted(Protocol):
@@ -45,7 +50,7 @@ class Hosted(Protocol):
     @property
     def crashed(self) -> bool: ...
 
-    def browser_disconnected(self, browser: Browser) -> None: ...
+    def browser_disconnected(self, browser: Browser, reason: str | None = None) -> None: ...
 
 
 async def start_playwright() -> Playwright:
@@ -97,6 +102,7 @@ class BrowserHost:
         self.crashes = 0
         self._relaunch: asyncio.Future[Browser] | None = None
         self._stopping = False
+        self._probe: CDPSession | None = None  # the browser's own CDP session, for ``responsive``
 
     async def start(self) -> None:
         self._pw = await self._start_driver()
@@ -122,9 +128,51 @@ class BrowserHost:
             ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
         )
         browser.on("disconnected", self._on_disconnected)
+        self._probe = await browser.new_browser_cdp_session()
         self.browser = browser
         self.launches += 1
         return browser
+
+    async def responsive(self, within: float = ANSWER_WITHIN_S) -> bool:
+        """Whether the browser answers a CDP call within ``within`` seconds (``Browser.getVersion``,
+        answered by the browser's own process): False for one down, or up but frozen."""
+        browser, probe = self.browser, self._probe
+        if browser is None or probe is None or not browser.is_connected():
+            return False
+        try:
+            await asyncio.wait_for(probe.send("Browser.getVersion"), within)
+        except (TimeoutError, PlaywrightError):
+            return False
+        return True
+
+    async def abandon_if_frozen(self) -> None:
+        """At shutdown, a browser connected but not ``responsive`` is left: its sessions are marked
+        lost, unclosed (each close would wait out its bounds), with a ``browser_crashed`` event
+        (``reason`` ``unresponsive``); ``stop`` ends the browser with its driver."""
+        browser = self.browser
+        if browser is None or not browser.is_connected() or await self.responsive():
+            return
+        log.warning("Chromium does not answer: its sessions are left unclosed and it is killed")
+        self.browser = None
+        for session in list(self.sessions):
+            session.browser_disconnected(browser, "unresponsive")
+        for pid in self.browser_pids():  # the driver's own close of it would wait for an answer
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def browser_pids(self) -> list[int]:
+        """The browser process (not its children) of this host: the Chromium whose command line
+        names this host's backstop proxy (none where ``/proc`` cannot be read)."""
+        marker = f"--proxy-server={self.backstop.url}".encode()
+        found = []
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            if marker in argv and not any(arg.startswith(b"--type=") for arg in argv):
+                found.append(int(entry.name))
+        return found
 
     def keep_profile(self, key: str, state: StorageState) -> list[str]:
         """Store a site key's profile as the most recent; a long-lived server forgets the least
@@ -197,7 +245,8 @@ class BrowserHost:
 
     async def stop(self) -> None:
         """Close the browser and the driver, each within the shutdown bound (a hung renderer
-        never holds shutdown: stopping the driver ends the browser it launched)."""
+        never holds shutdown: stopping the driver ends the browser it launched; an abandoned
+        browser is left to it)."""
         self._stopping = True
         if self._relaunch is not None:  # a restart after a crash nobody awaited: not left pending
             relaunch, self._relaunch = self._relaunch, None

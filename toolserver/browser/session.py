@@ -181,10 +181,10 @@ class Session:
         if method not in ("GET", "HEAD", "OPTIONS", "CONNECT", "?"):
             self.record_state_change("non_get_request", name=f"{method} {url}", blocked=True, detail=data)
 
-    def browser_disconnected(self, browser: Browser) -> None:
+    def browser_disconnected(self, browser: Browser, reason: str | None = None) -> None:
         if self.browser is browser and not self.closed:
             self.browser_lost = True
-            self.record_event("browser_crashed", {"session_id": self.id})
+            self.record_event("browser_crashed", {"session_id": self.id} | ({"reason": reason} if reason else {}))
 
     # --- recording: through the run, with this session filled in --------------------------
     def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict:

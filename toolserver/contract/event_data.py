@@ -96,6 +96,7 @@ class ErrorData(TypedDict):
 @with_config(KEEP_EXTRA)
 class CrashData(TypedDict):
     session_id: str
+    reason: NotRequired[str]
 
 
 @with_config(KEEP_EXTRA)

@@ -150,7 +150,8 @@ class LateAction(EventBase):
 
 
 class BrowserCrashed(EventBase):
-    """Chromium died under the session"""
+    """Chromium died under the session, or (`reason` `unresponsive`) the server stopped while
+    Chromium answered nothing, and left the session unclosed"""
 
     kind: Literal["browser_crashed"] = "browser_crashed"
     Data: ClassVar[builtins.type] = CrashData

@@ -209,21 +209,29 @@ async def delete_run(request: web.Request) -> web.Response:
 
 
 async def health(request: web.Request) -> web.Response:
-    """The server's state: `{"ok", "runs", "ended_runs", "chromium", "browser": {"connected", "launches",
-    "crashes"}, "mirrored_urls"}`; 503 while the browser is down (it is relaunched for the next session)."""
+    """The server's state: `{"ok", "runs", "ended_runs", "chromium", "browser": {"connected", "responsive",
+    "launches", "crashes"}, "mirrored_urls"}`; 503 while the browser is down (it is relaunched for the next
+    session) or does not answer within 2 s (`responsive` false: frozen or starved)."""
     sandbox = request.app[SANDBOX]
     host = sandbox.host
     live = sum(not run.closed for run in sandbox.runs.values())
+    connected = host.connected
+    responsive = connected and await host.responsive()
     return web.json_response(
         {
-            "ok": host.connected,
+            "ok": responsive,
             "runs": live,
             "ended_runs": len(sandbox.runs) - live,
             "chromium": host.executable,
-            "browser": {"connected": host.connected, "launches": host.launches, "crashes": host.crashes},
+            "browser": {
+                "connected": connected,
+                "responsive": responsive,
+                "launches": host.launches,
+                "crashes": host.crashes,
+            },
             "mirrored_urls": len(host.store),
         },
-        status=200 if host.connected else 503,
+        status=200 if responsive else 503,
     )
 
 
