@@ -35,7 +35,7 @@ from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attemp
 from sandbox.runner.files import write_file
 from sandbox.runner.prices import Prices
 from sandbox.runner.reasons import failure_reasons
-from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient
+from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient, agent_turn
 from toolserver.contract import site_keys
 from toolserver.contract.policy import PolicyMode
 from toolserver.contract.trace import read_trace
@@ -155,6 +155,29 @@ class AttemptOutcome:
         return {**self.__dict__, "directory": str(self.directory)}
 
 
+async def run_agent(agent: Agent, task: AgentTask, limit: float, started: float) -> AgentResult:
+    """The agent's run within ``limit`` seconds; its failure, its time out or the batch's stop
+    (the attempt is then recorded before the stop goes on) as the result."""
+    try:
+        return await asyncio.wait_for(agent.run(task), timeout=limit)
+    except TimeoutError:
+        return AgentResult(output="", status="timeout", error=f"stopped at the attempt's time limit ({limit:g} s)")
+    except Exception as exc:  # a crashed agent never stops the batch
+        return AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
+    except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first
+        uncancel()
+        stopped_after = time.monotonic() - started
+        return AgentResult(output="", status=STOPPED, error=f"the batch was stopped after {stopped_after:.1f} s")
+
+
+def uncancel() -> None:
+    """Take back the stop of the task running this, while its attempt is recorded (``run_attempt``
+    raises it again at the end)."""
+    this = asyncio.current_task()
+    if this is not None:
+        this.uncancel()
+
+
 async def run_attempt(
     sandbox,
     pack: Pack,
@@ -211,20 +234,17 @@ async def run_attempt(
         client=InProcessClient(run),
         workdir=directory,
     )
+    waiting = started = time.monotonic()
     started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
-    started = time.monotonic()  # the clock starts immediately before the agent
     try:
-        result = await asyncio.wait_for(agent.run(task), timeout=limit)
-    except TimeoutError:
-        result = AgentResult(output="", status="timeout", error=f"stopped at the attempt's time limit ({limit:g} s)")
-    except Exception as exc:  # a crashed agent never stops the batch
-        result = AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
-    except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first
-        this = asyncio.current_task()
-        if this is not None:
-            this.uncancel()  # taken back while the attempt is recorded; raised again at the end
-        stopped_after = time.monotonic() - started
-        result = AgentResult(output="", status=STOPPED, error=f"the batch was stopped after {stopped_after:.1f} s")
+        async with agent_turn(agent):  # a model agent's turn at the cassettes: a wait to be dispatched
+            dispatch_wait += time.monotonic() - waiting
+            started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
+            started = time.monotonic()  # the clock starts immediately before the agent
+            result = await run_agent(agent, task, limit, started)
+    except asyncio.CancelledError:  # stopped while it waited for its turn: recorded all the same
+        uncancel()
+        result = AgentResult(output="", status=STOPPED, error="the batch was stopped before the attempt's turn came")
     elapsed = time.monotonic() - started
     await run.close(reason=result.status)
 

@@ -6,7 +6,9 @@ public parts (task input, output schema, time limit) and the tool API.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -112,3 +114,10 @@ class Agent(Protocol):
     name: str
 
     async def run(self, task: AgentTask) -> AgentResult: ...
+
+
+def agent_turn(agent: Agent) -> AbstractAsyncContextManager[None]:
+    """What ``agent`` waits for before its attempt's clock starts (``agent.turn()``, if it has one:
+    a model agent's turn at the cassettes); the wait counts as a dispatch wait, not elapsed time."""
+    turn = getattr(agent, "turn", None)
+    return turn() if turn is not None else contextlib.nullcontext()

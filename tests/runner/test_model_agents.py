@@ -6,10 +6,13 @@ cassette that cannot answer. Every test runs for both APIs."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import itertools
 import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
-from sandbox.runner.batch import run_batch
+from sandbox.runner.batch import BatchStopped, run_batch
 from tests.support.models import scripted_server
 from toolserver.contract.trace import read_trace
 
@@ -162,6 +165,46 @@ async def test_committed_cassette_replays_offline_and_deterministically(sandbox,
     assert first["site_key"] != second["site_key"]
     assert [tool for tool, _ in first_calls] == [tool for tool, _ in second_calls]
     assert first_output == second_output and first["token_usage"] == second["token_usage"]
+
+
+async def test_attempts_sharing_a_cassette_take_turns_outside_their_clocks(sandbox, tmp_path):
+    """The wait for the cassette's turn was inside each attempt's clock: identical replays took
+    3.0, 4.2 and 7.7 s at concurrency 3, and a time limit cut the later ones off."""
+    api = APIS[0]
+    outcomes = await run_batch(
+        [load_pack("bid-intake")], f"think:0.05:{api.agent}", repeats=3, concurrency=3, out=tmp_path,
+        progress=False, sandbox=sandbox, options=AgentOptions(cassette=api.cassette, record_mode="none"),
+    )  # fmt: skip
+    attempts = sorted((attempt_of(o)[0] for o in outcomes), key=lambda a: a["started_at"])
+    assert [a["status"] for a in attempts] == ["completed"] * 3, [a["error"] for a in attempts]
+    for before, after in itertools.pairwise(attempts):  # one clock runs at a time: each after the one before
+        ended = datetime.fromisoformat(before["started_at"]) + timedelta(seconds=before["elapsed_seconds"])
+        assert datetime.fromisoformat(after["started_at"]) >= ended - timedelta(milliseconds=20), (before, after)
+        assert after["dispatch_wait_seconds"] >= before["elapsed_seconds"] * 0.5, (before, after)
+
+
+async def test_a_stop_while_attempts_wait_for_the_cassette_records_them_all(sandbox, tmp_path):
+    api = APIS[0]
+    batch = asyncio.ensure_future(
+        run_batch(
+            [load_pack("bid-intake")],
+            f"think:0.2:{api.agent}",
+            repeats=3,
+            concurrency=3,
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(cassette=api.cassette, record_mode="none"),
+        )  # fmt: skip
+    )
+    while not list(tmp_path.glob("*/*/trace.jsonl")):  # the first attempt runs, the others wait for its turn
+        await asyncio.sleep(0.05)
+    batch.cancel()
+    with pytest.raises(BatchStopped) as stopped:
+        await batch
+    errors = sorted(attempt_of(o)[0]["error"] for o in stopped.value.outcomes)
+    assert len(errors) == 3 and all(o.status == "stopped" for o in stopped.value.outcomes), errors
+    assert errors[1:] == ["the batch was stopped before the attempt's turn came"] * 2, errors
 
 
 @by_api

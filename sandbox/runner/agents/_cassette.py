@@ -7,13 +7,16 @@ recorded. The attempt's site key is saved as the placeholder ``<SANDBOX_SITE_KEY
 as the replaying attempt's fresh key, so a replay issues the same tool calls with the key its
 gates expect. The record modes are ``sandbox.runner.record_mode.RecordMode``; ``all`` re-records
 from scratch. vcrpy patches the HTTP library process-wide, so attempts that use a cassette take
-turns (a per-event-loop lock); only httpx2 (the SDKs' transport) is patched.
+turns (a per-event-loop lock, ``Cassette.turn``, which ``sandbox run`` takes before an attempt's
+clock starts: the wait for it is a dispatch wait); only httpx2 (the SDKs' transport) is patched.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import weakref
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -23,6 +26,7 @@ SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+_HOLDING = contextvars.ContextVar("cassette_turn_held", default=False)  # this attempt has its turn
 
 
 class CassetteError(Exception):
@@ -38,6 +42,20 @@ class Cassette:
         return self.path is not None and (
             self.record_mode is RecordMode.NONE or (self.record_mode is RecordMode.ONCE and Path(self.path).is_file())
         )
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """This attempt's turn at the cassettes (none needed without one); ``use`` within it takes
+        no other."""
+        if self.path is None or _HOLDING.get():
+            yield
+            return
+        async with lock():
+            held = _HOLDING.set(True)
+            try:
+                yield
+            finally:
+                _HOLDING.reset(held)
 
     @asynccontextmanager
     async def use(self, site_key: str):
@@ -62,7 +80,7 @@ class Cassette:
             filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
             skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
         )
-        async with lock():
+        async with self.turn():
             with recorder.use_cassette(str(self.path)) as cassette:
                 yield cassette
 

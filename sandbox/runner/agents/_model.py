@@ -5,6 +5,7 @@ agent module writes only its SDK's conversation loop (``converse``)."""
 from __future__ import annotations
 
 import os
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -70,6 +71,10 @@ class ModelAgent:
                 replayed=self.cassette.replaying,
             )
         return details
+
+    def turn(self) -> AbstractAsyncContextManager[None]:
+        """The attempt's turn at the cassettes, taken before its clock starts (``run_attempt``)."""
+        return self.cassette.turn()
 
     async def run(self, task: AgentTask) -> AgentResult:
         async with self.cassette.use(task.site_key) as cassette:

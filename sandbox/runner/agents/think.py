@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from sandbox.runner.agents._kinds import AgentOptions, AgentSpecError, agent_kind, make_agent
-from sandbox.runner.task import Agent, AgentResult, AgentTask, ToolClient
+from sandbox.runner.task import Agent, AgentResult, AgentTask, ToolClient, agent_turn
 
 
 class ThinkingClient:
@@ -33,6 +34,10 @@ class ThinkingAgent:
     async def run(self, task: AgentTask) -> AgentResult:
         assert task.client is not None, "run_attempt always gives the agent a tool client"
         return await self.inner.run(dataclasses.replace(task, client=ThinkingClient(task.client, self.seconds)))
+
+    def turn(self) -> AbstractAsyncContextManager[None]:
+        """The inner agent's turn (``run_attempt``), if it takes one."""
+        return agent_turn(self.inner)
 
     async def preflight(self) -> str | None:
         """The inner agent's check before a batch (a model agent's: does its endpoint answer?)."""
