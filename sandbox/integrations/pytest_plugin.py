@@ -26,6 +26,7 @@ background thread, so plain and async tests can use it alike, with or without py
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import re
@@ -200,24 +201,40 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
         pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
 
 
-def prepare_cassette(host: BackgroundSandbox, pack: Pack, tool_format: str, cassette: Path, mode: RecordMode) -> None:
+# The SDK's variables that point a model agent at an endpoint, by model kind.
+ENDPOINT_VARIABLES = {
+    "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+}
+
+
+def prepare_cassette(host: BackgroundSandbox, pack: Pack, model_kind: str, cassette: Path, mode: RecordMode) -> None:
+    from sandbox.runner.agents import MODEL_TOOL_FORMATS
     from sandbox.runner.cassettes import CassetteMismatch, check_cassette
     from toolserver.formats import tool_definitions
 
     if not cassette.is_file():
         if mode is RecordMode.NONE:
+            url, key = ENDPOINT_VARIABLES.get(model_kind, ENDPOINT_VARIABLES["openai"])
             pytest.fail(
                 f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
-                "endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY) and run pytest with "
-                "--sandbox-record-mode once",
+                f"endpoint: set {url} (and {key}) and run pytest with --sandbox-record-mode once",
                 pytrace=False,
             )
         return
     if mode is not RecordMode.ALL:  # the others replay what the cassette holds
         try:
-            check_cassette(cassette, pack, tool_definitions(tool_format, host.sandbox.registry.schemas()))
+            tools = tool_definitions(MODEL_TOOL_FORMATS[model_kind], host.sandbox.registry.schemas())
+            check_cassette(cassette, pack, tools)
         except CassetteMismatch as exc:
             pytest.fail(str(exc), pytrace=False)
+
+
+def folder_of_test(nodeid: str) -> str:
+    """A test's folder under ``--sandbox-out``: its node id, with a short hash of it when the id
+    had to be changed to be a name (``test[a b]`` and ``test[a/b]`` would be one folder)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid)
+    return name if name == nodeid else f"{name}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"
 
 
 @pytest.fixture
@@ -225,7 +242,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
     runs one attempt and returns an ``Attempt``."""
     from sandbox.evaluation.scoring import ScoreReport
-    from sandbox.runner.agents import AGENT_KINDS, MODEL_TOOL_FORMATS, AgentOptions, make_agent
+    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
     from sandbox.runner.attempt import run_attempt
 
     config = request.config
@@ -253,9 +270,10 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
                     f"record_mode must be one of {', '.join(RecordMode.values())}, got {given!r}", pytrace=False
                 )
             mode = RecordMode(given)
-            path = Path(cassette) if cassette is not None else default_cassette(request)
+            # a relative path is the test file's, like the default: the same file from any folder
+            path = Path(request.path).parent / cassette if cassette is not None else default_cassette(request)
             model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]
-            prepare_cassette(sandbox, loaded, MODEL_TOOL_FORMATS[model_kind], path, mode)
+            prepare_cassette(sandbox, loaded, model_kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
             options = AgentOptions(cassette=path, record_mode=mode)
         elif cassette is not None:
@@ -264,8 +282,10 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
             instance = make_agent(agent, options)
         except ValueError as exc:
             pytest.fail(str(exc), pytrace=False)
-        base = Path(out) / re.sub(r"[^A-Za-z0-9._-]+", "_", request.node.nodeid) if out else tmp_path
+        base = Path(out) / folder_of_test(request.node.nodeid) if out else tmp_path
         directory = base / f"{loaded.id}-{next(counter)}"
+        while directory.exists():  # an earlier session's attempt, kept: this one goes beside it
+            directory = base / f"{loaded.id}-{next(counter)}"
         outcome = sandbox.call(run_attempt(sandbox.sandbox, loaded, instance, directory, time_limit=time_limit))
         report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
         attempt_error = None

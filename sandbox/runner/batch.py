@@ -53,6 +53,19 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "agent"
 
 
+def check_names(agents: list[BatchAgent]) -> None:
+    """A ``ValueError`` when two agents of a batch have one name, or names that are one folder name."""
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): --with label=NAME")
+    folders = [slug(name) for name in names]
+    if len(agents) > 1 and len(set(folders)) != len(folders):  # their attempts would share folders
+        raise ValueError(
+            f"two agents of the batch have names that are one folder name ({', '.join(map(repr, names))} as "
+            f"{', '.join(folders)}): give each a label of its own (--with label=NAME)"
+        )
+
+
 def exclusive_dir(parent: Path, name: str) -> Path:
     """A new folder no other batch shares: two batches started in the same second get
     ``name`` and ``name-2`` (created atomically, never reused)."""
@@ -109,9 +122,7 @@ async def run_batch(
     chosen = parse_executor(executor, given)
     if isinstance(agents, str):
         agents = [BatchAgent(agents, options or AgentOptions())]
-    names = [agent.name for agent in agents]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): give each a label")
+    check_names(agents)
     for agent in agents:
         check = getattr(make_agent(agent.spec, agent.options), "preflight", None)  # fail early on a bad spec
         problem = await check() if check else None  # once, so N attempts do not fail the same way

@@ -36,6 +36,12 @@ from sandbox.integrations.pytest_plugin import assert_qualified
 def test_missing_cassette(sandbox_run):
     sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
 
+def test_missing_anthropic_cassette(sandbox_run):
+    sandbox_run(pack="bid-intake", agent="anthropic:scripted-browser-1")
+
+def test_relative_cassette_of_another_pack(sandbox_run):
+    sandbox_run(pack="controlled-form", agent="openai:scripted-browser-1", cassette="{relative}")
+
 def test_cassette_of_another_pack(sandbox_run):
     sandbox_run(pack="controlled-form", agent="openai:scripted-browser-1", cassette="{cassette}")
 
@@ -44,6 +50,15 @@ def test_unknown_pack(sandbox_run):
 
 def test_no_pack(sandbox_run):
     sandbox_run()
+"""
+
+# Test ids that are one folder name once cleaned; run twice into the same --sandbox-out.
+KEPT = """
+import pytest
+
+@pytest.mark.parametrize("case", ["a b", "a/b", "a_b"])
+def test_kept(sandbox_run, case):
+    assert sandbox_run(pack="controlled-form").report.qualified_pass
 """
 
 RECORDED = """
@@ -112,6 +127,12 @@ async def record_then_replay(folder: Path) -> tuple[pytest.RunResult, Path, pyte
     return recorded, cassette, await run_pytest(folder, "-q", *QUIET, env=offline)  # no server: vcrpy answers
 
 
+async def twice_into_one_folder(folder: Path) -> tuple[list[pytest.RunResult], Path]:
+    (folder / "test_kept.py").write_text(KEPT)
+    out = folder / "attempts"
+    return [await run_pytest(folder, "-q", *QUIET, "--sandbox-out", str(out)) for _ in range(2)], out
+
+
 @pytest.fixture(scope="module")
 async def sessions(tmp_path_factory) -> dict:
     """Every session the tests below check, all at once, each in a folder of its own."""
@@ -125,12 +146,14 @@ async def sessions(tmp_path_factory) -> dict:
     cassette = (
         EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
     )
-    (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette))
+    shutil.copy(cassette, bad / "bid-intake.yaml")
+    (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette, relative="bid-intake.yaml"))
     runs = {
         "example": run_pytest(example_folder(folder("example")), "-q", *QUIET),
         "changed": run_pytest(changed, "-q", *QUIET, "--sandbox-mirrors", str(mirror), "-k", "reference"),
         "bad": run_pytest(bad, "-q", *QUIET),
         "record_replay": record_then_replay(folder("record")),
+        "kept": twice_into_one_folder(folder("kept")),
         "on": run_pytest(folder("on"), "--fixtures", *QUIET),
         "off": run_pytest(folder("off"), "--fixtures", *QUIET, "-p", "no:sandbox"),
     }
@@ -155,11 +178,13 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=4)
+    result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines_random(
         [
-            "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*--sandbox-record-mode once*",
+            "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*set OPENAI_BASE_URL*",
+            "*no cassette at *test_missing_anthropic_cassette.yaml *set ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY)*",
             "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
+            "*bid-intake.yaml was recorded for pack 'bid-intake', not for 'controlled-form'*",
             "*unknown pack 'no-such-pack'*",
             "*sandbox_run needs a pack*",
         ]
@@ -171,6 +196,17 @@ def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sess
     recorded.assert_outcomes(passed=1)
     assert cassette.is_file() and "browser_start_session" in cassette.read_text()
     replayed.assert_outcomes(passed=1)
+
+
+def test_attempt_folders_are_never_shared_nor_overwritten(sessions):
+    """Ids one folder name apart, and a second session into the same --sandbox-out, failed with
+    FileExistsError."""
+    (first, second), out = sessions["kept"]
+    first.assert_outcomes(passed=3)
+    second.assert_outcomes(passed=3)
+    folders = sorted(p.relative_to(out).as_posix() for p in out.glob("*/*") if (p / "attempt.json").is_file())
+    assert len(folders) == 6 and len({f.split("/")[0] for f in folders}) == 3, folders
+    assert sorted({f.split("/")[1] for f in folders}) == ["controlled-form-1", "controlled-form-2"], folders
 
 
 def test_the_plugin_can_be_turned_off(sessions):

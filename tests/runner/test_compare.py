@@ -220,6 +220,10 @@ def test_bad_agent_options_are_usage_errors(args, message, capsys):
 def test_two_agents_with_one_name_and_compare_on_nothing_are_refused(tmp_path, capsys):
     code = main(["run", "controlled-form", "--out", str(tmp_path), "--agent", "reference", "--agent", "reference"])
     assert code == 2 and "the same name" in capsys.readouterr().err
+    labels = ["--agent", "reference", "--with", "label=x y", "--agent", "reference", "--with", "label=x/y"]
+    code = main(["run", "controlled-form", "--out", str(tmp_path), *labels])
+    assert code == 2 and "names that are one folder name ('x y', 'x/y' as x-y, x-y)" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # refused before any folder
     assert main(["compare", str(tmp_path / "nothing-here")]) == 2
 
 

@@ -175,6 +175,7 @@ def batch_agents(args: argparse.Namespace) -> list:
     shared model option goes to every agent that takes it; with several agents, one cassette
     file cannot serve two of them."""
     from sandbox.runner.agents import AGENT_KINDS, AgentOptions, RecordMode
+    from sandbox.runner.batch import check_names
     from sandbox.runner.executors import BatchAgent
 
     several = len(args.agents) > 1
@@ -199,9 +200,7 @@ def batch_agents(args: argparse.Namespace) -> list:
             max_turns=max_turns,
         )
         agents.append(BatchAgent(spec, options, own.get("label", "")))
-    names = [agent.name for agent in agents]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): --with label=NAME")
+    check_names(agents)
     return agents
 
 
