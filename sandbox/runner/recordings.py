@@ -75,8 +75,11 @@ class Recording:
     calls: list[RecordedCall]
     pack: str | None = None
     site_key: str | None = None
-    output: str = ""
+    output: str | None = None  # the answer recorded; None: none was (a bare trace)
     elapsed_seconds: float | None = None
+    policy: str | None = None  # the recorded run's (its trace header's): enforce, observe or none
+    block_state_changes: bool | None = None
+    faults: list[str] = field(default_factory=list)  # the faults injected into it, in order
     sample: str | None = None  # the Inspect sample replayed
     folder: Path | None = None  # the attempt folder, when there is one (for --report)
     problems: list[str] = field(default_factory=list)
@@ -135,6 +138,9 @@ def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
         calls=[replace(RecordedCall.from_trace(call), whole=whole) for call in trace.calls],
         pack=header.get("pack"),
         site_key=header.get("site_key"),
+        policy=header.get("policy"),
+        block_state_changes=header.get("block_state_changes"),
+        faults=list(dict.fromkeys(str(e.data["fault"]) for e in trace.events if e.kind == "fault_injected")),
         problems=trace.problems,
     )
 
@@ -153,7 +159,7 @@ def with_attempt_files(recording: Recording, folder: Path) -> Recording:
     recording.pack = attempt.get("pack") or recording.pack
     recording.site_key = attempt.get("site_key") or recording.site_key
     recording.elapsed_seconds = attempt.get("elapsed_seconds")
-    recording.output = text_of(output_file) if output_file.is_file() else ""
+    recording.output = text_of(output_file) if output_file.is_file() else None
     return recording
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
 from sandbox.runner.recordings import RecordedCall, Recording, article, load_recording
+from toolserver.contract.policy import PolicyMode
 from toolserver.contract.trace import parse_trace
 
 VOLATILE_KEYS = {
@@ -155,6 +156,10 @@ class ReplayReport:
     trace_problems: list[str] = field(default_factory=list)
     source: str = "attempt folder"  # the kind of recording replayed (see sandbox.runner.recordings)
     sample: str | None = None  # the Inspect sample replayed
+    policy: str = ""  # the replay's: the recorded run's where its trace says it, else the server's
+    block_state_changes: bool = False
+    recorded_faults: list[str] = field(default_factory=list)  # injected into the recording, not into the replay
+    answer_recorded: bool = True  # False: a bare trace, no answer to re-score
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -187,10 +192,14 @@ async def replay(
     )
     if site_key:
         sandbox.host.profiles.pop(site_key, None)  # a fresh run starts from an empty profile
-    run = sandbox.create_run(
-        policy=pack.policy(sandbox.config.policy, sandbox.config.block_state_changes),
-        header={"site_key": site_key, "agent": f"replay:{recording.path}"},
-    )
+    # The recorded run's conditions, where its trace says them: a call refused there is refused here.
+    modes: dict[str, PolicyMode] = {"enforce": "enforce", "observe": "observe"}
+    mode = modes.get(recording.policy or "", sandbox.config.policy)
+    block = recording.block_state_changes
+    policy = pack.policy(mode, sandbox.config.block_state_changes if block is None else block)
+    report.policy, report.block_state_changes = mode, policy.block_state_changes
+    report.recorded_faults, report.answer_recorded = recording.faults, recording.output is not None
+    run = sandbox.create_run(policy=policy, header={"site_key": site_key, "agent": f"replay:{recording.path}"})
     report.run_id = run.id
     started = time.monotonic()
     for call in recording.calls:
@@ -207,8 +216,8 @@ async def replay(
         return report, run
     elapsed = recording.elapsed_seconds or (time.monotonic() - started)
     await run.close()
-    new_trace = parse_trace(run.trace.text())
-    report.rescore = score_attempt(pack, recording.output, new_trace, elapsed, site_key=site_key).model_dump(
-        mode="json"
-    )
+    if recording.output is not None:  # a bare trace has no answer to score
+        new_trace = parse_trace(run.trace.text())
+        scored = score_attempt(pack, recording.output, new_trace, elapsed, site_key=site_key)
+        report.rescore = scored.model_dump(mode="json")
     return report, run

@@ -7,9 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
+from sandbox.evaluation.packs import load_pack
 from sandbox.runner.replay import first_difference
 from tests.support.reports import open_report
 
@@ -59,3 +66,78 @@ def test_replay_exit_code_reflects_a_failing_rescore(capsys):
     assert main(["replay", str(SAMPLES / "example-agent-bid-intake")]) == 1
     printed = capsys.readouterr().out
     assert "no divergence" in printed and "qualified_pass=False" in printed
+
+
+async def recorded_off_the_list(sandbox, folder) -> None:
+    """An attempt folder recorded under observe with state changes blocked: a navigation off the
+    list was not refused there (not_in_mirror), as it would be under enforce (policy_violation)."""
+    folder.mkdir()
+    pack = load_pack("controlled-form")
+    run = sandbox.create_run(
+        policy=pack.policy("observe", True), trace_path=folder / "trace.jsonl", header={"site_key": "replayed"}
+    )
+    start = {"provider": "kernel", "site_key": "replayed", "url": "https://sarah27h.github.io/simple-multi-step-form/"}
+    assert (await run.call("browser_start_session", start))["ok"]
+    refused = await run.call("browser_navigate", {"url": "https://example.org/elsewhere"})
+    assert refused["error"]["type"] == "not_in_mirror", refused
+    await run.close()
+    (folder / "attempt.json").write_text(json.dumps({"pack": pack.id, "site_key": "replayed"}))
+
+
+async def test_replay_runs_under_the_recorded_policy(sandbox, tmp_path, capsys):
+    """It ran under the server's (enforce): the off-list navigation diverged as a policy_violation."""
+    await recorded_off_the_list(sandbox, tmp_path / "observed")
+    assert await asyncio.to_thread(main, ["replay", str(tmp_path / "observed"), "--json"]) == 0  # no output.txt
+    report = json.loads(capsys.readouterr().out)
+    assert report["first_divergence"] is None, report["first_divergence"]
+    assert (report["policy"], report["block_state_changes"]) == ("observe", True)
+
+
+async def test_a_bare_trace_is_compared_not_scored_and_recorded_faults_are_said(tmp_path, capsys):
+    trace = (SAMPLES / "reference" / "bid-intake" / "trace.jsonl").read_text()
+    fault = {"type": "event", "kind": "fault_injected", "t": 1.0, "wall": "2026-12-04T15:42:21.000+00:00",
+             "data": {"fault": "mirror-delay", "detail": "a response 5 ms late"}}  # fmt: skip
+    (tmp_path / "lone.jsonl").write_text(trace + json.dumps(fault) + "\n")
+    assert await asyncio.to_thread(main, ["replay", str(tmp_path / "lone.jsonl")]) == 0
+    printed = capsys.readouterr().out
+    assert "no divergence" in printed and "re-score" not in printed
+    assert "no recorded answer (a trace without its attempt folder): only the calls are compared" in printed
+    assert "the recording had injected faults (mirror-delay); the replay has none" in printed
+
+
+async def test_replay_until_on_a_port_in_use_is_one_line(tmp_path, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--hold", "0"]
+        code = await asyncio.to_thread(main, [*args, "--port", str(taken.getsockname()[1])])
+    captured = capsys.readouterr()
+    assert code == 2 and "cannot serve the session on --port" in captured.err, captured.err
+    assert "replayed 2/" in captured.out  # the replay's own report came first
+
+
+async def test_a_report_written_elsewhere_links_to_the_attempt_folder(sandbox, tmp_path):
+    folder = tmp_path / "attempt"
+    shutil.copytree(SAMPLES / "controlled-form-handmade-confirm-click", folder)
+    target = tmp_path / "pages" / "new" / "replay.html"
+    assert await asyncio.to_thread(main, ["replay", str(folder), "--report", str(target)]) in (0, 1)
+    page, context, _ = await open_report(sandbox, target)
+    try:
+        links = await page.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        files = [link for link in links if not link.startswith("#")]
+        assert files and all((target.parent / link).resolve().is_file() for link in files), files
+    finally:
+        await context.close()
+
+
+def test_ctrl_c_mid_replay_is_one_line_and_exit_130():
+    """It was a CancelledError traceback, then KeyboardInterrupt (killed by SIGINT)."""
+    sandbox = Path(sys.executable).with_name("sandbox")
+    process = subprocess.Popen(
+        [sandbox, "replay", str(SAMPLES / "reference" / "bid-intake")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    time.sleep(0.8)  # the browser starting, or the calls under way
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in err.decode(), err.decode()
+    assert "sandbox replay: stopped (Ctrl-C)" in err.decode()

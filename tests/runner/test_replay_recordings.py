@@ -59,7 +59,7 @@ def test_a_trace_file_is_told_by_content_and_reads_its_attempt_folder(attempt, t
     renamed = tmp_path / "calls.json"
     renamed.write_bytes((attempt.folder / "trace.jsonl").read_bytes())
     recording = load_recording(renamed)
-    assert recording.kind == "trace" and recording.output == "" and len(recording.calls) == len(attempt.calls)
+    assert recording.kind == "trace" and recording.output is None and len(recording.calls) == len(attempt.calls)
 
 
 async def test_an_exported_inspect_log_replays_without_divergence(sandbox, attempt, tmp_path):

@@ -50,8 +50,10 @@ def register(subparsers) -> None:
         {
             0: "no divergence and a qualified re-score",
             1: "a divergence, or a re-score that does not qualify",
-            2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack",
+            2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack, "
+            "a --port in use",
             3: "--report could not be written (a full disk, a read-only folder)",
+            130: "stopped by Ctrl-C",
         },
     )
 
@@ -62,6 +64,9 @@ def command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"sandbox replay: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C mid-replay: its run and the browser were closed on the way out
+        print("sandbox replay: stopped (Ctrl-C) before the replay ended; nothing compared is kept", file=sys.stderr)
+        return 130
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -88,9 +93,14 @@ async def main(args: argparse.Namespace) -> int:
         except PackError as exc:
             print(f"sandbox replay: {exc}", file=sys.stderr)
             return 2
+        print_report(report, args.json)  # before the hold: what the session is open for
         if args.until is not None:
-            await hold_open(sandbox, run, args)
-        print_report(report, args.json)
+            try:
+                await hold_open(sandbox, run, args)
+            except OSError as exc:  # the port is taken
+                print(f"sandbox replay: cannot serve the session on --port {args.port}: {exc.strerror or exc}",
+                      file=sys.stderr)  # fmt: skip
+                return 2
     if args.report and recording.folder is not None:
         from sandbox.runner.report import write_attempt_report
 
@@ -139,15 +149,23 @@ def print_report(report, as_json: bool) -> None:
     source = ""
     if report.source != "attempt folder":
         source = f" ({report.source}, sample {report.sample})" if report.sample else f" ({report.source})"
+    blocked = ", state changes blocked" if report.block_state_changes else ""
     print(
         f"pack {report.pack}{source}: replayed {report.calls_replayed}/{report.calls_recorded} calls, "
-        f"compared {report.compared}"
+        f"compared {report.compared} (policy {report.policy}{blocked})"
     )
+    if report.recorded_faults:
+        print(
+            f"the recording had injected faults ({', '.join(report.recorded_faults)}); the replay has none, "
+            "so a call they failed diverges"
+        )
     if report.first_divergence:
         d = report.first_divergence
         print(f"first divergence at seq {d['seq']} ({d['tool']}): {d['difference']}")
     else:
         print("no divergence: every compared result matches the recording (ids and times ignored)")
+    if not report.answer_recorded:
+        print("no recorded answer (a trace without its attempt folder): only the calls are compared")
     if report.rescore:
         r = report.rescore
         print(

@@ -12,6 +12,8 @@ pack's rules; never scores or runs anything.
 
 from __future__ import annotations
 
+import os
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,9 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
     return "NOT A QUALIFIED PASS", "fail"
 
 
-def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None = None) -> str:
+def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None = None, root: str = "") -> str:
+    """The attempt's page; ``root``: the attempt folder's URL from where the page is (its files are
+    linked through it), empty for a page in the folder."""
     verdict, verdict_class = _verdict(folder)
     attempt: AttemptRecord | dict[str, Any] = folder.attempt or {}  # the template reads either
     title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
@@ -84,16 +88,21 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
         files=[n for n in LINKED_FILES if (folder.path / n).is_file()],
         batch_link=(folder.path.parent / REPORT_FILE).is_file(),
         folder_name=folder.name,
+        root=root,
         version=__version__,
     )
 
 
 def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None) -> Path:
-    """The attempt's page (``<attempt>/report.html`` unless ``target``). Links inside it are
-    relative to the attempt folder, so a ``target`` elsewhere shows no screenshots."""
+    """The attempt's page (``<attempt>/report.html`` unless ``target``, whose missing folders are
+    made). Its links to the attempt's files are relative: from a ``target`` elsewhere, they go
+    to the folder (the page and the folder move together, or the links break)."""
     folder = AttemptFolder.load(path)
     target = Path(target) if target is not None else folder.path / REPORT_FILE
-    write_file(target, render_attempt(folder, divergence=divergence))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    relative = Path(os.path.relpath(folder.path.resolve(), target.parent.resolve())).as_posix()
+    root = "" if relative == "." else urllib.parse.quote(relative) + "/"
+    write_file(target, render_attempt(folder, divergence=divergence, root=root))
     return target
 
 
