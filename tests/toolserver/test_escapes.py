@@ -96,6 +96,24 @@ async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sand
     await run.close()
 
 
+async def test_a_popup_whose_first_document_is_a_blob_is_refused_recorded_and_never_read(sandbox, hostile_root):
+    """Its document committed before the tab was adopted: no check, and its snapshot showed the text."""
+    run = run_on(sandbox, hostile_root, "/blob-nav")
+    await start_at(run, "/blob-nav")
+    clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Show in a popup"')})
+    assert clicked["ok"], clicked
+    for _ in range(50):
+        if len((await run.call("browser_snapshot", {}))["result"]["tabs"]) == 2:
+            break
+        await asyncio.sleep(0.1)
+    assert (await run.call("browser_switch_tab", {"tab": "t2"}))["ok"]
+    text = await snapshot_text(run)
+    assert "SECRET-PAGE-TEXT" not in text and "Blocked by the sandbox" in text, text
+    (violation,) = violations(run)
+    assert violation["url"].startswith(f"blob:{HOSTILE}/") and violation["origin"] == "page"
+    await run.close()
+
+
 async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorded(sandbox, hostile_root):
     run = run_on(sandbox, hostile_root, "/worker-escape")
     await start_at(run, "/worker-escape")

@@ -11,6 +11,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from tests.support.calls import ref_of
@@ -428,6 +429,24 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(bounded, hostile_root):
     changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
     assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
         ("form_submission", f"submit POST {HOSTILE}/sent", True)
+    ]
+
+
+@pytest.mark.parametrize("block", [False, True])
+async def test_a_form_sent_by_its_submit_method_is_a_state_change(bounded, hostile_root, block):
+    """form.submit() fires no submit event: a GET form sent so was a navigation only, and sent
+    even when state changes were blocked."""
+    run = hostile_run(bounded, hostile_root, block=block)
+    assert (await start_at(run, f"{HOSTILE}/scripted-submit"))["ok"]
+    snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+    reply = await run.call("browser_click", {"ref": ref_of(snap, "Send")})
+    await run.close()
+    assert reply["ok"], reply
+    if block:
+        assert reply["result"]["url"] == f"{HOSTILE}/scripted-submit", reply  # not sent
+    changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
+    assert [(c["action"], c["name"], c["blocked"]) for c in changes] == [
+        ("form_submission", f"submit GET {HOSTILE}/calm", block)
     ]
 
 

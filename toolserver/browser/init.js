@@ -90,6 +90,14 @@
     if (BLOCK_STATE_CHANGES) { preventDefault(event); info.blocked = true; }
     report('form_submission', info);
   }, true);
+  // form.submit() fires no submit event: the method itself reports it (and, blocking, refuses it).
+  const submitForm = method(HTMLFormElement.prototype, 'submit');
+  define(HTMLFormElement.prototype, 'submit', {configurable: true, writable: true, value: function submit() {
+    const info = {action: formAction(this) || '', method: upper(formMethod(this) || 'get'), scripted: true};
+    if (BLOCK_STATE_CHANGES) info.blocked = true;
+    report('form_submission', info);
+    if (!BLOCK_STATE_CHANGES) submitForm(this);
+  }});
   // What the page is doing, so the sandbox waits exactly as long as it is busy (no fixed pause):
   // scripted requests until their answers were read and handled (a task turn after the body was
   // read), and the navigations, popups and downloads it started.

@@ -215,6 +215,8 @@ class Session:
         page.on("console", lambda message: self.reports.on_console(tab, message))
         if opener is not None:
             self.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url}, tab=tab)
+        if page.url.startswith(LOCAL_SCHEMES):  # a popup's first document, committed before it was adopted
+            self._on_navigated(tab, page.main_frame)
         self.notify()
         return tab
 
