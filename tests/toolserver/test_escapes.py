@@ -129,6 +129,36 @@ async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorde
     assert sandbox.host.backstop.seen == 0, sandbox.host.backstop.targets
 
 
+async def test_the_sessions_backstop_hears_its_pages_until_their_context_is_closed(sandbox, hostile_root):
+    """It was closed first: while the profile was saved and the context closed, what the pages sent
+    past the router found the port closed, or whoever had bound it since."""
+    run = run_on(sandbox, hostile_root, "/worker-ticks")
+    await start_at(run, "/worker-ticks")
+    await asyncio.sleep(0.3)  # the worker posts every 10 ms
+    session = next(iter(run.sessions.values()))
+    before = session.backstop.seen
+    assert (await run.call("browser_close", {}))["ok"]
+    assert session.backstop.seen > before
+    await run.close()
+
+
+async def test_a_request_past_the_router_with_a_line_over_8_kib_is_recorded(sandbox, hostile_root):
+    """The backstop dropped such a line unread: an escaped POST was no state change at all."""
+    run = run_on(sandbox, hostile_root, "/long-escape")
+    await start_at(run, "/long-escape")
+    for _ in range(50):
+        changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
+        if len(changes) == 2:
+            break
+        await asyncio.sleep(0.1)
+    await run.close()
+    assert sorted(c["name"].split("?")[0] for c in changes) == [
+        "POST http://exfil.sandbox.example/collect",
+        "POST https://exfil.sandbox.example/collect",
+    ], changes
+    assert all(c["blocked"] and c["detail"]["reason"] == "escaped_interception" for c in changes)
+
+
 async def test_posts_a_page_sends_as_it_is_left_are_recorded_with_their_method_and_url(sandbox, hostile_root):
     # They escape interception and reach the session's backstop as CONNECT hostile.sandbox.example:443,
     # which was taken for Chromium's own preconnect and dropped: no line, no state change.

@@ -71,8 +71,7 @@ class Backstop:
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.seen += 1
         try:
-            line = await asyncio.wait_for(reader.readline(), READ_BOUND_S)
-            method, url = request_target(line)
+            method, url = request_target(await read_line(reader))
             if method == "CONNECT":
                 method, url = await self._inside(reader, writer, url)
             if self.report is not None:
@@ -97,7 +96,7 @@ class Backstop:
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             await asyncio.wait_for(writer.drain(), READ_BOUND_S)
             await asyncio.wait_for(writer.start_tls(self.tls), READ_BOUND_S)
-            method, path = request_target(await asyncio.wait_for(reader.readline(), READ_BOUND_S))
+            method, path = request_target(await read_line(reader))
         except (
             TimeoutError,
             OSError,
@@ -156,6 +155,25 @@ def _certificate() -> tuple[ssl.SSLContext, str]:
         context.load_cert_chain(chain)
     spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return context, base64.b64encode(hashlib.sha256(spki).digest()).decode()
+
+
+async def read_line(reader: asyncio.StreamReader) -> bytes:
+    """A request line, within ``READ_BOUND_S``; one longer than ``MAX_LINE`` (a URL of kilobytes)
+    is read whole and given as its method and the start of its URL, so that it is still reported."""
+    async with asyncio.timeout(READ_BOUND_S):
+        try:
+            return await reader.readuntil(b"\n")
+        except asyncio.LimitOverrunError as over:
+            start = await reader.readexactly(over.consumed)
+        while True:  # the rest of the line, read in pieces the reader can hold
+            try:
+                line = await reader.readuntil(b"\n")
+                break
+            except asyncio.LimitOverrunError as more:
+                await reader.readexactly(more.consumed)
+    whole = (start + line).rstrip()  # at most twice the limit: the reader buffers no more
+    method, _, target = whole.partition(b" ")
+    return method + b" " + target.split(b" ")[0] + b" " + whole.rsplit(b" ", 1)[-1]
 
 
 def request_target(line: bytes) -> tuple[str, str]:

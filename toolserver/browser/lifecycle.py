@@ -75,10 +75,18 @@ async def close_session(session: Session) -> None:
     """Save the session's profile (under its site key) and close its context, each bounded."""
     if not session.mark_closed():
         return
+    try:
+        await close_context(session)
+    finally:
+        # Last: while the context lives, what its renderers send past the router still comes here
+        # (recorded), and no other listener can take the port.
+        if session.backstop is not None:
+            asyncio.ensure_future(session.backstop.close())
+
+
+async def close_context(session: Session) -> None:
     run, key, context = session.run, session.site_key, session.context
     bound = run.config.close_timeout_s
-    if session.backstop is not None:
-        asyncio.ensure_future(session.backstop.close())
     if session.crashed:
         return  # the context died with its browser; the profile keeps its last saved state
     # The last call's picture is taken while the profile is saved; both before the context closes.
