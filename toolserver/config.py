@@ -81,9 +81,10 @@ class ServerConfig:
     max_identical_refusals: int = 20
     # ... and for at most this many in all; the rest are counted (events_suppressed).
     max_refusal_lines: int = 200
-    # A page that floods navigations (history.pushState in a loop) or dialogs (alert in a loop):
-    # per window between call lines, at most this many navigation lines and this many dialog
-    # lines; the rest are counted (events_suppressed). State changes are always written.
+    # A page that floods navigations (history.pushState in a loop), refused ones (a frame sent off
+    # the list in a loop) or dialogs (alert in a loop): per window between call lines, at most this
+    # many navigation, policy_violation and dialog lines each; the rest are counted
+    # (events_suppressed). State changes are always written.
     max_page_event_lines: int = 50
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
     # URL, a dialog's message; a snapshot is not cut), and a navigation the page starts to a longer

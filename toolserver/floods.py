@@ -6,7 +6,8 @@ call's result, without bound. State changes are never counted in place of their 
 Per window, a window ending when a call line is written (or the run ends): a ``blocked_request``
 line is written for the first ``max_identical_refusals`` refusals of one kind (same reason,
 resource type and host) and for at most ``max_refusal_lines`` refusals in all; a ``navigation``
-line for at most ``max_page_event_lines`` navigations, and a ``dialog`` line for as many dialogs.
+line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
+(navigations refused) and ``dialog`` lines.
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 

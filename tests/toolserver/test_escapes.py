@@ -242,6 +242,23 @@ async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_b
     assert snapshot_call.suppressed_events is not None and snapshot_call.suppressed_events > 100, snapshot_call
 
 
+async def test_a_page_that_floods_refused_frame_navigations_grows_its_trace_by_a_bounded_amount(
+    own_sandbox, hostile_root
+):
+    """Each refusal was a policy_violation line: 562 lines, 225 KB in 5 s."""
+    async with own_sandbox(max_page_event_lines=10) as own:
+        run = run_on(own, hostile_root, "/frame-flood")
+        await start_at(run, "/frame-flood")
+        await asyncio.sleep(1.0)  # a refused frame navigation every 5 ms, no call in flight
+        clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Still here"')})
+        await run.close()
+    assert clicked["ok"], clicked
+    trace = parse_trace(run.trace.text())
+    assert 0 < len([e for e in trace.events if e.kind == "policy_violation"]) <= 10 * (len(trace.calls) + 1)
+    summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
+    assert ("policy_violation", "hostile.sandbox.example") in {(s["kind"], s["host"]) for s in summaries}, summaries
+
+
 async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
     async with own_sandbox(max_page_event_lines=10) as own:
         run = run_on(own, hostile_root, "/nagger", mode="observe")
