@@ -200,6 +200,44 @@ def resolve_batch(folder: Path) -> tuple[Path, str | None]:
     return batches[-1], note
 
 
+# What the readers take from every entry of a summary.json (``summarise``'s rows,
+# ``AttemptOutcome.to_json``'s attempts): an entry without one is a damaged file.
+SUMMARY_ROW_KEYS = ("pack", "agent", "attempts", "qualified_passes", "error_free_passes", "mean_field_accuracy")
+ATTEMPT_KEYS = ("pack", "agent", "directory", "status", "qualified_pass", "elapsed_seconds")
+
+
+def summary_problem(data: Any) -> str | None:
+    """What makes ``data`` no usable summary (an edited or damaged file), or None."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("summary"), list)
+        or not isinstance(data.get("attempts"), list)
+    ):
+        return "not a summary: no summary and attempts lists"
+    if not data["attempts"]:
+        return "it lists no attempt"
+    for what, entries, keys in (
+        ("row", data["summary"], SUMMARY_ROW_KEYS),
+        ("attempt", data["attempts"], ATTEMPT_KEYS),
+    ):
+        for number, entry in enumerate(entries, start=1):
+            missing = [key for key in keys if key not in entry] if isinstance(entry, dict) else ["all"]
+            if missing:
+                return f"its {what} {number} has no {', '.join(missing)}"
+    return None
+
+
+def with_local_folders(data: dict[str, Any], batch_dir: Path) -> dict[str, Any]:
+    """``data`` with each attempt's folder the one in ``batch_dir`` (where the batch is now: it
+    may have been copied or moved since ``summary.json`` was written), where there is one."""
+    for attempt in data["attempts"]:
+        recorded = Path(str(attempt["directory"]))
+        local = batch_dir if is_attempt_folder(batch_dir) else batch_dir / recorded.name
+        if local.is_dir():
+            attempt["directory"] = str(local)
+    return data
+
+
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
     batches have none; one whose file is unreadable gets a ``note`` saying so). Raises
@@ -210,13 +248,10 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     if file.is_file():
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-            if (
-                isinstance(data, dict)
-                and isinstance(data.get("summary"), list)
-                and isinstance(data.get("attempts"), list)
-            ):
-                return data
-            raise ValueError("not a summary: no summary and attempts lists")
+            problem = summary_problem(data)
+            if problem is None:
+                return with_local_folders(data, batch_dir)
+            raise ValueError(problem)
         except (OSError, ValueError) as exc:  # cut short, edited, not UTF-8: the attempt folders still say it all
             note = f"{file} is unreadable ({str(exc).splitlines()[0][:200]}); rebuilt from the attempt folders"
     if is_attempt_folder(batch_dir):

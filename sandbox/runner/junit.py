@@ -10,6 +10,7 @@ raised does: it was not judged. The Ant/Jenkins JUnit format: the attributes CI 
 
 from __future__ import annotations
 
+import re
 import socket
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
@@ -18,6 +19,15 @@ from pathlib import Path
 from sandbox.runner.attempt import EVALUATION_ERROR
 from sandbox.runner.files import rerun_of, write_file
 from sandbox.runner.folders import AttemptFolder, read_summary
+
+# Characters XML 1.0 does not allow (C0 controls but tab, newline and return; lone surrogates;
+# U+FFFE, U+FFFF): an agent's stderr with ANSI colours made the document not well-formed.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with each character XML cannot hold written as its escape (``\\x1b``)."""
+    return NOT_XML.sub(lambda found: found.group().encode("unicode_escape", "backslashreplace").decode(), text)
 
 
 def _number(folder: AttemptFolder) -> str:
@@ -43,14 +53,14 @@ def junit_xml(batch_dir: Path) -> str:
         total_time += seconds
         case = ET.Element(
             "testcase",
-            name=f"{entry['pack']}[{entry['agent']}#{_number(folder)}]",
+            name=xml_text(f"{entry['pack']}[{entry['agent']}#{_number(folder)}]"),
             classname=f"sandbox.{entry['pack']}",
             time=f"{seconds:.3f}",
         )
         if entry.get("selection") == "replaced":  # run selection left it out: its re-run counts instead
             skipped += 1
             said = f"replaced by a re-run: interrupted ({entry.get('interruption') or 'no reason recorded'})"
-            ET.SubElement(case, "skipped", message=said)
+            ET.SubElement(case, "skipped", message=xml_text(said))
         elif not entry["qualified_pass"]:
             raised = entry["status"] == EVALUATION_ERROR or (folder.score or {}).get("status") == "error"
             if raised:
@@ -60,11 +70,11 @@ def junit_xml(batch_dir: Path) -> str:
             failure = ET.SubElement(
                 case,
                 "error" if raised else "failure",
-                message=entry.get("reason") or "not a qualified pass",
+                message=xml_text(entry.get("reason") or "not a qualified pass"),
                 type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
             )
-            failure.text = (
-                (folder.path / "score.txt").read_text(encoding="utf-8")
+            failure.text = xml_text(
+                (folder.path / "score.txt").read_text(encoding="utf-8", errors="replace")
                 if (folder.path / "score.txt").is_file()
                 else "\n".join(folder.reasons())
             )

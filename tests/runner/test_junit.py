@@ -3,7 +3,9 @@ with a real XML Schema validator; the validator is shown to reject a broken docu
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,7 +15,8 @@ import xmlschema
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.batch import run_batch
+from sandbox.runner.batch import run_batch, write_summary
+from sandbox.runner.folders import batch_attempts, outcome, read_summary
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
 
@@ -75,3 +78,63 @@ def test_sandbox_run_writes_junit(tmp_path, capsys):
     SCHEMA.validate(str(tmp_path / "junit.xml"))
     [case] = ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
     assert case.get("name") == "controlled-form[reference#1]" and case.find("failure") is None
+
+
+async def test_an_agents_control_characters_leave_the_document_well_formed(sandbox, tmp_path):
+    """An agent's stderr with ANSI colours (and a NUL, a bell) went raw into the message: the
+    document was not well-formed XML."""
+    agent = f"cmd:{sys.executable} -c \"import sys; sys.stderr.write('\\x1b[31mred\\x1b[0m \\x00 \\x07'); sys.exit(3)\""
+    [failing] = await run_batch(
+        [load_pack("controlled-form")], agent, out=tmp_path / "runs", progress=False, sandbox=sandbox
+    )
+    assert "\x1b" in failing.reason
+    assert main(["report", str(failing.directory.parent), "--junit", str(tmp_path / "junit.xml")]) == 0
+    SCHEMA.validate(str(tmp_path / "junit.xml"))
+    [case] = ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+    assert "\\x1b[31mred\\x1b[0m \\x00 \\x07" in case.find("failure").get("message")
+
+
+def reference_batch(folder: Path) -> Path:
+    """The bundled reference attempts as a batch of ``sandbox run``'s, with its summary.json."""
+    shutil.copytree(FIXTURES_DIR / "attempts" / "reference", folder)
+    write_summary(folder, [outcome(attempt) for attempt in batch_attempts(folder)], 2000.0)
+    return folder
+
+
+def test_a_copied_batch_is_read_from_its_own_folders(tmp_path):
+    """summary.json names its attempts' folders where the batch was written: a copy's JUnit came
+    from the original's score.txt, and a moved batch's leaderboard linked to where it had been."""
+    original = reference_batch(tmp_path / "original")
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)
+    (copy / "bid-intake" / "score.txt").write_text("COPY MARKER\n")
+    (original / "bid-intake" / "score.txt").write_text("ORIGINAL MARKER\n")
+    entry = json.loads((copy / "bid-intake" / "attempt.json").read_text()) | {"qualified_pass": False}
+    (copy / "bid-intake" / "attempt.json").write_text(json.dumps(entry))
+    summary = json.loads((copy / "summary.json").read_text())
+    [attempt] = [a for a in summary["attempts"] if a["pack"] == "bid-intake"]
+    attempt["qualified_pass"] = False
+    (copy / "summary.json").write_text(json.dumps(summary))
+    assert {Path(a["directory"]).parent for a in read_summary(copy)["attempts"]} == {copy}
+    assert main(["report", str(copy), "--junit", str(tmp_path / "junit.xml")]) == 0
+    failures = [case.find("failure") for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
+    assert [f.text for f in failures if f is not None] == ["COPY MARKER\n"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda data: data["attempts"][0].pop("qualified_pass"), "its attempt 1 has no qualified_pass"),
+        (lambda data: data["summary"][0].pop("agent"), "its row 1 has no agent"),
+        (lambda data: data.update(summary=[], attempts=[]), "it lists no attempt"),
+    ],
+    ids=["attempt-key", "row-key", "no-attempt"],
+)
+def test_an_edited_summary_is_rebuilt_from_the_attempt_folders(tmp_path, edit, said):
+    """It was used as it was: KeyError tracebacks (exit 1), or an empty table for a batch of 8."""
+    batch = reference_batch(tmp_path / "batch")
+    data = json.loads((batch / "summary.json").read_text())
+    edit(data)
+    (batch / "summary.json").write_text(json.dumps(data))
+    read = read_summary(batch)
+    assert len(read["attempts"]) == 8 and said in read["note"] and "rebuilt from the attempt folders" in read["note"]
