@@ -17,6 +17,7 @@ from pathlib import Path
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
+from sandbox.runner.batch import run_batch
 from sandbox.runner.replay import first_difference
 from tests.support.reports import open_report
 
@@ -141,3 +142,16 @@ def test_ctrl_c_mid_replay_is_one_line_and_exit_130():
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in err.decode(), err.decode()
     assert "sandbox replay: stopped (Ctrl-C)" in err.decode()
+
+
+async def test_the_replay_agent_replaces_only_the_site_key_itself(sandbox, tmp_path):
+    """A short recorded key ("k") was replaced inside every string: provider "kernel" became
+    "<new key>ernel", and the start gate failed."""
+    folder = tmp_path / "recorded"
+    shutil.copytree(SAMPLES / "reference" / "bid-intake", folder)
+    for name in ("trace.jsonl", "attempt.json"):
+        (folder / name).write_text((folder / name).read_text().replace("bench-01061285916fade6", "k"))
+    [outcome] = await run_batch(
+        [load_pack("bid-intake")], f"replay:{folder}", out=tmp_path / "runs", progress=False, sandbox=sandbox
+    )
+    assert outcome.qualified_pass, outcome.reason

@@ -13,10 +13,12 @@ from toolserver.contract.trace import read_trace
 
 
 def substitute(value, old: str | None, new: str):
+    """``value`` with every string that is the recorded site key ``old`` made ``new`` (only whole
+    values: a short key such as ``k`` is also a letter of other values)."""
     if old is None:
         return value
     if isinstance(value, str):
-        return value.replace(old, new)
+        return new if value == old else value
     if isinstance(value, list):
         return [substitute(v, old, new) for v in value]
     if isinstance(value, dict):
