@@ -86,6 +86,11 @@ class ServerConfig:
     # many navigation, policy_violation and dialog lines each; the rest are counted
     # (events_suppressed). State changes are always written.
     max_page_event_lines: int = 50
+    # A tab whose pages make more requests than this in one FLOOD_WINDOW_S window (2 s) is closed
+    # (a tab_closed event, reason request_flood): each request crosses the one driver and event
+    # loop every run shares, and about 1,000 a second stalled the other runs. A heavy page's load
+    # makes a few hundred.
+    max_page_requests: int = 1000
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
     # URL, a dialog's message; a snapshot is not cut), and a navigation the page starts to a longer
     # URL is refused (a blocked_request, reason url_too_long): most web servers refuse URLs over 8 KB.

@@ -259,6 +259,27 @@ async def test_a_page_that_floods_refused_frame_navigations_grows_its_trace_by_a
     assert ("policy_violation", "hostile.sandbox.example") in {(s["kind"], s["host"]) for s in summaries}, summaries
 
 
+async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sandbox, hostile_root):
+    """About 1,000 requests a second from one page stalled every run on the server (a quiet run's
+    snapshot took 7 s, then page_unresponsive; a new session elsewhere failed after 30 s)."""
+    async with own_sandbox(max_page_requests=200) as own:
+        flooding, quiet = run_on(own, hostile_root, "/request-flood"), run_on(own, hostile_root, "/calm")
+        await start_at(flooding, "/request-flood")
+        await start_at(quiet, "/calm")
+        for _ in range(50):
+            closed = [e.data for e in parse_trace(flooding.trace.text()).events if e.kind == "tab_closed"]
+            if closed:
+                break
+            await asyncio.sleep(0.1)
+        assert (await quiet.call("browser_snapshot", {}))["ok"]
+        after = await flooding.call("browser_snapshot", {})
+        await flooding.close()
+        await quiet.close()
+    assert [(c["tab"], c["reason"], c["url"]) for c in closed] == [("t1", "request_flood", f"{HOSTILE}/request-flood")]
+    assert closed[0]["requests"] > 200 and closed[0]["seconds"] == 2.0
+    assert after["error"]["type"] == "no_session" and "no open tab" in after["error"]["message"], after
+
+
 async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
     async with own_sandbox(max_page_event_lines=10) as own:
         run = run_on(own, hostile_root, "/nagger", mode="observe")

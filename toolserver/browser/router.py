@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Request, Route, WebSocketRoute
+from playwright.async_api import Frame, Page, Request, Route, WebSocketRoute
 
 from toolserver import pdf
 from toolserver.browser.tab import PdfDocument
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("toolserver.browser")
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+FLOOD_WINDOW_S = 2.0  # a tab's requests are counted in windows this long (``max_page_requests``)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,12 @@ def blocked_page(reason: str, url: str) -> str:
     )
 
 
+async def close_page(page: Page) -> None:
+    """Close a page the router gave up on, without its ``beforeunload``; quietly if it is gone."""
+    with contextlib.suppress(PlaywrightError):
+        await page.close()
+
+
 def target_closed(exc: BaseException) -> bool:
     """Whether Playwright failed because the page, context or browser closed: its
     ``TargetClosedError``, a subclass of the public ``Error`` that Playwright does not export."""
@@ -78,6 +85,7 @@ class Router:
         self.settling = settling  # told of each request in flight, and of a popup's first request
         self.store = store
         self.policy = policy
+        self.max_requests = settling.config.max_page_requests  # in a FLOOD_WINDOW_S window, per tab
         self.downloads: set[str] = set()  # attachment downloads recorded here (see ``took_download``)
 
     def took_download(self, url: str) -> bool:
@@ -106,6 +114,8 @@ class Router:
             settling.notify()
 
     async def answer(self, route: Route, request: Request) -> None:
+        if self._flooding(request):
+            return await route.abort("blockedbyclient")
         routed = self._identify(request)
         if self._method_blocked(routed):
             return await self._refuse(route, routed.main_frame_nav, "state_change_blocked", routed.base, routed.tab)
@@ -150,6 +160,28 @@ class Router:
             routed.tab.activity.new_document_requested = True
             routed.tab.activity.awaiting_commit = True
         await route.fulfill(status=503, content_type="text/plain", body="503 Service Unavailable (injected fault)")
+        return True
+
+    def _flooding(self, request: Request) -> bool:
+        """Whether the request's tab made more than ``max_page_requests`` in its window: then the
+        tab is closed (once, recorded) and its requests are refused until it is gone."""
+        try:
+            tab = self.owner.tab_for_page(request.frame.page)
+        except Exception:  # a worker's request, or a popup's first: no frame
+            return False
+        if tab is None:
+            return False
+        now = time.monotonic()
+        if now - tab.requests_since >= FLOOD_WINDOW_S:
+            tab.requests_since, tab.requests = now, 0
+        tab.requests += 1
+        if tab.requests <= self.max_requests:
+            return False
+        if not tab.flooded:
+            tab.flooded = True
+            data = {"tab": tab.id, "url": tab.page.url, "reason": "request_flood", "requests": tab.requests}
+            self.owner.record_event("tab_closed", data | {"seconds": FLOOD_WINDOW_S}, tab=tab)
+            asyncio.ensure_future(close_page(tab.page))
         return True
 
     def _identify(self, request: Request) -> Routed:

@@ -58,6 +58,9 @@ class Tab:
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
     activity: Activity = field(default_factory=Activity)
     leaving: asyncio.Future | None = None  # the tab is being taken off a refused document (blob:, data:)
+    requests: int = 0  # requests its pages made in the window that began at ``requests_since`` (the router)
+    requests_since: float = 0.0
+    flooded: bool = False  # it made too many: the router closes it
     cdp: asyncio.Future | None = None  # its CDP session (``reports.evaluate``), made at the first question
 
     @property

@@ -143,6 +143,15 @@ class InjectedData(TypedDict):
 
 
 @with_config(KEEP_EXTRA)
+class TabClosedData(TypedDict):
+    tab: str
+    url: str
+    reason: Literal["request_flood"]
+    requests: int
+    seconds: float
+
+
+@with_config(KEEP_EXTRA)
 class UnreadableData(TypedDict):
     transport: str
     code: int

@@ -30,6 +30,7 @@ from toolserver.contract.event_data import (
     SettleTimeoutData,
     StateChangeData,
     SuppressedData,
+    TabClosedData,
     TabOpenedData,
     TraceFailedData,
     UnreadableData,
@@ -211,6 +212,14 @@ class FaultInjected(EventBase):
     Data: ClassVar[builtins.type] = InjectedData
 
 
+class TabClosed(EventBase):
+    """the sandbox closed a tab (`reason` `request_flood`: its pages made more than
+    `max_page_requests` requests in `seconds`, which would stall every run on the server)"""
+
+    kind: Literal["tab_closed"] = "tab_closed"
+    Data: ClassVar[builtins.type] = TabClosedData
+
+
 class UnreadableMessage(EventBase):
     """a message of the MCP client's that could not be read (not UTF-8, not JSON, not a JSON-RPC
     message, too long): answered with the JSON-RPC error (`code`, `error`), no tool ran; `line` is
@@ -241,6 +250,7 @@ EVENT_MODELS: tuple[type[EventBase], ...] = (
     EventsSuppressed,
     ProfilesEvicted,
     FaultInjected,
+    TabClosed,
     UnreadableMessage,
 )
 EventRecord = Annotated[
@@ -264,6 +274,7 @@ EventRecord = Annotated[
     | EventsSuppressed
     | ProfilesEvicted
     | FaultInjected
+    | TabClosed
     | UnreadableMessage,
     Field(discriminator="kind"),
 ]
@@ -288,6 +299,7 @@ EventKind = Literal[
     "events_suppressed",
     "profiles_evicted",
     "fault_injected",
+    "tab_closed",
     "unreadable_message",
 ]
 EVENTS: TypeAdapter[EventRecord] = TypeAdapter(EventRecord)
