@@ -113,6 +113,12 @@ def article(kind: str) -> str:
 def attempt_folder(folder: Path) -> Recording:
     trace_file = folder / "trace.jsonl"
     if not trace_file.is_file():
+        inside = sorted(p.parent for p in folder.glob("*/trace.jsonl")) or sorted(folder.glob("*/*/trace.jsonl"))
+        if inside:  # a batch folder, or the folder of batches: one attempt of it is replayed
+            raise FileNotFoundError(
+                f"no trace at {trace_file}: {folder} holds {len(inside)} attempt folder(s); replay one of "
+                f"them, e.g. {inside[0]}"
+            )
         raise FileNotFoundError(f"no trace at {trace_file}")
     recording = trace_recording(text_of(trace_file), folder, "attempt folder")
     return with_attempt_files(recording, folder)

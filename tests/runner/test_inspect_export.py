@@ -52,6 +52,13 @@ def exported(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, printed.out, printed.err
 
 
+def test_the_view_hint_quotes_a_folder_with_a_space(batch, tmp_path, capsys):
+    spaced = tmp_path / "my batch"
+    shutil.copytree(batch, spaced)
+    code, out, _ = exported(["--format", "inspect", str(spaced)], capsys)
+    assert code == 0 and out.splitlines()[-1] == f"  inspect view --log-dir '{spaced}'"
+
+
 def test_a_batch_is_one_log_with_a_sample_per_attempt(batch, capsys):
     code, out, _ = exported(["--format", "inspect", str(batch)], capsys)
     assert code == 0

@@ -155,3 +155,13 @@ async def test_the_replay_agent_replaces_only_the_site_key_itself(sandbox, tmp_p
         [load_pack("bid-intake")], f"replay:{folder}", out=tmp_path / "runs", progress=False, sandbox=sandbox
     )
     assert outcome.qualified_pass, outcome.reason
+
+
+def test_a_batch_folder_is_said_as_such(tmp_path, capsys):
+    shutil.copytree(SAMPLES / "reference", tmp_path / "batch")
+    assert main(["replay", str(tmp_path / "batch")]) == 2
+    said = capsys.readouterr().err
+    assert (
+        "holds 8 attempt folder(s); replay one of them, e.g. " in said
+        and str(tmp_path / "batch" / "addenda-trace") in said
+    )

@@ -7,6 +7,7 @@ Exit status: 0 written, 2 bad usage (no attempt in the folder, an output that is
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -67,5 +68,5 @@ def command(args: argparse.Namespace) -> int:
         f"{target}: {len(samples)} sample{'s' if len(samples) != 1 else ''} ({', '.join(str(s.id) for s in samples)})"
     )
     if target.suffix == ".eval":  # a .json log is listed only under a name starting with its time
-        print(f"  inspect view --log-dir {target.parent}")
+        print(f"  inspect view --log-dir {shlex.quote(str(target.parent))}")
     return 0

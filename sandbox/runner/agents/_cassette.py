@@ -97,9 +97,11 @@ class Cassette:
         replay_error = failure_in(exc)
         if replay_error is None:
             return None
+        # vcrpy's own "How to fix" speaks of its options (allow_playback_repeats ...), not the sandbox's
+        said = str(replay_error).split("\nHow to fix:")[0].rstrip()
         return (
             f"cassette {self.path} (record mode {self.record_mode}) cannot answer model request "
-            f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{replay_error}"
+            f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{said}"
         )
 
 
