@@ -83,14 +83,15 @@ class Sandbox:
         if self.sweeper is not None:
             self.sweeper.cancel()
             await asyncio.wait([self.sweeper])
-        if self.owns_host:  # a frozen browser would hold each session's close to its bound
-            await self.host.abandon_if_frozen()
         await self.end_runs("server_stopped")
         if self.owns_host:
             await self.host.stop()
 
     async def end_runs(self, reason: str) -> None:
-        """End every run (a call in flight then answers at once that its run ended)."""
+        """End every run (a call in flight then answers at once that its run ended). At the server's
+        stop, a frozen browser is left first, not waited on by every close (``abandon_if_frozen``)."""
+        if reason == "server_stopped" and self.owns_host:
+            await self.host.abandon_if_frozen()
         await asyncio.gather(*(run.close(reason) for run in list(self.runs.values())))
 
     async def __aenter__(self) -> Sandbox:
@@ -104,10 +105,8 @@ class Sandbox:
         if pack is None:
             return Policy(mode=mode or "observe", block_state_changes=block_state_changes)
         if self.policies is None:
-            raise UnknownPack(
-                f"pack {pack!r}: this server has no packs configured (start it through the "
-                "`sandbox` CLI, or pass policies=pack_policy to Sandbox)"
-            )
+            said = "start it through the `sandbox` CLI, or pass policies=pack_policy to Sandbox"
+            raise UnknownPack(f"pack {pack!r}: this server has no packs configured ({said})")
         try:
             policy = self.policies(pack)
         except PolicyNotFound as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror
@@ -25,6 +26,8 @@ from toolserver.config import ServerConfig
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
+from toolserver.transports.guards import SANDBOX
+from toolserver.transports.http import create_app
 
 BOUNDS = dict(action_timeout_ms=1500, call_timeout_s=6.0, close_timeout_s=1.0)
 
@@ -286,6 +289,30 @@ async def test_a_frozen_browser_is_unhealthy_and_killed_at_shutdown(hostile_root
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
         await own.stop()
+
+
+async def test_a_server_stopping_on_a_frozen_browser_kills_it_before_closing_its_runs(hostile_root):
+    """`sandbox serve` ends its runs at shutdown before the sandbox stops: each close waited out its
+    bounds on the frozen browser, which was checked only after."""
+    before = browser_processes()
+    runner = web.AppRunner(create_app(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)))
+    await runner.setup()
+    frozen: set[int] = set()
+    try:
+        run = runner.app[SANDBOX].create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        frozen = browser_processes() - before
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        await runner.cleanup()
+        crashed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "browser_crashed"]
+        assert crashed == [{"session_id": next(iter(run.sessions)), "reason": "unresponsive"}], crashed
+        assert not frozen & browser_processes()
+    finally:
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await runner.cleanup()
 
 
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------

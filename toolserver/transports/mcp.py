@@ -304,6 +304,7 @@ async def serve_stdio(
         stopped.restore()
         await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
         if runs.run is not None:
+            await sandbox.host.abandon_if_frozen()  # not waited on by the run's close
             await end_run(runs.run, "server_stopped" if stopped.by else "mcp_disconnected")
         await sandbox.stop()
 
