@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from sandbox.paths import PACKS_DIR
 from tests.support.calls import handshake_then, ref_of
+from tests.support.disks import fill, small_disk
 from tests.support.sandboxes import http_client
 from toolserver.config import ServerConfig
 from toolserver.contract.names import TOOL_NAMES
@@ -589,3 +590,25 @@ async def test_an_idle_http_session_ends_its_run_and_a_busy_one_does_not(own_san
         assert trace.end["reason"] == "mcp_idle_timeout" and len(trace.calls) == 5
         late = await rpc("tools/call", {"name": "browser_snapshot", "arguments": {}}, session)
         assert late.status == 404  # the SDK reaped the session at the same age
+
+
+async def test_stdio_an_unreadable_line_on_a_full_disk_is_answered_and_the_server_goes_on(tmp_path):
+    """Its trace line could not be written: the OSError ended the server's reading of stdin, and
+    the line was never answered."""
+    with small_disk(tmp_path / "disk") as disk:
+        process = await asyncio.create_subprocess_exec(
+            SANDBOX_CLI, "mcp", "--trace-dir", str(disk), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        process.stdin.write(handshake_then())
+        assert "result" in json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+        filler = fill(disk)
+        for _ in range(20):  # more lines than the trace file's last page still holds
+            process.stdin.write(b"{this is not json" + b" x" * 150 + b"\n")
+            not_json = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+            assert not_json["error"]["code"] == -32700, not_json
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}\n')
+        assert len(json.loads(await asyncio.wait_for(process.stdout.readline(), 60))["result"]["tools"]) > 0
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 60)
+        filler.unlink()

@@ -248,10 +248,14 @@ def handshake_only(version: str) -> MCPError:
 
 
 def record_unreadable(run: Run, transport: str, code: int, error: str, line: str) -> None:
-    """A message of the run's client that could not be read, as an ``unreadable_message`` event."""
+    """A message of the run's client that could not be read, as an ``unreadable_message`` event
+    (a trace the disk refuses is logged: the message is still answered)."""
     if not run.closed:
         data = {"transport": transport, "code": code, "error": error, "line": line}
-        run.record_event("unreadable_message", data)
+        try:
+            run.record_event("unreadable_message", data)
+        except OSError as exc:
+            log.error("run %s: an unreadable message could not be traced: %s", run.id, exc)
 
 
 async def end_run(run: Run, reason: str = "mcp_disconnected") -> None:

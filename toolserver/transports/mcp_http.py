@@ -176,9 +176,9 @@ class StreamableHttp:
         binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
         if binding is not None:
             binding.in_flight += 1
-            if request.method == "POST" and (error := parse_error(body)) is not None:  # the SDK answers it
-                line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
-                record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
+        if binding is not None and request.method == "POST" and (error := parse_error(body)) is not None:
+            line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]  # the SDK answers it
+            record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
             return await asgi_bridge(request, body, self.manager.handle_request, self.poll_s, on_start, exchange)
