@@ -200,22 +200,29 @@ def resolve_batch(folder: Path) -> tuple[Path, str | None]:
     return batches[-1], note
 
 
-# What the readers take from every entry of a summary.json (``summarise``'s rows,
-# ``AttemptOutcome.to_json``'s attempts): an entry without one is a damaged file.
-SUMMARY_ROW_KEYS = ("pack", "agent", "attempts", "qualified_passes", "error_free_passes", "mean_field_accuracy")
-ATTEMPT_KEYS = ("pack", "agent", "directory", "status", "qualified_pass", "elapsed_seconds")
+# What the readers take from every entry of a summary.json (``summarise``'s rows; of
+# ``AttemptOutcome.to_json``'s attempts, those older batches have too): an entry without one is a
+# damaged file.
+SUMMARY_ROW_KEYS = (
+    "pack", "agent", "attempts", "qualified_passes", "error_free_passes", "mean_field_accuracy",
+    "median_seconds", "mean_tool_calls", "statuses",
+)  # fmt: skip
+ATTEMPT_KEYS = (
+    "pack", "agent", "directory", "status", "elapsed_seconds", "qualified_pass", "error_free", "field_accuracy",
+    "tool_calls",
+)  # fmt: skip
 
 
-def summary_problem(data: Any) -> str | None:
-    """What makes ``data`` no usable summary (an edited or damaged file), or None."""
+def summary_problem(data: Any, batch_dir: Path) -> str | None:
+    """What makes ``data`` no usable summary of ``batch_dir`` (an edited or damaged file), or None."""
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("summary"), list)
         or not isinstance(data.get("attempts"), list)
     ):
         return "not a summary: no summary and attempts lists"
-    if not data["attempts"]:
-        return "it lists no attempt"
+    if not data["attempts"] and (is_attempt_folder(batch_dir) or batch_attempts(batch_dir)):
+        return "it lists no attempt"  # a batch stopped before any attempt ended has none, and none here
     for what, entries, keys in (
         ("row", data["summary"], SUMMARY_ROW_KEYS),
         ("attempt", data["attempts"], ATTEMPT_KEYS),
@@ -248,7 +255,7 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     if file.is_file():
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-            problem = summary_problem(data)
+            problem = summary_problem(data, batch_dir)
             if problem is None:
                 return with_local_folders(data, batch_dir)
             raise ValueError(problem)

@@ -126,9 +126,10 @@ def test_a_copied_batch_is_read_from_its_own_folders(tmp_path):
     [
         (lambda data: data["attempts"][0].pop("qualified_pass"), "its attempt 1 has no qualified_pass"),
         (lambda data: data["summary"][0].pop("agent"), "its row 1 has no agent"),
+        (lambda data: data["summary"][0].pop("median_seconds"), "its row 1 has no median_seconds"),
         (lambda data: data.update(summary=[], attempts=[]), "it lists no attempt"),
     ],
-    ids=["attempt-key", "row-key", "no-attempt"],
+    ids=["attempt-key", "row-key", "table-key", "no-attempt"],
 )
 def test_an_edited_summary_is_rebuilt_from_the_attempt_folders(tmp_path, edit, said):
     """It was used as it was: KeyError tracebacks (exit 1), or an empty table for a batch of 8."""
@@ -138,3 +139,8 @@ def test_an_edited_summary_is_rebuilt_from_the_attempt_folders(tmp_path, edit, s
     (batch / "summary.json").write_text(json.dumps(data))
     read = read_summary(batch)
     assert len(read["attempts"]) == 8 and said in read["note"] and "rebuilt from the attempt folders" in read["note"]
+
+
+def test_the_summary_of_a_batch_stopped_before_any_attempt_ended_is_kept(tmp_path):
+    write_summary(tmp_path, [], 2000.0)
+    assert read_summary(tmp_path)["attempts"] == [] and "note" not in read_summary(tmp_path)
