@@ -30,7 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):  # a lone surrogate (an answer's "\\ud800") printed escaped
         sys.stdout.reconfigure(errors="backslashreplace")
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except KeyboardInterrupt:  # Ctrl-C while the commands load
+        return 130
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -42,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except ChromiumUnavailable as exc:  # no browser to serve or run with
         print(f"sandbox {args.command}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a command that does not stop on Ctrl-C in its own way
+        print(f"sandbox {args.command}: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # the reader of our output has gone: say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE

@@ -231,10 +231,12 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, model_kind: str, casse
 
 
 def folder_of_test(nodeid: str) -> str:
-    """A test's folder under ``--sandbox-out``: its node id, with a short hash of it when the id
-    had to be changed to be a name (``test[a b]`` and ``test[a/b]`` would be one folder)."""
+    """A test's folder under ``--sandbox-out``: its node id made a name (``/`` and ``::`` become
+    ``_``), with a short hash of the id when it has other characters, as parameters do
+    (``test[a b]`` and ``test[a/b]`` would otherwise be one folder)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid)
-    return name if name == nodeid else f"{name}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"
+    plain = re.fullmatch(r"[A-Za-z0-9._/:-]+", nodeid) is not None
+    return name if plain else f"{name}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"
 
 
 @pytest.fixture

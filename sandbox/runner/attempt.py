@@ -244,6 +244,8 @@ async def run_attempt(
             result = await run_agent(agent, task, limit, started)
     except asyncio.CancelledError:  # stopped while it waited for its turn: recorded all the same
         uncancel()
+        dispatch_wait += time.monotonic() - waiting  # all of it a wait: no time of its own
+        started = time.monotonic()
         result = AgentResult(output="", status=STOPPED, error="the batch was stopped before the attempt's turn came")
     elapsed = time.monotonic() - started
     await run.close(reason=result.status)

@@ -113,7 +113,9 @@ def article(kind: str) -> str:
 def attempt_folder(folder: Path) -> Recording:
     trace_file = folder / "trace.jsonl"
     if not trace_file.is_file():
-        inside = sorted(p.parent for p in folder.glob("*/trace.jsonl")) or sorted(folder.glob("*/*/trace.jsonl"))
+        inside = sorted(p.parent for p in folder.glob("*/trace.jsonl")) or sorted(
+            p.parent for p in folder.glob("*/*/trace.jsonl")
+        )
         if inside:  # a batch folder, or the folder of batches: one attempt of it is replayed
             raise FileNotFoundError(
                 f"no trace at {trace_file}: {folder} holds {len(inside)} attempt folder(s); replay one of "

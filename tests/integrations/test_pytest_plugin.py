@@ -219,3 +219,11 @@ async def test_the_pytest_plugin_refuses_a_mirror_folder_that_does_not_exist(tmp
     result = await run_pytest(tmp_path, "--sandbox-mirrors", str(tmp_path / "gone"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--sandbox-mirrors: no such mirror folder: {tmp_path / 'gone'}*"])
+
+
+def test_a_plain_test_keeps_its_folder_name_and_a_parametrized_one_gets_a_hash():
+    from sandbox.integrations.pytest_plugin import folder_of_test
+
+    assert folder_of_test("tests/test_x.py::test_y") == "tests_test_x.py_test_y"  # as before: no hash
+    spaced, slashed = folder_of_test("t.py::test_k[a b]"), folder_of_test("t.py::test_k[a/b]")
+    assert spaced.startswith("t.py_test_k_a_b_-") and slashed.startswith("t.py_test_k_a_b_-") and spaced != slashed

@@ -197,14 +197,16 @@ async def test_a_stop_while_attempts_wait_for_the_cassette_records_them_all(sand
             options=AgentOptions(cassette=api.cassette, record_mode="none"),
         )  # fmt: skip
     )
-    while not list(tmp_path.glob("*/*/trace.jsonl")):  # the first attempt runs, the others wait for its turn
-        await asyncio.sleep(0.05)
+    while not any('"type": "call"' in t.read_text() for t in tmp_path.glob("*/*/trace.jsonl")):
+        await asyncio.sleep(0.05)  # until the first attempt made a call: the others wait for its turn
     batch.cancel()
     with pytest.raises(BatchStopped) as stopped:
         await batch
-    errors = sorted(attempt_of(o)[0]["error"] for o in stopped.value.outcomes)
-    assert len(errors) == 3 and all(o.status == "stopped" for o in stopped.value.outcomes), errors
-    assert errors[1:] == ["the batch was stopped before the attempt's turn came"] * 2, errors
+    attempts = sorted((attempt_of(o)[0] for o in stopped.value.outcomes), key=lambda a: a["error"])
+    assert len(attempts) == 3 and all(o.status == "stopped" for o in stopped.value.outcomes), attempts
+    waited = attempts[1:]  # "...stopped after N s" sorts before "...stopped before the attempt's turn came"
+    assert [a["error"] for a in waited] == ["the batch was stopped before the attempt's turn came"] * 2, waited
+    assert all(a["elapsed_seconds"] < 0.05 < a["dispatch_wait_seconds"] for a in waited), waited
 
 
 @by_api

@@ -13,7 +13,10 @@ import pytest
 import ray
 
 from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.attempt import AttemptStopped
 from sandbox.runner.batch import run_batch, summarise
+from sandbox.runner.executors import AttemptSettings, BatchAgent, ray_pool
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
 from tests.support.dying_workers import kill_during_the_first_try, scratch_folders
 
@@ -60,7 +63,9 @@ async def dead_workers(local_ray, tmp_path_factory) -> dict:
     and the scratch folders they left on this node."""
     before = scratch_folders()
     cases = [kill_the_worker_during_the_first_try(tmp_path_factory.mktemp(f"retries-{n}"), n) for n in (0, 1)]
-    return dict(zip((0, 1), await asyncio.gather(*cases), strict=True)) | {"left": scratch_folders() - before}
+    outcomes = dict(zip((0, 1), await asyncio.gather(*cases), strict=True))
+    left = {folder for folder in scratch_folders() - before if (folder / "attempt").exists()}  # ours, not others'
+    return outcomes | {"left": left}
 
 
 @pytest.mark.parametrize("retries", [0, 1])
@@ -117,3 +122,41 @@ async def test_executor_ray_without_an_address_starts_its_own_ray_beside_another
     finally:
         other.stdin.close()
         await asyncio.wait_for(other.wait(), 60)
+
+
+async def test_a_stop_while_a_dead_workers_files_are_brought_back_records_the_attempt(local_ray, tmp_path, monkeypatch):
+    """The stop came as a plain cancellation inside the dead worker's handling: no attempt.json, and
+    the attempt was said "not started"."""
+    salvaging = asyncio.Event()
+
+    async def slow_salvage(node: str, scratch: str) -> dict:
+        salvaging.set()
+        await asyncio.sleep(60)
+        return {}
+
+    monkeypatch.setattr(ray_pool, "salvaged", slow_salvage)
+    pool = await RayPool.start(1)
+    try:
+        marker = tmp_path / "started"
+        running = asyncio.ensure_future(
+            pool.run(
+                tmp_path / "attempt",
+                "controlled-form",
+                BatchAgent(f"cmd:touch {marker}; sleep 30", AgentOptions()),
+                AttemptSettings(time_limit=60),
+                attempt_number=1,
+                retries=1,
+            )  # fmt: skip
+        )
+        while not marker.exists():
+            await asyncio.sleep(0.05)
+        ray.kill(pool.workers[0].handle)
+        await asyncio.wait_for(salvaging.wait(), 60)
+        running.cancel()
+        with pytest.raises(AttemptStopped) as stopped:
+            await running
+    finally:
+        await pool.stop()
+    attempt = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
+    assert stopped.value.outcome.status == "stopped" and attempt["status"] == "stopped"
+    assert "ray worker died" in attempt["error"] and "stopped before the attempt could run again" in attempt["error"]

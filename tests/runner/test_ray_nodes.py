@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,20 +18,15 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
 from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
-from tests.support.dying_workers import scratch_folders
 
 
 @pytest.fixture(scope="module")
 def cluster():
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 4, "include_dashboard": False})
     ray.init(address=cluster.address, log_to_driver=False)
-    before = scratch_folders()
     yield cluster
     ray.shutdown()
     cluster.shutdown()
-    # A removed node's attempts leave their scratch folders (on a real cluster, on its own disk).
-    for folder in scratch_folders() - before:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

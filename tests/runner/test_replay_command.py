@@ -137,7 +137,7 @@ def test_ctrl_c_mid_replay_is_one_line_and_exit_130():
     process = subprocess.Popen(
         [sandbox, "replay", str(SAMPLES / "reference" / "bid-intake")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    time.sleep(0.8)  # the browser starting, or the calls under way
+    time.sleep(0.8)  # the commands loading, the browser starting, or the calls under way: each is one line
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in err.decode(), err.decode()
@@ -165,3 +165,10 @@ def test_a_batch_folder_is_said_as_such(tmp_path, capsys):
         "holds 8 attempt folder(s); replay one of them, e.g. " in said
         and str(tmp_path / "batch" / "addenda-trace") in said
     )
+
+
+def test_a_folder_of_batches_names_an_attempt_folder(tmp_path, capsys):
+    shutil.copytree(SAMPLES / "reference", tmp_path / "runs" / "batch")
+    assert main(["replay", str(tmp_path / "runs")]) == 2
+    said = capsys.readouterr().err
+    assert said.rstrip().endswith(f"e.g. {tmp_path / 'runs' / 'batch' / 'addenda-trace'}"), said

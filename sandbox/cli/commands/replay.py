@@ -64,9 +64,6 @@ def command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"sandbox replay: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C mid-replay: its run and the browser were closed on the way out
-        print("sandbox replay: stopped (Ctrl-C) before the replay ended; nothing compared is kept", file=sys.stderr)
-        return 130
 
 
 async def main(args: argparse.Namespace) -> int:

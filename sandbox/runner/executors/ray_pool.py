@@ -363,21 +363,33 @@ class RayPool:
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
                 errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-                # What the try left (its trace up to the death) is kept: in the attempt's folder when
-                # it is the last try, else in try-N/ beside the next try's files.
-                kept = directory if tries == retries + 1 else directory / f"try-{tries}"
-                if write_files(kept, (await salvaged(node, scratch)).items(), prefix=directory.name + "/"):
-                    errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)})"
                 try:
-                    await self.replace(worker)
-                except ray.exceptions.RayError as again:
-                    errors.append(f"its replacement did not start: {type(again).__name__}")
+                    await self.after_death(worker, directory, scratch, tries, tries == retries + 1, errors)
+                except asyncio.CancelledError:  # the batch is being stopped meanwhile: recorded so
+                    errors.append("the batch was stopped before the attempt could run again")
+                    raise AttemptStopped(
+                        unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries, STOPPED)
+                    ) from None
                 continue
             finally:
                 worker.running -= 1
             write_reply(directory, reply["files"], node, tries)
             return AttemptOutcome(**{**reply["outcome"], "directory": directory})
         return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, retries + 1)
+
+    async def after_death(
+        self, dead: Worker, directory: Path, scratch: str, tries: int, last: bool, errors: list[str]
+    ) -> None:
+        """What a try left on the dead worker's node (its trace up to the death) is kept: in the
+        attempt's folder after its last try, else in try-N/ beside the next try's files; then the
+        worker is replaced."""
+        kept = directory if last else directory / f"try-{tries}"
+        if write_files(kept, (await salvaged(dead.node, scratch)).items(), prefix=directory.name + "/"):
+            errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)})"
+        try:
+            await self.replace(dead)
+        except ray.exceptions.RayError as again:
+            errors.append(f"its replacement did not start: {type(again).__name__}")
 
     async def stop(self) -> None:
         """Ends the batch's own workers, those being started for a node that joined included
