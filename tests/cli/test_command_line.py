@@ -163,3 +163,17 @@ def test_a_cassette_of_the_other_model_api_is_said_as_such(tmp_path):
     run = ["run", "bid-intake", "--agent", "anthropic:scripted-browser-1", "--out", str(tmp_path / "out")]
     done = sandbox_command(*run, "--cassette", str(CASSETTES / "openai-bid-intake.yaml"), "--record-mode", "none")
     assert done.returncode == 2 and "was recorded by an OpenAI agent; this agent is an Anthropic one" in done.stderr
+
+
+def test_score_says_when_the_pack_is_not_the_one_the_attempt_ran_with(tmp_path, capsys):
+    """Another pack of the same id (or the pack edited since) scored the attempt without a word."""
+    from sandbox import FIXTURES_DIR
+    from sandbox.cli import main
+
+    folder = tmp_path / "attempt"
+    shutil.copytree(FIXTURES_DIR / "attempts" / "reference" / "bid-intake", folder)
+    attempt = json.loads((folder / "attempt.json").read_text()) | {"pack_checksum": "000000000000"}
+    (folder / "attempt.json").write_text(json.dumps(attempt))
+    assert main(["score", str(folder)]) == 0
+    said = capsys.readouterr().err
+    assert "is not the pack the attempt ran with (checksum 000000000000): give that pack's folder" in said

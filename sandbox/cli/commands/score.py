@@ -136,6 +136,7 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
     if args.elapsed is None and attempt is not None and attempt.elapsed_seconds is not None:
         args.elapsed = attempt.elapsed_seconds
     args.site_key = args.site_key or (attempt.site_key if attempt is not None else None)
+    args.recorded_checksum = attempt.pack_checksum if attempt is not None else None
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -144,6 +145,10 @@ def run_score(args: argparse.Namespace) -> int:
     try:
         _from_attempt_folder(args)
         pack, trace = _inputs(args)
+        recorded = getattr(args, "recorded_checksum", None)
+        if recorded and recorded != pack.checksum():  # another pack of that id, or the pack edited since
+            print(f"sandbox score: {pack.dir} (checksum {pack.checksum()}) is not the pack the attempt ran "
+                  f"with (checksum {recorded}): give that pack's folder with --pack PATH", file=sys.stderr)  # fmt: skip
         output = "" if getattr(args, "output_missing", False) else _read(args.output, "output")
         report = score_attempt(pack, output, trace, args.elapsed, site_key=args.site_key)
     except (UsageError, PackError) as exc:

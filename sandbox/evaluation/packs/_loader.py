@@ -30,9 +30,11 @@ PACK_FILES = (
 
 
 def resolve_pack_dir(ref: str | Path, packs_dir: Path | None = None) -> Path:
-    """The folder of a pack id (in ``packs_dir``, default ``packs/``) or a folder path as given."""
+    """The folder of a pack id (in ``packs_dir``, default ``packs/``) or a folder path as given (a
+    path: ``./my-pack``, ``packs/my-pack``; a bare name is an id first)."""
     path = Path(ref)
-    if isinstance(ref, str) and len(path.parts) == 1 and not path.is_absolute():
+    # "./my-pack" is a path (its Path's parts are those of "my-pack", the id of a bundled pack).
+    if isinstance(ref, str) and len(path.parts) == 1 and not path.is_absolute() and not ref.startswith((".", "~")):
         candidate = (packs_dir or PACKS_DIR) / ref
         if candidate.is_dir() or not path.is_dir():
             return candidate

@@ -386,3 +386,11 @@ def test_runner_prompt_needs_the_site_key_placeholder(broken):
 def test_unknown_pack_id():
     with pytest.raises(PackError, match="no such pack folder.*bid-intake"):
         load_pack("no-such-pack")
+
+
+def test_a_dotted_path_is_the_folder_not_the_bundled_pack_of_that_id(tmp_path, monkeypatch):
+    """`./controlled-form` loaded the bundled controlled-form: its Path's parts are those of the id."""
+    shutil.copytree(PACKS_DIR / "controlled-form", tmp_path / "controlled-form")
+    monkeypatch.chdir(tmp_path)
+    assert load_pack("./controlled-form").dir.resolve() == tmp_path / "controlled-form"
+    assert load_pack("controlled-form").dir == PACKS_DIR / "controlled-form"  # a bare name is an id
