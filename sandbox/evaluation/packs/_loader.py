@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from sandbox.evaluation.packs._errors import PackError
 from sandbox.evaluation.packs._models import Card, GatesSpec, Rules
 from sandbox.evaluation.packs._pack import SITE_KEY_TOKEN, Pack
-from sandbox.evaluation.records import record_value
+from sandbox.evaluation.records import pointer_part, record_value
 from sandbox.evaluation.rules import expected_problem
 from sandbox.paths import PACKS_DIR
 
@@ -179,7 +180,40 @@ def _check_schema(schema: Any, path: Path) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise PackError(path, ".".join(str(p) for p in exc.absolute_path) or None, exc.message) from None
+    for where, ref in _refs(schema, ()):
+        if not (ref == "#" or ref.startswith("#/")):  # another document: fetching it would use the network
+            raise PackError(path, where, f"$ref {ref!r} is not a reference within this schema (#/...)")
+        if _pointed(schema, ref) is None:
+            raise PackError(path, where, f"$ref {ref!r} points nowhere in this schema")
     _CHECKED_SCHEMAS.add(digest)
+
+
+def _refs(node: Any, at: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """Every ``$ref`` (and ``$dynamicRef``) in the schema, with where it is (dotted)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                yield ".".join((*at, key)), value
+            else:
+                yield from _refs(value, (*at, str(key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _refs(value, (*at, str(index)))
+
+
+def _pointed(schema: dict[str, Any], ref: str) -> Any:
+    """What the local reference ``ref`` (``#/a/b``; JSON Pointer, percent-encoded as a URI
+    fragment) points to in ``schema``, or None where it points nowhere."""
+    target: Any = schema
+    for part in ref[2:].split("/") if ref != "#" else ():
+        part = pointer_part(part)
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return None
+    return target
 
 
 def _check_expected(pack: Pack) -> None:
@@ -204,12 +238,9 @@ def _resolve(schema: dict[str, Any], node: Any) -> Any:
         if ref in seen:
             return node
         seen.add(ref)
-        target: Any = schema
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, dict) or part not in target:
-                return {}  # a dangling reference: the metaschema check does not see it, validation will
-            target = target[part]
+        target = _pointed(schema, ref)
+        if target is None:
+            return {}  # a dangling reference: refused when the schema is checked
         node = target
     return node
 

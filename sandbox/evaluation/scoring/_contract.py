@@ -24,6 +24,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from sandbox.evaluation.packs import Pack
+from sandbox.evaluation.records import pointer_part
 from sandbox.evaluation.scoring._cache import derived
 from sandbox.evaluation.scoring._report import ContractError
 
@@ -71,7 +72,7 @@ def inline_local_refs(schema: Any) -> Any:
     def resolve(pointer: str) -> Any:
         node = schema
         for part in pointer[2:].split("/"):
-            node = node[part.replace("~1", "/").replace("~0", "~")]
+            node = node[int(part)] if isinstance(node, list) else node[pointer_part(part)]
         return node
 
     def walk(node: Any, active: tuple[str, ...]) -> Any:

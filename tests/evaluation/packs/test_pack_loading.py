@@ -4,6 +4,7 @@ broken packs (naming the file and the field)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -394,3 +395,32 @@ def test_a_dotted_path_is_the_folder_not_the_bundled_pack_of_that_id(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert load_pack("./controlled-form").dir.resolve() == tmp_path / "controlled-form"
     assert load_pack("controlled-form").dir == PACKS_DIR / "controlled-form"  # a bare name is an id
+
+
+@pytest.mark.parametrize(
+    ("ref", "said"),
+    [
+        ("http://127.0.0.1:9/title.json", "is not a reference within this schema (#/...)"),  # it was fetched
+        ("other.json#/x", "is not a reference within this schema (#/...)"),
+        ("#/$defs/nothing", "points nowhere in this schema"),  # a PointerToNowhere traceback
+    ],
+)
+def test_a_ref_outside_the_schema_or_to_nothing_is_a_pack_error(broken, ref, said):
+    folder = broken("addenda-trace")
+    edit_json(folder / "output.schema.json", lambda schema: schema["$defs"].update(extra={"$ref": ref}))
+    with pytest.raises(PackError, match=re.escape(said)) as error:
+        load_pack(folder)
+    assert error.value.file.endswith("output.schema.json") and error.value.field == "$defs.extra.$ref"
+
+
+def test_a_percent_encoded_ref_is_followed_as_the_validator_follows_it(broken):
+    """It loaded, then every score raised KeyError: 'shop%20title'."""
+    from sandbox.evaluation.scoring._contract import inline_local_refs
+
+    folder = broken("addenda-trace")
+    schema = json.loads((folder / "output.schema.json").read_text())
+    schema["$defs"]["cited source"] = schema["$defs"].pop("citation")
+    text = json.dumps(schema).replace('"#/$defs/citation"', '"#/$defs/cited%20source"')
+    (folder / "output.schema.json").write_text(text)
+    pack = load_pack(folder)
+    assert "cited%20source" not in json.dumps(inline_local_refs(pack.schema))  # every reference followed
