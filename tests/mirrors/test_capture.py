@@ -347,3 +347,21 @@ def test_a_get_response_wins_over_other_methods_for_one_url():
     assert [r.body for r in chosen] == [b"get"]
     assert any("kept the GET response" in note for note in notes)
     assert "https://h/api: a later GET response (status 200) not recorded: the first one answers this URL" in notes
+
+
+def test_check_names_a_redirect_loop_and_a_url_two_roots_serve(tmp_path, capsys):
+    """Both passed as "no problems": the loop then cost a run 15 s and 1,013 trace lines, and the
+    later root's entry was served without a word."""
+    from toolserver.contract.mirrors import reconstructed, write_entry
+
+    basis = reconstructed("a test's own pages")
+    first, second = tmp_path / "first" / "h", tmp_path / "second" / "h"
+    for url, to in (("http://h.test/a", "/b"), ("http://h.test/b", "http://h.test/a")):
+        write_entry(first, url, b"", "text/html", basis, status=302, headers={"location": to})
+    write_entry(first, "http://h.test/page", b"<p>first", "text/html", basis)
+    write_entry(second, "http://h.test/page", b"<p>second", "text/html", basis)
+    assert main(["mirror", "check", str(tmp_path / "first"), str(tmp_path / "second")]) == 1
+    said = capsys.readouterr().out
+    assert "http://h.test/a: redirect loop: http://h.test/a -> http://h.test/b -> http://h.test/a" in said
+    assert said.count("redirect loop") == 1  # one loop, said once
+    assert f"{second / 'manifest.json'}: http://h.test/page: also in {first / 'manifest.json'}; this entry is the one served" in said

@@ -23,7 +23,8 @@ from bs4 import BeautifulSoup
 from pypdf import PdfReader
 
 from tests.support.calls import ref_of, snapshot
-from toolserver.contract.mirrors import MirrorStore, check
+from toolserver.contract.mirror_check import check
+from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 

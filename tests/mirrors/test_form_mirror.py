@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from toolserver.contract.mirrors import MANIFEST, MirrorStore, check
+from toolserver.contract.mirror_check import check
+from toolserver.contract.mirrors import MANIFEST, MirrorStore
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "sarah27h.github.io"

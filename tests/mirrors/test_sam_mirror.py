@@ -18,7 +18,8 @@ import pytest
 from pypdf import PdfReader
 
 from tests.support.calls import ref_of, snapshot
-from toolserver.contract.mirrors import MirrorStore, check
+from toolserver.contract.mirror_check import check
+from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.trace import parse_trace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,8 @@ import pytest
 from bs4 import BeautifulSoup
 from playwright.async_api import Route
 
-from toolserver.contract.mirrors import MANIFEST, MirrorStore, check
+from toolserver.contract.mirror_check import check
+from toolserver.contract.mirrors import MANIFEST, MirrorStore
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MIRROR = PROJECT_ROOT / "mirrors" / "www.sec.gov"

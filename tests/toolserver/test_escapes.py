@@ -280,6 +280,20 @@ async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sa
     assert after["error"]["type"] == "no_session" and "no open tab" in after["error"]["message"], after
 
 
+async def test_a_mirrors_redirect_loop_is_refused_after_twenty_hops(sandbox, hostile_root):
+    """The router followed a main-frame redirect loop without end: the navigation timed out after
+    15 s, with 1,013 redirect lines in the trace."""
+    run = run_on(sandbox, hostile_root, "/calm", "/loop-a", "/loop-b")
+    await start_at(run, "/calm")
+    reply = await run.call("browser_navigate", {"url": f"{HOSTILE}/loop-a"})
+    shown = await snapshot_text(run)
+    await run.close()
+    events = parse_trace(run.trace.text()).events
+    assert len([e for e in events if e.kind == "redirect"]) == 21, reply
+    assert [e.data["reason"] for e in events if e.kind == "blocked_request"] == ["too_many_redirects"]
+    assert reply["ok"] and "Blocked by the sandbox" in shown and "too_many_redirects" in shown, (reply, shown)
+
+
 async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
     async with own_sandbox(max_page_event_lines=10) as own:
         run = run_on(own, hostile_root, "/nagger", mode="observe")

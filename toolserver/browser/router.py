@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("toolserver.browser")
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+MAX_REDIRECTS = 20  # in a row, as Chromium's own limit: a mirror's redirect loop is refused after it
 FLOOD_WINDOW_S = 2.0  # a tab's requests are counted in windows this long (``max_page_requests``)
 
 
@@ -137,6 +138,8 @@ class Router:
         if self.faults is not None and await self._injected(route, routed):
             return
         attachment = "attachment" in headers.get("content-disposition", "")
+        if routed.main_frame_nav and routed.tab is not None:
+            routed.tab.redirects = 0  # a document at last: the next redirect starts a new chain
         self._expect_commit(routed, attachment, mirrored)
         if routed.main_frame_nav and headers.get("content-type", "").startswith("application/pdf") and not attachment:
             return await self._serve_pdf(route, routed, mirrored)
@@ -269,6 +272,11 @@ class Router:
         if main_frame_nav:
             if not self.store.has(target):
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
+            if tab is not None:
+                tab.redirects += 1
+                if tab.redirects > MAX_REDIRECTS:
+                    tab.redirects = 0
+                    return await self._refuse(route, True, "too_many_redirects", {**base, "url": target}, tab, True)
             # A stub document replaces itself with the target: that navigation is routed again.
             if tab is not None:
                 tab.activity.awaiting_commit = True
@@ -285,9 +293,15 @@ class Router:
             return await self._redirect(route, urljoin(target, location), routed, base, hops + 1)
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
-    async def _refuse(self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None) -> None:
+    async def _refuse(
+        self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None, shown: bool = False
+    ) -> None:
+        """``shown``: a main frame gets the blocked page even when it has a document (a redirect
+        stub's, which a 204 would leave loading)."""
         self.owner.record_event("blocked_request", {**base, "reason": reason}, tab=tab)
-        if main_frame_nav and (tab is None or tab.document == 0):
+        if main_frame_nav and tab is not None:
+            tab.redirects = 0  # the chain, if any, ends here
+        if main_frame_nav and (shown or tab is None or tab.document == 0):
             # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
             if tab is not None:
                 tab.activity.awaiting_commit = True

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolserver.contract.bodies import BodyCache
-from toolserver.contract.validation import fields_said
 
 MANIFEST = "manifest.json"
 
@@ -65,7 +64,7 @@ def url_key(url: str) -> str:
     return url.split("#", 1)[0]
 
 
-def _safe_body_path(folder: Path, body: str) -> Path:
+def safe_body_path(folder: Path, body: str) -> Path:
     path = (folder / body).resolve()
     if not path.is_relative_to(folder.resolve()):
         raise ValueError(f"body path {body!r} escapes its mirror folder {folder}")
@@ -142,7 +141,7 @@ class MirrorStore:
         key = (folder, entry.body, entry.sha256)
         body = self.bodies.get(key)
         if body is None:
-            with open(_safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
+            with open(safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
                 body = handle.read()
             self.bodies.keep(key, body)
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
@@ -200,7 +199,7 @@ def write_entry(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     body_path = body_path or default_body_path(url, content_type)
-    target = _safe_body_path(folder, body_path)
+    target = safe_body_path(folder, body_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(body)
     all_headers = {"content-type": content_type, **(headers or {})}
@@ -248,69 +247,6 @@ def captured(now: datetime | None = None) -> Provenance:
 
 def reconstructed(basis: str) -> Provenance:
     return Provenance(kind="reconstructed", basis=basis)
-
-
-_SANE_TYPES = (
-    "text/",
-    "application/json",
-    "application/javascript",
-    "application/x-javascript",
-    "application/pdf",
-    "image/",
-    "font/",
-    "application/font",
-    "application/octet-stream",
-    "application/xml",
-    "application/hal+json",
-    "application/ld+json",
-    "application/manifest+json",
-    "application/wasm",
-    "application/xhtml+xml",
-)
-
-
-def check(*roots: Path) -> list[str]:
-    """Problems in the mirror roots: missing bodies, hash mismatches, odd types, escapes."""
-    problems: list[str] = []
-    for root in roots:
-        root = Path(root)
-        manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
-        if not manifests:
-            problems.append(f"{root}: no {MANIFEST} found")
-        for manifest_path in manifests:
-            try:
-                manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-            except Exception as exc:
-                said = fields_said(exc, whole="(the file)") if isinstance(exc, ValidationError) else exc
-                problems.append(f"{manifest_path}: invalid manifest: {said}")
-                continue
-            seen: set[str] = set()
-            for entry in manifest.entries:
-                where = f"{manifest_path}: {entry.url}"
-                if url_key(entry.url) in seen:
-                    problems.append(f"{where}: duplicate URL")
-                seen.add(url_key(entry.url))
-                if "#" in entry.url:
-                    problems.append(f"{where}: URL has a fragment (fragments are never requested)")
-                try:
-                    body_file = _safe_body_path(manifest_path.parent, entry.body)
-                except ValueError as exc:
-                    problems.append(f"{where}: {exc}")
-                    continue
-                if not body_file.is_file():
-                    problems.append(f"{where}: body file {entry.body} is missing")
-                    continue
-                actual = hashlib.sha256(body_file.read_bytes()).hexdigest()
-                if actual != entry.sha256:
-                    problems.append(f"{where}: sha256 mismatch (manifest {entry.sha256[:12]}…, file {actual[:12]}…)")
-                ctype = {k.lower(): v for k, v in entry.headers.items()}.get("content-type", "")
-                if not ctype.startswith(_SANE_TYPES):
-                    problems.append(f"{where}: unexpected content-type {ctype!r}")
-                if entry.provenance.kind == "reconstructed" and not entry.provenance.basis:
-                    problems.append(f"{where}: reconstructed entry without a basis")
-                if entry.provenance.kind == "captured" and not entry.provenance.captured_at:
-                    problems.append(f"{where}: captured entry without captured_at")
-    return problems
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ def run_import_har(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from sandbox.mirrors.capture import CaptureError, manifest_paths, read_manifest
-    from toolserver.contract.mirrors import check
+    from toolserver.contract.mirror_check import check
 
     roots = args.roots or [MIRRORS_DIR]
     missing = [str(root) for root in roots if not root.is_dir()]
