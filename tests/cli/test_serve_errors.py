@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.support.serve import free_port
+
 
 @pytest.fixture
 def busy_port():
@@ -78,6 +80,20 @@ def test_a_mirror_folder_that_does_not_exist_is_refused_by_name(command, tmp_pat
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 2 and done.stderr.splitlines() == [f"sandbox {command}: no such mirror folder: {missing}"]
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_manifest_that_is_not_one_is_refused_in_one_line(command, tmp_path):
+    """It was a traceback, with pydantic's lines, exit 1."""
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / "manifest.json").write_text('{"entries": [{"url": "http://x/", "body": "a"}]}')
+    extra = ["--port", str(free_port())] if command == "serve" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox", command, "--mirrors", str(tmp_path), *extra],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    said = f"sandbox {command}: {tmp_path / 'host' / 'manifest.json'}: invalid mirror manifest: entries.0.sha256: "
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and done.stderr.startswith(said), done.stderr
 
 
 @pytest.mark.parametrize("command", ["serve", "mcp"])

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.contract.bodies import BodyCache
+from toolserver.contract.validation import fields_said
 
 MANIFEST = "manifest.json"
 
@@ -104,8 +105,9 @@ class MirrorStore:
     def add_manifest(self, manifest_path: Path) -> None:
         try:
             manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-        except Exception as exc:  # pydantic or JSON error: name the file
-            raise ValueError(f"{manifest_path}: invalid mirror manifest: {exc}") from exc
+        except Exception as exc:  # pydantic or JSON error: name the file, and the fields, in one line
+            said = fields_said(exc, whole="(the file)") if isinstance(exc, ValidationError) else exc
+            raise ValueError(f"{manifest_path}: invalid mirror manifest: {said}") from exc
         for entry in manifest.entries:
             self._entries[url_key(entry.url)] = (manifest_path.parent, entry)
         self._hosts = None

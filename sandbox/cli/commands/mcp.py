@@ -144,10 +144,10 @@ def command(args: argparse.Namespace) -> int:
     try:
         config = app_config(**kwargs)
         check_folder_writable(args.trace_dir, "--trace-dir")
-    except ValueError as exc:  # a mirror folder that does not exist, a trace folder that cannot be written, ...
+        sandbox = app_sandbox(config, pack=pack)  # reads the mirrors' manifests
+    except ValueError as exc:  # a mirror folder that does not exist or a manifest that is not one, ...
         print(f"sandbox mcp: {exc}", file=sys.stderr)
         return 2
-    sandbox = app_sandbox(config, pack=pack)
     pack_id = pack.card.pack_id if pack else None
     asyncio.run(serve_stdio(sandbox, pack=pack_id, mode=args.policy))  # starts and stops the sandbox
     return 0

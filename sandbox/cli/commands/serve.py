@@ -189,7 +189,11 @@ def serve(args: argparse.Namespace) -> int:
     from sandbox.runner.wiring import PackTasks
     from toolserver.transports.http import create_app
 
-    app = create_app(config, policies=pack_policy, tasks=PackTasks())
+    try:
+        app = create_app(config, policies=pack_policy, tasks=PackTasks())  # reads the mirrors' manifests
+    except ValueError as exc:  # a manifest that is not one
+        print(f"sandbox serve: {exc}", file=sys.stderr)
+        return 2
     app.on_startup.append(stop_on_sighup)
 
     async def announce(app) -> None:  # once the browser is up (a Chromium that cannot start: no line)
