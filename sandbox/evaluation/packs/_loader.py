@@ -154,9 +154,11 @@ def _read_json(path: Path) -> Any:
 
 
 def _validate(model: type[BaseModel], path: Path) -> Any:
-    data = _read_json(path)
+    """The file as ``model``, its JSON types kept as they are (``"300"`` is no number)."""
+    text = _read_text(path)
+    _parse_json(text, path)  # JSON errors said as such, with their line
     try:
-        return model.model_validate(data)
+        return model.model_validate_json(text, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or None

@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from toolserver.contract.names import TOOL_NAMES
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -95,6 +97,11 @@ class GatesSpec(_Frozen):
             if url.split("#", 1)[0] not in bare:
                 raise ValueError(f"must_visit URL {url!r} is not one of allowed_urls")
         tools = set(self.permitted_tools)
+        unknown = sorted(tools - set(TOOL_NAMES))
+        if unknown:
+            raise ValueError(
+                f"permitted_tools: {', '.join(unknown)} is no tool of the contract ({', '.join(TOOL_NAMES)})"
+            )
         for count in self.counts:
             if count.tool not in tools:
                 raise ValueError(f"count rule for {count.tool!r}, which is not a permitted tool")

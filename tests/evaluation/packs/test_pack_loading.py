@@ -424,3 +424,20 @@ def test_a_percent_encoded_ref_is_followed_as_the_validator_follows_it(broken):
     (folder / "output.schema.json").write_text(text)
     pack = load_pack(folder)
     assert "cited%20source" not in json.dumps(inline_local_refs(pack.schema))  # every reference followed
+
+
+def test_a_tool_the_contract_does_not_have_is_refused(broken):
+    """A typo (browser_snapshots) loaded, then failed every run: "not permitted", "called 0 times"."""
+    folder = broken()
+    edit_json(folder / "gates.json", lambda gates: gates["permitted_tools"].append("browser_snapshots"))
+    with pytest.raises(PackError, match="browser_snapshots is no tool of the contract"):
+        load_pack(folder)
+
+
+def test_a_number_written_as_a_string_is_refused(broken):
+    """"300" was taken for 300 without a word."""
+    folder = broken()
+    edit_json(folder / "card.json", lambda card: card.update(time_limit_seconds=str(card["time_limit_seconds"])))
+    with pytest.raises(PackError) as error:
+        load_pack(folder)
+    assert error.value.file.endswith("card.json") and error.value.field == "time_limit_seconds"
