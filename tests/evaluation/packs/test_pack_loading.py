@@ -435,7 +435,7 @@ def test_a_tool_the_contract_does_not_have_is_refused(broken):
 
 
 def test_a_number_written_as_a_string_is_refused(broken):
-    """"300" was taken for 300 without a word."""
+    """ "300" was taken for 300 without a word."""
     folder = broken()
     edit_json(folder / "card.json", lambda card: card.update(time_limit_seconds=str(card["time_limit_seconds"])))
     with pytest.raises(PackError) as error:
