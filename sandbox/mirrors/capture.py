@@ -341,6 +341,7 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
         try:
             request, response = entry["request"], entry["response"]
             url, method, status = request["url"], request.get("method", "GET").upper(), int(response["status"])
+            url = str(url).split("#", 1)[0]  # a fragment is never requested: the store keeps none
             raw_headers = [(h["name"], h["value"]) for h in response.get("headers", [])]
             content = response.get("content") or {}
         except (KeyError, TypeError, ValueError) as exc:

@@ -229,6 +229,7 @@ def test_import_har_skips_entries_without_content(tmp_path, capsys):
                 "log": {
                     "entries": [
                         entry("https://example.org/kept.txt", {"size": 5, "mimeType": "text/plain", "text": "hello"}),
+                        entry("https://example.org/frag.txt#part", {"size": 2, "mimeType": "text/plain", "text": "hi"}),
                         entry("https://example.org/lost.txt", {"size": 5, "mimeType": "text/plain"}),
                         entry("data:text/plain,inline", {"size": 6, "text": "inline"}),
                     ]
@@ -240,8 +241,9 @@ def test_import_har_skips_entries_without_content(tmp_path, capsys):
     captured_io = capsys.readouterr()
     assert "https://example.org/lost.txt: the HAR holds no response body" in captured_io.err
     store = MirrorStore.load(tmp_path / "m")
-    assert store.urls() == ["https://example.org/kept.txt"]
+    assert store.urls() == ["https://example.org/frag.txt", "https://example.org/kept.txt"]  # no fragment kept
     assert store.lookup("https://example.org/kept.txt").entry.provenance.captured_at == "2024-05-01T10:00:00+00:00"
+    assert main(["mirror", "check", str(tmp_path / "m")]) == 0  # it said "URL has a fragment"
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.paths import PROJECT_ROOT
-
 
 class PackError(Exception):
     """A pack cannot be used. ``file`` and ``field`` say where (field may be None)."""
@@ -19,7 +17,9 @@ class PackError(Exception):
 
 
 def _display(path: Path) -> Path:
+    """The path from the working folder when it is under it, else absolute: never from another
+    folder (the project's), where the same relative path may name a different pack."""
     try:
-        return path.resolve().relative_to(PROJECT_ROOT)
-    except ValueError:
-        return path
+        return path.resolve().relative_to(Path.cwd())
+    except (ValueError, OSError):
+        return path.resolve()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup, Comment
@@ -162,8 +163,8 @@ def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str
             return "quote is empty", None
         try:
             haystacks = source_haystacks(ctx.pack, name)
-        except PackError as exc:
-            ctx.missing_fixtures.add(exc.file)
+        except PackError as exc:  # missing, or there and unreadable (then why)
+            ctx.missing_fixtures.add(exc.file if not Path(exc.file).is_file() else f"{exc.file} ({exc.message})")
             problems.append(f"cannot check source {name!r}: {exc}")
             continue
         if any(needle in h for h in haystacks):

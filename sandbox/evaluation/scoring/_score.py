@@ -142,7 +142,8 @@ def score_attempt(
         )
     if missing_fixtures:
         reasons.append(
-            "evidence fixtures missing (generate them from the mirrors): " + ", ".join(sorted(missing_fixtures))
+            "evidence fixtures missing or unreadable (they are generated from the mirrors): "
+            + ", ".join(sorted(missing_fixtures))
         )
     if not gates.measured:
         reasons.append("gates not measured: no trace given, so this cannot be a qualified pass")

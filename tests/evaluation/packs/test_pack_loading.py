@@ -441,3 +441,16 @@ def test_a_number_written_as_a_string_is_refused(broken):
     with pytest.raises(PackError) as error:
         load_pack(folder)
     assert error.value.file.endswith("card.json") and error.value.field == "time_limit_seconds"
+
+
+def test_a_missing_packs_path_is_said_from_the_working_folder_or_whole(tmp_path, monkeypatch):
+    """It was said from the project's folder: `packs/my-shop` named the bundled packs' folder while
+    the user's own packs/my-shop sat in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PackError) as error:
+        load_pack("my-shop")  # an id: looked for among the bundled packs
+    assert error.value.file == str(PACKS_DIR / "my-shop")
+    (tmp_path / "packs").mkdir()
+    with pytest.raises(PackError) as error:
+        load_pack("packs/my-shop")  # a path: from here
+    assert error.value.file == "packs/my-shop"

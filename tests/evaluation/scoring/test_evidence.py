@@ -272,3 +272,14 @@ def test_missing_fixture_is_reported_not_raised(custom_pack):
     failure = next(f for f in report.evidence.failures if f.field == "holding")
     assert "fixtures/opinion.txt" in failure.message and "missing" in failure.message
     assert any("evidence fixtures missing" in r and "opinion.txt" in r for r in report.reasons)
+
+
+def test_a_fixture_that_is_not_utf8_is_said_as_such_not_as_missing(custom_pack):
+    """It was "evidence fixtures missing (generate them from the mirrors)", blaming nothing real."""
+    pack = evidence_pack(custom_pack)
+    fixture = pack.dir / "fixtures" / "opinion.txt"
+    fixture.write_bytes(fixture.read_text(encoding="utf-8").encode("utf-8") + b" caf\xe9")
+    record = {"id": "r1", "due": "x", "number": "70Z03126RALAM2004", "items": ["a", "b"], "holding": "h"}
+    report = score_attempt(pack, attempt_output(record | {"evidence": good_evidence()}), None, None)
+    [said] = [r for r in report.reasons if "evidence fixtures" in r]
+    assert "missing or unreadable" in said and "opinion.txt (" in said and "UTF-8" in said, said
