@@ -78,3 +78,17 @@ def _make_a_file_in(folder: Path) -> None:
         raise NotADirectoryError(20, f"{nearest} is not a folder")
     with tempfile.TemporaryFile(dir=nearest):
         pass
+
+
+def mirror_roots_option(roots: list[Path] | None) -> tuple[Path, ...] | None:
+    """``--mirrors DIR`` (repeatable), each a folder whose manifests read: a ``ValueError`` saying
+    which is not; None when none is given."""
+    from toolserver.contract.mirrors import MirrorStore
+
+    if not roots:
+        return None
+    missing = [str(root) for root in roots if not root.is_dir()]
+    if missing:
+        raise ValueError(f"no such mirror folder: {', '.join(missing)}")
+    MirrorStore.load(*roots)  # a manifest that is not one: said now, not at each attempt
+    return tuple(root.resolve() for root in roots)

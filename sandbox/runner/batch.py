@@ -107,6 +107,7 @@ async def run_batch(
     prices: Prices | None = None,
     faults: FaultPlan | None = None,
     replace_interrupted: int = 0,
+    mirror_roots: tuple[Path, ...] | None = None,
 ) -> list[AttemptOutcome]:
     """Run every pack ``repeats`` times, at most ``concurrency`` attempts at once, on the executor
     ``executor`` names (``sandbox.runner.executors``): this process's warm browser (``"local"``;
@@ -145,6 +146,7 @@ async def run_batch(
         playwright_trace=playwright_trace,
         prices=prices,
         faults=faults,
+        mirror_roots=mirror_roots,
     )
     try:
         running = await chosen.start(BatchPlan(tuple(agents), concurrency, settings))

@@ -173,10 +173,11 @@ async def replay(
     until: int | None = None,
     keep_open: bool = False,
     sample: str | None = None,
+    mirror_roots: tuple[Path, ...] | None = None,
 ) -> tuple[ReplayReport, Any]:
     """Replay ``source`` (a path: an attempt folder, a trace, an Inspect log or chat messages;
     or a recording already loaded). Returns the report and the new run (still open when
-    ``keep_open``)."""
+    ``keep_open``); ``mirror_roots``: the run's own mirror roots (None: the sandbox's)."""
     recording = source if isinstance(source, Recording) else load_recording(Path(source), sample)
     pack_id = pack_id or recording.pack
     if not pack_id:
@@ -199,7 +200,8 @@ async def replay(
     policy = pack.policy(mode, sandbox.config.block_state_changes if block is None else block)
     report.policy, report.block_state_changes = mode, policy.block_state_changes
     report.recorded_faults, report.answer_recorded = recording.faults, recording.output is not None
-    run = sandbox.create_run(policy=policy, header={"site_key": site_key, "agent": f"replay:{recording.path}"})
+    header = {"site_key": site_key, "agent": f"replay:{recording.path}"}
+    run = sandbox.create_run(policy=policy, header=header, mirror_roots=mirror_roots)
     report.run_id = run.id
     started = time.monotonic()
     for call in recording.calls:

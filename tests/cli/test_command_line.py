@@ -177,3 +177,24 @@ def test_score_says_when_the_pack_is_not_the_one_the_attempt_ran_with(tmp_path, 
     assert main(["score", str(folder)]) == 0
     said = capsys.readouterr().err
     assert "is not the pack the attempt ran with (checksum 000000000000): give that pack's folder" in said
+
+
+def test_run_and_replay_take_mirrors_of_their_own(tmp_path, capsys):
+    """Neither had --mirrors: a pack of one's own could not be run or replayed on pages of its own."""
+    from sandbox import FIXTURES_DIR
+    from sandbox.cli import main
+    from tests.support.mirrors import mirror_with_changes
+
+    path = "api/opps/v2/bid-intake/9998b42f9e27421caa565fead7d8d416.json"
+    mirror = mirror_with_changes(tmp_path, "sam.gov", {path: [('"78596"', '"78597"')]})
+    args = ["--agent", "reference", "--out", str(tmp_path / "runs"), "--no-progress", "--screenshots", "none"]
+    assert main(["run", "bid-intake", *args, "--mirrors", str(mirror)]) == 0
+    capsys.readouterr()
+    [score] = (tmp_path / "runs").glob("*/bid-intake-1/score.json")  # the reference read the changed page
+    wrong = [f for f in json.loads(score.read_text())["fields"] if not f["correct"]]
+    assert [(f["name"], f["got"]) for f in wrong] == [("place.postal_code", "78597")], wrong
+    recorded = FIXTURES_DIR / "attempts" / "reference" / "bid-intake"
+    assert main(["replay", str(recorded), "--mirrors", str(mirror)]) == 1
+    assert "first divergence at seq" in capsys.readouterr().out
+    assert main(["run", "bid-intake", *args, "--mirrors", str(tmp_path / "nowhere")]) == 2
+    assert "no such mirror folder" in capsys.readouterr().err

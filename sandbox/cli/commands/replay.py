@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from sandbox.cli.arguments import mirror_roots_option
 from sandbox.cli.exits import declare_exits
 
 
@@ -29,6 +30,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("--until", type=int, metavar="SEQ", help="stop after this call and keep the session open")
     p.add_argument("--pack", help="pack id, for recordings that do not name one (chat messages, foreign traces)")
+    p.add_argument(
+        "--mirrors",
+        type=Path,
+        action="append",
+        help="a mirror root to replay against instead of the bundled mirrors/ (repeatable): the recording's own",
+    )
     p.add_argument("--sample", metavar="ID", help="the sample of an Inspect log to replay (default: its first sample)")
     p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
     p.add_argument(
@@ -73,6 +80,7 @@ async def main(args: argparse.Namespace) -> int:
     from sandbox.runner.wiring import app_sandbox
 
     recording = load_recording(args.attempt, args.sample)
+    mirror_roots = mirror_roots_option(args.mirrors)
     for problem in recording.problems:  # lines it could not read are replayed without, and said
         print(f"sandbox replay: {args.attempt}: {problem}", file=sys.stderr)
     if args.report and recording.folder is None:
@@ -85,7 +93,12 @@ async def main(args: argparse.Namespace) -> int:
     async with app_sandbox() as sandbox:
         try:
             report, run = await replay(
-                recording, sandbox=sandbox, pack_id=args.pack, until=args.until, keep_open=args.until is not None
+                recording,
+                sandbox=sandbox,
+                pack_id=args.pack,
+                until=args.until,
+                keep_open=args.until is not None,
+                mirror_roots=mirror_roots,
             )
         except PackError as exc:
             print(f"sandbox replay: {exc}", file=sys.stderr)

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from sandbox.cli.arguments import check_writable, positive_seconds
+from sandbox.cli.arguments import check_writable, mirror_roots_option, positive_seconds
 from sandbox.cli.exits import declare_exits
 
 
@@ -80,6 +80,13 @@ def register(subparsers) -> None:
         type=int,
         help="ray: re-run an attempt whose worker died up to this many times (default 0; "
         "an executor that does not retry refuses it)",
+    )
+    p.add_argument(
+        "--mirrors",
+        type=Path,
+        action="append",
+        help="a mirror root the attempts are served from instead of the bundled mirrors/ (repeatable; "
+        "for a pack of your own with pages of its own)",
     )
     p.add_argument(
         "--screenshots",
@@ -259,6 +266,7 @@ def command(args: argparse.Namespace) -> int:
         faults = parse_faults(args.faults, args.faults_seed)
         if args.replace_interrupted < 0:
             raise ValueError("--replace-interrupted must be at least 0")
+        mirror_roots = mirror_roots_option(args.mirrors)
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
             check_cassettes(agent, packs)
@@ -289,6 +297,7 @@ def command(args: argparse.Namespace) -> int:
                 prices=prices,
                 faults=faults,
                 replace_interrupted=args.replace_interrupted,
+                mirror_roots=mirror_roots,
             )
         finally:
             signals[0].restore()

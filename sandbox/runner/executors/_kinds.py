@@ -37,6 +37,7 @@ class AttemptSettings:
     playwright_trace: bool = False
     prices: Prices | None = None  # the cost boundary (sandbox.runner.prices); None: costs unknown
     faults: FaultPlan | None = None  # injected faults (toolserver.faults); None: none
+    mirror_roots: tuple[Path, ...] | None = None  # the attempts' own mirror roots; None: the sandbox's
 
     def arguments(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
