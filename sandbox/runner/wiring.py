@@ -31,20 +31,19 @@ def app_sandbox(config: ServerConfig | None = None, *, pack: Pack | None = None)
 
 class PackTasks:
     """``toolserver.api.TaskProvider`` over the packs: the prompt, allowed URLs and time limit,
-    and the reviewed scoring pack's verdict with the gates. ``extra``: a pack loaded from a folder
-    of the user's own, found by its id before the bundled packs."""
+    and the reviewed scoring pack's verdict with the gates. ``extras``: packs loaded from folders
+    of the user's own, found by their ids before the bundled packs."""
 
-    def __init__(self, extra: Pack | None = None) -> None:
-        self.extra = extra
+    def __init__(self, *extras: Pack | None) -> None:
+        self.extras = {pack.card.pack_id: pack for pack in extras if pack is not None}
 
     def load(self, pack: str) -> Pack:
-        return self.extra if self.extra is not None and pack == self.extra.card.pack_id else load_pack(pack)
+        return self.extras.get(pack) or load_pack(pack)
 
     def policy(self, pack: str) -> Policy:
-        """The tool server's policy resolver: the extra pack's, else ``pack_policy`` (ids only)."""
-        if self.extra is not None and pack == self.extra.card.pack_id:
-            return self.extra.policy()
-        return pack_policy(pack)
+        """The tool server's policy resolver: an extra pack's, else ``pack_policy`` (ids only)."""
+        extra = self.extras.get(pack)
+        return extra.policy() if extra is not None else pack_policy(pack)
 
     def task(self, pack: str, site_key: str) -> dict:
         loaded = self.load(pack)

@@ -198,3 +198,34 @@ def test_run_and_replay_take_mirrors_of_their_own(tmp_path, capsys):
     assert "first divergence at seq" in capsys.readouterr().out
     assert main(["run", "bid-intake", *args, "--mirrors", str(tmp_path / "nowhere")]) == 2
     assert "no such mirror folder" in capsys.readouterr().err
+
+
+async def test_serve_takes_packs_of_ones_own(tmp_path):
+    """A pack folder's path was an unknown pack over HTTP: own packs could not be served."""
+    import aiohttp
+
+    from sandbox import PACKS_DIR
+    from tests.support.serve import free_port, wait_healthy
+
+    mine = tmp_path / "my-form"
+    shutil.copytree(PACKS_DIR / "controlled-form", mine)
+    card = json.loads((mine / "card.json").read_text()) | {"pack_id": "my-form", "scoring_pack": "my-form"}
+    (mine / "card.json").write_text(json.dumps(card))
+    port = free_port()
+    sandbox = Path(sys.executable).with_name("sandbox")
+    server = subprocess.Popen(
+        [sandbox, "serve", "--port", str(port), "--pack", str(mine), "--trace-dir", str(tmp_path / "traces")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        await wait_healthy(base, server)
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/runs", json={"pack": "my-form"}) as created:
+                assert created.status == 201, await created.text()
+                run_id = (await created.json())["run_id"]
+            async with http.get(f"{base}/runs/{run_id}/task") as task:
+                assert "sarah27h.github.io" in " ".join((await task.json())["allowed_urls"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sandbox.cli.arguments import check_folder_writable, whole_number
 from sandbox.cli.exits import declare_exits
+from sandbox.cli.wiring import UnusablePack, pack_option
 
 
 def register(subparsers) -> None:
@@ -25,6 +26,11 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--mirrors", type=Path, action="append", help="mirror root (repeatable; default: the bundled mirrors/)"
+    )
+    p.add_argument(
+        "--pack",
+        action="append",
+        help="a pack folder of your own (its path; repeatable): runs name it by its id beside the bundled packs",
     )
     p.add_argument(
         "--fallback-provider", help="emulate the service falling back to this provider when provider!='kernel'"
@@ -185,12 +191,15 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     from aiohttp import web  # the server's modules load once the arguments are known to be good
 
-    from sandbox.evaluation.packs import pack_policy
     from sandbox.runner.wiring import PackTasks
     from toolserver.transports.http import create_app
 
     try:
-        app = create_app(config, policies=pack_policy, tasks=PackTasks())  # reads the mirrors' manifests
+        tasks = PackTasks(*(pack_option("serve", pack) for pack in args.pack or ()))
+    except UnusablePack:
+        return 2
+    try:
+        app = create_app(config, policies=tasks.policy, tasks=tasks)  # reads the mirrors' manifests
     except ValueError as exc:  # a manifest that is not one
         print(f"sandbox serve: {exc}", file=sys.stderr)
         return 2
