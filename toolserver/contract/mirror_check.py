@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 from pydantic import ValidationError
 
 from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorEntry, safe_body_path, url_key
+from toolserver.contract.policy import url_problem
 from toolserver.contract.validation import fields_said
 
 MAX_REDIRECTS = 20  # Chromium's own limit, and the router's (toolserver.browser.router)
@@ -64,6 +65,8 @@ def check(*roots: Path) -> list[str]:
                 served[url_key(entry.url)] = (manifest_path, entry)
                 if "#" in entry.url:
                     problems.append(f"{where}: URL has a fragment (fragments are never requested)")
+                elif problem := url_problem(entry.url):
+                    problems.append(f"{where}: never requested as written: {problem}")
                 try:
                     body_file = safe_body_path(manifest_path.parent, entry.body)
                 except ValueError as exc:

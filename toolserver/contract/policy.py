@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import quote, urlsplit
 
 PolicyMode = Literal["enforce", "observe"]
 """``enforce`` refuses calls outside the allow-list; ``observe`` only records them."""
@@ -22,6 +23,32 @@ class PolicyNotFound(LookupError):
 
 def without_fragment(url: str) -> str:
     return url.split("#", 1)[0]
+
+
+# What a URL may hold as a browser sends it (RFC 3986's characters, and % escapes); Chromium
+# percent-encodes anything else (a space, a non-ASCII letter) before the request is made.
+_URL_SAFE = "-._~:/?#[]@!$&'()*+,;=%"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_problem(url: str) -> str | None:
+    """Why no browser request has ``url`` as written (then no allow-list or mirror entry of it is
+    ever matched): the form Chromium would send instead. None when it is in that form."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+        return "not an http(s) URL with a host"
+    if parts.username or parts.password:
+        return "a URL with a user name or password"
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = parts.port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
+    canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{parts.port}'}"
+    canonical += quote(parts.path or "/", safe=_URL_SAFE)
+    before_fragment = url.split("#", 1)[0]
+    if "?" in before_fragment:  # an empty query is kept as "?", as Chromium keeps it
+        canonical += "?" + quote(parts.query, safe=_URL_SAFE)
+    if "#" in url:
+        canonical += "#" + quote(parts.fragment, safe=_URL_SAFE)
+    return None if canonical == url else f"a browser requests it as {canonical}"
 
 
 def url_allowed(url: object, allowed_urls: list[str] | tuple[str, ...]) -> bool:

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolserver.contract.names import TOOL_NAMES
+from toolserver.contract.policy import url_problem
 
 
 class _Frozen(BaseModel):
@@ -90,6 +91,10 @@ class GatesSpec(_Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> GatesSpec:
+        for url in (*self.allowed_urls, self.start_url):
+            problem = url_problem(url)
+            if problem:  # never matched: the browser's request has the URL in another form
+                raise ValueError(f"URL {url!r} is never requested as written: {problem}")
         bare = {u.split("#", 1)[0] for u in self.allowed_urls}
         if self.start_url.split("#", 1)[0] not in bare:
             raise ValueError(f"start_url {self.start_url!r} is not one of allowed_urls")

@@ -454,3 +454,12 @@ def test_a_missing_packs_path_is_said_from_the_working_folder_or_whole(tmp_path,
     with pytest.raises(PackError) as error:
         load_pack("packs/my-shop")  # a path: from here
     assert error.value.file == "packs/my-shop"
+
+
+def test_a_url_no_browser_requests_as_written_is_refused(broken):
+    """`café` as written loaded, and was never matched: the browser asks for caf%C3%A9."""
+    folder = broken("controlled-form")
+    edit_json(folder / "gates.json", lambda gates: gates["allowed_urls"].append("https://sarah27h.github.io/café"))
+    with pytest.raises(PackError, match="a browser requests it as https://sarah27h.github.io/caf%C3%A9") as error:
+        load_pack(folder)
+    assert error.value.file.endswith("gates.json")
