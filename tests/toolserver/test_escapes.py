@@ -291,6 +291,7 @@ async def test_a_mirrors_redirect_loop_is_refused_after_twenty_hops(sandbox, hos
     events = parse_trace(run.trace.text()).events
     assert len([e for e in events if e.kind == "redirect"]) == 21, reply
     assert [e.data["reason"] for e in events if e.kind == "blocked_request"] == ["too_many_redirects"]
+    assert not [e for e in events if e.kind == "settle_timeout"]  # the blocked page's commit is waited for, once
     assert reply["ok"] and "Blocked by the sandbox" in shown and "too_many_redirects" in shown, (reply, shown)
 
 

@@ -303,8 +303,8 @@ class Router:
             tab.redirects = 0  # the chain, if any, ends here
         if main_frame_nav and (shown or tab is None or tab.document == 0):
             # A new tab's first navigation: show why it is empty (a 204 would leave no tab at all).
-            if tab is not None:
-                tab.activity.awaiting_commit = True
+            if tab is not None:  # a document of its own: its commit starts the tab's state over
+                tab.activity.awaiting_commit = tab.activity.new_document_requested = True
             await route.fulfill(
                 status=200, content_type="text/html; charset=utf-8", body=blocked_page(reason, base["url"])
             )
