@@ -360,11 +360,21 @@ def format_reasons(attempts: list[dict]) -> str:
         [
             "not qualified:",
             *(
-                f"  {Path(a['directory']).name}: {selection_note(a)}{a.get('reason') or 'no reason recorded'}"
+                f"  {Path(a['directory']).name}: {selection_note(a)}{shown(a.get('reason') or 'no reason recorded')}"
                 for a in failed
             ),
         ]
     )
+
+
+# Control characters an agent's output may carry (ANSI colours, a NUL, a bell), which a terminal
+# would act on: printed as their escapes. Line breaks and tabs are kept.
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """``text`` fit to print on a terminal: its control characters written as escapes (``\\x1b``)."""
+    return CONTROLS.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
 
 
 def selection_note(attempt: dict) -> str:

@@ -15,7 +15,7 @@ import xmlschema
 from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
-from sandbox.runner.batch import run_batch, write_summary
+from sandbox.runner.batch import format_reasons, run_batch, write_summary
 from sandbox.runner.folders import batch_attempts, outcome, read_summary
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
@@ -88,6 +88,8 @@ async def test_an_agents_control_characters_leave_the_document_well_formed(sandb
         [load_pack("controlled-form")], agent, out=tmp_path / "runs", progress=False, sandbox=sandbox
     )
     assert "\x1b" in failing.reason
+    printed = format_reasons([failing.to_json()])  # the terminal's line: escaped too, not acted on
+    assert "\x1b" not in printed and "\\x1b[31mred" in printed
     assert main(["report", str(failing.directory.parent), "--junit", str(tmp_path / "junit.xml")]) == 0
     SCHEMA.validate(str(tmp_path / "junit.xml"))
     [case] = ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
