@@ -363,9 +363,11 @@ def test_check_names_a_redirect_loop_and_a_url_two_roots_serve(tmp_path, capsys)
     write_entry(first, "http://h.test/page", b"<p>first", "text/html", basis)
     write_entry(second, "http://h.test/page", b"<p>second", "text/html", basis)
     write_entry(second, "http://h.test/café", b"<p>never asked for", "text/html", basis)
+    write_entry(second, "http://h.test/lie.pdf", b"<p>no pdf", "application/pdf", basis)
     assert main(["mirror", "check", str(tmp_path / "first"), str(tmp_path / "second")]) == 1
     said = capsys.readouterr().out
     assert "http://h.test/café: never requested as written: a browser requests it as http://h.test/caf%C3%A9" in said
+    assert "http://h.test/lie.pdf: content-type 'application/pdf', but the body is no PDF" in said
     assert "http://h.test/a: redirect loop: http://h.test/a -> http://h.test/b -> http://h.test/a" in said
     assert said.count("redirect loop") == 1  # one loop, said once
     served = f"{second / 'manifest.json'}: http://h.test/page: also in {first / 'manifest.json'}"

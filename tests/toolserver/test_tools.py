@@ -279,3 +279,26 @@ async def test_trace_lines_are_exact_and_complete(run):
     assert [e["kind"] for e in first.events] == ["navigation"]
     for line in run.trace.text().splitlines():
         json.loads(line)
+
+
+async def test_a_broken_mirror_entry_is_a_fault_naming_the_entry(sandbox, tmp_path):
+    """A missing body was "FileNotFoundError(2, 'No such file or directory')" and a body typed a PDF
+    that is none "PdfStreamError('Stream has ended unexpectedly')": neither named the entry."""
+    from toolserver.contract.mirrors import reconstructed, write_entry
+    from toolserver.contract.policy import Policy
+
+    basis = reconstructed("a test's broken entries")
+    root = tmp_path / "mirrors"
+    write_entry(root / "h", "https://broken.test/", b"<a href='/gone'>gone</a>", "text/html", basis)
+    write_entry(root / "h", "https://broken.test/gone", b"<p>", "text/html", basis, body_path="bodies/gone.html")
+    write_entry(root / "h", "https://broken.test/lie.pdf", b"<p>not a pdf", "application/pdf", basis)
+    (root / "h" / "bodies" / "gone.html").unlink()
+    run = sandbox.create_run(policy=Policy(mode="observe"), mirror_roots=(root,))
+    start = {"provider": "kernel", "site_key": "broken", "url": "https://broken.test/"}
+    assert (await run.call("browser_start_session", start))["ok"]
+    for url in ("https://broken.test/gone", "https://broken.test/lie.pdf"):
+        await run.call("browser_navigate", {"url": url})
+    await run.close()
+    faults = [e.data["error"] for e in parse_trace(run.trace.text()).events if e.kind == "server_fault"]
+    assert any("mirror entry https://broken.test/gone: body file " in f and "gone.html" in f for f in faults), faults
+    assert any("mirror entry https://broken.test/lie.pdf is typed a PDF but is none" in f for f in faults), faults

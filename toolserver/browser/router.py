@@ -255,7 +255,10 @@ class Router:
     async def _serve_pdf(self, route: Route, routed: Routed, mirrored: MirroredResponse) -> None:
         """A PDF opened in a tab is answered with a viewer page that shows its text."""
         name = urlsplit(routed.url).path.rsplit("/", 1)[-1] or "document.pdf"
-        pages = pdf.extract_pages(mirrored.body)
+        try:
+            pages = pdf.extract_pages(mirrored.body)
+        except Exception as exc:  # pypdf's own errors: the mirror's fault, said with its entry
+            raise ValueError(f"mirror entry {mirrored.url} is typed a PDF but is none ({exc!r})") from exc
         if routed.tab is not None:
             routed.tab.pending_pdf = PdfDocument(routed.url, name, pages)
         await route.fulfill(

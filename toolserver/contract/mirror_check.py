@@ -81,6 +81,10 @@ def check(*roots: Path) -> list[str]:
                 ctype = {k.lower(): v for k, v in entry.headers.items()}.get("content-type", "")
                 if not ctype.startswith(_SANE_TYPES):
                     problems.append(f"{where}: unexpected content-type {ctype!r}")
+                elif ctype.startswith("application/pdf") and not body_file.read_bytes()[:1024].lstrip().startswith(
+                    b"%PDF"
+                ):
+                    problems.append(f"{where}: content-type {ctype!r}, but the body is no PDF")
                 if entry.provenance.kind == "reconstructed" and not entry.provenance.basis:
                     problems.append(f"{where}: reconstructed entry without a basis")
                 if entry.provenance.kind == "captured" and not entry.provenance.captured_at:

@@ -143,8 +143,12 @@ class MirrorStore:
         key = (folder, entry.body, entry.sha256)
         body = self.bodies.get(key)
         if body is None:
-            with open(safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
-                body = handle.read()
+            try:
+                with open(safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
+                    body = handle.read()
+            except OSError as exc:  # the mirror's own fault: said with the entry and its file
+                said = f"mirror entry {entry.url}: body file {folder / entry.body}: {exc.strerror or exc}"
+                raise OSError(exc.errno, said) from exc
             self.bodies.keep(key, body)
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
 
