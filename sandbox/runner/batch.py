@@ -193,10 +193,12 @@ async def run_batch(
     rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
     attempts = [asyncio.ensure_future(one(index, *job)) for index, job in enumerate(jobs)]
     reran: list[AttemptOutcome] = []  # run selection's list, filled as it goes: what a stop in it keeps
+    finished: list[AttemptOutcome] | None = None  # every attempt ended and recorded
     try:
         outcomes = await asyncio.gather(*attempts)
         outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running, reran)
         write_summary_or_say(batch_dir, outcomes, rate)
+        finished = list(outcomes)
     except asyncio.CancelledError:  # the batch was stopped: what ended is kept, and said
         this = asyncio.current_task()
         if this is not None:
@@ -210,7 +212,16 @@ async def run_batch(
     finally:
         if bar is not None:
             bar.close()
-        await running.stop()
+        stopping = asyncio.ensure_future(running.stop())
+        try:
+            await asyncio.shield(stopping)
+        except asyncio.CancelledError:  # a stop while the executor stops: it goes on stopping
+            this = asyncio.current_task()
+            if this is not None and finished is not None:  # every attempt ended: the batch is kept whole
+                this.uncancel()
+                await stopping
+                raise BatchStopped(batch_dir, finished, len(jobs)) from None
+            raise
     return list(outcomes)
 
 

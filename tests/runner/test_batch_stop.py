@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.support.processes import wait_until_gone
 from toolserver.contract.trace import read_trace
 
@@ -114,3 +116,22 @@ async def test_ctrl_c_stops_a_cmd_agent_and_its_processes(tmp_path):
     for folder in folders:
         assert await wait_until_gone(int((folder / "agent.pid").read_text())) == []
         assert json.loads((folder / "attempt.json").read_text())["status"] == "stopped"
+
+
+async def test_a_stop_as_the_batch_ends_keeps_its_ended_attempts(tmp_path):
+    """A stop while the executor stopped, every attempt ended and summary.json written, was said
+    "stopped before its attempts": no table, no report."""
+    from sandbox.evaluation.packs import load_pack
+    from sandbox.runner.batch import BatchStopped, run_batch
+
+    out = tmp_path / "runs"
+    batch = asyncio.ensure_future(
+        run_batch([load_pack("controlled-form")], "reference", out=out, progress=False, screenshots="none")
+    )
+    while not list(out.glob("*/summary.json")):  # the attempt ended and is recorded: the browser stops next
+        assert not batch.done(), batch
+        await asyncio.sleep(0.005)
+    batch.cancel()
+    with pytest.raises(BatchStopped) as stopped:
+        await batch
+    assert [o.status for o in stopped.value.outcomes] == ["completed"] and stopped.value.outcomes[0].qualified_pass
