@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
+from sandbox.paths import PACKS_DIR
 from sandbox.runner.files import write_file
 from sandbox.runner.prices import Prices
 from sandbox.runner.reasons import failure_reasons
@@ -112,6 +113,9 @@ class AttemptRecord(BaseModel):
     chromium: str | None = Field(default=None, description="The Chromium executable the tool server drove.")
     mirror_checksum: str | None = Field(default=None, description="Checksum of the mirrors the run read.")
     pack_checksum: str | None = Field(default=None, description="Checksum of the executed pack's scoring files.")
+    pack_path: str | None = Field(
+        default=None, description="A pack of your own: its folder (score and replay load it from there); null: bundled."
+    )
     tries: int | None = Field(
         default=None, description="Ray: the workers it was tried on, when an earlier one died under it or it crashed."
     )
@@ -287,6 +291,7 @@ async def run_attempt(
         chromium=sandbox.host.executable,
         mirror_checksum=run.store.checksum(),
         pack_checksum=pack.checksum(),
+        pack_path=None if pack.dir.resolve().parent == PACKS_DIR.resolve() else str(pack.dir.resolve()),
     )
     write_file(directory / "attempt.json", attempt.to_json())
     stderr_file = directory / "agent.stderr.txt"

@@ -80,6 +80,7 @@ class Recording:
     policy: str | None = None  # the recorded run's (its trace header's): enforce, observe or none
     block_state_changes: bool | None = None
     faults: list[str] = field(default_factory=list)  # the faults injected into it, in order
+    pack_checksum: str | None = None  # the pack's checksum when it ran (attempt.json)
     sample: str | None = None  # the Inspect sample replayed
     folder: Path | None = None  # the attempt folder, when there is one (for --report)
     problems: list[str] = field(default_factory=list)
@@ -164,7 +165,11 @@ def with_attempt_files(recording: Recording, folder: Path) -> Recording:
     if not isinstance(attempt, dict):
         raise ValueError(f"{attempt_file} is not a JSON object")
     recording.folder = folder
-    recording.pack = attempt.get("pack") or recording.pack
+    own = attempt.get("pack_path")  # a pack of the user's own, loaded from its folder
+    recording.pack = (
+        (own if isinstance(own, str) and Path(own).is_dir() else None) or attempt.get("pack") or recording.pack
+    )
+    recording.pack_checksum = attempt.get("pack_checksum")
     recording.site_key = attempt.get("site_key") or recording.site_key
     recording.elapsed_seconds = attempt.get("elapsed_seconds")
     recording.output = text_of(output_file) if output_file.is_file() else None

@@ -160,6 +160,7 @@ class ReplayReport:
     block_state_changes: bool = False
     recorded_faults: list[str] = field(default_factory=list)  # injected into the recording, not into the replay
     answer_recorded: bool = True  # False: a bare trace, no answer to re-score
+    other_pack: str | None = None  # the pack loaded is not the one the attempt ran with: its checksum then
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -200,6 +201,8 @@ async def replay(
     policy = pack.policy(mode, sandbox.config.block_state_changes if block is None else block)
     report.policy, report.block_state_changes = mode, policy.block_state_changes
     report.recorded_faults, report.answer_recorded = recording.faults, recording.output is not None
+    if recording.pack_checksum and recording.pack_checksum != pack.checksum():
+        report.other_pack = recording.pack_checksum
     header = {"site_key": site_key, "agent": f"replay:{recording.path}"}
     run = sandbox.create_run(policy=policy, header=header, mirror_roots=mirror_roots)
     report.run_id = run.id

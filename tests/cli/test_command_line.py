@@ -229,3 +229,28 @@ async def test_serve_takes_packs_of_ones_own(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_score_and_replay_load_the_pack_of_ones_own_an_attempt_ran(tmp_path, capsys, monkeypatch):
+    """Its id only was recorded: `score` and `replay` loaded the bundled pack of that id (the
+    verdict flipped), or none at all from another folder."""
+    from sandbox import PACKS_DIR
+    from sandbox.cli import main
+
+    mine = tmp_path / "own" / "controlled-form"
+    shutil.copytree(PACKS_DIR / "controlled-form", mine)
+    expected = json.loads((mine / "expected.json").read_text())
+    expected[0]["fields"]["city"] = "Lisboa"  # the reference agent's answer no longer qualifies here
+    (mine / "expected.json").write_text(json.dumps(expected))
+    monkeypatch.chdir(tmp_path / "own")
+    args = ["--agent", "reference", "--out", str(tmp_path / "runs"), "--no-progress", "--screenshots", "none"]
+    assert main(["run", "./controlled-form", *args]) == 1
+    [attempt] = (tmp_path / "runs").glob("*/controlled-form-1")
+    assert json.loads((attempt / "attempt.json").read_text())["pack_path"] == str(mine)
+    monkeypatch.chdir(tmp_path)  # elsewhere: the recorded folder is found all the same
+    capsys.readouterr()
+    assert main(["score", str(attempt)]) == 1 and "NOT A QUALIFIED PASS" in capsys.readouterr().out
+    assert main(["replay", str(attempt)]) == 1 and "qualified_pass=False" in capsys.readouterr().out
+    (mine / "rules.json").write_text((mine / "rules.json").read_text() + "\n")  # the pack edited since
+    assert main(["replay", str(attempt)]) == 1
+    assert "is not the one the attempt ran with (checksum " in capsys.readouterr().out

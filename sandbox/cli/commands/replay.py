@@ -174,6 +174,11 @@ def print_report(report, as_json: bool) -> None:
         print(f"first divergence at seq {d['seq']} ({d['tool']}): {d['difference']}")
     else:
         print("no divergence: every compared result matches the recording (ids and times ignored)")
+    if report.other_pack:
+        print(
+            f"the pack loaded ({report.pack}) is not the one the attempt ran with (checksum {report.other_pack}): "
+            "give that pack's folder with --pack PATH"
+        )
     if not report.answer_recorded:
         print("no recorded answer (a trace without its attempt folder): only the calls are compared")
     if report.rescore:

@@ -123,7 +123,8 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
         )
     folder = AttemptFolder.load(args.attempt)
     attempt = folder.attempt
-    args.pack = args.pack or folder.pack
+    recorded = attempt.pack_path if attempt is not None and attempt.pack_path else None
+    args.pack = args.pack or (recorded if recorded and Path(recorded).is_dir() else None) or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
     args.output_missing = args.output is None and not (args.attempt / "output.txt").is_file()
