@@ -283,8 +283,7 @@ class Sandbox:
         async with run.answering:  # two answers at once: the second waits, then is the first's or refused
             if (earlier := run.earlier_answer(output)) is not None:  # a client that retries gets it again
                 return earlier
-            if not run.closed:
-                await run.close("answered")
+            await run.close("answered")  # an end already under way (a DELETE) is waited for
             header = run_header(run)
             elapsed = (datetime.now(UTC) - datetime.fromisoformat(header["started_wall"])).total_seconds()
             assert self.tasks is not None  # task() refused a server without one

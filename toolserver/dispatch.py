@@ -151,22 +151,29 @@ class Dispatcher:
     async def end(self, run: Run, reason: str) -> None:
         """End the run. Its sessions are closed first, without waiting for a call in flight (a
         call on a hung page then fails at once); the call's line is awaited within
-        ``close_timeout_s`` so it lands before ``run_end``."""
-        if run.closed:
-            return
+        ``close_timeout_s`` so it lands before ``run_end``. A second end (an answer racing a
+        DELETE, a sweep) returns once the first is done, the trace final."""
+        if run.ending is not None:  # ended, or ending: done when its trace is final
+            return await asyncio.shield(run.ending)
+        run.ending = asyncio.get_running_loop().create_future()
         run.closed = True
         run.ended_at = time.monotonic()
-        await run.media.before_call(None)
-        await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))
-        turn = self._turn(run)
         try:
-            await asyncio.wait_for(turn.acquire(), run.config.close_timeout_s)
-        except TimeoutError:
-            log.warning("run %s: a call was still running when the run ended", run.id)
-        else:
-            turn.release()
-        run.close_event_window()
-        run.trace.close(reason)
+            await run.media.before_call(None)
+            await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))
+            turn = self._turn(run)
+            try:
+                await asyncio.wait_for(turn.acquire(), run.config.close_timeout_s)
+            except TimeoutError:
+                log.warning("run %s: a call was still running when the run ended", run.id)
+            else:
+                turn.release()
+            run.close_event_window()
+            run.trace.close(reason)
+        except OSError as exc:  # its last lines the disk refused: the run is ended all the same
+            log.error("run %s: its trace could not be finished: %s", run.id, exc)
+        finally:
+            run.ending.set_result(None)
 
 
 def scoped(ctx: CallContext, tool: Tool) -> CallContext:

@@ -114,6 +114,7 @@ class Run:
         self.answered: tuple[str, dict] | None = None  # the output POST /answer scored, and its report
         self.answering = asyncio.Lock()  # one answer scored at a time
         self.ended_at: float | None = None
+        self.ending: asyncio.Future | None = None  # its end under way, then done: a second end waits for it
         # The browser's start, when the transport opened this run before it ended (stdio answers
         # `initialize` while the browser starts): each call waits for it in its turn.
         self.browser_start: asyncio.Future | None = None

@@ -7,6 +7,7 @@ agents) are never ended by it."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 
 from pydantic import Field
 
@@ -85,3 +86,26 @@ async def test_the_runners_runs_end_with_their_attempt_not_when_idle(own_sandbox
         trace = parse_trace((outcome.directory / "trace.jsonl").read_text(encoding="utf-8"))
         assert [c.tool for c in trace.calls] == ["list_tools", "list_tools"] and all(c.ok for c in trace.calls)
         assert trace.end is not None and trace.end["reason"] == "completed"
+
+
+async def test_a_run_whose_end_cannot_be_written_leaves_the_sweep_going(own_sandbox, tmp_path):
+    """Its trace could not be finished (the folder gone, a file in its place): the OSError ended the
+    sweep for good, and abandoned runs were never ended again."""
+    traces = tmp_path / "traces"
+    async with own_sandbox(http_run_idle_s=0.3, trace_dir=traces) as own, http_client(own) as server:
+        first = (await (await server.post("/runs", json={})).json())["run_id"]
+        shutil.rmtree(traces)
+        traces.write_text("not a folder")  # the trace cannot be written anew at its path
+        for _ in range(40):
+            if own.runs[first].closed:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # its end under way meets the trace it cannot write
+        traces.unlink()
+        second = (await (await server.post("/runs", json={})).json())["run_id"]
+        for _ in range(40):
+            if own.runs[second].closed:
+                break
+            await asyncio.sleep(0.05)
+        assert own.runs[first].closed and own.runs[second].closed  # the sweep went on
+        assert (await trace_of(server, second)).end["reason"] == "idle_timeout"

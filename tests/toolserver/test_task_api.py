@@ -102,3 +102,26 @@ async def test_over_mcp_the_pack_prompt_is_a_prompt(client):
         assert prompt.messages[0].content.text == task["prompt"] and task["site_key"] in task["prompt"]
     async with Client(str(client.make_url("/mcp"))) as mcp:
         assert (await mcp.list_prompts()).prompts == []
+
+
+async def test_an_answer_racing_a_delete_is_scored_on_the_final_trace(own_sandbox):
+    """The answer found the run ending and scored its trace at once, before the call in flight had
+    its line: the report missed that call's gate failure, and kept missing it on a retry."""
+    from toolserver.faults import parse_faults
+
+    form = "https://sarah27h.github.io/simple-multi-step-form/"
+    async with own_sandbox(faults=parse_faults("mirror-delay:ms=1500")) as own, http_client(own) as server:
+        run_id = (await (await server.post("/runs", json={"pack": "controlled-form", "site_key": "race"})).json())[
+            "run_id"
+        ]
+        start = {"provider": "kernel", "site_key": "race", "clear_cookies": False, "url": form}
+        assert (await server.post(f"/runs/{run_id}/tools/browser_start_session", json=start)).status == 200
+        navigating = asyncio.ensure_future(server.post(f"/runs/{run_id}/tools/browser_navigate", json={"url": form}))
+        await asyncio.sleep(0.5)  # under way: its page is 1.5 s late
+        deleting = asyncio.ensure_future(server.delete(f"/runs/{run_id}"))
+        await asyncio.sleep(0.005)
+        answered = await server.post(f"/runs/{run_id}/answer", json={"output": "no answer"})
+        await asyncio.gather(navigating, deleting)
+        report = await answered.json()
+    failures = " ".join(f["message"] for f in report["gates"]["failures"])
+    assert "browser_navigate" in failures, failures  # the call in flight, in the trace it was scored on

@@ -154,7 +154,9 @@ class StreamableHttp:
             await asyncio.sleep(min(max(self.idle_s / 4, 0.05), 30.0))
             now = time.monotonic()
             for session, binding in list(self.sessions.items()):
-                if binding.in_flight == 0 and now - binding.last_seen >= self.idle_s:
+                run = binding.run  # its calls may come over the HTTP API too: those count as activity
+                quiet = binding.in_flight == 0 and run.current is None
+                if quiet and now - max(binding.last_seen, run.last_active) >= self.idle_s:
                     del self.sessions[session]
                     log.info("MCP session %s idle for %.0f s", session, now - binding.last_seen)
                     if binding.owned:
