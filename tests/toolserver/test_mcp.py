@@ -619,15 +619,15 @@ async def test_an_mcp_sessions_run_busy_over_http_is_not_swept_as_idle(own_sandb
     was cut off (unknown_run, run_end mcp_idle_timeout) once the session had been quiet long enough."""
     from toolserver.faults import parse_faults
 
-    async with own_sandbox(mcp_session_idle_s=0.5, faults=parse_faults("mirror-delay:ms=1500")) as own:
-        async with http_client(own) as server:
-            accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-            initialize, initialized = map(json.loads, handshake_then().splitlines())
-            opened = await server.post("/mcp?pack=controlled-form", json=initialize, headers=accept)
-            run_id = opened.headers["mcp-run-id"]
-            start = {"provider": "kernel", "url": FORM_URL}
-            started = await server.post(f"/runs/{run_id}/tools/browser_start_session", json=start)  # 1.5 s
-            assert (await started.json())["ok"], await started.text()
-            assert not own.runs[run_id].closed
-            await asyncio.sleep(1.0)  # now quiet: swept
-            assert own.runs[run_id].closed
+    idle = own_sandbox(mcp_session_idle_s=0.5, faults=parse_faults("mirror-delay:ms=1500"))
+    async with idle as own, http_client(own) as server:
+        accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        initialize, initialized = map(json.loads, handshake_then().splitlines())
+        opened = await server.post("/mcp?pack=controlled-form", json=initialize, headers=accept)
+        run_id = opened.headers["mcp-run-id"]
+        start = {"provider": "kernel", "url": FORM_URL}
+        started = await server.post(f"/runs/{run_id}/tools/browser_start_session", json=start)  # 1.5 s
+        assert (await started.json())["ok"], await started.text()
+        assert not own.runs[run_id].closed
+        await asyncio.sleep(1.0)  # now quiet: swept
+        assert own.runs[run_id].closed
