@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from sandbox.paths import PACKS_DIR
+from sandbox.paths import MIRRORS_DIR, PACKS_DIR
 from tests.support.calls import handshake_then, ref_of
 from tests.support.disks import fill, small_disk
 from tests.support.sandboxes import http_client
@@ -631,3 +631,27 @@ async def test_an_mcp_sessions_run_busy_over_http_is_not_swept_as_idle(own_sandb
         assert not own.runs[run_id].closed
         await asyncio.sleep(1.0)  # now quiet: swept
         assert own.runs[run_id].closed
+
+
+async def test_a_server_stops_at_once_with_an_event_stream_held_open(tmp_path):
+    """aiohttp waited for the stream's handler to end: a client holding GET /mcp open kept a
+    stopping `sandbox serve` up for 122 s (60 s with `sandbox mcp --attach`)."""
+    import aiohttp
+    from aiohttp import web
+
+    from tests.support.serve import free_port
+    from toolserver.transports.http import create_app
+
+    runner = web.AppRunner(create_app(ServerConfig(mirror_roots=(MIRRORS_DIR,), trace_dir=tmp_path)))
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    async with aiohttp.ClientSession() as http:
+        opened = await http.post(f"http://127.0.0.1:{port}/mcp", json=initialize, headers=accept)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post(f"http://127.0.0.1:{port}/mcp", json=initialized, headers=accept | session)
+        stream = await http.get(f"http://127.0.0.1:{port}/mcp", headers={"accept": "text/event-stream"} | session)
+        assert stream.status == 200
+        await asyncio.wait_for(runner.cleanup(), 30)  # within the shutdown's own bounds, not the client's will

@@ -281,6 +281,7 @@ def create_app(
 
     # MCP over streamable HTTP on the same port: /mcp?pack=ID (toolserver/transports/mcp.py)
     mcp_http = app[MCP_SESSIONS] = StreamableHttp(app[SANDBOX])
+    app.on_shutdown.append(mcp_http.close_streams)
     app.cleanup_ctx.append(mcp_http.lifecycle)
     app.router.add_route("*", "/mcp", mcp_http.handle)
     return app

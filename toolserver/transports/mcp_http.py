@@ -80,6 +80,7 @@ class StreamableHttp:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
         self.idle_s = sandbox.config.mcp_session_idle_s
         self.opening: dict[str, Opening] = {}  # exchange -> the run its initialize opens
+        self.closing = asyncio.Event()  # the server stops: open event streams end (``close_streams``)
         self.sessions: dict[str, Binding] = {}  # MCP session id -> its run
         host = sandbox.config.host
         security = TransportSecuritySettings(
@@ -123,6 +124,11 @@ class StreamableHttp:
     def bound(self, ctx: ServerRequestContext) -> Run | None:
         binding = self.sessions.get(http_request(ctx).headers.get(SESSION_HEADER, ""))
         return binding.run if binding is not None else None
+
+    async def close_streams(self, app: web.Application) -> None:
+        """On shutdown: the event streams clients hold open end now (each is answered as its client
+        gone), or aiohttp would wait for them (a client holding one kept the server up for minutes)."""
+        self.closing.set()
 
     async def lifecycle(self, app: web.Application):
         """aiohttp cleanup context. The session manager's task group lives in a task of its own,
@@ -183,7 +189,9 @@ class StreamableHttp:
             record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
-            return await asgi_bridge(request, body, self.manager.handle_request, self.poll_s, on_start, exchange)
+            return await asgi_bridge(
+                request, body, self.manager.handle_request, self.poll_s, on_start, exchange, self.closing
+            )
         finally:
             if binding is not None:
                 binding.in_flight -= 1
@@ -258,11 +266,13 @@ async def asgi_bridge(
     poll_s: float,
     on_start: Callable[[web.Request, int, list], Awaitable[list]],
     exchange: str,
+    closing: asyncio.Event,
 ) -> web.StreamResponse:
     """Serve one aiohttp request, whose ``body`` was read already, with an ASGI app (the
     response, streamed or not, is written as the app sends it). The app sees ``exchange`` in
     the request's ``EXCHANGE_HEADER``; ``on_start`` sees the status and headers before they
-    are sent and returns the headers to send."""
+    are sent and returns the headers to send. Once ``closing`` is set, a long request (an event
+    stream) is told its client went away."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -288,7 +298,7 @@ async def asgi_bridge(
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
         # After the body, ASGI's receive() only reports the client going away (a long SSE stream).
-        while request.transport is not None and not request.transport.is_closing():
+        while request.transport is not None and not request.transport.is_closing() and not closing.is_set():
             await asyncio.sleep(poll_s)
         return {"type": "http.disconnect"}
 
