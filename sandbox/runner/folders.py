@@ -201,16 +201,20 @@ def resolve_batch(folder: Path) -> tuple[Path, str | None]:
 
 
 # What the readers take from every entry of a summary.json (``summarise``'s rows; of
-# ``AttemptOutcome.to_json``'s attempts, those older batches have too): an entry without one is a
-# damaged file.
-SUMMARY_ROW_KEYS = (
-    "pack", "agent", "attempts", "qualified_passes", "error_free_passes", "mean_field_accuracy",
-    "median_seconds", "mean_tool_calls", "statuses",
-)  # fmt: skip
-ATTEMPT_KEYS = (
-    "pack", "agent", "directory", "status", "elapsed_seconds", "qualified_pass", "error_free", "field_accuracy",
-    "tool_calls",
-)  # fmt: skip
+# ``AttemptOutcome.to_json``'s attempts, those older batches have too), with its JSON type: an entry
+# without one, or with another type, is a damaged file.
+NUMBER = (int, float)
+SUMMARY_ROW_KEYS: dict[str, Any] = {
+    "pack": str, "agent": str, "attempts": int, "qualified_passes": int, "error_free_passes": int,
+    "mean_field_accuracy": NUMBER, "median_seconds": NUMBER, "mean_tool_calls": NUMBER, "statuses": dict,
+}  # fmt: skip
+ATTEMPT_KEYS: dict[str, Any] = {
+    "pack": str, "agent": str, "directory": str, "status": str, "elapsed_seconds": NUMBER, "qualified_pass": bool,
+    "error_free": bool, "field_accuracy": NUMBER, "tool_calls": int,
+}  # fmt: skip
+
+
+KIND_SAID = {str: "a string", int: "a whole number", NUMBER: "a number", bool: "true or false", dict: "an object"}
 
 
 def summary_problem(data: Any, batch_dir: Path) -> str | None:
@@ -221,16 +225,24 @@ def summary_problem(data: Any, batch_dir: Path) -> str | None:
         or not isinstance(data.get("attempts"), list)
     ):
         return "not a summary: no summary and attempts lists"
-    if not data["attempts"] and (is_attempt_folder(batch_dir) or batch_attempts(batch_dir)):
+    here = is_attempt_folder(batch_dir) or bool(batch_attempts(batch_dir))  # attempt folders to rebuild from
+    if not data["attempts"] and here:
         return "it lists no attempt"  # a batch stopped before any attempt ended has none, and none here
+    if data["attempts"] and not data["summary"] and here:
+        return "it has no table rows for its attempts"
     for what, entries, keys in (
         ("row", data["summary"], SUMMARY_ROW_KEYS),
         ("attempt", data["attempts"], ATTEMPT_KEYS),
     ):
         for number, entry in enumerate(entries, start=1):
-            missing = [key for key in keys if key not in entry] if isinstance(entry, dict) else ["all"]
-            if missing:
-                return f"its {what} {number} has no {', '.join(missing)}"
+            if not isinstance(entry, dict):
+                return f"its {what} {number} is not an object"
+            for key, kind in keys.items():
+                value = entry.get(key)
+                if key not in entry:
+                    return f"its {what} {number} has no {key}"
+                if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                    return f"its {what} {number} has {key} {value!r}, not {KIND_SAID[kind]}"
     return None
 
 

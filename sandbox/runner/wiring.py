@@ -12,7 +12,7 @@ from sandbox.evaluation.scoring import score_attempt
 from sandbox.paths import MIRRORS_DIR
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig
-from toolserver.contract.policy import Policy
+from toolserver.contract.policy import Policy, PolicyNotFound
 from toolserver.contract.trace import parse_trace
 
 
@@ -43,7 +43,14 @@ class PackTasks:
     def policy(self, pack: str) -> Policy:
         """The tool server's policy resolver: an extra pack's, else ``pack_policy`` (ids only)."""
         extra = self.extras.get(pack)
-        return extra.policy() if extra is not None else pack_policy(pack)
+        if extra is not None:
+            return extra.policy()
+        try:
+            return pack_policy(pack)
+        except PolicyNotFound as unknown:  # the packs of one's own are known too: said with the others
+            if not self.extras:
+                raise
+            raise PolicyNotFound(f"{unknown}; and from folders: {', '.join(sorted(self.extras))}") from None
 
     def task(self, pack: str, site_key: str) -> dict:
         loaded = self.load(pack)

@@ -226,6 +226,8 @@ async def test_serve_takes_packs_of_ones_own(tmp_path):
                 run_id = (await created.json())["run_id"]
             async with http.get(f"{base}/runs/{run_id}/task") as task:
                 assert "sarah27h.github.io" in " ".join((await task.json())["allowed_urls"])
+            async with http.post(f"{base}/runs", json={"pack": "my-frm"}) as unknown:
+                assert "; and from folders: my-form" in (await unknown.json())["error"]["message"]
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -130,8 +130,11 @@ def test_a_copied_batch_is_read_from_its_own_folders(tmp_path):
         (lambda data: data["summary"][0].pop("agent"), "its row 1 has no agent"),
         (lambda data: data["summary"][0].pop("median_seconds"), "its row 1 has no median_seconds"),
         (lambda data: data.update(summary=[], attempts=[]), "it lists no attempt"),
+        (lambda data: data.update(summary=[]), "it has no table rows for its attempts"),
+        (lambda data: data["attempts"][0].update(qualified_pass="yes"), "has qualified_pass 'yes', not true or false"),
+        (lambda data: data["summary"][0].update(attempts="two"), "has attempts 'two', not a whole number"),
     ],
-    ids=["attempt-key", "row-key", "table-key", "no-attempt"],
+    ids=["attempt-key", "row-key", "table-key", "no-attempt", "no-rows", "attempt-type", "row-type"],
 )
 def test_an_edited_summary_is_rebuilt_from_the_attempt_folders(tmp_path, edit, said):
     """It was used as it was: KeyError tracebacks (exit 1), or an empty table for a batch of 8."""

@@ -249,12 +249,14 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
     session = accept | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
     assert (await client.post("/mcp", json=initialized, headers=session)).status == 202
     garbage = await client.post("/mcp", data=b'{"jsonrpc": "2.0", "id": 4, "method": "tools/li', headers=session)
-    assert garbage.status == 400 and (await garbage.json())["error"]["code"] == -32700
+    answered = await garbage.json()
+    assert garbage.status == 400 and answered["error"]["code"] == -32700
     run_id = opened.headers["mcp-run-id"]
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     [event] = [e for e in trace.events if e.kind == "unreadable_message"]
     assert event.data["transport"] == "mcp-http" and event.data["code"] == -32700
-    assert event.data["error"].startswith("Parse error: ") and event.data["line"].endswith('"method": "tools/li')
+    assert event.data["error"] == answered["error"]["message"]  # the error the client was answered
+    assert event.data["line"].endswith('"method": "tools/li')
     assert (await client.delete("/mcp", headers=session)).status == 200
 
 
@@ -376,6 +378,8 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         "id": 9,
         "error": {"code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request, notification or response"},
     }
+    await send([1, 2])  # JSON of no message's shape: its start is traced all the same
+    assert (await answer())["error"]["code"] == -32600
     await send(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": [1]}}
     )
@@ -423,6 +427,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32700, "Parse error: Invalid JSON", "{this is not json"),
         (-32700, "Parse error: not UTF-8: b", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: not a JS", '{"jsonrpc": "2.0", "'),
+        (-32600, "Invalid request: not a JS", "[1, 2]"),
         (-32700, "Parse error: message long", "x" * 20),
         (-32700, "Parse error: message long", "x" * 20),
     ]

@@ -39,16 +39,39 @@ def url_problem(url: str) -> str | None:
         return "not an http(s) URL with a host"
     if parts.username or parts.password:
         return "a URL with a user name or password"
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    try:  # a host of non-ASCII letters is asked for in punycode
+        host = parts.hostname if parts.hostname.isascii() else parts.hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        return "a host name that is not one"
+    host = f"[{host}]" if ":" in host else host
     default = parts.port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
     canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{parts.port}'}"
-    canonical += quote(parts.path or "/", safe=_URL_SAFE)
+    canonical += quote(resolved(parts.path or "/"), safe=_URL_SAFE)
     before_fragment = url.split("#", 1)[0]
     if "?" in before_fragment:  # an empty query is kept as "?", as Chromium keeps it
         canonical += "?" + quote(parts.query, safe=_URL_SAFE)
     if "#" in url:
         canonical += "#" + quote(parts.fragment, safe=_URL_SAFE)
     return None if canonical == url else f"a browser requests it as {canonical}"
+
+
+def resolved(path: str) -> str:
+    """``path`` with its ``.`` and ``..`` segments resolved, as a browser resolves them (RFC 3986)."""
+    segments: list[str] = []
+    parts = path.split("/")
+    for index, segment in enumerate(parts):
+        last = index == len(parts) - 1
+        if segment == "..":
+            if len(segments) > 1:
+                segments.pop()
+            if last:
+                segments.append("")
+        elif segment == ".":
+            if last:
+                segments.append("")
+        else:
+            segments.append(segment)
+    return "/".join(segments) or "/"
 
 
 def url_allowed(url: object, allowed_urls: list[str] | tuple[str, ...]) -> bool:

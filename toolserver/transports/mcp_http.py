@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+import pydantic_core
 from aiohttp import web
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -236,10 +237,10 @@ def initialize_of(body: bytes) -> dict | None:
 
 
 def parse_error(body: bytes) -> str | None:
-    """Why ``body`` is not JSON, or None."""
+    """Why ``body`` is not JSON, or None: said by the JSON reader the SDK answers with (pydantic's)."""
     try:
-        json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        pydantic_core.from_json(body)
+    except ValueError as exc:
         return f"Parse error: {exc}"
     return None
 

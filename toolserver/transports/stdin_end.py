@@ -155,8 +155,10 @@ def line_of(exc: Exception) -> str:
     """The start of the line a read error is about, as far as the error has it."""
     inputs = [e.get("input") for e in exc.errors(include_url=False)] if isinstance(exc, ValidationError) else []
     given = next((i for i in inputs if isinstance(i, dict)), None) or next(
-        (i for i in inputs if isinstance(i, str)), ""
+        (i for i in inputs if isinstance(i, str)), None
     )
+    if given is None:  # JSON of no message's shape ([1, 2], 42): the input is all there is
+        given = inputs[0] if inputs else ""
     text = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False, default=repr)
     return text.rstrip("\r\n")[:LINE_START]
 

@@ -182,25 +182,27 @@ def _check_schema(schema: Any, path: Path) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise PackError(path, ".".join(str(p) for p in exc.absolute_path) or None, exc.message) from None
+    anchors = {value for key, value in _refs(schema, (), ("$anchor", "$dynamicAnchor"))}
     for where, ref in _refs(schema, ()):
-        if not (ref == "#" or ref.startswith("#/")):  # another document: fetching it would use the network
-            raise PackError(path, where, f"$ref {ref!r} is not a reference within this schema (#/...)")
-        if _pointed(schema, ref) is None:
+        if not ref.startswith("#"):  # another document: fetching it would use the network
+            raise PackError(path, where, f"$ref {ref!r} is not a reference within this schema (#/... or #anchor)")
+        found = _pointed(schema, ref) if ref == "#" or ref.startswith("#/") else (ref[1:] in anchors or None)
+        if found is None:
             raise PackError(path, where, f"$ref {ref!r} points nowhere in this schema")
     _CHECKED_SCHEMAS.add(digest)
 
 
-def _refs(node: Any, at: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    """Every ``$ref`` (and ``$dynamicRef``) in the schema, with where it is (dotted)."""
+def _refs(node: Any, at: tuple[str, ...], keys: tuple[str, ...] = ("$ref", "$dynamicRef")) -> Iterator[tuple[str, str]]:
+    """Every value of ``keys`` (references) in the schema, with where it is (dotted)."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+            if key in keys and isinstance(value, str):
                 yield ".".join((*at, key)), value
             else:
-                yield from _refs(value, (*at, str(key)))
+                yield from _refs(value, (*at, str(key)), keys)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from _refs(value, (*at, str(index)))
+            yield from _refs(value, (*at, str(index)), keys)
 
 
 def _pointed(schema: dict[str, Any], ref: str) -> Any:

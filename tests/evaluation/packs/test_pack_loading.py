@@ -400,8 +400,9 @@ def test_a_dotted_path_is_the_folder_not_the_bundled_pack_of_that_id(tmp_path, m
 @pytest.mark.parametrize(
     ("ref", "said"),
     [
-        ("http://127.0.0.1:9/title.json", "is not a reference within this schema (#/...)"),  # it was fetched
-        ("other.json#/x", "is not a reference within this schema (#/...)"),
+        ("http://127.0.0.1:9/title.json", "is not a reference within this schema (#/... or #anchor)"),  # it was fetched
+        ("other.json#/x", "is not a reference within this schema (#/... or #anchor)"),
+        ("#nowhere", "points nowhere in this schema"),
         ("#/$defs/nothing", "points nowhere in this schema"),  # a PointerToNowhere traceback
     ],
 )
@@ -463,3 +464,12 @@ def test_a_url_no_browser_requests_as_written_is_refused(broken):
     with pytest.raises(PackError, match="a browser requests it as https://sarah27h.github.io/caf%C3%A9") as error:
         load_pack(folder)
     assert error.value.file.endswith("gates.json")
+
+
+def test_a_ref_to_an_anchor_of_the_schema_loads(broken):
+    folder = broken("addenda-trace")
+    edit_json(
+        folder / "output.schema.json",
+        lambda schema: schema["$defs"].update(named={"$anchor": "named", "type": "string"}, user={"$ref": "#named"}),
+    )
+    assert load_pack(folder).schema["$defs"]["user"] == {"$ref": "#named"}
