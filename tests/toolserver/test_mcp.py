@@ -660,3 +660,26 @@ async def test_a_server_stops_at_once_with_an_event_stream_held_open(tmp_path):
         stream = await http.get(f"http://127.0.0.1:{port}/mcp", headers={"accept": "text/event-stream"} | session)
         assert stream.status == 200
         await asyncio.wait_for(runner.cleanup(), 30)  # within the shutdown's own bounds, not the client's will
+
+
+async def test_a_notification_racing_the_sessions_delete_is_no_server_fault(client):
+    """The SDK answered such a notification twice (202, then an error): the second answer was written
+    into the first, unprepared one, a 500 server_fault with a traceback, in 10 rounds of 60."""
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+    statuses = []
+    for round_ in range(60):
+        opened = await client.post("/mcp?pack=controlled-form", json=initialize, headers=accept)
+        session = accept | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await client.post("/mcp", json=initialized, headers=session)
+
+        async def delete(after: float, session: dict = session):
+            await asyncio.sleep(after)
+            return await client.delete("/mcp", headers=session)
+
+        replies = await asyncio.gather(
+            client.post("/mcp", json=cancelled, headers=session), delete(0.0005 * (round_ % 6))
+        )
+        statuses += [reply.status for reply in replies]
+    assert 500 not in statuses, statuses

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pydantic_core
 from aiohttp import web
@@ -305,6 +306,9 @@ async def asgi_bridge(
 
     async def send(message: dict) -> None:
         nonlocal response, start
+        if type(response) is web.Response:  # answered whole already: a second answer has no place
+            log.debug("a second response to %s %s dropped (%s)", request.method, request.path, message["type"])
+            return
         if message["type"] == "http.response.start":
             start = (message["status"], await on_start(request, message["status"], list(message.get("headers", []))))
             if dict(start[1]).get(b"content-type", b"").startswith(b"text/event-stream"):
@@ -327,7 +331,12 @@ async def asgi_bridge(
             except ConnectionResetError:  # the client left (e.g. closed its event stream): nothing to tell it
                 log.debug("client gone during %s %s", request.method, request.path)
 
-    await asgi_app(scope, receive, send)
+    try:
+        await asgi_app(scope, receive, send)
+    except anyio.ClosedResourceError:  # its session ended (a DELETE) while the SDK handled this request
+        if response is None:
+            error = {"code": types.INVALID_REQUEST, "message": "the MCP session ended while this request was handled"}
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=404)
     if response is None:  # the app answered nothing (or only a start line)
         raise web.HTTPInternalServerError(text="the MCP app sent no response")
     return response
