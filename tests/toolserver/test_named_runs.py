@@ -254,3 +254,27 @@ async def test_a_call_pending_when_the_server_goes_is_answered(own_sandbox):
         assert await asyncio.wait_for(process.wait(), 60) == 3
     assert answer["id"] == 2 and answer["error"]["message"] == "Connection closed", answer
     assert f"the sandbox server at {relayed} went away: " in (await process.stderr.read()).decode()
+
+
+async def test_joining_a_named_run_as_it_is_deleted_says_the_run_ended(client):
+    """The join's 200 went out without its session bound to the run: every call then said
+    "tools/call before initialize: send initialize first", to a client that had initialized."""
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": {}}}
+    said = set()
+    for round_ in range(30):
+        name = f"race-{round_}"
+        run_id = (await (await client.post("/runs", json={"pack": "controlled-form", "name": name})).json())["run_id"]
+        joined, _ = await asyncio.gather(
+            client.post(f"/mcp?pack=controlled-form&name={name}", json=initialize, headers=accept),
+            client.delete(f"/runs/{run_id}"),
+        )
+        if joined.status != 200:
+            continue  # refused outright: a clean answer
+        session = accept | {"mcp-session-id": joined.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await client.post("/mcp", json=initialized, headers=session)
+        reply = await (await client.post("/mcp", json=call, headers=session)).json()
+        said.add(json.dumps(reply.get("error") or reply["result"]["structuredContent"])[:120])  # what it is told
+        await client.delete("/mcp", headers=session)
+    assert not [s for s in said if "before initialize" in s], said

@@ -212,7 +212,9 @@ class StreamableHttp:
         )
         opening = self.opening.pop(exchange, None)
         if opening is not None:
-            if opening.claimed and status < 300 and session and not opening.run.closed:
+            # A named run another client ended meanwhile is bound all the same: the SDK's 200 is on its
+            # way, and the session's calls then say the run ended (not "send initialize first").
+            if opening.claimed and status < 300 and session and not (opening.owned and opening.run.closed):
                 self.sessions[session] = Binding(opening.run, opening.owned)
             elif opening.owned:
                 await end_run(opening.run, "initialize_failed")
