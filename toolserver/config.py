@@ -108,8 +108,9 @@ class ServerConfig:
             seconds = getattr(self, field)
             if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
-        if not (isinstance(self.max_open_sessions, int) and self.max_open_sessions >= 1):
-            raise ValueError(f"max_open_sessions must be a whole number of at least 1, not {self.max_open_sessions!r}")
+        for field in ("max_runs", "max_open_sessions"):  # 0 would refuse every run or session
+            if not (isinstance(getattr(self, field), int) and getattr(self, field) >= 1):
+                raise ValueError(f"{field} must be a whole number of at least 1, not {getattr(self, field)!r}")
         for field in ("min_free_memory_mb", "min_free_fds", "min_free_tasks", "max_sessions_per_core"):
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):

@@ -105,3 +105,14 @@ def test_a_trace_folder_that_cannot_be_written_is_refused_at_start(command):
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 2 and done.stderr.startswith(f"sandbox {command}: --trace-dir /proc/traces: cannot write")
+
+
+@pytest.mark.parametrize(
+    ("option", "field"), [("--max-runs", "max_runs"), ("--max-open-sessions", "max_open_sessions")]
+)
+def test_a_limit_of_zero_is_refused(capsys, option, field):
+    """--max-runs 0 was taken: every run was then refused as if the server were full."""
+    from sandbox.cli import main
+
+    assert main(["serve", option, "0", "--port", str(free_port())]) == 2
+    assert f"{field} must be a whole number of at least 1, not 0" in capsys.readouterr().err
