@@ -18,7 +18,13 @@ def register(subparsers) -> None:
     from sandbox.runner.record_mode import RecordMode
 
     p = subparsers.add_parser("run", help="run an agent on packs (all: every pack) and score the attempts")
-    p.add_argument("packs", nargs="*", default=["all"], metavar="PACK", help="pack ids, or 'all' (default)")
+    p.add_argument(
+        "packs",
+        nargs="*",
+        default=["all"],
+        metavar="PACK",
+        help="pack ids, pack folders' paths (./my-pack), or 'all' (default)",
+    )
     p.add_argument(
         "--agent",
         required=True,
