@@ -227,7 +227,8 @@ async def test_inspect_view_lists_the_exported_log_and_shows_its_samples(batch, 
             await page.goto(base)
             sample = page.get_by_text("controlled-form-2", exact=True)
             await sample.wait_for(timeout=30_000)
-            assert await page.get_by_text("controlled-form-1", exact=True).is_visible()
+            # The list renders row by row: the other sample's row is waited for too, not looked at once.
+            await page.get_by_text("controlled-form-1", exact=True).wait_for(timeout=30_000)
             await sample.click()
             start = page.get_by_text("browser_start_session", exact=True).first
             await start.wait_for(timeout=30_000)
