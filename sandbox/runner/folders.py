@@ -225,11 +225,12 @@ def summary_problem(data: Any, batch_dir: Path) -> str | None:
         or not isinstance(data.get("attempts"), list)
     ):
         return "not a summary: no summary and attempts lists"
-    here = is_attempt_folder(batch_dir) or bool(batch_attempts(batch_dir))  # attempt folders to rebuild from
-    if not data["attempts"] and here:
-        return "it lists no attempt"  # a batch stopped before any attempt ended has none, and none here
-    if data["attempts"] and not data["summary"] and here:
-        return "it has no table rows for its attempts"
+    if not (data["attempts"] and data["summary"]):  # attempt folders to rebuild from? (read only then)
+        here = is_attempt_folder(batch_dir) or bool(batch_attempts(batch_dir))
+        if not data["attempts"] and here:
+            return "it lists no attempt"  # a batch stopped before any attempt ended has none, and none here
+        if data["attempts"] and here:
+            return "it has no table rows for its attempts"
     for what, entries, keys in (
         ("row", data["summary"], SUMMARY_ROW_KEYS),
         ("attempt", data["attempts"], ATTEMPT_KEYS),
