@@ -40,6 +40,7 @@ from toolserver.contract.mirrors import (
     url_key,
     write_entry,
 )
+from toolserver.contract.policy import requested_form
 from toolserver.contract.validation import fields_said
 
 # Hop-by-hop headers describe one connection, not the resource; content-encoding and
@@ -351,6 +352,13 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             if scheme != "data":
                 warnings.append(f"{url[:80]}: {scheme}: URL not recorded")
             continue
+        requested = requested_form(url)
+        if requested is None:
+            warnings.append(f"{url[:80]}: no browser requests this URL; not recorded")
+            continue
+        if requested != url:  # a hand-edited HAR: store the URL a browser asks for, or it never matches
+            warnings.append(f"{url}: recorded as {requested}, the form a browser requests")
+            url = requested
         if status <= 0:  # a request that never got a response (blocked, aborted)
             warnings.append(f"{url}: no response in the HAR (status {status}); not recorded")
             continue

@@ -210,7 +210,7 @@ def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
     assert main(["mirror", "check", str(root)]) == 0
 
 
-def test_import_har_skips_entries_without_content(tmp_path, capsys):
+def test_import_har_skips_unusable_entries_and_stores_urls_as_requested(tmp_path, capsys):
     def entry(url: str, content: dict, status: int = 200) -> dict:
         return {
             "startedDateTime": "2024-05-01T10:00:00.000Z",
@@ -231,6 +231,9 @@ def test_import_har_skips_entries_without_content(tmp_path, capsys):
                         entry("https://example.org/kept.txt", {"size": 5, "mimeType": "text/plain", "text": "hello"}),
                         entry("https://example.org/frag.txt#part", {"size": 2, "mimeType": "text/plain", "text": "hi"}),
                         entry("https://example.org/lost.txt", {"size": 5, "mimeType": "text/plain"}),
+                        # hand-edited: stored as a browser requests it, or it would never match
+                        entry("HTTPS://Example.ORG:443/a/../odd name.txt", {"size": 3, "text": "odd"}),
+                        entry("https://user:pw@example.org/secret.txt", {"size": 3, "text": "pwd"}),
                         entry("data:text/plain,inline", {"size": 6, "text": "inline"}),
                     ]
                 }
@@ -241,7 +244,14 @@ def test_import_har_skips_entries_without_content(tmp_path, capsys):
     captured_io = capsys.readouterr()
     assert "https://example.org/lost.txt: the HAR holds no response body" in captured_io.err
     store = MirrorStore.load(tmp_path / "m")
-    assert store.urls() == ["https://example.org/frag.txt", "https://example.org/kept.txt"]  # no fragment kept
+    assert "https://example.org/odd%20name.txt, the form a browser requests" in captured_io.err
+    assert "https://user:pw@example.org/secret.txt: no browser requests this URL" in captured_io.err
+    store = MirrorStore.load(tmp_path / "m")
+    assert store.urls() == [  # no fragment kept
+        "https://example.org/frag.txt",
+        "https://example.org/kept.txt",
+        "https://example.org/odd%20name.txt",
+    ]
     assert store.lookup("https://example.org/kept.txt").entry.provenance.captured_at == "2024-05-01T10:00:00+00:00"
     assert main(["mirror", "check", str(tmp_path / "m")]) == 0  # it said "URL has a fragment"
 

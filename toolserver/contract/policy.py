@@ -31,18 +31,16 @@ _URL_SAFE = "-._~:/?#[]@!$&'()*+,;=%"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def url_problem(url: str) -> str | None:
-    """Why no browser request has ``url`` as written (then no allow-list or mirror entry of it is
-    ever matched): the form Chromium would send instead. None when it is in that form."""
+def requested_form(url: str) -> str | None:
+    """``url`` as Chromium would request it (scheme and host lower-cased, punycode, no default
+    port, dot segments resolved, percent-encoded); None when no browser requests it at all."""
     parts = urlsplit(url)
-    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
-        return "not an http(s) URL with a host"
-    if parts.username or parts.password:
-        return "a URL with a user name or password"
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.password:
+        return None
     try:  # a host of non-ASCII letters is asked for in punycode
         host = parts.hostname if parts.hostname.isascii() else parts.hostname.encode("idna").decode("ascii")
     except UnicodeError:
-        return "a host name that is not one"
+        return None
     host = f"[{host}]" if ":" in host else host
     default = parts.port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
     canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{parts.port}'}"
@@ -52,6 +50,20 @@ def url_problem(url: str) -> str | None:
         canonical += "?" + quote(parts.query, safe=_URL_SAFE)
     if "#" in url:
         canonical += "#" + quote(parts.fragment, safe=_URL_SAFE)
+    return canonical
+
+
+def url_problem(url: str) -> str | None:
+    """Why no browser request has ``url`` as written (then no allow-list or mirror entry of it is
+    ever matched): the form Chromium would send instead. None when it is in that form."""
+    canonical = requested_form(url)
+    if canonical is None:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+            return "not an http(s) URL with a host"
+        if parts.username or parts.password:
+            return "a URL with a user name or password"
+        return "a host name that is not one"
     return None if canonical == url else f"a browser requests it as {canonical}"
 
 
