@@ -16,6 +16,7 @@ line break.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -121,6 +122,20 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJson(f"{name} is not a JSON value (JSON has no NaN or Infinity); write a finite number or null")
 
 
+def _read_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):  # RFC 8259 lets a reader bound its numbers: a double's range here
+        raise _NotJson(f"the number {text[:40]} is beyond a double's range")
+    return number
+
+
+def _read_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # longer than Python's bound on digits (4,300)
+        raise _NotJson(f"an integer of {len(text.lstrip('-'))} digits is longer than this reader takes") from None
+
+
 class _KeyCounter:
     """An ``object_pairs_hook`` that builds each object as ``json`` does (the last of a repeated
     key wins) and remembers the objects that repeated a key (kept alive, so ids stay unique)."""
@@ -185,7 +200,9 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
         body = _FENCE_LINE.sub("", body)
     keys = _KeyCounter()
     try:
-        data = json.loads(body, parse_constant=_refuse_constant, object_pairs_hook=keys)
+        data = json.loads(
+            body, parse_constant=_refuse_constant, parse_float=_read_float, parse_int=_read_int, object_pairs_hook=keys
+        )
     except RecursionError:
         return _error(parsed, "invalid_json", "the JSON is nested too deeply to read")
     except _NotJson as exc:

@@ -110,6 +110,22 @@ def test_nan_and_infinity_are_not_json(synthetic_pack, constant):
     assert f"{constant.lstrip('-')} is not a JSON value" in report.output_contract.errors[0].message
 
 
+@pytest.mark.parametrize(
+    "number, message",
+    [
+        ("1" + "0" * 5000, "an integer of 5001 digits is longer than this reader takes"),
+        ("-1e400", "the number -1e400 is beyond a double's range"),
+    ],
+)
+def test_a_number_beyond_the_reader_is_invalid_json_not_an_evaluation_error(synthetic_pack, number, message):
+    pack = synthetic_pack("bid-intake")
+    text = attempt_output(cited_record(pack)).replace('"award_amount": "NOT_FOUND"', f'"award_amount": {number}')
+    assert number in text
+    report = score(pack, text)
+    assert report.status == "fail" and not report.errors
+    assert codes(report) == ["invalid_json"] and message in report.output_contract.errors[0].message
+
+
 def test_a_repeated_key_is_named_and_the_last_value_shown(synthetic_pack):
     pack = synthetic_pack("bid-intake")
     record = cited_record(pack)
