@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import statistics
 import time
 from collections import Counter
 from collections.abc import Container
@@ -46,6 +47,7 @@ SITE_KEY_PREFIX = "bench"
 SCREENSHOT_MODES = ("all", "failures", "none")
 SHOTS_FOLDER = "shots"
 STOPPED = "stopped"  # an attempt's status when its batch was stopped (a signal, Ctrl-C) while it ran
+UNFINISHED = "unfinished"  # the status of an attempt folder with no attempt.json (its time is unknown)
 EVALUATION_ERROR = "evaluation_error"  # an attempt's status when an evaluator raised (score.json status error)
 
 
@@ -101,6 +103,9 @@ class AttemptRecord(BaseModel):
     cost_usd: float | None = Field(
         default=None, description="The tokens' cost at the batch's --prices (None: unknown, or no prices)."
     )
+    credits_per_dollar: float | None = Field(
+        default=None, description="The batch's --prices credit rate (None: no prices given)."
+    )
     agent_details: dict[str, Any] | None = Field(
         default=None, description="What the agent reported about itself (exit code, turns, ...)."
     )
@@ -154,9 +159,17 @@ class AttemptOutcome:
     selection: str = "selected"  # selected | replaced (by a re-run) | approved replacement
     replaces: str = ""  # an approved replacement: the folder of the attempt it replaces
     model: str | None = None  # the model the agent used, as it declared or reported it
+    pack_checksum: str | None = None  # the executed pack's scoring files (two versions are not one workflow)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
+
+
+def median_seconds(elapsed: list[tuple[str, float]]) -> float:
+    """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known
+    (an unfinished one's 0 is none); over all of them when none is."""
+    known = [seconds for status, seconds in elapsed if status != UNFINISHED] or [s for _, s in elapsed]
+    return round(statistics.median(known), 3)
 
 
 async def run_agent(agent: Agent, task: AgentTask, limit: float, started: float) -> AgentResult:
@@ -283,6 +296,7 @@ async def run_attempt(
         tool_calls_total=sum(counts.values()),
         token_usage=result.token_usage,
         cost_usd=None if cost is None else round(cost, 6),
+        credits_per_dollar=prices.credits_per_dollar if prices is not None else None,
         agent_details=result.details,
         qualified_pass=report.qualified_pass,
         error_free=report.error_free,
@@ -312,6 +326,7 @@ async def run_attempt(
         "; ".join(reasons),
         None if cost is None else round(cost, 6),
         model=model,
+        pack_checksum=attempt.pack_checksum,
     )
     if result.status == STOPPED:
         raise AttemptStopped(outcome)

@@ -18,12 +18,12 @@ import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
-from sandbox.runner.compare import comparison, table
+from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
+from sandbox.runner.compare import agent_labels, comparison, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.files import rerun_name, write_file
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
@@ -132,12 +132,7 @@ async def run_batch(
     several = len(agents) > 1
     named = f"{len(agents)}-agents" if several else slug(agents[0].name)
     batch_dir = exclusive_dir(Path(out), f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{named}")
-    jobs = [
-        (pack, rep, agents[(turn + index) % len(agents)])
-        for rep in range(1, repeats + 1)
-        for turn, pack in enumerate(packs)
-        for index in range(len(agents))
-    ]
+    jobs = interleaved(packs, repeats, agents)
     settings = AttemptSettings(
         time_limit=time_limit,
         policy=policy,
@@ -206,7 +201,7 @@ async def run_batch(
         # gather cancelled every attempt once, and gave up at the first to end: the others are still
         # recording theirs (a second cancel would cut that short). Those waiting for a turn have ended.
         await asyncio.wait(attempts)
-        kept = reran or [ended[index] for index in sorted(ended)]
+        kept = reran or [dataclasses.replace(o, interruption=interruption(o)) for _, o in sorted(ended.items())]
         write_summary_or_say(batch_dir, kept, rate)
         raise BatchStopped(batch_dir, kept, len(jobs)) from None
     finally:
@@ -223,6 +218,17 @@ async def run_batch(
                 raise BatchStopped(batch_dir, finished, len(jobs)) from None
             raise
     return list(outcomes)
+
+
+def interleaved(packs: list, repeats: int, agents: list) -> list[tuple[Any, int, Any]]:
+    """The batch's (pack, repeat, agent) jobs in order: every agent's attempt of a pack and repeat
+    before the next, each group starting with the next agent (a single pack's repeats too)."""
+    groups = [(pack, rep) for rep in range(1, repeats + 1) for pack in packs]
+    return [
+        (pack, rep, agents[(group + index) % len(agents)])
+        for group, (pack, rep) in enumerate(groups)
+        for index in range(len(agents))
+    ]
 
 
 class BatchStopped(Exception):
@@ -325,7 +331,7 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
                 "qualified_passes": sum(o.qualified_pass for o in items),
                 "error_free_passes": sum(o.error_free for o in items),
                 "mean_field_accuracy": round(statistics.fmean(o.field_accuracy for o in items), 4),
-                "median_seconds": round(statistics.median(o.elapsed_seconds for o in items), 3),
+                "median_seconds": median_seconds([(o.status, o.elapsed_seconds) for o in items]),
                 "mean_tool_calls": round(statistics.fmean(o.tool_calls for o in items), 1),
                 "statuses": dict(
                     sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())
@@ -403,10 +409,11 @@ def selection_note(attempt: dict) -> str:
 
 def format_table(rows: list[dict]) -> str:
     header = ["pack", "agent", "qualified", "error-free", "field acc.", "median s", "tool calls", "status"]
+    names = agent_labels([r["agent"] for r in rows], width=30)
     lines = [
         [
             r["pack"],
-            r["agent"][:30],
+            names[r["agent"]],
             f"{r['qualified_passes']}/{r['attempts']}",
             f"{r['error_free_passes']}/{r['attempts']}",
             f"{r['mean_field_accuracy']:.3f}",

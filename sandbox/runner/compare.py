@@ -15,6 +15,9 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from sandbox.runner.attempt import median_seconds
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
+
 Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
 
 
@@ -28,7 +31,9 @@ def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.0) -> dict[str, Any]:
+def comparison(
+    attempts: list[dict[str, Any]], credits_per_dollar: float = DEFAULT_CREDITS_PER_DOLLAR
+) -> dict[str, Any]:
     """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}},
     "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate. The matrix is by
     workflow: a historical pack's attempts count under its reviewed pack, which scores them."""
@@ -53,6 +58,7 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
         if a["interval"][0] <= b["interval"][1] and b["interval"][0] <= a["interval"][1]
     ]
     historical = scored_as({str(a["pack"]) for items in by_agent.values() for a in items})
+    overlaps += versions_mixed(attempts) + unreplaced(attempts)
     matrix: dict[str, dict[str, dict[str, int]]] = {}  # by workflow: a historical pack's cell is its reviewed pack's
     for row in rows:
         cells: dict[str, dict[str, int]] = {}
@@ -70,6 +76,15 @@ def comparison(attempts: list[dict[str, Any]], credits_per_dollar: float = 2000.
     }
 
 
+def credits_of(summary: dict[str, Any]) -> float:
+    """The credits per dollar a batch priced at (its ``--prices`` file's), as its summary says."""
+    stored = summary.get("comparison")
+    rate = stored.get("credits_per_dollar") if isinstance(stored, dict) else None
+    if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0:
+        return float(rate)
+    return DEFAULT_CREDITS_PER_DOLLAR
+
+
 def scored_as(packs: set[str]) -> dict[str, str]:
     """The executed packs whose workflow's reviewed pack, which scores them, is another (the
     historical execution packs): pack -> scoring pack."""
@@ -79,7 +94,7 @@ def scored_as(packs: set[str]) -> dict[str, str]:
     for pack in sorted(packs):
         try:
             scoring = load_pack(pack).card.scoring_pack
-        except PackError:  # a batch of a pack this checkout no longer has
+        except (PackError, OSError, ValueError):  # a batch of a pack this checkout no longer has, or no name
             continue
         if scoring != pack:
             found[pack] = scoring
@@ -107,7 +122,7 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         "interval": [round(low, 4), round(high, 4)],
         "error_free_passes": sum(bool(a["error_free"]) for a in items),
         "mean_field_accuracy": round(statistics.fmean(float(a["field_accuracy"]) for a in items), 4),
-        "median_seconds": round(statistics.median(float(a["elapsed_seconds"]) for a in items), 3),
+        "median_seconds": median_seconds([(str(a["status"]), float(a["elapsed_seconds"])) for a in items]),
         # over every attempt, failures included; unknown if any attempt's cost is (never zero)
         "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
         "mean_tool_calls": round(statistics.fmean(int(a["tool_calls"]) for a in items), 1),
@@ -131,6 +146,33 @@ def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:
     return [f"the agents ran different numbers of attempts ({counts}): ranked by qualified-pass rate"]
 
 
+def versions_mixed(attempts: list[dict[str, Any]]) -> list[str]:
+    """A note per executed pack whose attempts ran on more than one version of it (its scoring
+    files' checksum differs: an edited copy): their results do not compare."""
+    versions: dict[str, set[str]] = defaultdict(set)
+    for attempt in attempts:
+        if attempt.get("pack_checksum"):
+            versions[str(attempt["pack"])].add(str(attempt["pack_checksum"]))
+    return [
+        f"{pack}: its attempts ran on {len(found)} versions of the pack (checksums "
+        f"{', '.join(sorted(c[:12] for c in found))}), so they were not scored alike; compare one version's batches"
+        for pack, found in sorted(versions.items())
+        if len(found) > 1
+    ]
+
+
+def unreplaced(attempts: list[dict[str, Any]]) -> list[str]:
+    """A note when attempts the infrastructure interrupted were not replaced: they count as failures."""
+    left = [a for a in attempts if a.get("interruption") and a.get("selection", "selected") == "selected"]
+    if not left:
+        return []
+    return [
+        f"{len(left)} attempt(s) were interrupted by the infrastructure and not replaced (first: "
+        f"{left[0]['interruption'][:120]}); they count as failures here, where the benchmark ran approved "
+        "replacements (`sandbox run --replace-interrupted N`)"
+    ]
+
+
 def format_comparison(comp: dict[str, Any]) -> str:
     header = [
         "rank",
@@ -149,7 +191,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
     label = agent_labels([r["agent"] for r in comp["ranking"]] + list(comp["matrix"]))
     for r in comp["ranking"]:
         n = r["attempts"]
-        cost = "unknown" if r["mean_cost_usd"] is None else f"${r['mean_cost_usd']:.4f} ({r['mean_credits']:g} cr)"
+        cost = "unknown" if r["mean_cost_usd"] is None else f"{dollars(r['mean_cost_usd'])} ({r['mean_credits']:g} cr)"
         lines.append(
             [
                 str(r["rank"]),
@@ -181,6 +223,14 @@ def format_comparison(comp: dict[str, Any]) -> str:
             "the selected attempts (summary.json keeps both, with why)"
         )
     return "\n".join(out)
+
+
+def dollars(amount: float) -> str:
+    """``$0.0123``: four decimals, or as many as show two significant digits of a smaller cost
+    (``$0.000020``), so that two costs the ranking tells apart never print alike as ``$0.0000``."""
+    if amount <= 0:
+        return f"${amount:.4f}"
+    return f"${amount:.{max(4, 1 - math.floor(math.log10(amount)))}f}"
 
 
 def agent_labels(names: list[str], width: int = 40) -> dict[str, str]:

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from sandbox.runner.attempt import AttemptOutcome, AttemptRecord, attempt_status
+from sandbox.runner.attempt import UNFINISHED, AttemptOutcome, AttemptRecord, attempt_status
 from sandbox.runner.batch import SUMMARY_FILE, summarise
+from sandbox.runner.compare import comparison
 from sandbox.runner.files import rerun_name, rerun_of
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.selection import interruption
 from toolserver.contract.trace import Trace, parse_trace
@@ -71,6 +74,9 @@ class AttemptFolder:
             folder.attempt, problems = read_attempt_record(attempt)
             folder.problems += problems
         folder.score = folder._json("score.json")
+        if folder.score is not None and (problem := score_problem(folder.score)):
+            folder.problems.append(f"score.json is damaged ({problem}): the attempt is taken as not scored")
+            folder.score = None
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False)
         trace_text = folder._text("trace.jsonl")
@@ -122,7 +128,7 @@ class AttemptFolder:
 
     @property
     def qualified(self) -> bool | None:
-        return None if self.score is None else bool(self.score.get("qualified_pass"))
+        return None if self.score is None else self.score.get("qualified_pass") is True
 
     def reasons(self) -> list[str]:
         return failure_reasons(self.attempt, self.score, self.stderr)
@@ -130,9 +136,6 @@ class AttemptFolder:
 
 def batch_attempts(path: Path) -> list[AttemptFolder]:
     return [AttemptFolder.load(p) for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
-
-
-UNFINISHED = "unfinished"  # the status of an attempt folder with no attempt.json
 
 
 def outcome(folder: AttemptFolder) -> AttemptOutcome:
@@ -149,15 +152,23 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
         directory=folder.path,
         status=attempt_status(status, score.get("status")),
         elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
-        qualified_pass=bool(score.get("qualified_pass")),
-        error_free=bool(score.get("error_free")),
-        field_accuracy=float(score.get("field_accuracy", 0.0)),
+        qualified_pass=score.get("qualified_pass") is True,  # a damaged score.json's "yes" is no pass
+        error_free=score.get("error_free") is True,
+        field_accuracy=number_or_zero(score.get("field_accuracy")),
         tool_calls=int(calls),
         token_usage=attempt.token_usage,
         reason="; ".join(folder.reasons()),
         cost_usd=attempt.cost_usd,
         model=(attempt.agent_details or {}).get("model"),
+        pack_checksum=attempt.pack_checksum,
     )
+
+
+def number_or_zero(value: Any) -> float:
+    """A score's number as a float; 0 for what is none (a damaged file's ``"abc"``, ``NaN``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
 
 
 def reselected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
@@ -214,7 +225,28 @@ ATTEMPT_KEYS: dict[str, Any] = {
 }  # fmt: skip
 
 
-KIND_SAID = {str: "a string", int: "a whole number", NUMBER: "a number", bool: "true or false", dict: "an object"}
+SCORE_KEYS: dict[str, Any] = {
+    "status": str, "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "fields": list,
+    "evidence": dict, "output_contract": dict, "gates": dict,
+}  # fmt: skip
+OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {"cost_usd": NUMBER, "selection": str, "interruption": str}
+KIND_SAID = {
+    str: "a string", int: "a whole number", NUMBER: "a number", bool: "true or false", dict: "an object",
+    list: "a list",
+}  # fmt: skip
+
+
+def score_problem(data: dict[str, Any]) -> str | None:
+    """What makes ``data`` no score report the readers can show (an edited or damaged file), or None."""
+    for key, kind in SCORE_KEYS.items():
+        value = data.get(key)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            return f"{key} is {value!r}, not {KIND_SAID[kind]}"
+    evidence = data["evidence"]
+    for key, kind in (("score", NUMBER), ("valid", int), ("required", int)):
+        if not isinstance(evidence.get(key), kind) or isinstance(evidence.get(key), bool):
+            return f"evidence.{key} is {evidence.get(key)!r}, not {KIND_SAID[kind]}"
+    return None
 
 
 def summary_problem(data: Any, batch_dir: Path) -> str | None:
@@ -244,6 +276,11 @@ def summary_problem(data: Any, batch_dir: Path) -> str | None:
                     return f"its {what} {number} has no {key}"
                 if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
                     return f"its {what} {number} has {key} {value!r}, not {KIND_SAID[kind]}"
+    for number, entry in enumerate(data["attempts"], start=1):
+        for key, kind in OPTIONAL_ATTEMPT_KEYS.items():
+            value = entry.get(key)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                return f"its attempt {number} has {key} {value!r}, not {KIND_SAID[kind]} or null"
     return None
 
 
@@ -293,5 +330,8 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             "or could not write them (a full disk)"
         )
         note = f"{note}; {said}" if note else said
-    rebuilt = {"summary": summarise(outcomes), "attempts": [o.to_json() for o in outcomes]}
+    rates = {f.attempt.credits_per_dollar for f in folders if f.attempt and f.attempt.credits_per_dollar}
+    attempts = [o.to_json() for o in outcomes]
+    rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
+    rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
     return {**rebuilt, "note": note} if note else rebuilt

@@ -16,6 +16,7 @@ the agent reports them; counted inside input for OpenAI, beside it for Anthropic
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,11 +59,12 @@ class Prices:
                     f"prices file {path}: [models.{name!r}] needs numbers input and output "
                     f"(USD per million tokens), and may give cached_input ({type(exc).__name__}: {exc})"
                 ) from None
-            if min(price.input, price.cached_input, price.output) < 0:
-                raise PricesError(f"prices file {path}: [models.{name!r}] has a negative price")
+            values = (price.input, price.cached_input, price.output)
+            if not all(math.isfinite(v) and v >= 0 for v in values):
+                raise PricesError(f"prices file {path}: [models.{name!r}] has a price that is negative, nan or inf")
             models[str(name)] = price
         rate = data.get("credits_per_dollar", DEFAULT_CREDITS_PER_DOLLAR)
-        if not isinstance(rate, (int, float)) or rate <= 0:
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not math.isfinite(rate) or rate <= 0:
             raise PricesError(f"prices file {path}: credits_per_dollar must be a positive number, not {rate!r}")
         return cls(models, float(rate))
 

@@ -57,6 +57,7 @@ async def test_sigterm_stops_a_batch_and_records_the_attempts_it_stopped(tmp_pat
     batch = folders[0].parent
     summary = json.loads((batch / "summary.json").read_text())
     assert [a["status"] for a in summary["attempts"]] == ["stopped", "stopped"]
+    assert [a["interruption"] for a in summary["attempts"]] == ["the batch was stopped while it ran"] * 2
     assert (batch / "report.html").is_file()
     for folder in folders:
         attempt = json.loads((folder / "attempt.json").read_text())

@@ -283,8 +283,11 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
     ("text", "message"),
     [
         ("[models.x]\ninput = 1\n", "needs numbers input and output"),
-        ("[models.x]\ninput = 1\noutput = -2\n", "negative price"),
+        ("[models.x]\ninput = 1\noutput = -2\n", "a price that is negative, nan or inf"),
+        ("[models.x]\ninput = nan\noutput = 2\n", "a price that is negative, nan or inf"),
+        ("[models.x]\ninput = 1\noutput = inf\n", "a price that is negative, nan or inf"),
         ("credits_per_dollar = 0\n", "credits_per_dollar must be a positive number"),
+        ("credits_per_dollar = inf\n", "credits_per_dollar must be a positive number"),
         ("[models\n", "prices file"),
     ],
 )

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.batch import selected_attempts
-    from sandbox.runner.compare import comparison, format_comparison, scored_as, workflow
+    from sandbox.runner.compare import comparison, credits_of, format_comparison, scored_as, workflow
     from sandbox.runner.folders import read_summary, resolve_batch
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
@@ -69,19 +69,25 @@ def command(args: argparse.Namespace) -> int:
         if data.get("note"):
             print(f"sandbox compare: {data['note']}", file=sys.stderr)
         batches.append((folder, data["attempts"]))
-        rates.add((data.get("comparison") or {}).get("credits_per_dollar") or DEFAULT_CREDITS_PER_DOLLAR)
+        if any(a.get("cost_usd") is not None for a in data["attempts"]):  # a batch that priced nothing has no rate
+            rates.add(credits_of(data))
     # Compared by workflow: a historical pack and its reviewed pack are one workflow, scored alike.
     historical = scored_as({str(a["pack"]) for _, attempts in batches for a in attempts})
     workflow_sets = [{workflow(str(a["pack"]), historical) for a in attempts} for _, attempts in batches]
     common = set.intersection(*workflow_sets)
     left_out = sorted(set.union(*workflow_sets) - common)
+    if not common:
+        ran = "; ".join(
+            f"{f} ran {', '.join(sorted(w)) or 'nothing'}" for (f, _), w in zip(batches, workflow_sets, strict=True)
+        )
+        print(f"sandbox compare: nothing to compare: no workflow was run in every folder ({ran})", file=sys.stderr)
+        return 2
     if left_out:
         print(
             f"sandbox compare: not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}",
             file=sys.stderr,
         )
-    names = [folder.name for folder, _ in batches]
-    labels = [f"{f.parent.name}/{f.name}" if names.count(f.name) > 1 else f.name for f, _ in batches]
+    labels = batch_labels([folder for folder, _ in batches])
     attempts = [
         {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 else a["agent"]}
         for label, (_, found) in zip(labels, batches, strict=True)
@@ -108,3 +114,14 @@ def command(args: argparse.Namespace) -> int:
         print(format_comparison(result))
     counted = selected_attempts(attempts)
     return 0 if counted and all(a["qualified_pass"] for a in counted) else 1
+
+
+def batch_labels(folders: list[Path]) -> list[str]:
+    """Each folder's label: its name, or as many of its last path parts as make every label
+    differ (two copies of one batch, ``a/x/B`` and ``b/x/B``, are ``a/x/B`` and ``b/x/B``)."""
+    parts = [folder.resolve().parts for folder in folders]
+    for depth in range(1, max(len(p) for p in parts) + 1):
+        labels = ["/".join(p[-depth:]) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [str(folder.resolve()) for folder in folders]  # only the same folder twice, which is skipped

@@ -14,8 +14,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "results",
         help="reprint the summary table of an earlier batch folder",
-        description="Reprint the table `sandbox run` printed for a batch folder (its "
-        "summary.json, or rebuilt from the attempt folders of an older batch). "
+        description="Reprint the tables `sandbox run` printed for a batch folder (its "
+        "summary.json, or rebuilt from the attempt folders of an older batch): the comparison too, "
+        "for several agents, prices or replaced attempts. "
         "Exit 0 when every attempt qualified, 1 otherwise, 2 when the folder "
         "holds no attempt.",
     )
@@ -33,6 +34,7 @@ def register(subparsers) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.batch import format_reasons, format_table, selected_attempts
+    from sandbox.runner.compare import comparison, credits_of, format_comparison
     from sandbox.runner.folders import read_summary, resolve_batch
 
     folder, note = resolve_batch(args.folder)
@@ -45,11 +47,22 @@ def command(args: argparse.Namespace) -> int:
         return 2
     if data.get("note"):
         print(f"sandbox results: {data['note']}", file=sys.stderr)
+    if not data["attempts"]:
+        print(f"sandbox results: {folder}'s summary.json lists no attempt (stopped before any ended)", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_table(data["summary"]))
-        reasons = format_reasons(data["attempts"])
+        attempts = data["attempts"]
+        compared = (
+            len({a["agent"] for a in attempts}) > 1
+            or any(a.get("cost_usd") is not None for a in attempts)
+            or any(a.get("selection", "selected") != "selected" for a in attempts)
+        )
+        if compared:  # as `sandbox run` printed it
+            print("\n" + format_comparison(comparison(attempts, credits_of(data))))
+        reasons = format_reasons(attempts)
         if reasons:
             print(reasons)
     counted = selected_attempts(data["attempts"])  # as sandbox run counts

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from sandbox import __version__
 from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
 from sandbox.runner.batch import selected_attempts
-from sandbox.runner.compare import comparison
+from sandbox.runner.compare import comparison, credits_of
 from sandbox.runner.files import write_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
 from sandbox.runner.report._board import board
@@ -113,7 +113,7 @@ def render_batch(batch_dir: Path) -> str:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
     counted = selected_attempts(attempts)
     passed = sum(a["qualified_pass"] for a in counted)
-    comp = data.get("comparison") or comparison(data["attempts"])  # older batches have none
+    comp = comparison(data["attempts"], credits_of(data))  # made anew: a summary's own may be edited or old
     several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",

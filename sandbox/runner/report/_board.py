@@ -6,22 +6,29 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+from sandbox.runner.compare import agent_labels, dollars, workflow
+
 BAR_W, ROW_H, LABEL_W = 420, 26, 220
+LABEL_CHARS = 30  # an agent's name in a chart: cut in the middle beyond this, unless two would read alike
 
 
 def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> dict[str, Any]:
     """What the page shows: the ranking, the grid (rows of cells with their links, relative to
     the page's folder ``where``, and a colour from the pass rate), the workflows, and the chart."""
     packs = sorted({pack for cells in comparison["matrix"].values() for pack in cells})
-    folders: dict[tuple[str, str], list[str]] = {}
+    historical = comparison.get("scored_as", {})
+    folders: dict[tuple[str, str], list[str]] = {}  # a cell's attempts: by workflow, the selected ones
     for attempt in attempts:
-        folders.setdefault((str(attempt["agent"]), str(attempt["pack"])), []).append(
+        if attempt.get("selection") == "replaced":
+            continue
+        folders.setdefault((str(attempt["agent"]), workflow(str(attempt["pack"]), historical)), []).append(
             os.path.relpath(Path(attempt["directory"]).resolve(), Path(where).resolve())
         )
     grid = []
@@ -34,16 +41,20 @@ def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Pat
             }
         )
     ranking = comparison["ranking"]
+    names = agent_labels([row["agent"] for row in ranking], width=LABEL_CHARS)
     return {
-        "ranking": ranking,
+        "ranking": [
+            {**row, "cost": None if row["mean_cost_usd"] is None else dollars(row["mean_cost_usd"])} for row in ranking
+        ],  # fmt: skip
         "packs": packs,
         "grid": grid,
-        "chart": chart(comparison["ranking"]),
+        "chart": chart(ranking, names),
         "time_chart": spread(
-            comparison["ranking"], attempts, "elapsed_seconds", "Elapsed time per attempt", "{:.1f} s"
+            ranking, names, attempts, "elapsed_seconds", "Elapsed time per attempt", "{:.1f} s".format
         ),
-        "cost_chart": spread(comparison["ranking"], attempts, "cost_usd", "Cost per attempt", "${:.4f}"),
-        "scored_as": comparison.get("scored_as", {}),
+        "cost_chart": spread(ranking, names, attempts, "cost_usd", "Cost per attempt", dollars),
+        "scored_as": historical,
+        "notes": comparison.get("overlaps", []),
     }
 
 
@@ -60,7 +71,14 @@ def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
     }
 
 
-def spread(ranking: list[dict[str, Any]], attempts: list[dict[str, Any]], key: str, title: str, fmt: str) -> Markup:
+def spread(
+    ranking: list[dict[str, Any]],
+    names: dict[str, str],
+    attempts: list[dict[str, Any]],
+    key: str,
+    title: str,
+    fmt: Callable[[float], str],
+) -> Markup:
     """One row per agent: a dot per selected attempt at its ``key`` value, a tick at the median.
     Empty when no attempt has the value (no prices: no cost chart)."""
     values = {row["agent"]: sorted(known(attempts, row["agent"], key)) for row in ranking}
@@ -75,7 +93,8 @@ def spread(ranking: list[dict[str, Any]], attempts: list[dict[str, Any]], key: s
     ]
     for index, row in enumerate(ranking):
         y, found = 8 + index * ROW_H, values[row["agent"]]
-        parts.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{label(row)}</text>')
+        name = escape(names[row["agent"]])
+        parts.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{name}</text>')
         parts += [
             f'<circle cx="{LABEL_W + BAR_W * v / top:.1f}" cy="{y + 10}" r="4" fill="#4a78a8" opacity="0.7"/>'
             for v in found
@@ -86,13 +105,11 @@ def spread(ranking: list[dict[str, Any]], attempts: list[dict[str, Any]], key: s
             parts.append(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{y + 18}" stroke="#1b1b1b" stroke-width="2"/>'
             )
-            parts.append(
-                f'<text x="{right + 6}" y="{y + 14}" font-size="12">median {escape(fmt.format(middle))}</text>'
-            )
+            parts.append(f'<text x="{right + 6}" y="{y + 14}" font-size="12">median {escape(fmt(middle))}</text>')
     parts += [
         f'<line x1="{LABEL_W}" x2="{right}" y1="{axis}" y2="{axis}" stroke="#999"/>',
         f'<text x="{LABEL_W}" y="{axis + 14}" font-size="11">0</text>',
-        f'<text x="{right}" y="{axis + 14}" font-size="11" text-anchor="end">{escape(fmt.format(top))}</text>',
+        f'<text x="{right}" y="{axis + 14}" font-size="11" text-anchor="end">{escape(fmt(top))}</text>',
         "</svg>",
     ]
     return Markup("".join(parts))
@@ -107,11 +124,7 @@ def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
     ]
 
 
-def label(row: dict[str, Any]) -> str:
-    return escape(row["agent"] if len(row["agent"]) <= 30 else row["agent"][:29] + "…")
-
-
-def chart(ranking: list[dict[str, Any]]) -> Markup:
+def chart(ranking: list[dict[str, Any]], names: dict[str, str]) -> Markup:
     """One bar per agent: its pass rate, and a line for its 95 % interval."""
     height = ROW_H * len(ranking) + 30
     parts = [
@@ -122,7 +135,7 @@ def chart(ranking: list[dict[str, Any]]) -> Markup:
         y = 8 + index * ROW_H
         low, high = row["interval"]
         rate = row["pass_rate"]
-        label = escape(row["agent"] if len(row["agent"]) <= 30 else row["agent"][:29] + "…")
+        label = escape(names[row["agent"]])
         parts += [
             f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{label}</text>',
             f'<rect x="{LABEL_W}" y="{y + 3}" width="{BAR_W * rate:.1f}" height="14" fill="#6a9f5b"/>',

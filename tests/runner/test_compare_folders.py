@@ -1,0 +1,159 @@
+"""`sandbox compare`, `results` and the leaderboard over batch folders written here (no browser):
+copies of one batch stay apart, edited or damaged files are named or rebuilt (never a traceback),
+mixed pack versions and unreplaced interruptions are said, a batch's credit rate survives a
+rebuild, and the notes and links of the leaderboard match the table."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from sandbox.cli import main
+from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
+from sandbox.runner.batch import interleaved, write_summary
+from sandbox.runner.compare import comparison, dollars
+from sandbox.runner.folders import read_summary
+from sandbox.runner.report import render_leaderboard
+
+
+def outcome(folder: Path, agent: str = "a", pack: str = "controlled-form", **fields) -> AttemptOutcome:
+    values = dict(status="completed", elapsed_seconds=10.0, qualified_pass=True, error_free=True,
+                  field_accuracy=1.0, tool_calls=7, token_usage=None) | fields  # fmt: skip
+    return AttemptOutcome(pack=pack, agent=agent, directory=folder, **values)
+
+
+def batch(folder: Path, *outcomes: AttemptOutcome, rate: float = 2000.0) -> Path:
+    folder.mkdir(parents=True)
+    write_summary(folder, list(outcomes), rate)
+    return folder
+
+
+def compared(capsys, *args: str) -> tuple[int, dict, str]:
+    code = main(["compare", *args, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out else {}, captured.err
+
+
+def test_two_copies_of_one_batch_are_two_rows(tmp_path, capsys):
+    for side in ("a", "b"):
+        batch(tmp_path / side / "x" / "B", outcome(tmp_path / side / "x" / "B" / "a--controlled-form-1"))
+    code, result, _ = compared(capsys, str(tmp_path / "a" / "x" / "B"), str(tmp_path / "b" / "x" / "B"))
+    assert code == 0
+    assert sorted(row["agent"] for row in result["ranking"]) == ["a @ a/x/B", "a @ b/x/B"]
+    assert [row["attempts"] for row in result["ranking"]] == [1, 1]
+
+
+def test_folders_with_no_workflow_in_common_are_nothing_to_compare(tmp_path, capsys):
+    one = batch(tmp_path / "one", outcome(tmp_path / "one" / "x"))
+    two = batch(tmp_path / "two", outcome(tmp_path / "two" / "x", pack="bid-intake"))
+    code, _, err = compared(capsys, str(one), str(two))
+    assert code == 2 and "nothing to compare: no workflow was run in every folder" in err
+    assert f"{one} ran controlled-form; {two} ran bid-intake" in err
+
+
+def test_pack_versions_and_unreplaced_interruptions_are_said():
+    attempts = [
+        outcome(Path("x1"), pack_checksum="1" * 64).to_json(),
+        outcome(Path("x2"), pack_checksum="2" * 64).to_json(),
+        outcome(Path("x3"), qualified_pass=False, status="stopped", interruption="the batch was stopped").to_json(),
+        outcome(Path("x4"), status="unfinished", elapsed_seconds=0.0, qualified_pass=False).to_json(),
+    ]
+    notes = comparison(attempts)["overlaps"]
+    assert "controlled-form: its attempts ran on 2 versions of the pack (checksums 111111111111, 222222222222)" in (
+        " ".join(notes)
+    )
+    assert any(n.startswith("1 attempt(s) were interrupted by the infrastructure and not replaced") for n in notes)
+    assert comparison(attempts)["ranking"][0]["median_seconds"] == 10.0  # the unfinished one's 0 s is no time
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda data: data["attempts"][0].update(cost_usd="free"),
+        lambda data: data.update(comparison=[1, 2]),
+        lambda data: data["attempts"][0].update(pack="x" * 300),
+    ],
+)
+def test_an_edited_summary_is_rebuilt_or_read_never_a_traceback(tmp_path, capsys, edit):
+    folder = tmp_path / "b"
+    batch(folder, outcome(folder / "a--controlled-form-1"))
+    (folder / "a--controlled-form-1").mkdir()
+    record = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=10.0)
+    (folder / "a--controlled-form-1" / "attempt.json").write_text(record.to_json())
+    (folder / "a--controlled-form-1" / "score.json").write_text('{"qualified_pass": "yes", "field_accuracy": "abc"}')
+    data = json.loads((folder / "summary.json").read_text())
+    edit(data)
+    (folder / "summary.json").write_text(json.dumps(data))
+    for command in (["compare", str(folder)], ["results", str(folder)], ["report", str(folder)]):
+        code = main(command)
+        err = capsys.readouterr().err
+        assert code in (0, 1) and "Traceback" not in err, (command, err)
+
+
+def test_a_damaged_score_is_no_pass(tmp_path):
+    folder = tmp_path / "b" / "a--controlled-form-1"
+    folder.mkdir(parents=True)
+    record = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=10.0)
+    (folder / "attempt.json").write_text(record.to_json())
+    (folder / "score.json").write_text('{"qualified_pass": "yes", "error_free": 1, "field_accuracy": "abc"}')
+    (attempt,) = read_summary(folder.parent)["attempts"]
+    assert (attempt["qualified_pass"], attempt["error_free"], attempt["field_accuracy"]) == (False, False, 0.0)
+
+
+def test_a_rebuilt_batch_keeps_its_credit_rate_and_an_unpriced_batch_sets_none(tmp_path, capsys):
+    priced = tmp_path / "priced" / "a--controlled-form-1"
+    priced.mkdir(parents=True)
+    record = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=3.0,
+                           cost_usd=0.002, credits_per_dollar=1000.0, qualified_pass=True)  # fmt: skip
+    (priced / "attempt.json").write_text(record.to_json())
+    (priced / "score.json").write_text('{"qualified_pass": true, "error_free": true, "field_accuracy": 1.0}')
+    assert read_summary(priced.parent)["comparison"]["credits_per_dollar"] == 1000.0  # no summary.json: rebuilt
+    unpriced = batch(tmp_path / "unpriced", outcome(tmp_path / "unpriced" / "x"))
+    code, result, err = compared(capsys, str(priced.parent), str(unpriced))
+    assert result["credits_per_dollar"] == 1000.0 and "priced credits differently" not in err
+    assert next(r for r in result["ranking"] if r["mean_cost_usd"] is not None)["mean_credits"] == 2.0
+
+
+def test_results_reprints_the_comparison_and_refuses_a_summary_of_no_attempt(tmp_path, capsys):
+    folder = batch(tmp_path / "b", outcome(tmp_path / "b" / "1"), outcome(tmp_path / "b" / "2", agent="b"))
+    assert main(["results", str(folder)]) == 0
+    assert "rank  agent" in capsys.readouterr().out
+    empty = batch(tmp_path / "empty")
+    assert main(["results", str(empty)]) == 2
+    assert "lists no attempt" in capsys.readouterr().err
+
+
+def test_small_costs_keep_two_significant_digits():
+    assert [dollars(x) for x in (0.0, 0.00002, 0.00004, 0.0123, 1.5)] == [
+        "$0.0000", "$0.000020", "$0.000040", "$0.0123", "$1.5000",
+    ]  # fmt: skip
+
+
+def test_every_pack_and_repeat_starts_with_the_next_agent():
+    jobs = interleaved(["p"], 3, ["a", "b"])
+    assert [agent for _, _, agent in jobs] == ["a", "b", "b", "a", "a", "b"]
+    jobs = interleaved(["p", "q"], 1, ["a", "b", "c"])
+    assert [agent for _, _, agent in jobs] == ["a", "b", "c", "b", "c", "a"]
+
+
+def test_the_leaderboard_links_a_cells_selected_attempts_and_shows_the_notes(tmp_path):
+    attempts = [
+        outcome(tmp_path / "r", pack="court-docket-p4").to_json(),
+        outcome(
+            tmp_path / "s",
+            pack="court-docket",
+            qualified_pass=False,
+            selection="replaced",
+            interruption="injected fault",
+        ).to_json(),  # fmt: skip
+        outcome(tmp_path / "s-r1", pack="court-docket", selection="approved replacement").to_json(),
+        outcome(tmp_path / "t", agent="b", pack="court-docket", pack_checksum="1" * 64).to_json(),
+        outcome(tmp_path / "u", agent="b", pack="court-docket", pack_checksum="2" * 64).to_json(),
+    ]
+    page = render_leaderboard(comparison(attempts), attempts, tmp_path)
+    cell = re.search(r"<td style=[^>]*>2/2((?: <a [^>]*>#\d</a>)*)</td>", page)
+    assert cell is not None and re.findall(r'href="([^"]+)/report.html"', cell.group(1)) == ["r", "s-r1"]
+    assert "Note: court-docket: its attempts ran on 2 versions of the pack" in page
