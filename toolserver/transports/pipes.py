@@ -6,8 +6,10 @@ the path of every call. ``stdio_pipes`` gives ``stdio_server`` the same streams 
 on the event loop itself. Like the SDK, it takes the wire off fds 0 and 1 while serving (fd 0
 reads nothing, fd 1 writes to stderr), so stray output of a handler or a child never lands on it.
 
-Only a pipe or a socket can be watched by the event loop: with a file or a terminal on either
-stream, ``stdio_pipes`` gives ``None`` and the SDK's own streams serve.
+A pipe, a socket or a terminal is watched by the event loop; a regular file (``< calls.jsonl``,
+``> answers.jsonl``), which never makes a read or write wait, is read in a thread and written at
+once. The SDK's own streams, which read stdin in a thread, held a stop signal until stdin closed
+(a terminal's Ctrl-C). For anything else (no stream at all) ``stdio_pipes`` gives ``None``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ OnUnreadable = Callable[[int, str, str], None]
 LINE_START = 200  # characters of a refused line told to ``OnUnreadable``
 
 
-def _watchable(fd: int) -> bool:
+def _kind(fd: int) -> str | None:
+    """``"watched"``: a pipe, socket or terminal (the event loop waits on it); ``"file"``: a regular
+    file; None: neither, or no such stream."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        return "watched"
+    return "file" if stat.S_ISREG(mode) else None
 
 
 class PipeLines:
@@ -94,18 +100,25 @@ class PipeLines:
 class PipeWriter:
     """The wire's write side, as the SDK writes it (``await stdout.write(text)``, ``await stdout.flush()``).
     Once the client has closed its end, what is written is dropped: the client left (the run ends
-    when stdin does), which is no error of the server's."""
+    when stdin does), which is no error of the server's. ``file``: stdout is a regular file,
+    written at once (a file write never waits on a reader)."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
+    def __init__(self, writer: asyncio.StreamWriter | None, file: int | None = None) -> None:
+        self.writer, self.file = writer, file
         self.gone = False
 
     async def write(self, text: str) -> None:
-        if not self.gone:
+        if self.gone:
+            return
+        if self.file is not None:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(self.file, data) :]
+        elif self.writer is not None:
             self.writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        if self.gone:
+        if self.gone or self.writer is None:
             return
         try:
             await self.writer.drain()
@@ -118,31 +131,51 @@ class PipeWriter:
 async def stdio_pipes(
     max_line_bytes: int, told: OnUnreadable | None = None
 ) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
-    """The standard streams read and written on the event loop, or None when either is not a
-    pipe or socket. A line longer than ``max_line_bytes``, or not UTF-8, is refused
-    (``PipeLines``), and ``told``."""
-    if not (_watchable(0) and _watchable(1)):
+    """The standard streams read and written on the event loop, or None when either is neither a
+    pipe, socket, terminal nor regular file. A line longer than ``max_line_bytes``, or not UTF-8,
+    is refused (``PipeLines``), and ``told``."""
+    kinds = _kind(0), _kind(1)
+    if None in kinds:
         yield None
         return
     loop = asyncio.get_running_loop()
     wire = os.dup(0), os.dup(1)  # put back on fds 0 and 1 at the end
+    blocking = [os.get_blocking(fd) for fd in wire]  # a terminal's mode is shared with the shell: restored
     reader = asyncio.StreamReader(limit=max_line_bytes)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0)
-    )
-    write_transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(os.dup(1), "wb", buffering=0)
-    )
+    closing: list[Callable[[], object]] = []
+    if kinds[0] == "watched":
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0)
+        )
+        closing.append(read_transport.close)
+    else:
+        closing.append(asyncio.ensure_future(read_file(os.fdopen(os.dup(0), "rb", buffering=0), reader)).cancel)
+    if kinds[1] == "watched":
+        write_transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(os.dup(1), "wb", buffering=0)
+        )
+        closing.append(write_transport.close)
+        writer = PipeWriter(asyncio.StreamWriter(write_transport, protocol, None, loop))
+    else:
+        writer = PipeWriter(None, file=wire[1])
     nothing = os.open(os.devnull, os.O_RDONLY)
     os.dup2(nothing, 0)
     os.close(nothing)
     os.dup2(2, 1)
-    writer = PipeWriter(asyncio.StreamWriter(write_transport, protocol, None, loop))
     try:
         yield PipeLines(reader, max_line_bytes, writer, told), writer
     finally:
-        read_transport.close()
-        write_transport.close()
+        for close in closing:
+            close()
         for fd, saved in enumerate(wire):
             os.dup2(saved, fd)
+            os.set_blocking(fd, blocking[fd])
             os.close(saved)
+
+
+async def read_file(file, reader: asyncio.StreamReader) -> None:
+    """Feed ``reader`` from a regular file, read in a thread (a file read never waits for long)."""
+    with file:
+        while chunk := await asyncio.to_thread(file.read, 1 << 16):
+            reader.feed_data(chunk)
+    reader.feed_eof()
