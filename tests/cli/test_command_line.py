@@ -179,6 +179,34 @@ def test_score_says_when_the_pack_is_not_the_one_the_attempt_ran_with(tmp_path, 
     assert "is not the pack the attempt ran with (checksum 000000000000): give that pack's folder" in said
 
 
+def test_score_with_another_pack_names_the_attempts_own(capsys):
+    from sandbox import FIXTURES_DIR
+    from sandbox.cli import main
+
+    folder = FIXTURES_DIR / "attempts" / "reference" / "bid-intake"
+    assert main(["score", str(folder), "--pack", "controlled-form"]) == 1
+    said = capsys.readouterr().err
+    assert "is an attempt of pack bid-intake, not controlled-form: scored with controlled-form as asked" in said
+    assert "give that pack's folder" not in said
+
+
+def test_a_file_that_is_not_a_trace_is_refused_and_a_damaged_trace_judged(tmp_path, capsys):
+    """Any file was taken as a trace with no call lines, and judged: gates FAILED, exit 1."""
+    from sandbox import FIXTURES_DIR
+    from sandbox.cli import main
+
+    (tmp_path / "prices.toml").write_text("[models.x]\ninput = 1\noutput = 2\n")
+    for command in (["gates"], ["score", "--output", str(tmp_path / "prices.toml")]):
+        assert main([*command, "--pack", "bid-intake", "--trace", str(tmp_path / "prices.toml")]) == 2
+        assert f"{tmp_path}/prices.toml is not a trace: no line of it is a trace line (line 1" in (
+            capsys.readouterr().err
+        )
+    trace = (FIXTURES_DIR / "attempts" / "reference" / "bid-intake" / "trace.jsonl").read_text()
+    (tmp_path / "trace.jsonl").write_text(trace + "{cut short\n")
+    assert main(["gates", "--pack", "bid-intake", "--trace", str(tmp_path / "trace.jsonl")]) == 1  # judged
+    assert "[measurement] unreadable trace line (line 13: " in capsys.readouterr().out
+
+
 def test_run_and_replay_take_mirrors_of_their_own(tmp_path, capsys):
     """Neither had --mirrors: a pack of one's own could not be run or replayed on pages of its own."""
     from sandbox import FIXTURES_DIR

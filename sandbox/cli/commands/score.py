@@ -100,7 +100,12 @@ def _inputs(args: argparse.Namespace) -> tuple[Pack, Trace | None]:
         raise UsageError("--elapsed must be a non-negative number of seconds")
     pack = load_pack(args.pack)
     trace = parse_trace(_read(args.trace, "trace")) if args.trace else None
-    return pack, trace
+    if trace is not None and trace.problems and trace.header is None and not (trace.calls or trace.events):
+        said = "; ".join(trace.problems[:3]) + (
+            f" (+{len(trace.problems) - 3} more)" if len(trace.problems) > 3 else ""
+        )
+        raise UsageError(f"{args.trace} is not a trace: no line of it is a trace line ({said})")
+    return pack, trace  # a trace with some unreadable lines fails the measurement gate, which names them
 
 
 def _fail_usage(args: argparse.Namespace, exc: Exception) -> int:
@@ -138,6 +143,7 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
         args.elapsed = attempt.elapsed_seconds
     args.site_key = args.site_key or (attempt.site_key if attempt is not None else None)
     args.recorded_checksum = attempt.pack_checksum if attempt is not None else None
+    args.attempt_pack = folder.pack
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -147,7 +153,11 @@ def run_score(args: argparse.Namespace) -> int:
         _from_attempt_folder(args)
         pack, trace = _inputs(args)
         recorded = getattr(args, "recorded_checksum", None)
-        if recorded and recorded != pack.checksum():  # another pack of that id, or the pack edited since
+        ran = getattr(args, "attempt_pack", None)
+        if ran and ran != pack.id:  # --pack named another pack
+            print(f"sandbox score: {args.attempt} is an attempt of pack {ran}, not {pack.id}: scored with "
+                  f"{pack.id} as asked; leave out --pack to score it with its own", file=sys.stderr)  # fmt: skip
+        elif recorded and recorded != pack.checksum():  # another pack of that id, or the pack edited since
             print(f"sandbox score: {pack.dir} (checksum {pack.checksum()}) is not the pack the attempt ran "
                   f"with (checksum {recorded}): give that pack's folder with --pack PATH", file=sys.stderr)  # fmt: skip
         output = "" if getattr(args, "output_missing", False) else _read(args.output, "output")
