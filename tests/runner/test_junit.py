@@ -47,6 +47,13 @@ async def test_run_junit_has_one_case_per_attempt_with_the_reason(sandbox, tmp_p
     assert failure.text.startswith("attempt bid-intake #1 by cmd:/nonexistent/agent: error")
 
 
+def test_a_junit_path_that_cannot_be_written_is_exit_3_as_documented(tmp_path, capsys):
+    batch = tmp_path / "reference"
+    shutil.copytree(FIXTURES_DIR / "attempts" / "reference", batch)
+    assert main(["report", str(batch), "--junit", "/proc/junit.xml"]) == 3  # it was 2, "no attempt"
+    assert "sandbox report: --junit /proc/junit.xml: cannot write a file there" in capsys.readouterr().err
+
+
 def test_junit_of_an_older_batch_without_summary(tmp_path):
     batch = tmp_path / "reference"
     shutil.copytree(FIXTURES_DIR / "attempts" / "reference", batch)

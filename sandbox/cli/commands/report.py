@@ -37,6 +37,10 @@ def command(args: argparse.Namespace) -> int:
     try:
         if args.junit:
             check_writable(args.junit, "--junit")
+    except ValueError as exc:  # checked before the pages are written: nothing is half done
+        print(f"sandbox report: {exc}", file=sys.stderr)
+        return 3
+    try:
         written = write_reports(args.folder)
     except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
