@@ -30,10 +30,11 @@ from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy, PolicyMode, PolicyNotFound
 from toolserver.contract.site_keys import new_site_key
 from toolserver.dispatch import Dispatcher
-from toolserver.errors import InvalidRunName, NoTask, RunNameTaken, TooManyRuns, UnknownPack, UnknownRun
+from toolserver.errors import NoTask, RunNameTaken, TooManyRuns, UnknownPack, UnknownRun
 from toolserver.faults import FaultPlan, RunFaults
 from toolserver.registry import ToolRegistry
 from toolserver.run import Run, new_run_id
+from toolserver.run_names import check_run_name, joined_differently
 from toolserver.tools import default_registry
 
 PolicyResolver = Callable[[str], Policy]  # pack id -> the pack's policy; PolicyNotFound if unknown
@@ -202,8 +203,9 @@ class Sandbox:
         """A run a client asked for over a transport: the pack's policy, or none (refused with
         ``require_pack``); a pack's run gets a never-issued site key unless the client chose one.
 
-        ``name``: the live run of that name if there is one (of the same pack; the other options
-        are the first opener's), else a new run by that name. A named run belongs to no
+        ``name``: the live run of that name if there is one (of the same pack, and of the same
+        site key, policy mode and state-change blocking where a joiner names them), else a new
+        run by that name. A named run belongs to no
         connection: clients that open a connection per tool call share it. It ends when ended
         (``DELETE /runs/{id}``, ``/answer``) or after ``named_run_idle_s`` without a call.
 
@@ -214,10 +216,11 @@ class Sandbox:
             check_run_name(name)
             named = self.named_run(name)
             if named is not None:
-                if named.policy.pack != pack:
+                differs = joined_differently(named, pack, site_key, mode, block_state_changes)
+                if differs:
                     raise RunNameTaken(
-                        f"the run named {name!r} ({named.id}) is a run of pack {named.policy.pack!r}, not {pack!r}: "
-                        "ask for the same pack, or another name"
+                        f"the run named {name!r} ({named.id}) is a run of {differs}: "
+                        "ask for the same, or leave it out to join, or use another name"
                     )
                 return named
         if pack is None and self.config.require_pack:
@@ -331,16 +334,6 @@ class Sandbox:
                 else " (ended runs are forgotten after a while; start the server "
                 "with a trace directory to keep their traces readable)"
             )
-        )
-
-
-RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-def check_run_name(name: object) -> None:
-    if not isinstance(name, str) or not RUN_NAME.fullmatch(name):
-        raise InvalidRunName(
-            f"run name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
 
 

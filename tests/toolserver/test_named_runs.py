@@ -27,13 +27,23 @@ START = {"provider": "kernel", "site_key": "named-run", "clear_cookies": False, 
 
 async def test_the_http_api_joins_a_live_run_by_name_and_refuses_a_clash(client):
     first = await client.post("/runs", json={"pack": "controlled-form", "name": "agent-1"})
-    again = await client.post("/runs", json={"pack": "controlled-form", "name": "agent-1", "site_key": "other"})
+    one = await first.json()
+    same = {"pack": "controlled-form", "name": "agent-1", "site_key": one["site_key"], "policy": "enforce"}
+    again = await client.post("/runs", json=same)
     assert (first.status, again.status) == (201, 200)
-    one, two = await first.json(), await again.json()
+    two = await again.json()
     assert one["run_id"] == two["run_id"] and two["name"] == "agent-1" and two["site_key"] == one["site_key"]
-    clash = await client.post("/runs", json={"pack": "bid-intake", "name": "agent-1"})
-    error = (await clash.json())["error"]
-    assert clash.status == 409 and error["type"] == "run_name_taken" and one["run_id"] in error["message"]
+    for other, says in [  # a joiner asking for another run plan is refused, not silently given the first's
+        ({"pack": "bid-intake"}, "is a run of pack 'controlled-form', not 'bid-intake'"),
+        ({"pack": None}, "is a run of pack 'controlled-form', not no pack"),
+        ({"site_key": "other"}, "is a run of another site key than 'other'"),
+        ({"policy": "observe"}, "is a run of policy 'enforce', not 'observe'"),
+        ({"block_state_changes": True}, "is a run of block_state_changes false, not true"),
+    ]:
+        clash = await client.post("/runs", json={**same, **other})
+        error = (await clash.json())["error"]
+        assert clash.status == 409 and error["type"] == "run_name_taken" and one["run_id"] in error["message"]
+        assert says in error["message"], error
     for bad in ("", "-x", "a b", "x" * 65):
         refused = await client.post("/runs", json={"pack": "controlled-form", "name": bad})
         assert refused.status == 400 and (await refused.json())["error"]["type"] == "invalid_run_name", bad

@@ -97,8 +97,10 @@ async def create_run(request: web.Request) -> web.Response:
     `{"run_id", "pack", "policy", "block_state_changes", "site_key"}`, and a `note` for a run
     without a pack (it has no allow-list and no task). With `name`: the live run of that name
     (reply 200, the same fields and `name`), else a new run by that name (201); 409 if the
-    name is taken by a run of another pack. A run with no tool call for `http_run_idle_s` (a named
-    one: `named_run_idle_s`) ends with the reason `idle_timeout`."""
+    name is taken by a run of another pack, or of another `site_key`, `policy` or
+    `block_state_changes` than the body names (what it leaves out joins as the run has it). A
+    run with no tool call for `http_run_idle_s` (a named one: `named_run_idle_s`) ends with the
+    reason `idle_timeout`."""
     sandbox = request.app[SANDBOX]
     body, _raw = await read_json(request)
     asked = parse_body(CreateRunBody, body, 'POST /runs takes a JSON object like {"pack": "bid-intake"}')
