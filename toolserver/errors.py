@@ -68,6 +68,13 @@ class NoSession(ToolError):
     type = "no_session"
 
 
+class NoTab(ToolError):
+    """The session is open but has no open tab (its last was closed, or closed itself): open one
+    with `browser_open_tab`; the session stays, so `browser_start_session` is not called again."""
+
+    type = "no_tab"
+
+
 class UnknownSession(ToolError):
     """`session_id` does not name a session of this run."""
 

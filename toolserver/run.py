@@ -27,7 +27,7 @@ from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
-from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, PageCrashed
+from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, NoTab, PageCrashed
 from toolserver.faults import RunFaults
 from toolserver.floods import EventBudget, cut_text
 from toolserver.media import RunMedia
@@ -321,8 +321,8 @@ class Run:
         return self.policy.block_state_changes and not self.policy.state_change_allowed(name)
 
 
-def no_open_tab() -> NoSession:
-    return NoSession("the session has no open tab; open one with browser_open_tab(url)")
+def no_open_tab() -> NoTab:
+    return NoTab("the session has no open tab; open one with browser_open_tab(url)")
 
 
 def new_run_id() -> str:

@@ -277,7 +277,7 @@ async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sa
         await quiet.close()
     assert [(c["tab"], c["reason"], c["url"]) for c in closed] == [("t1", "request_flood", f"{HOSTILE}/request-flood")]
     assert closed[0]["requests"] > 200 and closed[0]["seconds"] == 2.0
-    assert after["error"]["type"] == "no_session" and "no open tab" in after["error"]["message"], after
+    assert after["error"]["type"] == "no_tab" and "no open tab" in after["error"]["message"], after
 
 
 async def test_a_mirrors_redirect_loop_is_refused_after_twenty_hops(sandbox, hostile_root):

@@ -183,6 +183,11 @@ async def test_tabs_open_switch_close_with_stable_ids(run):
     closed = (await run.call("browser_close_tab", {"tab": "t2"}))["result"]
     assert closed["closed_tab"] == "t2" and closed["active_tab"] == "t1"
     assert [t["tab"] for t in closed["tabs"]] == ["t1"]
+    assert (await run.call("browser_close_tab", {"tab": "t1"}))["ok"]  # the last: the session stays open
+    none = await run.call("browser_snapshot", {})  # it said no_session: an agent then started a second session
+    assert none["error"]["type"] == "no_tab" and "open one with browser_open_tab" in none["error"]["message"]
+    assert (await run.call("browser_open_tab", {"url": f"{SITE}/second"}))["result"]["tab"] == "t3"
+    assert (await snapshot(run))["title"] == "Second"
 
 
 async def test_page_opened_tabs_appear_in_the_tab_list(run):
