@@ -143,6 +143,10 @@ async def test_type_fills_unicode_exactly_and_enter_only_on_submit(run):
     changes = [e for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
     assert [c.data["action"] for c in changes] == ["enter_key"]
     assert changes[0].seq == parse_trace(run.trace.text()).calls[-1].seq
+    button = ref_of((await snapshot(run))["snapshot"], 'button "Press"')
+    refused = await run.call("browser_type", {"ref": button, "text": "x"})  # Playwright's own words before
+    assert refused["error"]["type"] == "browser_action_failed"
+    assert refused["error"]["message"].startswith(f"{button} is not a field text can be typed into")
 
 
 async def test_scroll_reports_position_and_end(run):

@@ -10,7 +10,7 @@ from playwright.async_api import Locator
 from pydantic import Field, model_validator
 
 from toolserver.browser import STATE_NOW_JS, Tab, action_bound, evaluate, read_state
-from toolserver.errors import UnknownRef
+from toolserver.errors import BrowserActionFailed, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import PageState, Response
 from toolserver.run import TabContext
@@ -199,6 +199,10 @@ async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) ->
     response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
 
 
+# Playwright's words when fill() meets an element that takes no text (a button, a checkbox, a link).
+NOT_A_FIELD = ("Element is not an <input>, <textarea>", "cannot be filled")
+
+
 @tool(
     "browser_type",
     args=TypeArgs,
@@ -225,7 +229,15 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
             await asyncio.wait((filling, counting), return_when=asyncio.FIRST_COMPLETED)
             if not filling.done() and not counting.exception() and counting.result() != 1:
                 raise stale_ref(tab, args.element_ref)
-        await filling
+        try:
+            await filling
+        except PlaywrightError as exc:
+            if any(said in str(exc) for said in NOT_A_FIELD):
+                raise BrowserActionFailed(
+                    f"{args.element_ref} is not a field text can be typed into (a textbox, a text area or an "
+                    "editable element): pick a textbox's ref from the snapshot; a button or box is clicked"
+                ) from None
+            raise
     except BaseException:
         abandon(ctx, tab, filling, args.element_ref)
         raise
