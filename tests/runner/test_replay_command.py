@@ -20,6 +20,7 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
 from sandbox.runner.replay import first_difference
 from tests.support.reports import open_report
+from tests.support.serve import free_port
 
 SAMPLES = FIXTURES_DIR / "attempts"
 
@@ -114,7 +115,24 @@ async def test_replay_until_on_a_port_in_use_is_one_line(tmp_path, capsys):
         code = await asyncio.to_thread(main, [*args, "--port", str(taken.getsockname()[1])])
     captured = capsys.readouterr()
     assert code == 2 and "cannot serve the session on --port" in captured.err, captured.err
-    assert "replayed 2/" in captured.out  # the replay's own report came first
+    assert "replayed" not in captured.out  # said before the replay, which it was not worth running
+
+
+async def test_replay_until_holds_the_session_open_on_its_port(capsys):
+    from aiohttp import ClientSession
+
+    port = free_port()
+    args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--hold", "6", "--port", str(port)]
+    replaying = asyncio.ensure_future(asyncio.to_thread(main, args))
+    deadline = time.monotonic() + 60
+    while "the session is open" not in (said := capsys.readouterr().out) and not replaying.done():
+        assert time.monotonic() < deadline, said
+        await asyncio.sleep(0.2)
+    run = said.split("/runs/")[1].split("/")[0]
+    async with ClientSession() as http:
+        reply = await (await http.post(f"http://127.0.0.1:{port}/runs/{run}/tools/browser_snapshot", json={})).json()
+    assert reply["ok"] and reply["result"]["url"].startswith("https://sam.gov/opp/"), reply
+    assert await replaying == 0
 
 
 async def test_a_report_written_elsewhere_links_to_the_attempt_folder(sandbox, tmp_path):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -55,7 +57,7 @@ def register(subparsers) -> None:
     declare_exits(
         p,
         {
-            0: "no divergence and a qualified re-score",
+            0: "no divergence and a qualified re-score (a bare trace, with no answer to re-score: no divergence)",
             1: "a divergence, or a re-score that does not qualify",
             2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack, "
             "a --port in use",
@@ -74,10 +76,7 @@ def command(args: argparse.Namespace) -> int:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from sandbox.evaluation.packs import PackError
     from sandbox.runner.recordings import article, load_recording
-    from sandbox.runner.replay import replay
-    from sandbox.runner.wiring import app_sandbox
 
     recording = load_recording(args.attempt, args.sample)
     mirror_roots = mirror_roots_option(args.mirrors)
@@ -90,6 +89,21 @@ async def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:  # with --until: the port is taken now, so a port in use is said before the replay, not after
+        listening = listen_on(args.port) if args.until is not None else None
+    except OSError as exc:
+        print(f"sandbox replay: cannot serve the session on --port {args.port}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    with listening or contextlib.nullcontext():
+        return await replay_and_report(args, recording, mirror_roots, listening)
+
+
+async def replay_and_report(args: argparse.Namespace, recording, mirror_roots, listening) -> int:
+    from sandbox.evaluation.packs import PackError
+    from sandbox.runner.replay import replay
+    from sandbox.runner.wiring import app_sandbox
+
     async with app_sandbox() as sandbox:
         try:
             report, run = await replay(
@@ -104,13 +118,8 @@ async def main(args: argparse.Namespace) -> int:
             print(f"sandbox replay: {exc}", file=sys.stderr)
             return 2
         print_report(report, args.json)  # before the hold: what the session is open for
-        if args.until is not None:
-            try:
-                await hold_open(sandbox, run, args)
-            except OSError as exc:  # the port is taken
-                print(f"sandbox replay: cannot serve the session on --port {args.port}: {exc.strerror or exc}",
-                      file=sys.stderr)  # fmt: skip
-                return 2
+        if listening is not None:
+            await hold_open(sandbox, run, args, listening)
     if args.report and recording.folder is not None:
         from sandbox.runner.report import write_attempt_report
 
@@ -126,14 +135,27 @@ async def main(args: argparse.Namespace) -> int:
     return 1 if report.first_divergence or rescore_failed else 0
 
 
-async def hold_open(sandbox, run, args) -> None:
+def listen_on(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:``port`` (``OSError`` when it is taken)."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(("127.0.0.1", port))
+        listening.listen(128)
+    except OSError:
+        listening.close()
+        raise
+    return listening
+
+
+async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
     from aiohttp import web
 
     from toolserver.transports.http import create_app
 
     runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", args.port).start()
+    await web.SockSite(runner, listening).start()
     base = f"http://127.0.0.1:{args.port}/runs/{run.id}"
     print(
         f"stopped after call {args.until}; the session is open for inspection:\n"
