@@ -6,11 +6,13 @@ The top layer: the only place that wires packs to policies and transports togeth
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import io
 import os
 import pkgutil
 import sys
+from collections.abc import Mapping
 
 from sandbox import __version__
 from sandbox.cli import commands
@@ -18,12 +20,37 @@ from sandbox.cli.exits import CLOSED_PIPE
 from toolserver.errors import ChromiumUnavailable
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sandbox", description="Local browser-tool emulation sandbox.")
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors also name each option given that it does not have, with
+    the nearest it has (``--agnet`` -> ``--agent``): a mistyped required option was said only as
+    "required: --agent"."""
+
+    given: tuple[str, ...] = ()  # the command line being parsed
+    commands: Mapping[str, argparse.ArgumentParser] = {}  # the top level's: each command's parser
+
+    def error(self, message: str):
+        known = [option for action in self._actions for option in action.option_strings]
+        hints = []
+        for option in dict.fromkeys(word.split("=", 1)[0] for word in self.given if word.startswith("--")):
+            if option in known:
+                continue
+            near = difflib.get_close_matches(option, known, 1)
+            if option not in message:  # the error is of something else (a required option missing)
+                hints.append(
+                    f"{option} is not an option of {self.prog}" + (f" (did you mean {near[0]}?)" if near else "")
+                )
+            elif near:
+                hints.append(f"did you mean {near[0]}?")
+        super().error("; ".join([message, *hints]))
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="sandbox", description="Local browser-tool emulation sandbox.")
     parser.add_argument("--version", action="version", version=f"sandbox {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"sandbox.cli.commands.{info.name}").register(subparsers)
+    parser.commands = subparsers.choices
     return parser
 
 
@@ -34,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
     except KeyboardInterrupt:  # Ctrl-C while the commands load
         return 130
-    args = parser.parse_args(argv)
+    Parser.given = tuple(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said with the command's own usage, not the top level's
+        parser.commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -100,6 +100,31 @@ def test_a_chromium_that_cannot_start_is_one_line_exit_two_and_no_batch_folder(t
     assert not list((tmp_path / "out").glob("*"))  # no empty batch folder
 
 
+REQUIRED = "sandbox run: error: the following arguments are required: --agent;"
+UNRECOGNISED = "error: unrecognized arguments:"
+NEAREST = "(did you mean --agent?)"
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [  # an argparse error with its command's usage (not the top level's), and the nearest option
+        (["mcp", "--pak", "bid-intake"], f"sandbox mcp: {UNRECOGNISED} --pak bid-intake; did you mean --pack?"),
+        (["run", "bid-intake", "--agnet", "x"], f"{REQUIRED} --agnet is not an option of sandbox run {NEAREST}"),
+        (["export", "runs/x", "out.eval"], f"sandbox export: {UNRECOGNISED} out.eval"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_command_line_is_said_with_its_command_and_the_nearest_option(args, said):
+    done = sandbox_command(*args)
+    assert done.returncode == 2 and done.stderr.rstrip().splitlines()[-1] == said, done.stderr
+    assert done.stderr.startswith(f"usage: sandbox {args[0]} ")
+
+
+def test_an_agent_without_its_value_says_how_to_write_it():
+    done = sandbox_command("run", "bid-intake", "--agent", "cmd:")
+    assert done.returncode == 2
+    assert done.stderr == "sandbox run: agent 'cmd:' is missing its value after cmd: write it as cmd:\"COMMAND\"\n"
+
+
 def test_an_out_or_junit_path_that_cannot_be_written_is_refused_before_the_batch(tmp_path):
     (tmp_path / "a-file").write_text("")
     run = ["run", "bid-intake", "--agent", "reference"]

@@ -65,7 +65,9 @@ class AgentKinds(KindRegistry[AgentKind]):
         """The kind a spec names and its value (the rest of the spec)."""
         name, _, value = spec.partition(":")
         kind = self.get(name)
-        if kind is None or (kind.needs_value and not value):
+        if kind is not None and kind.needs_value and not value.strip():
+            raise AgentSpecError(f"agent {spec!r} is missing its value after {name}: write it as {kind.usage}")
+        if kind is None:
             raise AgentSpecError(f"unknown agent {spec!r}: use {', '.join(self.usages())}")
         return kind, value
 
