@@ -3,6 +3,7 @@ a ``PackError`` naming the file and the field."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Iterator
@@ -49,6 +50,17 @@ def pack_dirs(packs_dir: Path) -> list[Path]:
     return sorted(p for p in packs_dir.iterdir() if p.is_dir() and (p / "card.json").is_file())
 
 
+def no_such_pack(directory: Path) -> str:
+    """What to say of a pack folder that is not there: the packs beside it (or the bundled ones,
+    when none is), and the nearest name."""
+    here = [p.name for p in pack_dirs(directory.parent)]
+    known = here or [p.name for p in pack_dirs(PACKS_DIR)]
+    where = f"packs here: {', '.join(here)}" if here else f"the bundled packs: {', '.join(known)}"
+    near = difflib.get_close_matches(directory.name, known, 1, cutoff=0.7)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return f"no such pack folder{hint} ({where}; a pack of your own is named by its folder's path)"
+
+
 def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixtures: bool = False) -> Pack:
     """Load a pack by id (from ``packs_dir``, default ``packs/``) or by folder path. A historical
     pack is loaded with its workflow's reviewed pack (a sibling folder), which scores it."""
@@ -58,12 +70,7 @@ def load_pack(ref: str | Path, *, packs_dir: Path | None = None, require_fixture
 def _load(directory: Path, *, require_fixtures: bool, scoring_for: tuple[Path, Card] | None = None) -> Pack:
     """``scoring_for``: the historical pack's folder and card when this is loaded as its scoring pack."""
     if not directory.is_dir():
-        known = ", ".join(p.name for p in pack_dirs(directory.parent)) or "none"
-        raise PackError(
-            directory,
-            None,
-            f"no such pack folder (packs here: {known}); a pack of your own is named by its folder's path",
-        )
+        raise PackError(directory, None, no_such_pack(directory))
     card: Card = _validate(Card, directory / "card.json")
     if card.pack_id != directory.name:
         raise PackError(

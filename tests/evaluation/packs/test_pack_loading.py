@@ -387,6 +387,14 @@ def test_runner_prompt_needs_the_site_key_placeholder(broken):
 def test_unknown_pack_id():
     with pytest.raises(PackError, match="no such pack folder.*bid-intake"):
         load_pack("no-such-pack")
+    with pytest.raises(PackError, match=r"no such pack folder; did you mean bid-intake\? \(packs here: "):
+        load_pack("bid_intake")
+
+
+def test_a_missing_folder_of_ones_own_names_the_bundled_packs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no pack here: "packs here: none" said nothing of the packs there are
+    with pytest.raises(PackError, match=r"no such pack folder \(the bundled packs: addenda-trace, "):
+        load_pack("./nope")
 
 
 def test_a_dotted_path_is_the_folder_not_the_bundled_pack_of_that_id(tmp_path, monkeypatch):
