@@ -91,8 +91,27 @@ async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
     finally:
         await runner.cleanup()
     assert outcome.reason.startswith(f"agent error: model API error at {url}/v1/ (NotFoundError): ")
+    assert "usually ends in /v1" not in outcome.reason  # it does: the model is what is not found
     last = json.loads((outcome.directory / "transcript.jsonl").read_text().splitlines()[-1])
     assert last["kind"] == "error" and last["error"].startswith(f"model API error at {url}/v1/")
+
+
+async def test_a_base_url_without_v1_is_named_as_the_likely_404(sandbox, tmp_path):
+    runner, url = await scripted_server().start_server()
+    try:
+        [outcome] = await run_batch(
+            [load_pack("bid-intake")],
+            "openai:scripted-browser-1",
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=url),
+            screenshots="none",
+        )
+    finally:
+        await runner.cleanup()
+    assert outcome.reason.startswith(f"agent error: model API error at {url} (NotFoundError): Error code: 404 (")
+    assert f"such a base URL usually ends in /v1, as {url}/v1)" in outcome.reason, outcome.reason
 
 
 def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, capsys):

@@ -63,6 +63,8 @@ async def test_provider_other_than_kernel_is_refused_by_default(run):
             args["provider"] = provider
         reply = await run.call("browser_start_session", args)
         assert reply["error"]["type"] == "provider_unavailable"
+        said = "no provider was given" if provider is None else "provider 'browserbase' is not available"
+        assert reply["error"]["message"].startswith(f'{said}: this service only starts provider="kernel"')
 
 
 async def test_provider_fallback_option_names_the_other_provider(own_sandbox):

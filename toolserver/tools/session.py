@@ -92,9 +92,9 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
     provider = args.provider
     if provider != KERNEL:
         if not run.config.fallback_provider:
+            given = "no provider was given" if provider is None else f"provider {provider!r} is not available"
             raise ProviderUnavailable(
-                f'provider {provider!r} is not available: this service only starts provider="kernel" '
-                "sessions (pass it explicitly)"
+                f'{given}: this service only starts provider="kernel" sessions (pass it explicitly)'
             )
         provider = run.config.fallback_provider
     check_session_room(run)
@@ -112,6 +112,8 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
     if provider != KERNEL:
         response.add(
             fallback=f"requested provider {args.provider!r} is unavailable; the service fell back to {provider!r}"
+            if args.provider is not None
+            else f"no provider was given; the service fell back to {provider!r}"
         )
     tab = session.active_tab
     assert tab is not None, "a new session has its first tab"

@@ -28,6 +28,7 @@ class ModelAgent:
     base_url_env: str = ""  # the SDK's base-URL environment variable
     api_key_env: str = ""  # the SDK's API-key environment variable ("sk-local" when unset)
     tool_format: str = ""  # the format the tools are offered in (toolserver.formats), also in cassettes
+    base_url_suffix: str = ""  # how the SDK's base URLs end, named when one without it answers 404
 
     def __init__(self, model: str, options: AgentOptions | None = None) -> None:
         self.model = model
@@ -88,6 +89,9 @@ class ModelAgent:
             self.cassette.describe_failure(exc, details["turns"] + 1)
             or f"model API error at {details['base_url']} ({type(exc).__name__}): {exc}"
         )
+        base, suffix = str(details["base_url"]).rstrip("/"), self.base_url_suffix
+        if getattr(exc, "status_code", None) == 404 and suffix and not base.endswith(suffix):
+            error += f" (the endpoint answered 404: such a base URL usually ends in {suffix}, as {base}{suffix})"
         if transcript is not None:
             transcript.write({"kind": "error", "error": error})
         return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)

@@ -71,6 +71,7 @@ def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolC
 class OpenAIAgent(ModelAgent):
     kind, endpoint_path, base_url_env, api_key_env = "openai", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
     tool_format = "openai-strict"  # strict function calling: the model's arguments always fit the schema
+    base_url_suffix = "/v1"  # an OpenAI-compatible server's routes: a base URL without it answers 404
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import openai
