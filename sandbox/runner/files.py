@@ -17,6 +17,9 @@ def write_file(path: Path, text: str) -> Path:
     try:
         temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
         os.replace(temporary, path)
+    except OSError as exc:  # said of the file asked for, not of the temporary one beside it
+        temporary.unlink(missing_ok=True)
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

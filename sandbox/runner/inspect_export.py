@@ -90,9 +90,16 @@ def export_inspect_log(folder: Path, target: Path | None = None) -> tuple[Path, 
             f"(runs/<time>-<agent>, written by `sandbox run`)"
         )
     log = eval_log(folder, attempts)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_eval_log(log, target, format=log_format)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_eval_log(log, target, format=log_format)
+    except OSError as exc:  # said of the file asked for, not of Inspect's temporary one beside it
+        raise LogNotWritten(f"cannot write the log {target}: {exc.strerror or exc}") from None
     return target, log
+
+
+class LogNotWritten(Exception):
+    """The log could not be written (a full disk, a read-only or missing folder)."""
 
 
 def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:

@@ -232,6 +232,21 @@ def test_a_file_that_is_not_a_trace_is_refused_and_a_damaged_trace_judged(tmp_pa
     assert "[measurement] unreadable trace line (line 13: " in capsys.readouterr().out
 
 
+def test_a_file_that_cannot_be_written_is_named_as_asked_not_by_its_temporary(capsys):
+    """It was named by the temporary file written beside it (/proc/.r.html.16991.tmp)."""
+    from sandbox import FIXTURES_DIR
+    from sandbox.cli import main
+
+    attempts = FIXTURES_DIR / "attempts" / "reference"
+    assert main(["export", str(attempts), "-o", "/proc/x.eval"]) == 3  # 2 before: "bad usage"
+    assert capsys.readouterr().err == "sandbox export: cannot write the log /proc/x.eval: No such file or directory\n"
+    assert main(["replay", str(attempts / "bid-intake"), "--report", "/proc/r.html"]) == 3
+    said = capsys.readouterr().err
+    assert said.endswith(
+        "sandbox replay: cannot write the report: [Errno 2] No such file or directory: '/proc/r.html'\n"
+    )
+
+
 def test_run_and_replay_take_mirrors_of_their_own(tmp_path, capsys):
     """Neither had --mirrors: a pack of one's own could not be run or replayed on pages of its own."""
     from sandbox import FIXTURES_DIR

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 
 def command(args: argparse.Namespace) -> int:
     try:
-        from sandbox.runner.inspect_export import export_inspect_log
+        from sandbox.runner.inspect_export import LogNotWritten, export_inspect_log
     except ImportError as exc:
         print(
             f"sandbox export: the Inspect format needs inspect_ai ({exc}): pip install -e '.[inspect]'",
@@ -60,8 +60,8 @@ def command(args: argparse.Namespace) -> int:
     except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"sandbox export: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a full disk, a read-only folder
-        print(f"sandbox export: cannot write the log: {exc}", file=sys.stderr)
+    except LogNotWritten as exc:  # a full disk, a read-only folder
+        print(f"sandbox export: {exc}", file=sys.stderr)
         return 3
     samples = log.samples or []
     print(
