@@ -5,12 +5,14 @@
     [models."gpt-x"]                   # the model name in the agent spec (openai:gpt-x)
     input = 2.50                       # USD per million input tokens
     cached_input = 1.25                # USD per million cached input tokens (default: input)
+    cache_write_input = 3.125          # USD per million input tokens written to a cache (default: input)
     output = 10.00                     # USD per million output tokens
 
 There is no built-in price list (it would go stale silently). An attempt whose tokens or model
 price are unknown costs ``None`` ("unknown"), never zero. Tokens: input (OpenAI ``prompt_tokens``,
 Anthropic ``input_tokens``), cached input (``cached_tokens`` / ``cache_read_input_tokens``, when
-the agent reports them; counted inside input for OpenAI, beside it for Anthropic) and output
+the agent reports them; counted inside input for OpenAI, beside it for Anthropic), input written
+to a cache (Anthropic's ``cache_creation_input_tokens``, beside input) and output
 (``completion_tokens`` / ``output_tokens``); a ``cmd:`` agent reports its own in ``usage.json``.
 """
 
@@ -33,6 +35,7 @@ class Price:
     input: float
     cached_input: float
     output: float
+    cache_write_input: float
 
 
 @dataclass(frozen=True)
@@ -53,13 +56,15 @@ class Prices:
                     input=float(entry["input"]),
                     cached_input=float(entry.get("cached_input", entry["input"])),
                     output=float(entry["output"]),
+                    cache_write_input=float(entry.get("cache_write_input", entry["input"])),
                 )
             except (KeyError, TypeError, ValueError) as exc:
                 raise PricesError(
                     f"prices file {path}: [models.{name!r}] needs numbers input and output "
-                    f"(USD per million tokens), and may give cached_input ({type(exc).__name__}: {exc})"
+                    f"(USD per million tokens), and may give cached_input and cache_write_input "
+                    f"({type(exc).__name__}: {exc})"
                 ) from None
-            values = (price.input, price.cached_input, price.output)
+            values = (price.input, price.cached_input, price.output, price.cache_write_input)
             if not all(math.isfinite(v) and v >= 0 for v in values):
                 raise PricesError(f"prices file {path}: [models.{name!r}] has a price that is negative, nan or inf")
             models[str(name)] = price
@@ -74,18 +79,25 @@ class Prices:
         counted = tokens(usage)
         if price is None or counted is None:
             return None
-        fresh, cached, output = counted
-        return (fresh * price.input + cached * price.cached_input + output * price.output) / 1_000_000
+        fresh, cached, written, output = counted
+        return (
+            fresh * price.input
+            + cached * price.cached_input
+            + written * price.cache_write_input
+            + output * price.output
+        ) / 1_000_000
 
 
-def tokens(usage: dict | None) -> tuple[int, int, int] | None:
-    """(fresh input, cached input, output) tokens of a usage dict; None if it has no counts."""
+def tokens(usage: dict | None) -> tuple[int, int, int, int] | None:
+    """(fresh input, cached input, input written to a cache, output) tokens of a usage dict;
+    None if it has no counts."""
     if not usage:
         return None
     if "prompt_tokens" in usage:  # OpenAI: cached tokens are part of the prompt tokens
         cached = int(usage.get("cached_tokens", 0))
-        return int(usage["prompt_tokens"]) - cached, cached, int(usage.get("completion_tokens", 0))
+        return int(usage["prompt_tokens"]) - cached, cached, 0, int(usage.get("completion_tokens", 0))
     if "input_tokens" in usage:  # Anthropic, and cmd: agents' usage.json
         cached = int(usage.get("cache_read_input_tokens", usage.get("cached_input_tokens", 0)))
-        return int(usage["input_tokens"]), cached, int(usage.get("output_tokens", 0))
+        written = int(usage.get("cache_creation_input_tokens", 0))
+        return int(usage["input_tokens"]), cached, written, int(usage.get("output_tokens", 0))
     return None

@@ -358,10 +358,12 @@ def test_cached_input_tokens_are_read_from_the_sdks_usage_and_priced_apart():
     openai_usage = CompletionUsage.model_validate({**turn, "prompt_tokens_details": {"cached_tokens": 40}})
     total = add_usage(add_usage(None, openai_usage, keys), openai_usage, keys)  # two turns
     assert total == {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220, "cached_tokens": 80}
-    assert tokens(total) == (120, 80, 20)  # OpenAI counts the cached ones inside the prompt tokens
+    assert tokens(total) == (120, 80, 0, 20)  # OpenAI counts the cached ones inside the prompt tokens
     anthropic = {"input_tokens": 50, "output_tokens": 5, "cache_read_input_tokens": 30}
-    anthropic_usage = AnthropicUsage.model_validate(anthropic)
-    assert tokens(add_usage(None, anthropic_usage, ("input_tokens", "output_tokens"))) == (50, 30, 5)
-    prices = Prices({"m": Price(input=2.0, cached_input=1.0, output=8.0)})
+    anthropic_usage = AnthropicUsage.model_validate(anthropic | {"cache_creation_input_tokens": 7000})
+    anthropic_total = add_usage(None, anthropic_usage, ("input_tokens", "output_tokens"))
+    assert tokens(anthropic_total) == (50, 30, 7000, 5)  # the cache writes were dropped: priced at nothing
+    prices = Prices({"m": Price(input=2.0, cached_input=1.0, output=8.0, cache_write_input=2.5)})
     assert prices.cost("m", total) == pytest.approx((120 * 2.0 + 80 * 1.0 + 20 * 8.0) / 1e6)
+    assert prices.cost("m", anthropic_total) == pytest.approx((50 * 2.0 + 30 * 1.0 + 7000 * 2.5 + 5 * 8.0) / 1e6)
     assert add_usage(None, CompletionUsage.model_validate(turn), keys) == turn  # none cached: no key added

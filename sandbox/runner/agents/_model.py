@@ -130,8 +130,9 @@ class FaultyEndpoint(httpx.AsyncBaseTransport):
 def add_usage(total: dict[str, int] | None, usage: Any, keys: tuple[str, ...]) -> dict[str, int] | None:
     """Token counts summed over the turns (``keys``: the SDK's usage fields), and the cached
     input tokens when the endpoint reports any (OpenAI's ``prompt_tokens_details.cached_tokens``,
-    counted inside ``prompt_tokens``; Anthropic's ``cache_read_input_tokens``, beside
-    ``input_tokens``): the cost boundary prices them apart (``sandbox.runner.prices``)."""
+    counted inside ``prompt_tokens``; Anthropic's ``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens``, beside ``input_tokens``): the cost boundary prices them
+    apart (``sandbox.runner.prices``)."""
     if usage is None:
         return total
     total = dict(total or dict.fromkeys(keys, 0))
@@ -148,4 +149,5 @@ def cached_input(usage: Any) -> dict[str, int]:
     return {
         "cached_tokens": int(getattr(details, "cached_tokens", 0) or 0),
         "cache_read_input_tokens": int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+        "cache_creation_input_tokens": int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
     }

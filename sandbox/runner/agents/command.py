@@ -94,6 +94,7 @@ def end_group(pid: int) -> None:
 
 
 USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}
+# (and "cache_creation_input_tokens" for input written to a cache, priced at cache_write_input)
 
 
 def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
@@ -108,7 +109,7 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
         return None, {"usage_problem": f"{USAGE_FILE} is unreadable: {str(exc).splitlines()[0][:200]}"}
     if not isinstance(data, dict):
         return None, {"usage_problem": f"{USAGE_FILE} is not a JSON object"}
-    keys = ("input_tokens", "cached_input_tokens", "output_tokens")
+    keys = ("input_tokens", "cached_input_tokens", "cache_creation_input_tokens", "output_tokens")
     counts = {key: data[key] for key in keys if isinstance(data.get(key), int) and data[key] >= 0}
     facts = {"model": data["model"]} if isinstance(data.get("model"), str) else {}
     bad = [key for key in keys if key in data and key not in counts]
