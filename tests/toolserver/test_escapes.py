@@ -129,6 +129,28 @@ async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorde
     assert sandbox.host.backstop.seen == 0, sandbox.host.backstop.targets
 
 
+async def test_a_shared_worker_flooding_requests_stalls_no_other_run(own_sandbox, hostile_root):
+    """A shared worker's requests have no frame, so no tab the flood guard could count them
+    against (``max_page_requests``): they escape to the session's backstop, which Chromium reaches
+    through a few proxy connections at a time. About 1,000 a second are a few dozen refused
+    there, and the other runs go on (measured: a quiet run's snapshots took 12-116 ms)."""
+    async with own_sandbox() as own:
+        flooding, quiet = run_on(own, hostile_root, "/shared-flood"), run_on(own, hostile_root, "/calm")
+        await start_at(flooding, "/shared-flood")
+        await start_at(quiet, "/calm")
+        replies = []
+        for _ in range(6):
+            await asyncio.sleep(0.5)
+            replies.append(await quiet.call("browser_snapshot", {}))
+        assert (await flooding.call("browser_snapshot", {}))["ok"]
+        await flooding.close()
+        await quiet.close()
+    assert all(reply["ok"] for reply in replies), replies
+    escaped = [e.data for e in parse_trace(flooding.trace.text()).events if e.kind == "blocked_request"]
+    assert escaped and {e["reason"] for e in escaped} == {"escaped_interception"}
+    assert {urlsplit(e["url"]).hostname for e in escaped} <= {f"flood{n}.sandbox.example" for n in range(3)}
+
+
 async def test_the_sessions_backstop_hears_its_pages_until_their_context_is_closed(sandbox, hostile_root):
     """It was closed first: while the profile was saved and the context closed, what the pages sent
     past the router found the port closed, or whoever had bound it since."""
