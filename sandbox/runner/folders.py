@@ -192,6 +192,8 @@ def reselected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
             o = dataclasses.replace(
                 o, interruption=interruption(o), selection="approved replacement", replaces=replaces[name]
             )
+        else:  # interrupted and not replaced, or not interrupted: as the batch said it
+            o = dataclasses.replace(o, interruption=interruption(o))
         result.append(o)
     return result
 

@@ -103,6 +103,18 @@ def test_a_damaged_score_is_no_pass(tmp_path):
     assert (attempt["qualified_pass"], attempt["error_free"], attempt["field_accuracy"]) == (False, False, 0.0)
 
 
+def test_a_rebuilt_batch_says_which_attempts_were_interrupted(tmp_path):
+    folder = tmp_path / "b" / "a--controlled-form-1"
+    folder.mkdir(parents=True)
+    record = AttemptRecord(pack="controlled-form", agent="a", status="stopped", elapsed_seconds=4.0)
+    (folder / "attempt.json").write_text(record.to_json())
+    (attempt,) = read_summary(folder.parent)["attempts"]  # no summary.json: rebuilt
+    assert (attempt["interruption"], attempt["selection"]) == ("the batch was stopped while it ran", "selected")
+    assert "were interrupted by the infrastructure and not replaced" in " ".join(
+        read_summary(folder.parent)["comparison"]["overlaps"]
+    )
+
+
 def test_a_rebuilt_batch_keeps_its_credit_rate_and_an_unpriced_batch_sets_none(tmp_path, capsys):
     priced = tmp_path / "priced" / "a--controlled-form-1"
     priced.mkdir(parents=True)
