@@ -77,6 +77,16 @@ def test_sigterm_stops_a_server_whose_stdout_is_a_file_and_the_answers_are_in_it
     assert "browser_snapshot" in {tool["name"] for tool in replies[1]["result"]["tools"]}
 
 
+def test_dev_null_on_stdin_ends_the_server_at_once(tmp_path):
+    """A device that is no terminal: epoll refuses to watch /dev/null, and the server waited for ever."""
+    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as stdout:
+        done = subprocess.run(
+            [SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path)], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+            timeout=STOP_S,
+        )  # fmt: skip
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()
+
+
 def test_a_file_on_stdin_is_served_to_its_end(tmp_path):
     calls = tmp_path / "calls.jsonl"
     calls.write_bytes(handshake_then({"method": "tools/list", "params": {}}))

@@ -7,9 +7,9 @@ on the event loop itself. Like the SDK, it takes the wire off fds 0 and 1 while 
 reads nothing, fd 1 writes to stderr), so stray output of a handler or a child never lands on it.
 
 A pipe, a socket or a terminal is watched by the event loop; a regular file (``< calls.jsonl``,
-``> answers.jsonl``), which never makes a read or write wait, is read in a thread and written at
-once. The SDK's own streams, which read stdin in a thread, held a stop signal until stdin closed
-(a terminal's Ctrl-C). For anything else (no stream at all) ``stdio_pipes`` gives ``None``.
+``> answers.jsonl``) or another device (``/dev/null``), which never makes a read or write wait,
+is read in a thread and written at once. The SDK's own streams, which read stdin in a thread,
+held a stop signal until stdin closed (a terminal's Ctrl-C). For anything else (no stream at all) ``stdio_pipes`` gives ``None``.
 """
 
 from __future__ import annotations
@@ -31,14 +31,15 @@ LINE_START = 200  # characters of a refused line told to ``OnUnreadable``
 
 def _kind(fd: int) -> str | None:
     """``"watched"``: a pipe, socket or terminal (the event loop waits on it); ``"file"``: a regular
-    file; None: neither, or no such stream."""
+    file, or a device that is no terminal (``/dev/null``: epoll refuses to watch it, and a read
+    of it never waits); None: neither, or no such stream."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return None
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd)):
         return "watched"
-    return "file" if stat.S_ISREG(mode) else None
+    return "file" if stat.S_ISREG(mode) or stat.S_ISCHR(mode) else None
 
 
 class PipeLines:
