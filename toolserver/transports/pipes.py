@@ -9,7 +9,8 @@ reads nothing, fd 1 writes to stderr), so stray output of a handler or a child n
 A pipe, a socket or a terminal is watched by the event loop; a regular file (``< calls.jsonl``,
 ``> answers.jsonl``) or another device (``/dev/null``), which never makes a read or write wait,
 is read in a thread and written at once. The SDK's own streams, which read stdin in a thread,
-held a stop signal until stdin closed (a terminal's Ctrl-C). For anything else (no stream at all) ``stdio_pipes`` gives ``None``.
+held a stop signal until stdin closed (a terminal's Ctrl-C). For anything else (no stream at
+all) ``stdio_pipes`` gives ``None``.
 """
 
 from __future__ import annotations
