@@ -353,8 +353,9 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
                 warnings.append(f"{url[:80]}: {scheme}: URL not recorded")
             continue
         requested = requested_form(url)
-        if requested is None:
-            warnings.append(f"{url[:80]}: no browser requests this URL; not recorded")
+        if requested is None:  # a user name and password are not repeated in the warning
+            shown = re.sub(r"^([a-zA-Z]+://)[^/@]*@", r"\1…@", url)[:80]
+            warnings.append(f"{shown}: no browser requests this URL (it names a user, or no host); not recorded")
             continue
         if requested != url:  # a hand-edited HAR: store the URL a browser asks for, or it never matches
             warnings.append(f"{url}: recorded as {requested}, the form a browser requests")

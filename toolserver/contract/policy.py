@@ -25,9 +25,11 @@ def without_fragment(url: str) -> str:
     return url.split("#", 1)[0]
 
 
-# What a URL may hold as a browser sends it (RFC 3986's characters, and % escapes); Chromium
-# percent-encodes anything else (a space, a non-ASCII letter) before the request is made.
-_URL_SAFE = "-._~:/?#[]@!$&'()*+,;=%"
+# What each part of a URL keeps as Chromium sends it (seen on Chromium 156); it percent-encodes
+# anything else (a space, a non-ASCII letter, and per part: ^ ` { | } in the path, ' in the query).
+_PATH_SAFE = "-._~:/[]@!$&'()*+,;=%"
+_QUERY_SAFE = "-._~:/?[]@!$&()*+,;=%^`{|}\\"
+_FRAGMENT_SAFE = "-._~:/?#[]@!$&'()*+,;=%^{|}\\"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -44,12 +46,12 @@ def requested_form(url: str) -> str | None:
     host = f"[{host}]" if ":" in host else host
     default = parts.port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
     canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{parts.port}'}"
-    canonical += quote(resolved(parts.path or "/"), safe=_URL_SAFE)
+    canonical += quote(resolved(parts.path.replace("\\", "/") or "/"), safe=_PATH_SAFE)  # "\\" is "/" in a path
     before_fragment = url.split("#", 1)[0]
     if "?" in before_fragment:  # an empty query is kept as "?", as Chromium keeps it
-        canonical += "?" + quote(parts.query, safe=_URL_SAFE)
+        canonical += "?" + quote(parts.query, safe=_QUERY_SAFE)
     if "#" in url:
-        canonical += "#" + quote(parts.fragment, safe=_URL_SAFE)
+        canonical += "#" + quote(parts.fragment, safe=_FRAGMENT_SAFE)
     return canonical
 
 

@@ -19,6 +19,11 @@ from toolserver.contract.policy import url_problem
         ("https://bücher.example/", "https://xn--bcher-kva.example/"),
         ("https://h.example/x/../y", "https://h.example/y"),
         ("https://h.example/a/./b", "https://h.example/a/b"),
+        # as Chromium 156 sent them: ^ ` { | } escaped in a path, ' in a query, a "\\" in a path is "/"
+        ("https://h.example/p|a^th{x}`", "https://h.example/p%7Ca%5Eth%7Bx%7D%60"),
+        ("https://h.example/s?q=e'f", "https://h.example/s?q=e%27f"),
+        ("https://h.example/a\\b", "https://h.example/a/b"),
+        ("https://h.example/p#a`b c", "https://h.example/p#a%60b%20c"),
     ],
 )
 def test_the_form_a_browser_requests_is_said(url, requested):
@@ -33,6 +38,11 @@ def test_the_form_a_browser_requests_is_said(url, requested):
         "https://h.example/x?",
         "https://h.example/caf%C3%A9#part",
         "http://[::1]:8080/x",
+        # a real browser's request, from Chromium 156: a HAR of it is imported as it is
+        "https://example.org/p!%22$&'()*+,-.:;%3C=%3E@[]%5E_%60%7B%7C%7D~%20%C3%A9"
+        "?q=!%22$&%27()*+,-.:;%3C=%3E@[]^_`{|}~%20%C3%A9%41",
+        "https://h.example/search?q=a|b{c}^d`e\\f",
+        "https://h.example/p#!#$&'()*+,-./:;=?@[\\]^_{|}~",
     ],
 )
 def test_a_url_as_requested_has_no_problem(url):
