@@ -65,6 +65,7 @@ class AttemptFolder:
     trace: Trace | None = None
     stderr: str | None = None
     problems: list[str] = field(default_factory=list)
+    score_damage: str | None = None  # why score.json was not taken (an edited file), if so
 
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
@@ -75,7 +76,8 @@ class AttemptFolder:
             folder.problems += problems
         folder.score = folder._json("score.json")
         if folder.score is not None and (problem := score_problem(folder.score)):
-            folder.problems.append(f"score.json is damaged ({problem}): the attempt is taken as not scored")
+            folder.score_damage = f"score.json is damaged ({problem}): the attempt is taken as not scored"
+            folder.problems.append(folder.score_damage)
             folder.score = None
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False)
@@ -131,7 +133,10 @@ class AttemptFolder:
         return None if self.score is None else self.score.get("qualified_pass") is True
 
     def reasons(self) -> list[str]:
-        return failure_reasons(self.attempt, self.score, self.stderr)
+        reasons = failure_reasons(self.attempt, self.score, self.stderr)
+        if self.score_damage is None:
+            return reasons
+        return [self.score_damage if r.startswith("no score.json") else r for r in reasons]
 
 
 def batch_attempts(path: Path) -> list[AttemptFolder]:
@@ -227,8 +232,8 @@ ATTEMPT_KEYS: dict[str, Any] = {
 }  # fmt: skip
 
 
-SCORE_KEYS: dict[str, Any] = {
-    "status": str, "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "fields": list,
+SCORE_KEYS: dict[str, Any] = {  # as 0.1.0 wrote them too (its reports had no status)
+    "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "fields": list,
     "evidence": dict, "output_contract": dict, "gates": dict,
 }  # fmt: skip
 OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {"cost_usd": NUMBER, "selection": str, "interruption": str}
@@ -244,6 +249,8 @@ def score_problem(data: dict[str, Any]) -> str | None:
         value = data.get(key)
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             return f"{key} is {value!r}, not {KIND_SAID[kind]}"
+    if "status" in data and not isinstance(data["status"], str):
+        return f"status is {data['status']!r}, not {KIND_SAID[str]}"
     evidence = data["evidence"]
     for key, kind in (("score", NUMBER), ("valid", int), ("required", int)):
         if not isinstance(evidence.get(key), kind) or isinstance(evidence.get(key), bool):

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
+from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
 from sandbox.runner.batch import interleaved, write_summary
@@ -101,6 +103,18 @@ def test_a_damaged_score_is_no_pass(tmp_path):
     (folder / "score.json").write_text('{"qualified_pass": "yes", "error_free": 1, "field_accuracy": "abc"}')
     (attempt,) = read_summary(folder.parent)["attempts"]
     assert (attempt["qualified_pass"], attempt["error_free"], attempt["field_accuracy"]) == (False, False, 0.0)
+    assert attempt["reason"].startswith("score.json is damaged (qualified_pass is 'yes', not true or false)")
+
+
+def test_score_files_of_0_1_0_are_read_as_they_are(tmp_path, capsys):
+    """0.1.0's score reports had no status (nor errors): they were taken as damaged, every attempt a failure."""
+    batch = shutil.copytree(FIXTURES_DIR / "attempts" / "reference", tmp_path / "old")
+    (batch / "summary.json").unlink(missing_ok=True)
+    for score in batch.glob("*/score.json"):
+        data = json.loads(score.read_text())
+        score.write_text(json.dumps({k: v for k, v in data.items() if k not in ("status", "errors")}))
+    assert main(["results", str(batch)]) == 0
+    assert "damaged" not in capsys.readouterr().out
 
 
 def test_a_rebuilt_batch_says_which_attempts_were_interrupted(tmp_path):
