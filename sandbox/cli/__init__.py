@@ -11,8 +11,8 @@ import importlib
 import io
 import os
 import pkgutil
+import re
 import sys
-from collections.abc import Mapping
 
 from sandbox import __version__
 from sandbox.cli import commands
@@ -21,27 +21,45 @@ from toolserver.errors import ChromiumUnavailable
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors also name each option given that it does not have, with
-    the nearest it has (``--agnet`` -> ``--agent``): a mistyped required option was said only as
-    "required: --agent"."""
+    """argparse's parser, whose errors also name the nearest option to each one given that it
+    does not have (``--agnet``: "did you mean --agent?"), even where the error is another (the
+    missing required ``--agent``)."""
 
     given: tuple[str, ...] = ()  # the command line being parsed
-    commands: Mapping[str, argparse.ArgumentParser] = {}  # the top level's: each command's parser
 
     def error(self, message: str):
-        known = [option for action in self._actions for option in action.option_strings]
+        mistyped = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if mistyped:  # a mistyped command: the options given are not this parser's, the nearest command is
+            near = difflib.get_close_matches(mistyped[1], re.findall(r"'([^']*)'", mistyped[2]), 1)
+            message += f"; did you mean {near[0]}?" if near else ""
+        else:
+            message = "; ".join([message, *self.hints(message)])
+        super().error(message)
+
+    def hints(self, message: str) -> list[str]:
+        known = [option for action in self._actions for option in action.option_strings if option.startswith("--")]
         hints = []
         for option in dict.fromkeys(word.split("=", 1)[0] for word in self.given if word.startswith("--")):
-            if option in known:
+            if option == "--" or any(name.startswith(option) for name in known):  # one, or argparse's abbreviation
                 continue
             near = difflib.get_close_matches(option, known, 1)
-            if option not in message:  # the error is of something else (a required option missing)
+            if option in message:  # said as not recognised
+                hints += [f"did you mean {near[0]}?"] if near else []
+            else:
                 hints.append(
                     f"{option} is not an option of {self.prog}" + (f" (did you mean {near[0]}?)" if near else "")
                 )
-            elif near:
-                hints.append(f"did you mean {near[0]}?")
-        super().error("; ".join([message, *hints]))
+        return hints
+
+
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost command's parser the command line chose (``sandbox mirror import-har``'s)."""
+    while True:
+        commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, commands.dest, None) if commands is not None else None
+        if commands is None or name not in commands.choices:
+            return parser
+        parser = commands.choices[name]
 
 
 def build_parser() -> Parser:
@@ -50,7 +68,6 @@ def build_parser() -> Parser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"sandbox.cli.commands.{info.name}").register(subparsers)
-    parser.commands = subparsers.choices
     return parser
 
 
@@ -64,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     Parser.given = tuple(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # said with the command's own usage, not the top level's
-        parser.commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

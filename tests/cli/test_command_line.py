@@ -106,17 +106,24 @@ NEAREST = "(did you mean --agent?)"
 
 
 @pytest.mark.parametrize(
-    "args, said",
+    "args, usage, said",
     [  # an argparse error with its command's usage (not the top level's), and the nearest option
-        (["mcp", "--pak", "bid-intake"], f"sandbox mcp: {UNRECOGNISED} --pak bid-intake; did you mean --pack?"),
-        (["run", "bid-intake", "--agnet", "x"], f"{REQUIRED} --agnet is not an option of sandbox run {NEAREST}"),
-        (["export", "runs/x", "out.eval"], f"sandbox export: {UNRECOGNISED} out.eval"),
+        (["mcp", "--pak", "bid-intake"], "mcp", f"sandbox mcp: {UNRECOGNISED} --pak bid-intake; did you mean --pack?"),
+        (["run", "bid-intake", "--agnet", "x"], "run", f"{REQUIRED} --agnet is not an option of sandbox run {NEAREST}"),
+        (["export", "runs/x", "out.eval"], "export", f"sandbox export: {UNRECOGNISED} out.eval"),
+        (["mirror", "import-har", "q.har", "--into", "m", "--inot", "x"], "mirror import-har",
+         f"sandbox mirror import-har: {UNRECOGNISED} --inot x; did you mean --into?"),  # the innermost command's
+        (["run", "bid-intake", "--agen", "x", "--repeats", "abc"], "run",  # an abbreviation argparse takes: no hint
+         "sandbox run: error: argument --repeats: invalid int value: 'abc'"),
+        (["rnu", "--agent", "x"], "", "sandbox: error: argument COMMAND: invalid choice: 'rnu' (choose from 'compare', "
+         "'export', 'mcp', 'mirror', 'packs', 'ray', 'replay', 'report', 'results', 'run', 'score', 'gates', 'serve', "
+         "'tools'); did you mean run?"),
     ],
 )  # fmt: skip
-def test_a_mistyped_command_line_is_said_with_its_command_and_the_nearest_option(args, said):
+def test_a_mistyped_command_line_is_said_with_its_command_and_the_nearest_option(args, usage, said):
     done = sandbox_command(*args)
     assert done.returncode == 2 and done.stderr.rstrip().splitlines()[-1] == said, done.stderr
-    assert done.stderr.startswith(f"usage: sandbox {args[0]} ")
+    assert done.stderr.startswith(f"usage: sandbox {usage}".rstrip() + " ")
 
 
 def test_an_agent_without_its_value_says_how_to_write_it():
