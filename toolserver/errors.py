@@ -4,7 +4,7 @@
     ├── InvalidArguments           wrong/missing/unknown argument (names the argument)
     ├── UnknownTool
     ├── NoSession / UnknownSession
-    ├── UnknownTab
+    ├── NoTab / UnknownTab          the session has no open tab / no such tab
     ├── UnknownRef                 ref not in the tab's latest snapshot, or from an older document
     ├── PolicyViolation            URL outside the pack's allow-list, or a blocked state change
     ├── NotInMirror                URL has no mirrored response (the sandbox is offline)

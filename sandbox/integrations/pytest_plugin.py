@@ -185,9 +185,10 @@ def sandbox(pytestconfig: pytest.Config):
 
 def default_cassette(request: pytest.FixtureRequest) -> Path:
     """``cassettes/<module>/<test>.yaml`` beside the test file; a method's name is qualified by its
-    class (as pytest-recording names it), and a name with other characters than letters, digits,
-    ``._-[]`` gets a short hash of the test's name, so no two tests share a cassette."""
-    name = f"{request.cls.__name__}.{request.node.name}" if request.cls else request.node.name
+    classes (``TestA.TestInner.test_x``, as pytest-recording names one class deep), and a name with
+    other characters than letters, digits, ``._-[]`` gets a short hash of the test's name, so no two
+    tests share a cassette."""
+    name = ".".join(request.node.nodeid.split("::")[1:]) or request.node.name
     if re.fullmatch(r"[A-Za-z0-9._\[\]-]+", name) is None:
         cleaned = re.sub(r"[^A-Za-z0-9._\[\]-]+", "_", name)
         name = f"{cleaned}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"

@@ -59,6 +59,10 @@ class TestTwo:
     def test_same_name(self, sandbox_run):
         sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
 
+    class TestInner:
+        def test_same_name(self, sandbox_run):
+            sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
+
 @pytest.mark.parametrize("case", ["a b", "a/b", "1"])
 def test_case(sandbox_run, case):
     sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
@@ -190,11 +194,12 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=11)
+    result.assert_outcomes(failed=12)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
             "*no cassette at */test_bad/TestTwo.test_same_name.yaml and*",
+            "*no cassette at */test_bad/TestTwo.TestInner.test_same_name.yaml and*",
             "*no cassette at */test_bad/test_case[[]a_b[]]-c584a383.yaml and*",
             "*no cassette at */test_bad/test_case[[]a_b[]]-68f019b6.yaml and*",
             "*no cassette at */test_bad/test_case[[]1[]].yaml and*",

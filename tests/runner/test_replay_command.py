@@ -116,6 +116,9 @@ async def test_replay_until_on_a_port_in_use_is_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 2 and "cannot serve the session on --port" in captured.err, captured.err
     assert "replayed" not in captured.out  # said before the replay, which it was not worth running
+    args[-1:] = ["0", "--port", "70000"]  # --hold 0 --port 70000: an OverflowError's traceback before
+    assert await asyncio.to_thread(main, args) == 2
+    assert "--port 70000 is not a TCP port: give a number from 1 to 65535" in capsys.readouterr().err
 
 
 async def test_replay_until_holds_the_session_open_on_its_port(capsys):

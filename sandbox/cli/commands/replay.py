@@ -89,6 +89,9 @@ async def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.until is not None and not 0 < args.port < 65536:
+        print(f"sandbox replay: --port {args.port} is not a TCP port: give a number from 1 to 65535", file=sys.stderr)
+        return 2
     try:  # with --until: the port is taken now, so a port in use is said before the replay, not after
         listening = listen_on(args.port) if args.until is not None else None
     except OSError as exc:
