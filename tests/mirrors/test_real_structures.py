@@ -326,8 +326,11 @@ def test_ecfr_paragraph_heading_spacing() -> None:
 #   the index does not name (file ids 15221228612: div.sam-ui.attached.grid with #header-related-notice;
 #   27623037389: ul.usa-unstyled-list, div.inner-html-description, #-contracting-office >
 #   div.ng-star-inserted, the point-of-contact list, a.file-link; 10772844967:
-#   #opp-view-attachments-section-title; 42215271091: .sup.header in the h1, sam-history) and GSA's
-#   sam-ui-elements title-and-section template (div.sam-ui.segment > h1.sam-ui.header > div.sup.header).
+#   #opp-view-attachments-section-title; 42215271091: .sup.header in the h1, sam-history; 41986883073
+#   (Selenium) and 11743275622 (a Playwright selector map): the contracting office's address lines
+#   #contracting-office-contracting-office-street, -city-contracting-office-state, -contracting-office-
+#   country) and GSA's sam-ui-elements title-and-section template (div.sam-ui.segment > h1.sam-ui.header >
+#   div.sup.header).
 
 TOP_LEVEL_KEYS = [
     "data2",
@@ -427,6 +430,11 @@ async def test_sam_rendered_page_wrappers(browser) -> None:
         hrefs = await page.eval_on_selector_all("a.file-link", "links => links.map(a => a.getAttribute('href'))")
         assert len(hrefs) == 4 and all(h.startswith("/api/prod/opps/v3/opportunities/resources/files/") for h in hrefs)
         assert await page.text_content("#contact-primary-poc-phone span.sr-only") == "Phone Number"
+        office = [  # each address line by the id scrapers select it by (they read them empty before)
+            await page.text_content(f"div#-contracting-office li#contracting-office-{line}")
+            for line in ("contracting-office-street", "city-contracting-office-state", "contracting-office-country")
+        ]
+        assert office[0] and re.fullmatch(r"[A-Z ]+, [A-Z]{2} \d{5}(-\d{4})?", office[1]) and office[2] == "USA", office
     finally:
         await context.close()
 

@@ -42,6 +42,12 @@
                   ['Sub-tier', 'DEPT OF THE ARMY'], ['Office', 'W50S9H USPFO ACTIVITY WI ANG']]
   };
   // organizationId -> Contracting Office Address lines (same stand-in; invented addresses).
+  // The address lines' ids, as public scrapers of the real page select them: street, "CITY, ST ZIP", country.
+  var OFFICE_LINE_IDS = [
+    'contracting-office-contracting-office-street',
+    'contracting-office-city-contracting-office-state',
+    'contracting-office-contracting-office-country'
+  ];
   var OFFICE_ADDRESSES = {
     '100540311': ['COAST GUARD ISLAND BLDG 54C', 'ALAMEDA, CA 94501', 'USA'],
     '100236955': ['100 INDEPENDENCE DR', 'CAMP DOUGLAS, WI 54618-5001', 'USA']
@@ -407,8 +413,8 @@
       el('h2', {}, ['Contact Information']),
       office.length ? el('h3', {}, ['Contracting Office Address']) : null,
       office.length ? el('div', { id: '-contracting-office' }, [
-        el('div', { 'class': 'ng-star-inserted' }, [el('ul', { 'class': 'usa-unstyled-list' }, office.map(function (line) {
-          return el('li', {}, [line]);
+        el('div', { 'class': 'ng-star-inserted' }, [el('ul', { 'class': 'usa-unstyled-list' }, office.map(function (line, index) {
+          return el('li', { id: OFFICE_LINE_IDS[index] }, [line]);
         }))])
       ]) : null
     ]);
