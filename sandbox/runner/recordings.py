@@ -54,6 +54,7 @@ class RecordedCall:
     result: dict[str, Any] | None = None  # None: the result's content is unknown (ok compared alone)
     error_type: str | None = None  # None with ok False: the error's type is unknown
     whole: bool = True  # False: ``result`` holds some of the result's fields; only those are compared
+    sent: bool = True  # False: the recording's harness refused it itself (never sent): not replayed
 
     @classmethod
     def from_trace(cls, call: CallRecord) -> RecordedCall:
@@ -455,9 +456,16 @@ def tool_event_calls(events: list[Any]) -> list[RecordedCall]:
 def inspect_error(call: RecordedCall, error: Any) -> RecordedCall:
     """Inspect's error kinds are its own; the sandbox's type is in the message (the MCP
     transport's JSON text) when the call reached the sandbox at all."""
-    if error.type != "unknown":  # parsing, timeout, approval, ...: Inspect's refusal, not the sandbox's
+    if error.type in NEVER_SENT:  # Inspect refused it before any call: the sandbox never saw it
+        return replace(call, ok=False, sent=False)
+    if error.type != "unknown":  # timeout, limit, ...: Inspect's error, of a call that was sent
         return replace(call, ok=False)
     return answered(call, [error.message], is_error=True)
+
+
+# Inspect's error types for a call it refused itself, before sending it: arguments it could not
+# parse (or that fail the tool's schema), and an approver's refusal.
+NEVER_SENT = frozenset({"parsing", "approval"})
 
 
 def message_calls(messages: list[Any]) -> list[RecordedCall]:

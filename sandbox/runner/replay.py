@@ -149,6 +149,7 @@ class ReplayReport:
     pack: str
     calls_recorded: int
     calls_replayed: int = 0
+    not_sent: int = 0  # calls the recording's harness refused itself: the sandbox never saw them
     compared: int = 0
     first_divergence: dict | None = None
     rescore: dict | None = None
@@ -208,6 +209,11 @@ async def replay(
     report.run_id = run.id
     started = time.monotonic()
     for call in recording.calls:
+        if not call.sent:  # as in the recorded run, the sandbox does not see it: the counts gates stay alike
+            report.not_sent += 1
+            if until is not None and call.seq >= until:
+                break
+            continue
         reply = await run.call(call.tool, call.args)
         report.calls_replayed += 1
         if call.ok is not None:

@@ -1,9 +1,9 @@
 """An Inspect log recorded by Inspect itself replays here: Inspect's mock model plays the
 recorded controlled-form reference attempt's tool calls through the sandbox's MCP server (plus
-one click on a ref that does not exist, which the model gets back as a tool error), and
-`sandbox replay` reads the log Inspect wrote, re-issues every call on the real browser and
-finds no divergence: results as the MCP client read them, the error by its type; its re-score
-is the score Inspect's run got."""
+one click on a ref that does not exist, which the model gets back as a tool error, and one
+snapshot whose argument Inspect refuses itself), and `sandbox replay` reads the log Inspect
+wrote, re-issues every call the sandbox saw on the real browser and finds no divergence: results
+as the MCP client read them, the error by its type; its re-score is the score Inspect's run got."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ RECORDED = FIXTURES_DIR / "attempts" / "reference" / "controlled-form"
 MODEL = "mockllm/model"
 SITE_KEY = "inspect-replay-key-0001"
 WRONG_REF = {"ref": "e9999"}
+NOT_AN_INT = {"max_chars": "lots"}  # Inspect refuses it before sending it (a "parsing" error)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,7 @@ def inspect_log(tmp_path_factory):
     recorded_key = calls[0].args["site_key"]
     outputs = [ModelOutput.for_tool_call(MODEL, c.tool, substitute(c.args, recorded_key, SITE_KEY)) for c in calls]
     outputs.insert(2, ModelOutput.for_tool_call(MODEL, "browser_click", WRONG_REF))
+    outputs.insert(3, ModelOutput.for_tool_call(MODEL, "browser_snapshot", NOT_AN_INT))
     outputs.append(ModelOutput.from_content(MODEL, (RECORDED / "output.txt").read_text(encoding="utf-8")))
     for output in outputs:  # given usage: the mock model would otherwise count tokens with tiktoken's tables
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
@@ -52,7 +54,10 @@ async def test_a_log_inspect_wrote_replays_without_divergence(sandbox, inspect_l
     recording = load_recording(log.location)
     assert recording.kind == "Inspect log" and recording.pack == "controlled-form"
     assert recording.site_key == SITE_KEY and recording.sample == "controlled-form"
-    assert [(c.tool, c.args) for c in recording.calls] == [(c.tool, c.args) for c in live_trace.calls]
+    refused = recording.calls[3]
+    assert (refused.tool, refused.args, refused.ok, refused.sent) == ("browser_snapshot", NOT_AN_INT, False, False)
+    sent = [c for c in recording.calls if c.sent]
+    assert [(c.tool, c.args) for c in sent] == [(c.tool, c.args) for c in live_trace.calls]
     wrong = recording.calls[2]
     (live_error,) = [c.error for c in live_trace.calls if not c.ok]
     assert (wrong.args, wrong.ok, wrong.error_type) == (WRONG_REF, False, live_error.type)
@@ -60,7 +65,7 @@ async def test_a_log_inspect_wrote_replays_without_divergence(sandbox, inspect_l
 
     report, _ = await replay(log.location, sandbox=sandbox)
     assert report.first_divergence is None, report.first_divergence
-    assert report.compared == report.calls_replayed == len(live_trace.calls)
+    assert report.compared == report.calls_replayed == len(live_trace.calls) and report.not_sent == 1
     # the re-score is the live score: every field right, and the wrong click one call too many
     assert report.rescore["field_accuracy"] == live_score.value["field_accuracy"] == 1.0
     assert "; ".join(report.rescore["reasons"]) == live_score.explanation == "gate(s) failed: tool_counts"

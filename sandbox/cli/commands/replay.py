@@ -189,6 +189,11 @@ def print_report(report, as_json: bool) -> None:
         f"pack {report.pack}{source}: replayed {report.calls_replayed}/{report.calls_recorded} calls, "
         f"compared {report.compared} (policy {report.policy}{blocked})"
     )
+    if report.not_sent:
+        print(
+            f"{report.not_sent} recorded call(s) were refused by the recording's harness before they were sent "
+            "(Inspect's parsing or approval errors): not replayed, as the sandbox never saw them"
+        )
     if report.recorded_faults:
         print(
             f"the recording had injected faults ({', '.join(report.recorded_faults)}); the replay has none, "
