@@ -332,7 +332,8 @@ def test_bad_usage_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no such mirror directory" in err and "give an absolute http(s) URL" in err
     with pytest.raises(SystemExit) as exc:
-        main(["mirror", "capture", "https://example.org/", "--into", str(tmp_path), "--wait-ms", "-5"])
+        # a host that does not resolve: were the check to regress, capture (which has the network) reaches nothing
+        main(["mirror", "capture", "https://capture.invalid/", "--into", str(tmp_path), "--wait-ms", "-5"])
     assert exc.value.code == 2
 
 

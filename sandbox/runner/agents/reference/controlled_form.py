@@ -166,7 +166,8 @@ async def _fill_steps(browser: Browser, form: FormTask, seen: Sources) -> None:
             if target is None or target.ref is None:
                 return
             result = await browser.type(target.ref, value.value)
-            seen.typed[value.label] = result.get("value", value.value)
+            if isinstance(result.get("value"), str):  # what the field held, as the tool read it back
+                seen.typed[value.label] = result["value"]
         button = _button(tree, form.next_label)
         if button is None or button.ref is None:
             return
