@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 import ray
 
 from sandbox.evaluation.packs import load_pack
+from sandbox.paths import PACKS_DIR
 from sandbox.runner.agents import AgentOptions
 from sandbox.runner.attempt import AttemptStopped
 from sandbox.runner.batch import run_batch, summarise
@@ -160,3 +163,62 @@ async def test_a_stop_while_a_dead_workers_files_are_brought_back_records_the_at
     attempt = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
     assert stopped.value.outcome.status == "stopped" and attempt["status"] == "stopped"
     assert "ray worker died" in attempt["error"] and "stopped before the attempt could run again" in attempt["error"]
+
+
+async def test_a_pack_of_ones_own_runs_on_the_workers_as_it_does_here(local_ray, tmp_path):
+    """The workers loaded the pack by its id: a pack of one's own was "no such pack folder" there,
+    and a folder holding an edited copy of a bundled pack ran the bundled one, unsaid."""
+    mine = shutil.copytree(PACKS_DIR / "controlled-form", tmp_path / "packs" / "my-form")
+    card = json.loads((mine / "card.json").read_text())
+    (mine / "card.json").write_text(json.dumps(card | {"pack_id": "my-form", "scoring_pack": "my-form"}))
+    edited = shutil.copytree(PACKS_DIR / "controlled-form", tmp_path / "edited" / "controlled-form")
+    card = json.loads((edited / "card.json").read_text())
+    (edited / "card.json").write_text(json.dumps(card | {"time_limit_seconds": 77}))
+    outcomes = await run_batch(
+        [load_pack(mine), load_pack(edited)], "reference", concurrency=2, out=tmp_path / "out", progress=False,
+        executor="ray",
+    )  # fmt: skip
+    by_pack = {o.pack: json.loads((o.directory / "attempt.json").read_text()) for o in outcomes}
+    assert by_pack["my-form"]["status"] == "completed" and by_pack["my-form"]["qualified_pass"], by_pack["my-form"]
+    assert by_pack["controlled-form"]["time_limit_seconds"] == 77
+    assert by_pack["controlled-form"]["pack_path"] == str(edited.resolve())
+
+
+async def test_an_attempt_that_raises_on_its_worker_is_one_line(local_ray, tmp_path):
+    missing = tmp_path / "nowhere" / "my-form"  # a pack folder the worker's node does not have
+    pool = await RayPool.start(1)
+    try:
+        outcome = await pool.run(
+            tmp_path / "attempt", str(missing), BatchAgent("reference", AgentOptions()), AttemptSettings(),
+            attempt_number=1, retries=0,
+        )  # fmt: skip
+    finally:
+        await pool.stop()
+    assert outcome.status == "crashed"
+    assert outcome.reason.startswith("the attempt could not run on Ray node ")
+    error = json.loads((tmp_path / "attempt" / "attempt.json").read_text())["error"]
+    assert error.startswith("the attempt could not run on Ray node ") and "PackError" in error, error
+    assert "\n" not in error and "\x1b" not in error and "Traceback" not in error
+
+
+async def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
+    """ray.init put its own SIGTERM handler (sys.exit(15)) over the batch's: exit 15 after Ray's
+    stack dump and a traceback, no table, no report, the attempts' files left on the workers' node."""
+    import psutil
+
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("sandbox")), "run", "controlled-form", "--agent", "think:2:reference",
+        "--repeats", "2", "--concurrency", "2", "--executor", "ray", "--out", str(tmp_path), "--no-progress",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    for _ in range(1200):  # until its Ray runs (the handler is put when the driver joins it), and a bit
+        names = {child.name() for child in psutil.Process(process.pid).children(recursive=True)}
+        if any("raylet" in name for name in names):
+            break
+        assert process.returncode is None, await process.communicate()
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(3)
+    process.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 143, err.decode()[-2000:]
+    assert "sandbox run: stopped by SIGTERM" in err.decode() and "Traceback" not in err.decode(), err.decode()[-2000:]

@@ -23,6 +23,7 @@ from sandbox.runner.executors import ray_pool
 from sandbox.runner.executors.ray_pool import RayUnavailable
 from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
 from tests.support.dying_workers import kill_during_the_first_try
+from toolserver.contract.trace import read_trace
 
 SANDBOX = Path(sys.executable).parent / "sandbox"
 
@@ -233,9 +234,12 @@ async def test_a_batch_stopped_on_a_pool_stops_its_attempts_on_the_worker(cluste
             await batch
         outcomes = stopped.value.outcomes
         assert [outcome.status for outcome in outcomes] == ["stopped", "stopped"]
-        for outcome in outcomes:
+        for outcome in outcomes:  # as the worker recorded it, fetched from its node (only attempt.json before)
             attempt = json.loads((outcome.directory / "attempt.json").read_text())
-            assert attempt["status"] == "stopped" and "stopped while the attempt ran on Ray node" in attempt["error"]
+            assert attempt["status"] == "stopped" and attempt["error"].startswith("the batch was stopped after")
+            assert attempt["ray_node"] and (outcome.directory / "score.json").is_file()
+            trace = read_trace(outcome.directory / "trace.jsonl")
+            assert trace.header is not None and trace.end["reason"] == "stopped"
         for _ in range(200):  # the worker's attempts end: they were cancelled, not left to run to the end
             worker = (await pool_status("stops"))[0]
             if worker["running"] == 0:
@@ -244,3 +248,20 @@ async def test_a_batch_stopped_on_a_pool_stops_its_attempts_on_the_worker(cluste
         assert (worker["alive"], worker["running"], worker["attempts"]) == (True, 0, 2)
     finally:
         stop_pool("stops")
+
+
+async def test_a_pool_whose_record_is_lost_is_said_and_its_workers_can_still_be_stopped(cluster):
+    """The record lived on whichever node Ray chose: with that node gone, `status` said no pool
+    ran while its workers went on, unseen, and `stop` could not end them."""
+    await start_pool("lost", workers=1)
+    head = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"])
+    record = ray.get_actor("pool/lost", namespace=ray_pool.NAMESPACE)
+    assert ray.get(record.node.remote()) == head  # on the head, which the cluster needs (anywhere before)
+    ray.kill(record)  # as its node's death would
+    with pytest.raises(RayUnavailable, match=r"pool 'lost' lost its record .* `sandbox ray stop --name lost` ends"):
+        await join_pool("lost")
+    (row,) = await pool_status("lost")
+    assert (row["worker"], row["alive"], row["orphan"]) == ("pool/lost/0", True, True)
+    assert stop_pool("lost") == 1
+    with pytest.raises(RayUnavailable, match="no pool named 'lost'"):
+        await pool_status("lost")

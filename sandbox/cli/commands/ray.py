@@ -159,7 +159,7 @@ def show(rows: list[dict], as_json: bool) -> None:
     header = ["worker", "node", "alive", "attempts", "running", "at once"]
     lines = [
         [
-            row["worker"],
+            row["worker"] + (" (its pool's record is lost)" if row.get("orphan") else ""),
             row.get("node", "-")[:12],
             "yes" if row["alive"] else "no",
             str(row.get("attempts", "-")),

@@ -50,7 +50,7 @@ class RayExecutor:
     ) -> AttemptOutcome:
         return await self.pool.run(
             directory,
-            pack.id,
+            pack_reference(pack),
             agent,
             self.plan.attempt,
             attempt_number=attempt_number,
@@ -60,6 +60,15 @@ class RayExecutor:
 
     async def stop(self) -> None:
         await self.pool.stop()
+
+
+def pack_reference(pack: Pack) -> str:
+    """How a worker loads the pack: a bundled one by its id, one of your own by its folder, which
+    every node must have at the same path (as ``--mirrors``): by its id, a worker loaded the
+    bundled pack of that id, or none."""
+    from sandbox.paths import PACKS_DIR
+
+    return pack.id if pack.dir.resolve().parent == PACKS_DIR.resolve() else str(pack.dir.resolve())
 
 
 @executor_kind(

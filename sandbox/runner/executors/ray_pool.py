@@ -28,9 +28,12 @@ import itertools
 import json
 import logging
 import math
+import os
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -52,6 +55,8 @@ CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying ther
 ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
 ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
 SCRATCH_PREFIX = "sandbox-ray-"  # an attempt's scratch folder on its worker's node, in the temp folder
+RECORDED = ".recorded"  # in a scratch folder: its stopped attempt is recorded, for the driver to fetch
+STOP_GRACE_S = 15.0  # a stopped attempt's worker records it (its trace ended, scored) within this
 LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
 
 log = logging.getLogger(__name__)
@@ -67,13 +72,17 @@ def connect(address: str | None) -> None:
     through Ray Client, ``auto``), or start a local one (None); nothing when already joined."""
     if ray.is_initialized():
         return
-    if address and not address.startswith("ray://") and address != "auto":
+    # "auto" is $RAY_ADDRESS when it is set (else the cluster `ray start` recorded on this machine)
+    checked = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address or ""
+    if checked and not checked.startswith("ray://") and checked != "auto":
         # ray.init waits minutes for a GCS that is not there: a closed port is said at once.
-        host, _, port = address.rpartition(":")
+        host, _, port = checked.rpartition(":")
         try:
             socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
         except (OSError, ValueError) as exc:
-            raise RayUnavailable(f"no Ray at {address} ({exc}): start one with `ray start --head`") from exc
+            where = f"{checked} ($RAY_ADDRESS)" if checked != address else checked
+            raise RayUnavailable(f"no Ray at {where} ({exc}): start one with `ray start --head`") from exc
+    ours = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
@@ -82,7 +91,24 @@ def connect(address: str | None) -> None:
             # would join that one, and refuse the options of a new one)
             ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, ValueError, RuntimeError) as exc:
-        raise RayUnavailable(f"no Ray at {address}: {str(exc).splitlines()[0]}") from exc
+        hint = auth_hint(exc) if address else ""
+        raise RayUnavailable(f"no Ray at {address or 'a local Ray'}: {str(exc).splitlines()[0]}{hint}") from exc
+    finally:  # ray.init puts its own SIGTERM handler (sys.exit) over the batch's stop: the batch's again
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in ours.items():
+                if handler is not None and signal.getsignal(sig) is not handler:
+                    signal.signal(sig, handler)
+
+
+def auth_hint(exc: BaseException) -> str:
+    """A port that answers and a Ray that will not take us: most often Ray's token authentication,
+    which ``ray start`` turns on where a token file exists (~/.ray/auth_token)."""
+    if os.environ.get("RAY_AUTH_MODE") == "token" and "auth" not in str(exc).lower():
+        return ""
+    return (
+        "; if the cluster uses Ray's token authentication, set RAY_AUTH_MODE=token here too, "
+        "with the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
+    )
 
 
 class AttemptWorker:
@@ -146,6 +172,7 @@ class AttemptWorker:
         scratch.mkdir(mode=0o700)
         directory = scratch / folder_name
         self.running += 1
+        kept = False
         try:
             outcome = await run_attempt(
                 self.sandbox,
@@ -160,10 +187,17 @@ class AttemptWorker:
             )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
+        except AttemptStopped:  # the batch's stop, recorded: kept for the driver's ``salvage``
+            (scratch / RECORDED).touch()
+            kept = True
+            raise
+        except Exception as exc:  # said in one line, in an exception Ray can bring back (a PackError it cannot)
+            raise RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
         finally:
             self.running -= 1
             self.attempts += 1
-            shutil.rmtree(scratch, ignore_errors=True)
+            if not kept:
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 def new_scratch_name() -> str:
@@ -178,22 +212,30 @@ def scratch_folder(name: str) -> Path:
 
 
 @ray.remote(num_cpus=0, max_retries=0)
-def salvage(scratch_name: str) -> dict[str, bytes]:
-    """What a dead worker's attempt left in its scratch folder (its trace up to the worker's
-    death, its screenshots), read on its node and the folder removed."""
+def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
+    """What an attempt left in its scratch folder, read on its node and the folder removed: a dead
+    worker's (its trace up to the worker's death, its screenshots), or, waiting up to ``wait_s``
+    for its worker to have recorded it (``RECORDED``), a stopped one's."""
     scratch = scratch_folder(scratch_name)
+    deadline = time.monotonic() + wait_s
+    while not (scratch / RECORDED).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     try:
-        return {str(p.relative_to(scratch)): p.read_bytes() for p in scratch.rglob("*") if p.is_file()}
+        return {
+            str(p.relative_to(scratch)): p.read_bytes()
+            for p in scratch.rglob("*")
+            if p.is_file() and p.name != RECORDED
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-async def salvaged(node: str, scratch_name: str) -> dict[str, bytes]:
+async def salvaged(node: str, scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     """``salvage`` on ``node``; nothing when the node is gone or does not answer in time."""
     strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-    ref = salvage.options(scheduling_strategy=strategy).remote(scratch_name)
+    ref = salvage.options(scheduling_strategy=strategy).remote(scratch_name, wait_s)  # type: ignore[call-arg]  # ray's stubs miss a default argument
     try:
-        return await asyncio.wait_for(ref, ANSWER_TIMEOUT)
+        return await asyncio.wait_for(ref, ANSWER_TIMEOUT + wait_s)
     except (TimeoutError, ray.exceptions.RayError) as exc:
         ray.cancel(ref, force=True)
         log.warning("the files of an attempt on the lost Ray node %s could not be read: %r", node, exc)
@@ -346,7 +388,11 @@ class RayPool:
         errors: list[str] = []
         node = None
         for tries in range(1, retries + 2):
-            worker = await self.pick()
+            try:
+                worker = await self.pick()
+            except RuntimeError as exc:  # no worker left to retry on: the earlier tries' reasons are kept
+                errors.append(str(exc))
+                return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries - 1)
             node = worker.node
             worker.running += 1
             scratch = new_scratch_name()
@@ -358,8 +404,15 @@ class RayPool:
             except asyncio.CancelledError:  # the batch is being stopped: so is the attempt on its worker
                 ray.cancel(ref)
                 stop = [f"the batch was stopped while the attempt ran on Ray node {node}"]
-                stopped = unfinished(directory, pack_id, agent.name, attempt_number, stop, node, tries, STOPPED)
-                raise AttemptStopped(stopped) from None
+                raise AttemptStopped(
+                    await stopped_on_worker(directory, node, scratch, tries)
+                    or unfinished(directory, pack_id, agent.name, attempt_number, stop, node, tries, STOPPED)
+                ) from None
+            except ray.exceptions.RayTaskError as exc:  # the attempt raised on its worker (AttemptWorker.run)
+                cause = getattr(exc, "cause", None)
+                said = str(cause).splitlines()[0] if cause is not None and str(cause) else type(exc).__name__
+                errors.append(f"the attempt could not run on Ray node {node}: {said}")
+                return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries)
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
                 errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
@@ -424,6 +477,25 @@ def worker_places(count: int, fill: bool = False) -> list[str]:
     spread = [place for group in itertools.zip_longest(*by_node.values()) for place in group if place]
     spread = spread or [ray.get_runtime_context().get_node_id()]
     return list(itertools.islice(itertools.cycle(spread), max(1, count))) if fill else spread[: max(1, count)]
+
+
+async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int) -> AttemptOutcome | None:
+    """The stopped attempt as its worker recorded it (its trace, screenshots, score, attempt.json),
+    fetched from its node; None when nothing was recorded (stopped before it began) or a second
+    stop cuts the wait short."""
+    from sandbox.runner.attempt import uncancel
+    from sandbox.runner.folders import AttemptFolder, outcome
+
+    uncancel()  # the stop goes on once the attempt is fetched: AttemptStopped carries it
+    try:
+        files = await salvaged(node, scratch, wait_s=STOP_GRACE_S)
+    except asyncio.CancelledError:
+        return None
+    prefix = directory.name + "/"
+    if not any(name == prefix + "attempt.json" for name in files):
+        return None
+    write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
+    return outcome(AttemptFolder.load(directory))
 
 
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:

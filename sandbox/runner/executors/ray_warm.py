@@ -19,6 +19,7 @@ pool of a set number keeps it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -42,6 +43,10 @@ from sandbox.runner.executors.ray_pool import (
 
 DEFAULT_POOL = "default"  # the pool `sandbox run --executor ray:ADDRESS` uses when one runs
 DEFAULT_CAPACITY = 8  # a pool worker's attempts at once, by default
+ORPHAN_HINT = (  # a pool whose record was lost with its node
+    "its workers may still run: `sandbox ray stop --name {pool}` ends them, `sandbox ray start --name {pool}` "
+    "takes them back"
+)
 
 
 class PoolRecord:
@@ -53,6 +58,10 @@ class PoolRecord:
 
     def read(self) -> dict:
         return self.layout
+
+    def node(self) -> str:
+        """The node it lives on (the head's: a pool is lost with its record's node)."""
+        return ray.get_runtime_context().get_node_id()
 
     def change(self, added: list[str], dropped: list[str]) -> dict:
         kept = [name for name in self.layout["workers"] if name not in dropped]
@@ -70,13 +79,37 @@ def find_record(pool: str) -> Any:
 
 
 def pool_names() -> list[str]:
-    """Every warm pool of the cluster."""
-    named = ray.util.list_named_actors(all_namespaces=True)
-    return sorted(
-        entry["name"].removeprefix("pool/")
-        for entry in named
-        if entry["namespace"] == NAMESPACE and entry["name"].count("/") == 1
-    )
+    """Every warm pool of the cluster: with its record, or only workers left of it (``orphans``)."""
+    return sorted({name.split("/")[1] for name in named_in_namespace()})
+
+
+def named_in_namespace() -> list[str]:
+    return [
+        entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True) if entry["namespace"] == NAMESPACE
+    ]
+
+
+def orphans(pool: str) -> list[str]:
+    """The workers named for the pool that its record does not list, or all of them when its
+    record is gone (lost with its node): they run, and nothing else would find them."""
+    named = [name for name in named_in_namespace() if name.startswith(f"{record_name(pool)}/")]
+    record = find_record(pool)
+    if record is None:
+        return sorted(named)
+    try:
+        listed = set(ray.get(record.read.remote(), timeout=ANSWER_TIMEOUT)["workers"])
+    except (ray.exceptions.RayError, TimeoutError):
+        return sorted(named)
+    return sorted(name for name in named if name not in listed)
+
+
+async def layout_of(pool: str, record: Any) -> dict:
+    """The pool's layout, as its record says; ``RayUnavailable`` when the record is lost."""
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(record.read.remote().future()), ANSWER_TIMEOUT)
+    except (ray.exceptions.RayError, TimeoutError) as exc:
+        lost = f"the record of pool {pool!r} is lost ({type(exc).__name__}: its node died?); "
+        raise RayUnavailable(lost + ORPHAN_HINT.format(pool=pool)) from exc
 
 
 async def answer(handle: Any) -> dict | None:
@@ -101,7 +134,9 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
     places = worker_places(workers or ALL_SLOTS, fill=workers is not None)
     names = [f"{record_name(pool)}/{index}" for index in range(len(places))]
     head = next((n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"]), None)
-    keep = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=head, soft=True)} if head else {}
+    # On the head, hard: with soft affinity Ray 2.60 put it on a worker node about half of the time,
+    # and the pool was lost with that node (its workers running on, unseen).
+    keep = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=head, soft=False)} if head else {}
     try:
         ray.remote(num_cpus=0)(PoolRecord).options(
             name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
@@ -122,11 +157,16 @@ async def pool_status(pool: str) -> list[dict]:
     (actor id, node, attempts run, attempts running, browser starts)."""
     record = find_record(pool)
     if record is None:
-        raise RayUnavailable(no_pool_message(pool))
-    layout = await record.read.remote()
+        left = orphans(pool)
+        if not left:
+            raise RayUnavailable(no_pool_message(pool))
+        layout: dict[str, Any] = {"workers": left, "capacity": 0}  # its record is gone: the workers left of it
+    else:
+        layout = await layout_of(pool, record)
     states = await asyncio.gather(*(worker_state(name) for name in layout["workers"]))
     return [
         {"pool": pool, "worker": name, "alive": info is not None, "capacity": layout["capacity"], **(info or {})}
+        | ({} if record is not None else {"orphan": True})
         for name, (_, info) in zip(layout["workers"], states, strict=True)
     ]
 
@@ -136,8 +176,10 @@ async def join_pool(pool: str) -> RayPool | None:
     replaced first, under its name, on a live node."""
     record = find_record(pool)
     if record is None:
+        if orphans(pool):
+            raise RayUnavailable(f"pool {pool!r} lost its record (its node died?): {ORPHAN_HINT.format(pool=pool)}")
         return None
-    layout = await record.read.remote()
+    layout = await layout_of(pool, record)
     actor_class = worker_class(layout["capacity"])
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
     live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
@@ -194,13 +236,17 @@ def new_worker_names(pool: str, running: RayPool, taken: set[str], slots: list[s
 
 
 def stop_pool(pool: str) -> int:
-    """End the pool's workers and its record; the number of workers ended."""
+    """End the pool's workers (those its record lists, and any named for it that it does not: a
+    lost record's) and its record; the number of workers ended."""
     record = find_record(pool)
-    if record is None:
+    names = orphans(pool)
+    if record is None and not names:
         raise RayUnavailable(no_pool_message(pool))
-    names = ray.get(record.read.remote())["workers"]
-    ray.kill(record)  # first: a batch on the pool then does not refill it
-    workers = [handle for handle in map(named_actor, names) if handle is not None]
+    if record is not None:
+        with contextlib.suppress(ray.exceptions.RayError, TimeoutError):  # lost with its node: orphans are all
+            names += ray.get(record.read.remote(), timeout=ANSWER_TIMEOUT)["workers"]
+        ray.kill(record)  # first: a batch on the pool then does not refill it
+    workers = [handle for handle in map(named_actor, dict.fromkeys(names)) if handle is not None]
     for handle in workers:
         ray.kill(handle)
     return len(workers)
