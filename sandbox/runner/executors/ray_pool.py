@@ -218,7 +218,8 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     for its worker to have recorded it (``RECORDED``), a stopped one's."""
     scratch = scratch_folder(scratch_name)
     deadline = time.monotonic() + wait_s
-    while not (scratch / RECORDED).exists() and time.monotonic() < deadline:
+    # A folder gone (or never made: stopped before it began) has nothing to wait for.
+    while scratch.exists() and not (scratch / RECORDED).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
         return {
@@ -233,7 +234,8 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
 async def salvaged(node: str, scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     """``salvage`` on ``node``; nothing when the node is gone or does not answer in time."""
     strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-    ref = salvage.options(scheduling_strategy=strategy).remote(scratch_name, wait_s)  # type: ignore[call-arg]  # ray's stubs miss a default argument
+    remote = salvage.options(scheduling_strategy=strategy).remote
+    ref = remote(scratch_name, wait_s)  # type: ignore[call-arg]  # ray's stubs miss the default argument
     try:
         return await asyncio.wait_for(ref, ANSWER_TIMEOUT + wait_s)
     except (TimeoutError, ray.exceptions.RayError) as exc:
