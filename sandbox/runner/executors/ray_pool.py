@@ -486,7 +486,7 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
     fetched from its node; None when nothing was recorded (stopped before it began) or a second
     stop cuts the wait short."""
     from sandbox.runner.attempt import uncancel
-    from sandbox.runner.folders import AttemptFolder, outcome
+    from sandbox.runner.reasons import failure_reasons
 
     uncancel()  # the stop goes on once the attempt is fetched: AttemptStopped carries it
     try:
@@ -497,7 +497,14 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
     if not any(name == prefix + "attempt.json" for name in files):
         return None
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
-    return outcome(AttemptFolder.load(directory))
+    record = AttemptRecord.model_validate_json((directory / "attempt.json").read_bytes())
+    score_file = directory / "score.json"
+    score = json.loads(score_file.read_text(encoding="utf-8")) if score_file.is_file() else None
+    return AttemptOutcome(
+        record.pack, record.agent or "unknown", directory, STOPPED, record.elapsed_seconds or 0.0, False, False,
+        float((score or {}).get("field_accuracy", 0.0)), record.tool_calls_total or 0, record.token_usage,
+        "; ".join(failure_reasons(record, score)), record.cost_usd, pack_checksum=record.pack_checksum,
+    )  # fmt: skip
 
 
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:
