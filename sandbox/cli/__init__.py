@@ -28,9 +28,10 @@ class Parser(argparse.ArgumentParser):
     given: tuple[str, ...] = ()  # the command line being parsed
 
     def error(self, message: str):
-        mistyped = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        mistyped = re.search(r"invalid choice: '([^']*)'", message)
         if mistyped:  # a mistyped command: the options given are not this parser's, the nearest command is
-            near = difflib.get_close_matches(mistyped[1], re.findall(r"'([^']*)'", mistyped[2]), 1)
+            commands = [name for action in self._actions if action.choices for name in action.choices]
+            near = difflib.get_close_matches(mistyped[1], commands, 1)
             message += f"; did you mean {near[0]}?" if near else ""
         else:
             message = "; ".join([message, *self.hints(message)])

@@ -188,7 +188,8 @@ def default_cassette(request: pytest.FixtureRequest) -> Path:
     classes (``TestA.TestInner.test_x``, as pytest-recording names one class deep), and a name with
     other characters than letters, digits, ``._-[]`` gets a short hash of the test's name, so no two
     tests share a cassette."""
-    name = ".".join(request.node.nodeid.split("::")[1:]) or request.node.name
+    classes = [node.name for node in request.node.listchain() if isinstance(node, pytest.Class)]
+    name = ".".join([*classes, request.node.name])
     if re.fullmatch(r"[A-Za-z0-9._\[\]-]+", name) is None:
         cleaned = re.sub(r"[^A-Za-z0-9._\[\]-]+", "_", name)
         name = f"{cleaned}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"

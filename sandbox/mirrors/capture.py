@@ -354,7 +354,7 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             continue
         requested = requested_form(url)
         if requested is None:  # a user name and password are not repeated in the warning
-            shown = re.sub(r"^([a-zA-Z]+://)[^/@]*@", r"\1…@", url)[:80]
+            shown = re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@", r"\1…@", url)[:80]  # to the last @
             warnings.append(f"{shown}: no browser requests this URL (it names a user, or no host); not recorded")
             continue
         if requested != url:  # a hand-edited HAR: store the URL a browser asks for, or it never matches

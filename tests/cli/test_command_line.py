@@ -4,6 +4,7 @@ output that has gone (a closed pipe) ends the command quietly."""
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import shutil
@@ -115,14 +116,13 @@ NEAREST = "(did you mean --agent?)"
          f"sandbox mirror import-har: {UNRECOGNISED} --inot x; did you mean --into?"),  # the innermost command's
         (["run", "bid-intake", "--agen", "x", "--repeats", "abc"], "run",  # an abbreviation argparse takes: no hint
          "sandbox run: error: argument --repeats: invalid int value: 'abc'"),
-        (["rnu", "--agent", "x"], "", "sandbox: error: argument COMMAND: invalid choice: 'rnu' (choose from 'compare', "
-         "'export', 'mcp', 'mirror', 'packs', 'ray', 'replay', 'report', 'results', 'run', 'score', 'gates', 'serve', "
-         "'tools'); did you mean run?"),
+        (["rnu", "--agent", "x"], "", "sandbox: error: argument COMMAND: invalid choice: 'rnu' (choose from *); "
+         "did you mean run?"),  # the choices are quoted or not, by Python's version
     ],
 )  # fmt: skip
 def test_a_mistyped_command_line_is_said_with_its_command_and_the_nearest_option(args, usage, said):
     done = sandbox_command(*args)
-    assert done.returncode == 2 and done.stderr.rstrip().splitlines()[-1] == said, done.stderr
+    assert done.returncode == 2 and fnmatch.fnmatchcase(done.stderr.rstrip().splitlines()[-1], said), done.stderr
     assert done.stderr.startswith(f"usage: sandbox {usage}".rstrip() + " ")
 
 

@@ -63,7 +63,7 @@ class TestTwo:
         def test_same_name(self, sandbox_run):
             sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
 
-@pytest.mark.parametrize("case", ["a b", "a/b", "1"])
+@pytest.mark.parametrize("case", ["a b", "a/b", "1", "a::b", "a.b"])
 def test_case(sandbox_run, case):
     sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
 """
@@ -194,7 +194,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=12)
+    result.assert_outcomes(failed=14)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -203,6 +203,8 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*no cassette at */test_bad/test_case[[]a_b[]]-c584a383.yaml and*",
             "*no cassette at */test_bad/test_case[[]a_b[]]-68f019b6.yaml and*",
             "*no cassette at */test_bad/test_case[[]1[]].yaml and*",
+            "*no cassette at */test_bad/test_case[[]a.b[]].yaml and*",
+            "*no cassette at */test_bad/test_case[[]a_b[]]-4e25ea75.yaml and*",
             "*no cassette at *test_missing_cassette.yaml and the record mode is 'none'*set OPENAI_BASE_URL*",
             "*no cassette at *test_missing_anthropic_cassette.yaml *set ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY)*",
             "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",

@@ -189,12 +189,12 @@ async def test_an_attempt_that_raises_on_its_worker_is_one_line(local_ray, tmp_p
     pool = await RayPool.start(1)
     try:
         outcome = await pool.run(
-            tmp_path / "attempt", str(missing), BatchAgent("reference", AgentOptions()), AttemptSettings(),
-            attempt_number=1, retries=0,
+            tmp_path / "attempt", "my-form", BatchAgent("reference", AgentOptions()), AttemptSettings(),
+            attempt_number=1, retries=0, load_from=str(missing),
         )  # fmt: skip
     finally:
         await pool.stop()
-    assert outcome.status == "crashed"
+    assert (outcome.status, outcome.pack) == ("crashed", "my-form")  # the pack's id, not the folder it is loaded from
     assert outcome.reason.startswith("the attempt could not run on Ray node ")
     error = json.loads((tmp_path / "attempt" / "attempt.json").read_text())["error"]
     assert error.startswith("the attempt could not run on Ray node ") and "PackError" in error, error

@@ -75,12 +75,13 @@ def resolved(path: str) -> str:
     parts = path.split("/")
     for index, segment in enumerate(parts):
         last = index == len(parts) - 1
-        if segment == "..":
+        dots = segment.lower().replace("%2e", ".")  # an escaped dot is a dot here too (WHATWG, Chromium)
+        if dots == "..":
             if len(segments) > 1:
                 segments.pop()
             if last:
                 segments.append("")
-        elif segment == ".":
+        elif dots == ".":
             if last:
                 segments.append("")
         else:

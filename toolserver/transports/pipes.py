@@ -134,7 +134,7 @@ async def stdio_pipes(
     max_line_bytes: int, told: OnUnreadable | None = None
 ) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     """The standard streams read and written on the event loop, or None when either is neither a
-    pipe, socket, terminal nor regular file. A line longer than ``max_line_bytes``, or not UTF-8,
+    pipe, socket, device nor regular file (``_kind``). A line longer than ``max_line_bytes``, or not UTF-8,
     is refused (``PipeLines``), and ``told``."""
     kinds = _kind(0), _kind(1)
     if None in kinds:

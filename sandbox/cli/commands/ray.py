@@ -164,7 +164,7 @@ def show(rows: list[dict], as_json: bool) -> None:
             "yes" if row["alive"] else "no",
             str(row.get("attempts", "-")),
             str(row.get("running", "-")),
-            str(row["capacity"]),
+            "-" if row.get("orphan") else str(row["capacity"]),
         ]
         for row in rows
     ]

@@ -50,12 +50,13 @@ class RayExecutor:
     ) -> AttemptOutcome:
         return await self.pool.run(
             directory,
-            pack_reference(pack),
+            pack.id,
             agent,
             self.plan.attempt,
             attempt_number=attempt_number,
             retries=self.retries,
             dispatch_wait=dispatch_wait,
+            load_from=pack_reference(pack),
         )
 
     async def stop(self) -> None:

@@ -187,9 +187,10 @@ class AttemptWorker:
             )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
-        except AttemptStopped:  # the batch's stop, recorded: kept for the driver's ``salvage``
+        except AttemptStopped:  # the batch's stop, recorded: kept for the driver's ``salvage``, for a while
             (scratch / RECORDED).touch()
             kept = True
+            asyncio.get_running_loop().call_later(2 * STOP_GRACE_S, shutil.rmtree, scratch, True)
             raise
         except Exception as exc:  # said in one line, in an exception Ray can bring back (a PackError it cannot)
             raise RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
@@ -217,9 +218,15 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     worker's (its trace up to the worker's death, its screenshots), or, waiting up to ``wait_s``
     for its worker to have recorded it (``RECORDED``), a stopped one's."""
     scratch = scratch_folder(scratch_name)
-    deadline = time.monotonic() + wait_s
-    # A folder gone (or never made: stopped before it began) has nothing to wait for.
-    while scratch.exists() and not (scratch / RECORDED).exists() and time.monotonic() < deadline:
+    began = time.monotonic()
+
+    def waiting() -> bool:  # a folder not made within a second (stopped before it began), or gone: none to wait for
+        now = time.monotonic()
+        if not scratch.exists():
+            return wait_s > 0 and now - began < min(1.0, wait_s)
+        return not (scratch / RECORDED).exists() and now - began < wait_s
+
+    while waiting():
         time.sleep(0.05)
     try:
         return {
@@ -386,7 +393,10 @@ class RayPool:
         attempt_number: int,
         retries: int,
         dispatch_wait: float = 0.0,
+        load_from: str | None = None,
     ) -> AttemptOutcome:
+        """``pack_id``: the attempt's pack, as recorded; ``load_from``: how its worker loads it (a
+        pack of your own: its folder; None: by its id)."""
         errors: list[str] = []
         node = None
         for tries in range(1, retries + 2):
@@ -399,7 +409,7 @@ class RayPool:
             worker.running += 1
             scratch = new_scratch_name()
             ref = worker.handle.run.remote(
-                pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch
+                load_from or pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch
             )
             try:
                 reply = await ref
@@ -498,12 +508,13 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
         return None
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
     record = AttemptRecord.model_validate_json((directory / "attempt.json").read_bytes())
-    score_file = directory / "score.json"
+    score_file, stderr_file = directory / "score.json", directory / "agent.stderr.txt"
     score = json.loads(score_file.read_text(encoding="utf-8")) if score_file.is_file() else None
+    stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.is_file() else None
     return AttemptOutcome(
         record.pack, record.agent or "unknown", directory, STOPPED, record.elapsed_seconds or 0.0, False, False,
         float((score or {}).get("field_accuracy", 0.0)), record.tool_calls_total or 0, record.token_usage,
-        "; ".join(failure_reasons(record, score)), record.cost_usd, pack_checksum=record.pack_checksum,
+        "; ".join(failure_reasons(record, score, stderr)), record.cost_usd, pack_checksum=record.pack_checksum,
     )  # fmt: skip
 
 

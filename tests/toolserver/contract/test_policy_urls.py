@@ -24,6 +24,9 @@ from toolserver.contract.policy import url_problem
         ("https://h.example/s?q=e'f", "https://h.example/s?q=e%27f"),
         ("https://h.example/a\\b", "https://h.example/a/b"),
         ("https://h.example/p#a`b c", "https://h.example/p#a%60b%20c"),
+        ("https://h.example/a/%2e%2e/b", "https://h.example/b"),  # escaped dot segments, as Chromium 156 resolved them
+        ("https://h.example/a/%2E/b", "https://h.example/a/b"),
+        ("https://h.example/a/b/.%2E", "https://h.example/a/"),
     ],
 )
 def test_the_form_a_browser_requests_is_said(url, requested):
