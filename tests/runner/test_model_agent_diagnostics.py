@@ -76,20 +76,26 @@ async def test_transcript_holds_the_whole_conversation_and_shows_in_the_report(s
         await context.close()
 
 
-async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
+async def one_attempt(sandbox, tmp_path, agent: str, path: str):
+    """One bid-intake attempt of ``agent`` on the scripted model server, at base URL ``<server>path``."""
     runner, url = await scripted_server().start_server()
     try:
         [outcome] = await run_batch(
             [load_pack("bid-intake")],
-            "openai:no-such-model",
+            agent,
             out=tmp_path,
             progress=False,
             sandbox=sandbox,
-            options=AgentOptions(base_url=f"{url}/v1"),
+            options=AgentOptions(base_url=f"{url}{path}"),
             screenshots="none",
         )
     finally:
         await runner.cleanup()
+    return outcome, url
+
+
+async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
+    outcome, url = await one_attempt(sandbox, tmp_path, "openai:no-such-model", "/v1")
     assert outcome.reason.startswith(f"agent error: model API error at {url}/v1/ (NotFoundError): ")
     assert "usually ends in /v1" not in outcome.reason  # it does: the model is what is not found
     last = json.loads((outcome.directory / "transcript.jsonl").read_text().splitlines()[-1])
@@ -97,19 +103,7 @@ async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
 
 
 async def test_a_base_url_without_v1_is_named_as_the_likely_404(sandbox, tmp_path):
-    runner, url = await scripted_server().start_server()
-    try:
-        [outcome] = await run_batch(
-            [load_pack("bid-intake")],
-            "openai:scripted-browser-1",
-            out=tmp_path,
-            progress=False,
-            sandbox=sandbox,
-            options=AgentOptions(base_url=url),
-            screenshots="none",
-        )
-    finally:
-        await runner.cleanup()
+    outcome, url = await one_attempt(sandbox, tmp_path, "openai:scripted-browser-1", "")
     assert outcome.reason.startswith(f"agent error: model API error at {url} (NotFoundError): Error code: 404 (")
     assert f"such a base URL usually ends in /v1, as {url}/v1)" in outcome.reason, outcome.reason
 

@@ -57,6 +57,7 @@ ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live n
 SCRATCH_PREFIX = "sandbox-ray-"  # an attempt's scratch folder on its worker's node, in the temp folder
 RECORDED = ".recorded"  # in a scratch folder: its stopped attempt is recorded, for the driver to fetch
 STOP_GRACE_S = 15.0  # a stopped attempt's worker records it (its trace ended, scored) within this
+DYING_S = 1.0  # a worker found dead may go on writing this long, while Ray ends its process
 LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,15 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
 
     while waiting():
         time.sleep(0.05)
+    files = taken(scratch)
+    if not wait_s:  # a worker Ray is killing may still be writing (its trace writes itself again): once more
+        time.sleep(DYING_S)
+        files |= taken(scratch)
+    return files
+
+
+def taken(scratch: Path) -> dict[str, bytes]:
+    """The files of a scratch folder, and the folder removed."""
     try:
         return {
             str(p.relative_to(scratch)): p.read_bytes()
