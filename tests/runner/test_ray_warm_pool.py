@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -83,6 +84,12 @@ def test_no_ray_at_the_address_is_one_line_and_exit_2():
     ran = sandbox("run", "controlled-form", "--agent", "reference", "--executor", f"ray:127.0.0.1:{port}")
     assert ran.returncode == 2 and ran.stderr.startswith(f"sandbox run: no Ray at 127.0.0.1:{port} ("), ran.stderr
     assert ran.stderr.count("\n") == 1, ran.stderr
+    # the default address, auto, is $RAY_ADDRESS when set: it hung for minutes before
+    done = subprocess.run([SANDBOX, "ray", "status"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"})  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith(
+        f"sandbox ray status: no Ray at 127.0.0.1:{port} ($RAY_ADDRESS) ("
+    ), done.stderr
 
 
 async def test_a_batch_naming_a_pool_that_does_not_run_is_refused(cluster, tmp_path):
