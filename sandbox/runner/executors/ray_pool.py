@@ -55,7 +55,7 @@ CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying ther
 ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
 ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
 SCRATCH_PREFIX = "sandbox-ray-"  # an attempt's scratch folder on its worker's node, in the temp folder
-RECORDED = ".recorded"  # in a scratch folder: its stopped attempt is recorded, for the driver to fetch
+RECORDED = ".recorded"  # in a scratch folder: its stopped attempt is recorded (its outcome), for the driver
 STOP_GRACE_S = 15.0  # a stopped attempt's worker records it (its trace ended, scored) within this
 DYING_S = 1.0  # a worker found dead may go on writing this long, while Ray ends its process
 LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
@@ -188,8 +188,8 @@ class AttemptWorker:
             )
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
-        except AttemptStopped:  # the batch's stop, recorded: kept for the driver's ``salvage``, for a while
-            (scratch / RECORDED).touch()
+        except AttemptStopped as stopped:  # the batch's stop, recorded: kept for the driver's ``salvage``, a while
+            (scratch / RECORDED).write_text(json.dumps({**stopped.outcome.__dict__, "directory": None}))
             kept = True
             asyncio.get_running_loop().call_later(2 * STOP_GRACE_S, shutil.rmtree, scratch, True)
             raise
@@ -217,7 +217,7 @@ def scratch_folder(name: str) -> Path:
 def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     """What an attempt left in its scratch folder, read on its node and the folder removed: a dead
     worker's (its trace up to the worker's death, its screenshots), or, waiting up to ``wait_s``
-    for its worker to have recorded it (``RECORDED``), a stopped one's."""
+    for its worker to have recorded it (``RECORDED``, its outcome), a stopped one's."""
     scratch = scratch_folder(scratch_name)
     began = time.monotonic()
 
@@ -239,11 +239,7 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
 def taken(scratch: Path) -> dict[str, bytes]:
     """The files of a scratch folder, and the folder removed."""
     try:
-        return {
-            str(p.relative_to(scratch)): p.read_bytes()
-            for p in scratch.rglob("*")
-            if p.is_file() and p.name != RECORDED
-        }
+        return {str(p.relative_to(scratch)): p.read_bytes() for p in scratch.rglob("*") if p.is_file()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -506,26 +502,18 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
     fetched from its node; None when nothing was recorded (stopped before it began) or a second
     stop cuts the wait short."""
     from sandbox.runner.attempt import uncancel
-    from sandbox.runner.reasons import failure_reasons
 
     uncancel()  # the stop goes on once the attempt is fetched: AttemptStopped carries it
     try:
         files = await salvaged(node, scratch, wait_s=STOP_GRACE_S)
     except asyncio.CancelledError:
         return None
-    prefix = directory.name + "/"
-    if not any(name == prefix + "attempt.json" for name in files):
+    recorded = files.pop(RECORDED, None)  # the outcome its worker recorded, as a local attempt's
+    if recorded is None:
         return None
+    prefix = directory.name + "/"
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
-    record = AttemptRecord.model_validate_json((directory / "attempt.json").read_bytes())
-    score_file, stderr_file = directory / "score.json", directory / "agent.stderr.txt"
-    score = json.loads(score_file.read_text(encoding="utf-8")) if score_file.is_file() else None
-    stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.is_file() else None
-    return AttemptOutcome(
-        record.pack, record.agent or "unknown", directory, STOPPED, record.elapsed_seconds or 0.0, False, False,
-        float((score or {}).get("field_accuracy", 0.0)), record.tool_calls_total or 0, record.token_usage,
-        "; ".join(failure_reasons(record, score, stderr)), record.cost_usd, pack_checksum=record.pack_checksum,
-    )  # fmt: skip
+    return AttemptOutcome(**{**json.loads(recorded), "directory": directory})
 
 
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:
