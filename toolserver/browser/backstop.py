@@ -32,6 +32,7 @@ import ssl
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 log = logging.getLogger("toolserver.browser")
 
@@ -93,9 +94,12 @@ class Backstop:
         try:
             while (await asyncio.wait_for(reader.readline(), READ_BOUND_S)).strip():
                 pass  # the CONNECT's own headers
+            # The client starts TLS the moment it reads the 200: its first bytes must wait in the
+            # socket for TLS to take them, not be read by the plain reader, which would keep them.
+            cast(asyncio.Transport, writer.transport).pause_reading()  # a socket: it reads too
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            await asyncio.wait_for(writer.drain(), READ_BOUND_S)
-            await asyncio.wait_for(writer.start_tls(self.tls), READ_BOUND_S)
+            async with asyncio.timeout(READ_BOUND_S):
+                await writer.start_tls(self.tls)  # reads again once TLS has the connection
             method, path = request_target(await read_line(reader))
         except (
             TimeoutError,
