@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from sandbox.runner.attempt import median_seconds
-from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 
 Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
 
@@ -80,7 +80,7 @@ def credits_of(summary: dict[str, Any]) -> float:
     """The credits per dollar a batch priced at (its ``--prices`` file's), as its summary says."""
     stored = summary.get("comparison")
     rate = stored.get("credits_per_dollar") if isinstance(stored, dict) else None
-    if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0:
+    if finite_number(rate) and rate > 0:
         return float(rate)
     return DEFAULT_CREDITS_PER_DOLLAR
 

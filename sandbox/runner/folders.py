@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from sandbox.runner.attempt import UNFINISHED, AttemptOutcome, AttemptRecord, at
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.files import rerun_name, rerun_of
-from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.selection import interruption
 from toolserver.contract.trace import Trace, parse_trace
@@ -171,7 +170,7 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
 
 def number_or_zero(value: Any) -> float:
     """A score's number as a float; 0 for what is none (a damaged file's ``"abc"``, ``NaN``)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if finite_number(value):
         return float(value)
     return 0.0
 

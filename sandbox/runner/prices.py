@@ -22,12 +22,18 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 DEFAULT_CREDITS_PER_DOLLAR = 2000.0
 
 
 class PricesError(ValueError):
     """A prices file that cannot be read or says something impossible."""
+
+
+def finite_number(value: object) -> TypeGuard[float]:
+    """A number as JSON or TOML gives one: an int or a float, not a bool, not NaN or infinity."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class Prices:
                 raise PricesError(f"prices file {path}: [models.{name!r}] has a price that is negative, nan or inf")
             models[str(name)] = price
         rate = data.get("credits_per_dollar", DEFAULT_CREDITS_PER_DOLLAR)
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not math.isfinite(rate) or rate <= 0:
+        if not finite_number(rate) or rate <= 0:
             raise PricesError(f"prices file {path}: credits_per_dollar must be a positive number, not {rate!r}")
         return cls(models, float(rate))
 
