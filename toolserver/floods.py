@@ -7,7 +7,8 @@ Per window, a window ending when a call line is written (or the run ends): a ``b
 line is written for the first ``max_identical_refusals`` refusals of one kind (same reason,
 resource type and host) and for at most ``max_refusal_lines`` refusals in all; a ``navigation``
 line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
-(navigations refused) and ``dialog`` lines.
+(navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
+cannot spend the lines its top frame's visits are judged by) and ``dialog`` lines.
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 
@@ -22,20 +23,23 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
+Key = tuple[str, str, str, str]  # reason, resource type, host, origin ("" for events that have none)
+
 
 class EventBudget:
     """The lines one event kind (``kind``) may have in a window: ``per_kind`` of one kind of it
-    (``kind_of``), ``total`` in all."""
+    (``kind_of``), ``total`` in all for each origin."""
 
     def __init__(self, kind: str, per_kind: int, total: int) -> None:
         self.kind, self.per_kind, self.total = kind, per_kind, total
-        self.written: Counter[tuple[str, str, str]] = Counter()
-        self.suppressed: Counter[tuple[str, str, str]] = Counter()
+        self.written: Counter[Key] = Counter()
+        self.suppressed: Counter[Key] = Counter()
 
     def admit(self, data: dict) -> bool:
         """Whether this event gets its line (else it is counted)."""
         key = kind_of(data)
-        if self.written[key] < self.per_kind and sum(self.written.values()) < self.total:
+        of_origin = sum(n for written, n in self.written.items() if written[3] == key[3])
+        if self.written[key] < self.per_kind and of_origin < self.total:
             self.written[key] += 1
             return True
         self.suppressed[key] += 1
@@ -50,17 +54,18 @@ class EventBudget:
         next window starts with a fresh budget."""
         summaries = [
             {"kind": self.kind, "reason": reason, "resource_type": resource_type, "host": host, "count": n}
-            for (reason, resource_type, host), n in self.suppressed.items()
+            | ({"origin": origin} if origin else {})
+            for (reason, resource_type, host, origin), n in self.suppressed.items()
         ]
         self.written.clear()
         self.suppressed.clear()
         return summaries
 
 
-def kind_of(data: dict) -> tuple[str, str, str]:
+def kind_of(data: dict) -> Key:
     url = str(data.get("url", ""))
     host = urlsplit(url).hostname if "://" in url else url.rsplit(":", 1)[0]
-    return str(data.get("reason", "")), str(data.get("resource_type", "")), host or ""
+    return str(data.get("reason", "")), str(data.get("resource_type", "")), host or "", str(data.get("origin", ""))
 
 
 def cut_text(value: Any, limit: int, keep: str = "snapshot") -> Any:

@@ -105,8 +105,8 @@ def _args(call: CallRecord) -> dict[str, Any] | None:
 @gate("measurement")
 def check_measurement(ctx: GateContext) -> Iterator[Finding]:
     """The trace can be measured: call lines present, seq numbered without gaps, every line
-    readable, and, when the run must end with a browser_close, one present and no browser call
-    after it."""
+    readable, and, when the run must end with a browser_close, one that succeeded and no browser
+    call after it."""
     if not ctx.calls:
         yield ctx.fail(None, "the trace has no call lines; nothing can be measured")
         return
@@ -124,9 +124,16 @@ def check_measurement(ctx: GateContext) -> Iterator[Finding]:
             )
     if not ctx.spec.require_close:
         return
-    closes = [c.seq for c in ctx.calls if c.tool == "browser_close"]
-    if not closes:
+    tried = [c for c in ctx.calls if c.tool == "browser_close"]
+    closes = [c.seq for c in tried if c.ok]
+    if not tried:
         yield ctx.fail(None, "no browser_close call: the run must end by closing its session")
+        return
+    if not closes:  # a close refused (bad arguments, no session) released nothing
+        said = f" ({tried[-1].error.type})" if tried[-1].error else ""
+        yield ctx.fail(
+            tried[-1].seq, f"browser_close failed{said} and none succeeded: the run must end by closing its session"
+        )
         return
     for call in ctx.calls:  # extra closes are the counts gate's
         if call.seq > closes[0] and call.tool not in ("browser_close", "list_tools"):
@@ -273,6 +280,14 @@ def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
                 f"during seq {seq} the page tried to open {json.dumps(url)} ({data.get('origin')}-"
                 "initiated); it is not an allowed resource URL, and the real service would have "
                 "visited it",
+            )
+    for seq, data in _events(ctx.trace, "events_suppressed"):  # more than the window's lines: counted
+        if data.get("kind") == "policy_violation" and data.get("origin") in ("page", "redirect"):
+            yield ctx.fail(
+                seq,
+                f"by seq {seq} the page tried to open {data.get('count')} more URLs on "
+                f"{json.dumps(data.get('host'))} ({data.get('origin')}-initiated) that were refused and "
+                "counted, not written one by one; none is an allowed resource URL",
             )
 
 

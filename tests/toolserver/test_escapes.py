@@ -72,6 +72,17 @@ async def test_in_observe_mode_the_frame_navigation_is_recorded_and_shown(sandbo
     await run.close()
 
 
+async def test_a_frame_redirected_off_the_allow_list_is_the_frames_violation(sandbox, hostile_root):
+    # It was recorded with the origin "redirect", which the gates take for the top frame's own.
+    run = run_on(sandbox, hostile_root, "/frame-redirect-host", "/to-secret")
+    await start_at(run, "/frame-redirect-host")
+    await asyncio.sleep(0.5)
+    text = await snapshot_text(run)
+    await run.close()
+    assert "SECRET-PAGE-TEXT" not in text
+    assert [(v["url"], v["origin"]) for v in violations(run)] == [(f"{HOSTILE}/secret", "frame")]
+
+
 async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sandbox, hostile_root):
     run = run_on(sandbox, hostile_root, "/blob-nav")
     await start_at(run, "/blob-nav")
@@ -268,6 +279,23 @@ async def test_a_page_that_floods_refused_frame_navigations_grows_its_trace_by_a
     assert 0 < len([e for e in trace.events if e.kind == "policy_violation"]) <= 10 * (len(trace.calls) + 1)
     summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
     assert ("policy_violation", "hostile.sandbox.example") in {(s["kind"], s["host"]) for s in summaries}, summaries
+
+
+async def test_frames_flooding_refusals_leave_the_top_frames_own_violation_its_line(own_sandbox, hostile_root):
+    """The frames spent every policy_violation line of the window: the top frame's attempt to leave
+    was only counted, and the gates, which judge the top frame's visits, never saw it."""
+    async with own_sandbox(max_page_event_lines=10) as own:
+        run = run_on(own, hostile_root, "/frame-flood")
+        await start_at(run, "/frame-flood")
+        await asyncio.sleep(1.0)  # far more than 10 refused frame navigations, no call in flight
+        left = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Leave"')})
+        await run.close()
+    assert left["ok"], left
+    events = parse_trace(run.trace.text()).events
+    by_origin = {(e.data["origin"], e.data["url"]) for e in events if e.kind == "policy_violation"}
+    assert ("page", f"{HOSTILE}/elsewhere") in by_origin, by_origin
+    summaries = [e.data for e in events if e.kind == "events_suppressed" and e.data["kind"] == "policy_violation"]
+    assert summaries and {s.get("origin") for s in summaries} == {"frame"}, summaries
 
 
 async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sandbox, hostile_root):

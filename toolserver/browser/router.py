@@ -270,7 +270,8 @@ class Router:
         follows redirects itself: the target is checked and answered like any other request."""
         tab, main_frame_nav = routed.tab, routed.main_frame_nav
         self.owner.record_event("redirect", {**base, "location": target}, tab=tab)
-        if self._url_refused(routed, target, origin="redirect"):  # a navigation's redirect, of any frame
+        origin = "redirect" if main_frame_nav else "frame"  # a frame's redirect is the frame's own navigation
+        if self._url_refused(routed, target, origin=origin):
             return await self._refuse(route, main_frame_nav, "policy", {**base, "url": target}, tab)
         if main_frame_nav:
             if not self.store.has(target):

@@ -128,6 +128,7 @@ class SuppressedData(TypedDict):
     resource_type: str
     host: str
     count: int
+    origin: NotRequired[str]
 
 
 @with_config(KEEP_EXTRA)

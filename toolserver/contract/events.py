@@ -112,8 +112,9 @@ class DownloadDiscarded(EventBase):
 
 
 class PolicyViolation(EventBase):
-    """a URL outside the allow-list was asked for (by a tool call, a page or a redirect);
-    names the rule and the allowed URLs"""
+    """a URL outside the allow-list was asked for; `origin` says by what: `tool_call`, `page` (the
+    top frame: a link, a script, a popup), `redirect` (the top frame's), `frame` (a frame in the
+    page, navigating or redirected); names the rule and the allowed URLs"""
 
     kind: Literal["policy_violation"] = "policy_violation"
     Data: ClassVar[builtins.type] = ViolationData
@@ -189,7 +190,8 @@ class PlaywrightTraceFailed(EventBase):
 
 class EventsSuppressed(EventBase):
     """a page's refused requests, navigations or dialogs beyond the per-window bounds, counted and
-    not written one by one (`kind`, `reason`, `resource_type`, `host`, `count`): see
+    not written one by one (`kind`, `reason`, `resource_type`, `host`, `count`; for refused
+    navigations, the `origin` of `policy_violation`, each origin with lines of its own): see
     `max_identical_refusals` and `max_page_event_lines`"""
 
     kind: Literal["events_suppressed"] = "events_suppressed"

@@ -52,6 +52,18 @@ def test_a_page_initiated_navigation_outside_the_list_fails_allowed_urls(pack, o
 
 
 @pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.id)
+@pytest.mark.parametrize(("origin", "fails"), [("page", True), ("redirect", True), ("frame", False)])
+def test_page_initiated_navigations_counted_without_lines_fail_allowed_urls(pack, origin, fails):
+    # Beyond a window's lines, the top frame's refused visits are only counted (events_suppressed).
+    counted = {"kind": "policy_violation", "reason": "", "resource_type": "document", "host": "evil.example"}
+    trace, seq = with_event(pack, "events_suppressed", counted | {"count": 3, "origin": origin})
+    assert failures(pack, trace) == ([("allowed_urls", seq)] if fails else [])
+    if fails:
+        message = check_gates(pack, trace, site_key=SITE_KEY).failures[0].message
+        assert "3 more URLs" in message and '"evil.example"' in message and f"seq {seq}" in message
+
+
+@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.id)
 def test_an_attempted_state_change_fails_safety(pack):
     trace, seq = with_event(
         pack,

@@ -215,6 +215,16 @@ def test_close_arguments(form, args, ok):
         assert result == [("close_args", 11)]
 
 
+def test_a_close_that_failed_released_nothing(form):
+    # It counted as the run's close: a refused browser_close passed every gate.
+    refused = form_trace().call("browser_close", {"please": True}, error="unknown argument 'please'")
+    assert failures(form, refused) == [("measurement", 11)]
+    report = check_gates(form, refused.trace(), site_key=SITE_KEY)
+    assert "browser_close failed (tool_error) and none succeeded" in report.failures[0].message
+    closed_after = form_trace().call("browser_close", {"please": True}, error="unknown argument 'please'").close()
+    assert failures(form, closed_after) == [("tool_counts", 12)]  # two invocations, where one is the rule
+
+
 # --- allowed URLs ---
 def test_fragment_only_difference_is_allowed(ecfr):
     b = TraceBuilder().start(ECFR_BEFORE).navigate(ECFR_AFTER + "#p-35.200(a)").navigate(ECFR_VERSIONS)
