@@ -172,8 +172,9 @@ def render_tools() -> str:
         "`sandbox tools --format mcp|openai|openai-strict|anthropic|json-schema` prints them for an agent "
         "stack. Arguments are strict: an unknown argument, a wrong type or a missing one is an "
         "`invalid_arguments` error naming it, and nothing is coerced but two forms agent frameworks send: "
-        "`null` for an optional argument (taken as not given) and an integer as a string of ASCII digits "
-        '(`"200"`; a sign and spaces around are taken too: `" +200"`). The trace keeps the arguments as sent. '
+        "`null` for an optional argument (taken as not given), and an integer as a string of ASCII digits "
+        '(`"200"`; a sign and spaces around are taken too: `" +200"`) or as a number with no fraction '
+        "(`200.0`, which JSON Schema counts as an integer). The trace keeps the arguments as sent. "
         "How the tools behave is in [The tool contract](../concepts/tool-contract.md).\n\n"
     )
     out.append(

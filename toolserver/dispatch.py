@@ -1,7 +1,7 @@
 """The dispatcher: the one error boundary every transport goes through.
 
 For each call it takes the run's turn (one call at a time per run), parses the arguments
-(strict: only a ``null`` optional argument and an integer sent as digits
+(strict: only a ``null`` optional argument and an integer sent as digits or as ``200.0``
 are taken, as ``ToolArgs`` says), resolves the tool's scope (the run's session, its tab), applies
 the shared checks once (the URL allowed by the run's policy, and mirrored), runs the handler
 within ``call_timeout_s``, translates what the handler raised into the one error shape, and

@@ -50,7 +50,7 @@ class ToolError(Exception):
 class InvalidArguments(ToolError):
     """A missing, unknown or wrongly typed argument; the message names it. Nothing is coerced
     but two forms agent frameworks send: ``null`` for an optional argument (not given) and an
-    integer as a string of digits (``"200"``)."""
+    integer as a string of digits (``"200"``) or as a number with no fraction (``200.0``)."""
 
     type = "invalid_arguments"
 

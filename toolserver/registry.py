@@ -40,7 +40,8 @@ class ToolArgs(BaseModel):
     two allowances for the converters agent frameworks put between a model and the tools: a
     ``null`` optional argument is an argument not given (strict function calling sends every
     property, ``null`` for the ones the model leaves out), and an integer may come as a string of
-    digits (``DIGITS_ARE_INT``). The trace keeps the arguments exactly as sent."""
+    digits or as a number with no fraction, ``300.0``, which JSON Schema counts as an integer
+    (``LENIENT_INT``). The trace keeps the arguments exactly as sent."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -53,16 +54,19 @@ class ToolArgs(BaseModel):
         return {key: value for key, value in data.items() if value is not None or key not in optional}
 
 
-def int_from_digits(value: Any) -> Any:
-    """``"200"`` -> 200 (decimal digits, an optional sign, spaces around); anything else as given."""
+def lenient_int(value: Any) -> Any:
+    """``"200"`` -> 200 (decimal digits, an optional sign, spaces around) and ``200.0`` -> 200;
+    anything else as given (``200.5`` stays a float, and is refused)."""
     if isinstance(value, str) and DIGITS.fullmatch(value):
+        return int(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:  # exact as a float
         return int(value)
     return value
 
 
-DIGITS = re.compile(r"\s*[+-]?[0-9]{1,9}\s*")  # ASCII digits: int() also reads "٣" as 3
-# On an integer argument, after its bounds: Annotated[int, Field(ge=1), DIGITS_ARE_INT] takes "200" as 200.
-DIGITS_ARE_INT = BeforeValidator(int_from_digits)
+DIGITS = re.compile(r"\s*[+-]?[0-9]{1,18}\s*")  # ASCII digits: int() also reads "٣" as 3
+# On an integer argument, after its bounds: Annotated[int, Field(ge=1), LENIENT_INT] takes "200" and 200.0 as 200.
+LENIENT_INT = BeforeValidator(lenient_int)
 
 
 @dataclass(frozen=True)

@@ -160,18 +160,25 @@ def test_what_a_strict_model_sends_the_tools_take_as_the_loose_call():
         assert tool.parse(sent) == tool.parse(minimal.get(name, {})), name
 
 
-def test_integer_arguments_may_come_as_digit_strings_and_nothing_else_is_coerced():
+def test_integer_arguments_may_come_as_digit_strings_or_whole_numbers_and_nothing_else_is_coerced():
     snapshot, scroll = default_registry().get("browser_snapshot"), default_registry().get("browser_scroll")
     assert (
         snapshot.parse({"max_chars": "300"}).max_chars == 300
         and snapshot.parse({"max_chars": " 300 "}).max_chars == 300
     )
     assert scroll.parse({"direction": "down", "amount": "40"}).amount == 40
-    for bad in ("2e2", "300.0", "abc", "", 300.5, True, "٣٠٠"):  # ASCII digits only: int() reads "٣٠٠"
+    # JSON Schema's "integer" is any number with no fraction: what the schemas publish is taken.
+    schema = next(s for s in default_registry().schemas() if s["name"] == "browser_snapshot")["input_schema"]
+    for whole in (300.0, 1e3):
+        assert jsonschema.Draft202012Validator(schema).is_valid({"max_chars": whole})
+        assert snapshot.parse({"max_chars": whole}).max_chars == int(whole)
+    for bad in ("2e2", "300.0", "abc", "", 300.5, True, "٣٠٠", 1e300):  # ASCII digits only: int() reads "٣٠٠"
         with pytest.raises(Exception, match="argument 'max_chars'"):
             snapshot.parse({"max_chars": bad})
     with pytest.raises(Exception, match="greater than or equal to 200"):
         snapshot.parse({"max_chars": "5"})
+    with pytest.raises(Exception, match="less than or equal to 100000"):  # ten digits are a number too
+        scroll.parse({"direction": "down", "amount": "1234567890"})
     start = default_registry().get("browser_start_session")
     with pytest.raises(Exception, match="argument 'clear_cookies'"):  # booleans stay JSON booleans
         start.parse({"provider": "kernel", "clear_cookies": "false"})

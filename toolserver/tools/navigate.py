@@ -8,7 +8,7 @@ from pydantic import Field
 
 from toolserver.browser import evaluate
 from toolserver.browser.javascript import read_expression
-from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
+from toolserver.registry import LENIENT_INT, ToolArgs, tool
 from toolserver.response import PageState, Response, read_page_state
 from toolserver.run import TabContext
 from toolserver.tools._common import ask_page
@@ -23,7 +23,7 @@ class NavigateArgs(ToolArgs):
 
 class ScrollArgs(ToolArgs):
     direction: Literal["up", "down", "left", "right"] = Field(description="Scroll direction.")
-    amount: Annotated[int, Field(ge=1, le=100000), DIGITS_ARE_INT] | None = Field(
+    amount: Annotated[int, Field(ge=1, le=100000), LENIENT_INT] | None = Field(
         None, description="Pixels to scroll (default: 80% of the viewport)."
     )
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from toolserver import pdf
 from toolserver.browser import REF_RE, evaluate
 from toolserver.errors import PageUnresponsive
-from toolserver.registry import DIGITS_ARE_INT, ToolArgs, tool
+from toolserver.registry import LENIENT_INT, ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import TabContext
 from toolserver.tools._common import ask_page, settle
@@ -25,7 +25,7 @@ _INFO_JS = (
 
 
 class SnapshotArgs(ToolArgs):
-    max_chars: Annotated[int, Field(ge=200), DIGITS_ARE_INT] | None = Field(
+    max_chars: Annotated[int, Field(ge=200), LENIENT_INT] | None = Field(
         None, description="Return at most this many characters (the default returns the whole page)."
     )
 
