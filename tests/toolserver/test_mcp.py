@@ -346,6 +346,9 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     await send({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "browser_snapshot"}})
     early = await answer()
     assert early["error"] == {"code": -32600, "message": "tools/call before initialize: send initialize first"}
+    await send({"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}})
+    failed = await answer()  # its run ends (initialize_failed); the connection may initialize again
+    assert failed["id"] == 11 and failed["error"]["code"] == -32602, failed
     await send(
         {
             "jsonrpc": "2.0",
@@ -359,7 +362,11 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         }
     )
     initialized = await answer()
+    assert "result" in initialized, initialized
     run_id = initialized["result"]["_meta"]["sandbox/run_id"]
+    assert read_trace(tmp_path / f"{run_id}.jsonl").header["transport"] == "mcp-stdio"
+    (failed_run,) = [path for path in tmp_path.glob("*.jsonl") if path.stem != run_id]
+    assert read_trace(failed_run).end["reason"] == "initialize_failed"
     await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     again = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
     await send({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": again})

@@ -326,7 +326,9 @@ class StdioRun:
         self.run: Run | None = None
 
     def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
-        if self.run is not None:  # a second run would leave the first's session open, unreachable
+        # A second run would leave the first's session open, unreachable; after an initialize
+        # that failed (its run ended), the next one opens a run of its own.
+        if self.run is not None and self.run.ended_at is None:
             raise MCPError(
                 types.INVALID_REQUEST,
                 f"this connection is initialized already (run {self.run.id}); one stdio connection is one run",
