@@ -179,7 +179,8 @@ class RequestError(Exception):
 
 
 class MalformedJson(RequestError):
-    """The body is not JSON, or is nested deeper than `max_json_depth`."""
+    """The body is not JSON, is nested deeper than `max_json_depth`, or has an object that gives
+    one key twice (which value was meant cannot be known)."""
 
     type = "malformed_json"
 

@@ -47,6 +47,7 @@ BAD_BODIES = {
     "invalid UTF-8": (b'{"direction": "d\xffown"}', JSON, 400, "invalid_encoding"),
     "text/plain": (b'{"direction": "down"}', {"content-type": "text/plain"}, 415, "unsupported_media_type"),
     "no Content-Type": (b'{"direction": "down"}', {"content-type": ""}, 415, "unsupported_media_type"),
+    "a key given twice": (b'{"direction": "up", "direction": "down"}', JSON, 400, "malformed_json"),
     "NaN": (b'{"direction": "down", "amount": NaN}', JSON, 400, "invalid_arguments"),
     "Infinity": (b'{"direction": "down", "amount": -Infinity}', JSON, 400, "invalid_arguments"),
 }
@@ -63,6 +64,8 @@ async def test_a_bad_body_is_a_4xx_json_error_and_a_trace_line(client, case):
     assert [(c["tool"], c["error"]["type"]) for c in calls] == [("browser_scroll", error_type)]
     if case == "invalid UTF-8":  # kept as received, the undecodable byte escaped and noted
         assert calls[0]["args"] == '{"direction": "d\\udcffown"}' and calls[0]["escaped"] == ["args"]
+    if case == "a key given twice":  # the call ran as the last value: what was asked first was in no record
+        assert calls[0]["args"] == body.decode() and '"direction" twice' in calls[0]["error"]["message"]
     assert (await client.get("/health")).status == 200
 
 

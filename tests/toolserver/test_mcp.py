@@ -251,12 +251,26 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
     garbage = await client.post("/mcp", data=b'{"jsonrpc": "2.0", "id": 4, "method": "tools/li', headers=session)
     answered = await garbage.json()
     assert garbage.status == 400 and answered["error"]["code"] == -32700
+    # The SDK took the last of a repeated key, in silence, and an id of no allowed type for a
+    # notification's absence of one: the call never ran and the client waited for ever.
+    twice = b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "browser_scroll", '
+    twice += b'"arguments": {"direction": "up", "direction": "down"}}}'
+    repeated = await client.post("/mcp", data=twice, headers=session)
+    assert repeated.status == 400 and (await repeated.json())["id"] == 5
+    said = (await repeated.json())["error"]
+    assert said["code"] == -32600 and 'the key "direction" is given twice' in said["message"]
+    odd = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}, headers=session)
+    assert odd.status == 400 and (await odd.json())["error"] == {
+        "code": -32600,
+        "message": "Invalid request: an id must be a string or an integer, not 1.5",
+    }
     run_id = opened.headers["mcp-run-id"]
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
-    [event] = [e for e in trace.events if e.kind == "unreadable_message"]
+    event, *more = [e for e in trace.events if e.kind == "unreadable_message"]
     assert event.data["transport"] == "mcp-http" and event.data["code"] == -32700
     assert event.data["error"] == answered["error"]["message"]  # the error the client was answered
     assert event.data["line"].endswith('"method": "tools/li')
+    assert [e.data["code"] for e in more] == [-32600, -32600] and not trace.calls
     assert (await client.delete("/mcp", headers=session)).status == 200
 
 
@@ -414,6 +428,16 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         too_long = await answer()
         assert too_long["id"] is None and too_long["error"]["code"] == -32700, too_long
         assert str(ServerConfig.max_body_bytes) in too_long["error"]["message"]
+    twice = '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "browser_scroll", '
+    await send(twice + '"arguments": {"direction": "up", "direction": "down"}}}')
+    repeated = await answer()  # the SDK took the last value, and the trace had only it
+    assert repeated["id"] == 12 and repeated["error"]["code"] == -32600, repeated
+    assert 'the key "direction" is given twice' in repeated["error"]["message"]
+    for odd in (1.5, True, None, {"k": 1}):  # read as a notification: never run, never answered
+        await send({"jsonrpc": "2.0", "id": odd, "method": "tools/list"})
+        refused = await answer()
+        assert refused["id"] is None and refused["error"]["code"] == -32600, refused
+        assert refused["error"]["message"].startswith("Invalid request: an id must be a string or an integer")
     await send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
     assert len((await answer())["result"]["tools"]) == len(TOOL_NAMES)
     process.stdin.close()
@@ -437,6 +461,8 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32600, "Invalid request: not a JS", "[1, 2]"),
         (-32700, "Parse error: message long", "x" * 20),
         (-32700, "Parse error: message long", "x" * 20),
+        (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),
+        *[(-32600, "Invalid request: an id mu", '{"jsonrpc": "2.0", "')] * 4,
     ]
 
 

@@ -32,6 +32,7 @@ from toolserver.errors import (
     UnsupportedCharset,
     UnsupportedMediaType,
 )
+from toolserver.transports.messages import RepeatedKey, unique_keys
 
 log = logging.getLogger("toolserver.transports.guards")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -132,7 +133,11 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
     if not text.strip():
         return {}, raw
     try:
-        body = json.loads(text, parse_constant=refuse_constant)
+        body = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
+    except RepeatedKey as exc:  # the last value would be taken, and traced, in silence
+        raise MalformedJson(
+            f"request body gives the key {json.dumps(exc.key)} twice in one object; give each once", raw
+        ) from None
     except NonFiniteNumber as exc:
         raise InvalidBody(f"{exc} is not a JSON number: pass a finite number", raw) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting

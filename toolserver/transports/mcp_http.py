@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import time
 import uuid
@@ -30,7 +29,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-import pydantic_core
 from aiohttp import web
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -50,6 +48,7 @@ from toolserver.transports.mcp import (
     record_unreadable,
     refusal,
 )
+from toolserver.transports.messages import initialize_of, parse_error, refusal_of
 from toolserver.transports.pipes import LINE_START
 
 log = logging.getLogger("toolserver.transports.mcp_http")
@@ -176,6 +175,12 @@ class StreamableHttp:
             body = await read_body(request, self.sandbox.config)
         except RequestError as exc:  # late, too large, or the client left
             return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
+        line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
+        if request.method == "POST" and (refused := refusal_of(body)) is not None:  # what the SDK reads wrongly
+            if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
+                record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
+            said = {"code": refused.code, "message": refused.message}
+            return web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
         opening = None if SESSION_HEADER in request.headers or request.method != "POST" else initialize_of(body)
         if opening is not None:
             try:
@@ -187,7 +192,6 @@ class StreamableHttp:
         if binding is not None:
             binding.in_flight += 1
         if binding is not None and request.method == "POST" and (error := parse_error(body)) is not None:
-            line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]  # the SDK answers it
             record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
@@ -226,26 +230,6 @@ class StreamableHttp:
             if binding.owned:
                 await end_run(binding.run)
         return headers + [(RUN_ID_HEADER.encode(), binding.run.id.encode())]
-
-
-def initialize_of(body: bytes) -> dict | None:
-    """The JSON-RPC ``initialize`` request ``body`` holds, if it is one (the SDK answers anything malformed)."""
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
-        return message
-    return None
-
-
-def parse_error(body: bytes) -> str | None:
-    """Why ``body`` is not JSON, or None: said by the JSON reader the SDK answers with (pydantic's)."""
-    try:
-        pydantic_core.from_json(body)
-    except ValueError as exc:
-        return f"Parse error: {exc}"
-    return None
 
 
 def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None = None) -> web.Response:

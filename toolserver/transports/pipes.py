@@ -23,6 +23,8 @@ import os
 import stat
 from collections.abc import AsyncIterator, Callable
 
+from toolserver.transports.messages import refusal_of
+
 log = logging.getLogger("toolserver.transports.mcp")
 PARSE_ERROR = -32700  # JSON-RPC
 # Told of each line refused, with its JSON-RPC error code, the error's message and the line (its start).
@@ -46,7 +48,8 @@ def _kind(fd: int) -> str | None:
 class PipeLines:
     """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line longer
     than the limit, or not UTF-8, is answered with a JSON-RPC parse error (id null: its id is not
-    read) and skipped."""
+    read) and skipped; so is a message the SDK would read wrongly, with an invalid request error
+    (``toolserver.transports.messages``)."""
 
     def __init__(
         self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter, told: OnUnreadable | None = None
@@ -64,23 +67,28 @@ class PipeLines:
                 line = end.partial
             except asyncio.LimitOverrunError:
                 start = await self.skip_line()
-                await self.refuse(f"message longer than {self.limit} bytes (max_body_bytes)", start)
+                await self.refuse(f"Parse error: message longer than {self.limit} bytes (max_body_bytes)", start)
                 continue
             if not line:
                 raise StopAsyncIteration
             try:
-                return line.decode("utf-8")
+                text = line.decode("utf-8")
             except UnicodeDecodeError as exc:  # never replaced: what a call types must be what was sent
-                await self.refuse(f"not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}", line)
+                await self.refuse(f"Parse error: not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}", line)
+                continue
+            refused = refusal_of(text)  # what the SDK would read wrongly
+            if refused is None:
+                return text
+            await self.refuse(refused.message, line, refused.code, refused.request_id)
 
-    async def refuse(self, why: str, line: bytes) -> None:
-        """Answer a line that cannot be read with a JSON-RPC parse error (id null: it was not read)."""
-        log.warning("an MCP message was refused: %s", why)
-        message = f"Parse error: {why}"
+    async def refuse(self, message: str, line: bytes, code: int = PARSE_ERROR, request_id: object = None) -> None:
+        """Answer a line that cannot be read with a JSON-RPC error (a parse error, id null, unless
+        ``code`` and ``request_id`` say otherwise)."""
+        log.warning("an MCP message was refused: %s", message)
         if self.told is not None:
-            self.told(PARSE_ERROR, message, line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")[:LINE_START])
+            self.told(code, message, line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")[:LINE_START])
         await self.writer.write(
-            json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}) + "\n"
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}) + "\n"
         )
         await self.writer.flush()
 

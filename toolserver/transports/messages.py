@@ -1,0 +1,107 @@
+"""JSON-RPC messages the MCP SDK would read wrongly, refused before it reads them (both transports).
+
+- An object that repeats a key: the SDK keeps its last value, so a tool call sent with
+  ``"provider": "browserbase"`` and then ``"provider": "kernel"`` ran, and was traced, as the
+  second alone; what the agent asked for first was in no record.
+- A request whose ``id`` is not a string or an integer (``1.5``, ``true``, ``null``, an object):
+  the SDK reads it as a notification, so the tool never ran, nothing was answered and the client
+  waited for ever.
+
+Each is answered with an invalid-request error (its id when that can be read) and traced as an
+``unreadable_message``. Anything that is not JSON is left to the SDK, which says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic_core
+
+INVALID_REQUEST = -32600  # JSON-RPC
+
+
+@dataclass(frozen=True)
+class Refused:
+    request_id: str | int | None  # the message's id, when it can be read
+    code: int
+    message: str
+
+
+def refusal_of(text: str | bytes) -> Refused | None:
+    """Why the message ``text`` is refused before the SDK reads it, or None."""
+    try:
+        message = json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKey as repeated:
+        return Refused(
+            _readable_id(text),
+            INVALID_REQUEST,
+            f"Invalid request: the key {json.dumps(repeated.key)} is given twice in one object; give each key once",
+        )
+    except (ValueError, RecursionError):
+        return None  # not JSON: the SDK's parse error
+    if isinstance(message, dict) and "method" in message and "id" in message and not _valid_id(message["id"]):
+        shown = json.dumps(message["id"])[:40]
+        return Refused(None, INVALID_REQUEST, f"Invalid request: an id must be a string or an integer, not {shown}")
+    return None
+
+
+class RepeatedKey(ValueError):
+    """An object that gives one key twice (``unique_keys``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook`` that refuses an object giving one key twice."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise RepeatedKey(key)
+        seen[key] = value
+    return seen
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _readable_id(text: str | bytes) -> str | int | None:
+    """The id of a message whose objects repeat a key, if it has one id, and a valid one."""
+    pairs: list[list[tuple[str, Any]]] = []
+
+    def keep(object_pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        pairs.append(object_pairs)
+        return dict(object_pairs)
+
+    try:
+        message = json.loads(text, object_pairs_hook=keep)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict):
+        return None
+    ids = [value for key, value in pairs[-1] if key == "id"]  # the outermost object is read last
+    return ids[0] if len(ids) == 1 and _valid_id(ids[0]) else None
+
+
+def initialize_of(body: bytes) -> dict | None:
+    """The JSON-RPC ``initialize`` request ``body`` holds, if it is one (the SDK answers anything malformed)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+        return message
+    return None
+
+
+def parse_error(body: bytes) -> str | None:
+    """Why ``body`` is not JSON, or None: said by the JSON reader the SDK answers with (pydantic's)."""
+    try:
+        pydantic_core.from_json(body)
+    except ValueError as exc:
+        return f"Parse error: {exc}"
+    return None
