@@ -1,6 +1,6 @@
 """The hostile site (``fixtures/sites/hostile.sandbox.example/``: a spinning script, a title
 that is not valid Unicode, WebRTC, blob downloads, pages that forge the sandbox's reports)
-written into a temporary mirror, plus a body that is a FIFO."""
+written into a temporary mirror, plus a body that is a FIFO; and runs on it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import os
 from pathlib import Path
 
 from tests.support.site import write_site
+from toolserver.api import Sandbox
 from toolserver.contract.mirrors import reconstructed, write_entry
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
 
 HOSTILE = "https://hostile.sandbox.example"
 
@@ -28,3 +32,23 @@ def build_hostile_mirror(root: Path) -> Path:
     fifo.unlink()
     os.mkfifo(fifo)
     return root
+
+
+def hostile_run(own: Sandbox, root: Path, *paths: str) -> Run:
+    """A run of ``own`` on the hostile mirror, enforcing an allow-list of these paths."""
+    policy = Policy(mode="enforce", allowed_urls=tuple(f"{HOSTILE}{path}" for path in paths))
+    return own.create_run(policy=policy, mirror_roots=(root,))
+
+
+async def start_hostile(run: Run, path: str) -> dict:
+    """A session of ``run`` opened at a hostile page (``path`` after the origin)."""
+    reply = await run.call(
+        "browser_start_session", {"provider": "kernel", "site_key": "hostile", "url": HOSTILE + path}
+    )
+    assert reply["ok"], reply
+    return reply
+
+
+def blocked_requests(run: Run) -> list[dict]:
+    """The data of the run's ``blocked_request`` events, from its trace."""
+    return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]

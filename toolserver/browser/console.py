@@ -1,6 +1,6 @@
 """The reports ``init.js`` sends on its own, as console messages: the page's state (loaded, idle,
 typing), form submissions, clicks on controls marked as state-changing, and attempts at what it
-refuses (WebRTC, service workers, popups over the tab cap, navigations to overlong URLs).
+refuses (WebRTC, WebTransport, service workers, popups over the tab cap, navigations to overlong URLs).
 
 A report starts with ``REPORT_PREFIX`` and the session's report key, which no function a page can
 reach holds: a page cannot forge one.
@@ -78,6 +78,9 @@ class PageReports:
         if kind == "webrtc":
             urls = " ".join(info.get("urls") or []) or "webrtc:"
             return {"url": urls, "method": "UDP", "resource_type": "webrtc", "reason": "webrtc"}
+        if kind == "webtransport":  # HTTP/3's CONNECT, over UDP
+            url = urljoin(here, str(info.get("url", "")))
+            return {"url": url, "method": "CONNECT", "resource_type": "webtransport", "reason": "webtransport"}
         if kind == "popup_refused":
             url = urljoin(here, str(info.get("url", "")))
             return {"url": url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}

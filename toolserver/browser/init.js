@@ -295,12 +295,27 @@
     };
     try { define(window, name, {value: refuse, configurable: false, writable: false}); } catch (e) {}
   }
-  // Service workers are blocked; record each registration attempt instead of letting it fail silently.
-  if (navigator.serviceWorker) {
-    const register = (url) => {
-      refused('service_worker', {url: cut(text(url))});
+  // What a page passed, as text for a report ("" if it will not say: its toString threw).
+  const said = (value) => { try { return cut(text(value)); } catch (e) { return ''; } };
+  // WebTransport runs over HTTP/3, which Chromium cannot send through the backstop proxy (it fails
+  // the try there, unrecorded): the API is removed like WebRTC's, and each attempt is recorded.
+  if (window.WebTransport) {
+    const refuse = function WebTransport(url) {
+      refused('webtransport', {url: said(url)});
+      throw new Exception('WebTransport is blocked in the offline sandbox', 'NotAllowedError');
+    };
+    try { define(window, 'WebTransport', {value: refuse, configurable: false, writable: false}); } catch (e) {}
+  }
+  // Service workers are blocked; each registration attempt is recorded and rejected. On the
+  // prototype, where Playwright's blocking put a register that resolves to undefined: every way
+  // of calling it (navigator.serviceWorker.register, the prototype's, another frame's) comes here.
+  if (window.ServiceWorkerContainer) {
+    const register = function register(url) {
+      refused('service_worker', {url: said(url)});
       return reject(new Exception('service workers are blocked in the offline sandbox', 'SecurityError'));
     };
-    try { define(navigator.serviceWorker, 'register', {value: register}); } catch (e) {}
+    try {
+      define(ServiceWorkerContainer.prototype, 'register', {value: register, configurable: false, writable: false});
+    } catch (e) {}
   }
 })();

@@ -77,7 +77,7 @@ class Redirect(EventBase):
 
 class BlockedRequest(EventBase):
     """a request the mirror could not answer or the sandbox refused (`url`, `reason`,
-    `resource_type`; WebSockets, service workers and WebRTC included)"""
+    `resource_type`; WebSockets, service workers, WebRTC and WebTransport included)"""
 
     kind: Literal["blocked_request"] = "blocked_request"
     Data: ClassVar[builtins.type] = BlockedData
