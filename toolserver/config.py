@@ -46,8 +46,8 @@ class ServerConfig:
     max_runs: int = 64  # live runs at once; POST /runs beyond it is refused (429)
     max_ended_runs: int = 50  # ended runs kept in memory (their traces stay on disk) ...
     ended_run_ttl_s: float = 600.0  # ... and for at most this long after they end
-    max_profiles: int = 500  # site-key profiles kept; the least recently used go first
-    max_profile_bytes: int = 256 * 1024 * 1024  # ... and their cookies and storage, as JSON, in all (profiles_evicted)
+    max_profiles: int = 500  # site keys' profiles kept (none without a key); the least recently used go first
+    max_profile_bytes: int = 256 * 1024 * 1024  # ... and their keys, cookies and storage, as JSON (profiles_evicted)
     max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
     allowed_hosts: tuple[str, ...] = ()  # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any

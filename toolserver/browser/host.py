@@ -91,7 +91,7 @@ class BrowserHost:
         self.config = config
         self.store = MirrorStore.load(*config.mirror_roots)
         self.profiles: dict[str, StorageState] = {}
-        self.profile_bytes: dict[str, int] = {}  # the size of each kept profile, as JSON
+        self.profile_bytes: dict[str, int] = {}  # the size of each kept profile and its key, as JSON
         self._pw: Playwright | None = None
         self.backstop = Backstop()  # the browser's proxy: sees what Chromium does outside any context
         self.browser: Browser | None = None
@@ -176,13 +176,13 @@ class BrowserHost:
 
     def keep_profile(self, key: str, state: StorageState) -> list[str]:
         """Store a site key's profile as the most recent; a long-lived server forgets the least
-        recently used beyond ``max_profiles`` profiles or ``max_profile_bytes`` bytes (their
-        cookies and storage as JSON). Returns the keys forgotten (the key itself when its profile
-        alone is over the byte cap)."""
+        recently used beyond ``max_profiles`` profiles or ``max_profile_bytes`` bytes (their site
+        keys, cookies and storage as JSON: a long key is held as long as its profile). Returns the
+        keys forgotten (the key itself when its profile alone is over the byte cap)."""
         self.profiles.pop(key, None)
         self.profile_bytes.pop(key, None)
         self.profiles[key] = state
-        self.profile_bytes[key] = len(json.dumps(state, separators=(",", ":")))
+        self.profile_bytes[key] = len(json.dumps(key)) + len(json.dumps(state, separators=(",", ":")))
         forgotten = []
         while self.profiles and (
             len(self.profiles) > self.config.max_profiles

@@ -23,17 +23,19 @@ log = logging.getLogger("toolserver.browser")
 
 async def open_session(run: Recorder, *, site_key: str | None, provider: str, clear_cookies: bool) -> Session:
     host = run.host
-    key = site_key or f"anonymous-{secrets.token_hex(4)}"
-    if clear_cookies:
+    # A session without a site key keeps no profile: no later session could ask for it, and it
+    # would take a keyed profile's place under max_profiles.
+    key = site_key or None
+    if key is not None and clear_cookies:
         host.profiles.pop(key, None)
-    profile_new = key not in host.profiles
+    profile_new = key is None or key not in host.profiles
     width, height = run.config.viewport
     browser = await host.ready_browser()
     backstop = await Backstop().start()  # what escapes the router goes here, and no further
     try:
         context = await browser.new_context(
             proxy={"server": backstop.url, "bypass": "<-loopback>"},
-            storage_state=host.profiles.get(key),
+            storage_state=host.profiles.get(key) if key is not None else None,
             service_workers="block",
             accept_downloads=not run.policy.block_state_changes,  # blocked: Chromium writes no download at all
             viewport={"width": width, "height": height},
@@ -44,7 +46,9 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         asyncio.ensure_future(backstop.close())
         raise
     await run.media.start_trace(context)
-    host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
+    forgotten: list[str] = []
+    if key is not None:  # its profile becomes the most recent now (the session may never close to save it)
+        forgotten = host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
     session = Session(
         id=f"ses_{secrets.token_hex(6)}",
         site_key=site_key,
@@ -55,6 +59,8 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         browser=browser,
         backstop=backstop,
     )
+    if forgotten:
+        session.record_event("profiles_evicted", evicted(forgotten, run))
     try:
         await session.start()
     except BaseException:  # its context is closed, not left open and uncounted
@@ -64,6 +70,11 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     # (toolserver.capacity), and no await comes between this and the start's end.
     host.sessions.add(session)
     return session
+
+
+def evicted(forgotten: list[str], run: Recorder) -> dict:
+    """The ``profiles_evicted`` data: the site keys ``keep_profile`` forgot."""
+    return {"site_keys": forgotten, "max_profile_bytes": run.config.max_profile_bytes}
 
 
 async def close_quietly(context: BrowserContext, bound: float) -> None:
@@ -95,8 +106,7 @@ async def close_context(session: Session) -> None:
         if key:
             forgotten = run.host.keep_profile(key, await bounded(context.storage_state(), bound, "saving the profile"))
             if forgotten:
-                data = {"site_keys": forgotten, "max_profile_bytes": run.config.max_profile_bytes}
-                session.record_event("profiles_evicted", data)
+                session.record_event("profiles_evicted", evicted(forgotten, run))
     except (PlaywrightError, PageUnresponsive) as exc:
         log.warning("could not save profile %s: %s", key, exc)
     finally:

@@ -200,7 +200,8 @@ class EventsSuppressed(EventBase):
 
 class ProfilesEvicted(EventBase):
     """kept profiles were forgotten to stay within `max_profiles` / `max_profile_bytes` (`site_keys`,
-    least recently used first; the session's own key when its profile alone is over the cap)"""
+    least recently used first; the session's own key when its profile alone is over the cap), as a
+    session opened or closed"""
 
     kind: Literal["profiles_evicted"] = "profiles_evicted"
     Data: ClassVar[builtins.type] = EvictedData
