@@ -92,7 +92,8 @@ class ServerConfig:
     # makes a few hundred.
     max_page_requests: int = 1000
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
-    # URL, a dialog's message; a snapshot is not cut), and a navigation the page starts to a longer
+    # URL, a dialog's message, an error's message quoting an argument; a snapshot is not cut; the
+    # trace keeps a call's arguments whole), and a navigation the page starts to a longer
     # URL is refused (a blocked_request, reason url_too_long): most web servers refuse URLs over 8 KB.
     max_page_text_chars: int = 8192
     # Tabs one session may hold: a popup over the cap is closed at once (a blocked_request with

@@ -113,10 +113,12 @@ class Dispatcher:
             url_after = tab.url if tab else None
             if result is not None and url_before is None and url_after is None:
                 url_after = result.get("url")
-            # Page text is cut at its bound (toolserver.floods); text that is not valid Unicode (a
-            # lone surrogate in a title) is escaped, and noted.
+            # Page text is cut at its bound (toolserver.floods), and so is an error's message (which
+            # may quote a 200 KB argument); text that is not valid Unicode (a lone surrogate in a
+            # title) is escaped, and noted.
             limit = run.config.max_page_text_chars
             result, escaped = strict_json(cut_text(result, limit), "result")
+            error = cut_text(error, limit)
             screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
             suppressed = run.close_event_window(ctx)
             run.write_call(

@@ -102,6 +102,17 @@ async def test_bypass_is_refused_and_page_does_not_move(enforced_shared, tool, c
     assert snap["url"] == ALLOWED and [t["tab"] for t in snap["tabs"]] == ["t1"]
 
 
+async def test_a_refusal_quoting_a_huge_argument_is_cut_at_the_page_text_bound(enforced_shared):
+    # The whole 200 KB URL came back in the message, and was in the trace line twice (args, error).
+    url = f"{SITE}/{'a' * 200_000}"
+    reply = await enforced_shared.call("browser_navigate", {"url": url})
+    limit = enforced_shared.config.max_page_text_chars
+    assert reply["error"]["type"] == "policy_violation" and len(reply["error"]["message"]) < limit + 100
+    assert reply["error"]["message"].endswith("more characters)"), reply["error"]["message"][-80:]
+    line = parse_trace(enforced_shared.trace.text()).calls[-1]
+    assert line.args == {"url": url} and line.error is not None and line.error.message == reply["error"]["message"]
+
+
 @pytest.mark.parametrize("tool", ["browser_navigate", "browser_open_tab"])
 async def test_fragment_only_difference_is_accepted(enforced, tool):
     reply = await enforced.call(tool, {"url": ALLOWED + "#section-2"})
