@@ -433,6 +433,9 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     repeated = await answer()  # the SDK took the last value, and the trace had only it
     assert repeated["id"] == 12 and repeated["error"]["code"] == -32600, repeated
     assert 'the key "direction" is given twice' in repeated["error"]["message"]
+    await send({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "x\ud800"}})
+    surrogate = await answer()  # the SDK's parse error named no id: the request was never answered
+    assert surrogate["id"] == 13 and "lone UTF-16 surrogate" in surrogate["error"]["message"], surrogate
     for odd in (1.5, True, None, {"k": 1}):  # read as a notification: never run, never answered
         await send({"jsonrpc": "2.0", "id": odd, "method": "tools/list"})
         refused = await answer()
@@ -462,6 +465,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32700, "Parse error: message long", "x" * 20),
         (-32700, "Parse error: message long", "x" * 20),
         (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),
+        (-32600, "Invalid request: a string", '{"jsonrpc": "2.0", "'),
         *[(-32600, "Invalid request: an id mu", '{"jsonrpc": "2.0", "')] * 4,
     ]
 

@@ -6,6 +6,9 @@
 - A request whose ``id`` is not a string or an integer (``1.5``, ``true``, ``null``, an object):
   the SDK reads it as a notification, so the tool never ran, nothing was answered and the client
   waited for ever.
+- A string with a lone UTF-16 surrogate (``"\\ud800"``, no pair): the SDK's reader refuses it
+  with a parse error that names no id ("unexpected end of hex escape"), so the request was never
+  answered. (The HTTP API takes it, and the trace escapes it.)
 
 Each is answered with an invalid-request error (its id when that can be read) and traced as an
 ``unreadable_message``. Anything that is not JSON is left to the SDK, which says so.
@@ -41,10 +44,35 @@ def refusal_of(text: str | bytes) -> Refused | None:
         )
     except (ValueError, RecursionError):
         return None  # not JSON: the SDK's parse error
-    if isinstance(message, dict) and "method" in message and "id" in message and not _valid_id(message["id"]):
+    if not isinstance(message, dict):
+        return None
+    if "method" in message and "id" in message and not _valid_id(message["id"]):
         shown = json.dumps(message["id"])[:40]
         return Refused(None, INVALID_REQUEST, f"Invalid request: an id must be a string or an integer, not {shown}")
+    if not _is_text(message):
+        request_id = message.get("id") if _valid_id(message.get("id")) else None
+        return Refused(
+            request_id,
+            INVALID_REQUEST,
+            "Invalid request: a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape with no "
+            "pair), which is no text; send the character itself, or its escaped pair",
+        )
     return None
+
+
+def _is_text(value: object) -> bool:
+    """Whether every string in ``value`` (keys too) is Unicode text: no lone surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_is_text(k) and _is_text(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_text(v) for v in value)
+    return True
 
 
 class RepeatedKey(ValueError):
