@@ -264,13 +264,16 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
         "code": -32600,
         "message": "Invalid request: an id must be a string or an integer, not 1.5",
     }
+    huge = await client.post("/mcp", data=b" " * (ServerConfig.max_body_bytes + 1), headers=session)
+    assert huge.status == 413  # refused before it was read: traced all the same, as over stdio
     run_id = opened.headers["mcp-run-id"]
     trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
     event, *more = [e for e in trace.events if e.kind == "unreadable_message"]
     assert event.data["transport"] == "mcp-http" and event.data["code"] == -32700
     assert event.data["error"] == answered["error"]["message"]  # the error the client was answered
     assert event.data["line"].endswith('"method": "tools/li')
-    assert [e.data["code"] for e in more] == [-32600, -32600] and not trace.calls
+    assert [e.data["code"] for e in more] == [-32600, -32600, -32600] and not trace.calls
+    assert str(ServerConfig.max_body_bytes) in more[-1].data["error"]
     assert (await client.delete("/mcp", headers=session)).status == 200
 
 

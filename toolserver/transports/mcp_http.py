@@ -174,6 +174,8 @@ class StreamableHttp:
         try:
             body = await read_body(request, self.sandbox.config)
         except RequestError as exc:  # late, too large, or the client left
+            if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
+                record_unreadable(bound.run, "mcp-http", types.INVALID_REQUEST, str(exc), "")
             return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
         line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
         if request.method == "POST" and (refused := refusal_of(body)) is not None:  # what the SDK reads wrongly
