@@ -48,6 +48,7 @@ SCREENSHOT_MODES = ("all", "failures", "none")
 SHOTS_FOLDER = "shots"
 STOPPED = "stopped"  # an attempt's status when its batch was stopped (a signal, Ctrl-C) while it ran
 UNFINISHED = "unfinished"  # the status of an attempt folder with no attempt.json (its time is unknown)
+UNREADABLE = "unreadable"  # the status of an attempt folder whose attempt.json cannot be read (its time is unknown)
 EVALUATION_ERROR = "evaluation_error"  # an attempt's status when an evaluator raised (score.json status error)
 
 
@@ -167,8 +168,10 @@ class AttemptOutcome:
 
 def median_seconds(elapsed: list[tuple[str, float]]) -> float:
     """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known
-    (an unfinished one's 0 is none); over all of them when none is."""
-    known = [seconds for status, seconds in elapsed if status != UNFINISHED] or [s for _, s in elapsed]
+    (an unfinished or unreadable one's 0 is none); over all of them when none is."""
+    known = [seconds for status, seconds in elapsed if status not in (UNFINISHED, UNREADABLE)] or [
+        s for _, s in elapsed
+    ]
     return round(statistics.median(known), 3)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sandbox.runner.attempt import UNFINISHED, AttemptOutcome, AttemptRecord, attempt_status
+from sandbox.runner.attempt import UNFINISHED, UNREADABLE, AttemptOutcome, AttemptRecord, attempt_status
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.files import rerun_name, rerun_of
@@ -65,19 +65,24 @@ class AttemptFolder:
     stderr: str | None = None
     problems: list[str] = field(default_factory=list)
     score_damage: str | None = None  # why score.json was not taken (an edited file), if so
+    record_damage: str | None = None  # why attempt.json, which is there, was not taken, if so
 
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
         folder = cls(Path(path))
-        attempt = folder._json("attempt.json")
+        attempt, folder.record_damage = folder._json("attempt.json")
         if attempt is not None:
             folder.attempt, problems = read_attempt_record(attempt)
             folder.problems += problems
-        folder.score = folder._json("score.json")
+            if folder.attempt is None:
+                folder.record_damage = problems[-1]
+        folder.score, damage = folder._json("score.json")
         if folder.score is not None and (problem := score_problem(folder.score)):
-            folder.score_damage = f"score.json is damaged ({problem}): the attempt is taken as not scored"
-            folder.problems.append(folder.score_damage)
+            damage = f"score.json is damaged ({problem})"
+            folder.problems.append(f"{damage}: the attempt is taken as not scored")
             folder.score = None
+        if damage is not None:
+            folder.score_damage = f"{damage}: the attempt is taken as not scored"
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False)
         trace_text = folder._text("trace.jsonl")
@@ -100,19 +105,26 @@ class AttemptFolder:
             self.problems.append(f"{name} is unreadable: {exc}")
             return None
 
-    def _json(self, name: str) -> dict[str, Any] | None:
-        text = self._text(name)
-        if text is None:
-            return None
+    def _json(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The file's object, or None and what is wrong with it (None when it is missing: named
+        in ``problems`` as missing)."""
+        file = self.path / name
+        if not file.is_file():
+            self.problems.append(f"{name} is missing")
+            return None, None
         try:
-            data = json.loads(text)
+            data = json.loads(file.read_bytes().decode("utf-8"))  # the runner writes UTF-8: other bytes are damage
+            problem = None if isinstance(data, dict) else f"{name} is not a JSON object"
+        except OSError as exc:
+            problem = f"{name} is unreadable: {exc.strerror or exc}"
+        except UnicodeDecodeError as exc:
+            problem = f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         except json.JSONDecodeError as exc:
-            self.problems.append(f"{name} is not valid JSON ({exc})")
-            return None
-        if not isinstance(data, dict):
-            self.problems.append(f"{name} is not a JSON object")
-            return None
-        return data
+            problem = f"{name} is not valid JSON ({exc})"
+        if problem is not None:
+            self.problems.append(problem)
+            return None, problem
+        return data, None
 
     @property
     def name(self) -> str:
@@ -129,13 +141,30 @@ class AttemptFolder:
 
     @property
     def qualified(self) -> bool | None:
-        return None if self.score is None else self.score.get("qualified_pass") is True
+        """The score's verdict (None: not scored), counted only with the attempt's record: with
+        attempt.json missing (the runner writes it last) or unreadable, how the agent ended is
+        unknown, and the attempt is no qualified pass whatever score.json says."""
+        if self.score is None:
+            return None
+        return self.attempt is not None and self.score.get("qualified_pass") is True
+
+    @property
+    def record_problem(self) -> str | None:
+        """Why the attempt has no record (attempt.json), in words for its reason line; None when it has one."""
+        if self.attempt is not None:
+            return None
+        if self.record_damage is not None:
+            return f"{self.record_damage}: how the agent ended is unknown, and its score is not counted"
+        return (
+            "attempt.json is missing: the attempt did not finish (its batch still running, killed, or a "
+            "full disk), and its score is not counted"
+        )
 
     def reasons(self) -> list[str]:
         reasons = failure_reasons(self.attempt, self.score, self.stderr)
-        if self.score_damage is None:
-            return reasons
-        return [self.score_damage if r.startswith("no score.json") else r for r in reasons]
+        if self.score_damage is not None:
+            reasons = [self.score_damage if r.startswith("no score.json") else r for r in reasons]
+        return reasons if self.record_problem is None else [self.record_problem, *reasons]
 
 
 def batch_attempts(path: Path) -> list[AttemptFolder]:
@@ -148,16 +177,19 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
     if calls is None:
         calls = len(folder.trace.calls) if folder.trace else 0
     header = folder.trace.header if folder.trace is not None and folder.trace.header else {}
-    # No attempt.json: the attempt is still running, or its batch was killed before writing it.
-    status = attempt.status or ("unknown" if folder.attempt else UNFINISHED)
+    # No attempt.json: the attempt is still running, or its batch was killed before writing it
+    # (unfinished); one there that cannot be read (unreadable): how it ended is unknown all the same.
+    status = attempt.status or (
+        "unknown" if folder.attempt else UNREADABLE if folder.record_damage is not None else UNFINISHED
+    )
     return AttemptOutcome(
         pack=folder.pack or folder.name,
         agent=attempt.agent or str(header.get("agent") or "unknown"),
         directory=folder.path,
         status=attempt_status(status, score.get("status")),
         elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
-        qualified_pass=score.get("qualified_pass") is True,  # a damaged score.json's "yes" is no pass
-        error_free=score.get("error_free") is True,
+        qualified_pass=folder.qualified is True,  # a damaged score.json's "yes" is no pass, nor one without a record
+        error_free=folder.qualified is True and score.get("error_free") is True,
         field_accuracy=number_or_zero(score.get("field_accuracy")),
         tool_calls=int(calls),
         token_usage=attempt.token_usage,
@@ -331,13 +363,22 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
         )
     outcomes = reselected([outcome(f) for f in folders])
-    unfinished = sum(o.status == UNFINISHED for o in outcomes)
+    said = []
+    unfinished = [o.directory.name for o in outcomes if o.status == UNFINISHED]
     if unfinished:
-        said = (
-            f"{unfinished} attempt(s) have no attempt.json: the batch is still running, was killed, "
-            "or could not write them (a full disk)"
+        said.append(
+            f"{len(unfinished)} attempt(s) have no attempt.json: the batch is still running, was killed, "
+            f"or could not write them (a full disk); not counted as qualified passes ({', '.join(unfinished)})"
         )
-        note = f"{note}; {said}" if note else said
+    unreadable = [f for f in folders if f.attempt is None and f.record_damage is not None]
+    if unreadable:
+        said.append(
+            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read "
+            f"({'; '.join(f'{f.name}: {f.record_damage}' for f in unreadable)}): how they ended is unknown; "
+            "not counted as qualified passes"
+        )
+    if said:
+        note = "; ".join([note, *said] if note else said)
     rates = {f.attempt.credits_per_dollar for f in folders if f.attempt and f.attempt.credits_per_dollar}
     attempts = [o.to_json() for o in outcomes]
     rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR

@@ -73,11 +73,14 @@ def junit_xml(batch_dir: Path) -> str:
                 message=xml_text(entry.get("reason") or "not a qualified pass"),
                 type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
             )
-            failure.text = xml_text(
+            text = (
                 (folder.path / "score.txt").read_text(encoding="utf-8", errors="replace")
                 if (folder.path / "score.txt").is_file()
                 else "\n".join(folder.reasons())
             )
+            if folder.record_problem and folder.record_problem not in text:  # score.txt may call it a pass
+                text = f"{folder.record_problem}\n\n{text}"
+            failure.text = xml_text(text)
         cases.append(case)
     started = min(starts, default=datetime.now(UTC))
     root = ET.Element(

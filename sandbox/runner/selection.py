@@ -53,8 +53,12 @@ def interruption(outcome: AttemptOutcome) -> str:
         return outcome.reason
     error = ""
     record = folder / "attempt.json"
-    if record.is_file():
-        error = str(json.loads(record.read_text(encoding="utf-8")).get("error") or "")
+    try:
+        data = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    except (OSError, ValueError):  # unreadable (not UTF-8, not JSON): its reason says so
+        data = {}
+    if isinstance(data, dict):
+        error = str(data.get("error") or "")
     if outcome.status in ("error", "crashed") and ENDPOINT_FAILURE.search(error):
         return f"the model endpoint failed: {error[:200]}"
     return ""

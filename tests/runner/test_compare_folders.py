@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,83 @@ def test_the_leaderboard_links_a_cells_selected_attempts_and_shows_the_notes(tmp
     cell = re.search(r"<td style=[^>]*>2/2((?: <a [^>]*>#\d</a>)*)</td>", page)
     assert cell is not None and re.findall(r'href="([^"]+)/report.html"', cell.group(1)) == ["r", "s-r1"]
     assert "Note: court-docket: its attempts ran on 2 versions of the pack" in page
+
+
+def scored_attempt(folder: Path, record: bytes | None = None) -> Path:
+    """An attempt folder the runner would write, qualified (the reference controlled-form's
+    score.json); ``record``: its attempt.json's bytes instead of a readable record."""
+    folder.mkdir(parents=True)
+    shutil.copy(FIXTURES_DIR / "attempts" / "reference" / "controlled-form" / "score.json", folder / "score.json")
+    good = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=3.0).to_json()
+    (folder / "attempt.json").write_bytes(good.encode() if record is None else record)
+    return folder
+
+
+DAMAGED_RECORDS = {
+    "wrong-types": (json.dumps({"pack": None, "status": 123}).encode(), "attempt.json is unreadable (pack: "),
+    "not-utf-8": (b'{"pack": "controlled-form", "agent": "\xff"}', "attempt.json is not UTF-8 text (byte 0xff"),
+    "not-json": (b'{"pack": "controlled-form", ', "attempt.json is not valid JSON ("),
+    "not-an-object": (b"[1, 2]", "attempt.json is not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED_RECORDS), ids=list(DAMAGED_RECORDS))
+def test_an_attempt_whose_record_cannot_be_read_is_no_pass(tmp_path, capsys, damage):
+    """A damaged attempt.json beside a qualified score.json was shown `unfinished`, counted a
+    qualified pass (1/2, a passing JUnit case), and said to have "no attempt.json"."""
+    record, said = DAMAGED_RECORDS[damage]
+    batch = tmp_path / "b"
+    scored_attempt(batch / "controlled-form-1")
+    scored_attempt(batch / "controlled-form-2", record)
+    data = read_summary(batch)
+    good, damaged = data["attempts"]
+    assert (good["qualified_pass"], damaged["qualified_pass"], damaged["error_free"]) == (True, False, False)
+    assert damaged["status"] == "unreadable" and damaged["reason"].startswith(said)
+    assert "its score is not counted" in damaged["reason"]
+    assert sum(row["qualified_passes"] for row in data["summary"]) == 1
+    assert [row["statuses"] for row in data["summary"]] == [{"completed": 1}, {"unreadable": 1}]
+    assert "no attempt.json" not in data["note"] and f"(controlled-form-2: {said}" in data["note"]
+    assert main(["results", str(batch)]) == 1
+    captured = capsys.readouterr()
+    assert "0/1" in captured.out and f"controlled-form-2: {said}" in captured.out
+    assert "have an attempt.json that cannot be read" in captured.err and "no attempt.json" not in captured.err
+    assert main(["report", str(batch), "--junit", str(tmp_path / "junit.xml")]) == 0
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    failure = cases["controlled-form[unknown#2]"].find("failure")
+    assert failure is not None and failure.get("message").startswith(said)
+    assert "have an attempt.json that cannot be read" in (batch / "report.html").read_text()
+    page = (batch / "controlled-form-2" / "report.html").read_text()
+    assert "NOT A QUALIFIED PASS" in page and "QUALIFIED PASS (error-free)" not in page
+
+
+def test_an_attempt_with_no_record_is_no_pass_and_an_unreadable_one_unscored_reads(tmp_path, capsys):
+    """No attempt.json (the runner writes it last): unfinished, its score.json's pass not counted.
+    A not-UTF-8 attempt.json with no score: a UnicodeDecodeError traceback (run selection read it)."""
+    batch = tmp_path / "b"
+    (scored_attempt(batch / "controlled-form-1") / "attempt.json").unlink()
+    (scored_attempt(batch / "controlled-form-2", b"\xff\xfe") / "score.json").unlink()
+    first, second = read_summary(batch)["attempts"]
+    assert (first["status"], first["qualified_pass"]) == ("unfinished", False)
+    assert first["reason"].startswith("attempt.json is missing: the attempt did not finish")
+    assert (second["status"], second["qualified_pass"]) == ("unreadable", False)
+    assert second["reason"].startswith("attempt.json is not UTF-8 text")
+    assert main(["results", str(batch)]) == 1
+    assert "1 attempt(s) have no attempt.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b'{"qualified_pass": tru', "score.json is not valid JSON (Expecting value"),
+        (b'{"qualified_pass": "\xff"}', "score.json is not UTF-8 text (byte 0xff"),
+        (b"true", "score.json is not a JSON object"),
+    ],
+    ids=["not-json", "not-utf-8", "not-an-object"],
+)
+def test_a_score_that_cannot_be_read_is_said_as_such(tmp_path, content, said):
+    """Its reason said "no score.json: the attempt was not scored", though the file is there."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1")
+    (folder / "score.json").write_bytes(content)
+    (attempt,) = read_summary(folder.parent)["attempts"]
+    assert attempt["reason"].startswith(said) and attempt["reason"].endswith("the attempt is taken as not scored")
+    assert "no score.json" not in attempt["reason"] and not attempt["qualified_pass"]

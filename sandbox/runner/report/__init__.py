@@ -60,7 +60,7 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
         return "NOT SCORED", "unknown"
     if score.get("status") == "error":
         return "EVALUATION ERROR: NOT JUDGED", "error"
-    if score.get("qualified_pass"):  # folder.qualified
+    if folder.qualified:
         return "QUALIFIED PASS" + (" (error-free)" if score.get("error_free") else ""), "pass"
     return "NOT A QUALIFIED PASS", "fail"
 
