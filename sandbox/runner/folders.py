@@ -6,6 +6,7 @@ by a killed run: every file is optional; what is missing or unreadable is named 
                               output.txt, trace.jsonl, agent.stderr.txt, transcript.jsonl, shots/)
     read_attempt_record(data) attempt.json's data as an AttemptRecord, unreadable fields left out
     batch_attempts(path)      the attempt folders of a batch folder, in name order
+    left_out_folders(path)    a batch folder's folders with attempt files under a name the runner never gives
     outcome(folder)           the folder as an AttemptOutcome (for the summary table)
     reselected(outcomes)      run selection (replaced, approved replacement) read back from folder names
     read_summary(batch_dir)   summary.json, or the same data rebuilt for an older batch
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,20 @@ from toolserver.contract.trace import Trace, parse_trace
 ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
 
 
+# The names the runner gives attempt folders in a batch (``run_batch``, ``rerun_name``): ``<pack>-<n>``,
+# ``<agent>--<pack>-<n>`` with several agents, ``<folder>-r<k>`` for a re-run. Another folder with
+# attempt files is no attempt of the batch: a copy (``bid-intake-1.bak``) counted twice.
+RUNNER_ATTEMPT_NAME = re.compile(r".+-[1-9][0-9]*(?:-r[1-9][0-9]*)?")
+RUNNER_NAMES_SAID = "<pack>-<n>, <agent>--<pack>-<n>, a re-run <folder>-r<k>"
+
+
 def is_attempt_folder(path: Path) -> bool:
     return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
+
+
+def runner_named(path: Path) -> bool:
+    """Whether ``path``'s name is one the runner gives an attempt folder of a batch."""
+    return RUNNER_ATTEMPT_NAME.fullmatch(path.name) is not None
 
 
 def read_attempt_record(data: dict[str, Any]) -> tuple[AttemptRecord | None, list[str]]:
@@ -168,7 +182,32 @@ class AttemptFolder:
 
 
 def batch_attempts(path: Path) -> list[AttemptFolder]:
-    return [AttemptFolder.load(p) for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
+    """The attempt folders of a batch folder, in name order (not those ``left_out_folders`` names)."""
+    return [AttemptFolder.load(p) for p in _attempt_paths(path)[0]]
+
+
+def left_out_folders(path: Path) -> list[str]:
+    """The names of the folders with attempt files that a batch folder the runner wrote holds under a
+    name it gives no attempt (a copy, ``bid-intake-1.bak``): left out, or that attempt counts twice."""
+    return [p.name for p in _attempt_paths(path)[1]]
+
+
+def _attempt_paths(path: Path) -> tuple[list[Path], list[Path]]:
+    """(the attempt folders taken, those left out): with any attempt folder named as the runner names
+    them, the batch is one it wrote, and a folder named otherwise is none of its attempts; with none
+    so named (attempt folders gathered by hand), every one is taken."""
+    found = [p for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
+    named = [p for p in found if runner_named(p)]
+    if not named:
+        return found, []
+    return named, [p for p in found if not runner_named(p)]
+
+
+def left_out_note(names: list[str]) -> str:
+    return (
+        f"left out {', '.join(f'{n}/' for n in names)}: attempt files under a name the runner gives no attempt "
+        f"folder ({RUNNER_NAMES_SAID}), so no attempt of this batch (a copy?); give such a folder alone to see it"
+    )
 
 
 def outcome(folder: AttemptFolder) -> AttemptOutcome:
@@ -357,13 +396,15 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
         folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
     if not batch_dir.exists():
         raise FileNotFoundError(f"no such folder: {batch_dir}")
+    left_out = [] if is_attempt_folder(batch_dir) or not batch_dir.is_dir() else left_out_folders(batch_dir)
     if not folders:
         raise FileNotFoundError(
             f"{batch_dir} holds no summary.json and no attempt folder "
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
+            + (f"; {left_out_note(left_out)}" if left_out else "")
         )
     outcomes = reselected([outcome(f) for f in folders])
-    said = []
+    said = [left_out_note(left_out)] if left_out else []
     unfinished = [o.directory.name for o in outcomes if o.status == UNFINISHED]
     if unfinished:
         said.append(

@@ -264,3 +264,40 @@ def test_a_score_that_cannot_be_read_is_said_as_such(tmp_path, content, said):
     (attempt,) = read_summary(folder.parent)["attempts"]
     assert attempt["reason"].startswith(said) and attempt["reason"].endswith("the attempt is taken as not scored")
     assert "no score.json" not in attempt["reason"] and not attempt["qualified_pass"]
+
+
+def test_a_copy_of_an_attempt_folder_is_left_out_and_said(tmp_path, capsys):
+    """bid-intake-1.bak beside bid-intake-1 was a third attempt (3/3 of 2)."""
+    batch = tmp_path / "b"
+    for name in ("controlled-form-1", "controlled-form-2", "controlled-form-2-r1"):
+        scored_attempt(batch / name)
+    shutil.copytree(batch / "controlled-form-1", batch / "controlled-form-1.bak")
+    shutil.copytree(batch / "controlled-form-1", batch / "controlled-form-1 copy")
+    data = read_summary(batch)
+    assert [Path(a["directory"]).name for a in data["attempts"]] == [
+        "controlled-form-1", "controlled-form-2", "controlled-form-2-r1",
+    ]  # fmt: skip
+    assert data["note"].startswith("left out controlled-form-1 copy/, controlled-form-1.bak/: attempt files under a")
+    assert main(["results", str(batch)]) == 0
+    [said] = capsys.readouterr().err.splitlines()
+    assert said.startswith("sandbox results: left out controlled-form-1 copy/, controlled-form-1.bak/")
+    assert main(["report", str(batch)]) == 0 and not (batch / "controlled-form-1.bak" / "report.html").exists()
+    assert "left out controlled-form-1 copy/" in (batch / "report.html").read_text()
+    # A folder of attempt folders gathered by hand (none named as the runner names them): each is one.
+    gathered = shutil.copytree(FIXTURES_DIR / "attempts" / "reference", tmp_path / "gathered")
+    assert len(read_summary(gathered)["attempts"]) == 8 and "note" not in read_summary(gathered)
+
+
+@pytest.mark.parametrize(
+    ("name", "runners"),
+    [
+        ("bid-intake-1", True), ("bid-intake-12", True), ("a--bid-intake-3", True), ("bid-intake-1-r2", True),
+        ("my.agent--court-docket-p4-2-r1", True), ("bid-intake-1.bak", False), ("bid-intake-1 copy", False),
+        ("bid-intake-0", False), ("bid-intake", False), ("bid-intake-1-r0", False), ("bid-intake-1~", False),
+    ],
+)  # fmt: skip
+def test_the_names_the_runner_gives_attempt_folders_are_its_attempts(tmp_path, name, runners):
+    scored_attempt(tmp_path / "b" / "controlled-form-9")
+    scored_attempt(tmp_path / "b" / name)
+    taken = [Path(a["directory"]).name for a in read_summary(tmp_path / "b")["attempts"]]
+    assert (name in taken) is runners
