@@ -374,6 +374,11 @@ def render_errors() -> str:
     rows: list[list[object]] = [
         [f"`{cls.type}`", f"`{cls.__name__}`", doc_of(cls)] for cls in tool_errors if cls is not errors.ToolError
     ]
+    rows += [  # request errors a call can end with too (its run ended)
+        [f"`{cls.type}`", f"`{cls.__name__}`", f"{cls.call_result} Over HTTP with status {cls.status}."]
+        for cls in errors.RequestError.__subclasses__()
+        if cls.call_result
+    ]
     rows.append(
         [
             "`server_fault`",

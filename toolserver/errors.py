@@ -16,6 +16,7 @@
     ├── TooManySessions            ``max_sessions_per_run`` open already; close one first
     └── ServerAtCapacity           the server is at a real limit (memory, descriptors, open sessions); retry later
     RequestError                   transport-level: refused before any tool runs; carries its HTTP status
+                                   (UnknownRun is a call's result too: its run ended before or while it ran)
     ├── MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
     ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
     ├── RequestTimeout 408, BodyTooLarge 413
@@ -169,6 +170,9 @@ class RequestError(Exception):
 
     type = "bad_request"
     status = 400
+    # What it means as a tool call's result (``ok: false``, ``isError``; over HTTP with ``status``),
+    # for the one a call itself can end with; empty: it only ever refuses a request.
+    call_result = ""
 
     def __init__(self, message: str, raw: str | None = None) -> None:
         super().__init__(message)
@@ -256,6 +260,10 @@ class UnknownRun(RequestError):
 
     type = "unknown_run"
     status = 404
+    call_result = (
+        "The call's run has ended, before the call ran or while it ran (its sessions are closed; the message "
+        "names the error that ended the call, if any): nothing more can be done in it, start a new run."
+    )
 
 
 class RequestTimeout(RequestError):

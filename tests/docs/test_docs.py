@@ -103,6 +103,19 @@ def test_the_http_transport_answers_only_with_error_types_the_reference_lists():
         assert f"| `{kind}` |" in page, kind
 
 
+def test_every_error_a_tool_call_ends_with_is_listed_among_the_tool_errors():
+    """A call whose run ended gets ``unknown_run`` as its result (``ok: false``, ``isError``): the
+    page listed it only among the HTTP transport's refusals."""
+    from toolserver.errors import ToolError
+
+    answered = recorded_literals(r'error = \{"type": "([a-z_]+)"', "toolserver")
+    assert answered >= {"unknown_run", "server_fault"}, answered  # the pattern still finds the dispatcher's
+    page = (PROJECT_ROOT / "docs" / "reference" / "errors.md").read_text()
+    tool_errors = page.split("## Tool errors", 1)[1].split("\n## ", 1)[0]
+    for kind in answered | {cls.type for cls in ToolError.__subclasses__()}:
+        assert f"| `{kind}` |" in tool_errors, kind
+
+
 def test_every_command_says_what_its_exit_codes_mean():
     docs = generator()
     from sandbox.cli import build_parser
