@@ -264,6 +264,11 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
         "code": -32600,
         "message": "Invalid request: an id must be a string or an integer, not 1.5",
     }
+    batch = await client.post("/mcp", json=[{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}], headers=session)
+    assert batch.status == 400 and (await batch.json())["error"] == {  # was a dump of pydantic's errors
+        "code": -32600,
+        "message": "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time",
+    }
     huge = await client.post("/mcp", data=b" " * (ServerConfig.max_body_bytes + 1), headers=session)
     assert huge.status == 413  # refused before it was read: traced all the same, as over stdio
     run_id = opened.headers["mcp-run-id"]
@@ -272,7 +277,7 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
     assert event.data["transport"] == "mcp-http" and event.data["code"] == -32700
     assert event.data["error"] == answered["error"]["message"]  # the error the client was answered
     assert event.data["line"].endswith('"method": "tools/li')
-    assert [e.data["code"] for e in more] == [-32600, -32600, -32600] and not trace.calls
+    assert [e.data["code"] for e in more] == [-32600] * 4 and not trace.calls
     assert str(ServerConfig.max_body_bytes) in more[-1].data["error"]
     assert (await client.delete("/mcp", headers=session)).status == 200
 
@@ -464,7 +469,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32700, "Parse error: Invalid JSON", "{this is not json"),
         (-32700, "Parse error: not UTF-8: b", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: not a JS", '{"jsonrpc": "2.0", "'),
-        (-32600, "Invalid request: not a JS", "[1, 2]"),
+        (-32600, "Invalid request: an array", "[1, 2]"),
         (-32700, "Parse error: message long", "x" * 20),
         (-32700, "Parse error: message long", "x" * 20),
         (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),

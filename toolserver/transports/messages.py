@@ -6,6 +6,8 @@
 - A request whose ``id`` is not a string or an integer (``1.5``, ``true``, ``null``, an object):
   the SDK reads it as a notification, so the tool never ran, nothing was answered and the client
   waited for ever.
+- An array (a JSON-RPC batch, which MCP no longer has): over HTTP the SDK answered a dump of its
+  validation errors.
 - A string with a lone UTF-16 surrogate (``"\\ud800"``, no pair): the SDK's reader refuses it
   with a parse error that names no id ("unexpected end of hex escape"), so the request was never
   answered. (The HTTP API takes it, and the trace escapes it.)
@@ -44,6 +46,10 @@ def refusal_of(text: str | bytes) -> Refused | None:
         )
     except (ValueError, RecursionError):
         return None  # not JSON: the SDK's parse error
+    if isinstance(message, list):  # the SDK's refusal over HTTP was a dump of pydantic's errors
+        return Refused(
+            None, INVALID_REQUEST, "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time"
+        )
     if not isinstance(message, dict):
         return None
     if "method" in message and "id" in message and not _valid_id(message["id"]):
