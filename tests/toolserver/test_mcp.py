@@ -470,6 +470,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32700, "Parse error: not UTF-8: b", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: not a JS", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: an array", "[1, 2]"),
+        (-32602, "tools/call: params.name: ", '{"arguments": {}}'),
         (-32700, "Parse error: message long", "x" * 20),
         (-32700, "Parse error: message long", "x" * 20),
         (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),

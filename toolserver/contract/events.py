@@ -228,7 +228,8 @@ class UnreadableMessage(EventBase):
     `error`), no tool ran: over stdio (`transport` `mcp-stdio`) a line not UTF-8, not JSON, not a
     JSON-RPC message or too long; over HTTP (`mcp-http`) a body not JSON, too large or not sent in
     time; on both, an array (a batch), an object that gives one key twice, a request whose `id` is
-    not a string or an integer, or a string with a lone surrogate (the SDK would take the last value, no request at
+    not a string or an integer, a string with a lone surrogate, or params of no shape (a
+    `tools/call` with no tool name) (the SDK would take the last value, no request at
     all, or no id). `line`: its start (200 characters)"""
 
     kind: Literal["unreadable_message"] = "unreadable_message"

@@ -56,7 +56,7 @@ from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 from toolserver.stopping import StopSignals
-from toolserver.transports.pipes import stdio_pipes
+from toolserver.transports.pipes import LINE_START, stdio_pipes
 from toolserver.transports.stdin_end import answer_before_end
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -159,8 +159,16 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
                 raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
             if ctx.method == "tools/call" and run is not None and (odd := odd_arguments(ctx.params)) is not None:
                 return called(odd[0], await asyncio.shield(run.call(*odd)))  # refused and traced, as over HTTP
-            with answered(ctx.method):
-                return await call_next(ctx)
+            try:
+                with answered(ctx.method):
+                    return await call_next(ctx)
+            except MCPError as exc:  # params of no shape (a tools/call with no name): no call ran, traced
+                if run is not None and isinstance(exc.__cause__, ValidationError):
+                    said = json.dumps(ctx.params, default=repr)[:LINE_START]
+                    record_unreadable(
+                        run, str(run.trace.header.get("transport")), exc.error.code, exc.error.message, said
+                    )
+                raise
         with answered(ctx.method):  # an unknown pack, a bad run name, too many runs, ...
             run, owned = runs.open(ctx)
         try:
