@@ -254,6 +254,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     from sandbox.evaluation.scoring import ScoreReport
     from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
     from sandbox.runner.attempt import run_attempt
+    from sandbox.runner.report import write_attempt_report
 
     config = request.config
     out = config.getoption("sandbox_out")
@@ -297,6 +298,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         while directory.exists():  # an earlier session's attempt, kept: this one goes beside it
             directory = base / f"{loaded.id}-{next(counter)}"
         outcome = sandbox.call(run_attempt(sandbox.sandbox, loaded, instance, directory, time_limit=time_limit))
+        write_attempt_report(directory)  # the page a failure message names
         report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
         attempt_error = None
         if outcome.status != "completed":
