@@ -14,7 +14,8 @@ agent on a pack, against the offline mirrors, traced, gated and scored exactly a
 
 Agents that take a cassette (``openai:``, ``anthropic:``, and ``think:`` around one of them)
 replay a vcrpy cassette kept next to the test file (``cassettes/<test module>/<test
-name>.yaml``, as pytest-recording does). The record mode is ``--sandbox-record-mode`` (one of
+name>.yaml``, as pytest-recording does; a test's second attempt ``<test name>-2.yaml`` and so
+on). The record mode is ``--sandbox-record-mode`` (one of
 ``sandbox.runner.record_mode.RecordMode``: ``once``/``none``/``all``/``new_episodes``; default
 ``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
 to ``--sandbox-out`` (default: pytest's temporary directory).
@@ -183,17 +184,20 @@ def sandbox(pytestconfig: pytest.Config):
     host.close()
 
 
-def default_cassette(request: pytest.FixtureRequest) -> Path:
+def default_cassette(request: pytest.FixtureRequest, call: int = 1) -> Path:
     """``cassettes/<module>/<test>.yaml`` beside the test file; a method's name is qualified by its
     classes (``TestA.TestInner.test_x``, as pytest-recording names one class deep), and a name with
     other characters than letters, digits, ``._-[]`` gets a short hash of the test's name, so no two
-    tests share a cassette."""
+    tests share a cassette. The test's ``call``-th attempt with a default cassette, after the
+    first, has one of its own: ``<test>-2.yaml``, ``<test>-3.yaml`` (a test's name has no ``-``
+    but in its parameters' brackets or before its hash, so none is another test's)."""
     classes = [node.name for node in request.node.listchain() if isinstance(node, pytest.Class)]
     name = ".".join([*classes, request.node.name])
     if re.fullmatch(r"[A-Za-z0-9._\[\]-]+", name) is None:
         cleaned = re.sub(r"[^A-Za-z0-9._\[\]-]+", "_", name)
         name = f"{cleaned}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-    return Path(request.path).parent / "cassettes" / Path(request.path).stem / f"{name}.yaml"
+    suffix = f"-{call}" if call > 1 else ""
+    return Path(request.path).parent / "cassettes" / Path(request.path).stem / f"{name}{suffix}.yaml"
 
 
 def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
@@ -259,6 +263,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     config = request.config
     out = config.getoption("sandbox_out")
     counter = itertools.count(1)
+    cassette_calls = itertools.count(1)  # the calls with a default cassette: each has its own
 
     def run(
         pack: str | None = None,
@@ -282,7 +287,10 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
                 )
             mode = RecordMode(given)
             # a relative path is the test file's, like the default: the same file from any folder
-            path = Path(request.path).parent / cassette if cassette is not None else default_cassette(request)
+            if cassette is not None:
+                path = Path(request.path).parent / cassette
+            else:
+                path = default_cassette(request, next(cassette_calls))
             model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]
             prepare_cassette(sandbox, loaded, model_kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -84,6 +84,11 @@ import pytest
 def test_scripted_model(sandbox_run):
     attempt = sandbox_run(agent="openai:scripted-browser-1")
     assert attempt.status == "completed" and attempt.report.gates.ok, attempt.explain()
+
+def test_two_packs(sandbox_run):
+    first = sandbox_run("bid-intake", agent="openai:scripted-browser-1")
+    second = sandbox_run("controlled-form", agent="openai:scripted-browser-1")
+    assert (first.status, second.status) == ("completed", "completed"), first.explain() + second.explain()
 """
 
 
@@ -218,9 +223,24 @@ def test_bad_input_fails_with_what_to_do(sessions):
 
 def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sessions):
     recorded, cassette, replayed = sessions["record_replay"]
-    recorded.assert_outcomes(passed=1)
+    recorded.assert_outcomes(passed=2)
     assert cassette.is_file() and "browser_start_session" in cassette.read_text()
-    replayed.assert_outcomes(passed=1)
+    replayed.assert_outcomes(passed=2)
+
+
+def test_two_attempts_in_one_test_record_and_replay_a_cassette_each(sessions):
+    """They shared one: the second recording replaced the first, whose replay was then refused
+    as recorded for the other pack."""
+    recorded, cassette, replayed = sessions["record_replay"]
+    from sandbox.evaluation.packs import load_pack
+    from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
+    from sandbox.runner.cassettes import first_request, recorded_prompt
+
+    recorded.assert_outcomes(passed=2)
+    replayed.assert_outcomes(passed=2)
+    for name, pack in (("test_two_packs.yaml", "bid-intake"), ("test_two_packs-2.yaml", "controlled-form")):
+        request = first_request(cassette.with_name(name))
+        assert request and recorded_prompt(request) == load_pack(pack).render_prompt(SITE_KEY_PLACEHOLDER), name
 
 
 def test_attempt_folders_are_never_shared_nor_overwritten(sessions):
