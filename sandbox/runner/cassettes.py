@@ -25,27 +25,49 @@ class CassetteMismatch(Exception):
 
 
 def first_request(path: Path) -> dict | None:
+    """The first recorded request's JSON body (None when nothing is recorded, or it is not a JSON
+    object); ``CassetteMismatch`` when the cassette is not one vcrpy can replay, saying where."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
         raise CassetteMismatch(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
         raise CassetteMismatch(f"cassette {path} cannot be read: not a vcrpy cassette (a YAML mapping)")
-    for interaction in data.get("interactions") or []:
-        body = (interaction.get("request") or {}).get("body")
+    interactions = data.get("interactions") or []
+    if not isinstance(interactions, list):
+        raise unreadable(path, "its interactions", interactions, "a list")
+    for number, interaction in enumerate(interactions, 1):
+        if not isinstance(interaction, dict):
+            raise unreadable(path, f"interaction {number}", interaction, "a mapping of a request and a response")
+        for part in ("request", "response"):
+            if not isinstance(interaction.get(part), dict):
+                raise unreadable(path, f"interaction {number}'s {part}", interaction.get(part), "a mapping")
+    for interaction in interactions:
+        body = interaction["request"].get("body")
         if isinstance(body, dict):  # vcrpy may store {"string": ...}
             body = body.get("string")
         if isinstance(body, (str, bytes)) and body:
             try:
-                return json.loads(body)
-            except json.JSONDecodeError:
+                request = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 return None
+            return request if isinstance(request, dict) else None
     return None
 
 
-def recorded_prompt(request: dict) -> str | None:
-    for message in request.get("messages") or []:
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
+def unreadable(path: Path, what: str, value: object, wanted: str) -> CassetteMismatch:
+    """A cassette whose ``what`` is ``value`` where vcrpy wants ``wanted``: the value shown, short."""
+    shown = "missing" if value is None else f"{type(value).__name__} {str(value)[:60]!r}"
+    return CassetteMismatch(f"cassette {path} cannot be read: {what} is {shown}, not {wanted}: {RERECORD}")
+
+
+def recorded_prompt(path: Path, request: dict) -> str | None:
+    """The recorded task prompt: the first request's first user message (a text)."""
+    messages = request.get("messages")
+    if messages is not None and not isinstance(messages, list):
+        raise unreadable(path, "the first request's messages", messages, "a list of messages")
+    for message in messages or []:
+        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
             return message["content"]
     return None
 
@@ -67,12 +89,16 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
     request = first_request(path)
     if request is None:
         return  # nothing recorded yet, or not a chat request: vcrpy reports it if it cannot answer
-    prompt = recorded_prompt(request)
+    prompt = recorded_prompt(path, request)
     if prompt is not None and prompt != pack.render_prompt(SITE_KEY_PLACEHOLDER):
         other = next((p.id for p in list_packs() if p.render_prompt(SITE_KEY_PLACEHOLDER) == prompt), None)
         what = f"for pack {other!r}" if other else "for a task prompt that differs from this pack's"
         raise CassetteMismatch(f"cassette {path} was recorded {what}, not for {pack.id!r}: {RERECORD}")
     recorded_tools = request.get("tools")
+    if recorded_tools is not None and not (
+        isinstance(recorded_tools, list) and all(isinstance(tool, dict) for tool in recorded_tools)
+    ):
+        raise unreadable(path, "the first request's tools", recorded_tools, "a list of tool definitions")
     recorded_api, wanted_api = api_of(recorded_tools), api_of(tools)
     if recorded_api and wanted_api and recorded_api != wanted_api:
         raise CassetteMismatch(

@@ -155,12 +155,14 @@ CASSETTES = Path(__file__).resolve().parents[2] / "fixtures" / "cassettes"
     [
         ("openai-bid-intake.yaml", "was recorded for pack 'bid-intake', not for 'controlled-form': re-record it"),
         ("broken.yaml", "broken.yaml cannot be read: "),
+        ("strings.yaml", "strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request"),
         ("missing.yaml", "no cassette at {folder}/missing.yaml and the record mode is 'none': record one first"),
     ],
 )
 def test_a_cassette_that_cannot_replay_the_pack_is_refused_before_the_batch(tmp_path, cassette, says):
     # The pytest plugin refused a cassette recorded for another pack; `sandbox run` replayed it.
     (tmp_path / "broken.yaml").write_text('interactions: [{"request": ')
+    (tmp_path / "strings.yaml").write_text("interactions: [x, y]\n")  # an AttributeError traceback, exit 1
     path = CASSETTES / cassette if (CASSETTES / cassette).is_file() else tmp_path / cassette
     run = ["run", "controlled-form", "--agent", "openai:scripted-browser-1", "--out", str(tmp_path / "out")]
     done = sandbox_command(*run, "--cassette", str(path), "--record-mode", "none")

@@ -45,6 +45,9 @@ def test_relative_cassette_of_another_pack(sandbox_run):
 def test_cassette_of_another_pack(sandbox_run):
     sandbox_run(pack="controlled-form", agent="openai:scripted-browser-1", cassette="{cassette}")
 
+def test_cassette_of_strings(sandbox_run):
+    sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="strings.yaml")
+
 def test_unknown_pack(sandbox_run):
     sandbox_run(pack="no-such-pack")
 
@@ -168,6 +171,7 @@ async def sessions(tmp_path_factory) -> dict:
         EXAMPLES / "cassettes" / "test_agent_regression" / "test_recorded_model_conversation_obeys_the_gates.yaml"
     )
     shutil.copy(cassette, bad / "bid-intake.yaml")
+    (bad / "strings.yaml").write_text("interactions: [x, y]\n")
     (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette, relative="bid-intake.yaml"))
     runs = {
         "example": run_pytest(example_folder(folder("example")), "-q", *QUIET),
@@ -200,7 +204,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=14)
+    result.assert_outcomes(failed=15)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -215,6 +219,7 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*no cassette at *test_missing_anthropic_cassette.yaml *set ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY)*",
             "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
             "*bid-intake.yaml was recorded for pack 'bid-intake', not for 'controlled-form'*",
+            "*cassette */strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request and*",
             "*unknown pack 'no-such-pack'*",
             "*sandbox_run needs a pack*",
         ]
@@ -239,8 +244,9 @@ def test_two_attempts_in_one_test_record_and_replay_a_cassette_each(sessions):
     recorded.assert_outcomes(passed=2)
     replayed.assert_outcomes(passed=2)
     for name, pack in (("test_two_packs.yaml", "bid-intake"), ("test_two_packs-2.yaml", "controlled-form")):
-        request = first_request(cassette.with_name(name))
-        assert request and recorded_prompt(request) == load_pack(pack).render_prompt(SITE_KEY_PLACEHOLDER), name
+        path = cassette.with_name(name)
+        prompt = recorded_prompt(path, first_request(path) or {})
+        assert prompt == load_pack(pack).render_prompt(SITE_KEY_PLACEHOLDER), name
 
 
 def test_attempt_folders_are_never_shared_nor_overwritten(sessions):
