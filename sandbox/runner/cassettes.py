@@ -72,6 +72,42 @@ def recorded_prompt(path: Path, request: dict) -> str | None:
     return None
 
 
+def first_difference(pack: Pack, recorded: str) -> str:
+    """Where the pack's prompt first differs from the ``recorded`` one: the pack file and its line,
+    the two texts shortened."""
+    current, before = pack.render_prompt(SITE_KEY_PLACEHOLDER).split("\n"), recorded.split("\n")
+    common = min(len(before), len(current))
+    line = next((n for n in range(common) if before[n] != current[n]), common)
+    where, number = prompt_source(pack, line)
+    return f"{where} line {number}: recorded {shortened(before, line)}, now {shortened(current, line)}"
+
+
+def prompt_source(pack: Pack, line: int) -> tuple[str, int]:
+    """The file a line of the pack's prompt comes from (the prompt is its files in
+    ``Pack.render_prompt``'s order, with the sandbox's headings between), and the line there."""
+    sources = [
+        (str(pack.dir / "runner_prompt.md"), pack.runner_prompt),
+        (str(pack.dir / "task_prompt.md"), pack.task_prompt),
+        ("the sandbox's schema heading", ""),
+        (str(pack.dir / "output.schema.json"), pack.schema_text),
+        ("the sandbox's input heading", ""),
+        (str(pack.dir / "input.md"), pack.input_text),
+    ]
+    start = 0
+    for name, text in sources:
+        lines = len(text.rstrip("\n").split("\n"))  # a heading is one line
+        if line < start + lines or name.endswith("input.md"):  # a longer recorded prompt: after input.md
+            return name, line - start + 1
+        start += lines
+    raise AssertionError("unreachable: input.md takes every line left")
+
+
+def shortened(lines: list[str], number: int) -> str:
+    if number >= len(lines):
+        return "nothing"
+    return repr(lines[number][:80]) + ("..." if len(lines[number]) > 80 else "")
+
+
 def api_of(tools: object) -> str | None:
     """Whose tool definitions these are: OpenAI's (``function``) or Anthropic's (``input_schema``)."""
     first = tools[0] if isinstance(tools, list) and tools and isinstance(tools[0], dict) else {}
@@ -92,8 +128,12 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
     prompt = recorded_prompt(path, request)
     if prompt is not None and prompt != pack.render_prompt(SITE_KEY_PLACEHOLDER):
         other = next((p.id for p in list_packs() if p.render_prompt(SITE_KEY_PLACEHOLDER) == prompt), None)
-        what = f"for pack {other!r}" if other else "for a task prompt that differs from this pack's"
-        raise CassetteMismatch(f"cassette {path} was recorded {what}, not for {pack.id!r}: {RERECORD}")
+        if other is not None and other != pack.id:
+            raise CassetteMismatch(f"cassette {path} was recorded for pack {other!r}, not for {pack.id!r}: {RERECORD}")
+        what = f"pack {pack.id!r} before its prompt changed" if other else "a task prompt that differs from this pack's"
+        raise CassetteMismatch(
+            f"cassette {path} was recorded for {what} ({first_difference(pack, prompt)}): {RERECORD}"
+        )
     recorded_tools = request.get("tools")
     if recorded_tools is not None and not (
         isinstance(recorded_tools, list) and all(isinstance(tool, dict) for tool in recorded_tools)

@@ -5,6 +5,7 @@ the committed cassette, damaged on a copy, and the bundled packs."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,3 +67,29 @@ def test_a_cassette_of_the_wrong_structure_is_refused_saying_where(tmp_path, dam
 
 def test_the_committed_cassette_fits_its_pack():
     check_cassette(CASSETTE, load_pack("bid-intake"), TOOLS)
+
+
+def test_a_pack_edited_under_its_own_id_is_said_to_have_changed_where(tmp_path):
+    """It was "recorded for pack 'bid-intake', not for 'bid-intake'"."""
+    folder = shutil.copytree(PROJECT_ROOT / "packs" / "bid-intake", tmp_path / "mine" / "bid-intake")
+    task = (folder / "task_prompt.md").read_text(encoding="utf-8")
+    (folder / "task_prompt.md").write_text(task.replace("Review the supplied", "Please review the supplied", 1))
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(CASSETTE, load_pack(folder), TOOLS)
+    assert str(refused.value).startswith(
+        f"cassette {CASSETTE} was recorded for pack 'bid-intake' before its prompt changed "
+        f"({folder}/task_prompt.md line 1: recorded 'Review the supplied archived construction opportunity"
+    )
+    assert "now 'Please review the supplied" in str(refused.value) and "re-record it" in str(refused.value)
+
+
+def test_a_prompt_no_pack_has_names_the_first_line_that_differs(tmp_path):
+    def change(body: dict) -> None:
+        user = body["messages"][1]
+        user["content"] = user["content"].replace("FROZEN TASK INPUT:", "FROZEN TASK INPUT:\nan extra line")
+
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(damaged(tmp_path, first_body(change)), load_pack("bid-intake"), TOOLS)
+    said = str(refused.value)
+    assert "was recorded for a task prompt that differs from this pack's (" in said
+    assert "/bid-intake/input.md line 1: recorded 'an extra line', now " in said, said
