@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-
 from sandbox.evaluation.packs import Pack, list_packs
-from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
+from sandbox.runner.agents._cassette import (
+    SITE_KEY_PLACEHOLDER,
+    CassetteUnreadable,
+    not_as_recorded,
+    recorded_interactions,
+)
 
 RERECORD = "re-record it (record mode 'all', against your model endpoint) or pass the right cassette"
 
@@ -28,20 +31,9 @@ def first_request(path: Path) -> dict | None:
     """The first recorded request's JSON body (None when nothing is recorded, or it is not a JSON
     object); ``CassetteMismatch`` when the cassette is not one vcrpy can replay, saying where."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
-        raise CassetteMismatch(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
-    if not isinstance(data, dict):
-        raise CassetteMismatch(f"cassette {path} cannot be read: not a vcrpy cassette (a YAML mapping)")
-    interactions = data.get("interactions") or []
-    if not isinstance(interactions, list):
-        raise unreadable(path, "its interactions", interactions, "a list")
-    for number, interaction in enumerate(interactions, 1):
-        if not isinstance(interaction, dict):
-            raise unreadable(path, f"interaction {number}", interaction, "a mapping of a request and a response")
-        for part in ("request", "response"):
-            if not isinstance(interaction.get(part), dict):
-                raise unreadable(path, f"interaction {number}'s {part}", interaction.get(part), "a mapping")
+        interactions = recorded_interactions(path)
+    except CassetteUnreadable as exc:
+        raise CassetteMismatch(f"{exc}: {RERECORD}") from None
     for interaction in interactions:
         body = interaction["request"].get("body")
         if isinstance(body, dict):  # vcrpy may store {"string": ...}
@@ -56,9 +48,7 @@ def first_request(path: Path) -> dict | None:
 
 
 def unreadable(path: Path, what: str, value: object, wanted: str) -> CassetteMismatch:
-    """A cassette whose ``what`` is ``value`` where vcrpy wants ``wanted``: the value shown, short."""
-    shown = "missing" if value is None else f"{type(value).__name__} {str(value)[:60]!r}"
-    return CassetteMismatch(f"cassette {path} cannot be read: {what} is {shown}, not {wanted}: {RERECORD}")
+    return CassetteMismatch(f"{not_as_recorded(path, what, value, wanted)}: {RERECORD}")
 
 
 def recorded_prompt(path: Path, request: dict) -> str | None:

@@ -229,6 +229,27 @@ async def test_a_cassette_that_cannot_answer_is_a_clear_error(sandbox, tmp_path,
 
 
 @by_api
+@pytest.mark.parametrize("damage", ["a response that is not JSON", "an interaction without its response"])
+async def test_a_damaged_cassette_is_a_clear_error_like_a_miss(sandbox, tmp_path, damage, api):
+    """The attempt crashed with a bare JSONDecodeError or KeyError: 'response', naming neither the
+    cassette nor the request (run_batch replays without the check `sandbox run` makes first)."""
+    data = yaml.safe_load(api.cassette.read_text())
+    if damage == "a response that is not JSON":
+        data["interactions"][1]["response"]["body"]["string"] = "<html>502 Bad Gateway</html>"
+        says = "holds a response to model request 2 that is not JSON (Expecting value: line 1 column 1"
+    else:
+        del data["interactions"][1]["response"]
+        says = "cannot be read: interaction 2's response is missing, not a mapping"
+    cassette = tmp_path / "damaged.yaml"
+    cassette.write_text(yaml.safe_dump(data))
+    outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="none")
+    attempt, _, _ = attempt_of(outcome)
+    assert attempt["status"] == "error", attempt
+    assert attempt["error"].startswith(f"cassette {cassette} ") and says in attempt["error"], attempt["error"]
+    assert "--record-mode all" in attempt["error"]
+
+
+@by_api
 async def test_api_errors_and_the_turn_limit_end_as_errors(sandbox, tmp_path, api):
     runner, url = await scripted_server().start_server()
     try:

@@ -15,22 +15,60 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
+
+import yaml
 
 from sandbox.runner.record_mode import RecordMode
 
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
+RERECORD_HINT = "record it with --record-mode all (see fixtures/cassettes/README.md)"
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 _HOLDING = contextvars.ContextVar("cassette_turn_held", default=False)  # this attempt has its turn
 
 
 class CassetteError(Exception):
-    """A cassette could not answer a request (missing cassette, unmatched or extra request)."""
+    """A cassette could not answer a request (missing cassette, unmatched or extra request, a
+    recorded response that cannot be read)."""
+
+
+class CassetteUnreadable(CassetteError):
+    """The cassette is not one vcrpy can load: not YAML, or its interactions of another structure."""
+
+
+def recorded_interactions(path: Path) -> list[dict]:
+    """The cassette's interactions, each a mapping with a ``request`` and a ``response`` mapping;
+    ``CassetteUnreadable`` says what is wrong where."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
+        raise CassetteUnreadable(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
+    if not isinstance(data, dict):
+        raise CassetteUnreadable(f"cassette {path} cannot be read: not a vcrpy cassette (a YAML mapping)")
+    interactions = data.get("interactions") or []
+    if not isinstance(interactions, list):
+        raise CassetteUnreadable(not_as_recorded(path, "its interactions", interactions, "a list"))
+    for number, interaction in enumerate(interactions, 1):
+        if not isinstance(interaction, dict):
+            wanted = "a mapping of a request and a response"
+            raise CassetteUnreadable(not_as_recorded(path, f"interaction {number}", interaction, wanted))
+        for part in ("request", "response"):
+            if not isinstance(interaction.get(part), dict):
+                what = f"interaction {number}'s {part}"
+                raise CassetteUnreadable(not_as_recorded(path, what, interaction.get(part), "a mapping"))
+    return interactions
+
+
+def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
+    """A cassette's ``what`` is ``value`` where vcrpy wants ``wanted``: the value shown, short."""
+    shown = "missing" if value is None else f"{type(value).__name__} {str(value)[:60]!r}"
+    return f"cassette {path} cannot be read: {what} is {shown}, not {wanted}"
 
 
 class Cassette:
@@ -81,8 +119,20 @@ class Cassette:
             skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
         )
         async with self.turn():
-            with recorder.use_cassette(str(self.path)) as cassette:
+            with ExitStack() as stack:
+                try:
+                    cassette = stack.enter_context(recorder.use_cassette(str(self.path)))
+                except Exception as exc:  # vcrpy's loader: a KeyError, TypeError ... on a damaged file
+                    raise CassetteUnreadable(self.unloadable(exc)) from exc
                 yield cassette
+
+    def unloadable(self, exc: Exception) -> str:
+        """What is wrong with a cassette vcrpy could not load: where, when its structure says."""
+        try:
+            recorded_interactions(Path(self.path or ""))
+        except CassetteUnreadable as found:
+            return f"{found}; {RERECORD_HINT}"
+        return f"cassette {self.path} cannot be loaded ({type(exc).__name__}: {exc}); {RERECORD_HINT}"
 
     def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
         """On replay, the endpoint the cassette was recorded against (so replays need no flag)."""
@@ -92,17 +142,26 @@ class Cassette:
                 return uri[: -len(endpoint_path)]
         return None
 
+    def failure(self, exc: BaseException) -> BaseException | None:
+        """The cassette's part in ``exc``: the miss behind it (vcrpy's or ours), or, on replay, a
+        recorded response the SDK could not read as JSON (the SDKs raise that unwrapped)."""
+        found = failure_in(exc)
+        if found is None and self.replaying and isinstance(exc, json.JSONDecodeError):
+            return exc
+        return found
+
     def describe_failure(self, exc: BaseException, request_number: int) -> str | None:
-        """The attempt's error when ``exc`` is (or wraps) a cassette miss, else None."""
-        replay_error = failure_in(exc)
-        if replay_error is None:
+        """The attempt's error when ``exc`` is the cassette's doing (``failure``), else None."""
+        found = self.failure(exc)
+        if found is None:
             return None
+        cassette = f"cassette {self.path} (record mode {self.record_mode})"
+        if isinstance(found, json.JSONDecodeError):
+            problem = f"holds a response to model request {request_number} that is not JSON ({found})"
+            return f"{cassette} {problem}; {RERECORD_HINT}"
         # vcrpy's own "How to fix" speaks of its options (allow_playback_repeats ...), not the sandbox's
-        said = str(replay_error).split("\nHow to fix:")[0].rstrip()
-        return (
-            f"cassette {self.path} (record mode {self.record_mode}) cannot answer model request "
-            f"{request_number}; record it with --record-mode all (see fixtures/cassettes/README.md).\n{said}"
-        )
+        said = str(found).split("\nHow to fix:")[0].rstrip()
+        return f"{cassette} cannot answer model request {request_number}; {RERECORD_HINT}.\n{said}"
 
 
 def failure_in(exc: BaseException) -> BaseException | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from sandbox.runner.agents._cassette import Cassette
+from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
 
@@ -78,8 +78,11 @@ class ModelAgent:
         return self.cassette.turn()
 
     async def run(self, task: AgentTask) -> AgentResult:
-        async with self.cassette.use(task.site_key) as cassette:
-            return await self.converse(task, cassette)
+        try:
+            async with self.cassette.use(task.site_key) as cassette:
+                return await self.converse(task, cassette)
+        except CassetteUnreadable as exc:  # vcrpy could not load it: no request was made
+            return AgentResult(output="", status="error", details=self.details(None), error=str(exc))
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         raise NotImplementedError

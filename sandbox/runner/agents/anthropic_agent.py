@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, cast
 
-from sandbox.runner.agents._cassette import failure_in
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
@@ -64,7 +63,7 @@ class AnthropicAgent(ModelAgent):
                         model=self.model, max_tokens=MAX_TOKENS, system=SYSTEM_PROMPT, messages=messages, tools=tools
                     )
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
-                    if not isinstance(exc, anthropic.AnthropicError) and failure_in(exc) is None:
+                    if not isinstance(exc, anthropic.AnthropicError) and self.cassette.failure(exc) is None:
                         raise
                     return self.request_failed(exc, output, usage, details, transcript)
                 details["turns"] += 1

@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
-from sandbox.runner.agents._cassette import failure_in
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
 from sandbox.runner.task import AgentResult, AgentTask
@@ -97,7 +96,7 @@ class OpenAIAgent(ModelAgent):
                 try:
                     response = await client.chat.completions.create(model=self.model, messages=messages, tools=tools)
                 except Exception as exc:  # the SDK's errors and vcrpy's (which the SDK may wrap)
-                    if not isinstance(exc, openai.OpenAIError) and failure_in(exc) is None:
+                    if not isinstance(exc, openai.OpenAIError) and self.cassette.failure(exc) is None:
                         raise
                     return self.request_failed(
                         exc, output, usage, {**details, "base_url": str(client.base_url)}, transcript
