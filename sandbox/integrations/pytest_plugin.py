@@ -242,6 +242,14 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, model_kind: str, casse
             pytest.fail(str(exc), pytrace=False)
 
 
+def rerecord_hint(model_kind: str, record_mode: object) -> str:
+    """How to record a test's cassette again, said when it cannot answer (``sandbox run``'s options
+    are not pytest's)."""
+    url = ENDPOINT_VARIABLES.get(model_kind, ENDPOINT_VARIABLES["openai"])[0]
+    how = "this sandbox_run call's record_mode='all'" if record_mode else "pytest --sandbox-record-mode all"
+    return f"record it again with {how}, {url} set to your model endpoint"
+
+
 def folder_of_test(nodeid: str) -> str:
     """A test's folder under ``--sandbox-out``: its node id made a name (``/`` and ``::`` become
     ``_``), with a short hash of the id when it has other characters, as parameters do
@@ -294,7 +302,9 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
             model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]
             prepare_cassette(sandbox, loaded, model_kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
-            options = AgentOptions(cassette=path, record_mode=mode)
+            options = AgentOptions(
+                cassette=path, record_mode=mode, rerecord_hint=rerecord_hint(model_kind, record_mode)
+            )
         elif cassette is not None:
             pytest.fail(f"agent {agent!r} does not use a cassette", pytrace=False)
         try:

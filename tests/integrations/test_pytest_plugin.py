@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sandbox import PROJECT_ROOT
 from tests.support.mirrors import mirror_with_changes
@@ -47,6 +48,10 @@ def test_cassette_of_another_pack(sandbox_run):
 
 def test_cassette_of_strings(sandbox_run):
     sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="strings.yaml")
+
+def test_cassette_of_one_turn(sandbox_run):
+    attempt = sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="one-turn.yaml")
+    assert attempt.status == "completed", attempt.explain()
 
 def test_unknown_pack(sandbox_run):
     sandbox_run(pack="no-such-pack")
@@ -172,6 +177,8 @@ async def sessions(tmp_path_factory) -> dict:
     )
     shutil.copy(cassette, bad / "bid-intake.yaml")
     (bad / "strings.yaml").write_text("interactions: [x, y]\n")
+    recorded = yaml.safe_load(cassette.read_text())
+    (bad / "one-turn.yaml").write_text(yaml.safe_dump({**recorded, "interactions": recorded["interactions"][:1]}))
     (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette, relative="bid-intake.yaml"))
     runs = {
         "example": run_pytest(example_folder(folder("example")), "-q", *QUIET),
@@ -204,7 +211,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=15)
+    result.assert_outcomes(failed=16)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -220,6 +227,8 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
             "*bid-intake.yaml was recorded for pack 'bid-intake', not for 'controlled-form'*",
             "*cassette */strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request and*",
+            "*agent error: cassette */one-turn.yaml (record mode none) cannot answer model request 2; record it "
+            "again with pytest --sandbox-record-mode all, OPENAI_BASE_URL set to your model endpoint.",
             "*unknown pack 'no-such-pack'*",
             "*sandbox_run needs a pack*",
         ]

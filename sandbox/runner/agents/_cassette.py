@@ -28,7 +28,6 @@ from sandbox.runner.record_mode import RecordMode
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
-RERECORD_HINT = "record it with --record-mode all (see fixtures/cassettes/README.md)"
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 _HOLDING = contextvars.ContextVar("cassette_turn_held", default=False)  # this attempt has its turn
 
@@ -72,8 +71,8 @@ def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
 
 
 class Cassette:
-    def __init__(self, path: Path | None, record_mode: RecordMode) -> None:
-        self.path, self.record_mode = path, RecordMode(record_mode)
+    def __init__(self, path: Path | None, record_mode: RecordMode, rerecord_hint: str) -> None:
+        self.path, self.record_mode, self.rerecord_hint = path, RecordMode(record_mode), rerecord_hint
 
     @property
     def replaying(self) -> bool:
@@ -131,8 +130,8 @@ class Cassette:
         try:
             recorded_interactions(Path(self.path or ""))
         except CassetteUnreadable as found:
-            return f"{found}; {RERECORD_HINT}"
-        return f"cassette {self.path} cannot be loaded ({type(exc).__name__}: {exc}); {RERECORD_HINT}"
+            return f"{found}; {self.rerecord_hint}"
+        return f"cassette {self.path} cannot be loaded ({type(exc).__name__}: {exc}); {self.rerecord_hint}"
 
     def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
         """On replay, the endpoint the cassette was recorded against (so replays need no flag)."""
@@ -158,10 +157,10 @@ class Cassette:
         cassette = f"cassette {self.path} (record mode {self.record_mode})"
         if isinstance(found, json.JSONDecodeError):
             problem = f"holds a response to model request {request_number} that is not JSON ({found})"
-            return f"{cassette} {problem}; {RERECORD_HINT}"
+            return f"{cassette} {problem}; {self.rerecord_hint}"
         # vcrpy's own "How to fix" speaks of its options (allow_playback_repeats ...), not the sandbox's
         said = str(found).split("\nHow to fix:")[0].rstrip()
-        return f"{cassette} cannot answer model request {request_number}; {RERECORD_HINT}.\n{said}"
+        return f"{cassette} cannot answer model request {request_number}; {self.rerecord_hint}.\n{said}"
 
 
 def failure_in(exc: BaseException) -> BaseException | None:

@@ -16,19 +16,22 @@ from sandbox.runner.kinds import KindRegistry
 from sandbox.runner.record_mode import RecordMode
 from sandbox.runner.task import Agent
 
-AgentOption = Literal["base_url", "cassette", "record_mode", "max_turns"]  # the fields of AgentOptions
+AgentOption = Literal["base_url", "cassette", "record_mode", "max_turns", "rerecord_hint"]  # AgentOptions' fields
 
 
 @dataclass(frozen=True)
 class AgentOptions:
     """What ``sandbox run`` (or the pytest plugin) hands every agent kind. An option left at None is
     not given; one given to a kind that does not use it is an error (``AgentKinds.make``).
-    ``record_mode`` and ``max_turns`` always have a value, so they are never refused."""
+    ``record_mode``, ``max_turns`` and ``rerecord_hint`` always have a value, so they are never
+    refused."""
 
     base_url: str | None = None  # model agents: the endpoint (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
     cassette: Path | None = None  # model agents: vcrpy cassette
     record_mode: RecordMode = RecordMode.ONCE  # model agents: when the cassette records (a typo fails here)
     max_turns: int = 80
+    # model agents: how to record a cassette again, said when it cannot answer (the plugin says its own)
+    rerecord_hint: str = "record it again with --record-mode all, against your model endpoint"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "record_mode", RecordMode(self.record_mode))

@@ -14,7 +14,13 @@ from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
 
-MODEL_OPTIONS: tuple[AgentOption, ...] = ("base_url", "cassette", "record_mode", "max_turns")  # all of them
+MODEL_OPTIONS: tuple[AgentOption, ...] = (  # all of them
+    "base_url",
+    "cassette",
+    "record_mode",
+    "max_turns",
+    "rerecord_hint",
+)
 
 SYSTEM_PROMPT = (
     "You are a browser agent. Do the task using only the browser tools provided, following "
@@ -34,7 +40,7 @@ class ModelAgent:
         self.model = model
         self.options = options or AgentOptions()
         self.name = f"{self.kind}:{model}"
-        self.cassette = Cassette(self.options.cassette, self.options.record_mode)
+        self.cassette = Cassette(self.options.cassette, self.options.record_mode, self.options.rerecord_hint)
 
     def base_url(self, cassette) -> str | None:
         """``--base-url``; on replay the endpoint the cassette was recorded against; the SDK's
