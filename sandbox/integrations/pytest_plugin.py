@@ -34,7 +34,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
@@ -200,6 +200,12 @@ def default_cassette(request: pytest.FixtureRequest, call: int = 1) -> Path:
     return Path(request.path).parent / "cassettes" / Path(request.path).stem / f"{name}{suffix}.yaml"
 
 
+def fail(message: str) -> NoReturn:
+    """Fail the test with ``message`` alone: inside an ``except`` block pytest would print it twice,
+    once as the exception being handled ("During handling of the above exception ...")."""
+    raise pytest.fail.Exception(message, pytrace=False) from None
+
+
 def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
     from sandbox.evaluation.packs import PackError, load_pack
 
@@ -210,7 +216,7 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
     try:
         return load_pack(pack_id)
     except PackError as exc:
-        pytest.fail(f"unknown pack {pack_id!r}: {exc}", pytrace=False)
+        fail(f"unknown pack {pack_id!r}: {exc}")
 
 
 # The SDK's variables that point a model agent at an endpoint, by model kind.
@@ -239,7 +245,7 @@ def prepare_cassette(host: BackgroundSandbox, pack: Pack, model_kind: str, casse
             tools = tool_definitions(MODEL_TOOL_FORMATS[model_kind], host.sandbox.registry.schemas())
             check_cassette(cassette, pack, tools)
         except CassetteMismatch as exc:
-            pytest.fail(str(exc), pytrace=False)
+            fail(str(exc))
 
 
 def rerecord_hint(model_kind: str, record_mode: object) -> str:
@@ -286,7 +292,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         try:
             uses_cassette = "cassette" in AGENT_KINDS.uses(agent)
         except ValueError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            fail(str(exc))
         if uses_cassette:
             given = record_mode or config.getoption("sandbox_record_mode") or RecordMode.NONE
             if given not in RecordMode.values():
@@ -310,7 +316,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         try:
             instance = make_agent(agent, options)
         except ValueError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            fail(str(exc))
         base = Path(out) / folder_of_test(request.node.nodeid) if out else tmp_path
         directory = base / f"{loaded.id}-{next(counter)}"
         while directory.exists():  # an earlier session's attempt, kept: this one goes beside it
