@@ -272,6 +272,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
     from sandbox.evaluation.scoring import ScoreReport
     from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
     from sandbox.runner.attempt import run_attempt
+    from sandbox.runner.prices import finite_number
     from sandbox.runner.report import write_attempt_report
 
     config = request.config
@@ -287,6 +288,8 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         record_mode: RecordMode | str | None = None,
         time_limit: float | None = None,
     ) -> Attempt:
+        if time_limit is not None and not (finite_number(time_limit) and time_limit > 0):
+            fail(f"time_limit={time_limit!r}: give a number of seconds above 0")  # as `sandbox run --time-limit`
         loaded = resolve_pack(request, pack)
         options = AgentOptions()
         try:

@@ -53,6 +53,10 @@ def test_cassette_of_one_turn(sandbox_run):
     attempt = sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="one-turn.yaml")
     assert attempt.status == "completed", attempt.explain()
 
+@pytest.mark.parametrize("limit", [0, -1, float("nan"), True])
+def test_time_limit(sandbox_run, limit):
+    sandbox_run(pack="bid-intake", time_limit=limit)
+
 def test_unknown_pack(sandbox_run):
     sandbox_run(pack="no-such-pack")
 
@@ -211,7 +215,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=16)
+    result.assert_outcomes(failed=20)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -229,6 +233,10 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*cassette */strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request and*",
             "*agent error: cassette */one-turn.yaml (record mode none) cannot answer model request 2; record it "
             "again with pytest --sandbox-record-mode all, OPENAI_BASE_URL set to your model endpoint.",
+            "*time_limit=0: give a number of seconds above 0",  # it ran, and ended in a timeout
+            "*time_limit=-1: give a number of seconds above 0",
+            "*time_limit=nan: give a number of seconds above 0",
+            "*time_limit=True: give a number of seconds above 0",
             "*unknown pack 'no-such-pack'*",
             "*sandbox_run needs a pack*",
         ]
