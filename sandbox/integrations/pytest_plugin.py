@@ -119,7 +119,9 @@ class Attempt:
         return self.directory / "trace.jsonl"
 
     def explain(self) -> str:
-        """Why the attempt did (not) qualify, with the evidence: fields, gates, files."""
+        """Why the attempt did (not) qualify, with the evidence: fields, gates, files. Each value or
+        message is cut at ``SHOWN_CHARACTERS`` (the agent's error at four times that), the output
+        contract's errors after ``SHOWN_ERRORS``: the attempt folder holds them whole."""
         report = self.report
         verdict = (
             "error-free pass" if report.error_free else "qualified pass" if report.qualified_pass else "NOT qualified"
@@ -129,25 +131,37 @@ class Attempt:
             f"(status {self.status}, field accuracy {float(report.field_accuracy):.3f})"
         ]
         if self.error:
-            lines.append(f"  agent error: {self.error}")
-        lines += [f"  reason: {reason}" for reason in report.reasons]
+            lines.append(f"  agent error: {shortened(self.error, 4 * SHOWN_CHARACTERS)}")
+        lines += [f"  reason: {shortened(reason)}" for reason in report.reasons]
         for field in report.fields:
             if not field.correct:
                 mark = "critical " if field.critical else ""
                 lines.append(
-                    f"  {mark}field {field.name}: expected {field.expected!r}, got {field.got!r}"
-                    + (f" ({field.detail})" if field.detail else "")
+                    f"  {mark}field {field.name}: expected {shortened(repr(field.expected))}, "
+                    f"got {shortened(repr(field.got))}" + (f" ({shortened(field.detail)})" if field.detail else "")
                 )
         for failure in report.gates.failures:
             at = f" (call seq {failure.seq})" if failure.seq is not None else ""
-            lines.append(f"  gate {failure.gate}{at}: {failure.message}")
+            lines.append(f"  gate {failure.gate}{at}: {shortened(failure.message)}")
         if not report.output_contract.ok:
-            lines += [f"  output contract: {error.message}" for error in report.output_contract.errors]
+            errors = report.output_contract.errors
+            lines += [f"  output contract: {shortened(error.message)}" for error in errors[:SHOWN_ERRORS]]
+            if len(errors) > SHOWN_ERRORS:
+                lines.append(f"  output contract: (+{len(errors) - SHOWN_ERRORS} more)")
         lines.append(f"  attempt folder: {self.directory}")
         report_html = self.directory / "report.html"
         if report_html.is_file():
             lines.append(f"  report: {report_html}")
         return "\n".join(lines)
+
+
+SHOWN_CHARACTERS = 500  # of one value or message in a failure message
+SHOWN_ERRORS = 3  # output contract errors in a failure message
+
+
+def shortened(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` up to ``limit`` characters, with how many more it has."""
+    return text if len(text) <= limit else f"{text[:limit]}... (+{len(text) - limit} more characters)"
 
 
 def assert_qualified(attempt: Attempt) -> None:
@@ -168,7 +182,9 @@ def assert_field(attempt: Attempt, name: str) -> None:
         if field.name == name:
             if not field.correct:
                 pytest.fail(
-                    f"field {name}: expected {field.expected!r}, got {field.got!r}\n{attempt.explain()}", pytrace=False
+                    f"field {name}: expected {shortened(repr(field.expected))}, got {shortened(repr(field.got))}\n"
+                    f"{attempt.explain()}",
+                    pytrace=False,
                 )
             return
     pytest.fail(f"the pack {attempt.pack!r} scores no field {name!r}", pytrace=False)

@@ -298,3 +298,26 @@ def test_a_plain_test_keeps_its_folder_name_and_a_parametrized_one_gets_a_hash()
     assert folder_of_test("tests/test_x.py::test_y") == "tests_test_x.py_test_y"  # as before: no hash
     spaced, slashed = folder_of_test("t.py::test_k[a b]"), folder_of_test("t.py::test_k[a/b]")
     assert spaced.startswith("t.py_test_k_a_b_-") and slashed.startswith("t.py_test_k_a_b_-") and spaced != slashed
+
+
+def test_a_failure_message_shows_each_value_and_message_cut_short(tmp_path):
+    """A 200 KB output contract error went whole into the message (reasons elsewhere end "(+N more)")."""
+    import json
+
+    from sandbox.evaluation.scoring import ScoreReport
+    from sandbox.integrations.pytest_plugin import Attempt
+
+    score = json.loads((PROJECT_ROOT / "fixtures" / "attempts" / "reference" / "bid-intake" / "score.json").read_text())
+    huge = "x" * 200_000
+    score["qualified_pass"] = score["error_free"] = False
+    score["output_contract"] = {"ok": False, "errors": [{"code": "schema_violation", "message": huge}] * 5}
+    score["fields"][0] |= {"correct": False, "got": huge, "detail": huge}
+    score["reasons"] = [huge]
+    score["gates"]["failures"] = [{"gate": "allowed_urls", "seq": 3, "message": huge}]
+    attempt = Attempt("bid-intake", "reference", "error", huge, ScoreReport.model_validate(score), tmp_path)
+    said = attempt.explain()
+    assert len(said) < 10_000, len(said)
+    assert said.count("... (+199500 more characters)") == 3 + 1 + 1 + 1  # contract errors, reason, gate, detail
+    assert said.count("... (+199502 more characters)") == 1  # the field's value, quoted
+    assert "... (+198000 more characters)" in said  # the agent's error, a longer cut
+    assert "  output contract: (+2 more)" in said and f"attempt folder: {tmp_path}" in said
