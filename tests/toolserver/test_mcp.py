@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from sandbox.paths import MIRRORS_DIR, PACKS_DIR
 from tests.support.calls import handshake_then, ref_of
 from tests.support.disks import fill, small_disk
 from tests.support.sandboxes import http_client
+from toolserver.browser.chromium import resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
@@ -444,6 +446,9 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     await send({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "x\ud800"}})
     surrogate = await answer()  # the SDK's parse error named no id: the request was never answered
     assert surrogate["id"] == 13 and "lone UTF-16 surrogate" in surrogate["error"]["message"], surrogate
+    deep = '{"jsonrpc": "2.0", "id": 14, "method": "ping", "params": {"_meta": ' + '{"a": ' * 450 + "1"
+    await send(deep + "}" * 452)  # looked for surrogates in, it ended the server (RecursionError)
+    assert (await answer())["error"]["code"] == -32700
     for odd in (1.5, True, None, {"k": 1}):  # read as a notification: never run, never answered
         await send({"jsonrpc": "2.0", "id": odd, "method": "tools/list"})
         refused = await answer()
@@ -475,6 +480,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32700, "Parse error: message long", "x" * 20),
         (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: a string", '{"jsonrpc": "2.0", "'),
+        (-32700, "Parse error: Invalid JSON", '{"jsonrpc": "2.0", "'),
         *[(-32600, "Invalid request: an id mu", '{"jsonrpc": "2.0", "')] * 4,
     ]
 
@@ -517,6 +523,36 @@ async def served_from_a_file(tmp_path, *requests: dict) -> tuple[int, list[dict]
         )
         out, _ = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode, [json.loads(line) for line in out.splitlines()]
+
+
+async def test_stdio_a_client_that_lists_the_tools_and_leaves_has_its_run_end_while_the_browser_starts(tmp_path):
+    """The run ended only once the browser had started: a client that closes stdin kills the
+    server a few seconds later (the TypeScript SDK: 4 s), and a cold start took longer, so the
+    trace had no run_end. A Chromium that takes 10 s to start stands for a cold one here."""
+    slow = tmp_path / "slow-chromium"
+    slow.write_text(f'#!/bin/sh\nsleep 10\nexec {shlex.quote(resolve_chromium(None, None))} "$@"\n')
+    slow.chmod(0o755)
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI,
+        "mcp",
+        "--trace-dir",
+        str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "SANDBOX_CHROMIUM": str(slow)},
+    )
+    process.stdin.write(handshake_then({"method": "tools/list"}))
+    await process.stdin.drain()
+    for _ in range(2):  # initialize, then the tools: answered while the browser starts
+        assert "result" in json.loads(await asyncio.wait_for(process.stdout.readline(), 30))
+    process.stdin.close()
+    began = time.monotonic()
+    while time.monotonic() - began < 3 and not any("run_end" in p.read_text() for p in tmp_path.glob("*.jsonl")):
+        await asyncio.sleep(0.1)
+    ended_after = time.monotonic() - began
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    (trace,) = [read_trace(path) for path in tmp_path.glob("*.jsonl")]
+    assert ended_after < 3 and trace.end["reason"] == "mcp_disconnected", ended_after
 
 
 async def test_stdio_from_a_file_is_served_too(tmp_path):

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -56,6 +56,7 @@ from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 from toolserver.stopping import StopSignals
+from toolserver.transports.messages import odd_arguments
 from toolserver.transports.pipes import LINE_START, stdio_pipes
 from toolserver.transports.stdin_end import answer_before_end
 
@@ -209,16 +210,6 @@ def called(name: str, reply: dict) -> dict:
     }
 
 
-def odd_arguments(params: Any) -> tuple[str, Any] | None:
-    """A ``tools/call`` naming its tool with arguments that are not an object (a list, a string):
-    the name and the arguments, which the run refuses as ``invalid_arguments`` with a trace line."""
-    if isinstance(params, Mapping) and isinstance(params.get("name"), str):
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, Mapping):
-            return params["name"], arguments
-    return None
-
-
 @contextlib.contextmanager
 def answered(method: str) -> Iterator[None]:
     """What a request raises, as the JSON-RPC error it is answered with: a ``RequestError`` is its
@@ -314,10 +305,15 @@ async def serve_stdio(
             raise
     finally:
         stopped.restore()
-        await asyncio.wait([starting])  # first: a call waiting for it goes on to its line
+        # The run ends before the browser's start is waited for, unless a call waits for it: a
+        # client that left kills the server within seconds (the TypeScript SDK: 4 s).
+        if runs.run is not None and runs.run.current is not None:
+            await asyncio.wait([starting])  # the call goes on to its line first
         if runs.run is not None:
-            await sandbox.host.abandon_if_frozen()  # not waited on by the run's close
+            if starting.done():
+                await sandbox.host.abandon_if_frozen()  # not waited on by the run's close
             await end_run(runs.run, "server_stopped" if stopped.by else "mcp_disconnected")
+        await asyncio.wait([starting])
         await sandbox.stop()
 
 

@@ -1,4 +1,6 @@
-"""JSON-RPC messages the MCP SDK would read wrongly, refused before it reads them (both transports).
+"""An MCP client's JSON-RPC messages, read before the SDK reads them (both transports).
+
+``refusal_of`` says why a message the SDK would read wrongly is refused:
 
 - An object that repeats a key: the SDK keeps its last value, so a tool call sent with
   ``"provider": "browserbase"`` and then ``"provider": "kernel"`` ran, and was traced, as the
@@ -13,12 +15,17 @@
   answered. (The HTTP API takes it, and the trace escapes it.)
 
 Each is answered with an invalid-request error (its id when that can be read) and traced as an
-``unreadable_message``. Anything that is not JSON is left to the SDK, which says so.
+``unreadable_message``. Anything that is not JSON is left to the SDK, which says so
+(``parse_error`` says it as the SDK will, for the trace). ``initialize_of`` finds an
+``initialize``, whose run the transport opens; ``odd_arguments`` a ``tools/call`` whose arguments
+are no object, which the run refuses itself, with a trace line.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,27 +42,40 @@ class Refused:
 
 
 def refusal_of(text: str | bytes) -> Refused | None:
-    """Why the message ``text`` is refused before the SDK reads it, or None."""
+    """Why the message ``text`` is refused before the SDK reads it, or None. Only a request or a
+    notification (a message with a ``method``) is refused: an error in answer to one of the
+    client's responses would carry an id of the client's, which it could take for its own request's."""
+    try:
+        return _refusal(text)
+    except RecursionError:  # nested deeper than Python reads: the SDK's parse error says so
+        return None
+
+
+def _refusal(text: str | bytes) -> Refused | None:
     try:
         message = json.loads(text, object_pairs_hook=unique_keys)
     except RepeatedKey as repeated:
+        request, request_id = _request_id(text)
+        if not request:
+            return None
         return Refused(
-            _readable_id(text),
+            request_id,
             INVALID_REQUEST,
             f"Invalid request: the key {json.dumps(repeated.key)} is given twice in one object; give each key once",
         )
-    except (ValueError, RecursionError):
+    except ValueError:
         return None  # not JSON: the SDK's parse error
     if isinstance(message, list):  # the SDK's refusal over HTTP was a dump of pydantic's errors
         return Refused(
             None, INVALID_REQUEST, "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time"
         )
-    if not isinstance(message, dict):
+    if not isinstance(message, dict) or "method" not in message:
         return None
-    if "method" in message and "id" in message and not _valid_id(message["id"]):
+    if "id" in message and not _valid_id(message["id"]):
         shown = json.dumps(message["id"])[:40]
         return Refused(None, INVALID_REQUEST, f"Invalid request: an id must be a string or an integer, not {shown}")
-    if not _is_text(message):
+    escaped = _SURROGATE_BYTES.search(text) if isinstance(text, bytes) else _SURROGATE_TEXT.search(text)
+    if escaped and not _is_text(message):
         request_id = message.get("id") if _valid_id(message.get("id")) else None
         return Refused(
             request_id,
@@ -66,18 +86,25 @@ def refusal_of(text: str | bytes) -> Refused | None:
     return None
 
 
+# A surrogate comes only from an escape (the text itself is UTF-8): without one, no walk is needed.
+_SURROGATE_TEXT, _SURROGATE_BYTES = re.compile(r"\\u[dD][89a-fA-F]"), re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _is_text(value: object) -> bool:
-    """Whether every string in ``value`` (keys too) is Unicode text: no lone surrogate."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    if isinstance(value, dict):
-        return all(_is_text(k) and _is_text(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_is_text(v) for v in value)
+    """Whether every string in ``value`` (keys too) is Unicode text: no lone surrogate. Walked
+    without recursion: a message may be nested deeper than Python's calls go."""
+    left = [value]
+    while left:
+        item = left.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            left += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            left += item
     return True
 
 
@@ -103,8 +130,9 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def _readable_id(text: str | bytes) -> str | int | None:
-    """The id of a message whose objects repeat a key, if it has one id, and a valid one."""
+def _request_id(text: str | bytes) -> tuple[bool, str | int | None]:
+    """Whether a message whose objects repeat a key is a request or notification (it has a
+    ``method``), and its id, if it has one id, and a valid one."""
     pairs: list[list[tuple[str, Any]]] = []
 
     def keep(object_pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -113,12 +141,13 @@ def _readable_id(text: str | bytes) -> str | int | None:
 
     try:
         message = json.loads(text, object_pairs_hook=keep)
-    except (ValueError, RecursionError):
-        return None
+    except ValueError:
+        return False, None
     if not isinstance(message, dict):
-        return None
-    ids = [value for key, value in pairs[-1] if key == "id"]  # the outermost object is read last
-    return ids[0] if len(ids) == 1 and _valid_id(ids[0]) else None
+        return False, None
+    outermost = pairs[-1]  # read last
+    ids = [value for key, value in outermost if key == "id"]
+    return any(key == "method" for key, _ in outermost), ids[0] if len(ids) == 1 and _valid_id(ids[0]) else None
 
 
 def initialize_of(body: bytes) -> dict | None:
@@ -138,4 +167,14 @@ def parse_error(body: bytes) -> str | None:
         pydantic_core.from_json(body)
     except ValueError as exc:
         return f"Parse error: {exc}"
+    return None
+
+
+def odd_arguments(params: Any) -> tuple[str, Any] | None:
+    """A ``tools/call`` naming its tool with arguments that are not an object (a list, a string):
+    the name and the arguments, which the run refuses as ``invalid_arguments`` with a trace line."""
+    if isinstance(params, Mapping) and isinstance(params.get("name"), str):
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return params["name"], arguments
     return None
