@@ -281,7 +281,9 @@ def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
                 "initiated); it is not an allowed resource URL, and the real service would have "
                 "visited it",
             )
-    for seq, data in _events(ctx.trace, "events_suppressed"):  # more than the window's lines: counted
+    # More than a window's lines: counted, with no URL to check. They were off the run's own list,
+    # which is the pack's (Pack.policy): a trace judged against another pack is judged by that one's.
+    for seq, data in _events(ctx.trace, "events_suppressed"):
         if data.get("kind") == "policy_violation" and data.get("origin") in ("page", "redirect"):
             yield ctx.fail(
                 seq,

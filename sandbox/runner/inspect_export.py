@@ -204,7 +204,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
         ),
         *conversation.events,
     ]
-    score = sample_score(attempt.score, output) if attempt.score else None
+    score = sample_score(attempt.score, output, attempt.record_problem) if attempt.score else None
     if score is not None:
         events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
     messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
@@ -234,20 +234,23 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     )
 
 
-def sample_score(report: dict[str, Any], output: str) -> Score:
+def sample_score(report: dict[str, Any], output: str, record_problem: str | None = None) -> Score:
     """score.json as the live task's score: the same values (plus ``gates_ok``), the verdict's
-    parts in its metadata."""
+    parts in its metadata. An attempt with no readable record (``record_problem``) is no
+    qualified pass, as ``sandbox results`` counts it."""
     gates = report.get("gates") or {}
     fields = report.get("fields") or []
+    reasons = [record_problem] if record_problem else []
+    reasons += report.get("reasons") or []
     return Score(
         value={
-            "qualified_pass": float(bool(report.get("qualified_pass"))),
+            "qualified_pass": float(report.get("qualified_pass") is True and not record_problem),
             "field_accuracy": float(report.get("field_accuracy") or 0.0),
             "critical_failures": float(len(report.get("critical_failures") or [])),
             "gates_ok": float(bool(gates.get("ok"))),
         },
         answer=output[:ANSWER_LIMIT],
-        explanation="; ".join(report.get("reasons") or []) or "qualified pass",
+        explanation="; ".join(reasons) or "qualified pass",
         metadata={
             "status": report.get("status"),
             "qualified_pass": report.get("qualified_pass"),

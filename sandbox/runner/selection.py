@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from sandbox.runner.attempt import STOPPED, AttemptOutcome
+from sandbox.runner.attempt import STOPPED, UNFINISHED, AttemptOutcome
 from toolserver.contract.trace import read_trace
 
 # The model SDKs' words for an endpoint that could not be reached or failed (after their retries).
@@ -33,6 +33,8 @@ def interruption(outcome: AttemptOutcome) -> str:
         return ""
     if outcome.status == STOPPED:
         return "the batch was stopped while it ran"
+    if outcome.status == UNFINISHED:
+        return "the batch ended before the attempt did (it has no attempt.json)"
     folder = Path(outcome.directory)
     trace_file = folder / "trace.jsonl"
     if trace_file.is_file():

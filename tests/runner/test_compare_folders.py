@@ -242,8 +242,9 @@ def test_an_attempt_with_no_record_is_no_pass_and_an_unreadable_one_unscored_rea
     first, second = read_summary(batch)["attempts"]
     assert (first["status"], first["qualified_pass"]) == ("unfinished", False)
     assert first["reason"].startswith("attempt.json is missing: the attempt did not finish")
+    assert first["interruption"] == "the batch ended before the attempt did (it has no attempt.json)"
     assert (second["status"], second["qualified_pass"]) == ("unreadable", False)
-    assert second["reason"].startswith("attempt.json is not UTF-8 text")
+    assert second["reason"].startswith("attempt.json is not UTF-8 text") and not second["interruption"]
     assert main(["results", str(batch)]) == 1
     assert "1 attempt(s) have no attempt.json" in capsys.readouterr().err
 

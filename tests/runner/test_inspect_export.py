@@ -122,6 +122,21 @@ def test_one_attempt_folder_is_one_sample_and_json_is_the_other_format(batch, tm
     assert sample.id == "controlled-form-2" and sample.scores["sandbox_scorer"].value["qualified_pass"] == 1.0
 
 
+def test_an_attempt_with_no_readable_record_is_no_pass_and_a_copy_is_left_out_and_said(batch, tmp_path, capsys):
+    # As `sandbox results` counts them: the export scored both from score.json alone, and took the copy in silence.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(batch, damaged)
+    (damaged / "controlled-form-2" / "attempt.json").write_text("[1, 2]")
+    shutil.copytree(damaged / "controlled-form-1", damaged / "controlled-form-1.bak")
+    code, _, err = exported([str(damaged)], capsys)
+    assert code == 0 and err.startswith("sandbox export: left out controlled-form-1.bak/"), err
+    samples = {sample.id: sample for sample in read_eval_log(damaged / "inspect.eval").samples}
+    assert sorted(samples) == ["controlled-form-1", "controlled-form-2"]
+    kept, unread = (samples[name].scores["sandbox_scorer"] for name in ("controlled-form-1", "controlled-form-2"))
+    assert kept.value["qualified_pass"] == 1.0 and unread.value["qualified_pass"] == 0.0
+    assert unread.explanation.startswith("attempt.json"), unread.explanation
+
+
 def test_gate_failures_status_and_critical_fields_are_in_the_score(tmp_path, capsys):
     """A hand-made attempt that clicks the final submit, scored for real: its gate failures
     (with their seq), its status and its wrong critical fields are in the sample's score."""

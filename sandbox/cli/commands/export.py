@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from sandbox.cli.exits import declare_exits
+from sandbox.runner.folders import left_out_folders, left_out_note
 
 FORMATS = ("inspect",)
 
@@ -64,6 +65,9 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox export: {exc}", file=sys.stderr)
         return 3
     samples = log.samples or []
+    folder = Path(args.folder)
+    if folder.is_dir() and (left_out := left_out_folders(folder)):  # as `sandbox results` says it
+        print(f"sandbox export: {left_out_note(left_out)}", file=sys.stderr)
     print(
         f"{target}: {len(samples)} sample{'s' if len(samples) != 1 else ''} ({', '.join(str(s.id) for s in samples)})"
     )
