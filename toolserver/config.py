@@ -50,7 +50,9 @@ class ServerConfig:
     max_profile_bytes: int = 256 * 1024 * 1024  # ... and their keys, cookies and storage, as JSON (profiles_evicted)
     max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
-    allowed_hosts: tuple[str, ...] = ()  # beyond loopback names (localhost, 127.0.0.0/8, ::1); "*" allows any
+    # Host names beyond loopback ones (localhost, 127.0.0.0/8, ::1); "*" allows any. A web page's
+    # Origin is allowed when it is loopback or one of these names ("*" allows no page).
+    allowed_hosts: tuple[str, ...] = ()
     token: str | None = None  # if set, every request needs "Authorization: Bearer <token>"
     # MCP over streamable HTTP.
     mcp_disconnect_poll_s: float = 0.25  # how often an open MCP event stream checks that its client is still there

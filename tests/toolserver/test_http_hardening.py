@@ -5,10 +5,13 @@ token is enforced, and pack paths are not accepted (issue 12, items 5, 7-11)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import pytest_asyncio
+from multidict import CIMultiDict
 
+from tests.support.calls import handshake_then
 from tests.support.sandboxes import http_client
 from tests.support.traces import strict_lines
 from toolserver.config import ServerConfig
@@ -152,6 +155,39 @@ async def test_loopback_names_and_allowed_hosts_are_accepted(own_sandbox):
             response = await test_client.get("/health", headers={"Host": host, "Origin": f"http://{host}"})
             assert response.status == 200, host
         assert (await test_client.get("/health", headers={"Host": "other.internal"})).status == 403
+
+
+async def test_any_host_name_lets_no_web_page_in_and_every_origin_is_checked(own_sandbox):
+    # --allowed-hosts '*' let any Origin drive the server, and of two Origin headers only the first was read.
+    async with own_sandbox(allowed_hosts=("*",)) as own, http_client(own) as test_client:
+        assert (await test_client.get("/health", headers={"Host": "box.lan:8765"})).status == 200
+        for origins in (["https://evil.example"], ["null"], ["http://127.0.0.1", "https://evil.example"]):
+            headers = CIMultiDict([*(("Origin", origin) for origin in origins), ("Content-Type", "application/json")])
+            response = await test_client.post("/runs", data=b"{}", headers=headers)
+            assert response.status == 403 and (await response.json())["error"]["type"] == "forbidden_origin", origins
+        assert not own.runs
+
+
+async def test_mcp_takes_the_host_names_every_other_route_takes_and_refuses_deep_messages(own_sandbox):
+    """The SDK's own host list refused localhost with no port, *.localhost and --allowed-hosts
+    names with 421; and a message nested past max_json_depth opened a run, where /runs refused it."""
+    async with own_sandbox(allowed_hosts=("box.lan",)) as own, http_client(own) as test_client:
+        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        initialize = json.loads(handshake_then().splitlines()[0])
+        for host in ("localhost", "127.0.0.1", "app.localhost:8765", "box.lan:8765"):
+            opened = await test_client.post("/mcp?pack=bid-intake", json=initialize, headers={**accept, "Host": host})
+            assert opened.status == 200, (host, await opened.text())
+        runs = len(own.runs)
+        deep = {
+            **initialize,
+            "params": {**initialize["params"], "capabilities": {"x": json.loads("[" * 80 + "]" * 80)}},
+        }
+        refused = await test_client.post("/mcp?pack=bid-intake", json=deep, headers=accept)
+        assert refused.status == 400 and (await refused.json())["error"] == {
+            "code": -32600,
+            "message": f"Invalid request: nested deeper than {own.config.max_json_depth} levels",
+        }
+        assert len(own.runs) == runs
 
 
 async def test_a_configured_token_is_required(own_sandbox):

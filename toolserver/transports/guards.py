@@ -32,7 +32,7 @@ from toolserver.errors import (
     UnsupportedCharset,
     UnsupportedMediaType,
 )
-from toolserver.transports.messages import RepeatedKey, unique_keys
+from toolserver.transports.messages import RepeatedKey, json_depth, unique_keys
 
 log = logging.getLogger("toolserver.transports.guards")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -42,6 +42,13 @@ CONFIG = web.AppKey("config", ServerConfig)
 def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
     name = urlsplit(f"//{host}").hostname or ""
     return is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed}
+
+
+def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
+    """A page's origin: a loopback one, or one named by ``--allowed-hosts`` ("*" names no page:
+    it lets any Host name reach the server, not any web page drive it)."""
+    name = urlsplit(origin).hostname or ""
+    return is_loopback(name) or name in {a.lower() for a in allowed if a != "*"}
 
 
 @web.middleware
@@ -54,8 +61,9 @@ async def local_only(request: web.Request, handler: Any) -> web.StreamResponse:
             f"Host {request.host!r} is not allowed: this server answers loopback "
             "names only (start it with --allowed-hosts NAME to add one)"
         )
-    origin = request.headers.get("Origin")
-    if origin is not None and not host_allowed(urlsplit(origin).netloc, config.allowed_hosts):
+    for origin in request.headers.getall("Origin", []):  # every one: a second Origin went unchecked
+        if origin_allowed(origin, config.allowed_hosts):
+            continue
         raise ForbiddenOrigin(
             f"Origin {origin!r} is not allowed: requests from web pages are "
             "refused (only loopback origins and --allowed-hosts)"
@@ -157,16 +165,3 @@ def refuse_constant(name: str) -> Any:
 
 def first_words(exc: BaseException) -> str:
     return (str(exc) or type(exc).__name__)[:300]
-
-
-def json_depth(value: Any) -> int:
-    depth, level = 0, [value]
-    while level:
-        depth += 1
-        level = [
-            child
-            for item in level
-            if isinstance(item, (dict, list))
-            for child in (item.values() if isinstance(item, dict) else item)
-        ]
-    return depth - 1

@@ -83,12 +83,10 @@ class StreamableHttp:
         self.opening: dict[str, Opening] = {}  # exchange -> the run its initialize opens
         self.closing = asyncio.Event()  # the server stops: open event streams end (``close_streams``)
         self.sessions: dict[str, Binding] = {}  # MCP session id -> its run
-        host = sandbox.config.host
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=[f"http://{host}:*", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
+        # Host and Origin are checked for every route, /mcp too, by the server's guard
+        # (guards.local_only); the SDK's stricter list refused names the guard takes (localhost
+        # with no port, *.localhost, --allowed-hosts).
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.server = create_server(sandbox, self)
         self.manager = StreamableHTTPSessionManager(
             self.server,
@@ -178,7 +176,8 @@ class StreamableHttp:
                 record_unreadable(bound.run, "mcp-http", types.INVALID_REQUEST, str(exc), "")
             return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
         line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
-        if request.method == "POST" and (refused := refusal_of(body)) is not None:  # what the SDK reads wrongly
+        refused = refusal_of(body, self.sandbox.config.max_json_depth) if request.method == "POST" else None
+        if refused is not None:  # what the SDK reads wrongly
             if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
                 record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
             said = {"code": refused.code, "message": refused.message}

@@ -41,17 +41,19 @@ class Refused:
     message: str
 
 
-def refusal_of(text: str | bytes) -> Refused | None:
+def refusal_of(text: str | bytes, max_depth: int | None = None) -> Refused | None:
     """Why the message ``text`` is refused before the SDK reads it, or None. Only a request or a
     notification (a message with a ``method``) is refused: an error in answer to one of the
-    client's responses would carry an id of the client's, which it could take for its own request's."""
+    client's responses would carry an id of the client's, which it could take for its own
+    request's. Over HTTP, a message nested deeper than ``max_depth`` is refused too, as the HTTP
+    API refuses such a body."""
     try:
-        return _refusal(text)
+        return _refusal(text, max_depth)
     except RecursionError:  # nested deeper than Python reads: the SDK's parse error says so
         return None
 
 
-def _refusal(text: str | bytes) -> Refused | None:
+def _refusal(text: str | bytes, max_depth: int | None) -> Refused | None:
     try:
         message = json.loads(text, object_pairs_hook=unique_keys)
     except RepeatedKey as repeated:
@@ -71,6 +73,9 @@ def _refusal(text: str | bytes) -> Refused | None:
         )
     if not isinstance(message, dict) or "method" not in message:
         return None
+    if max_depth is not None and json_depth(message) > max_depth:
+        request_id = message.get("id") if _valid_id(message.get("id")) else None
+        return Refused(request_id, INVALID_REQUEST, f"Invalid request: nested deeper than {max_depth} levels")
     if "id" in message and not _valid_id(message["id"]):
         shown = json.dumps(message["id"])[:40]
         return Refused(None, INVALID_REQUEST, f"Invalid request: an id must be a string or an integer, not {shown}")
@@ -124,6 +129,20 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise RepeatedKey(key)
         seen[key] = value
     return seen
+
+
+def json_depth(value: Any) -> int:
+    """How deep ``value`` is nested (a scalar: 0), level by level, without recursion."""
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth - 1
 
 
 def _valid_id(value: object) -> bool:
