@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.support.site import write_site
 from toolserver.api import Sandbox
 from toolserver.contract.mirrors import reconstructed, write_entry
-from toolserver.contract.policy import Policy
+from toolserver.contract.policy import Policy, PolicyMode
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
 
@@ -34,10 +34,10 @@ def build_hostile_mirror(root: Path) -> Path:
     return root
 
 
-def hostile_run(own: Sandbox, root: Path, *paths: str) -> Run:
-    """A run of ``own`` on the hostile mirror, enforcing an allow-list of these paths."""
-    policy = Policy(mode="enforce", allowed_urls=tuple(f"{HOSTILE}{path}" for path in paths))
-    return own.create_run(policy=policy, mirror_roots=(root,))
+def hostile_run(own: Sandbox, root: Path, *allowed: str, mode: PolicyMode = "enforce") -> Run:
+    """A run of ``own`` on the hostile mirror, its allow-list these paths (after the origin) or URLs."""
+    urls = tuple(path if path.startswith("https://") else f"{HOSTILE}{path}" for path in allowed)
+    return own.create_run(policy=Policy(mode=mode, allowed_urls=urls), mirror_roots=(root,))
 
 
 async def start_hostile(run: Run, path: str) -> dict:

@@ -14,11 +14,10 @@ from urllib.parse import urlsplit
 import pytest_asyncio
 
 from tests.support.calls import ref_of
-from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
 from tests.support.processes import descendant_argvs
 from toolserver.api import Sandbox
 from toolserver.capacity import process_tree
-from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
 
@@ -26,20 +25,6 @@ from toolserver.run import Run
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
-
-
-def run_on(own: Sandbox, root, *allowed: str, mode: str = "enforce") -> Run:
-    urls = tuple(path if path.startswith("https://") else f"{HOSTILE}{path}" for path in allowed)
-    policy = Policy(mode=mode, allowed_urls=urls)  # type: ignore[arg-type]
-    return own.create_run(policy=policy, mirror_roots=(root,))
-
-
-async def start_at(run: Run, path: str) -> dict:
-    reply = await run.call(
-        "browser_start_session", {"provider": "kernel", "site_key": "escapes", "url": HOSTILE + path}
-    )
-    assert reply["ok"], reply
-    return reply
 
 
 async def snapshot_text(run: Run) -> str:
@@ -53,8 +38,8 @@ def violations(run: Run) -> list[dict]:
 
 
 async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refused(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/frame-host", "/frame-hop")
-    await start_at(run, "/frame-host")
+    run = hostile_run(sandbox, hostile_root, "/frame-host", "/frame-hop")
+    await start_hostile(run, "/frame-host")
     await asyncio.sleep(0.5)  # the frame's own timer sends it to /secret
     text = await snapshot_text(run)
     assert "SECRET-PAGE-TEXT" not in text
@@ -64,8 +49,8 @@ async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refu
 
 
 async def test_in_observe_mode_the_frame_navigation_is_recorded_and_shown(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/frame-host", "/frame-hop", mode="observe")
-    await start_at(run, "/frame-host")
+    run = hostile_run(sandbox, hostile_root, "/frame-host", "/frame-hop", mode="observe")
+    await start_hostile(run, "/frame-host")
     await asyncio.sleep(0.5)
     assert "SECRET-PAGE-TEXT" in await snapshot_text(run)
     assert [v["url"] for v in violations(run)] == [f"{HOSTILE}/secret"]
@@ -74,8 +59,8 @@ async def test_in_observe_mode_the_frame_navigation_is_recorded_and_shown(sandbo
 
 async def test_a_frame_redirected_off_the_allow_list_is_the_frames_violation(sandbox, hostile_root):
     # It was recorded with the origin "redirect", which the gates take for the top frame's own.
-    run = run_on(sandbox, hostile_root, "/frame-redirect-host", "/to-secret")
-    await start_at(run, "/frame-redirect-host")
+    run = hostile_run(sandbox, hostile_root, "/frame-redirect-host", "/to-secret")
+    await start_hostile(run, "/frame-redirect-host")
     await asyncio.sleep(0.5)
     text = await snapshot_text(run)
     await run.close()
@@ -84,8 +69,8 @@ async def test_a_frame_redirected_off_the_allow_list_is_the_frames_violation(san
 
 
 async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/blob-nav")
-    await start_at(run, "/blob-nav")
+    run = hostile_run(sandbox, hostile_root, "/blob-nav")
+    await start_hostile(run, "/blob-nav")
     clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Show"')})
     assert clicked["ok"], clicked
     await asyncio.sleep(0.3)
@@ -98,8 +83,8 @@ async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sand
 
 async def test_a_popup_whose_first_document_is_a_blob_is_refused_recorded_and_never_read(sandbox, hostile_root):
     """Its document committed before the tab was adopted: no check, and its snapshot showed the text."""
-    run = run_on(sandbox, hostile_root, "/blob-nav")
-    await start_at(run, "/blob-nav")
+    run = hostile_run(sandbox, hostile_root, "/blob-nav")
+    await start_hostile(run, "/blob-nav")
     clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Show in a popup"')})
     assert clicked["ok"], clicked
     for _ in range(50):
@@ -115,8 +100,8 @@ async def test_a_popup_whose_first_document_is_a_blob_is_refused_recorded_and_ne
 
 
 async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorded(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/worker-escape")
-    await start_at(run, "/worker-escape")
+    run = hostile_run(sandbox, hostile_root, "/worker-escape")
+    await start_hostile(run, "/worker-escape")
     await asyncio.sleep(1.0)  # the workers' fetches and WebSockets
     text = await snapshot_text(run)
     assert "fetch 200" not in text and "ws open" not in text
@@ -135,9 +120,9 @@ async def test_a_shared_worker_flooding_requests_stalls_no_other_run(own_sandbox
     through a few proxy connections at a time. About 1,000 a second are a few dozen refused
     there, and the other runs go on (measured: a quiet run's snapshots took 12-116 ms)."""
     async with own_sandbox() as own:
-        flooding, quiet = run_on(own, hostile_root, "/shared-flood"), run_on(own, hostile_root, "/calm")
-        await start_at(flooding, "/shared-flood")
-        await start_at(quiet, "/calm")
+        flooding, quiet = hostile_run(own, hostile_root, "/shared-flood"), hostile_run(own, hostile_root, "/calm")
+        await start_hostile(flooding, "/shared-flood")
+        await start_hostile(quiet, "/calm")
         replies = []
         for _ in range(6):
             await asyncio.sleep(0.5)
@@ -154,8 +139,8 @@ async def test_a_shared_worker_flooding_requests_stalls_no_other_run(own_sandbox
 async def test_the_sessions_backstop_hears_its_pages_until_their_context_is_closed(sandbox, hostile_root):
     """It was closed first: while the profile was saved and the context closed, what the pages sent
     past the router found the port closed, or whoever had bound it since."""
-    run = run_on(sandbox, hostile_root, "/worker-ticks")
-    await start_at(run, "/worker-ticks")
+    run = hostile_run(sandbox, hostile_root, "/worker-ticks")
+    await start_hostile(run, "/worker-ticks")
     await asyncio.sleep(0.3)  # the worker posts every 10 ms
     session = next(iter(run.sessions.values()))
     before = session.backstop.seen
@@ -166,8 +151,8 @@ async def test_the_sessions_backstop_hears_its_pages_until_their_context_is_clos
 
 async def test_a_request_past_the_router_with_a_line_over_8_kib_is_recorded(sandbox, hostile_root):
     """The backstop dropped such a line unread: an escaped POST was no state change at all."""
-    run = run_on(sandbox, hostile_root, "/long-escape")
-    await start_at(run, "/long-escape")
+    run = hostile_run(sandbox, hostile_root, "/long-escape")
+    await start_hostile(run, "/long-escape")
     for _ in range(50):
         changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
         if len(changes) == 2:
@@ -184,8 +169,8 @@ async def test_a_request_past_the_router_with_a_line_over_8_kib_is_recorded(sand
 async def test_posts_a_page_sends_as_it_is_left_are_recorded_with_their_method_and_url(sandbox, hostile_root):
     # They escape interception and reach the session's backstop as CONNECT hostile.sandbox.example:443,
     # which was taken for Chromium's own preconnect and dropped: no line, no state change.
-    run = run_on(sandbox, hostile_root, "/unload-post", "/calm")
-    await start_at(run, "/unload-post")
+    run = hostile_run(sandbox, hostile_root, "/unload-post", "/calm")
+    await start_hostile(run, "/unload-post")
     left = await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"})
     assert left["ok"], left
     wanted = {f"POST {HOSTILE}/collect?via={via}" for via in ("beacon", "keepalive")}
@@ -213,8 +198,8 @@ async def test_a_flooding_page_grows_its_trace_by_a_bounded_amount(own_sandbox, 
 
 
 async def flood_run(sandbox: Sandbox, hostile_root) -> None:
-    run = run_on(sandbox, hostile_root, "/flood")
-    await start_at(run, "/flood")
+    run = hostile_run(sandbox, hostile_root, "/flood")
+    await start_hostile(run, "/flood")
     await asyncio.sleep(1.5)  # about 250 refusals a second, no call in flight
     size = len(run.trace.text())
     await asyncio.sleep(1.5)
@@ -245,8 +230,8 @@ async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_b
     own_sandbox, hostile_root
 ):
     async with own_sandbox(max_page_event_lines=10) as own:
-        run = run_on(own, hostile_root, "/history-flood", mode="observe")
-        await start_at(run, "/history-flood")
+        run = hostile_run(own, hostile_root, "/history-flood", mode="observe")
+        await start_hostile(run, "/history-flood")
         await asyncio.sleep(1.0)  # hundreds of pushState calls, no call in flight
         size = len(run.trace.text())
         await asyncio.sleep(0.5)
@@ -269,8 +254,8 @@ async def test_a_page_that_floods_refused_frame_navigations_grows_its_trace_by_a
 ):
     """Each refusal was a policy_violation line: 562 lines, 225 KB in 5 s."""
     async with own_sandbox(max_page_event_lines=10) as own:
-        run = run_on(own, hostile_root, "/frame-flood")
-        await start_at(run, "/frame-flood")
+        run = hostile_run(own, hostile_root, "/frame-flood")
+        await start_hostile(run, "/frame-flood")
         await asyncio.sleep(1.0)  # a refused frame navigation every 5 ms, no call in flight
         clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Still here"')})
         await run.close()
@@ -285,8 +270,8 @@ async def test_frames_flooding_refusals_leave_the_top_frames_own_violation_its_l
     """The frames spent every policy_violation line of the window: the top frame's attempt to leave
     was only counted, and the gates, which judge the top frame's visits, never saw it."""
     async with own_sandbox(max_page_event_lines=10) as own:
-        run = run_on(own, hostile_root, "/frame-flood")
-        await start_at(run, "/frame-flood")
+        run = hostile_run(own, hostile_root, "/frame-flood")
+        await start_hostile(run, "/frame-flood")
         await asyncio.sleep(1.0)  # far more than 10 refused frame navigations, no call in flight
         left = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Leave"')})
         await run.close()
@@ -302,9 +287,9 @@ async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sa
     """About 1,000 requests a second from one page stalled every run on the server (a quiet run's
     snapshot took 7 s, then page_unresponsive; a new session elsewhere failed after 30 s)."""
     async with own_sandbox(max_page_requests=200) as own:
-        flooding, quiet = run_on(own, hostile_root, "/request-flood"), run_on(own, hostile_root, "/calm")
-        await start_at(flooding, "/request-flood")
-        await start_at(quiet, "/calm")
+        flooding, quiet = hostile_run(own, hostile_root, "/request-flood"), hostile_run(own, hostile_root, "/calm")
+        await start_hostile(flooding, "/request-flood")
+        await start_hostile(quiet, "/calm")
         for _ in range(50):
             closed = [e.data for e in parse_trace(flooding.trace.text()).events if e.kind == "tab_closed"]
             if closed:
@@ -322,8 +307,8 @@ async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sa
 async def test_a_mirrors_redirect_loop_is_refused_after_twenty_hops(sandbox, hostile_root):
     """The router followed a main-frame redirect loop without end: the navigation timed out after
     15 s, with 1,013 redirect lines in the trace."""
-    run = run_on(sandbox, hostile_root, "/calm", "/loop-a", "/loop-b")
-    await start_at(run, "/calm")
+    run = hostile_run(sandbox, hostile_root, "/calm", "/loop-a", "/loop-b")
+    await start_hostile(run, "/calm")
     reply = await run.call("browser_navigate", {"url": f"{HOSTILE}/loop-a"})
     shown = await snapshot_text(run)
     await run.close()
@@ -336,8 +321,8 @@ async def test_a_mirrors_redirect_loop_is_refused_after_twenty_hops(sandbox, hos
 
 async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
     async with own_sandbox(max_page_event_lines=10) as own:
-        run = run_on(own, hostile_root, "/nagger", mode="observe")
-        await start_at(run, "/nagger")
+        run = hostile_run(own, hostile_root, "/nagger", mode="observe")
+        await start_hostile(run, "/nagger")
         await asyncio.sleep(1.0)  # hundreds of alerts, each dismissed, no call in flight
         size = len(run.trace.text())
         await asyncio.sleep(0.5)
@@ -356,9 +341,12 @@ async def test_a_page_setting_2_mb_urls_in_a_loop_has_them_refused_and_writes_no
     # Chromium's one browser process took about a second for each 2 MB URL a page set: another
     # run's snapshot waited 0.2-5 s. Navigations and popups to URLs that long are refused in the
     # page (and Chromium throttles a page's navigations again), and no line carries a whole URL.
-    flood, quiet = run_on(sandbox, hostile_root, "/long-urls", mode="observe"), run_on(sandbox, hostile_root, "/calm")
-    await start_at(flood, "/long-urls")
-    await start_at(quiet, "/calm")
+    flood, quiet = (
+        hostile_run(sandbox, hostile_root, "/long-urls", mode="observe"),
+        hostile_run(sandbox, hostile_root, "/calm"),
+    )
+    await start_hostile(flood, "/long-urls")
+    await start_hostile(quiet, "/calm")
     await asyncio.sleep(2.5)
     assert "Calm" in await snapshot_text(quiet)  # the other run goes on (how fast: not a test's to say)
     reply = await flood.call("browser_snapshot", {})
@@ -376,8 +364,8 @@ async def test_a_page_setting_2_mb_urls_in_a_loop_has_them_refused_and_writes_no
 
 
 async def test_a_20_mb_title_and_a_5_mb_dialog_message_are_cut_in_results_and_lines(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/big-text")
-    started = await start_at(run, "/big-text")
+    run = hostile_run(sandbox, hostile_root, "/big-text")
+    started = await start_hostile(run, "/big-text")
     snapshot = await run.call("browser_snapshot", {})
     clicked = await run.call("browser_click", {"ref": ref_of(snapshot["result"]["snapshot"], 'button "Alert"')})
     await run.close()
@@ -407,8 +395,8 @@ def longest_text(lines: str) -> int:
 async def test_a_tab_whose_page_crashed_says_so_at_once_and_the_session_goes_on(sandbox, hostile_root):
     # Before, nothing recorded the crash and every later call on the tab waited 10 s for a
     # page_unresponsive that blamed a spinning script.
-    run = run_on(sandbox, hostile_root, "/calm")
-    await start_at(run, "/calm")
+    run = hostile_run(sandbox, hostile_root, "/calm")
+    await start_hostile(run, "/calm")
     crashed = run.current_session().active_tab
     cdp = await crashed.page.context.new_cdp_session(crashed.page)
     with contextlib.suppress(Exception):
@@ -432,8 +420,8 @@ async def test_a_tab_whose_page_crashed_says_so_at_once_and_the_session_goes_on(
 
 async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usable(own_sandbox, hostile_root):
     async with own_sandbox(max_tabs_per_session=5) as own:
-        run = run_on(own, hostile_root, "/popups", "/calm")
-        await start_at(run, "/popups")
+        run = hostile_run(own, hostile_root, "/popups", "/calm")
+        await start_hostile(run, "/popups")
         clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Open"')})
         assert clicked["ok"], clicked
         await asyncio.sleep(1.0)
@@ -451,8 +439,8 @@ async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usabl
 
 
 async def test_a_beforeunload_handler_never_keeps_the_agent_on_the_page(sandbox, hostile_root):
-    run = run_on(sandbox, hostile_root, "/beforeunload", "/calm")
-    await start_at(run, "/beforeunload")
+    run = hostile_run(sandbox, hostile_root, "/beforeunload", "/calm")
+    await start_hostile(run, "/beforeunload")
     touched = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Touch"')})
     assert touched["ok"], touched  # a user gesture: Chromium now shows the page's beforeunload dialog
     went = await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"})
@@ -464,7 +452,7 @@ async def test_a_beforeunload_handler_never_keeps_the_agent_on_the_page(sandbox,
 
 async def test_kept_profiles_are_bounded_by_bytes_and_the_eviction_is_recorded(own_sandbox, hostile_root):
     async with own_sandbox(max_profile_bytes=2_500_000, own_browser=True) as own:
-        run = run_on(own, hostile_root, "/storage")
+        run = hostile_run(own, hostile_root, "/storage")
         for key in ("big-a", "big-b", "big-c"):  # about 1 MB each
             args = {"provider": "kernel", "site_key": key, "url": f"{HOSTILE}/storage"}
             assert (await run.call("browser_start_session", args))["ok"]
@@ -477,9 +465,9 @@ async def test_kept_profiles_are_bounded_by_bytes_and_the_eviction_is_recorded(o
 
 
 async def test_a_console_flood_does_not_slow_another_run(sandbox, hostile_root):
-    flood, quiet = run_on(sandbox, hostile_root, "/console-flood"), run_on(sandbox, hostile_root, "/calm")
-    await start_at(flood, "/console-flood")
-    await start_at(quiet, "/calm")
+    flood, quiet = hostile_run(sandbox, hostile_root, "/console-flood"), hostile_run(sandbox, hostile_root, "/calm")
+    await start_hostile(flood, "/console-flood")
+    await start_hostile(quiet, "/calm")
     await asyncio.sleep(1.0)
     assert "Calm" in await snapshot_text(quiet)  # the other run goes on (how fast: not a test's to say)
     assert "Console flood" in await snapshot_text(flood)
@@ -498,8 +486,8 @@ async def test_a_context_that_will_not_close_is_disposed_of_and_its_renderer_end
     # A close bound nothing meets: the context's close always times out, and the browser disposes of it.
     async with own_sandbox(close_timeout_s=0.001, own_browser=True) as own:
         before = set(renderers(own))
-        run = run_on(own, hostile_root, "/flood")
-        await start_at(run, "/flood")
+        run = hostile_run(own, hostile_root, "/flood")
+        await start_hostile(run, "/flood")
         opened = set(renderers(own)) - before
         assert opened, "the session's page has a renderer of its own"
         began = time.monotonic()

@@ -533,14 +533,10 @@ async def test_stdio_a_client_that_lists_the_tools_and_leaves_has_its_run_end_wh
     slow.write_text(f'#!/bin/sh\nsleep 10\nexec {shlex.quote(resolve_chromium(None, None))} "$@"\n')
     slow.chmod(0o755)
     process = await asyncio.create_subprocess_exec(
-        SANDBOX_CLI,
-        "mcp",
-        "--trace-dir",
-        str(tmp_path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
+        SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         env={**os.environ, "SANDBOX_CHROMIUM": str(slow)},
-    )
+    )  # fmt: skip
     process.stdin.write(handshake_then({"method": "tools/list"}))
     await process.stdin.drain()
     for _ in range(2):  # initialize, then the tools: answered while the browser starts
