@@ -470,6 +470,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         for e in trace.events
         if e.kind == "unreadable_message"
     ]
+    assert {e.data["transport"] for e in trace.events if e.kind == "unreadable_message"} == {"mcp-stdio"}
     assert unreadable == [  # the lines after initialize (before it, there is no run); a second initialize is read
         (-32700, "Parse error: Invalid JSON", "{this is not json"),
         (-32700, "Parse error: not UTF-8: b", '{"jsonrpc": "2.0", "'),

@@ -226,10 +226,10 @@ class TabClosed(EventBase):
 class UnreadableMessage(EventBase):
     """a message of the MCP client's refused unread, answered with the JSON-RPC error (`code`,
     `error`); no tool ran. Over stdio (`transport` `mcp-stdio`): a line not UTF-8, not JSON or too
-    long. Over HTTP (`mcp-http`): a body not JSON, too large or not sent in time. On both: JSON that
-    is no JSON-RPC message (an array: a batch), an object that gives one key twice, a request whose
-    `id` is not a string or an integer, a string with a lone surrogate, a `tools/call` with no tool
-    name. `line`: its start (200 characters)"""
+    long. Over HTTP (`mcp-http`): a body not JSON, too large, nested deeper than `max_json_depth`
+    or not sent in time. On both: JSON that is no JSON-RPC message (an array: a batch), an object
+    that gives one key twice, a request whose `id` is not a string or an integer, a string with a
+    lone surrogate, a `tools/call` with no tool name. `line`: its start (200 characters)"""
 
     kind: Literal["unreadable_message"] = "unreadable_message"
     Data: ClassVar[builtins.type] = UnreadableData

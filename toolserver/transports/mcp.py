@@ -74,6 +74,8 @@ class ConnectionRuns(Protocol):
     (only its per-request session), so each transport keeps the binding itself: stdio has one
     connection per process, streamable HTTP names its session in a header."""
 
+    transport: str  # as trace events name it: mcp-stdio, mcp-http
+
     def open(self, ctx: ServerRequestContext) -> tuple[Run, bool]:
         """The run for the connection ``ctx``'s ``initialize`` opens, and whether the
         connection owns it (ends it when it closes); a ``RequestError`` if refused."""
@@ -166,9 +168,7 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
             except MCPError as exc:  # params of no shape (a tools/call with no name): no call ran, traced
                 if run is not None and isinstance(exc.__cause__, ValidationError):
                     said = json.dumps(ctx.params, default=repr)[:LINE_START]
-                    record_unreadable(
-                        run, str(run.trace.header.get("transport")), exc.error.code, exc.error.message, said
-                    )
+                    record_unreadable(run, runs.transport, exc.error.code, exc.error.message, said)
                 raise
         with answered(ctx.method):  # an unknown pack, a bad run name, too many runs, ...
             run, owned = runs.open(ctx)
@@ -324,6 +324,8 @@ def log_failed_start(start: asyncio.Future) -> None:
 
 class StdioRun:
     """The one connection of a stdio server and its run."""
+
+    transport = "mcp-stdio"
 
     def __init__(self, new_run: Callable[[], Run]) -> None:
         self.new_run = new_run

@@ -77,6 +77,8 @@ class Binding:
 class StreamableHttp:
     """``/mcp`` on the HTTP server: the pack is chosen per connection (``/mcp?pack=ID``)."""
 
+    transport = "mcp-http"
+
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
         self.idle_s = sandbox.config.mcp_session_idle_s

@@ -13,6 +13,8 @@
 - A string with a lone UTF-16 surrogate (``"\\ud800"``, no pair): the SDK's reader refuses it
   with a parse error that names no id ("unexpected end of hex escape"), so the request was never
   answered. (The HTTP API takes it, and the trace escapes it.)
+- Over HTTP, a message nested deeper than ``max_json_depth``, as the HTTP API refuses such a body
+  (the SDK's only bound was its parser's).
 
 Each is answered with an invalid-request error (its id when that can be read) and traced as an
 ``unreadable_message``. Anything that is not JSON is left to the SDK, which says so
