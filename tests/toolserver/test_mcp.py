@@ -284,6 +284,20 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
     assert (await client.delete("/mcp", headers=session)).status == 200
 
 
+async def test_a_shapeless_call_on_a_run_made_over_http_is_traced_as_mcp_http(client):
+    # Its event was named after the run's header ("http"), not the transport the message came by.
+    run_id = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    opened = await client.post(f"/mcp?run={run_id}", json=initialize, headers=accept)
+    session = accept | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    await client.post("/mcp", json=initialized, headers=session)
+    nameless = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"arguments": {}}}
+    assert (await (await client.post("/mcp", json=nameless, headers=session)).json())["error"]["code"] == -32602
+    trace = parse_trace(await (await client.get(f"/runs/{run_id}/trace")).text())
+    assert [e.data["transport"] for e in trace.events if e.kind == "unreadable_message"] == ["mcp-http"]
+
+
 async def test_a_client_that_disconnects_mid_call_leaves_the_call_in_the_trace(client, sandbox, mcp_url):
     run_ids: list[str] = []
 
