@@ -53,7 +53,7 @@ class ServerConfig:
     # Host names beyond loopback ones (localhost, 127.0.0.0/8, ::1); "*" allows any. A web page's
     # Origin is allowed when it is loopback or one of these names ("*" allows no page).
     allowed_hosts: tuple[str, ...] = ()
-    token: str | None = None  # if set, every request needs "Authorization: Bearer <token>"
+    token: str | None = None  # if set, every request needs "Authorization: Bearer <token>" (not empty)
     # MCP over streamable HTTP.
     mcp_disconnect_poll_s: float = 0.25  # how often an open MCP event stream checks that its client is still there
     # An MCP HTTP session with no request in flight (an open event stream counts) for this long
@@ -121,6 +121,11 @@ class ServerConfig:
         missing = [str(root) for root in self.mirror_roots if not Path(root).is_dir()]
         if missing:  # else every page of it is refused as not mirrored, and an agent fails for no reason it can see
             raise ValueError(f"no such mirror folder: {', '.join(missing)}")
+        if self.token is not None and (not self.token or self.token != self.token.strip()):
+            raise ValueError(  # no client could send it: every request would be refused
+                "the bearer token is empty or begins or ends with white space, which an HTTP header "
+                "cannot carry: give another with --token or SANDBOX_TOKEN"
+            )
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "

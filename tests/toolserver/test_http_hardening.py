@@ -202,6 +202,9 @@ async def test_a_configured_token_is_required(own_sandbox):
 def test_binding_beyond_loopback_needs_a_token():
     with pytest.raises(ValueError, match="--token"):
         ServerConfig(host="0.0.0.0")
+    for unsendable in ("", " t", "t\t"):  # SANDBOX_TOKEN= started a server that refused every request
+        with pytest.raises(ValueError, match="empty or begins or ends with white space"):
+            ServerConfig(host="0.0.0.0", token=unsendable)
     assert ServerConfig(host="0.0.0.0", token="t").token == "t"
     assert ServerConfig(host="::1").token is None
 
