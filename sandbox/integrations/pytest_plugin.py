@@ -122,6 +122,8 @@ class Attempt:
         """Why the attempt did (not) qualify, with the evidence: fields, gates, files. Each value or
         message is cut at ``SHOWN_CHARACTERS`` (the agent's error at four times that), the output
         contract's errors after ``SHOWN_ERRORS``: the attempt folder holds them whole."""
+        from toolserver.floods import cut_text
+
         report = self.report
         verdict = (
             "error-free pass" if report.error_free else "qualified pass" if report.qualified_pass else "NOT qualified"
@@ -131,21 +133,24 @@ class Attempt:
             f"(status {self.status}, field accuracy {float(report.field_accuracy):.3f})"
         ]
         if self.error:
-            lines.append(f"  agent error: {shortened(self.error, 4 * SHOWN_CHARACTERS)}")
-        lines += [f"  reason: {shortened(reason)}" for reason in report.reasons]
+            lines.append(f"  agent error: {cut_text(self.error, 4 * SHOWN_CHARACTERS)}")
+        lines += [f"  reason: {cut_text(reason, SHOWN_CHARACTERS)}" for reason in report.reasons]
         for field in report.fields:
             if not field.correct:
                 mark = "critical " if field.critical else ""
                 lines.append(
-                    f"  {mark}field {field.name}: expected {shortened(repr(field.expected))}, "
-                    f"got {shortened(repr(field.got))}" + (f" ({shortened(field.detail)})" if field.detail else "")
+                    f"  {mark}field {field.name}: expected {cut_text(repr(field.expected), SHOWN_CHARACTERS)}, "
+                    f"got {cut_text(repr(field.got), SHOWN_CHARACTERS)}"
+                    + (f" ({cut_text(field.detail, SHOWN_CHARACTERS)})" if field.detail else "")
                 )
         for failure in report.gates.failures:
             at = f" (call seq {failure.seq})" if failure.seq is not None else ""
-            lines.append(f"  gate {failure.gate}{at}: {shortened(failure.message)}")
+            lines.append(f"  gate {failure.gate}{at}: {cut_text(failure.message, SHOWN_CHARACTERS)}")
         if not report.output_contract.ok:
             errors = report.output_contract.errors
-            lines += [f"  output contract: {shortened(error.message)}" for error in errors[:SHOWN_ERRORS]]
+            lines += [
+                f"  output contract: {cut_text(error.message, SHOWN_CHARACTERS)}" for error in errors[:SHOWN_ERRORS]
+            ]
             if len(errors) > SHOWN_ERRORS:
                 lines.append(f"  output contract: (+{len(errors) - SHOWN_ERRORS} more)")
         lines.append(f"  attempt folder: {self.directory}")
@@ -157,11 +162,6 @@ class Attempt:
 
 SHOWN_CHARACTERS = 500  # of one value or message in a failure message
 SHOWN_ERRORS = 3  # output contract errors in a failure message
-
-
-def shortened(text: str, limit: int = SHOWN_CHARACTERS) -> str:
-    """``text`` up to ``limit`` characters, with how many more it has."""
-    return text if len(text) <= limit else f"{text[:limit]}... (+{len(text) - limit} more characters)"
 
 
 def assert_qualified(attempt: Attempt) -> None:
@@ -178,11 +178,14 @@ def assert_error_free(attempt: Attempt) -> None:
 
 def assert_field(attempt: Attempt, name: str) -> None:
     """Fail unless the field ``name`` (dotted path) was answered correctly."""
+    from toolserver.floods import cut_text
+
     for field in attempt.report.fields:
         if field.name == name:
             if not field.correct:
                 pytest.fail(
-                    f"field {name}: expected {shortened(repr(field.expected))}, got {shortened(repr(field.got))}\n"
+                    f"field {name}: expected {cut_text(repr(field.expected), SHOWN_CHARACTERS)}, "
+                    f"got {cut_text(repr(field.got), SHOWN_CHARACTERS)}\n"
                     f"{attempt.explain()}",
                     pytrace=False,
                 )

@@ -73,23 +73,15 @@ def first_difference(pack: Pack, recorded: str) -> str:
 
 
 def prompt_source(pack: Pack, line: int) -> tuple[str, int]:
-    """The file a line of the pack's prompt comes from (the prompt is its files in
-    ``Pack.render_prompt``'s order, with the sandbox's headings between), and the line there."""
-    sources = [
-        (str(pack.dir / "runner_prompt.md"), pack.runner_prompt),
-        (str(pack.dir / "task_prompt.md"), pack.task_prompt),
-        ("the sandbox's schema heading", ""),
-        (str(pack.dir / "output.schema.json"), pack.schema_text),
-        ("the sandbox's input heading", ""),
-        (str(pack.dir / "input.md"), pack.input_text),
-    ]
+    """Where a line of the pack's prompt comes from (``Pack.prompt_parts``), and its line there; a
+    line past the prompt's end (a longer recorded one) is its last part's."""
     start = 0
-    for name, text in sources:
-        lines = len(text.rstrip("\n").split("\n"))  # a heading is one line
-        if line < start + lines or name.endswith("input.md"):  # a longer recorded prompt: after input.md
+    for name, text in pack.prompt_parts(SITE_KEY_PLACEHOLDER):
+        lines = text.count("\n") + 1
+        if line < start + lines:
             return name, line - start + 1
         start += lines
-    raise AssertionError("unreachable: input.md takes every line left")
+    return name, line - start + lines + 1
 
 
 def shortened(lines: list[str], number: int) -> str:

@@ -317,7 +317,7 @@ def test_a_failure_message_shows_each_value_and_message_cut_short(tmp_path):
     attempt = Attempt("bid-intake", "reference", "error", huge, ScoreReport.model_validate(score), tmp_path)
     said = attempt.explain()
     assert len(said) < 10_000, len(said)
-    assert said.count("... (+199500 more characters)") == 3 + 1 + 1 + 1  # contract errors, reason, gate, detail
-    assert said.count("... (+199502 more characters)") == 1  # the field's value, quoted
-    assert "... (+198000 more characters)" in said  # the agent's error, a longer cut
+    assert said.count("… (199500 more characters)") == 3 + 1 + 1 + 1  # contract errors, reason, gate, detail
+    assert said.count("… (199502 more characters)") == 1  # the field's value, quoted
+    assert "… (198000 more characters)" in said  # the agent's error, a longer cut
     assert "  output contract: (+2 more)" in said and f"attempt folder: {tmp_path}" in said

@@ -63,21 +63,21 @@ class Pack(BaseModel):
     # The agent-facing prompt, in the order of the seed's "Reconstructed runner prompt and
     # output contract" block. Expected records are never part of it.
     def render_prompt(self, site_key: str) -> str:
+        return "\n".join(text for _, text in self.prompt_parts(site_key)) + "\n"
+
+    def prompt_parts(self, site_key: str) -> list[tuple[str, str]]:
+        """The prompt's parts in their order, each with where it comes from (a file of the pack,
+        or a heading of the sandbox's)."""
         if not isinstance(site_key, str) or not site_key or any(c in site_key for c in '"\n\r\t '):
             raise ValueError(f"site_key must be a non-empty string without quotes or whitespace, got {site_key!r}")
-        return (
-            "\n".join(
-                [
-                    self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key),
-                    self.task_prompt.rstrip("\n"),
-                    SCHEMA_HEADING,
-                    self.schema_text.rstrip("\n"),
-                    INPUT_HEADING,
-                    self.input_text.rstrip("\n"),
-                ]
-            )
-            + "\n"
-        )
+        return [
+            (str(self.dir / "runner_prompt.md"), self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key)),
+            (str(self.dir / "task_prompt.md"), self.task_prompt.rstrip("\n")),
+            ("the sandbox's schema heading", SCHEMA_HEADING),
+            (str(self.dir / "output.schema.json"), self.schema_text.rstrip("\n")),
+            ("the sandbox's input heading", INPUT_HEADING),
+            (str(self.dir / "input.md"), self.input_text.rstrip("\n")),
+        ]
 
     def scoring_pack(self) -> Pack:
         """The workflow's reviewed pack (a sibling folder, loaded with this one): the pack itself
