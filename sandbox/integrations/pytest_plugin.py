@@ -247,14 +247,18 @@ ENDPOINT_VARIABLES = {
 
 def prepare_cassette(host: BackgroundSandbox, pack: Pack, model_kind: str, cassette: Path, mode: RecordMode) -> None:
     from sandbox.runner.agents import MODEL_TOOL_FORMATS
-    from sandbox.runner.cassettes import CassetteMismatch, check_cassette
+    from sandbox.runner.cassettes import CassetteMismatch, check_cassette, nothing_recorded
     from toolserver.formats import tool_definitions
 
-    if not cassette.is_file():
+    try:
+        missing = nothing_recorded(cassette)  # a folder or a path under a file: refused in every mode
+    except CassetteMismatch as exc:
+        fail(str(exc))
+    if missing is not None:
         if mode is RecordMode.NONE:
             url, key = ENDPOINT_VARIABLES.get(model_kind, ENDPOINT_VARIABLES["openai"])
             pytest.fail(
-                f"no cassette at {cassette} and the record mode is 'none'. Record one against your model "
+                f"{missing} and the record mode is 'none'. Record one against your model "
                 f"endpoint: set {url} (and {key}) and run pytest with --sandbox-record-mode once",
                 pytrace=False,
             )

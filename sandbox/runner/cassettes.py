@@ -1,10 +1,12 @@
 """Checks that a recorded model conversation (a vcrpy cassette of a model agent) fits
 the attempt about to replay it: the same pack's task, the same tool schemas.
 
-A cassette is matched request by request on method and URL only (bodies hold per-run
-values), so a cassette recorded for another pack, or against other tool schemas, would
-replay "successfully" and score nonsense. Its first request says what it was recorded for:
-the task prompt (site key kept as a placeholder) and the tools offered to the model.
+A replay matches each request on its conversation too, so a cassette recorded for another pack
+would fail at its first request; checked before the attempt, the mismatch is said better: which
+pack it was recorded for, the prompt's first differing line and its file, the tools that differ.
+Its first request says what it was recorded for: the task prompt (site key kept as a
+placeholder) and the tools offered to the model. ``nothing_recorded`` says, in every record mode,
+when no cassette can be at a path (a folder, a path under a file).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sandbox.runner.agents._cassette import (
     SITE_KEY_PLACEHOLDER,
     CassetteUnreadable,
     not_as_recorded,
+    path_problem,
     recorded_interactions,
 )
 
@@ -25,6 +28,22 @@ RERECORD = "re-record it (record mode 'all', against your model endpoint) or pas
 
 class CassetteMismatch(Exception):
     """The cassette was recorded for something else; the message says what and what to do."""
+
+
+def nothing_recorded(path: Path) -> str | None:
+    """Why the cassette at ``path`` holds nothing to replay (there is no file, or it is empty: vcrpy
+    records either), or None. ``CassetteMismatch`` when no cassette can be there at all (a
+    folder, or a path under a file), in every record mode: vcrpy would fail when it saves."""
+    problem = path_problem(path)
+    if problem is not None:
+        raise CassetteMismatch(f"{problem}: pass the path of a cassette file")
+    if not path.exists():
+        return f"no cassette at {path}"
+    try:
+        empty = not path.read_bytes().strip()
+    except OSError as exc:
+        raise CassetteMismatch(f"cassette {path} cannot be read: {exc}") from None
+    return f"the cassette {path} is empty" if empty else None
 
 
 def first_request(path: Path) -> dict | None:

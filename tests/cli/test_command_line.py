@@ -157,17 +157,34 @@ CASSETTES = Path(__file__).resolve().parents[2] / "fixtures" / "cassettes"
         ("broken.yaml", "broken.yaml cannot be read: "),
         ("strings.yaml", "strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request"),
         ("missing.yaml", "no cassette at {folder}/missing.yaml and the record mode is 'none': record one first"),
+        ("empty.yaml", "the cassette {folder}/empty.yaml is empty and the record mode is 'none': record one first"),
     ],
 )
 def test_a_cassette_that_cannot_replay_the_pack_is_refused_before_the_batch(tmp_path, cassette, says):
     # The pytest plugin refused a cassette recorded for another pack; `sandbox run` replayed it.
     (tmp_path / "broken.yaml").write_text('interactions: [{"request": ')
     (tmp_path / "strings.yaml").write_text("interactions: [x, y]\n")  # an AttributeError traceback, exit 1
+    (tmp_path / "empty.yaml").write_text("")  # it ran the batch, each attempt failing in vcrpy's "couldn't be loaded"
     path = CASSETTES / cassette if (CASSETTES / cassette).is_file() else tmp_path / cassette
     run = ["run", "controlled-form", "--agent", "openai:scripted-browser-1", "--out", str(tmp_path / "out")]
     done = sandbox_command(*run, "--cassette", str(path), "--record-mode", "none")
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("sandbox run: ") and says.format(folder=tmp_path) in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("mode", ["none", "once", "all"])
+def test_a_folder_given_as_a_cassette_is_refused_before_the_batch_in_every_record_mode(tmp_path, mode):
+    """With none it was "no cassette at" the folder; with once or all the attempts talked to the
+    model to the end, then crashed in an IsADirectoryError as vcrpy saved the recording."""
+    (tmp_path / "folder.yaml").mkdir()
+    run = ["run", "bid-intake", "--agent", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]
+    done = sandbox_command(
+        *run, "--out", str(tmp_path / "out"), "--cassette", str(tmp_path / "folder.yaml"), "--record-mode", mode
+    )
+    assert done.returncode == 2 and done.stderr == (
+        f"sandbox run: cassette {tmp_path}/folder.yaml is a folder, not a file: pass the path of a cassette file\n"
+    ), done.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -49,6 +49,12 @@ def test_cassette_of_another_pack(sandbox_run):
 def test_cassette_of_strings(sandbox_run):
     sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="strings.yaml")
 
+def test_cassette_folder(sandbox_run):
+    sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="folder.yaml")
+
+def test_cassette_under_a_file(sandbox_run):
+    sandbox_run("bid-intake", agent="openai:scripted-browser-1", cassette="strings.yaml/c.yaml", record_mode="once")
+
 def test_cassette_of_one_turn(sandbox_run):
     attempt = sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1", cassette="one-turn.yaml")
     assert attempt.status == "completed", attempt.explain()
@@ -181,6 +187,7 @@ async def sessions(tmp_path_factory) -> dict:
     )
     shutil.copy(cassette, bad / "bid-intake.yaml")
     (bad / "strings.yaml").write_text("interactions: [x, y]\n")
+    (bad / "folder.yaml").mkdir()
     recorded = yaml.safe_load(cassette.read_text())
     (bad / "one-turn.yaml").write_text(yaml.safe_dump({**recorded, "interactions": recorded["interactions"][:1]}))
     (bad / "test_bad.py").write_text(BAD_INPUT.format(cassette=cassette, relative="bid-intake.yaml"))
@@ -215,7 +222,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=20)
+    result.assert_outcomes(failed=22)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -231,6 +238,9 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*was recorded for pack 'bid-intake', not for 'controlled-form'*re-record it*",
             "*bid-intake.yaml was recorded for pack 'bid-intake', not for 'controlled-form'*",
             "*cassette */strings.yaml cannot be read: interaction 1 is str 'x', not a mapping of a request and*",
+            # "no cassette at" the folder; a FileExistsError traceback under the file
+            "*cassette */folder.yaml is a folder, not a file: pass the path of a cassette file",
+            "*cassette */strings.yaml/c.yaml cannot be written: */strings.yaml is a file, not a folder: pass the*",
             "*agent error: cassette */one-turn.yaml (record mode none) cannot answer model request 2; record it "
             "again with pytest --sandbox-record-mode all, OPENAI_BASE_URL set to your model endpoint.",
             "*time_limit=0: give a number of seconds above 0",  # it ran, and ended in a timeout

@@ -53,8 +53,13 @@ def first_body(change: Callable[[dict], None]) -> Callable[[dict], None]:
         (lambda data: data["interactions"][2].pop("response"), "interaction 3's response is missing, not a mapping"),
         (first_body(lambda body: body.update(messages="hello")), "the first request's messages is str 'hello', not a"),
         (first_body(lambda body: body.update(tools="none")), "the first request's tools is str 'none', not a list"),
+        (lambda data: data.pop("interactions"), "its interactions is missing, not a list"),  # KeyError: 'interactions'
+        (lambda data: data["interactions"][0]["request"].pop("uri"), "interaction 1's request has no 'uri' (vcrpy's"),
+        (lambda data: data["interactions"][1]["response"]["status"].pop("message"), "interaction 2's response status"),
+        (lambda data: data["interactions"][1]["response"]["headers"].update(server="x"), "response header 'server'"),
     ],
-    ids=["interactions", "interaction", "request", "response", "messages", "tools"],
+    ids=["interactions", "interaction", "request", "response", "messages", "tools"]
+    + ["no-interactions", "uri", "status-message", "header"],
 )
 def test_a_cassette_of_the_wrong_structure_is_refused_saying_where(tmp_path, damage, says):
     """Each ended in an AttributeError traceback (exit 1 from `sandbox run`, a crash in pytest)."""
@@ -93,3 +98,75 @@ def test_a_prompt_no_pack_has_names_the_first_line_that_differs(tmp_path):
     said = str(refused.value)
     assert "was recorded for a task prompt that differs from this pack's (" in said
     assert "/bid-intake/input.md line 1: recorded 'an extra line', now " in said, said
+
+
+@pytest.mark.parametrize("key", ["status", "headers", "body"])
+def test_a_response_without_its_status_headers_or_body_is_refused_naming_the_interaction(tmp_path, key):
+    """It passed the check, then ended the attempt in a KeyError (openai:) or in the SDK's bare
+    "Connection error." (anthropic:), naming neither the cassette nor the interaction."""
+    path = damaged(tmp_path, lambda data: data["interactions"][3]["response"].pop(key))
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    assert str(refused.value).startswith(
+        f"cassette {path} cannot be read: interaction 4's response has no {key!r} "
+        "(vcrpy's responses hold status, headers and body): re-record it"
+    ), refused.value
+
+
+def test_a_response_body_that_is_not_its_json_is_refused_naming_the_interaction(tmp_path):
+    """Replaying it crashed the attempt in a bare JSONDecodeError under record mode new_episodes."""
+
+    def damage(data: dict) -> None:
+        data["interactions"][1]["response"]["body"]["string"] = '{"id": "chatcmpl-1", "choi'
+
+    path = damaged(tmp_path, damage)
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    assert str(refused.value).startswith(
+        f"cassette {path} cannot be replayed: interaction 2's response body is not the JSON its content-type "
+        """says (Unterminated string starting at: line 1 column 22 (char 21)): '{"id": "chatcmpl-1", "choi'"""
+    ), refused.value
+
+
+@pytest.mark.parametrize("where", [0, 3])
+def test_an_interaction_recorded_twice_is_refused_naming_both(tmp_path, where):
+    """A conversation recorded twice over replayed its first half and passed; a turn recorded
+    twice was answered twice, and the agent repeated its tool call."""
+    path = damaged(tmp_path, lambda data: data["interactions"].insert(where + 1, data["interactions"][where]))
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    assert str(refused.value).startswith(
+        f"cassette {path} cannot be replayed: interaction {where + 2} repeats interaction {where + 1}'s request "
+        "(POST http://127.0.0.1:36185/v1/chat/completions), where a recording holds each request once"
+    ), refused.value
+
+
+def test_a_truncated_cassette_is_refused_saying_where_it_ends(tmp_path):
+    """The message was YAML's first line alone, "while scanning a quoted scalar"."""
+    text = CASSETTE.read_text(encoding="utf-8")
+    path = tmp_path / "truncated.yaml"
+    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    said = str(refused.value)
+    assert said.startswith(f"cassette {path} cannot be read: found unexpected end of stream at line "), said
+
+
+def test_a_path_that_cannot_hold_a_cassette_is_refused_in_every_record_mode(tmp_path):
+    """A folder was "no cassette" to the check, and recording into one (or under a file) crashed the
+    attempt in an IsADirectoryError or FileExistsError once its whole conversation was over."""
+    from sandbox.runner.cassettes import nothing_recorded
+
+    (tmp_path / "folder.yaml").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "empty.yaml").write_text("\n")
+    for path, says in [
+        (tmp_path / "folder.yaml", f"cassette {tmp_path}/folder.yaml is a folder, not a file: pass the path of a"),
+        (tmp_path / "a-file" / "c.yaml", f"cassette {tmp_path}/a-file/c.yaml cannot be written: {tmp_path}/a-file is"),
+    ]:
+        with pytest.raises(CassetteMismatch) as refused:
+            nothing_recorded(path)
+        assert str(refused.value).startswith(says), refused.value
+    assert nothing_recorded(tmp_path / "empty.yaml") == f"the cassette {tmp_path}/empty.yaml is empty"
+    assert nothing_recorded(tmp_path / "none.yaml") == f"no cassette at {tmp_path}/none.yaml"
+    assert nothing_recorded(CASSETTE) is None

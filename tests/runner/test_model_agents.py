@@ -217,7 +217,7 @@ async def test_a_cassette_that_cannot_answer_is_a_clear_error(sandbox, tmp_path,
         reason = "the cassette doesn't exist"
     else:  # the committed cassette, asked about another endpoint
         cassette, options = api.cassette, {"base_url": f"http://127.0.0.1:9{api.base_path}"}
-        reason = "no recorded interaction matches it"
+        reason = "is not the request recorded as interaction 1, POST http://127.0.0.1:"
     outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="none", **options)
     attempt, calls, _ = attempt_of(outcome)
     assert attempt["status"] == "error" and calls == []
@@ -237,7 +237,7 @@ async def test_a_damaged_cassette_is_a_clear_error_like_a_miss(sandbox, tmp_path
     data = yaml.safe_load(api.cassette.read_text())
     if damage == "a response that is not JSON":
         data["interactions"][1]["response"]["body"]["string"] = "<html>502 Bad Gateway</html>"
-        says = "holds a response to model request 2 that is not JSON (Expecting value: line 1 column 1"
+        says = "interaction 2's response body is not the JSON its content-type says (Expecting value: line 1"
     else:
         del data["interactions"][1]["response"]
         says = "cannot be read: interaction 2's response is missing, not a mapping"
@@ -272,3 +272,195 @@ async def test_api_errors_and_the_turn_limit_end_as_errors(sandbox, tmp_path, ap
     assert attempt["status"] == "error" and "after 2 model turns" in attempt["error"]
     assert [tool for tool, _ in calls] == ["browser_start_session", "browser_snapshot"]
     assert api.usage_ok(attempt["token_usage"])
+
+
+def cassette_copy(api: Api, folder: Path, damage=None, root: str | None = None) -> Path:
+    """A copy of the committed cassette, with ``damage`` done to its data and its requests' server
+    root (``http://127.0.0.1:PORT``) made ``root``, so a server there answers what it does not."""
+    data = yaml.safe_load(api.cassette.read_text())
+    if root is not None:
+        recorded = data["interactions"][0]["request"]["uri"].removesuffix(api.endpoint)
+        for interaction in data["interactions"]:
+            interaction["request"]["uri"] = interaction["request"]["uri"].replace(recorded, root)
+    if damage is not None:
+        damage(data)
+    path = folder / "copy.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+HINT = "record it again with --record-mode all, against your model endpoint"
+
+
+@by_api
+@pytest.mark.parametrize("key", ["status", "headers", "body"])
+async def test_a_response_without_its_status_headers_or_body_names_the_interaction(sandbox, tmp_path, key, api):
+    """The attempt crashed in a KeyError (openai: status, body), ended in the SDK's "Connection
+    error." (anthropic:), or said vcrpy's "cannot be loaded (KeyError: 'headers')"."""
+    cassette = cassette_copy(api, tmp_path, lambda data: data["interactions"][1]["response"].pop(key))
+    outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="none")
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and calls == [], attempt
+    assert attempt["error"] == (
+        f"cassette {cassette} cannot be read: interaction 2's response has no {key!r} "
+        f"(vcrpy's responses hold status, headers and body); {HINT}"
+    )
+
+
+@by_api
+async def test_a_recorded_response_that_is_not_json_is_refused_under_new_episodes_too(sandbox, tmp_path, api):
+    """Under new_episodes the attempt crashed in a bare JSONDecodeError once the cassette
+    answered with the damaged response (only none and once said which cassette)."""
+
+    def damage(data: dict) -> None:
+        data["interactions"][1]["response"]["body"]["string"] = "<html>502 Bad Gateway</html>"
+
+    runner, url = await scripted_server().start_server()
+    try:
+        cassette = cassette_copy(api, tmp_path, damage, root=url)
+        before = cassette.read_text()
+        base_url = f"{url}{api.base_path}"
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="new_episodes"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and calls == [], attempt
+    assert attempt["error"] == (
+        f"cassette {cassette} cannot be replayed: interaction 2's response body is not the JSON its content-type "
+        f"says (Expecting value: line 1 column 1 (char 0)): '<html>502 Bad Gateway</html>'; {HINT}"
+    )
+    assert cassette.read_text() == before
+
+
+@by_api
+async def test_a_live_answer_that_is_not_json_under_new_episodes_names_the_endpoint(sandbox, tmp_path, api):
+    """The attempt crashed in a bare JSONDecodeError; now it is the endpoint's error, not the
+    cassette's (which answered the first request well)."""
+    from aiohttp import web
+
+    async def not_json(_: web.Request) -> web.Response:
+        return web.Response(text="<html>oops</html>", content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post(api.endpoint, not_json)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    try:
+        cassette = cassette_copy(api, tmp_path, lambda data: data.update(interactions=data["interactions"][:1]), url)
+        base_url = f"{url}{api.base_path}"
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="new_episodes"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and [tool for tool, _ in calls] == ["browser_start_session"], attempt
+    assert (
+        attempt["error"].startswith(f"model API error at {base_url}")
+        and "(JSONDecodeError): Expecting value" in (attempt["error"])
+    ), attempt["error"]
+    assert str(cassette) not in attempt["error"]
+
+
+@by_api
+async def test_record_mode_all_records_over_a_damaged_cassette(sandbox, tmp_path, api):
+    """Mode all refused it, saying to record it again with --record-mode all."""
+    cassette = tmp_path / "truncated.yaml"
+    cassette.write_text(api.cassette.read_text()[:5000])
+    runner, url = await scripted_server().start_server()
+    try:
+        base_url = f"{url}{api.base_path}"
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="all"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "completed", attempt
+    recorded = yaml.safe_load(cassette.read_text())["interactions"]
+    assert len(recorded) == attempt["agent_details"]["turns"] == len(calls) + 1
+
+
+async def test_a_folder_for_a_cassette_is_refused_before_any_request(sandbox, tmp_path):
+    """The attempt talked to its model to the end, then crashed in an IsADirectoryError."""
+    api, cassette = APIS[0], tmp_path / "folder.yaml"
+    cassette.mkdir()
+    runner, url = await scripted_server().start_server()
+    try:
+        base_url = f"{url}{api.base_path}"
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="once"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and calls == [], attempt
+    assert attempt["error"] == f"cassette {cassette} is a folder, not a file; {HINT}"
+
+
+def other_system_prompt(api: Api):
+    def damage(data: dict) -> None:
+        request = data["interactions"][0]["request"]
+        body = json.loads(request["body"])
+        if api.kind == "openai":
+            body["messages"][0]["content"] = "Be brief."
+        else:
+            body["system"] = "Be brief."
+        request["body"] = json.dumps(body)
+
+    return damage
+
+
+def a_turn_twice(data: dict) -> None:
+    data["interactions"].insert(4, data["interactions"][3])
+
+
+def a_turn_more(data: dict) -> None:
+    extra = json.loads(json.dumps(data["interactions"][-1]))
+    body = json.loads(extra["request"]["body"])
+    body["messages"].append({"role": "user", "content": "And then?"})
+    extra["request"]["body"] = json.dumps(body)
+    data["interactions"].append(extra)
+
+
+@by_api
+@pytest.mark.parametrize("case", ["another model", "another system prompt", "a turn twice", "a turn more"])
+async def test_a_replay_unlike_its_recording_is_an_error_saying_how(sandbox, tmp_path, case, api):
+    """Each replayed to the end and completed: the recorded answers to requests the agent no longer
+    makes (another model, another system prompt), a turn answered twice (the agent repeated its
+    tool call), a recording longer than the conversation."""
+    agent, damage = api.agent, None
+    if case == "another model":
+        agent = f"{api.kind}:other-model"
+        says = (
+            "is not the request recorded as interaction 1: the agent's request changed since the recording "
+            '(model: recorded "scripted-browser-1", sent "other-model")'
+        )
+    elif case == "another system prompt":
+        damage = other_system_prompt(api)
+        what = "messages[0].content" if api.kind == "openai" else "system"
+        says = f'the agent\'s request changed since the recording ({what}: recorded "Be brief.", sent "You are a'
+    elif case == "a turn twice":
+        damage = a_turn_twice
+        says = "cannot be replayed: interaction 5 repeats interaction 4's request"
+    else:
+        damage = a_turn_more
+        says = "holds 9 model requests, the attempt made 8: interaction(s) 9 were not replayed"
+    cassette = cassette_copy(api, tmp_path, damage)
+    (outcome,) = await run_batch(
+        [load_pack("bid-intake")],
+        agent,
+        out=tmp_path / "runs",
+        progress=False,
+        sandbox=sandbox,
+        options=AgentOptions(cassette=cassette, record_mode="none"),
+    )
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and attempt["error"].startswith(f"cassette {cassette} "), attempt
+    assert says in attempt["error"] and HINT in attempt["error"], attempt["error"]
+    assert len(calls) == (7 if case == "a turn more" else 0), calls

@@ -363,16 +363,17 @@ def check_cassettes(agent, packs: list) -> None:
     ``once``) must have been recorded for these packs' task and this sandbox's tools (as the pytest
     plugin checks), and with ``none`` it must exist."""
     from sandbox.runner.agents import MODEL_TOOL_FORMATS, RecordMode
-    from sandbox.runner.cassettes import check_cassette
+    from sandbox.runner.cassettes import check_cassette, nothing_recorded
     from toolserver.formats import tool_definitions
     from toolserver.tools import default_registry
 
     kind, cassette, mode = agent.spec.split(":", 1)[0], agent.options.cassette, agent.options.record_mode
-    if cassette is None or kind not in MODEL_TOOL_FORMATS or mode is RecordMode.ALL:
+    if cassette is None or kind not in MODEL_TOOL_FORMATS:
         return
-    if not cassette.is_file():
-        if mode is RecordMode.NONE:
-            raise ValueError(f"no cassette at {cassette} and the record mode is 'none': record one first")
+    missing = nothing_recorded(cassette)  # a folder or a path under a file: refused in every mode
+    if missing is not None and mode is RecordMode.NONE:
+        raise ValueError(f"{missing} and the record mode is 'none': record one first")
+    if missing is not None or mode is RecordMode.ALL:
         return
     tools = tool_definitions(MODEL_TOOL_FORMATS[kind], default_registry().schemas())
     for pack in packs:

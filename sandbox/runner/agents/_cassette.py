@@ -1,14 +1,19 @@
 """vcrpy cassettes for the model agents (``openai:``, ``anthropic:``): record and replay a model's
 HTTP exchanges, offline and deterministically.
 
-Requests match on method, scheme, host, port and path, in order — bodies are not matched because
-they hold run-specific values (session ids, tool results). Credentials and cookies are never
-recorded. The attempt's site key is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored
-as the replaying attempt's fresh key, so a replay issues the same tool calls with the key its
-gates expect. The record modes are ``sandbox.runner.record_mode.RecordMode``; ``all`` re-records
-from scratch. vcrpy patches the HTTP library process-wide, so attempts that use a cassette take
-turns (a per-event-loop lock, ``Cassette.turn``, which ``sandbox run`` takes before an attempt's
-clock starts: the wait for it is a dispatch wait); only httpx2 (the SDKs' transport) is patched.
+Requests match on method, scheme, host, port and path, in order, and on the conversation: the
+request body without the tool results, which hold run-specific values (session ids, page
+content). So a replaying agent whose requests changed since the recording (another model, system
+prompt or parameter, a turn more) is told where (``sandbox.runner.agents._conversation``), and a
+replay that leaves recorded requests unmade is an error too (``Cassette.unplayed``). Before vcrpy
+loads a cassette, ``recorded_interactions`` checks that it can replay it, naming the interaction
+and the part that is wrong. Credentials and cookies are never recorded. The attempt's site key
+is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored as the replaying attempt's fresh
+key, so a replay issues the same tool calls with the key its gates expect. The record modes are
+``sandbox.runner.record_mode.RecordMode``; ``all`` re-records from scratch, without reading the
+file. vcrpy patches the HTTP library process-wide, so attempts that use a cassette take turns (a
+per-event-loop lock, ``Cassette.turn``, which ``sandbox run`` takes before an attempt's clock
+starts: the wait for it is a dispatch wait); only httpx2 (the SDKs' transport) is patched.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ from pathlib import Path
 
 import yaml
 
+from sandbox.runner.agents._conversation import canonical, conversation, differences, masked
 from sandbox.runner.record_mode import RecordMode
 
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
-MATCH_ON = ("method", "scheme", "host", "port", "path")
+MATCH_ON = ("method", "scheme", "host", "port", "path", "conversation")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 _HOLDING = contextvars.ContextVar("cassette_turn_held", default=False)  # this attempt has its turn
@@ -42,17 +48,30 @@ class CassetteUnreadable(CassetteError):
 
 
 def recorded_interactions(path: Path) -> list[dict]:
-    """The cassette's interactions, each a mapping with a ``request`` and a ``response`` mapping;
-    ``CassetteUnreadable`` says what is wrong where."""
+    """The cassette's interactions, each a request and a response as vcrpy replays them; an empty
+    file holds none. ``CassetteUnreadable`` says what is wrong where: a file that is not a
+    cassette, a part missing or of another type, a response body that is not the JSON its headers
+    say, a request recorded twice."""
+    from vcr.serializers import yamlserializer  # vcrpy's own YAML loader, so we read what it reads
+
+    if Path(path).is_dir():
+        raise CassetteUnreadable(f"cassette {path} is a folder, not a file")
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = yamlserializer.deserialize(Path(path).read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as exc:  # where: a truncated file ends in "unexpected end of stream"
+        mark = exc.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise CassetteUnreadable(f"cassette {path} cannot be read: {exc.problem or exc.context}{at}") from None
     except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
         raise CassetteUnreadable(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
+    if data is None:
+        return []  # an empty file: vcrpy records it as if it were missing
     if not isinstance(data, dict):
         raise CassetteUnreadable(f"cassette {path} cannot be read: not a vcrpy cassette (a YAML mapping)")
-    interactions = data.get("interactions") or []
+    interactions = data.get("interactions")
     if not isinstance(interactions, list):
         raise CassetteUnreadable(not_as_recorded(path, "its interactions", interactions, "a list"))
+    requests: dict[tuple, int] = {}
     for number, interaction in enumerate(interactions, 1):
         if not isinstance(interaction, dict):
             wanted = "a mapping of a request and a response"
@@ -61,7 +80,70 @@ def recorded_interactions(path: Path) -> list[dict]:
             if not isinstance(interaction.get(part), dict):
                 what = f"interaction {number}'s {part}"
                 raise CassetteUnreadable(not_as_recorded(path, what, interaction.get(part), "a mapping"))
+        check_request(path, number, interaction["request"])
+        check_response(path, number, interaction["response"])
+        request = interaction["request"]
+        key = (request["method"], request["uri"], canonical(body_bytes(request["body"])) or number)
+        if key in requests:
+            raise CassetteUnreadable(
+                f"cassette {path} cannot be replayed: interaction {number} repeats interaction {requests[key]}'s "
+                f"request ({request['method']} {request['uri']}), where a recording holds each request once"
+            )
+        requests[key] = number
     return interactions
+
+
+def missing_part(path: Path, number: int, part: str, key: str, holds: str) -> CassetteUnreadable:
+    return CassetteUnreadable(
+        f"cassette {path} cannot be read: interaction {number}'s {part} has no {key!r} (vcrpy's {part}s hold {holds})"
+    )
+
+
+def check_request(path: Path, number: int, request: dict) -> None:
+    for key in ("method", "uri", "body", "headers"):
+        if key not in request:
+            raise missing_part(path, number, "request", key, "method, uri, body and headers")
+
+
+def check_response(path: Path, number: int, response: dict) -> None:
+    """A response as vcrpy's httpx stub replays it: a status code and message, headers as lists of
+    values, a body string; a successful JSON one whose body is JSON (the SDK would fail on it)."""
+    wanted = {"status": "a mapping of code and message", "headers": "a mapping", "body": "a mapping of a string"}
+    for key, holds in wanted.items():
+        if key not in response:
+            raise missing_part(path, number, "response", key, "status, headers and body")
+        if not isinstance(response[key], dict):
+            what = f"interaction {number}'s response {key}"
+            raise CassetteUnreadable(not_as_recorded(path, what, response[key], holds))
+    status, headers, body = response["status"], response["headers"], response["body"]
+    if not isinstance(status.get("code"), int) or "message" not in status:
+        what = f"interaction {number}'s response status"
+        raise CassetteUnreadable(not_as_recorded(path, what, status, "a mapping of code (a number) and message"))
+    for name, values in headers.items():
+        if not isinstance(values, list):
+            what = f"interaction {number}'s response header {name!r}"
+            raise CassetteUnreadable(not_as_recorded(path, what, values, "a list of values"))
+    text = body.get("string")
+    if not isinstance(text, (str, bytes)):
+        raise CassetteUnreadable(not_as_recorded(path, f"interaction {number}'s response body string", text, "a text"))
+    said = {str(name).lower(): " ".join(map(str, values)) for name, values in headers.items()}
+    if 200 <= status["code"] < 300 and "json" in said.get("content-type", "") and "content-encoding" not in said:
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            raise CassetteUnreadable(
+                f"cassette {path} cannot be replayed: interaction {number}'s response body is not the JSON its "
+                f"content-type says ({exc}): {str(text)[:60]!r}"
+            ) from None
+
+
+def body_bytes(body: object) -> bytes | None:
+    """A recorded request body's bytes (vcrpy may store it as ``{"string": ...}``)."""
+    if isinstance(body, dict):
+        body = body.get("string")
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return body if isinstance(body, bytes) else None
 
 
 def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
@@ -70,9 +152,20 @@ def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
     return f"cassette {path} cannot be read: {what} is {shown}, not {wanted}"
 
 
+def path_problem(path: Path) -> str | None:
+    """Why a cassette cannot be at ``path`` at all (read or written), or None."""
+    if path.exists() and not path.is_file():
+        return f"cassette {path} is a {'folder' if path.is_dir() else 'special file'}, not a file"
+    for folder in path.parents:
+        if folder.exists():
+            return None if folder.is_dir() else f"cassette {path} cannot be written: {folder} is a file, not a folder"
+    return None
+
+
 class Cassette:
     def __init__(self, path: Path | None, record_mode: RecordMode, rerecord_hint: str) -> None:
         self.path, self.record_mode, self.rerecord_hint = path, RecordMode(record_mode), rerecord_hint
+        self.recording = None  # vcrpy's cassette while ``use`` holds it
 
     @property
     def replaying(self) -> bool:
@@ -96,12 +189,24 @@ class Cassette:
 
     @asynccontextmanager
     async def use(self, site_key: str):
-        """The vcrpy cassette while the attempt talks to its model (None without a cassette)."""
+        """The vcrpy cassette while the attempt talks to its model (None without a cassette).
+        ``CassetteUnreadable`` before any request when the file cannot hold a cassette, or holds one
+        vcrpy could not replay (``recorded_interactions``; record mode ``all`` does not read it)."""
         if self.path is None:
             yield None
             return
         import vcr
         from vcr.patch import PATCHER_NAMES
+
+        path = Path(self.path)
+        problem = path_problem(path)
+        if problem is None and self.record_mode is not RecordMode.ALL and path.is_file():
+            try:
+                recorded_interactions(path)
+            except CassetteUnreadable as exc:
+                problem = str(exc)
+        if problem is not None:
+            raise CassetteUnreadable(f"{problem}; {self.rerecord_hint}")
 
         def drop_cookies(response: dict) -> dict:
             response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() != "set-cookie"}
@@ -117,21 +222,35 @@ class Cassette:
             filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
             skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
         )
+        recorder.register_matcher("conversation", conversation)
+        if self.record_mode is RecordMode.ALL:
+            recorder.register_persister(rerecording())
         async with self.turn():
             with ExitStack() as stack:
                 try:
-                    cassette = stack.enter_context(recorder.use_cassette(str(self.path)))
-                except Exception as exc:  # vcrpy's loader: a KeyError, TypeError ... on a damaged file
-                    raise CassetteUnreadable(self.unloadable(exc)) from exc
-                yield cassette
+                    self.recording = stack.enter_context(recorder.use_cassette(str(path)))
+                except Exception as exc:  # vcrpy's loader, on damage recorded_interactions does not know
+                    raise CassetteUnreadable(
+                        f"cassette {path} cannot be loaded ({type(exc).__name__}: {exc}); {self.rerecord_hint}"
+                    ) from exc
+                try:
+                    yield self.recording
+                finally:
+                    self.recording = None
 
-    def unloadable(self, exc: Exception) -> str:
-        """What is wrong with a cassette vcrpy could not load: where, when its structure says."""
-        try:
-            recorded_interactions(Path(self.path or ""))
-        except CassetteUnreadable as found:
-            return f"{found}; {self.rerecord_hint}"
-        return f"cassette {self.path} cannot be loaded ({type(exc).__name__}: {exc}); {self.rerecord_hint}"
+    def unplayed(self, recording) -> str | None:
+        """After a conversation that ended well: on replay, the recorded requests it never made (a
+        faithful replay makes them all), said as the attempt's error; else None."""
+        if recording is None or not recording.write_protected:  # recording, not replaying
+            return None
+        left = [number for number in range(1, len(recording) + 1) if not recording.play_counts[number - 1]]
+        if not left:
+            return None
+        return (
+            f"cassette {self.path} (record mode {self.record_mode}) holds {len(recording)} model requests, the "
+            f"attempt made {len(recording) - len(left)}: interaction(s) {numbers(left)} were not replayed, so the "
+            f"agent's conversation is not the recorded one; {self.rerecord_hint}"
+        )
 
     def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
         """On replay, the endpoint the cassette was recorded against (so replays need no flag)."""
@@ -142,25 +261,77 @@ class Cassette:
         return None
 
     def failure(self, exc: BaseException) -> BaseException | None:
-        """The cassette's part in ``exc``: the miss behind it (vcrpy's or ours), or, on replay, a
-        recorded response the SDK could not read as JSON (the SDKs raise that unwrapped)."""
+        """What makes ``exc`` a failed model request rather than a crash: the cassette's miss behind
+        it (vcrpy's or ours), or a response the SDK could not read as JSON (the SDKs raise that
+        unwrapped), recorded or live."""
         found = failure_in(exc)
-        if found is None and self.replaying and isinstance(exc, json.JSONDecodeError):
+        if found is None and isinstance(exc, json.JSONDecodeError):
             return exc
         return found
 
     def describe_failure(self, exc: BaseException, request_number: int) -> str | None:
-        """The attempt's error when ``exc`` is the cassette's doing (``failure``), else None."""
+        """The attempt's error when ``exc`` is the cassette's doing (``failure``), else None (a live
+        answer that is not JSON is the endpoint's)."""
         found = self.failure(exc)
-        if found is None:
+        if found is None or self.path is None:
             return None
         cassette = f"cassette {self.path} (record mode {self.record_mode})"
         if isinstance(found, json.JSONDecodeError):
+            if self.recording is None or self.recording.play_count < request_number:
+                return None  # the endpoint answered it (the request was recorded, not replayed)
             problem = f"holds a response to model request {request_number} that is not JSON ({found})"
             return f"{cassette} {problem}; {self.rerecord_hint}"
         # vcrpy's own "How to fix" speaks of its options (allow_playback_repeats ...), not the sandbox's
-        said = str(found).split("\nHow to fix:")[0].rstrip()
+        said = explained_miss(found) or str(found).split("\nHow to fix:")[0].rstrip()
         return f"{cassette} cannot answer model request {request_number}; {self.rerecord_hint}.\n{said}"
+
+
+def rerecording():
+    """vcrpy's file persister for record mode ``all``, which records from scratch: it does not read
+    the file, so a damaged one is replaced rather than refused."""
+    from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+
+    class Rerecording(FilesystemPersister):
+        @classmethod
+        def load_cassette(cls, cassette_path, serializer):
+            raise CassetteNotFoundError()
+
+    return Rerecording
+
+
+def explained_miss(found: BaseException) -> str | None:
+    """What vcrpy's miss means, against the cassette's order: the agent made more requests than the
+    recording holds, or one unlike the next one recorded (its endpoint, or where the conversation
+    differs). None when the cassette is empty or missing, which vcrpy's own message says well."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    if not isinstance(found, CannotOverwriteExistingCassetteException) or found.failed_request is None:
+        return None
+    recording, sent = found.cassette, found.failed_request
+    if not len(recording):
+        return None
+    number = next((n for n in range(len(recording)) if not recording.play_counts[n]), None)
+    if number is None:
+        return f"{sent.method} {sent.uri}: the agent made more requests than the {len(recording)} recorded"
+    recorded = recording.data[number][0]
+    request = f"{sent.method} {sent.uri} is not the request recorded as interaction {number + 1}"
+    if (recorded.method, recorded.uri) != (sent.method, sent.uri):
+        return f"{request}, {recorded.method} {recorded.uri}"
+    said = differences(masked(recorded.body), masked(sent.body))
+    if not said:
+        return None
+    return f"{request}: the agent's request changed since the recording ({'; '.join(said)})"
+
+
+def numbers(values: list[int]) -> str:
+    """``[3, 4, 5, 9]`` as ``3-5, 9``."""
+    runs: list[list[int]] = []
+    for value in values:
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 def failure_in(exc: BaseException) -> BaseException | None:

@@ -4,6 +4,7 @@ agent module writes only its SDK's conversation loop (``converse``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -86,7 +87,11 @@ class ModelAgent:
     async def run(self, task: AgentTask) -> AgentResult:
         try:
             async with self.cassette.use(task.site_key) as cassette:
-                return await self.converse(task, cassette)
+                result = await self.converse(task, cassette)
+                unplayed = self.cassette.unplayed(cassette) if result.status == "completed" else None
+                if unplayed is not None:  # a replay that ended sooner than the recording
+                    return dataclasses.replace(result, status="error", error=unplayed)
+                return result
         except CassetteUnreadable as exc:  # vcrpy could not load it: no request was made
             return AgentResult(output="", status="error", details=self.details(None), error=str(exc))
 
