@@ -337,7 +337,8 @@ async def test_a_recorded_response_that_is_not_json_is_refused_under_new_episode
 @by_api
 async def test_a_live_answer_that_is_not_json_under_new_episodes_names_the_endpoint(sandbox, tmp_path, api):
     """The attempt crashed in a bare JSONDecodeError; now it is the endpoint's error, not the
-    cassette's (which answered the first request well)."""
+    cassette's (which answered the first request well), and the answer is not recorded (the next
+    replay refused the cassette it made)."""
     from aiohttp import web
 
     async def not_json(_: web.Request) -> web.Response:
@@ -365,6 +366,7 @@ async def test_a_live_answer_that_is_not_json_under_new_episodes_names_the_endpo
         and "(JSONDecodeError): Expecting value" in (attempt["error"])
     ), attempt["error"]
     assert str(cassette) not in attempt["error"]
+    assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 1
 
 
 @by_api

@@ -208,15 +208,22 @@ class Cassette:
         if problem is not None:
             raise CassetteUnreadable(f"{problem}; {self.rerecord_hint}")
 
-        def drop_cookies(response: dict) -> dict:
+        def recordable(response: dict) -> dict | None:
+            """The response as recorded, without cookies; None (not recorded) for one a replay would
+            refuse, such as a successful JSON answer that is not JSON: the attempt fails on it now,
+            and the cassette stays one that replays."""
             response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() != "set-cookie"}
+            try:
+                check_response(path, 0, response)
+            except CassetteUnreadable:
+                return None
             return response
 
         recorder = vcr.VCR(
             record_mode=self.record_mode.value,
             match_on=MATCH_ON,
             filter_headers=NOT_RECORDED_HEADERS,
-            before_record_response=drop_cookies,
+            before_record_response=recordable,
             decode_compressed_response=True,
             drop_unused_requests=self.record_mode is RecordMode.ALL,
             filter_sensitive_data={SITE_KEY_PLACEHOLDER: site_key},
