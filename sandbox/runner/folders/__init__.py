@@ -1,0 +1,46 @@
+"""Reading attempt and batch folders back, including folders written by older versions or by a
+killed run: every file is optional; what is missing or unreadable is named in ``problems``,
+never raised. One job per module:
+
+    _attempt   AttemptFolder.load(path): one attempt (attempt.json as an ``AttemptRecord``,
+               score.json, output.txt, trace.jsonl, agent.stderr.txt); is_attempt_folder(path)
+    _records   read_attempt_record(data): attempt.json's data, unreadable fields left out;
+               score_problem(data): what makes score.json's data no score report
+    _batch     batch_attempts(path): a batch folder's attempt folders, in name order;
+               left_out_folders(path): those with attempt files under a name the runner never
+               gives; resolve_batch(path): the batch a folder given to the readers names
+    _outcome   outcome(folder): the folder as an AttemptOutcome (for the summary table);
+               reselected(outcomes): run selection read back from the folder names
+    _summary   read_summary(batch_dir): summary.json, or the same data rebuilt from the folders
+    _kinds     the JSON kinds the checks expect, and how a message names them
+"""
+
+from sandbox.runner.folders._attempt import ATTEMPT_MARKERS, AttemptFolder, is_attempt_folder
+from sandbox.runner.folders._batch import (
+    batch_attempts,
+    left_out_folders,
+    left_out_note,
+    resolve_batch,
+    runner_named,
+)
+from sandbox.runner.folders._outcome import number_or_zero, outcome, reselected
+from sandbox.runner.folders._records import read_attempt_record, score_problem
+from sandbox.runner.folders._summary import read_summary, summary_problem
+
+__all__ = [
+    "ATTEMPT_MARKERS",
+    "AttemptFolder",
+    "batch_attempts",
+    "is_attempt_folder",
+    "left_out_folders",
+    "left_out_note",
+    "number_or_zero",
+    "outcome",
+    "read_attempt_record",
+    "read_summary",
+    "reselected",
+    "resolve_batch",
+    "runner_named",
+    "score_problem",
+    "summary_problem",
+]

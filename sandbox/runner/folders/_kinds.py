@@ -1,0 +1,17 @@
+"""The JSON kinds the folder readers expect of a value, and how a message names them. Imports
+nothing of the project."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NUMBER = (int, float)
+KIND_SAID: dict[Any, str] = {
+    str: "a string", int: "a whole number", NUMBER: "a number", bool: "true or false", dict: "an object",
+    list: "a list",
+}  # fmt: skip
+
+
+def of_kind(value: Any, kind: Any) -> bool:
+    """Whether ``value`` is of ``kind`` as JSON has it: ``true`` is no number."""
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))

@@ -1,0 +1,130 @@
+"""A batch's ``summary.json`` read back, checked, with each attempt's folder where the batch is
+now; or the same data rebuilt from the attempt folders (an older batch, a killed one, or an
+edited file), with a note saying what could not be counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sandbox.runner.attempt import UNFINISHED
+from sandbox.runner.batch import SUMMARY_FILE, summarise
+from sandbox.runner.compare import comparison
+from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
+from sandbox.runner.folders._batch import batch_attempts, left_out_folders, left_out_note
+from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, of_kind
+from sandbox.runner.folders._outcome import outcome, reselected
+from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
+
+# What the readers take from every entry of a summary.json (``summarise``'s rows; of
+# ``AttemptOutcome.to_json``'s attempts, those older batches have too), with its JSON type: an entry
+# without one, or with another type, is a damaged file.
+SUMMARY_ROW_KEYS: dict[str, Any] = {
+    "pack": str, "agent": str, "attempts": int, "qualified_passes": int, "error_free_passes": int,
+    "mean_field_accuracy": NUMBER, "median_seconds": NUMBER, "mean_tool_calls": NUMBER, "statuses": dict,
+}  # fmt: skip
+ATTEMPT_KEYS: dict[str, Any] = {
+    "pack": str, "agent": str, "directory": str, "status": str, "elapsed_seconds": NUMBER, "qualified_pass": bool,
+    "error_free": bool, "field_accuracy": NUMBER, "tool_calls": int,
+}  # fmt: skip
+OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {"cost_usd": NUMBER, "selection": str, "interruption": str}
+
+
+def summary_problem(data: Any, batch_dir: Path) -> str | None:
+    """What makes ``data`` no usable summary of ``batch_dir`` (an edited or damaged file), or None."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("summary"), list)
+        or not isinstance(data.get("attempts"), list)
+    ):
+        return "not a summary: no summary and attempts lists"
+    if not (data["attempts"] and data["summary"]):  # attempt folders to rebuild from? (read only then)
+        here = is_attempt_folder(batch_dir) or bool(batch_attempts(batch_dir))
+        if not data["attempts"] and here:
+            return "it lists no attempt"  # a batch stopped before any attempt ended has none, and none here
+        if data["attempts"] and here:
+            return "it has no table rows for its attempts"
+    for what, entries, keys in (
+        ("row", data["summary"], SUMMARY_ROW_KEYS),
+        ("attempt", data["attempts"], ATTEMPT_KEYS),
+    ):
+        for number, entry in enumerate(entries, start=1):
+            if not isinstance(entry, dict):
+                return f"its {what} {number} is not an object"
+            for key, kind in keys.items():
+                value = entry.get(key)
+                if key not in entry:
+                    return f"its {what} {number} has no {key}"
+                if not of_kind(value, kind):
+                    return f"its {what} {number} has {key} {value!r}, not {KIND_SAID[kind]}"
+    for number, entry in enumerate(data["attempts"], start=1):
+        for key, kind in OPTIONAL_ATTEMPT_KEYS.items():
+            value = entry.get(key)
+            if value is not None and not of_kind(value, kind):
+                return f"its attempt {number} has {key} {value!r}, not {KIND_SAID[kind]} or null"
+    return None
+
+
+def with_local_folders(data: dict[str, Any], batch_dir: Path) -> dict[str, Any]:
+    """``data`` with each attempt's folder the one in ``batch_dir`` (where the batch is now: it
+    may have been copied or moved since ``summary.json`` was written), where there is one."""
+    for attempt in data["attempts"]:
+        recorded = Path(str(attempt["directory"]))
+        local = batch_dir if is_attempt_folder(batch_dir) else batch_dir / recorded.name
+        if local.is_dir():
+            attempt["directory"] = str(local)
+    return data
+
+
+def read_summary(batch_dir: Path) -> dict[str, Any]:
+    """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
+    batches have none; one whose file is unreadable gets a ``note`` saying so). Raises
+    ``FileNotFoundError`` when the folder holds no attempt."""
+    batch_dir = Path(batch_dir)
+    file = batch_dir / SUMMARY_FILE
+    note = None
+    if file.is_file():
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            problem = summary_problem(data, batch_dir)
+            if problem is None:
+                return with_local_folders(data, batch_dir)
+            raise ValueError(problem)
+        except (OSError, ValueError) as exc:  # cut short, edited, not UTF-8: the attempt folders still say it all
+            note = f"{file} is unreadable ({str(exc).splitlines()[0][:200]}); rebuilt from the attempt folders"
+    if is_attempt_folder(batch_dir):
+        folders = [AttemptFolder.load(batch_dir)]
+    else:
+        folders = batch_attempts(batch_dir) if batch_dir.is_dir() else []
+    if not batch_dir.exists():
+        raise FileNotFoundError(f"no such folder: {batch_dir}")
+    left_out = [] if is_attempt_folder(batch_dir) or not batch_dir.is_dir() else left_out_folders(batch_dir)
+    if not folders:
+        raise FileNotFoundError(
+            f"{batch_dir} holds no summary.json and no attempt folder "
+            f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
+            + (f"; {left_out_note(left_out)}" if left_out else "")
+        )
+    outcomes = reselected([outcome(f) for f in folders])
+    said = [left_out_note(left_out)] if left_out else []
+    unfinished = [o.directory.name for o in outcomes if o.status == UNFINISHED]
+    if unfinished:
+        said.append(
+            f"{len(unfinished)} attempt(s) have no attempt.json: the batch is still running, was killed, "
+            f"or could not write them (a full disk); not counted as qualified passes ({', '.join(unfinished)})"
+        )
+    unreadable = [f for f in folders if f.attempt is None and f.record_damage is not None]
+    if unreadable:
+        said.append(
+            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read "
+            f"({'; '.join(f'{f.name}: {f.record_damage}' for f in unreadable)}): how they ended is unknown; "
+            "not counted as qualified passes"
+        )
+    if said:
+        note = "; ".join([note, *said] if note else said)
+    rates = {f.attempt.credits_per_dollar for f in folders if f.attempt and f.attempt.credits_per_dollar}
+    attempts = [o.to_json() for o in outcomes]
+    rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
+    rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
+    return {**rebuilt, "note": note} if note else rebuilt
