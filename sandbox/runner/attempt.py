@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
@@ -70,9 +70,11 @@ def package_versions() -> dict[str, str]:
 class AttemptRecord(BaseModel):
     """``attempt.json``: which pack and agent, how the attempt ended, what it cost and with which
     versions. Written by ``run_attempt``; read back by ``sandbox.runner.folders``, where a field an
-    older version (or another writer) left out is None."""
+    older version (or another writer) left out is None. A number is finite (JSON has no NaN; a
+    damaged file's ``NaN`` is unreadable, as are a negative time or cost and a start that is no
+    ISO-8601 time), so no reader counts one."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     pack: str = Field(description="The executed pack's id.")
     scoring_pack: str | None = Field(default=None, description="The workflow's reviewed pack, which scored it.")
@@ -86,10 +88,10 @@ class AttemptRecord(BaseModel):
     run_id: str | None = Field(default=None, description="The tool server's run id (the trace header's run_id).")
     started_at: str | None = Field(default=None, description="When the agent was started (ISO-8601 UTC, milliseconds).")
     elapsed_seconds: float | None = Field(
-        default=None, description="The agent's measured time: from its start to its answer or its stop."
+        default=None, ge=0, description="The agent's measured time: from its start to its answer or its stop."
     )
     dispatch_wait_seconds: float | None = Field(
-        default=None, description="How long the attempt waited for its turn under --concurrency (not in elapsed)."
+        default=None, ge=0, description="How long the attempt waited for its turn under --concurrency (not in elapsed)."
     )
     time_limit_seconds: int | float | None = Field(default=None, description="The time limit the agent was given.")
     status: str | None = Field(
@@ -99,13 +101,13 @@ class AttemptRecord(BaseModel):
     )
     error: str | None = Field(default=None, description="The agent's error message (None when it completed).")
     tool_calls: dict[str, int] | None = Field(default=None, description="Calls per tool, from the trace.")
-    tool_calls_total: int | None = Field(default=None, description="Every call line of the trace.")
+    tool_calls_total: int | None = Field(default=None, ge=0, description="Every call line of the trace.")
     token_usage: dict[str, int] | None = Field(default=None, description="A model agent's tokens (None: no model).")
     cost_usd: float | None = Field(
-        default=None, description="The tokens' cost at the batch's --prices (None: unknown, or no prices)."
+        default=None, ge=0, description="The tokens' cost at the batch's --prices (None: unknown, or no prices)."
     )
     credits_per_dollar: float | None = Field(
-        default=None, description="The batch's --prices credit rate (None: no prices given)."
+        default=None, gt=0, description="The batch's --prices credit rate (None: no prices given)."
     )
     agent_details: dict[str, Any] | None = Field(
         default=None, description="What the agent reported about itself (exit code, turns, ...)."
@@ -132,9 +134,34 @@ class AttemptRecord(BaseModel):
     how: str | None = Field(default=None, description="A hand-made attempt: how it was written.")
     demonstrates: list[str] | None = Field(default=None, description="A hand-made attempt: what it shows.")
 
+    @field_validator("started_at")
+    @classmethod
+    def _an_iso_time(cls, value: str | None) -> str | None:
+        if value is not None:
+            datetime.fromisoformat(value)  # a ValueError: not an ISO-8601 time
+        return value
+
     def to_json(self) -> str:
         """The file's text: the fields the writer gave (None included), in the order above."""
         return json.dumps(self.model_dump(mode="json", exclude_unset=True), indent=2, ensure_ascii=False) + "\n"
+
+
+def read_attempt_record(data: dict[str, Any]) -> tuple[AttemptRecord | None, list[str]]:
+    """``attempt.json``'s data as an ``AttemptRecord`` and what could not be read: a field this
+    version does not know, or of the wrong type, is left out and named (None: no pack named)."""
+    data = dict(data)
+    problems: list[str] = []
+    while True:
+        try:
+            return AttemptRecord.model_validate(data), problems
+        except ValidationError as exc:
+            unreadable = {str(error["loc"][0]): error["msg"] for error in exc.errors() if error["loc"]}
+            if not unreadable or not unreadable.keys() <= data.keys() or "pack" in unreadable:
+                why = "; ".join(f"{name}: {message}" for name, message in unreadable.items()) or str(exc)
+                return None, [*problems, f"attempt.json is unreadable ({why})"]
+            for name, message in sorted(unreadable.items()):
+                problems.append(f"attempt.json field {name!r} left out: {message}")
+                del data[name]
 
 
 def attempt_status(agent_status: str, score_status: str | None) -> str:
@@ -166,12 +193,15 @@ class AttemptOutcome:
         return {**self.__dict__, "directory": str(self.directory)}
 
 
+def time_known(status: str) -> bool:
+    """Whether an attempt of this status has a known time (an unfinished or unreadable one's 0 is none)."""
+    return status not in (UNFINISHED, UNREADABLE)
+
+
 def median_seconds(elapsed: list[tuple[str, float]]) -> float:
-    """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known
-    (an unfinished or unreadable one's 0 is none); over all of them when none is."""
-    known = [seconds for status, seconds in elapsed if status not in (UNFINISHED, UNREADABLE)] or [
-        s for _, s in elapsed
-    ]
+    """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known;
+    over all of them when none is."""
+    known = [seconds for status, seconds in elapsed if time_known(status)] or [s for _, s in elapsed]
     return round(statistics.median(known), 3)
 
 

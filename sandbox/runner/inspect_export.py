@@ -61,7 +61,8 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from sandbox import __version__
-from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder
+from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, outcome
 from sandbox.runner.transcript import TRANSCRIPT_FILE
 from toolserver.contract.trace import CallRecord
 
@@ -169,9 +170,10 @@ def model_name(agent: str) -> str:
 
 
 def attempt_sample(attempt: AttemptFolder) -> EvalSample:
-    record = attempt.attempt
-    pack = attempt.pack or attempt.name
-    agent = (record.agent if record else None) or "unknown"
+    counted = outcome(attempt)  # as `sandbox results` counts it: a damaged record's values are not taken
+    record = attempt.attempt if attempt.counted else None
+    pack = counted.pack
+    agent = counted.agent
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
     prompt = read_text(attempt.path / "prompt.txt")
@@ -187,7 +189,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
         "agent": agent,
         "attempt": attempt.name,
         "folder": str(attempt.path),
-        "status": record.status if record else None,
+        "status": counted.status,
         "error": record.error if record else None,
         "run_id": record.run_id if record else None,
         "elapsed_seconds": elapsed,
@@ -204,7 +206,8 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
         ),
         *conversation.events,
     ]
-    score = sample_score(attempt.score, output, attempt.record_problem) if attempt.score else None
+    damage = [problem for problem in (attempt.record_problem, attempt.trace_problem) if problem]
+    score = sample_score(attempt.score, output, counted, damage) if attempt.score else None
     if score is not None:
         events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
     messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
@@ -234,18 +237,20 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     )
 
 
-def sample_score(report: dict[str, Any], output: str, record_problem: str | None = None) -> Score:
+def sample_score(
+    report: dict[str, Any], output: str, counted: AttemptOutcome, damage: list[str] | None = None
+) -> Score:
     """score.json as the live task's score: the same values (plus ``gates_ok``), the verdict's
-    parts in its metadata. An attempt with no readable record (``record_problem``) is no
-    qualified pass, as ``sandbox results`` counts it."""
+    parts in its metadata. The qualified pass and field accuracy are the attempt's as ``sandbox
+    results`` counts them (``counted``): a damaged folder's (``damage`` says why) are not
+    score.json's, which its metadata keeps."""
     gates = report.get("gates") or {}
     fields = report.get("fields") or []
-    reasons = [record_problem] if record_problem else []
-    reasons += report.get("reasons") or []
+    reasons = (damage or []) + (report.get("reasons") or [])
     return Score(
         value={
-            "qualified_pass": float(report.get("qualified_pass") is True and not record_problem),
-            "field_accuracy": float(report.get("field_accuracy") or 0.0),
+            "qualified_pass": float(counted.qualified_pass),
+            "field_accuracy": counted.field_accuracy,
             "critical_failures": float(len(report.get("critical_failures") or [])),
             "gates_ok": float(bool(gates.get("ok"))),
         },

@@ -78,8 +78,9 @@ def junit_xml(batch_dir: Path) -> str:
                 if (folder.path / "score.txt").is_file()
                 else "\n".join(folder.reasons())
             )
-            if folder.record_problem and folder.record_problem not in text:  # score.txt may call it a pass
-                text = f"{folder.record_problem}\n\n{text}"
+            for problem in (folder.trace_problem, folder.record_problem):  # score.txt may call it a pass
+                if problem and problem not in text:
+                    text = f"{problem}\n\n{text}"
             failure.text = xml_text(text)
         cases.append(case)
     started = min(starts, default=datetime.now(UTC))

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sandbox.runner.attempt import read_attempt_record
 from toolserver.contract.trace import CallRecord, parse_trace
 
 ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
@@ -166,13 +167,16 @@ def with_attempt_files(recording: Recording, folder: Path) -> Recording:
     if not isinstance(attempt, dict):
         raise ValueError(f"{attempt_file} is not a JSON object")
     recording.folder = folder
-    own = attempt.get("pack_path")  # a pack of the user's own, loaded from its folder
-    recording.pack = (
-        (own if isinstance(own, str) and Path(own).is_dir() else None) or attempt.get("pack") or recording.pack
-    )
-    recording.pack_checksum = attempt.get("pack_checksum")
-    recording.site_key = attempt.get("site_key") or recording.site_key
-    recording.elapsed_seconds = attempt.get("elapsed_seconds")
+    # read as every reader of attempt folders reads it: a field of the wrong type (a pack that is no
+    # name, a time that is no number) is left out and said, never replayed or scored with
+    record, problems = read_attempt_record(attempt) if attempt else (None, [])
+    recording.problems += problems
+    if record is not None:
+        own = record.pack_path  # a pack of the user's own, loaded from its folder
+        recording.pack = (own if own and Path(own).is_dir() else None) or record.pack
+        recording.pack_checksum = record.pack_checksum
+        recording.site_key = record.site_key or recording.site_key
+        recording.elapsed_seconds = record.elapsed_seconds
     recording.output = text_of(output_file) if output_file.is_file() else None
     return recording
 

@@ -35,17 +35,47 @@ def test_a_ray_crash_record_reads():
 
 def test_unreadable_fields_are_left_out_and_named(tmp_path):
     (tmp_path / "attempt.json").write_text(
-        json.dumps({"pack": "bid-intake", "status": "completed", "elapsed_seconds": "slow", "colour": "red"})
+        json.dumps({"pack": "bid-intake", "status": "completed", "tool_calls_total": "many", "colour": "red"})
     )
     folder = AttemptFolder.load(tmp_path)
     assert folder.attempt == AttemptRecord(pack="bid-intake", status="completed")
     assert "attempt.json field 'colour' left out: Extra inputs are not permitted" in folder.problems
-    assert any(p.startswith("attempt.json field 'elapsed_seconds' left out: ") for p in folder.problems)
-    assert outcome(folder).elapsed_seconds == 0.0 and outcome(folder).status == "completed"
+    assert any(p.startswith("attempt.json field 'tool_calls_total' left out: ") for p in folder.problems)
+    assert folder.counted and outcome(folder).status == "completed" and outcome(folder).tool_calls == 0
 
     (tmp_path / "attempt.json").write_text(json.dumps({"agent": "reference"}))
     folder = AttemptFolder.load(tmp_path)
     assert folder.attempt is None and "attempt.json is unreadable (pack: Field required)" in folder.problems
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"status": 7}, "attempt.json field 'status' is unreadable (7): how the agent ended is unknown"),
+        ({"status": None}, "attempt.json field 'status' is unreadable (null): how the agent ended is unknown"),
+        ({"elapsed_seconds": "slow"}, "attempt.json field 'elapsed_seconds' is unreadable (\"slow\"): its time is"),
+        ({"elapsed_seconds": float("nan")}, "attempt.json field 'elapsed_seconds' is unreadable (NaN): its time is"),
+        ({"elapsed_seconds": -3.0}, "attempt.json field 'elapsed_seconds' is unreadable (-3.0): its time is"),
+    ],
+    ids=["status-a-number", "status-null", "elapsed-a-word", "elapsed-nan", "elapsed-negative"],
+)
+def test_a_field_the_counts_rest_on_that_cannot_be_read_leaves_the_record_uncounted(tmp_path, fields, said):
+    """Its pack readable, its status or time not: the rest of the record was taken, and counted."""
+    record = {"pack": "bid-intake", "agent": "a", "status": "completed", "elapsed_seconds": 3.0, "cost_usd": 0.5}
+    (tmp_path / "attempt.json").write_text(json.dumps(record | fields))
+    folder = AttemptFolder.load(tmp_path)
+    assert folder.attempt is not None and not folder.counted and folder.record_damage.startswith(said)
+    assert folder.record_problem.endswith("and its score is not counted") and folder.reasons()[0].startswith(said)
+    counted = outcome(folder)
+    assert (counted.status, counted.agent, counted.elapsed_seconds, counted.cost_usd) == ("unreadable", "a", 0.0, None)
+
+
+def test_values_no_writer_gives_are_left_out(tmp_path):
+    """A start that is no ISO time crashed the JUnit and Inspect exports; a NaN cost the comparison."""
+    values = {"started_at": "yesterday", "cost_usd": float("nan"), "credits_per_dollar": 0, "tool_calls_total": -1}
+    record, problems = read_attempt_record({"pack": "bid-intake", "status": "completed", **values})
+    assert record == AttemptRecord(pack="bid-intake", status="completed")
+    assert sorted(p.split("'")[1] for p in problems) == sorted(values)
 
 
 def test_the_attempt_status_says_when_an_evaluator_raised():

@@ -20,6 +20,7 @@ from sandbox.runner.batch import interleaved, write_summary
 from sandbox.runner.compare import comparison, dollars
 from sandbox.runner.folders import read_summary
 from sandbox.runner.report import render_leaderboard
+from tests.support.attempt_folders import scored_attempt
 
 
 def outcome(folder: Path, agent: str = "a", pack: str = "controlled-form", **fields) -> AttemptOutcome:
@@ -184,16 +185,6 @@ def test_the_leaderboard_links_a_cells_selected_attempts_and_shows_the_notes(tmp
     cell = re.search(r"<td style=[^>]*>2/2((?: <a [^>]*>#\d</a>)*)</td>", page)
     assert cell is not None and re.findall(r'href="([^"]+)/report.html"', cell.group(1)) == ["r", "s-r1"]
     assert "Note: court-docket: its attempts ran on 2 versions of the pack" in page
-
-
-def scored_attempt(folder: Path, record: bytes | None = None) -> Path:
-    """An attempt folder the runner would write, qualified (the reference controlled-form's
-    score.json); ``record``: its attempt.json's bytes instead of a readable record."""
-    folder.mkdir(parents=True)
-    shutil.copy(FIXTURES_DIR / "attempts" / "reference" / "controlled-form" / "score.json", folder / "score.json")
-    good = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=3.0).to_json()
-    (folder / "attempt.json").write_bytes(good.encode() if record is None else record)
-    return folder
 
 
 DAMAGED_RECORDS = {

@@ -4,7 +4,8 @@ never raised. One job per module:
 
     _attempt   AttemptFolder.load(path): one attempt (attempt.json as an ``AttemptRecord``,
                score.json, output.txt, trace.jsonl, agent.stderr.txt); is_attempt_folder(path)
-    _records   read_attempt_record(data): attempt.json's data, unreadable fields left out;
+    _records   counted_field_damage(data, record): why attempt.json's record cannot be counted
+               (read by ``sandbox.runner.attempt.read_attempt_record``, here too);
                score_problem(data): what makes score.json's data no score report
     _batch     batch_attempts(path): a batch folder's attempt folders, in name order;
                left_out_folders(path): those with attempt files under a name the runner never
@@ -15,6 +16,7 @@ never raised. One job per module:
     _kinds     the JSON kinds the checks expect, and how a message names them
 """
 
+from sandbox.runner.attempt import read_attempt_record
 from sandbox.runner.folders._attempt import ATTEMPT_MARKERS, AttemptFolder, is_attempt_folder
 from sandbox.runner.folders._batch import (
     batch_attempts,
@@ -24,7 +26,7 @@ from sandbox.runner.folders._batch import (
     runner_named,
 )
 from sandbox.runner.folders._outcome import number_or_zero, outcome, reselected
-from sandbox.runner.folders._records import read_attempt_record, score_problem
+from sandbox.runner.folders._records import score_problem
 from sandbox.runner.folders._summary import read_summary, summary_problem
 
 __all__ = [

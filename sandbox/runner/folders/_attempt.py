@@ -1,5 +1,14 @@
 """One attempt folder read back, written by this version, an older one or a killed run: every
-file is optional; what is missing or unreadable is named in ``problems``, never raised."""
+file is optional; what is missing or unreadable is named in ``problems``, never raised.
+
+What a damaged folder counts as (``qualified``, ``counted``; ``sandbox.runner.folders._outcome``):
+the benchmark keeps every selected attempt, so a damaged one stays in the count, as an attempt
+that proves nothing. With ``attempt.json`` missing (``unfinished``) or unreadable, whole or in a
+field the counts rest on (``unreadable``), how the agent ended is unknown: no qualified pass,
+field accuracy 0, time and cost unknown. With ``trace.jsonl`` damaged (a line cut short or not a
+trace line) the gates cannot be checked against it, and a qualified pass is not counted (the
+measurement gate fails such a trace); the field accuracy, which rests on the answer, still is.
+Each says why in its reason."""
 
 from __future__ import annotations
 
@@ -8,16 +17,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.runner.attempt import AttemptRecord
-from sandbox.runner.folders._records import read_attempt_record, score_problem
+from sandbox.runner.attempt import AttemptRecord, read_attempt_record
+from sandbox.runner.folders._records import counted_field_damage, score_problem
 from sandbox.runner.reasons import failure_reasons
-from toolserver.contract.trace import Trace, parse_trace
+from toolserver.contract.trace import TRACE_FORMAT, Trace, parse_trace
 
 ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
 
 
 def is_attempt_folder(path: Path) -> bool:
     return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
+
+
+def trace_damage(trace: Trace) -> str | None:
+    """What is wrong with the trace's lines (cut short, not a trace line), or None. A trace of a
+    newer format than this version reads is not damaged: what it could not read is in ``problems``."""
+    written = (trace.header or {}).get("format")
+    if isinstance(written, int) and written > TRACE_FORMAT:
+        return None
+    lines = [problem for problem in trace.problems if problem.startswith("line ")]
+    if not lines:
+        return None
+    return f"trace.jsonl is damaged ({lines[0]}" + (f"; +{len(lines) - 1} more)" if len(lines) > 1 else ")")
 
 
 @dataclass
@@ -30,17 +51,13 @@ class AttemptFolder:
     stderr: str | None = None
     problems: list[str] = field(default_factory=list)
     score_damage: str | None = None  # why score.json was not taken (an edited file), if so
-    record_damage: str | None = None  # why attempt.json, which is there, was not taken, if so
+    record_damage: str | None = None  # why attempt.json, which is there, cannot be counted, if so
+    trace_damage: str | None = None  # what is wrong with trace.jsonl's lines, if anything
 
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
         folder = cls(Path(path))
-        attempt, folder.record_damage = folder._json("attempt.json")
-        if attempt is not None:
-            folder.attempt, problems = read_attempt_record(attempt)
-            folder.problems += problems
-            if folder.attempt is None:
-                folder.record_damage = problems[-1]
+        folder._read_record()
         folder.score, damage = folder._json("score.json")
         if folder.score is not None and (problem := score_problem(folder.score)):
             damage = f"score.json is damaged ({problem})"
@@ -54,9 +71,27 @@ class AttemptFolder:
         if trace_text is not None:
             folder.trace = parse_trace(trace_text)
             folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]
+            folder.trace_damage = trace_damage(folder.trace)
             if folder.trace.end is None and folder.trace.header is not None:
                 folder.problems.append("trace.jsonl has no run_end line: the run was cut short (killed?)")
         return folder
+
+    def _read_record(self) -> None:
+        """attempt.json as ``attempt`` (the fields it can read) and, when it cannot be counted,
+        ``record_damage``: what is wrong and what is unknown for it."""
+        data, damage = self._json("attempt.json")
+        unknown = "how the agent ended"
+        if data is not None:
+            self.attempt, problems = read_attempt_record(data)
+            self.problems += problems
+            if self.attempt is None:
+                damage = problems[-1]
+            elif (found := counted_field_damage(data, self.attempt)) is not None:
+                damage, unknown, name = found
+                if not any(p.startswith(f"attempt.json field {name!r}") for p in problems):  # a null: unnamed yet
+                    self.problems.append(damage)
+        if damage is not None:
+            self.record_damage = f"{damage}: {unknown} is unknown"
 
     def _text(self, name: str, required: bool = True) -> str | None:
         file = self.path / name
@@ -105,28 +140,43 @@ class AttemptFolder:
         return None
 
     @property
+    def counted(self) -> bool:
+        """Whether the attempt's score may count: its record (attempt.json, which the runner writes
+        last) is there and readable in the fields the counts rest on."""
+        return self.attempt is not None and self.record_damage is None
+
+    @property
     def qualified(self) -> bool | None:
-        """The score's verdict (None: not scored), counted only with the attempt's record: with
-        attempt.json missing (the runner writes it last) or unreadable, how the agent ended is
-        unknown, and the attempt is no qualified pass whatever score.json says."""
+        """The score's verdict (None: not scored), counted only with the attempt's record and a trace
+        that backs it: with attempt.json missing or unreadable, how the agent ended is unknown; with
+        trace.jsonl damaged, the gates cannot be checked. Either way the attempt is no qualified
+        pass, whatever score.json says."""
         if self.score is None:
             return None
-        return self.attempt is not None and self.score.get("qualified_pass") is True
+        return self.counted and self.trace_damage is None and self.score.get("qualified_pass") is True
 
     @property
     def record_problem(self) -> str | None:
-        """Why the attempt has no record (attempt.json), in words for its reason line; None when it has one."""
-        if self.attempt is not None:
-            return None
+        """Why the attempt's record cannot be counted, in words for its reason line; None when it can."""
         if self.record_damage is not None:
-            return f"{self.record_damage}: how the agent ended is unknown, and its score is not counted"
-        return (
-            "attempt.json is missing: the attempt did not finish (its batch still running, killed, or a "
-            "full disk), and its score is not counted"
-        )
+            return f"{self.record_damage}, and its score is not counted"
+        if self.attempt is None:
+            return (
+                "attempt.json is missing: the attempt did not finish (its batch still running, killed, or a "
+                "full disk), and its score is not counted"
+            )
+        return None
+
+    @property
+    def trace_problem(self) -> str | None:
+        """Why a counted record's qualified pass is not counted (its trace is damaged), in words for
+        its reason line; None when it is, or there is no pass to take back."""
+        if self.trace_damage is None or not self.counted or not (self.score or {}).get("qualified_pass"):
+            return None
+        return f"{self.trace_damage}: the gates cannot be checked against it, and its qualified pass is not counted"
 
     def reasons(self) -> list[str]:
-        reasons = failure_reasons(self.attempt, self.score, self.stderr)
+        reasons = failure_reasons(self.attempt if self.counted else None, self.score, self.stderr)
         if self.score_damage is not None:
             reasons = [self.score_damage if r.startswith("no score.json") else r for r in reasons]
-        return reasons if self.record_problem is None else [self.record_problem, *reasons]
+        return [problem for problem in (self.record_problem, self.trace_problem) if problem] + reasons

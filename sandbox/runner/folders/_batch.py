@@ -24,7 +24,12 @@ def runner_named(path: Path) -> bool:
 
 def batch_attempts(path: Path) -> list[AttemptFolder]:
     """The attempt folders of a batch folder, in name order (not those ``left_out_folders`` names)."""
-    return [AttemptFolder.load(p) for p in _attempt_paths(path)[0]]
+    return [AttemptFolder.load(p) for p in attempt_paths(path)]
+
+
+def attempt_paths(path: Path) -> list[Path]:
+    """The paths of ``batch_attempts``, none of them read."""
+    return _attempt_paths(path)[0]
 
 
 def left_out_folders(path: Path) -> list[str]:

@@ -14,25 +14,31 @@ from sandbox.runner.selection import interruption
 
 
 def outcome(folder: AttemptFolder) -> AttemptOutcome:
-    attempt, score = folder.attempt or AttemptRecord(pack=folder.pack or folder.name), folder.score or {}
+    """The folder's outcome; a damaged folder's as ``AttemptFolder`` says it counts: a record that
+    cannot be counted gives only the attempt's agent (its row); the rest is unknown, none of its
+    score counted (field accuracy 0), and the status says why (unfinished, unreadable)."""
+    record = folder.attempt if folder.counted else None
+    attempt, score = record or AttemptRecord(pack=folder.pack or folder.name), folder.score or {}
     calls = attempt.tool_calls_total
     if calls is None:
         calls = len(folder.trace.calls) if folder.trace else 0
     header = folder.trace.header if folder.trace is not None and folder.trace.header else {}
     # No attempt.json: the attempt is still running, or its batch was killed before writing it
-    # (unfinished); one there that cannot be read (unreadable): how it ended is unknown all the same.
-    status = attempt.status or (
-        "unknown" if folder.attempt else UNREADABLE if folder.record_damage is not None else UNFINISHED
-    )
+    # (unfinished); one there that cannot be counted (unreadable): how it ended is unknown all the
+    # same, and so is its time, even when an evaluator raised on its score.
+    if record is None:
+        status = UNREADABLE if folder.record_damage is not None else UNFINISHED
+    else:
+        status = attempt_status(attempt.status or "unknown", score.get("status"))
     return AttemptOutcome(
         pack=folder.pack or folder.name,
-        agent=attempt.agent or str(header.get("agent") or "unknown"),
+        agent=(folder.attempt.agent if folder.attempt else None) or str(header.get("agent") or "unknown"),
         directory=folder.path,
-        status=attempt_status(status, score.get("status")),
+        status=status,
         elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
         qualified_pass=folder.qualified is True,  # a damaged score.json's "yes" is no pass, nor one without a record
         error_free=folder.qualified is True and score.get("error_free") is True,
-        field_accuracy=number_or_zero(score.get("field_accuracy")),
+        field_accuracy=number_or_zero(score.get("field_accuracy")) if record is not None else 0.0,
         tool_calls=int(calls),
         token_usage=attempt.token_usage,
         reason="; ".join(folder.reasons()),

@@ -1,15 +1,20 @@
-"""The data of an attempt folder's two JSON files, checked: ``attempt.json`` as an
-``AttemptRecord`` (the fields it cannot read left out and named), ``score.json`` as a score
-report the readers can show (or what makes it none). Pure: reads no file."""
+"""The data of an attempt folder's two JSON files, checked: whether ``attempt.json``'s record
+(read by ``read_attempt_record``) can be counted, and whether ``score.json`` is a score report
+the readers can show. Pure: reads no file."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
+from sandbox.evaluation.scoring import short_value
 from sandbox.runner.attempt import AttemptRecord
 from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, of_kind
+
+# The fields of attempt.json the counts rest on, besides ``pack`` (without which it is no record),
+# and what is unknown without them: whether the score may count at all rests on how the agent
+# ended, and its time is in the median. One there but unreadable leaves the record uncountable;
+# any other field (one this version does not know, a malformed note) is left out and named.
+COUNTED_FIELDS = {"status": "how the agent ended", "elapsed_seconds": "its time"}
 
 SCORE_KEYS: dict[str, Any] = {  # as 0.1.0 wrote them too (its reports had no status)
     "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "fields": list,
@@ -17,22 +22,14 @@ SCORE_KEYS: dict[str, Any] = {  # as 0.1.0 wrote them too (its reports had no st
 }  # fmt: skip
 
 
-def read_attempt_record(data: dict[str, Any]) -> tuple[AttemptRecord | None, list[str]]:
-    """``attempt.json``'s data as an ``AttemptRecord`` and what could not be read: a field this
-    version does not know, or of the wrong type, is left out and named (None: no pack named)."""
-    data = dict(data)
-    problems: list[str] = []
-    while True:
-        try:
-            return AttemptRecord.model_validate(data), problems
-        except ValidationError as exc:
-            unreadable = {str(error["loc"][0]): error["msg"] for error in exc.errors() if error["loc"]}
-            if not unreadable or not unreadable.keys() <= data.keys() or "pack" in unreadable:
-                why = "; ".join(f"{name}: {message}" for name, message in unreadable.items()) or str(exc)
-                return None, [*problems, f"attempt.json is unreadable ({why})"]
-            for name, message in sorted(unreadable.items()):
-                problems.append(f"attempt.json field {name!r} left out: {message}")
-                del data[name]
+def counted_field_damage(data: dict[str, Any], record: AttemptRecord) -> tuple[str, str, str] | None:
+    """Why a record read from ``data`` cannot be counted: (what is wrong, what is unknown for it, the
+    field), or None. A field the counts rest on is there but unreadable (another type, null, not a
+    finite number)."""
+    for name, unknown in COUNTED_FIELDS.items():
+        if name in data and getattr(record, name) is None:
+            return f"attempt.json field {name!r} is unreadable ({short_value(data[name], 60)})", unknown, name
+    return None
 
 
 def score_problem(data: dict[str, Any]) -> str | None:

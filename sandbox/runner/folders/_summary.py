@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandbox.runner.attempt import UNFINISHED
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
-from sandbox.runner.folders._batch import batch_attempts, left_out_folders, left_out_note
+from sandbox.runner.folders._batch import attempt_paths, batch_attempts, left_out_folders, left_out_note
 from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, of_kind
 from sandbox.runner.folders._outcome import outcome, reselected
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
@@ -77,6 +76,16 @@ def with_local_folders(data: dict[str, Any], batch_dir: Path) -> dict[str, Any]:
     return data
 
 
+def unlisted_folders(data: dict[str, Any], batch_dir: Path) -> list[str]:
+    """The names of the batch folder's attempt folders its summary lists no attempt of: the runner
+    lists every attempt it ran, so these are another batch's (two batches merged into one folder),
+    which the summary would leave out in silence."""
+    if is_attempt_folder(batch_dir) or not batch_dir.is_dir():
+        return []
+    listed = {Path(str(attempt["directory"])).name for attempt in data["attempts"]}
+    return [path.name for path in attempt_paths(batch_dir) if path.name not in listed]
+
+
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
     batches have none; one whose file is unreadable gets a ``note`` saying so). Raises
@@ -88,9 +97,15 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
             problem = summary_problem(data, batch_dir)
-            if problem is None:
+            if problem is not None:
+                raise ValueError(problem)
+            unlisted = unlisted_folders(data, batch_dir)
+            if not unlisted:
                 return with_local_folders(data, batch_dir)
-            raise ValueError(problem)
+            note = (
+                f"{file} does not list the attempt folder(s) {', '.join(f'{n}/' for n in unlisted)} beside it "
+                "(another batch's, copied into this folder?): rebuilt from all the attempt folders"
+            )
         except (OSError, ValueError) as exc:  # cut short, edited, not UTF-8: the attempt folders still say it all
             note = f"{file} is unreadable ({str(exc).splitlines()[0][:200]}); rebuilt from the attempt folders"
     if is_attempt_folder(batch_dir):
@@ -107,24 +122,37 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             + (f"; {left_out_note(left_out)}" if left_out else "")
         )
     outcomes = reselected([outcome(f) for f in folders])
-    said = [left_out_note(left_out)] if left_out else []
-    unfinished = [o.directory.name for o in outcomes if o.status == UNFINISHED]
-    if unfinished:
-        said.append(
-            f"{len(unfinished)} attempt(s) have no attempt.json: the batch is still running, was killed, "
-            f"or could not write them (a full disk); not counted as qualified passes ({', '.join(unfinished)})"
-        )
-    unreadable = [f for f in folders if f.attempt is None and f.record_damage is not None]
-    if unreadable:
-        said.append(
-            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read "
-            f"({'; '.join(f'{f.name}: {f.record_damage}' for f in unreadable)}): how they ended is unknown; "
-            "not counted as qualified passes"
-        )
-    if said:
-        note = "; ".join([note, *said] if note else said)
-    rates = {f.attempt.credits_per_dollar for f in folders if f.attempt and f.attempt.credits_per_dollar}
+    note = "; ".join([note, *damage_notes(folders, left_out)] if note else damage_notes(folders, left_out)) or None
+    rates = {f.attempt.credits_per_dollar for f in folders if f.counted and f.attempt and f.attempt.credits_per_dollar}
     attempts = [o.to_json() for o in outcomes]
     rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
     rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
     return {**rebuilt, "note": note} if note else rebuilt
+
+
+def damage_notes(folders: list[AttemptFolder], left_out: list[str]) -> list[str]:
+    """What a rebuilt summary says of the folders it could not count as they claim: those left
+    out, and the attempts with no record, a record that cannot be counted, or a damaged trace."""
+    said = [left_out_note(left_out)] if left_out else []
+    unfinished = [f.name for f in folders if f.attempt is None and f.record_damage is None]
+    if unfinished:
+        said.append(
+            f"{len(unfinished)} attempt(s) have no attempt.json: the batch is still running, was killed, "
+            f"or could not write them (a full disk); counted as attempts, not as qualified passes, with field "
+            f"accuracy 0 ({', '.join(unfinished)})"
+        )
+    unreadable = [f for f in folders if f.record_damage is not None]
+    if unreadable:
+        said.append(
+            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read "
+            f"({'; '.join(f'{f.name}: {f.record_damage}' for f in unreadable)}); counted as attempts, not as "
+            "qualified passes, with field accuracy 0"
+        )
+    untraced = [f for f in folders if f.trace_problem is not None]
+    if untraced:
+        said.append(
+            f"{len(untraced)} attempt(s) have a damaged trace.jsonl "
+            f"({'; '.join(f'{f.name}: {f.trace_damage}' for f in untraced)}): their qualified passes are not "
+            "counted (the gates cannot be checked)"
+        )
+    return said

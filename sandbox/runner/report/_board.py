@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from sandbox.runner.attempt import time_known
 from sandbox.runner.compare import agent_labels, dollars, workflow
 
 BAR_W, ROW_H, LABEL_W = 420, 26, 220
@@ -116,11 +117,15 @@ def spread(
 
 
 def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
-    """The agent's selected attempts' ``key`` values, where they have one."""
+    """The agent's selected attempts' ``key`` values, where they have one (an unfinished or unreadable
+    attempt's time is none, as in the table's median)."""
     return [
         float(a[key])
         for a in attempts
-        if str(a["agent"]) == agent and a.get("selection") != "replaced" and a.get(key) is not None
+        if str(a["agent"]) == agent
+        and a.get("selection") != "replaced"
+        and a.get(key) is not None
+        and (key != "elapsed_seconds" or time_known(str(a["status"])))
     ]
 
 

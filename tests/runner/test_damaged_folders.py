@@ -1,0 +1,219 @@
+"""A damaged attempt folder counts the same in every reader of a batch (the results and their
+table, the comparison and its leaderboard, the batch and attempt pages, JUnit, the Inspect
+export): the benchmark keeps every selected attempt, so it stays in the count, as an attempt that
+proves nothing it cannot prove. Its record (attempt.json) missing, unreadable, or unreadable in a
+field the counts rest on: no qualified pass, field accuracy 0, time unknown. Its trace cut short:
+no qualified pass (the gates cannot be checked), the field accuracy, which rests on the answer,
+kept. Each says why. Built from the committed reference attempt; no browser."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+from markupsafe import escape
+
+from sandbox.cli import main
+from sandbox.runner.batch import write_summary
+from sandbox.runner.folders import AttemptFolder, batch_attempts, outcome, read_summary
+from sandbox.runner.inspect_export import export_inspect_log
+from sandbox.runner.junit import junit_xml
+from sandbox.runner.recordings import load_recording
+from sandbox.runner.report import write_reports
+from tests.support.attempt_folders import cut_trace_mid_line, scored_attempt
+
+
+def record(**fields) -> bytes:
+    good = {"pack": "controlled-form", "agent": "a", "status": "completed", "elapsed_seconds": 3.0}
+    return json.dumps(good | fields).encode()
+
+
+def write_record(**fields) -> Callable[[Path], None]:
+    return lambda folder: (folder / "attempt.json").write_bytes(record(**fields))
+
+
+# damage -> (what it does to the second attempt's folder, its status and field accuracy, the start
+# of its reason, what the batch's note says of it)
+DAMAGE = {
+    "status-unreadable": (
+        write_record(status=7), "unreadable", 0.0,
+        "attempt.json field 'status' is unreadable (7): how the agent ended is unknown, and its score is not counted",
+        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'status'",
+    ),
+    "status-null": (
+        write_record(status=None), "unreadable", 0.0, "attempt.json field 'status' is unreadable (null)",
+        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'status'",
+    ),
+    "elapsed-not-a-number": (
+        write_record(elapsed_seconds="3 s"), "unreadable", 0.0,
+        "attempt.json field 'elapsed_seconds' is unreadable (\"3 s\"): its time is unknown",
+        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'elapsed_seconds'",
+    ),
+    "record-not-json": (
+        lambda folder: (folder / "attempt.json").write_bytes(b'{"pack": "controlled-form", '), "unreadable", 0.0,
+        "attempt.json is not valid JSON (", "have an attempt.json that cannot be read (controlled-form-2: ",
+    ),
+    "record-missing": (
+        lambda folder: (folder / "attempt.json").unlink(), "unfinished", 0.0,
+        "attempt.json is missing: the attempt did not finish", "have no attempt.json",
+    ),
+    "trace-cut-mid-line": (
+        lambda folder: cut_trace_mid_line(folder, 6), "completed", 1.0,
+        "trace.jsonl is damaged (line 6: unreadable (JSONDecodeError",
+        "have a damaged trace.jsonl (controlled-form-2: trace.jsonl is damaged (line 6",
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(params=list(DAMAGE), ids=list(DAMAGE))
+def damaged(request, tmp_path) -> tuple[Path, str, float, str, str]:
+    """A batch of two qualified attempts of agent ``a`` (3.0 s each, field accuracy 1.0), the
+    second damaged; with what it must count as."""
+    damage, status, accuracy, said, noted = DAMAGE[request.param]
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True)
+    second = scored_attempt(batch / "controlled-form-2", traced=True)
+    (second / "score.txt").write_text("verdict: QUALIFIED PASS (error-free)\n")  # as the runner wrote it
+    damage(second)
+    return batch, status, accuracy, said, noted
+
+
+def test_the_results_count_it_as_an_attempt_that_is_no_pass(damaged, capsys):
+    """Before: a record whose status could not be read was a qualified pass (2/2, exit 0), an
+    unreadable or missing one's field accuracy went into the mean, a trace cut short was not said."""
+    batch, status, accuracy, said, noted = damaged
+    data = read_summary(batch)
+    good, bad = data["attempts"]
+    assert (good["qualified_pass"], bad["qualified_pass"], bad["error_free"]) == (True, False, False)
+    assert (bad["status"], bad["field_accuracy"], bad["agent"]) == (status, accuracy, "a")
+    assert bad["reason"].startswith(said), bad["reason"]
+    (row,) = data["summary"]
+    assert (row["attempts"], row["qualified_passes"], row["error_free_passes"]) == (2, 1, 1)
+    assert row["mean_field_accuracy"] == (1.0 + accuracy) / 2 and row["median_seconds"] == 3.0
+    assert noted in data["note"]
+    assert main(["results", str(batch)]) == 1
+    printed = capsys.readouterr()
+    line = next(line for line in printed.out.splitlines() if line.startswith("  controlled-form-2: "))
+    assert "1/2" in printed.out and said in line and noted in printed.err
+
+
+def test_the_comparison_and_its_leaderboard_count_it_alike(damaged, tmp_path, capsys):
+    batch, status, accuracy, _, _ = damaged
+    board = tmp_path / "board.html"
+    assert main(["compare", str(batch), "--json", "--html", str(board)]) == 1
+    (row,) = json.loads(capsys.readouterr().out)["ranking"]
+    assert (row["attempts"], row["qualified_passes"], row["error_free_passes"]) == (2, 1, 1)
+    assert row["mean_field_accuracy"] == (1.0 + accuracy) / 2 and row["median_seconds"] == 3.0
+    assert row["statuses"] == ({"completed": 2} if status == "completed" else {"completed": 1, status: 1})
+    page = board.read_text()
+    assert "<td>1/2</td>" in page and f"<td>{(1.0 + accuracy) / 2:.3f}</td>" in page
+    # the time chart's median is the table's: an unknown time is no 0 s
+    assert "median 3.0 s" in page and "median 1.5 s" not in page
+
+
+def test_the_pages_and_junit_say_it_is_no_pass_and_why(damaged):
+    batch, status, accuracy, said, noted = damaged
+    write_reports(batch)
+    summary = (batch / "report.html").read_text()
+    assert "<td>1/2</td><td>1/2</td>" in summary and f"<td>{(1.0 + accuracy) / 2:.3f}</td>" in summary
+    assert escape(noted) in summary
+    page = (batch / "controlled-form-2" / "report.html").read_text()
+    assert "NOT A QUALIFIED PASS" in page and "QUALIFIED PASS (error-free)" not in page and escape(said) in page
+    cases = {case.get("name"): case for case in ET.fromstring(junit_xml(batch)).iter("testcase")}
+    assert cases["controlled-form[a#1]"].find("failure") is None
+    failure = cases["controlled-form[a#2]"].find("failure")
+    assert failure is not None and failure.get("message").startswith(said)
+    assert failure.get("type") == f"not_qualified ({status})" and failure.text.startswith(said)
+
+
+def test_the_inspect_export_scores_it_as_the_results_count_it(damaged, tmp_path):
+    """Before: its sample kept score.json's field accuracy (1.0), and with a record whose status
+    could not be read, or a trace cut short, its qualified pass."""
+    batch, status, accuracy, said, _ = damaged
+    target, _ = export_inspect_log(batch, tmp_path / "log.json")
+    log = read_eval_log(target)
+    samples = {sample.id: sample for sample in log.samples}
+    good, bad = (samples[name].scores["sandbox_scorer"] for name in ("controlled-form-1", "controlled-form-2"))
+    assert good.value["qualified_pass"] == 1.0 and good.value["field_accuracy"] == 1.0
+    assert (bad.value["qualified_pass"], bad.value["field_accuracy"]) == (0.0, accuracy)
+    assert bad.explanation.startswith(said) and bad.metadata["qualified_pass"] is True  # score.json's own, kept
+    assert samples["controlled-form-2"].metadata["status"] == status
+    means = {score.name: score.metrics["mean"].value for score in log.results.scores}
+    assert means["qualified_pass"] == 0.5 and means["field_accuracy"] == (1.0 + accuracy) / 2
+
+
+def test_a_trace_of_a_newer_format_is_not_damaged(tmp_path):
+    """What this version cannot read of a newer trace is named, but takes back no pass."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1", traced=True)
+    lines = (folder / "trace.jsonl").read_text().splitlines(keepends=True)
+    lines[0] = json.dumps({**json.loads(lines[0]), "format": 99}) + "\n"
+    (folder / "trace.jsonl").write_text("".join(lines) + json.dumps({"type": "verdict", "x": 1}) + "\n")
+    assert any("newer than this sandbox reads" in problem for problem in AttemptFolder.load(folder).problems)
+    (attempt,) = read_summary(folder.parent)["attempts"]
+    assert attempt["qualified_pass"] is True and attempt["status"] == "completed" and attempt["reason"] == ""
+
+
+def test_values_no_writer_gives_are_named_and_never_fatal(tmp_path, capsys):
+    """A start that is no ISO time made JUnit and the Inspect export raise; a NaN cost made the
+    comparison raise; a NaN or negative time went into the median. Left out, as unknown."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", record(cost_usd=0.5), traced=True)
+    damaged = record(started_at="yesterday", cost_usd=float("nan"), credits_per_dollar=-1)
+    scored_attempt(batch / "controlled-form-2", damaged, traced=True)
+    assert main(["results", str(batch)]) == 0
+    out = capsys.readouterr().out
+    assert "2/2" in out and re.search(r"\n1 +a +2/2 .* unknown ", out), out  # the mean of an unknown cost is unknown
+    problems = AttemptFolder.load(batch / "controlled-form-2").problems
+    assert [p.split("'")[1] for p in problems if p.startswith("attempt.json field")] == [
+        "cost_usd", "credits_per_dollar", "started_at"
+    ]  # fmt: skip
+    cases = list(ET.fromstring(junit_xml(batch)).iter("testcase"))
+    assert [case.find("failure") for case in cases] == [None, None]
+    target, _ = export_inspect_log(batch, tmp_path / "log.json")
+    assert [sample.metadata["status"] for sample in read_eval_log(target).samples] == ["completed", "completed"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "pack", "problem"),
+    [
+        ({"pack": 5, "elapsed_seconds": "slow"}, "controlled-form", "attempt.json is unreadable (pack: "),
+        ({"elapsed_seconds": float("nan")}, "controlled-form", "attempt.json field 'elapsed_seconds' left out: "),
+    ],
+    ids=["pack-a-number", "elapsed-nan"],
+)
+def test_replay_reads_the_record_as_the_results_do(tmp_path, fields, pack, problem):
+    """Replay read attempt.json on its own: a pack that is no name raised a TypeError, a time
+    that is no number was scored with (an evaluation error; NaN passed the time limit)."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1", record(**fields), traced=True)
+    recording = load_recording(folder)
+    assert (recording.pack, recording.elapsed_seconds) == (pack, None)
+    assert [p for p in recording.problems if p.startswith("attempt.json")][0].startswith(problem)
+
+
+def test_two_batches_merged_into_one_folder_are_both_counted_and_said(tmp_path, capsys):
+    """Batch b copied into batch a's folder: b's summary.json was taken, and a's two attempts, whose
+    folders are beside b's, were left out of every count in silence."""
+    for side, agent, names in (
+        ("a", "x", ("controlled-form-2", "controlled-form-3")),
+        ("b", "y", ("controlled-form-1",)),
+    ):
+        for name in names:
+            scored_attempt(tmp_path / side / name, record(agent=agent), agent=agent)
+        write_summary(tmp_path / side, [outcome(folder) for folder in batch_attempts(tmp_path / side)])
+    merged = shutil.copytree(tmp_path / "a", tmp_path / "merged")
+    shutil.copytree(tmp_path / "b", merged, dirs_exist_ok=True)  # b's summary.json over a's
+    data = read_summary(merged)
+    assert sorted((a["agent"], Path(a["directory"]).name) for a in data["attempts"]) == [
+        ("x", "controlled-form-2"), ("x", "controlled-form-3"), ("y", "controlled-form-1")
+    ]  # fmt: skip
+    assert "does not list the attempt folder(s) controlled-form-2/, controlled-form-3/ beside it" in data["note"]
+    assert main(["compare", str(merged), "--json"]) == 0
+    assert {row["agent"]: row["attempts"] for row in json.loads(capsys.readouterr().out)["ranking"]} == {"x": 2, "y": 1}
+    # the batch as written is read as it was: every folder listed, nothing rebuilt
+    assert "note" not in read_summary(tmp_path / "a") and len(read_summary(tmp_path / "a")["attempts"]) == 2
