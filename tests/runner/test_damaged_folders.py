@@ -71,15 +71,23 @@ DAMAGE = {
 }  # fmt: skip
 
 
-@pytest.fixture(params=list(DAMAGE), ids=list(DAMAGE))
+CASES = [(damage, summarised) for damage in DAMAGE for summarised in (False, True)]
+
+
+@pytest.fixture(params=CASES, ids=[f"{d}{'-after-its-summary' if s else ''}" for d, s in CASES])
 def damaged(request, tmp_path) -> tuple[Path, str, float, str, str]:
     """A batch of two qualified attempts of agent ``a`` (3.0 s each, field accuracy 1.0), the
-    second damaged; with what it must count as."""
-    damage, status, accuracy, said, noted = DAMAGE[request.param]
+    second damaged (after the batch's summary.json was written, or with none); with what it must
+    count as."""
+    name, summarised = request.param
+    damage, status, accuracy, said, noted = DAMAGE[name]
     batch = tmp_path / "batch"
     scored_attempt(batch / "controlled-form-1", traced=True)
     second = scored_attempt(batch / "controlled-form-2", traced=True)
     (second / "score.txt").write_text("verdict: QUALIFIED PASS (error-free)\n")  # as the runner wrote it
+    if summarised:  # as the runner wrote it, from the folders whole: the table then said 2/2
+        write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+        noted = f"no longer back (damaged since it was written): rebuilt from the attempt folders; 1 attempt(s) {noted}"
     damage(second)
     return batch, status, accuracy, said, noted
 

@@ -86,28 +86,57 @@ def unlisted_folders(data: dict[str, Any], batch_dir: Path) -> list[str]:
     return [path.name for path in attempt_paths(batch_dir) if path.name not in listed]
 
 
+def unbacked_attempts(data: dict[str, Any]) -> list[str]:
+    """The names of the listed attempts whose folder no longer backs what the summary counts for
+    them (a qualified pass, a field accuracy): damaged since, they would count in the table and not
+    on their own pages. An attempt that counts nothing, or whose folder is gone, is as listed."""
+    found = []
+    for attempt in data["attempts"]:
+        path = Path(str(attempt["directory"]))
+        if not (attempt["qualified_pass"] or attempt["field_accuracy"]) or not is_attempt_folder(path):
+            continue
+        now = outcome(AttemptFolder.load(path))
+        if (attempt["qualified_pass"] and not now.qualified_pass) or attempt["field_accuracy"] > now.field_accuracy:
+            found.append(path.name)
+    return found
+
+
+def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The batch's ``summary.json`` as it is, when it can be taken; else None and why it is rebuilt
+    from the attempt folders (None too when there is none)."""
+    file = batch_dir / SUMMARY_FILE
+    if not file.is_file():
+        return None, None
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        problem = summary_problem(data, batch_dir)
+    except (OSError, ValueError) as exc:  # cut short, not UTF-8: the attempt folders still say it all
+        problem = str(exc).splitlines()[0][:200]
+    if problem is not None:  # edited
+        return None, f"{file} is unreadable ({problem}); rebuilt from the attempt folders"
+    if unlisted := unlisted_folders(data, batch_dir):
+        return None, (
+            f"{file} does not list the attempt folder(s) {', '.join(f'{n}/' for n in unlisted)} beside it "
+            "(another batch's, copied into this folder?): rebuilt from all the attempt folders"
+        )
+    data = with_local_folders(data, batch_dir)
+    if unbacked := unbacked_attempts(data):
+        return None, (
+            f"{file} counts a qualified pass or field accuracy that the folder(s) "
+            f"{', '.join(f'{n}/' for n in unbacked)} no longer back (damaged since it was written): rebuilt "
+            "from the attempt folders"
+        )
+    return data, None
+
+
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
-    batches have none; one whose file is unreadable gets a ``note`` saying so). Raises
+    batches have none; one that cannot be taken as it is gets a ``note`` saying why). Raises
     ``FileNotFoundError`` when the folder holds no attempt."""
     batch_dir = Path(batch_dir)
-    file = batch_dir / SUMMARY_FILE
-    note = None
-    if file.is_file():
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-            problem = summary_problem(data, batch_dir)
-            if problem is not None:
-                raise ValueError(problem)
-            unlisted = unlisted_folders(data, batch_dir)
-            if not unlisted:
-                return with_local_folders(data, batch_dir)
-            note = (
-                f"{file} does not list the attempt folder(s) {', '.join(f'{n}/' for n in unlisted)} beside it "
-                "(another batch's, copied into this folder?): rebuilt from all the attempt folders"
-            )
-        except (OSError, ValueError) as exc:  # cut short, edited, not UTF-8: the attempt folders still say it all
-            note = f"{file} is unreadable ({str(exc).splitlines()[0][:200]}); rebuilt from the attempt folders"
+    data, note = stored_summary(batch_dir)
+    if data is not None:
+        return data
     if is_attempt_folder(batch_dir):
         folders = [AttemptFolder.load(batch_dir)]
     else:
