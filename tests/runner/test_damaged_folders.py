@@ -225,3 +225,22 @@ def test_two_batches_merged_into_one_folder_are_both_counted_and_said(tmp_path, 
     assert {row["agent"]: row["attempts"] for row in json.loads(capsys.readouterr().out)["ranking"]} == {"x": 2, "y": 1}
     # the batch as written is read as it was: every folder listed, nothing rebuilt
     assert "note" not in read_summary(tmp_path / "a") and len(read_summary(tmp_path / "a")["attempts"]) == 2
+
+
+def test_a_pack_or_agent_that_is_no_name_is_none(tmp_path, capsys):
+    """With no record, the pack and agent come from score.json or the trace header: a damaged one's
+    ``5`` made `sandbox results`, `report`, `export` and `score` raise a ValidationError or a TypeError."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1", traced=True)
+    (folder / "attempt.json").unlink()
+    score = json.loads((folder / "score.json").read_text())
+    (folder / "score.json").write_text(json.dumps({**score, "pack": 5}))
+    header, *rest = (folder / "trace.jsonl").read_text().splitlines(keepends=True)
+    header = json.dumps({**json.loads(header), "pack": ["controlled-form"], "agent": {"name": "a"}}) + "\n"
+    (folder / "trace.jsonl").write_text(header + "".join(rest))
+    (attempt,) = read_summary(folder.parent)["attempts"]
+    assert (attempt["pack"], attempt["agent"], attempt["status"]) == ("controlled-form-1", "unknown", "unfinished")
+    assert main(["results", str(folder.parent)]) == 1
+    assert main(["report", str(folder.parent), "--junit", str(tmp_path / "junit.xml")]) == 0
+    assert main(["export", str(folder.parent), "-o", str(tmp_path / "log.json")]) == 0
+    assert main(["score", str(folder)]) == 2
+    assert "does not name its pack (no attempt.json or trace header): add --pack" in capsys.readouterr().err

@@ -132,11 +132,17 @@ class AttemptFolder:
 
     @property
     def pack(self) -> str | None:
+        """The pack the attempt ran: its record's, else the one score.json or the trace header names
+        (a name only: a damaged file's ``5`` is none)."""
         if self.attempt is not None:
             return self.attempt.pack
+        return self.named("pack")
+
+    def named(self, key: str) -> str | None:
+        """The name score.json or else the trace header gives under ``key`` (pack, agent), if a string."""
         for source in (self.score, self.trace.header if self.trace else None):
-            if source and source.get("pack"):
-                return source["pack"]
+            if source and isinstance(source.get(key), str) and source[key]:
+                return source[key]
         return None
 
     @property

@@ -22,7 +22,6 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
     calls = attempt.tool_calls_total
     if calls is None:
         calls = len(folder.trace.calls) if folder.trace else 0
-    header = folder.trace.header if folder.trace is not None and folder.trace.header else {}
     # No attempt.json: the attempt is still running, or its batch was killed before writing it
     # (unfinished); one there that cannot be counted (unreadable): how it ended is unknown all the
     # same, and so is its time, even when an evaluator raised on its score.
@@ -32,7 +31,7 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
         status = attempt_status(attempt.status or "unknown", score.get("status"))
     return AttemptOutcome(
         pack=folder.pack or folder.name,
-        agent=(folder.attempt.agent if folder.attempt else None) or str(header.get("agent") or "unknown"),
+        agent=(folder.attempt.agent if folder.attempt else None) or folder.named("agent") or "unknown",
         directory=folder.path,
         status=status,
         elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
