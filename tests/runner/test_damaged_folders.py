@@ -244,3 +244,23 @@ def test_a_pack_or_agent_that_is_no_name_is_none(tmp_path, capsys):
     assert main(["export", str(folder.parent), "-o", str(tmp_path / "log.json")]) == 0
     assert main(["score", str(folder)]) == 2
     assert "does not name its pack (no attempt.json or trace header): add --pack" in capsys.readouterr().err
+
+
+def test_the_page_shows_no_screenshot_from_outside_the_folder(tmp_path):
+    """A trace naming ``../outside.png`` or an absolute path had the page show that file: the pages
+    make no request beyond the folder's own screenshots."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1", traced=True)
+    (tmp_path / "b" / "outside.png").write_bytes(b"png")
+    (folder / "shots").mkdir()
+    (folder / "shots" / "3.png").write_bytes(b"png")
+    outside = str(tmp_path / "b" / "outside.png")
+    named = {1: "../outside.png", 2: outside, 3: "shots/3.png", 4: "shots/../../outside.png"}
+    lines = []
+    for line in (folder / "trace.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        if data.get("type", "call") == "call" and data.get("seq") in named:
+            data["screenshot"] = named[data["seq"]]
+        lines.append(json.dumps(data) + "\n")
+    (folder / "trace.jsonl").write_text("".join(lines))
+    page = write_reports(folder)[0].read_text()
+    assert re.findall(r'<img src="([^"]*)"', page) == ["shots/3.png"]

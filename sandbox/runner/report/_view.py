@@ -6,6 +6,7 @@ killed run shows what there is and names what is missing."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +86,12 @@ def _events(call: CallRecord) -> list[EventView]:
 
 
 def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
-    return call.screenshot if call.screenshot and (folder.path / call.screenshot).is_file() else None
+    """The call's screenshot, when it is a file of the attempt folder: a damaged or edited trace's
+    ``../x.png`` or ``/etc/...`` would have the page show a file from elsewhere."""
+    if not call.screenshot or os.path.isabs(call.screenshot):
+        return None
+    inside = os.path.normpath(call.screenshot).split(os.sep)[0] != os.pardir
+    return call.screenshot if inside and (folder.path / call.screenshot).is_file() else None
 
 
 def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
