@@ -331,7 +331,11 @@ class Conversation:
 
 def model_turns(transcript: list[dict], calls: list[CallRecord]) -> list[Turn]:
     """The transcript's assistant turns with tool calls, when together they name the trace's
-    calls in order (else none: the messages are built from the trace alone)."""
+    calls in order (else none: the messages are built from the trace alone, as they are for a
+    damaged transcript, whose tool calls are no list of objects or whose text is no string)."""
+    said = [entry for entry in transcript if entry.get("role") == "assistant"]
+    if not all(well_formed(entry) for entry in said):
+        return []
     turns = [
         Turn(
             text=entry.get("content") or "",
@@ -349,6 +353,18 @@ def model_turns(transcript: list[dict], calls: list[CallRecord]) -> list[Turn]:
         for call in entry.get("tool_calls") or []
     ]
     return turns if named == [call.tool for call in calls] else []
+
+
+def well_formed(entry: dict) -> bool:
+    """Whether an assistant entry of a transcript has the shape its turn is read with."""
+    tool_calls = entry.get("tool_calls") or []
+    return (
+        isinstance(entry.get("content") or "", str)
+        and isinstance(tool_calls, list)
+        and all(isinstance(call, dict) for call in tool_calls)
+        and isinstance(entry.get("finish_reason"), (str, type(None)))
+        and isinstance(entry.get("usage"), (dict, type(None)))
+    )
 
 
 def tool_call(call_id: str, call: CallRecord) -> ToolCall:
@@ -413,11 +429,13 @@ def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
     """OpenAI's (prompt/completion) or Anthropic's (input/output) token counts as Inspect's."""
     if not usage:
         return None
-    given = int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0)
-    made = int(usage.get("output_tokens") or usage.get("completion_tokens") or 0)
-    return ModelUsage(
-        input_tokens=given, output_tokens=made, total_tokens=int(usage.get("total_tokens") or given + made)
-    )
+
+    def count(*keys: str) -> int:  # a damaged transcript's "abc" counts none
+        found = next((usage[key] for key in keys if usage.get(key)), 0)
+        return int(found) if isinstance(found, int) and not isinstance(found, bool) else 0
+
+    given, made = count("input_tokens", "prompt_tokens"), count("output_tokens", "completion_tokens")
+    return ModelUsage(input_tokens=given, output_tokens=made, total_tokens=count("total_tokens") or given + made)
 
 
 # --- reading the folder --------------------------------------------------------------------------

@@ -264,3 +264,29 @@ def test_the_page_shows_no_screenshot_from_outside_the_folder(tmp_path):
     (folder / "trace.jsonl").write_text("".join(lines))
     page = write_reports(folder)[0].read_text()
     assert re.findall(r'<img src="([^"]*)"', page) == ["shots/3.png"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"tool_calls": "browser_start_session"},
+        {"tool_calls": [5]},
+        {"content": 5},
+        {"usage": {"prompt_tokens": "many"}},
+    ],
+    ids=["tool-calls-a-string", "a-tool-call-a-number", "content-a-number", "tokens-a-word"],
+)
+def test_a_damaged_transcript_is_exported_from_the_trace(tmp_path, damage):
+    """The Inspect export raised an AttributeError, a ValidationError or a ValueError on it."""
+    folder = scored_attempt(tmp_path / "b" / "controlled-form-1", traced=True)
+    calls = [json.loads(line) for line in (folder / "trace.jsonl").read_text().splitlines()]
+    turns = [  # a model agent's turns, one per call of the trace, as its transcript names them
+        {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{c['seq']}", "name": c["tool"]}]}
+        for c in calls
+        if c.get("type", "call") == "call"
+    ]
+    turns[0] |= damage
+    (folder / "transcript.jsonl").write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    target, _ = export_inspect_log(folder, tmp_path / "log.json")
+    (sample,) = read_eval_log(target).samples
+    assert [event.function for event in sample.events if event.event == "tool"][0] == "browser_start_session"
