@@ -79,6 +79,7 @@ def test_pack_versions_and_unreplaced_interruptions_are_said():
         lambda data: data["attempts"][0].update(cost_usd="free"),
         lambda data: data.update(comparison=[1, 2]),
         lambda data: data["attempts"][0].update(pack="x" * 300),
+        lambda data: data["attempts"][0].update(qualified_pass=False, field_accuracy=0.0, reason=5),  # it raised
     ],
 )
 def test_an_edited_summary_is_rebuilt_or_read_never_a_traceback(tmp_path, capsys, edit):
@@ -91,7 +92,8 @@ def test_an_edited_summary_is_rebuilt_or_read_never_a_traceback(tmp_path, capsys
     data = json.loads((folder / "summary.json").read_text())
     edit(data)
     (folder / "summary.json").write_text(json.dumps(data))
-    for command in (["compare", str(folder)], ["results", str(folder)], ["report", str(folder)]):
+    junit = ["report", str(folder), "--junit", str(tmp_path / "junit.xml")]
+    for command in (["compare", str(folder)], ["results", str(folder)], ["report", str(folder)], junit):
         code = main(command)
         err = capsys.readouterr().err
         assert code in (0, 1) and "Traceback" not in err, (command, err)

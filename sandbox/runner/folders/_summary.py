@@ -27,7 +27,9 @@ ATTEMPT_KEYS: dict[str, Any] = {
     "pack": str, "agent": str, "directory": str, "status": str, "elapsed_seconds": NUMBER, "qualified_pass": bool,
     "error_free": bool, "field_accuracy": NUMBER, "tool_calls": int,
 }  # fmt: skip
-OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {"cost_usd": NUMBER, "selection": str, "interruption": str}
+OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {
+    "cost_usd": NUMBER, "selection": str, "interruption": str, "reason": str, "replaces": str, "pack_checksum": str,
+}  # fmt: skip
 
 
 def summary_problem(data: Any, batch_dir: Path) -> str | None:
