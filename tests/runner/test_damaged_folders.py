@@ -44,24 +44,34 @@ DAMAGE = {
     "status-unreadable": (
         write_record(status=7), "unreadable", 0.0,
         "attempt.json field 'status' is unreadable (7): how the agent ended is unknown, and its score is not counted",
-        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'status'",
+        "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json field 'status'",
     ),
     "status-null": (
         write_record(status=None), "unreadable", 0.0, "attempt.json field 'status' is unreadable (null)",
-        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'status'",
+        "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json field 'status'",
     ),
     "elapsed-not-a-number": (
         write_record(elapsed_seconds="3 s"), "unreadable", 0.0,
         "attempt.json field 'elapsed_seconds' is unreadable (\"3 s\"): its time is unknown",
-        "have an attempt.json that cannot be read (controlled-form-2: attempt.json field 'elapsed_seconds'",
+        "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json field 'elapsed_seconds'",
     ),
     "record-not-json": (
         lambda folder: (folder / "attempt.json").write_bytes(b'{"pack": "controlled-form", '), "unreadable", 0.0,
-        "attempt.json is not valid JSON (", "have an attempt.json that cannot be read (controlled-form-2: ",
+        "attempt.json is not valid JSON (", "have an attempt.json that cannot be read or counted (controlled-form-2: ",
     ),
     "record-missing": (
         lambda folder: (folder / "attempt.json").unlink(), "unfinished", 0.0,
         "attempt.json is missing: the attempt did not finish", "have no attempt.json",
+    ),
+    "record-of-another-run": (  # two batches copied into one folder: one's record, the other's trace
+        write_record(run_id="run_000000000000"), "unreadable", 0.0,
+        "attempt.json is of run run_000000000000 and trace.jsonl of run run_b0c56f84a2ee (two attempts' files in",
+        "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json is of run",
+    ),
+    "record-and-score-disagree": (  # one's record, the other's score; or an edited score.json
+        write_record(qualified_pass=False), "unreadable", 0.0,
+        "attempt.json says qualified_pass false and score.json true (two attempts' files in one folder, or an",
+        "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json says qualified_pass",
     ),
     "trace-cut-mid-line": (
         lambda folder: cut_trace_mid_line(folder, 6), "completed", 1.0,

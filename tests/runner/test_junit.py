@@ -118,8 +118,9 @@ def test_a_copied_batch_is_read_from_its_own_folders(tmp_path):
     shutil.copytree(original, copy)
     (copy / "bid-intake" / "score.txt").write_text("COPY MARKER\n")
     (original / "bid-intake" / "score.txt").write_text("ORIGINAL MARKER\n")
-    entry = json.loads((copy / "bid-intake" / "attempt.json").read_text()) | {"qualified_pass": False}
-    (copy / "bid-intake" / "attempt.json").write_text(json.dumps(entry))
+    for name in ("attempt.json", "score.json"):  # a failed attempt: its record and its score say so alike
+        entry = json.loads((copy / "bid-intake" / name).read_text()) | {"qualified_pass": False}
+        (copy / "bid-intake" / name).write_text(json.dumps(entry))
     summary = json.loads((copy / "summary.json").read_text())
     [attempt] = [a for a in summary["attempts"] if a["pack"] == "bid-intake"]
     attempt["qualified_pass"] = False

@@ -74,7 +74,28 @@ class AttemptFolder:
             folder.trace_damage = trace_damage(folder.trace)
             if folder.trace.end is None and folder.trace.header is not None:
                 folder.problems.append("trace.jsonl has no run_end line: the run was cut short (killed?)")
+        if folder.record_damage is None and (mixed := folder._mixed()) is not None:
+            folder.problems.append(mixed)
+            folder.record_damage = f"{mixed}: which attempt its files are of is unknown"
         return folder
+
+    def _mixed(self) -> str | None:
+        """What shows the record is of another attempt than the folder's trace or score (two
+        batches copied into one folder, an edited file), or None. The runner writes all three for
+        one run, the record last, with the score's verdict."""
+        if self.attempt is None:
+            return None
+        header = (self.trace.header if self.trace else None) or {}
+        ran, traced = self.attempt.run_id, header.get("run_id")
+        if isinstance(ran, str) and isinstance(traced, str) and ran != traced:
+            return f"attempt.json is of run {ran} and trace.jsonl of run {traced} (two attempts' files in one folder)"
+        verdict, scored = self.attempt.qualified_pass, (self.score or {}).get("qualified_pass")
+        if verdict is not None and self.score is not None and verdict != scored:
+            return (
+                f"attempt.json says qualified_pass {json.dumps(verdict)} and score.json {json.dumps(scored)} (two "
+                "attempts' files in one folder, or an edited file)"
+            )
+        return None
 
     def _read_record(self) -> None:
         """attempt.json as ``attempt`` (the fields it can read) and, when it cannot be counted,

@@ -175,7 +175,7 @@ def damage_notes(folders: list[AttemptFolder], left_out: list[str]) -> list[str]
     unreadable = [f for f in folders if f.record_damage is not None]
     if unreadable:
         said.append(
-            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read "
+            f"{len(unreadable)} attempt(s) have an attempt.json that cannot be read or counted "
             f"({'; '.join(f'{f.name}: {f.record_damage}' for f in unreadable)}); counted as attempts, not as "
             "qualified passes, with field accuracy 0"
         )
