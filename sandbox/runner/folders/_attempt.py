@@ -3,11 +3,12 @@ file is optional; what is missing or unreadable is named in ``problems``, never 
 
 What a damaged folder counts as (``qualified``, ``counted``; ``sandbox.runner.folders._outcome``):
 the benchmark keeps every selected attempt, so a damaged one stays in the count, as an attempt
-that proves nothing. With ``attempt.json`` missing (``unfinished``) or unreadable, whole or in a
-field the counts rest on (``unreadable``), how the agent ended is unknown: no qualified pass,
-field accuracy 0, time and cost unknown. With ``trace.jsonl`` damaged (a line cut short or not a
-trace line) the gates cannot be checked against it, and a qualified pass is not counted (the
-measurement gate fails such a trace); the field accuracy, which rests on the answer, still is.
+that proves nothing. With ``attempt.json`` missing (``unfinished``), or unreadable, whole or in a
+field the counts rest on, or of another attempt than the folder's trace or score (``unreadable``),
+how the agent ended is unknown: no qualified pass, field accuracy 0, time and cost unknown. With
+``trace.jsonl`` damaged (a line cut short or not a trace line) the gates cannot be checked against
+it, and a qualified pass is not counted (the measurement gate fails such a trace); the field
+accuracy, which rests on the answer, still is.
 Each says why in its reason."""
 
 from __future__ import annotations
