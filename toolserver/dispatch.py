@@ -51,6 +51,10 @@ class Dispatcher:
 
     def __init__(self) -> None:
         self._turns: weakref.WeakKeyDictionary[Run, asyncio.Lock] = weakref.WeakKeyDictionary()
+        # The call holding a run's turn, with what its line needs should the run's end not wait for it
+        self._in_flight: weakref.WeakKeyDictionary[Run, tuple[CallContext, Any, float, str]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _turn(self, run: Run) -> asyncio.Lock:
         lock = self._turns.get(run)
@@ -59,14 +63,18 @@ class Dispatcher:
         return lock
 
     async def call(self, run: Run, name: str, raw_args: Any) -> dict:
-        """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}."""
+        """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}. A call
+        whose turn came after its run's trace was finished never ran, and has no line."""
         async with self._turn(run):
             await run.media.before_call(run.registry.find(name))  # the last picture, before this call acts
+            if run.trace.closed:  # the run's end did not wait for the call before it (``write_unfinished``)
+                return {"ok": False, "error": {"type": "unknown_run", "message": f"run {run.id} has ended"}}
             run.seq += 1
             run.last_active = time.monotonic()
             ctx = CallContext(run, run.seq, name)
             run.current = ctx
             t_start, wall_start = run.trace.now(), wall_now()
+            flight = self._in_flight[run] = (ctx, raw_args, t_start, wall_start)
             url_before: str | None = None
             result: dict | None = None
             error: dict | None = None
@@ -119,6 +127,8 @@ class Dispatcher:
             limit = run.config.max_page_text_chars
             result, escaped = strict_json(cut_text(result, limit), "result")
             error = cut_text(error, limit)
+            if self._in_flight.pop(run, None) is not flight:  # the run's end wrote its line (``write_unfinished``)
+                return {"ok": False, "error": error or {"type": "unknown_run", "message": f"run {run.id} has ended"}}
             screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
             suppressed = run.close_event_window(ctx)
             run.write_call(
@@ -168,6 +178,7 @@ class Dispatcher:
                 await asyncio.wait_for(turn.acquire(), run.config.close_timeout_s)
             except TimeoutError:
                 log.warning("run %s: a call was still running when the run ended", run.id)
+                self.write_unfinished(run)
             else:
                 turn.release()
             run.close_event_window()
@@ -176,6 +187,19 @@ class Dispatcher:
             log.error("run %s: its trace could not be finished: %s", run.id, exc)
         finally:
             run.ending.set_result(None)
+
+    def write_unfinished(self, run: Run) -> None:
+        """The line of the call still running when its run's end stopped waiting for it: written
+        now, before ``run_end`` (it writes none when it ends), with the arguments it was given."""
+        if (flight := self._in_flight.pop(run, None)) is None:
+            return
+        ctx, args, t_start, wall_start = flight
+        said = f"it did not finish within close_timeout_s ({run.config.close_timeout_s:g} s), so its line has no result"
+        error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running; {said}"}
+        run.write_call(CallRecord.model_construct(
+            seq=ctx.seq, tool=ctx.tool, args=args, ok=False, error=error, t_start=t_start, t_end=run.trace.now(),
+            wall_start=wall_start, wall_end=wall_now(), session_id=run.current_session_id, events=ctx.events,
+        ))  # fmt: skip
 
 
 def scoped(ctx: CallContext, tool: Tool) -> CallContext:

@@ -7,6 +7,7 @@ agents) are never ended by it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 
 from pydantic import Field
@@ -109,3 +110,27 @@ async def test_a_run_whose_end_cannot_be_written_leaves_the_sweep_going(own_sand
             await asyncio.sleep(0.05)
         assert own.runs[first].closed and own.runs[second].closed  # the sweep went on
         assert (await trace_of(server, second)).end["reason"] == "idle_timeout"
+
+
+async def test_a_call_that_outlasts_its_runs_end_keeps_its_trace_line_before_run_end(own_sandbox, tmp_path):
+    """The end waits ``close_timeout_s`` for a call in flight, then wrote ``run_end``: the call's own
+    line came after it and was dropped (a trace file) or written after ``run_end`` (a trace in
+    memory), and a call waiting for its turn behind it wrote a line after ``run_end`` too."""
+    registry = ToolRegistry([*ALL_TOOLS, browser_pause])
+    for trace_dir in (tmp_path, None):
+        own_config = own_sandbox(close_timeout_s=0.2, trace_dir=trace_dir, registry=registry)
+        async with own_config as own, http_client(own) as server:
+            run_id = (await (await server.post("/runs", json={})).json())["run_id"]
+            slow = asyncio.ensure_future(server.post(f"/runs/{run_id}/tools/browser_pause", json={"seconds": 1.5}))
+            await asyncio.sleep(0.3)
+            queued = asyncio.ensure_future(server.post(f"/runs/{run_id}/tools/list_tools", json={}))
+            await asyncio.sleep(0.1)
+            assert (await server.delete(f"/runs/{run_id}")).status == 200
+            trace = await trace_of(server, run_id)
+            assert [(c.seq, c.tool, c.ok) for c in trace.calls] == [(1, "browser_pause", False)], trace_dir
+            assert "did not finish within close_timeout_s" in trace.calls[0].error.message
+            for reply in await asyncio.gather(slow, queued):
+                assert reply.status == 404 and (await reply.json())["error"]["type"] == "unknown_run"
+            await asyncio.sleep(0.2)
+            text = (await (await server.get(f"/runs/{run_id}/trace")).text()).splitlines()
+            assert json.loads(text[-1])["type"] == "run_end" and len(text) == 3, (trace_dir, text)
