@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import signal
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -222,3 +225,134 @@ async def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 143, err.decode()[-2000:]
     assert "sandbox run: stopped by SIGTERM" in err.decode() and "Traceback" not in err.decode(), err.decode()[-2000:]
+
+
+async def test_an_attempt_waiting_for_a_workers_slot_counts_the_wait_as_its_dispatch_wait(local_ray, tmp_path):
+    """A worker runs its capacity of attempts at once; Ray queued the others in the actor, unseen:
+    such an attempt's ``dispatch_wait_seconds`` was 0, and one stopped while it waited was said to
+    have been stopped while it ran."""
+    pool = await RayPool.start(1)  # one worker, one attempt at a time
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    try:
+
+        def attempt(directory: Path, command: str) -> asyncio.Future:
+            agent = BatchAgent(f"cmd:{command}", AgentOptions())
+            return asyncio.ensure_future(
+                pool.run(
+                    directory,
+                    "controlled-form",
+                    agent,
+                    AttemptSettings(time_limit=60, screenshots="none"),
+                    attempt_number=1,
+                    retries=0,
+                )  # fmt: skip
+            )
+
+        running = attempt(first, f"touch {tmp_path / 'began'}; sleep 3")
+        while not (tmp_path / "began").exists():
+            await asyncio.sleep(0.05)
+        waiting = attempt(second, "true")
+        stopped = attempt(third, "true")
+        await asyncio.sleep(1)
+        stopped.cancel()  # it waits at the worker for the first to end
+        with pytest.raises(AttemptStopped) as cancelled:
+            await stopped
+        await asyncio.gather(running, waiting)
+    finally:
+        await pool.stop()
+    record = json.loads((second / "attempt.json").read_text())
+    assert record["status"] == "completed" and record["dispatch_wait_seconds"] >= 1.5, record
+    assert record["elapsed_seconds"] < record["dispatch_wait_seconds"]  # the wait is not its time
+    error = json.loads((third / "attempt.json").read_text())["error"]
+    assert cancelled.value.outcome.status == "stopped"
+    assert error.startswith("the batch was stopped before the attempt began (it waited for a free slot)"), error
+
+
+async def test_a_new_worker_removes_the_scratch_folders_of_workers_that_died_long_ago(local_ray):
+    """A worker whose node's Ray died (its raylet killed, its machine alive) left its attempt's
+    scratch folder, which no driver could fetch, in the temp folder for good."""
+    import os
+    import subprocess
+    import uuid
+
+    ended = subprocess.Popen(["true"])  # noqa: S607
+    ended.wait()
+    dead_pid = ended.pid
+    folders = {}
+    for owner in ("dead", "alive", "recent"):
+        folder = Path(tempfile.gettempdir()) / f"{ray_pool.SCRATCH_PREFIX}{uuid.uuid4().hex}"
+        (folder / "attempt").mkdir(parents=True)
+        (folder / "attempt" / "trace.jsonl").write_text("{}\n")
+        (folder / ".owner").write_text(str(os.getpid() if owner == "alive" else dead_pid))  # its worker's pid
+        if owner != "recent":
+            for path in [folder / "attempt" / "trace.jsonl", folder / "attempt", folder / ".owner", folder]:
+                os.utime(path, (time.time() - 3600, time.time() - 3600))
+        folders[owner] = folder
+    try:
+        pool = await RayPool.start(1)  # a worker's start sweeps its node's temp folder
+        await pool.stop()
+        assert not folders["dead"].exists()
+        assert folders["alive"].exists() and folders["recent"].exists()  # a live worker's; one just left
+    finally:
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_local_ray_that_does_not_start_is_one_line(monkeypatch):
+    """ray.init raises a bare Exception when its raylet does not register within 30 s (a loaded
+    machine): it went past the CLI as a traceback."""
+    from sandbox.runner.executors.ray_pool import RayUnavailable, connect
+
+    def timed_out(**options):
+        raise Exception(  # noqa: TRY002  # as ray/_private/node.py raises it
+            "The current node timed out during startup. This could happen because some of the raylet failed "
+            "to startup or the GCS has become overloaded."
+        )
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", timed_out)
+    with pytest.raises(RayUnavailable, match=r"^no Ray at a local Ray: The current node timed out during startup\."):
+        connect(None)
+
+
+async def test_a_killed_raylet_ends_the_batch_with_the_attempts_files_and_rays_messages_in_a_file(tmp_path):
+    """The local raylet killed under an attempt: the batch hung for good (the dead worker's
+    replacement went to the dead node), Ray printed the raylet's last 20 log lines into the table
+    on stdout, and the attempt's scratch folder was left in the temp folder, its trace with it."""
+    import psutil
+
+    before = scratch_folders()
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("sandbox")), "run", "controlled-form", "--agent", "think:1:reference",
+        "--executor", "ray", "--out", str(tmp_path), "--no-progress",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        raylet = None
+        for _ in range(2400):  # until its attempt runs (its scratch folder is made)
+            children = psutil.Process(process.pid).children(recursive=True)
+            raylet = next((child for child in children if "raylet" in child.name()), None)
+            if raylet is not None and scratch_folders() - before:
+                break
+            assert process.returncode is None, await process.communicate()
+            await asyncio.sleep(0.05)
+        assert raylet is not None
+        await asyncio.sleep(2)
+        raylet.kill()
+        out, err = await asyncio.wait_for(process.communicate(), 150)
+    finally:
+        if process.returncode is None:  # it hung: Ctrl-C ends it, and its Ray with it
+            process.send_signal(signal.SIGINT)
+            await asyncio.wait_for(process.communicate(), 60)
+    said = (out + err).decode()
+    assert process.returncode == 1 and "Raylet" not in said and "state-dump" not in said, said[-3000:]
+    (attempt,) = tmp_path.glob("*/controlled-form-1/attempt.json")
+    record = json.loads(attempt.read_text())
+    assert record["status"] == "crashed" and record["error"].startswith("ray worker died on node "), record
+    assert record["error"] in said  # the reason line under the table
+    messages = re.search(r"\(Ray's messages: (\S+)\)", record["error"])
+    assert messages is not None and "Raylet is terminated" in Path(messages[1]).read_text()
+    header = json.loads((attempt.parent / "trace.jsonl").read_text().splitlines()[0])  # brought back
+    left = [folder for folder in scratch_folders() - before if header["run_id"] in "".join(
+        path.read_text(errors="replace") for path in folder.rglob("trace.jsonl"))]  # fmt: skip
+    assert left == []

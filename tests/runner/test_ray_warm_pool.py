@@ -19,8 +19,9 @@ import ray
 from ray.cluster_utils import Cluster
 
 from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
 from sandbox.runner.batch import BatchStopped, run_batch
-from sandbox.runner.executors import ray_pool
+from sandbox.runner.executors import AttemptSettings, BatchAgent, ray_pool, ray_warm
 from sandbox.runner.executors.ray_pool import RayUnavailable
 from sandbox.runner.executors.ray_warm import join_pool, pool_status, start_pool, stop_pool
 from tests.support.dying_workers import kill_during_the_first_try
@@ -272,3 +273,64 @@ async def test_a_pool_whose_record_is_lost_is_said_and_its_workers_can_still_be_
     assert stop_pool("lost") == 1
     with pytest.raises(RayUnavailable, match="no pool named 'lost'"):
         await pool_status("lost")
+
+
+async def test_batches_at_once_on_a_pool_spread_over_its_workers(cluster, tmp_path):
+    """Each batch picked the least busy worker by its own count: a batch whose attempt started
+    while another batch's ran sent it to that same worker (the pool's first), to wait there, the
+    other worker idle."""
+    await start_pool("shared", workers=2, capacity=1)
+    try:
+        first, second = await join_pool("shared"), await join_pool("shared")
+        assert first is not None and second is not None
+        settings = AttemptSettings(time_limit=60, screenshots="none")
+
+        def attempt(batch, name: str, command: str) -> asyncio.Future:
+            agent = BatchAgent(f"cmd:{command}", AgentOptions())
+            return asyncio.ensure_future(
+                batch.run(tmp_path / name, "controlled-form", agent, settings, attempt_number=1, retries=0)
+            )
+
+        running = attempt(first, "a", f"touch {tmp_path / 'began'}; sleep 3")
+        while not (tmp_path / "began").exists():
+            await asyncio.sleep(0.05)
+        await asyncio.gather(running, attempt(second, "b", "true"))
+        assert sorted(row["attempts"] for row in await pool_status("shared")) == [1, 1]
+        wait = json.loads((tmp_path / "b" / "attempt.json").read_text())["dispatch_wait_seconds"]
+        assert wait < 1.0, wait
+    finally:
+        stop_pool("shared")
+
+
+async def test_a_pool_stopped_under_a_batch_says_so_and_is_not_retried(cluster, tmp_path):
+    """`sandbox ray stop` while a batch ran on the pool: its attempts said only that their worker
+    died, and --retries sent them on to the pool's other dead workers."""
+    await start_pool("ending", workers=2)
+    try:
+        pool = await join_pool("ending")
+        assert pool is not None
+        outcome = await kill_during_the_first_try(pool, tmp_path, 2, lambda: stop_pool("ending"))
+    finally:
+        if ray_warm.find_record("ending") is not None:
+            stop_pool("ending")
+    record = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
+    assert outcome.status == "crashed" and record["tries"] == 1, record
+    assert "its warm pool 'ending' was stopped (`sandbox ray stop`) while the batch ran" in record["error"]
+
+
+def test_a_pool_whose_worker_cannot_start_is_one_line_and_not_left_running(cluster):
+    """A node where a worker's browser cannot start: `sandbox ray start` said Ray's task header
+    (``ray::AttemptWorker.start() (pid=..., ...)``, in colour) and nothing of why."""
+    broken = cluster.add_node(num_cpus=4, env_vars={"SANDBOX_CHROMIUM": "/nowhere/chromium"})
+    cluster.wait_for_nodes()
+    try:
+        started = sandbox("ray", "start", "--address", cluster.address, "--name", "broken")
+        assert started.returncode == 2 and started.stdout == "", started.stdout
+        assert started.stderr == (
+            f"sandbox ray start: pool 'broken' is not started: a Ray worker did not start on node {broken.node_id}: "
+            "ChromiumUnavailable: SANDBOX_CHROMIUM is /nowhere/chromium, which is not a file: give the path of a "
+            "Chromium binary\n"
+        )
+        assert sandbox("ray", "status", "--address", cluster.address, "--name", "broken").returncode == 2
+    finally:
+        cluster.remove_node(broken)

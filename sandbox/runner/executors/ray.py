@@ -40,7 +40,7 @@ class RayOptions:
 
 
 class RayExecutor:
-    capacity: tuple[int, str] | None = None  # none of its own: attempts beyond its workers wait in Ray
+    capacity: tuple[int, str] | None = None  # none of its own: attempts beyond its workers' slots wait at a worker
 
     def __init__(self, plan: BatchPlan, pool: RayPool, retries: int) -> None:
         self.plan, self.pool, self.retries = plan, pool, retries

@@ -59,6 +59,10 @@ RECORDED = ".recorded"  # in a scratch folder: its stopped attempt is recorded (
 STOP_GRACE_S = 15.0  # a stopped attempt's worker records it (its trace ended, scored) within this
 DYING_S = 1.0  # a worker found dead may go on writing this long, while Ray ends its process
 LOOK_EVERY_S = 5.0  # a running batch looks for nodes that joined at most this often (at an attempt's start)
+LOAD_ANSWER_S = 2.0  # a pool worker not saying its load within this counts as the busiest (RayPool.pick)
+OWNER = ".owner"  # in a scratch folder: the pid of the worker process that runs its attempt
+ABANDONED_S = 600.0  # a scratch folder whose worker died this long ago is removed by a new worker (sweep_abandoned)
+UNBOUNDED = 10_000  # a worker actor's calls at once: its own slots hold its attempts to its capacity
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,7 @@ def connect(address: str | None) -> None:
     """Join the Ray at ``address`` (``HOST:PORT`` on a node of the cluster, ``ray://HOST:10001``
     through Ray Client, ``auto``), or start a local one (None); nothing when already joined."""
     if ray.is_initialized():
+        keep_ray_messages()
         return
     # "auto" is $RAY_ADDRESS when it is set (else the cluster `ray start` recorded on this machine)
     checked = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address or ""
@@ -91,7 +96,7 @@ def connect(address: str | None) -> None:
             # "local": a Ray of its own, even when `ray start` runs one on this machine (ray.init()
             # would join that one, and refuse the options of a new one)
             ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
+    except Exception as exc:  # Ray's own kinds, and a bare Exception (a local Ray that timed out starting)
         hint = auth_hint(exc) if address else ""
         raise RayUnavailable(f"no Ray at {address or 'a local Ray'}: {str(exc).splitlines()[0]}{hint}") from exc
     finally:  # ray.init puts its own SIGTERM handler (sys.exit) over the batch's stop: the batch's again
@@ -99,6 +104,55 @@ def connect(address: str | None) -> None:
             for sig, handler in ours.items():
                 if handler is not None and signal.getsignal(sig) is not handler:
                     signal.signal(sig, handler)
+    keep_ray_messages()
+
+
+RAY_MESSAGES: list[Path] = []  # the file Ray's messages to this driver go to, once it has one (keep_ray_messages)
+
+
+def keep_ray_messages() -> None:
+    """Ray prints what it tells a driver (a raylet that died, with the last 20 lines of its log; a
+    node marked dead) on stdout, into the batch's table and its ``--json``: they go to a file in
+    Ray's log folder instead (``sandbox-driver-<pid>.log``), which an attempt's error names
+    (``messages_said``). Ray has no public switch for it: its printer is replaced."""
+    from ray._private import worker as ray_worker
+
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or RAY_MESSAGES:
+        return
+    node = getattr(ray_worker, "_global_node", None)
+    folder = Path(node.get_logs_dir_path()) if node is not None else Path(tempfile.gettempdir())
+    path = folder / f"sandbox-driver-{os.getpid()}.log"
+    RAY_MESSAGES.append(path)
+
+    def to_file(data: dict, ignore_prefix: bool = False) -> None:
+        try:
+            with path.open("a", encoding="utf-8") as messages:
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+                messages.writelines(f"{stamp} ({data.get('pid')}) {line}\n" for line in data.get("lines", ()))
+        except OSError:  # no file: said on stderr rather than lost
+            printer({**data, "is_err": True}, ignore_prefix)
+
+    ray_worker.print_to_stdstream = to_file
+
+
+def messages_said() -> str:
+    """Where Ray's messages to this driver are, for an error, once it has sent some."""
+    path = RAY_MESSAGES[0] if RAY_MESSAGES else None
+    return f" (Ray's messages: {path})" if path is not None and path.is_file() else ""
+
+
+def said(exc: BaseException) -> str:
+    """A Ray error in one line: the cause of a task's error (``RayTaskError``: what it raised on
+    its worker, without Ray's traceback and colours), else the error's first line."""
+    cause = getattr(exc, "cause", None) if isinstance(exc, ray.exceptions.RayTaskError) else None
+    shown = cause if isinstance(cause, BaseException) else exc
+    text = str(shown).splitlines()[0] if str(shown) else ""
+    return f"{type(shown).__name__}: {text}" if text else type(shown).__name__
+
+
+class WorkerDidNotStart(RayUnavailable):
+    """A worker that could not start (its browser, a node that went meanwhile), in one line."""
 
 
 def auth_hint(exc: BaseException) -> str:
@@ -117,12 +171,15 @@ class AttemptWorker:
     concurrency group of its own, so a full worker still answers; it runs on that group's own
     event loop, so it only reads counters (the browser belongs to the default group's loop)."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 1) -> None:
         self.sandbox: Any = None
         self.starting: asyncio.Lock | None = None
         self.url = ""
         self.attempts = 0  # attempts run (finished) since it started
         self.running = 0
+        self.waiting = 0  # attempts sent here waiting for one of its slots (their dispatch wait)
+        self.slots = asyncio.Semaphore(capacity)  # its attempts at once
+        self.raylet = os.getppid()  # its node's raylet started it
         self.browser_starts = 0
 
     async def start(self) -> dict:
@@ -134,6 +191,7 @@ class AttemptWorker:
         self.starting = self.starting or asyncio.Lock()
         async with self.starting:
             if self.sandbox is None:
+                await asyncio.to_thread(sweep_abandoned)
                 self.sandbox = await app_sandbox().start()
                 self.http, self.url = await serve_loopback(self.sandbox)
                 self.browser_starts += 1
@@ -150,6 +208,7 @@ class AttemptWorker:
             "node": context.get_node_id(),
             "attempts": self.attempts,
             "running": self.running,
+            "waiting": self.waiting,
             "browser_starts": self.browser_starts,
         }
 
@@ -163,14 +222,40 @@ class AttemptWorker:
         dispatch_wait: float = 0.0,
         scratch_name: str = "",
     ) -> dict:
-        """Run the attempt in a scratch folder of this node (``scratch_name``, given by the driver
-        so that ``salvage`` finds it if this worker dies), and return its outcome and files."""
+        """Run the attempt, once one of this worker's slots is free (the wait is its dispatch
+        wait), in a scratch folder of this node (``scratch_name``, given by the driver so that
+        ``salvage`` finds it if this worker dies), and return its outcome and files."""
+        waiting = time.monotonic()
+        self.waiting += 1
+        try:
+            await self.slots.acquire()
+        finally:
+            self.waiting -= 1
+        try:
+            return await self.run_in_slot(
+                pack_id, agent, settings, attempt_number, folder_name, dispatch_wait + time.monotonic() - waiting,
+                scratch_name,
+            )  # fmt: skip
+        finally:
+            self.slots.release()
+
+    async def run_in_slot(
+        self,
+        pack_id: str,
+        agent: BatchAgent,
+        settings: AttemptSettings,
+        attempt_number: int,
+        folder_name: str,
+        dispatch_wait: float,
+        scratch_name: str,
+    ) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
 
         scratch = scratch_folder(scratch_name or new_scratch_name())
         scratch.mkdir(mode=0o700)
+        (scratch / OWNER).write_text(str(os.getpid()))
         directory = scratch / folder_name
         self.running += 1
         kept = False
@@ -198,8 +283,8 @@ class AttemptWorker:
         finally:
             self.running -= 1
             self.attempts += 1
-            if not kept:
-                shutil.rmtree(scratch, ignore_errors=True)
+            if not kept and os.getppid() == self.raylet:  # else its reply is lost with its node's Ray: kept
+                shutil.rmtree(scratch, ignore_errors=True)  # for the driver, or swept later (sweep_abandoned)
 
 
 def new_scratch_name() -> str:
@@ -213,8 +298,7 @@ def scratch_folder(name: str) -> Path:
     return Path(tempfile.gettempdir()) / name
 
 
-@ray.remote(num_cpus=0, max_retries=0)
-def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
+def collect(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     """What an attempt left in its scratch folder, read on its node and the folder removed: a dead
     worker's (its trace up to the worker's death, its screenshots), or, waiting up to ``wait_s``
     for its worker to have recorded it (``RECORDED``, its outcome), a stopped one's."""
@@ -236,16 +320,21 @@ def salvage(scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
     return files
 
 
+salvage = ray.remote(num_cpus=0, max_retries=0)(collect)  # collect, on the node of the attempt's worker
+
+
 def taken(scratch: Path) -> dict[str, bytes]:
     """The files of a scratch folder, and the folder removed."""
     try:
-        return {str(p.relative_to(scratch)): p.read_bytes() for p in scratch.rglob("*") if p.is_file()}
+        files = scratch.rglob("*")
+        return {str(p.relative_to(scratch)): p.read_bytes() for p in files if p.is_file() and p.name != OWNER}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def salvaged(node: str, scratch_name: str, wait_s: float = 0.0) -> dict[str, bytes]:
-    """``salvage`` on ``node``; nothing when the node is gone or does not answer in time."""
+    """``salvage`` on ``node``; when the node is gone or does not answer in time (its Ray died,
+    its machine maybe not), the folder is read here if it is on this machine, else nothing."""
     strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     remote = salvage.options(scheduling_strategy=strategy).remote
     ref = remote(scratch_name, wait_s)  # type: ignore[call-arg]  # ray's stubs miss the default argument
@@ -253,8 +342,34 @@ async def salvaged(node: str, scratch_name: str, wait_s: float = 0.0) -> dict[st
         return await asyncio.wait_for(ref, ANSWER_TIMEOUT + wait_s)
     except (TimeoutError, ray.exceptions.RayError) as exc:
         ray.cancel(ref, force=True)
+        if scratch_folder(scratch_name).exists():  # its name is unique: it is that attempt's folder
+            return await asyncio.to_thread(collect, scratch_name, wait_s)
         log.warning("the files of an attempt on the lost Ray node %s could not be read: %r", node, exc)
         return {}
+
+
+def sweep_abandoned() -> None:
+    """Remove the scratch folders of this machine whose worker died more than ``ABANDONED_S``
+    ago with its node's Ray, so that no driver could fetch them (a driver reads such a folder
+    only on its own machine, ``salvaged``); a live worker's are left alone."""
+    for scratch in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            owner = int((scratch / OWNER).read_text())
+            changed = max(path.lstat().st_mtime for path in [scratch, *scratch.rglob("*")])
+        except (OSError, ValueError):  # not one of ours, or being removed
+            continue
+        if time.time() - changed > ABANDONED_S and not process_alive(owner):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def named_actor(name: str) -> Any:
@@ -265,10 +380,20 @@ def named_actor(name: str) -> Any:
         return None
 
 
-def worker_class(capacity: int) -> Any:
-    """``AttemptWorker`` as a Ray actor class running up to ``capacity`` attempts at once."""
+@dataclass(frozen=True)
+class WorkerKind:
+    """``AttemptWorker`` as a Ray actor class, and the attempts each of its workers runs at once."""
+
+    actor_class: Any
+    capacity: int
+
+
+def worker_class(capacity: int) -> WorkerKind:
+    """Workers running up to ``capacity`` attempts at once. Ray lets in any number of their calls:
+    the further attempts wait for a slot in the worker, which counts the wait as theirs."""
     # ray's stubs give remote()'s keyword form only the task options, not an actor's max_concurrency
-    return ray.remote(num_cpus=0, max_concurrency=capacity, concurrency_groups={"control": 4})(AttemptWorker)  # type: ignore[call-overload]
+    actor_class = ray.remote(num_cpus=0, max_concurrency=UNBOUNDED, concurrency_groups={"control": 4})(AttemptWorker)  # type: ignore[call-overload]
+    return WorkerKind(actor_class, capacity)
 
 
 @dataclass(eq=False)
@@ -281,16 +406,20 @@ class Worker:
     running: int = 0
 
 
-async def start_worker(actor_class: Any, place: str, name: str | None = None) -> Worker:
+async def start_worker(kind: WorkerKind, place: str, name: str | None = None) -> Worker:
     """A worker on the node ``place``, started. ``name``: a warm pool's detached, named worker (the
-    live one of that name, if there is one)."""
+    live one of that name, if there is one). ``WorkerDidNotStart`` says why not, in one line."""
     # Hard affinity: Ray 2.60 puts a zero-CPU actor with soft affinity on another node about half
     # of the time. The places are live nodes; one that died since fails this worker's start.
     options: dict[str, Any] = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=place, soft=False)}
     if name:
         options |= {"name": name, "namespace": NAMESPACE, "lifetime": "detached", "get_if_exists": True}
-    handle = actor_class.options(**options).remote()
-    info = await handle.start.remote()
+    handle = kind.actor_class.options(**options).remote(kind.capacity)
+    try:
+        info = await handle.start.remote()
+    except ray.exceptions.RayError as exc:
+        ray.kill(handle)  # a pool's worker, detached, would stay, browserless, under its name
+        raise WorkerDidNotStart(f"a Ray worker did not start on node {place}: {said(exc)}") from exc
     return Worker(handle, info["node"], name)
 
 
@@ -310,14 +439,14 @@ class RayPool:
     def __init__(
         self,
         workers: list[Worker],
-        actor_class: Any,
+        kind: WorkerKind,
         *,
         size: int,
         fill: bool,
         grow: Callable[[RayPool], Awaitable[list[Worker]]] | None = None,
     ) -> None:
         self.workers = workers
-        self.actor_class = actor_class
+        self.kind = kind
         self.size, self.fill = size, fill  # the places to keep filled (fill: beyond the nodes' slots)
         self.grow = grow  # None: the pool takes no node that joins mid-batch
         self.replacing: dict[Worker, asyncio.Future] = {}
@@ -331,9 +460,11 @@ class RayPool:
         """The batch's own workers: one per browser slot of the live nodes, at most ``concurrency``;
         nodes that join get workers too, up to ``concurrency`` in all."""
         places = worker_places(concurrency)
-        actor_class = worker_class(math.ceil(concurrency / len(places)))
-        workers = await asyncio.gather(*(start_worker(actor_class, place) for place in places))
-        return cls(list(workers), actor_class, size=concurrency, fill=False, grow=own_workers_on_new_nodes)
+        if not places:
+            raise RayUnavailable(f"no live Ray node to start a worker on{messages_said()}")
+        kind = worker_class(math.ceil(concurrency / len(places)))
+        workers = await asyncio.gather(*(start_worker(kind, place) for place in places))
+        return cls(list(workers), kind, size=concurrency, fill=False, grow=own_workers_on_new_nodes)
 
     def free_places(self, count: int, slots: list[str] | None = None) -> list[str]:
         """Up to ``count`` places no live worker holds, among ``slots`` (None: those of the nodes
@@ -365,13 +496,20 @@ class RayPool:
             self.looked, self.looking = time.monotonic(), None
 
     async def pick(self) -> Worker:
+        """The least busy worker, in turn among equals. A warm pool's workers are shared with the
+        batches running beside this one: each says how many attempts it runs and holds."""
         self.look_for_nodes()
         if not self.workers and self.replacing:
             await asyncio.gather(*self.replacing.values(), return_exceptions=True)
         if not self.workers:
-            raise RuntimeError("no live Ray worker: every worker died and no live node could take a new one")
-        start = next(self.turn) % len(self.workers)  # among the least busy, in turn
-        return min(self.workers[start:] + self.workers[:start], key=lambda worker: worker.running)
+            raise RuntimeError(
+                f"no live Ray worker: every worker died and no live node could take a new one{messages_said()}"
+            )
+        start = next(self.turn) % len(self.workers)
+        workers = self.workers[start:] + self.workers[:start]
+        loads = dict(zip(workers, await asyncio.gather(*map(load_of, workers)), strict=True))
+        # what it says it holds (this batch's attempts on their way to it not yet among them), then ours
+        return min(workers, key=lambda worker: (max(loads[worker], worker.running), worker.running))
 
     async def replace(self, dead: Worker) -> None:
         """Once per dead worker, however many of its attempts saw it die."""
@@ -385,7 +523,7 @@ class RayPool:
             return  # its warm pool was stopped (its record is gone): not refilled
         places = self.free_places(1)
         if places:  # else the live nodes' slots are all taken: the pool follows the nodes
-            replacement = await start_worker(self.actor_class, places[0], dead.name)
+            replacement = await start_worker(self.kind, places[0], dead.name)
             if dead.name is None or dead.name not in {worker.name for worker in self.workers}:
                 self.workers.append(replacement)  # else a look for new nodes took it from the pool meanwhile
 
@@ -421,26 +559,32 @@ class RayPool:
                 reply = await ref
             except asyncio.CancelledError:  # the batch is being stopped: so is the attempt on its worker
                 ray.cancel(ref)
-                stop = [f"the batch was stopped while the attempt ran on Ray node {node}"]
+                recorded, began = await stopped_on_worker(directory, node, scratch, tries)
+                when = "while the attempt ran" if began else "before the attempt began (it waited for a free slot)"
+                stop = [f"the batch was stopped {when} on Ray node {node}"]
                 raise AttemptStopped(
-                    await stopped_on_worker(directory, node, scratch, tries)
-                    or unfinished(directory, pack_id, agent.name, attempt_number, stop, node, tries, STOPPED)
+                    recorded or unfinished(directory, pack_id, agent.name, attempt_number, stop, node, tries, STOPPED)
                 ) from None
             except ray.exceptions.RayTaskError as exc:  # the attempt raised on its worker (AttemptWorker.run)
-                cause = getattr(exc, "cause", None)
-                said = str(cause).splitlines()[0] if cause is not None and str(cause) else type(exc).__name__
-                errors.append(f"the attempt could not run on Ray node {node}: {said}")
+                cause = getattr(exc, "cause", None)  # AttemptWorker.run's one line
+                told = str(cause).splitlines()[0] if cause is not None and str(cause) else type(exc).__name__
+                errors.append(f"the attempt could not run on Ray node {node}: {told}")
                 return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries)
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
-                errors.append(f"ray worker died on node {node}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+                errors.append(f"ray worker died on node {node}: {said(exc)}")
+                gone = pool_stopped(worker)
+                last = tries == retries + 1 or gone is not None
                 try:
-                    await self.after_death(worker, directory, scratch, tries, tries == retries + 1, errors)
+                    await self.after_death(worker, directory, scratch, tries, last, errors)
                 except asyncio.CancelledError:  # the batch is being stopped meanwhile: recorded so
                     errors.append("the batch was stopped before the attempt could run again")
                     raise AttemptStopped(
                         unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries, STOPPED)
                     ) from None
+                if gone is not None:  # no retry: the pool's workers are ended
+                    errors[-1] += f"; {gone}, so it was not run again"
+                    return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries)
                 continue
             finally:
                 worker.running -= 1
@@ -457,10 +601,11 @@ class RayPool:
         kept = directory if last else directory / f"try-{tries}"
         if write_files(kept, (await salvaged(dead.node, scratch)).items(), prefix=directory.name + "/"):
             errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)})"
+        errors[-1] += messages_said()
         try:
             await self.replace(dead)
-        except ray.exceptions.RayError as again:
-            errors.append(f"its replacement did not start: {type(again).__name__}")
+        except (ray.exceptions.RayError, WorkerDidNotStart) as again:
+            errors.append(f"its replacement did not start: {said(again)}")
 
     async def stop(self) -> None:
         """Ends the batch's own workers, those being started for a node that joined included
@@ -473,12 +618,32 @@ class RayPool:
                 ray.kill(worker.handle)
 
 
+async def load_of(worker: Worker) -> int:
+    """The attempts a warm pool's worker runs and holds, for every batch (0: a batch's own
+    worker, which only this batch uses); one that does not say in time counts as the busiest."""
+    if worker.name is None:
+        return 0
+    try:
+        info = await asyncio.wait_for(asyncio.wrap_future(worker.handle.info.remote().future()), LOAD_ANSWER_S)
+    except (TimeoutError, ray.exceptions.RayError):
+        return UNBOUNDED
+    return int(info.get("running", 0)) + int(info.get("waiting", 0))
+
+
+def pool_stopped(worker: Worker) -> str | None:
+    """Why a warm pool's dead worker is not replaced: its pool was stopped (its record is gone)."""
+    pool = worker.name.rpartition("/")[0] if worker.name else None
+    if pool is None or named_actor(pool) is not None:
+        return None
+    return f"its warm pool {pool.partition('/')[2]!r} was stopped (`sandbox ray stop`) while the batch ran"
+
+
 async def own_workers_on_new_nodes(pool: RayPool) -> list[Worker]:
     """A batch's own workers for the browser slots free now (nodes that joined), up to its
     concurrency in all."""
     slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
     places = pool.free_places(max(0, pool.size - len(pool.workers)), slots)
-    return started(await asyncio.gather(*(start_worker(pool.actor_class, p) for p in places), return_exceptions=True))
+    return started(await asyncio.gather(*(start_worker(pool.kind, p) for p in places), return_exceptions=True))
 
 
 def worker_places(count: int, fill: bool = False) -> list[str]:
@@ -493,27 +658,32 @@ def worker_places(count: int, fill: bool = False) -> list[str]:
         if node.get("Alive") and cpus > 0:
             by_node[node["NodeID"]] = [node["NodeID"]] * max(1, cpus // CPUS_PER_BROWSER)
     spread = [place for group in itertools.zip_longest(*by_node.values()) for place in group if place]
-    spread = spread or [ray.get_runtime_context().get_node_id()]
+    if not spread:  # no node with CPUs (a head of num-cpus 0): this one, if it lives; none when no node does
+        here = ray.get_runtime_context().get_node_id()
+        alive = [node["NodeID"] for node in ray.nodes() if node.get("Alive")]
+        spread = [here] if here in alive else alive[:1]
+        if not spread:
+            return []
     return list(itertools.islice(itertools.cycle(spread), max(1, count))) if fill else spread[: max(1, count)]
 
 
-async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int) -> AttemptOutcome | None:
+async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int) -> tuple[AttemptOutcome | None, bool]:
     """The stopped attempt as its worker recorded it (its trace, screenshots, score, attempt.json),
-    fetched from its node; None when nothing was recorded (stopped before it began) or a second
-    stop cuts the wait short."""
+    fetched from its node, and whether it began there; None when nothing was recorded (stopped
+    before it began, waiting for a slot) or a second stop cuts the wait short."""
     from sandbox.runner.attempt import uncancel
 
     uncancel()  # the stop goes on once the attempt is fetched: AttemptStopped carries it
     try:
         files = await salvaged(node, scratch, wait_s=STOP_GRACE_S)
     except asyncio.CancelledError:
-        return None
+        return None, True
     recorded = files.pop(RECORDED, None)  # the outcome its worker recorded, as a local attempt's
     if recorded is None:
-        return None
+        return None, bool(files)
     prefix = directory.name + "/"
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
-    return AttemptOutcome(**{**json.loads(recorded), "directory": directory})
+    return AttemptOutcome(**{**json.loads(recorded), "directory": directory}), True
 
 
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:

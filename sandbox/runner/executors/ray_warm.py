@@ -34,7 +34,9 @@ from sandbox.runner.executors.ray_pool import (
     RayPool,
     RayUnavailable,
     Worker,
+    WorkerDidNotStart,
     named_actor,
+    said,
     start_worker,
     started,
     worker_class,
@@ -132,6 +134,8 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
     if find_record(pool) is not None:
         raise RayUnavailable(f"a pool named {pool!r} already runs: `sandbox ray stop --name {pool}` first")
     places = worker_places(workers or ALL_SLOTS, fill=workers is not None)
+    if not places:
+        raise RayUnavailable("no live Ray node to start a worker on")
     names = [f"{record_name(pool)}/{index}" for index in range(len(places))]
     head = next((n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"]), None)
     # On the head, hard: with soft affinity Ray 2.60 put it on a worker node about half of the time,
@@ -143,12 +147,13 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
         ).remote(names, capacity, workers is None)
     except ray.exceptions.ActorAlreadyExistsError as exc:  # another `sandbox ray start` made it since the check
         raise RayUnavailable(f"a pool named {pool!r} was started meanwhile by another `sandbox ray start`") from exc
-    actor_class = worker_class(capacity)
+    kind = worker_class(capacity)
     try:
-        await asyncio.gather(*map(start_worker, [actor_class] * len(places), places, names))
-    except ray.exceptions.RayError as exc:
+        await asyncio.gather(*map(start_worker, [kind] * len(places), places, names))
+    except (ray.exceptions.RayError, WorkerDidNotStart) as exc:
         stop_pool(pool)
-        raise RayUnavailable(f"a worker of pool {pool!r} did not start: {str(exc).splitlines()[0]}") from exc
+        why = str(exc) if isinstance(exc, WorkerDidNotStart) else f"a worker did not start: {said(exc)}"
+        raise RayUnavailable(f"pool {pool!r} is not started: {why}") from exc
     return await pool_status(pool)
 
 
@@ -180,18 +185,18 @@ async def join_pool(pool: str) -> RayPool | None:
             raise RayUnavailable(f"pool {pool!r} lost its record (its node died?): {ORPHAN_HINT.format(pool=pool)}")
         return None
     layout = await layout_of(pool, record)
-    actor_class = worker_class(layout["capacity"])
+    kind = worker_class(layout["capacity"])
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
     live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
     follow = layout.get("follow", False)
     grow = following(pool, record) if follow else None
-    running = RayPool(live, actor_class, size=ALL_SLOTS if follow else len(states), fill=not follow, grow=grow)
+    running = RayPool(live, kind, size=ALL_SLOTS if follow else len(states), fill=not follow, grow=grow)
     dead = [name for name, (_, info) in states.items() if info is None]
     for name in dead:
         if states[name][0] is not None:  # alive to Ray but not answering: ended, so its name is free again
             ray.kill(states[name][0])
     places = running.free_places(len(dead))
-    replacements = [start_worker(actor_class, place, name) for name, place in zip(dead, places, strict=False)]
+    replacements = [start_worker(kind, place, name) for name, place in zip(dead, places, strict=False)]
     running.workers += await asyncio.gather(*replacements)
     if grow is not None:  # the dead that found no slot leave; the slots still free (new nodes) get workers
         await record.change.remote([], dead[len(places) :])
@@ -214,7 +219,7 @@ def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Work
         )
         slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
         new = new_worker_names(pool, running, taken=set(layout["workers"]), slots=slots)
-        starts = [start_worker(running.actor_class, node, name) for name, node in new]
+        starts = [start_worker(running.kind, node, name) for name, node in new]
         added = started(await asyncio.gather(*starts, return_exceptions=True))
         if added:
             await record.change.remote([worker.name for worker in added], [])
