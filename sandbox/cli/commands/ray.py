@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "status",
         help="show warm pools: workers, nodes, alive, attempts run",
         description="Print each worker of the pool (of every pool, without --name): its node, whether "
-        "it is alive, the attempts it has run and is running.",
+        "it is alive, the attempts it has run, is running and holds waiting for a free slot.",
     )
     common(status, every=True)
     status.add_argument("--json", action="store_true", help="print the workers as JSON")
@@ -156,7 +156,7 @@ def show(rows: list[dict], as_json: bool) -> None:
         return
     from sandbox.runner.compare import table
 
-    header = ["worker", "node", "alive", "attempts", "running", "at once"]
+    header = ["worker", "node", "alive", "attempts", "running", "waiting", "at once"]
     lines = [
         [
             row["worker"] + (" (its pool's record is lost)" if row.get("orphan") else ""),
@@ -164,6 +164,7 @@ def show(rows: list[dict], as_json: bool) -> None:
             "yes" if row["alive"] else "no",
             str(row.get("attempts", "-")),
             str(row.get("running", "-")),
+            str(row.get("waiting", "-")),
             "-" if row.get("orphan") else str(row["capacity"]),
         ]
         for row in rows
