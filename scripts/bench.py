@@ -127,6 +127,7 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
     from toolserver.api import Sandbox
     from toolserver.config import ServerConfig
     from toolserver.transports.http import create_app
+    from toolserver.transports.serving import AppRunner
 
     raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
     await raw.start()
@@ -166,7 +167,7 @@ async def side_by_side(n: int, snapshot_rounds: int, clicks: int) -> dict:
         await raw.stop()
 
         # click round-trip: in-process vs through the HTTP server on loopback
-        runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+        runner = AppRunner(create_app(sandbox=sandbox), access_log=None)  # as sandbox serve runs it
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -584,12 +585,13 @@ async def mcp_overhead(clicks: int) -> dict:
     from toolserver.api import Sandbox
     from toolserver.config import ServerConfig
     from toolserver.transports.http import create_app
+    from toolserver.transports.serving import AppRunner
 
     mirror = bench_mirror()
     start = {"provider": "kernel", "url": BENCH_PAGE}
     out: dict = {}
     async with Sandbox(ServerConfig(mirror_roots=(mirror, MIRRORS_DIR))) as sandbox:
-        runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+        runner = AppRunner(create_app(sandbox=sandbox), access_log=None)  # as sandbox serve runs it
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -17,7 +17,7 @@
     └── ServerAtCapacity           the server is at a real limit (memory, descriptors, open sessions); retry later
     RequestError                   transport-level: refused before any tool runs; carries its HTTP status
                                    (UnknownRun is a call's result too: its run ended before or while it ran)
-    ├── MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
+    ├── MalformedHttp, MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
     ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
     ├── RequestTimeout 408, BodyTooLarge 413
     ├── UnsupportedMediaType / UnsupportedCharset 415
@@ -180,6 +180,15 @@ class RequestError(Exception):
 
     def to_json(self) -> dict:
         return {"type": self.type, "message": self.message}
+
+
+class MalformedHttp(RequestError):
+    """The request is not readable HTTP (a malformed request line or header, a line over 8190
+    bytes, a malformed chunked body, or the extra bytes of a body longer than its Content-Length,
+    read as a next request): answered by the server before any route, as a JSON-RPC error too
+    (id null: the path is unknown, so `/mcp` clients read it), and the connection is closed."""
+
+    type = "malformed_http"
 
 
 class MalformedJson(RequestError):

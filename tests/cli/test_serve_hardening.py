@@ -1,6 +1,6 @@
 """`sandbox serve` as a real process: with a page spinning in JavaScript, DELETE returns and
 SIGINT stops the server within 10 s answering the call in flight, and the trace file is complete (issue 12, item 3);
-SIGHUP stops it as well."""
+SIGHUP stops it as well; a request that is not readable HTTP is answered in JSON by the server it runs."""
 
 from __future__ import annotations
 
@@ -102,6 +102,11 @@ async def test_a_hang_up_stops_the_server_and_ends_its_runs(tmp_path):
             start = {"provider": "kernel"}
             async with http.post(f"{base}/runs/{run_id}/tools/browser_start_session", json=start) as response:
                 assert (await response.json())["ok"]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /runs HTTP/1.1 extra\r\nHost: 127.0.0.1\r\n\r\n")
+        unreadable = await asyncio.wait_for(reader.read(), 10)  # the server closes the connection
+        writer.close()
+        assert b'"type": "malformed_http"' in unreadable, unreadable  # not aiohttp's plain text
         server.send_signal(signal.SIGHUP)
         assert await asyncio.to_thread(server.wait, 30) == 0
         lines = strict_lines((tmp_path / f"{run_id}.jsonl").read_text(encoding="utf-8"))

@@ -8,12 +8,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
 from toolserver.api import Sandbox
 from toolserver.registry import ToolRegistry
 from toolserver.transports.http import create_app
+from toolserver.transports.serving import AppRunner
 
 # Read by toolserver.browser.BrowserHost (when it is made, or for the whole browser), so a
 # sandbox sharing another's host cannot have its own value. A run's own mirror: create_run(mirror_roots=...).
@@ -38,8 +40,17 @@ async def sandbox_with(
         yield own
 
 
+class ServedTestServer(TestServer):
+    """aiohttp's test server on the runner ``sandbox serve`` uses (a request that is not readable
+    HTTP is answered in JSON)."""
+
+    async def _make_runner(self, **kwargs: Any) -> AppRunner:
+        return AppRunner(self.app, **kwargs)
+
+
 @asynccontextmanager
 async def http_client(sandbox: Sandbox) -> AsyncIterator[TestClient]:
-    """A real aiohttp server on a loopback port for ``sandbox`` (its config's HTTP limits and guards)."""
-    async with TestClient(TestServer(create_app(sandbox=sandbox), host="127.0.0.1")) as client:
+    """A real aiohttp server on a loopback port for ``sandbox`` (its config's HTTP limits and
+    guards), served as ``sandbox serve`` serves it."""
+    async with TestClient(ServedTestServer(create_app(sandbox=sandbox), host="127.0.0.1")) as client:
         yield client

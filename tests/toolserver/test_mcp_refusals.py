@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from tests.support.sandboxes import http_client
 from toolserver.transports.http import create_app
 from toolserver.transports.mcp import SERVER_BUSY
+from toolserver.transports.serving import AppRunner
 
 ACCEPT = {"accept": "application/json, text/event-stream"}
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
@@ -94,7 +95,7 @@ async def test_the_official_client_sees_the_refusals_codes(own_sandbox):
 async def served(sandbox) -> AsyncIterator[tuple[str, int]]:
     """The HTTP app on a real loopback site as ``sandbox serve`` runs it (a handler is not
     cancelled when its client leaves, unlike aiohttp's test server)."""
-    runner = web.AppRunner(create_app(sandbox=sandbox))
+    runner = AppRunner(create_app(sandbox=sandbox))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

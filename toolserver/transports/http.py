@@ -260,7 +260,9 @@ def create_app(
 ) -> web.Application:
     """Application factory. Pass a started ``sandbox`` to share it (tests), else one is
     started (with ``policies`` resolving the packs of ``POST /runs``, ``tasks`` their tasks).
-    The HTTP limits and guards come from ``config`` (default: the sandbox's)."""
+    The HTTP limits and guards come from ``config`` (default: the sandbox's). Serve it with
+    ``toolserver.transports.serving`` (``AppRunner``, ``run_app``), whose server answers a request
+    that is not readable HTTP in JSON too."""
     owned = sandbox is None
     sandbox = sandbox or Sandbox(config, policies=policies, tasks=tasks)
     config = config or sandbox.config

@@ -155,8 +155,9 @@ async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
     from aiohttp import web
 
     from toolserver.transports.http import create_app
+    from toolserver.transports.serving import AppRunner
 
-    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+    runner = AppRunner(create_app(sandbox=sandbox), access_log=None)
     await runner.setup()
     await web.SockSite(runner, listening).start()
     base = f"http://127.0.0.1:{args.port}/runs/{run.id}"

@@ -189,10 +189,9 @@ def serve(args: argparse.Namespace) -> int:
     if problem:
         print(f"sandbox serve: {problem}", file=sys.stderr)
         return 2
-    from aiohttp import web  # the server's modules load once the arguments are known to be good
-
-    from sandbox.runner.wiring import PackTasks
+    from sandbox.runner.wiring import PackTasks  # the server's modules load once the arguments are known to be good
     from toolserver.transports.http import create_app
+    from toolserver.transports.serving import run_app
 
     try:
         tasks = PackTasks(*(pack_option("serve", pack) for pack in args.pack or ()))
@@ -209,7 +208,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
 
     app.on_startup.append(announce)
-    web.run_app(app, host=args.host, port=args.port, print=None)  # stops on SIGINT and SIGTERM
+    run_app(app, host=args.host, port=args.port)  # stops on SIGINT and SIGTERM
     return 0
 
 

@@ -16,8 +16,9 @@ async def serve_loopback(sandbox: Sandbox) -> tuple[web.AppRunner, str]:
     from aiohttp import web
 
     from toolserver.transports.http import create_app
+    from toolserver.transports.serving import AppRunner
 
-    runner = web.AppRunner(create_app(sandbox=sandbox), access_log=None)
+    runner = AppRunner(create_app(sandbox=sandbox), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

@@ -1,0 +1,69 @@
+"""A request aiohttp cannot parse, answered before any route, is JSON like every other error: the
+HTTP API's error shape and a JSON-RPC error at once (its path is unknown, so a ``/mcp`` client
+reads it too), with one log line and no traceback; the connection closes, the server stays up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import pytest
+from mcp_types import JSONRPCError, jsonrpc_message_adapter
+
+HEAD = "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+ACCEPT = "Accept: application/json, text/event-stream\r\n"
+NOT_HTTP = {  # what is sent -> what the message says
+    "a body longer than its Content-Length": (
+        HEAD + ACCEPT + "Content-Length: 2\r\n\r\n{{}}garbage",
+        "Invalid method encountered: b'{}garbage'",
+        "longer than its Content-Length",
+    ),
+    "a malformed chunk size": (
+        HEAD + ACCEPT + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n",
+        "Invalid character in chunk size: b'zz'",
+        "the body's framing",
+    ),
+    "a malformed request line": (
+        "POST {path} HTTP/1.1 extra\r\nHost: 127.0.0.1\r\n\r\n",
+        "Expected CRLF after version",
+        "the request line",
+    ),
+    "a header over 8190 bytes": (
+        HEAD + "X-Long: " + "a" * 9000 + "\r\n\r\n",
+        "Got more than 8190 bytes",
+        "at most 8190 bytes",
+    ),
+}
+
+
+async def exchange(client, data: bytes) -> bytes:
+    """Everything the server answers on one connection, until it closes it."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("path", ["/runs", "/mcp?pack=controlled-form"])
+@pytest.mark.parametrize("case", NOT_HTTP)
+async def test_a_request_that_is_not_readable_http_is_a_json_error_for_both_apis(client, caplog, case, path):
+    sent, said, hint = NOT_HTTP[case]
+    with caplog.at_level(logging.INFO):
+        answer = await exchange(client, sent.format(path=path).encode())
+    head, _, body = answer.rpartition(b"\r\n\r\n")  # the last answer (a request before it may be answered)
+    assert head[head.rfind(b"HTTP/") :].startswith(b"HTTP/1.0 400 Bad Request"), answer[:300]
+    assert b"Content-Type: application/json" in head
+    reply = json.loads(body)
+    error = reply["error"]
+    assert reply["ok"] is False and (error["type"], error["data"]) == ("malformed_http", {"type": "malformed_http"})
+    assert error["message"].startswith("the request is not readable HTTP (") and said in error["message"]
+    assert hint in error["message"] and "\n" not in error["message"]
+    parsed = jsonrpc_message_adapter.validate_json(body, by_name=False)  # as the MCP client reads a 4xx body
+    assert isinstance(parsed, JSONRPCError) and parsed.error.code == -32600 and parsed.id is None
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []  # a client's error: no traceback
+    assert any(said in r.getMessage() for r in caplog.records if r.name == "toolserver.transports.serving")
+    assert (await client.get("/health")).status == 200
