@@ -42,7 +42,7 @@ class ServerConfig:
     shutdown_timeout_s: float = 8.0  # closing the browser and the driver at shutdown
     request_body_timeout_s: float = 10.0  # an HTTP request body must arrive within this (else 408)
     max_body_bytes: int = 1024 * 1024  # HTTP request bodies larger than this are refused (413)
-    max_json_depth: int = 64  # deeper JSON in a request body is refused (400)
+    max_json_depth: int = 64  # deeper JSON in a request body (400) or an MCP message, stdio too (-32600), is refused
     max_runs: int = 64  # live runs at once; POST /runs beyond it is refused (429)
     max_ended_runs: int = 50  # ended runs kept in memory (their traces stay on disk) ...
     ended_run_ttl_s: float = 600.0  # ... and for at most this long after they end

@@ -20,6 +20,7 @@ from aiohttp import web
 from mcp import Client
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.support.sandboxes import http_client
 from toolserver.transports.http import create_app
@@ -28,6 +29,8 @@ from toolserver.transports.serving import AppRunner
 
 ACCEPT = {"accept": "application/json, text/event-stream"}
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+INITIALIZE = {"jsonrpc": "2.0", "method": "initialize", "params": HELLO}
+LIST = {"jsonrpc": "2.0", "method": "tools/list"}
 
 
 def live_sdk_sessions() -> int:
@@ -141,3 +144,24 @@ async def test_mcp_bodies_have_the_http_apis_bounds_and_a_leaving_client_is_no_f
         assert [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
         assert sum("the client left before its body arrived" in r.getMessage() for r in caplog.records) == 2
         assert own.runs == {}
+
+
+async def test_a_protocol_version_header_not_spoken_is_named_with_the_versions_served(client):
+    """The SDK sent any header but the handshake era's to its stateless-era entry, whose answer asked
+    for that era's ``params._meta`` envelope, or listed 2026-07-28 as supported."""
+    opened = await client.post("/mcp?pack=controlled-form", json={**INITIALIZE, "id": 1}, headers=ACCEPT)
+    session = ACCEPT | {"mcp-session-id": opened.headers["mcp-session-id"]}
+    served = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+    for sent in ("banana", "", "1999-01-01", "2026-07-28", "2030-01-01"):
+        for headers, message in ((ACCEPT, {**INITIALIZE, "id": 7}), (session, {**LIST, "id": 8})):
+            answer = await client.post("/mcp", json=message, headers=headers | {"mcp-protocol-version": sent})
+            body = await answer.json()
+            assert (answer.status, body["id"], body["error"]["code"]) == (400, message["id"], -32022), body
+            said = body["error"]["message"]
+            assert said.startswith("MCP-Protocol-Version header: protocol ") and sent in said, said
+            assert said.endswith(f"connect with one of the supported versions ({served})"), said
+            assert body["error"]["data"] == {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": sent}
+    modern = await client.post("/mcp", json={**LIST, "id": 9}, headers=session | {"mcp-protocol-version": "2026-07-28"})
+    assert "(stateless requests) is not served" in (await modern.json())["error"]["message"]
+    async with Client(str(client.make_url("/mcp?pack=controlled-form")), mode="auto") as mcp:  # falls back on -32022
+        assert mcp.session.initialize_result.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS

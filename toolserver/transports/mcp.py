@@ -45,7 +45,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from toolserver import __version__
@@ -56,7 +56,7 @@ from toolserver.errors import NoTask, RequestError
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 from toolserver.stopping import StopSignals
-from toolserver.transports.messages import odd_arguments
+from toolserver.transports.messages import odd_arguments, unsupported_version
 from toolserver.transports.pipes import LINE_START, stdio_pipes
 from toolserver.transports.stdin_end import answer_before_end
 
@@ -238,12 +238,8 @@ def refusal(exc: RequestError) -> MCPError:
 
 
 def handshake_only(version: str) -> MCPError:
-    return MCPError(
-        types.UNSUPPORTED_PROTOCOL_VERSION,
-        f"protocol {version} (stateless requests) is not served: a run keeps browser state, so this "
-        "server uses the initialize handshake; connect with one of the supported versions",
-        data={"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
-    )
+    said, data = unsupported_version(version)
+    return MCPError(types.UNSUPPORTED_PROTOCOL_VERSION, said, data=data)
 
 
 def record_unreadable(run: Run, transport: str, code: int, error: str, line: str) -> None:
@@ -294,7 +290,7 @@ async def serve_stdio(
     try:
         # serve_loop (not Server.run): the handshake era only, as on streamable HTTP.
         async with (
-            stdio_pipes(sandbox.config.max_body_bytes, told) as pipes,
+            stdio_pipes(sandbox.config.max_body_bytes, told, sandbox.config.max_json_depth) as pipes,
             stdio_server(*(pipes or ())) as streams,  # the pipes are duck-typed files
             server.lifespan(server) as state,
         ):

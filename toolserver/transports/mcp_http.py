@@ -48,11 +48,12 @@ from toolserver.transports.mcp import (
     record_unreadable,
     refusal,
 )
-from toolserver.transports.messages import initialize_of, parse_error, refusal_of
+from toolserver.transports.messages import http_refusal, initialize_of, parse_error
 from toolserver.transports.pipes import LINE_START
 
 log = logging.getLogger("toolserver.transports.mcp_http")
 EXCHANGE_HEADER = "x-sandbox-exchange"  # set by the bridge on every request; a client's own is dropped
+VERSION_HEADER = "mcp-protocol-version"
 
 
 @dataclass
@@ -178,11 +179,12 @@ class StreamableHttp:
                 record_unreadable(bound.run, "mcp-http", types.INVALID_REQUEST, str(exc), "")
             return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
         line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
-        refused = refusal_of(body, self.sandbox.config.max_json_depth) if request.method == "POST" else None
-        if refused is not None:  # what the SDK reads wrongly
+        version = request.headers.get(VERSION_HEADER)
+        refused = http_refusal(request.method, version, body, self.sandbox.config.max_json_depth)
+        if refused is not None:  # what the SDK reads wrongly, or answers otherwise than stdio
             if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
                 record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
-            said = {"code": refused.code, "message": refused.message}
+            said = {"code": refused.code, "message": refused.message} | ({"data": refused.data} if refused.data else {})
             return web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
         opening = None if SESSION_HEADER in request.headers or request.method != "POST" else initialize_of(body)
         if opening is not None:

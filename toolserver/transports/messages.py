@@ -21,6 +21,12 @@ Each is answered with an invalid-request error (its id when that can be read) an
 (``parse_error`` says it as the SDK will, for the trace). ``initialize_of`` finds an
 ``initialize``, whose run the transport opens; ``odd_arguments`` a ``tools/call`` whose arguments
 are no object, which the run refuses itself, with a trace line.
+
+``http_refusal`` adds what ``/mcp`` refuses for the SDK, so that it answers as stdio does: an
+``MCP-Protocol-Version`` this server does not speak (the SDK sent any such request to its
+stateless-era entry, whose answer asked for that era's ``params._meta`` envelope or listed
+2026-07-28 as supported), a body that is not UTF-8, and JSON of no JSON-RPC message's shape (the
+SDK answered a dump of pydantic's errors with the invalid-params code and no id).
 """
 
 from __future__ import annotations
@@ -32,8 +38,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pydantic_core
+from mcp_types import jsonrpc_message_adapter
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
-INVALID_REQUEST = -32600  # JSON-RPC
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # MCP
+SHAPELESS = "Invalid request: not a JSON-RPC 2.0 request, notification or response"
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,72 @@ class Refused:
     request_id: str | int | None  # the message's id, when it can be read
     code: int
     message: str
+    data: dict | None = None  # the JSON-RPC error's data, if any
+
+
+def http_refusal(method: str, version: str | None, body: bytes, max_depth: int) -> Refused | None:
+    """Why a request to ``/mcp`` is refused before the SDK reads it, or None: an
+    ``MCP-Protocol-Version`` header (``version``) naming no version this server speaks; for a
+    POST, a body that is not UTF-8, ``refusal_of``'s reasons, or JSON of no JSON-RPC shape. Each
+    answered as over stdio."""
+    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        said, data = unsupported_version(version)
+        return Refused(request_id_of(body), UNSUPPORTED_PROTOCOL_VERSION, f"MCP-Protocol-Version header: {said}", data)
+    if method != "POST":
+        return None
+    if (bad := not_utf8(body)) is not None:
+        return Refused(None, PARSE_ERROR, bad)
+    return refusal_of(body, max_depth) or _shapeless(body)
+
+
+def unsupported_version(requested: str) -> tuple[str, dict]:
+    """Why the protocol version ``requested`` is not served, naming the ones that are, and the
+    data of its JSON-RPC error (-32022), from which a client in ``auto`` mode picks one."""
+    supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
+    if requested in MODERN_PROTOCOL_VERSIONS:
+        why = (
+            f"protocol {requested} (stateless requests) is not served: a run keeps browser state, so this "
+            "server uses the initialize handshake"
+        )
+    else:
+        why = f"protocol version {json.dumps(requested)} is not one this server speaks"
+    said = f"{why}; connect with one of the supported versions ({', '.join(supported)})"
+    return said, {"supported": supported, "requested": requested}
+
+
+def not_utf8(data: bytes) -> str | None:
+    """A parse error's message for ``data`` that is not UTF-8 (what a call types must be what was
+    sent: nothing is replaced), or None."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"Parse error: not UTF-8: byte 0x{data[exc.start]:02x} at {exc.start}"
+    return None
+
+
+def _shapeless(body: bytes) -> Refused | None:
+    """JSON that is no JSON-RPC message (read as the SDK reads it), refused with its id, if it
+    gives a valid one."""
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:  # not JSON: the SDK's parse error
+        return None
+    try:
+        jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        given = message.get("id") if isinstance(message, dict) else None
+        return Refused(given if _valid_id(given) else None, INVALID_REQUEST, SHAPELESS)
+    return None
+
+
+def request_id_of(body: bytes) -> str | int | None:
+    """The id of the JSON-RPC request ``body`` holds, if it gives a valid one."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    given = message.get("id") if isinstance(message, dict) else None
+    return given if _valid_id(given) else None
 
 
 def refusal_of(text: str | bytes, max_depth: int | None = None) -> Refused | None:

@@ -23,7 +23,7 @@ import os
 import stat
 from collections.abc import AsyncIterator, Callable
 
-from toolserver.transports.messages import refusal_of
+from toolserver.transports.messages import not_utf8, refusal_of
 
 log = logging.getLogger("toolserver.transports.mcp")
 PARSE_ERROR = -32700  # JSON-RPC
@@ -48,13 +48,18 @@ def _kind(fd: int) -> str | None:
 class PipeLines:
     """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line longer
     than the limit, or not UTF-8, is answered with a JSON-RPC parse error (id null: its id is not
-    read) and skipped; so is a message the SDK would read wrongly, with an invalid request error
-    (``toolserver.transports.messages``)."""
+    read) and skipped; so is a message the SDK would read wrongly, or nested deeper than
+    ``max_depth`` (as over HTTP), with an invalid request error (``toolserver.transports.messages``)."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, limit: int, writer: PipeWriter, told: OnUnreadable | None = None
+        self,
+        reader: asyncio.StreamReader,
+        limit: int,
+        writer: PipeWriter,
+        told: OnUnreadable | None = None,
+        max_depth: int | None = None,
     ) -> None:
-        self.reader, self.limit, self.writer, self.told = reader, limit, writer, told
+        self.reader, self.limit, self.writer, self.told, self.max_depth = reader, limit, writer, told, max_depth
 
     def __aiter__(self) -> PipeLines:
         return self
@@ -71,12 +76,11 @@ class PipeLines:
                 continue
             if not line:
                 raise StopAsyncIteration
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as exc:  # never replaced: what a call types must be what was sent
-                await self.refuse(f"Parse error: not UTF-8: byte 0x{line[exc.start]:02x} at {exc.start}", line)
+            if (bad := not_utf8(line)) is not None:
+                await self.refuse(bad, line)
                 continue
-            refused = refusal_of(text)  # what the SDK would read wrongly
+            text = line.decode("utf-8")
+            refused = refusal_of(text, self.max_depth)  # what the SDK would read wrongly
             if refused is None:
                 return text
             await self.refuse(refused.message, line, refused.code, refused.request_id)
@@ -139,11 +143,11 @@ class PipeWriter:
 
 @contextlib.asynccontextmanager
 async def stdio_pipes(
-    max_line_bytes: int, told: OnUnreadable | None = None
+    max_line_bytes: int, told: OnUnreadable | None = None, max_depth: int | None = None
 ) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     """The standard streams read and written on the event loop, or None when either is neither a
-    pipe, socket, device nor regular file (``_kind``). A line longer than ``max_line_bytes``, or not UTF-8,
-    is refused (``PipeLines``), and ``told``."""
+    pipe, socket, device nor regular file (``_kind``). A line longer than ``max_line_bytes``, not UTF-8,
+    or nested deeper than ``max_depth`` is refused (``PipeLines``), and ``told``."""
     kinds = _kind(0), _kind(1)
     if None in kinds:
         yield None
@@ -173,7 +177,7 @@ async def stdio_pipes(
     os.close(nothing)
     os.dup2(2, 1)
     try:
-        yield PipeLines(reader, max_line_bytes, writer, told), writer
+        yield PipeLines(reader, max_line_bytes, writer, told, max_depth), writer
     finally:
         for close in closing:
             close()

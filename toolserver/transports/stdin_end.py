@@ -23,6 +23,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from toolserver.transports.messages import SHAPELESS
 from toolserver.transports.pipes import LINE_START, OnUnreadable
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -144,7 +145,7 @@ def unreadable(exc: Exception) -> types.JSONRPCError:
     request_id = given.get("id")
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         request_id = None
-    message = "Invalid request: not a JSON-RPC 2.0 request, notification or response"
+    message = SHAPELESS
     log.warning("an MCP message of no JSON-RPC shape (id %r) was answered with an invalid request error", request_id)
     return types.JSONRPCError(
         jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
