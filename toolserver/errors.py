@@ -199,7 +199,8 @@ class MalformedJson(RequestError):
 
 
 class InvalidBody(RequestError):
-    """A body of the wrong shape, or a number JSON cannot carry (NaN, Infinity)."""
+    """A body of the wrong shape for its route (`POST /runs`, `/answer`): the message names the field
+    and the shape to send. (A tool call's arguments are the tool's `invalid_arguments`.)"""
 
     type = "invalid_arguments"
 

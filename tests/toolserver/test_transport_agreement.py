@@ -77,3 +77,56 @@ async def test_a_bad_message_gets_the_same_answer_over_stdio_and_http(client, tm
     trace = [json.loads(line) for line in (await (await client.get(f"/runs/{run_id}/trace")).text()).splitlines()]
     told = [line["data"]["code"] for line in trace if line.get("kind") == "unreadable_message"]
     assert told == [code for _, code, _ in said.values()]
+
+
+NON_FINITE = ["1e400", "-1e400", "Infinity", "-Infinity", "NaN"]  # JSON text of the argument's value
+
+
+def scroll(number: str, request_id: int) -> bytes:
+    return (
+        b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "browser_scroll", '
+        b'"arguments": {"direction": "down", "amount": %s}}}' % (request_id, number.encode())
+    )
+
+
+async def test_a_number_that_is_not_finite_is_the_same_argument_error_on_every_transport(client, tmp_path):
+    """1e400 is JSON, but beyond a double's range: every reader here gives Infinity, the value a
+    client's writer may send instead as the literal Infinity (not JSON). Over HTTP the literal
+    was a 400 refusal of the body and 1e400 a tool error; over MCP both were a tool error whose
+    message named neither the argument nor 1e400."""
+    run_id = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
+    by_http = []
+    for number in NON_FINITE:
+        body = b'{"direction": "down", "amount": %s}' % number.encode()
+        answer = await client.post(f"/runs/{run_id}/tools/browser_scroll", data=body, headers=ACCEPT)
+        assert answer.status == 200, await answer.text()  # a tool error (ok: false), not a refused request
+        by_http.append((await answer.json())["error"])
+    initialize, initialized = map(json.loads, handshake_then().splitlines())
+    opened = await client.post("/mcp?pack=controlled-form", json=initialize, headers=ACCEPT)
+    session = ACCEPT | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    await client.post("/mcp", json=initialized, headers=session)
+    by_mcp_http = []
+    for request_id, number in enumerate(NON_FINITE, 2):
+        result = (await (await client.post("/mcp", data=scroll(number, request_id), headers=session)).json())["result"]
+        assert result["isError"] is True
+        by_mcp_http.append(result["structuredContent"])
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--pack", "controlled-form", "--trace-dir", str(tmp_path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(handshake_then() + b"".join(scroll(n, i) + b"\n" for i, n in enumerate(NON_FINITE, 2)))
+    process.stdin.close()
+    answers = [json.loads(line) for line in (await asyncio.wait_for(process.stdout.read(), 60)).splitlines()]
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    by_stdio = [answer["result"]["structuredContent"] for answer in sorted(answers[1:], key=lambda a: a["id"])]
+    expected = {
+        "type": "invalid_arguments",
+        "message": "browser_scroll: argument 'amount' is not a finite number (NaN and Infinity are not JSON "
+        "numbers, and a number beyond a double's range, ±1.8e308, such as 1e400, reads as Infinity); "
+        "pass a finite number",
+    }
+    assert by_http == by_mcp_http == by_stdio == [expected] * len(NON_FINITE)
+    calls = [json.loads(line) for line in (await (await client.get(f"/runs/{run_id}/trace")).text()).splitlines()]
+    amounts = [(c["args"]["amount"], c["escaped"]) for c in calls if c["type"] == "call"]  # call lines, read
+    assert amounts == [(n.replace("1e400", "Infinity"), ["args.amount"]) for n in NON_FINITE]

@@ -1,6 +1,6 @@
 """What the HTTP server checks before a handler runs: who may reach it (loopback Host names,
 no foreign Origin, the bearer token, JSON bodies only) and what a body may be (UTF-8 JSON of
-bounded size and depth, arriving within its bound, without NaN/Infinity). Every refusal is a
+bounded size and depth, arriving within its bound). Every refusal is a
 ``RequestError`` carrying its status; ``http.error_boundary`` answers it. A refused tool call
 of a live run is still one line in that run's trace."""
 
@@ -22,7 +22,6 @@ from toolserver.errors import (
     ClientGone,
     ForbiddenHost,
     ForbiddenOrigin,
-    InvalidBody,
     InvalidEncoding,
     MalformedJson,
     RequestError,
@@ -140,27 +139,17 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
         ) from None
     if not text.strip():
         return {}, raw
-    try:
-        body = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=unique_keys)
+    try:  # NaN and Infinity are read, as 1e400 is (as Infinity) and as MCP's reader reads them: a tool call's
+        body = json.loads(text, object_pairs_hook=unique_keys)  # argument error, a field error elsewhere
     except RepeatedKey as exc:  # the last value would be taken, and traced, in silence
         raise MalformedJson(
             f"request body gives the key {json.dumps(exc.key)} twice in one object; give each once", raw
         ) from None
-    except NonFiniteNumber as exc:
-        raise InvalidBody(f"{exc} is not a JSON number: pass a finite number", raw) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting
         raise MalformedJson(f"request body is not valid JSON: {first_words(exc)}", raw) from None
     if json_depth(body) > config.max_json_depth:
         raise MalformedJson(f"request body is nested deeper than {config.max_json_depth} levels", raw)
     return body, raw
-
-
-class NonFiniteNumber(ValueError):
-    pass
-
-
-def refuse_constant(name: str) -> Any:
-    raise NonFiniteNumber(name)
 
 
 def first_words(exc: BaseException) -> str:

@@ -14,7 +14,9 @@
 Every route is guarded by ``local_only``: loopback Host names only (plus ``allowed_hosts``),
 no foreign Origin, JSON bodies only, and the bearer token when one is configured. Request
 bodies are read within ``request_body_timeout_s`` and refused unless they are UTF-8 JSON of
-bounded size and depth, without NaN/Infinity; a refused tool call is still one trace line.
+bounded size and depth; a refused tool call is still one trace line. NaN, Infinity and a number
+beyond a double's range (1e400) are read, and refused where they stand: as a tool call's
+``invalid_arguments`` naming the argument (as over MCP), as a field of another body.
 """
 
 from __future__ import annotations
