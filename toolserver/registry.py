@@ -117,8 +117,9 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
             parts.append(f"unknown argument '{name}'")
         elif err["type"] == "missing":
             parts.append(f"missing required argument '{name}'")
-        elif err["type"] == "value_error" and not err["loc"]:  # a whole-arguments rule: its own message
-            parts.append(str(err["ctx"]["error"]))
+        elif err["type"] == "value_error":  # a rule's own message, which names what was given
+            said = str(err["ctx"]["error"])
+            parts.append(f"argument '{name}': {said}" if err["loc"] else said)  # no loc: the whole arguments' rule
         else:
             got = err.get("input")
             parts.append(f"argument '{name}': {err['msg']} (got {got!r} of type {type(got).__name__})")

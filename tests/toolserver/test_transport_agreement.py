@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from mcp import Client
+
 from tests.support.calls import handshake_then
 from toolserver.config import ServerConfig
 
@@ -130,3 +132,28 @@ async def test_a_number_that_is_not_finite_is_the_same_argument_error_on_every_t
     calls = [json.loads(line) for line in (await (await client.get(f"/runs/{run_id}/trace")).text()).splitlines()]
     amounts = [(c["args"]["amount"], c["escaped"]) for c in calls if c["type"] == "call"]  # call lines, read
     assert amounts == [(n.replace("1e400", "Infinity"), ["args.amount"]) for n in NON_FINITE]
+
+
+async def test_a_site_key_the_run_refuses_the_tool_refuses_too(client):
+    """One rule for a site key (toolserver.contract.site_keys): ``POST /runs`` refused "" and the
+    tool took it (as no profile); the run took "a b", whose /task and /answer then failed with a
+    server fault (a pack's prompt gives the key between quotes)."""
+    rule = "a site key is a non-empty string without quotes or white space"
+    for key in ("", "a b", 'a"b', "\tk", "k\n"):
+        created = await client.post("/runs", json={"pack": "controlled-form", "site_key": key})
+        error = (await created.json())["error"]
+        assert created.status == 400 and error["type"] == "invalid_arguments", error
+        assert f"site_key: {rule}" in error["message"] and json.dumps(key) in error["message"], error
+    created = await client.post("/runs", json={"pack": "controlled-form", "site_key": "k-1"})
+    run_id = (await created.json())["run_id"]
+    assert created.status == 201 and (await client.get(f"/runs/{run_id}/task")).status == 200
+    async with Client(str(client.make_url(f"/mcp?run={run_id}"))) as mcp:
+        for key in ("", "a b", 'a"b', "\tk", "k\n"):
+            start = {"provider": "kernel", "site_key": key}
+            by_http = await (await client.post(f"/runs/{run_id}/tools/browser_start_session", json=start)).json()
+            by_mcp = (await mcp.call_tool("browser_start_session", start)).structured_content
+            assert by_http["error"] == by_mcp, (by_http, by_mcp)
+            assert by_mcp["type"] == "invalid_arguments" and f"argument 'site_key': {rule}" in by_mcp["message"]
+            assert json.dumps(key) in by_mcp["message"]
+        started = await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "k-1"})
+        assert started.structured_content["profile"] == "k-1"

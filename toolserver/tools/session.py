@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from playwright.async_api import Error as PlaywrightError
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from toolserver import browser as br
 from toolserver import capacity
 from toolserver.browser import first_line
+from toolserver.contract.site_keys import check_site_key
 from toolserver.dispatch import not_in_mirror
 from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions, UnknownRun
 from toolserver.registry import ToolArgs, tool
@@ -21,7 +24,7 @@ class StartSessionArgs(ToolArgs):
     provider: str | None = Field(
         None, description='Browser provider. This service emulates "kernel"; pass provider="kernel".'
     )
-    site_key: str | None = Field(
+    site_key: Annotated[str, AfterValidator(check_site_key)] | None = Field(
         None, description="Profile key: cookies and storage persist per site_key within the server."
     )
     clear_cookies: bool = Field(False, description="Empty the site_key's profile before starting (a JSON boolean).")

@@ -22,13 +22,14 @@ beyond a double's range (1e400) are read, and refused where they stand: as a too
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
 from toolserver.config import ServerConfig
+from toolserver.contract.site_keys import check_site_key
 from toolserver.contract.validation import fields_said
 from toolserver.errors import InvalidBody, RequestError, ToolError, UnknownRun
 from toolserver.run import Run
@@ -72,7 +73,9 @@ class CreateRunBody(BaseModel):
     pack: str | None = Field(default=None, description="The pack whose allow-list and task the run gets.")
     policy: Literal["enforce", "observe"] | None = Field(default=None, description="Refuse or only record.")
     block_state_changes: bool | None = Field(default=None, description="Prevent state changes.")
-    site_key: str | None = Field(default=None, min_length=1, description="The run's site key (else a new one).")
+    site_key: Annotated[str, AfterValidator(check_site_key)] | None = Field(
+        default=None, description="The run's site key (else a new one)."
+    )
     name: str | None = Field(
         default=None, description="Join the live run of this name, or start it (for clients that reconnect per call)."
     )
@@ -95,7 +98,8 @@ def parse_body(model: type[BaseModel], body: Any, usage: str) -> Any:
 
 async def create_run(request: web.Request) -> web.Response:
     """Create a run. Body: `{"pack"?, "policy"?: "enforce"|"observe", "block_state_changes"?, "site_key"?,
-    "name"?}` (all optional; without `site_key` a pack's run gets a new one). Reply 201:
+    "name"?}` (all optional; without `site_key` a pack's run gets a new one; a site key is a non-empty
+    string without quotes or white space, as `browser_start_session` takes it). Reply 201:
     `{"run_id", "pack", "policy", "block_state_changes", "site_key"}`, and a `note` for a run
     without a pack (it has no allow-list and no task). With `name`: the live run of that name
     (reply 200, the same fields and `name`), else a new run by that name (201); 409 if the

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from sandbox.evaluation.packs._errors import PackError
 from sandbox.evaluation.packs._models import Card, GatesSpec, Rules
 from toolserver.contract.policy import Policy, PolicyMode
+from toolserver.contract.site_keys import check_site_key
 
 SITE_KEY_TOKEN = "{site_key}"
 SCHEMA_HEADING = "REQUIRED OUTPUT JSON SCHEMA:"
@@ -68,8 +69,9 @@ class Pack(BaseModel):
     def prompt_parts(self, site_key: str) -> list[tuple[str, str]]:
         """The prompt's parts in their order, each with where it comes from (a file of the pack,
         or a heading of the sandbox's)."""
-        if not isinstance(site_key, str) or not site_key or any(c in site_key for c in '"\n\r\t '):
-            raise ValueError(f"site_key must be a non-empty string without quotes or whitespace, got {site_key!r}")
+        if not isinstance(site_key, str):
+            raise ValueError(f"site_key must be a string, got {site_key!r}")
+        check_site_key(site_key)
         return [
             (str(self.dir / "runner_prompt.md"), self.runner_prompt.rstrip("\n").replace(SITE_KEY_TOKEN, site_key)),
             (str(self.dir / "task_prompt.md"), self.task_prompt.rstrip("\n")),
