@@ -395,6 +395,47 @@ def render_errors() -> str:
     )
     rows.append(["`server_fault`", 500, "an unexpected exception, logged with its traceback; the server stays up"])
     out.append(table(["type", "HTTP status", "meaning"], rows))
+    out.append(render_mcp_errors())
+    return "".join(out)
+
+
+def render_mcp_errors() -> str:
+    import mcp_types as types
+
+    from toolserver.transports.mcp import SERVER_BUSY
+
+    out = [
+        "\n## MCP errors\n\nA tool error is a `tools/call` result (`isError: true`, the error as `structuredContent`). "
+        "Anything else is a JSON-RPC error, the same over stdio and streamable HTTP; over HTTP with the status "
+        "the HTTP API gives (400 unless said). On `/mcp` a refusal of the HTTP API's (the table above: "
+        "a foreign Host or Origin, no token, a body that is not JSON in UTF-8 by its Content-Type, late or "
+        "too large) is a JSON-RPC error too, with `data.type` its type; a request that is not readable HTTP "
+        "(`malformed_http`) is both shapes at once.\n\n"
+    ]
+    rows = [
+        [types.PARSE_ERROR, "not JSON; not UTF-8; over stdio, a line longer than `max_body_bytes`"],
+        [
+            types.INVALID_REQUEST,
+            "JSON of no JSON-RPC shape; an id that is not a string or an integer; an array (a batch); a key given "
+            "twice in one object; a lone UTF-16 surrogate; nesting deeper than `max_json_depth`; a request before "
+            "`initialize`; on `/mcp`, the HTTP API's refusals (`data.type`)",
+        ],
+        [types.METHOD_NOT_FOUND, "no such method"],
+        [
+            types.INVALID_PARAMS,
+            "params of the wrong shape (a `tools/call` without a name); an unknown tool (recorded in the trace "
+            "first); a refused `initialize`: an unknown pack or run, a bad run name (`data.type`, the HTTP API's "
+            "status)",
+        ],
+        [SERVER_BUSY, "a refused `initialize` on a full server: too many runs, or the machine at a limit (429)"],
+        [
+            types.UNSUPPORTED_PROTOCOL_VERSION,
+            "a stateless (2026-07-28) request, or an `MCP-Protocol-Version` header naming a version not served: "
+            'the message names it and the versions served, `data` is `{"supported", "requested"}`',
+        ],
+        [types.INTERNAL_ERROR, "an unexpected exception (`data.type` `server_fault`), logged with its traceback"],
+    ]
+    out.append(table(["code", "meaning"], rows))
     return "".join(out)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -165,3 +166,28 @@ async def test_a_protocol_version_header_not_spoken_is_named_with_the_versions_s
     assert "(stateless requests) is not served" in (await modern.json())["error"]["message"]
     async with Client(str(client.make_url("/mcp?pack=controlled-form")), mode="auto") as mcp:  # falls back on -32022
         assert mcp.session.initialize_result.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def test_the_guards_refusals_on_mcp_are_json_rpc_errors_as_its_others_are(own_sandbox):
+    """They were the HTTP API's ``{"ok": false, ...}``, which an MCP client reads as no JSON-RPC
+    error; and /mcp read a body of any charset as UTF-8, where the HTTP API refuses it."""
+    async with own_sandbox(token="s3cret") as own, http_client(own) as server:
+        bearer = {"authorization": "Bearer s3cret"}
+        refusals = {  # headers -> (status, type)
+            "no token": ({}, 401, "unauthorized"),
+            "a foreign Origin": (bearer | {"origin": "https://evil.example"}, 403, "forbidden_origin"),
+            "a foreign Host": (bearer | {"host": "evil.example"}, 403, "forbidden_host"),
+            "text/plain": (bearer | {"content-type": "text/plain"}, 415, "unsupported_media_type"),
+            "latin-1": (bearer | {"content-type": "application/json; charset=latin-1"}, 415, "unsupported_charset"),
+        }
+        for case, (headers, status, kind) in refusals.items():
+            for path in ("/mcp?pack=controlled-form", "/runs"):
+                answer = await server.post(path, data=json.dumps(INITIALIZE | {"id": 1}), headers=ACCEPT | headers)
+                body = await answer.json()
+                assert answer.status == status, (case, path, body)
+                if path == "/runs":
+                    assert body["error"]["type"] == kind, (case, body)
+                    continue
+                assert body["jsonrpc"] == "2.0" and body["id"] is None, (case, body)
+                assert (body["error"]["code"], body["error"]["data"]) == (-32600, {"type": kind}), (case, body)
+        assert own.runs == {}  # none was opened

@@ -74,14 +74,25 @@ async def local_only(request: web.Request, handler: Any) -> web.StreamResponse:
                 "this server needs 'Authorization: Bearer <token>' (the token given with --token or SANDBOX_TOKEN)"
             )
     unrouted = request.match_info.http_exception is not None  # a 404 or 405 says that, whatever the body
-    if request.method in ("POST", "PUT", "PATCH") and request.content_type != "application/json" and not unrouted:
-        # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
-        refused = UnsupportedMediaType(
-            f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"
-        )
+    if request.method in ("POST", "PUT", "PATCH") and not unrouted and (refused := unsupported_type(request)):
         await trace_refused_call(request, refused)
         raise refused
     return await handler(request)
+
+
+def unsupported_type(request: web.Request) -> RequestError | None:
+    """A body that is not JSON in UTF-8, by its Content-Type (``/mcp``'s too: it read any charset as UTF-8)."""
+    if request.content_type != "application/json":
+        # Not a "simple" cross-site request either: a page cannot send this type without a preflight.
+        return UnsupportedMediaType(
+            f"Content-Type must be application/json, got {request.headers.get('Content-Type')!r}"
+        )
+    charset = (request.charset or "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        return UnsupportedCharset(
+            f"charset {charset!r} is not supported: send JSON in UTF-8 (Content-Type: application/json)"
+        )
+    return None
 
 
 async def trace_refused_call(request: web.Request, refused: RequestError) -> None:
@@ -126,11 +137,6 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
     config = request.app[CONFIG]
     data = await read_body(request, config)
     raw = data.decode("utf-8", errors="surrogateescape")  # exactly what arrived; the trace escapes what is not text
-    charset = (request.charset or "utf-8").lower()
-    if charset not in ("utf-8", "utf8"):
-        raise UnsupportedCharset(
-            f"charset {charset!r} is not supported: send JSON in UTF-8 (Content-Type: application/json)", raw
-        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -34,9 +34,11 @@ from toolserver.contract.validation import fields_said
 from toolserver.errors import InvalidBody, RequestError, ToolError, UnknownRun
 from toolserver.run import Run
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
-from toolserver.transports.mcp_http import StreamableHttp
+from toolserver.transports.mcp_http import StreamableHttp, jsonrpc_refusal
 
 MCP_SESSIONS = web.AppKey("mcp_sessions", StreamableHttp)  # /mcp: its sessions and their runs
+MCP_PATH = "/mcp"
+INVALID_REQUEST, INTERNAL_ERROR = -32600, -32603  # JSON-RPC
 
 log = logging.getLogger("toolserver.transports.http")
 # An error type's HTTP status when a tool call answers with it (the tool errors' own, by type).
@@ -52,10 +54,13 @@ def error_response(type_: str, message: str, status: int) -> web.Response:
 
 @web.middleware
 async def error_boundary(request: web.Request, handler: Any) -> web.StreamResponse:
-    """The one place a request's failure becomes the one JSON error shape with its status."""
+    """The one place a request's failure becomes the one JSON error shape with its status; on
+    ``/mcp`` (the guards refuse its requests too) a JSON-RPC error whose ``data.type`` is that type."""
     try:
         return await handler(request)
     except RequestError as exc:
+        if request.path == MCP_PATH:
+            return jsonrpc_refusal(exc, None, INVALID_REQUEST)
         return error_response(exc.type, exc.message, exc.status)
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -63,6 +68,9 @@ async def error_boundary(request: web.Request, handler: Any) -> web.StreamRespon
         return error_response("http_error", f"{exc.status} {exc.reason}: {request.method} {request.path}", exc.status)
     except Exception as exc:  # never a bare 500 page; log with traceback
         log.exception("unexpected error on %s %s", request.method, request.path)
+        if request.path == MCP_PATH:
+            said = {"code": INTERNAL_ERROR, "message": f"internal error: {exc!r}", "data": {"type": "server_fault"}}
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": said}, status=500)
         return error_response("server_fault", f"internal error: {exc!r}", 500)
 
 
@@ -293,5 +301,5 @@ def create_app(
     mcp_http = app[MCP_SESSIONS] = StreamableHttp(app[SANDBOX])
     app.on_shutdown.append(mcp_http.close_streams)
     app.cleanup_ctx.append(mcp_http.lifecycle)
-    app.router.add_route("*", "/mcp", mcp_http.handle)
+    app.router.add_route("*", MCP_PATH, mcp_http.handle)
     return app
