@@ -192,8 +192,8 @@ class MalformedHttp(RequestError):
 
 
 class MalformedJson(RequestError):
-    """The body is not JSON, is nested deeper than `max_json_depth`, or has an object that gives
-    one key twice (which value was meant cannot be known)."""
+    """The body is not JSON, is nested deeper than `max_json_depth`, has an object that gives one
+    key twice (which value was meant cannot be known), or an integer of more than 4,300 digits."""
 
     type = "malformed_json"
 

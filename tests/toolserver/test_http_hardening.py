@@ -65,6 +65,9 @@ async def test_a_bad_body_is_a_4xx_json_error_and_a_trace_line(client, case):
     assert [(c["tool"], c["error"]["type"]) for c in calls] == [("browser_scroll", error_type)]
     if case == "invalid UTF-8":  # kept as received, the undecodable byte escaped and noted
         assert calls[0]["args"] == '{"direction": "d\\udcffown"}' and calls[0]["escaped"] == ["args"]
+    if case == "5,000-digit integer":  # Python's own words advised a call of sys.set_int_max_str_digits()
+        expected = "request body has an integer of 5000 digits, longer than the 4300 digits this server reads"
+        assert calls[0]["error"]["message"] == expected
     if case == "a key given twice":  # the call ran as the last value: what was asked first was in no record
         assert calls[0]["args"] == body.decode() and '"direction" twice' in calls[0]["error"]["message"]
     assert (await client.get("/health")).status == 200

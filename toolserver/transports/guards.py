@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import secrets
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -146,16 +147,31 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
     if not text.strip():
         return {}, raw
     try:  # NaN and Infinity are read, as 1e400 is (as Infinity) and as MCP's reader reads them: a tool call's
-        body = json.loads(text, object_pairs_hook=unique_keys)  # argument error, a field error elsewhere
+        body = json.loads(text, object_pairs_hook=unique_keys, parse_int=read_int)  # argument error, else a field's
     except RepeatedKey as exc:  # the last value would be taken, and traced, in silence
         raise MalformedJson(
             f"request body gives the key {json.dumps(exc.key)} twice in one object; give each once", raw
         ) from None
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit integer, deep nesting
+    except LongInteger as exc:  # Python's own message advised the client to call sys.set_int_max_str_digits()
+        raise MalformedJson(f"request body has {exc}", raw) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, deep nesting
         raise MalformedJson(f"request body is not valid JSON: {first_words(exc)}", raw) from None
     if json_depth(body) > config.max_json_depth:
         raise MalformedJson(f"request body is nested deeper than {config.max_json_depth} levels", raw)
     return body, raw
+
+
+class LongInteger(ValueError):
+    """An integer longer than Python reads (``sys.get_int_max_str_digits()``, 4,300 digits)."""
+
+
+def read_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        digits = len(text.lstrip("-"))
+        raise LongInteger(f"an integer of {digits} digits, longer than the {limit} digits this server reads") from None
 
 
 def first_words(exc: BaseException) -> str:
