@@ -298,7 +298,7 @@ class Sandbox:
         if run is None:
             raise UnknownRun(f"no run {run_id!r}; create one with POST /runs")
         if run.closed:
-            raise UnknownRun(f"run {run_id!r} has ended; its trace stays readable at GET /runs/{run_id}/trace")
+            raise UnknownRun.ended(run_id)
         return run
 
     async def end_run(self, run_id: str, reason: str = "deleted") -> Run:

@@ -84,7 +84,7 @@ class Dispatcher:
                 if run.browser_start is not None:
                     await browser_started(run.browser_start)
                 if run.closed:
-                    raise UnknownRun(f"run {run.id} has ended")
+                    raise UnknownRun.ended(run.id, served=run.trace.header.get("transport") != "mcp-stdio")
                 tool = run.registry.get(name)
                 require_strict_json(name, raw_args)
                 args = tool.parse(raw_args)

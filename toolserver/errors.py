@@ -275,6 +275,14 @@ class UnknownRun(RequestError):
         "names the error that ended the call, if any): nothing more can be done in it, start a new run."
     )
 
+    @classmethod
+    def ended(cls, run_id: str, served: bool = True) -> UnknownRun:
+        """A request for a run that has ended: the same words on every transport (where the trace
+        is read, for a run of a served one)."""
+        where = f"at GET /runs/{run_id}/trace" if served else "in its trace file"
+        said = f"run {run_id} has ended: nothing more can be done in it, start a new run"
+        return cls(f"{said} (its trace stays readable {where})")
+
 
 class RequestTimeout(RequestError):
     """The body did not arrive within `request_body_timeout_s`."""

@@ -157,3 +157,22 @@ async def test_a_site_key_the_run_refuses_the_tool_refuses_too(client):
             assert json.dumps(key) in by_mcp["message"]
         started = await mcp.call_tool("browser_start_session", {"provider": "kernel", "site_key": "k-1"})
         assert started.structured_content["profile"] == "k-1"
+
+
+async def test_a_call_on_a_run_that_has_ended_gets_the_same_words_over_http_and_mcp(client):
+    """Over HTTP it said where the trace stays readable, over MCP only "run ... has ended"."""
+    run_id = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
+    async with Client(str(client.make_url(f"/mcp?run={run_id}"))) as mcp:
+        assert (await client.delete(f"/runs/{run_id}")).status == 200
+        by_http = await client.post(f"/runs/{run_id}/tools/browser_snapshot", json={})
+        by_mcp = await mcp.call_tool("browser_snapshot", {})
+    assert by_http.status == 404 and by_mcp.is_error
+    assert (
+        (await by_http.json())["error"]
+        == by_mcp.structured_content
+        == {
+            "type": "unknown_run",
+            "message": f"run {run_id} has ended: nothing more can be done in it, start a new run (its trace stays "
+            f"readable at GET /runs/{run_id}/trace)",
+        }
+    )
