@@ -176,3 +176,29 @@ async def test_a_call_on_a_run_that_has_ended_gets_the_same_words_over_http_and_
             f"readable at GET /runs/{run_id}/trace)",
         }
     )
+
+
+async def test_over_stdio_a_call_after_a_failed_initialize_is_told_to_initialize_as_before_one(tmp_path):
+    """After a failed initialize the connection kept its (ended) run, so the call went on to the SDK,
+    whose refusal said only "Invalid request parameters"."""
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "browser_snapshot", "arguments": {}}}
+    lines = [
+        {**call, "id": 2},
+        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {**call, "id": 4},
+    ]
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--trace-dir", str(tmp_path),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    answers = []
+    for line in lines:  # one at a time: the initialize is answered before the call after it is read
+        process.stdin.write(json.dumps(line).encode() + b"\n")
+        answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 60)))
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    before, failed, after = answers
+    assert failed["error"]["code"] == -32602 and "params.capabilities: Field required" in failed["error"]["message"]
+    told = {"code": -32600, "message": "tools/call before initialize: send initialize first"}
+    assert before["error"] == after["error"] == told, after

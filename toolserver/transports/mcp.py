@@ -157,8 +157,9 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise handshake_only(ctx.protocol_version)
         if ctx.method != "initialize":
-            run = runs.bound(ctx)
-            if run is None and ctx.method != "ping":  # the SDK's refusal says only "Invalid request parameters"
+            run = runs.bound(ctx)  # a stdio connection whose initialize failed has its run (ended), not initialized
+            if (run is None or ctx.session.client_params is None) and ctx.method != "ping":  # the SDK's refusal
+                # said only "Invalid request parameters"
                 raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
             if ctx.method == "tools/call" and run is not None and (odd := odd_arguments(ctx.params)) is not None:
                 return called(odd[0], await asyncio.shield(run.call(*odd)))  # refused and traced, as over HTTP
