@@ -413,12 +413,13 @@ def render_mcp_errors() -> str:
         "(`malformed_http`) is both shapes at once.\n\n"
     ]
     rows = [
-        [types.PARSE_ERROR, "not JSON; not UTF-8; over stdio, a line longer than `max_body_bytes`"],
+        [types.PARSE_ERROR, "not JSON; not UTF-8"],
         [
             types.INVALID_REQUEST,
             "JSON of no JSON-RPC shape; an id that is not a string or an integer; an array (a batch); a key given "
-            "twice in one object; a lone UTF-16 surrogate; nesting deeper than `max_json_depth`; a request before "
-            "`initialize`; on `/mcp`, the HTTP API's refusals (`data.type`)",
+            "twice in one object; a lone UTF-16 surrogate; nesting deeper than `max_json_depth`; a message larger "
+            "than `max_body_bytes` (`data.type` `body_too_large`; over HTTP 413); a request before `initialize`; on "
+            "`/mcp`, the HTTP API's other refusals (`data.type`)",
         ],
         [types.METHOD_NOT_FOUND, "no such method"],
         [

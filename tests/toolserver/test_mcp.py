@@ -450,7 +450,8 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     for size in (ServerConfig.max_body_bytes + 10, 3 * ServerConfig.max_body_bytes):  # too long: refused, skipped
         await send("x" * size)
         too_long = await answer()
-        assert too_long["id"] is None and too_long["error"]["code"] == -32700, too_long
+        assert too_long["id"] is None and too_long["error"]["code"] == -32600, too_long  # as over HTTP (413)
+        assert too_long["error"]["data"] == {"type": "body_too_large"}
         assert str(ServerConfig.max_body_bytes) in too_long["error"]["message"]
     twice = '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "browser_scroll", '
     await send(twice + '"arguments": {"direction": "up", "direction": "down"}}}')
@@ -495,8 +496,8 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
         (-32600, "Invalid request: not a JS", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: an array", "[1, 2]"),
         (-32602, "tools/call: params.name: ", '{"arguments": {}}'),
-        (-32700, "Parse error: message long", "x" * 20),
-        (-32700, "Parse error: message long", "x" * 20),
+        (-32600, "the message is larger tha", "x" * 20),
+        (-32600, "the message is larger tha", "x" * 20),
         (-32600, "Invalid request: the key ", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: a string", '{"jsonrpc": "2.0", "'),
         (-32600, "Invalid request: nested d", '{"jsonrpc": "2.0", "'),

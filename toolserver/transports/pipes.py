@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable
 from toolserver.transports.messages import not_utf8, refusal_of
 
 log = logging.getLogger("toolserver.transports.mcp")
-PARSE_ERROR = -32700  # JSON-RPC
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC
 # Told of each line refused, with its JSON-RPC error code, the error's message and the line (its start).
 OnUnreadable = Callable[[int, str, str], None]
 LINE_START = 200  # characters of a refused line told to ``OnUnreadable``
@@ -46,9 +46,10 @@ def _kind(fd: int) -> str | None:
 
 
 class PipeLines:
-    """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line longer
-    than the limit, or not UTF-8, is answered with a JSON-RPC parse error (id null: its id is not
-    read) and skipped; so is a message the SDK would read wrongly, or nested deeper than
+    """The lines of the wire, as the SDK reads them (``async for line in stdin``). A line that is
+    not UTF-8 is answered with a JSON-RPC parse error, one longer than the limit with an invalid
+    request error whose ``data.type`` is ``body_too_large`` (as over HTTP), both with id null (the
+    id is not read), and skipped; so is a message the SDK would read wrongly, or nested deeper than
     ``max_depth`` (as over HTTP), with an invalid request error (``toolserver.transports.messages``)."""
 
     def __init__(
@@ -72,7 +73,8 @@ class PipeLines:
                 line = end.partial
             except asyncio.LimitOverrunError:
                 start = await self.skip_line()
-                await self.refuse(f"Parse error: message longer than {self.limit} bytes (max_body_bytes)", start)
+                said = f"the message is larger than {self.limit} bytes (max_body_bytes)"  # as over HTTP: 413's
+                await self.refuse(said, start, INVALID_REQUEST, data={"type": "body_too_large"})
                 continue
             if not line:
                 raise StopAsyncIteration
@@ -85,15 +87,16 @@ class PipeLines:
                 return text
             await self.refuse(refused.message, line, refused.code, refused.request_id)
 
-    async def refuse(self, message: str, line: bytes, code: int = PARSE_ERROR, request_id: object = None) -> None:
+    async def refuse(
+        self, message: str, line: bytes, code: int = PARSE_ERROR, request_id: object = None, data: dict | None = None
+    ) -> None:
         """Answer a line that cannot be read with a JSON-RPC error (a parse error, id null, unless
-        ``code`` and ``request_id`` say otherwise)."""
+        ``code`` and ``request_id`` say otherwise; ``data`` if given)."""
         log.warning("an MCP message was refused: %s", message)
         if self.told is not None:
             self.told(code, message, line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")[:LINE_START])
-        await self.writer.write(
-            json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}) + "\n"
-        )
+        error = {"code": code, "message": message} | ({"data": data} if data else {})
+        await self.writer.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}) + "\n")
         await self.writer.flush()
 
     async def skip_line(self) -> bytes:
