@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import math
 import time
 import traceback
 import weakref
-from collections import deque
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -32,7 +29,6 @@ from toolserver.contract.trace import CallRecord, strict_json, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
     ChromiumUnavailable,
-    InvalidArguments,
     NotInMirror,
     PageUnresponsive,
     PolicyViolation,
@@ -86,7 +82,6 @@ class Dispatcher:
                 if run.closed:
                     raise UnknownRun.ended(run.id, served=run.trace.header.get("transport") != "mcp-stdio")
                 tool = run.registry.get(name)
-                require_strict_json(name, raw_args)
                 args = tool.parse(raw_args)
                 ctx = run.current = scoped(ctx, tool)
                 url_before = ctx.tab.url if ctx.tab else None
@@ -331,32 +326,3 @@ async def bounded_call(ctx: CallContext, handler_call: Any) -> dict:
     if ctx.run.closed:
         raise UnknownRun(f"run {ctx.run.id} ended while this call was running")
     return result
-
-
-def require_strict_json(name: str, raw_args: Any) -> None:
-    """Arguments a strict JSON parser could read back: no NaN/Infinity, no absurd nesting. A number
-    beyond a double's range (``1e400``) is read as Infinity by every transport's JSON reader, and
-    a client's writer may send either for the same value, so both are this one argument error."""
-    try:
-        json.dumps(raw_args, allow_nan=False, default=str)
-    except ValueError:
-        raise InvalidArguments(
-            f"{name}: argument '{non_finite(raw_args)}' is not a finite number (NaN and Infinity are not "
-            "JSON numbers, and a number beyond a double's range, ±1.8e308, such as 1e400, reads as "
-            "Infinity); pass a finite number"
-        ) from None
-    except RecursionError:
-        raise InvalidArguments(f"{name}: the arguments are nested too deeply; pass a flat JSON object") from None
-
-
-def non_finite(value: Any) -> str:
-    """Where the first NaN or ±Infinity in ``value`` is (``amount``, ``a.0.b``), walked without
-    recursion."""
-    left: deque[tuple[str, Any]] = deque([("", value)])
-    while left:
-        at, item = left.popleft()
-        if isinstance(item, float) and not math.isfinite(item):
-            return at or "(arguments)"
-        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
-        left += [(f"{at}.{key}" if at else str(key), child) for key, child in children]
-    return "(arguments)"

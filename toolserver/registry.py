@@ -14,7 +14,10 @@ A tool carries a URL (and so the allow-list applies to it) exactly when its argu
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -103,6 +106,7 @@ class Tool:
             raw = {}
         if not isinstance(raw, dict):
             raise InvalidArguments(f"{self.name}: arguments must be a JSON object, got {type(raw).__name__}")
+        require_strict_json(self.name, raw)
         try:
             return self.args.model_validate(raw)
         except ValidationError as exc:
@@ -175,3 +179,32 @@ class ToolRegistry:
 
     def schemas(self) -> list[dict]:
         return [item.schema() for item in self]
+
+
+def require_strict_json(name: str, raw_args: Any) -> None:
+    """Arguments a strict JSON parser could read back: no NaN/Infinity, no absurd nesting. A number
+    beyond a double's range (``1e400``) is read as Infinity by every transport's JSON reader, and
+    a client's writer may send either for the same value, so both are this one argument error."""
+    try:
+        json.dumps(raw_args, allow_nan=False, default=str)
+    except ValueError:
+        raise InvalidArguments(
+            f"{name}: argument '{non_finite(raw_args)}' is not a finite number (NaN and Infinity are not "
+            "JSON numbers, and a number beyond a double's range, ±1.8e308, such as 1e400, reads as "
+            "Infinity); pass a finite number"
+        ) from None
+    except RecursionError:
+        raise InvalidArguments(f"{name}: the arguments are nested too deeply; pass a flat JSON object") from None
+
+
+def non_finite(value: Any) -> str:
+    """Where the first NaN or ±Infinity in ``value`` is (``amount``, ``a.0.b``), walked without
+    recursion."""
+    left: deque[tuple[str, Any]] = deque([("", value)])
+    while left:
+        at, item = left.popleft()
+        if isinstance(item, float) and not math.isfinite(item):
+            return at or "(arguments)"
+        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        left += [(f"{at}.{key}" if at else str(key), child) for key, child in children]
+    return "(arguments)"
