@@ -12,7 +12,7 @@ from urllib.parse import urljoin
 
 from pydantic import ValidationError
 
-from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorEntry, safe_body_path, url_key
+from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorEntry, read_body_file, url_key
 from toolserver.contract.policy import url_problem
 from toolserver.contract.validation import fields_said
 
@@ -67,23 +67,24 @@ def check(*roots: Path) -> list[str]:
                     problems.append(f"{where}: URL has a fragment (fragments are never requested)")
                 elif problem := url_problem(entry.url):
                     problems.append(f"{where}: never requested as written: {problem}")
-                try:
-                    body_file = safe_body_path(manifest_path.parent, entry.body)
+                try:  # read as the store reads it: a loop, a folder, a FIFO or an unreadable file is said, not raised
+                    body = read_body_file(manifest_path.parent, entry.body)
+                except FileNotFoundError:
+                    problems.append(f"{where}: body file {entry.body} is missing")
+                    continue
+                except OSError as exc:
+                    problems.append(f"{where}: body file {entry.body} cannot be read: {exc.strerror or exc}")
+                    continue
                 except ValueError as exc:
                     problems.append(f"{where}: {exc}")
                     continue
-                if not body_file.is_file():
-                    problems.append(f"{where}: body file {entry.body} is missing")
-                    continue
-                actual = hashlib.sha256(body_file.read_bytes()).hexdigest()
+                actual = hashlib.sha256(body).hexdigest()
                 if actual != entry.sha256:
                     problems.append(f"{where}: sha256 mismatch (manifest {entry.sha256[:12]}…, file {actual[:12]}…)")
                 ctype = {k.lower(): v for k, v in entry.headers.items()}.get("content-type", "")
                 if not ctype.startswith(_SANE_TYPES):
                     problems.append(f"{where}: unexpected content-type {ctype!r}")
-                elif ctype.startswith("application/pdf") and not body_file.read_bytes()[:1024].lstrip().startswith(
-                    b"%PDF"
-                ):
+                elif ctype.startswith("application/pdf") and not body[:1024].lstrip().startswith(b"%PDF"):
                     problems.append(f"{where}: content-type {ctype!r}, but the body is no PDF")
                 if entry.provenance.kind == "reconstructed" and not entry.provenance.basis:
                     problems.append(f"{where}: reconstructed entry without a basis")

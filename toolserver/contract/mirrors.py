@@ -66,18 +66,42 @@ def url_key(url: str) -> str:
 
 
 def safe_body_path(folder: Path, body: str) -> Path:
-    path = (folder / body).resolve()
-    if not path.is_relative_to(folder.resolve()):
+    """The body file, symbolic links resolved; a ``ValueError`` for one outside ``folder`` or a
+    link loop (which ``resolve`` raises as a ``RuntimeError`` in Python 3.11)."""
+    try:
+        path, inside = (folder / body).resolve(), folder.resolve()
+    except (RuntimeError, OSError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a loop of symbolic links"
+        raise ValueError(f"body path {body!r} in mirror folder {folder} cannot be resolved: {why}") from None
+    if not path.is_relative_to(inside):
         raise ValueError(f"body path {body!r} escapes its mirror folder {folder}")
     return path
+
+
+def read_body_file(folder: Path, body: str) -> bytes:
+    """The bytes of a manifest entry's body file, a regular file inside ``folder`` (blocking: see
+    ``MirrorStore.lookup``). ``ValueError``: a path that escapes, a link loop, not a regular file."""
+    with open(safe_body_path(folder, body), "rb", opener=_open_regular) as handle:
+        return handle.read()
+
+
+FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _open_regular(path: str, flags: int) -> int:
     """Open without blocking (a FIFO would wait for a writer) and refuse anything but a regular file."""
     fd = os.open(path, flags | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
-        raise ValueError(f"mirror body {path} is not a regular file; mirror bodies must be plain files")
+        kind = next((said for test, said in FILE_KINDS if test(mode)), "something else")
+        raise ValueError(f"mirror body {path} is {kind}, not a regular file; mirror bodies must be plain files")
     os.set_blocking(fd, True)
     return fd
 
@@ -144,8 +168,7 @@ class MirrorStore:
         body = self.bodies.get(key)
         if body is None:
             try:
-                with open(safe_body_path(folder, entry.body), "rb", opener=_open_regular) as handle:
-                    body = handle.read()
+                body = read_body_file(folder, entry.body)
             except OSError as exc:  # the mirror's own fault: said with the entry and its file
                 said = f"mirror entry {entry.url}: body file {folder / entry.body}: {exc.strerror or exc}"
                 raise OSError(exc.errno, said) from exc
