@@ -13,7 +13,6 @@ pack's rules; never scores or runs anything.
 from __future__ import annotations
 
 import os
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from sandbox.runner.compare import comparison, credits_of
 from sandbox.runner.files import write_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
 from sandbox.runner.report._board import board
-from sandbox.runner.report._view import fields, timeline, transcript
+from sandbox.runner.report._view import fields, href, timeline, transcript
 
 REPORT_FILE = "report.html"
 LINKED_FILES = (
@@ -101,7 +100,7 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
     target = Path(target) if target is not None else folder.path / REPORT_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     relative = Path(os.path.relpath(folder.path.resolve(), target.parent.resolve())).as_posix()
-    root = "" if relative == "." else urllib.parse.quote(relative) + "/"
+    root = "" if relative == "." else href(relative) + "/"
     write_file(target, render_attempt(folder, divergence=divergence, root=root))
     return target
 
@@ -109,6 +108,8 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
 def render_batch(batch_dir: Path) -> str:
     data = read_summary(batch_dir)
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
+    for attempt in attempts:
+        attempt["href"] = f"{href(attempt['name'])}/report.html"
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
     counted = selected_attempts(attempts)

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from sandbox.runner.attempt import time_known
 from sandbox.runner.compare import agent_labels, dollars, workflow
+from sandbox.runner.report._view import href
 
 BAR_W, ROW_H, LABEL_W = 420, 26, 220
 LABEL_CHARS = 30  # an agent's name in a chart: cut in the middle beyond this, unless two would read alike
@@ -68,7 +69,7 @@ def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
     return {
         "text": f"{counts['passes']}/{counts['attempts']}",
         "colour": f"#{red:02x}{green:02x}b0",
-        "links": [{"name": Path(name).name, "href": f"{name}/report.html"} for name in names],
+        "links": [{"name": Path(name).name, "href": f"{href(name)}/report.html"} for name in names],
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,13 @@ from toolserver.contract.trace import CallRecord
 HIGHLIGHTED_EVENTS = {"blocked_request", "policy_violation", "state_change", "server_fault", "settle_timeout"}
 SUMMARY_CHARS = 160  # one value in the result summary
 DETAIL_CHARS = 20_000  # the full JSON behind a <details>
+
+
+def href(path: str) -> str:
+    """A file's relative path as a link: every character a URL gives a meaning to quoted, so a
+    folder named ``javascript:...`` (a summary.json's ``directory``) or ``a#b`` is a file still,
+    and a name that is not UTF-8 links to its own bytes."""
+    return urllib.parse.quote(path, errors="surrogateescape")
 
 
 def clip(text: str, limit: int) -> str:
@@ -91,7 +99,7 @@ def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
     if not call.screenshot or os.path.isabs(call.screenshot):
         return None
     inside = os.path.normpath(call.screenshot).split(os.sep)[0] != os.pardir
-    return call.screenshot if inside and (folder.path / call.screenshot).is_file() else None
+    return href(call.screenshot) if inside and (folder.path / call.screenshot).is_file() else None
 
 
 def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
