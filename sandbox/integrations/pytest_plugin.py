@@ -121,7 +121,9 @@ class Attempt:
     def explain(self) -> str:
         """Why the attempt did (not) qualify, with the evidence: fields, gates, files. Each value or
         message is cut at ``SHOWN_CHARACTERS`` (the agent's error at four times that), the output
-        contract's errors after ``SHOWN_ERRORS``: the attempt folder holds them whole."""
+        contract's errors after ``SHOWN_ERRORS``: the attempt folder holds them whole. The characters
+        a terminal acts on are written as escapes (``sandbox.evaluation.shown``)."""
+        from sandbox.evaluation.shown import shown
         from toolserver.floods import cut_text
 
         report = self.report
@@ -157,7 +159,7 @@ class Attempt:
         report_html = self.directory / "report.html"
         if report_html.is_file():
             lines.append(f"  report: {report_html}")
-        return "\n".join(lines)
+        return shown("\n".join(lines))  # the agent's error and the reasons quote its text: shown escaped
 
 
 SHOWN_CHARACTERS = 500  # of one value or message in a failure message

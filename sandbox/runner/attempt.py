@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
+from sandbox.evaluation.shown import shown
 from sandbox.paths import PACKS_DIR
 from sandbox.runner.files import write_file
 from sandbox.runner.prices import Prices
@@ -376,7 +377,8 @@ class AttemptStopped(asyncio.CancelledError):
 
 
 def describe_attempt(attempt: AttemptRecord, score_text: str, reasons: list[str]) -> str:
-    """``score.txt``: who ran, how it ended, the verdict, and why it did not qualify."""
+    """``score.txt``: who ran, how it ended, the verdict, and why it did not qualify (an agent's
+    text, its error and standard error, with the characters a terminal acts on escaped: people ``cat`` it)."""
     ended = f"{attempt.status}" + (f" ({attempt.error})" if attempt.error else "")
     head = (
         f"attempt {attempt.pack} #{attempt.attempt} by {attempt.agent}: {ended}, "
@@ -384,4 +386,4 @@ def describe_attempt(attempt: AttemptRecord, score_text: str, reasons: list[str]
         f"{attempt.tool_calls_total} tool calls"
     )
     why = ["why it did not qualify:", *(f"  - {r}" for r in reasons)] if reasons else []
-    return "\n".join([head, score_text, *why]) + "\n"
+    return shown("\n".join([head, score_text, *why])) + "\n"

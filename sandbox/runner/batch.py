@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
+from sandbox.evaluation.shown import shown
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
 from sandbox.runner.compare import agent_labels, comparison, table
@@ -382,16 +383,6 @@ def format_reasons(attempts: list[dict]) -> str:
             ),
         ]
     )
-
-
-# Control characters an agent's output may carry (ANSI colours, a NUL, a bell), which a terminal
-# would act on: printed as their escapes. Line breaks and tabs are kept.
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def shown(text: str) -> str:
-    """``text`` fit to print on a terminal: its control characters written as escapes (``\\x1b``)."""
-    return CONTROLS.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
 
 
 def selection_note(attempt: dict) -> str:

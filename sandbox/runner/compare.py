@@ -15,6 +15,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from sandbox.evaluation.shown import shown
 from sandbox.runner.attempt import median_seconds
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 
@@ -215,7 +216,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
         f"note: {pack} is scored with {scoring}, its workflow's reviewed pack"
         for pack, scoring in comp.get("scored_as", {}).items()
     ]
-    out += [f"note: {note}" for note in comp["overlaps"]]
+    out += [f"note: {shown(note, inline=True)}" for note in comp["overlaps"]]
     replaced = sum(r.get("replacements", 0) for r in comp["ranking"])
     if replaced:
         out.append(
@@ -246,6 +247,9 @@ def cell_text(cell: dict[str, int] | None) -> str:
 
 
 def table(header: list[str], lines: list[list[str]]) -> str:
+    """Columns aligned; each cell on one line, with the characters a terminal acts on escaped (an
+    agent's name comes from attempt.json, which a batch folder from elsewhere may hold)."""
+    lines = [[shown(str(x), inline=True) for x in line] for line in lines]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     rule = fmt.format(*("-" * w for w in widths))

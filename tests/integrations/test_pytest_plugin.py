@@ -331,3 +331,23 @@ def test_a_failure_message_shows_each_value_and_message_cut_short(tmp_path):
     assert said.count("… (199502 more characters)") == 1  # the field's value, quoted
     assert "… (198000 more characters)" in said  # the agent's error, a longer cut
     assert "  output contract: (+2 more)" in said and f"attempt folder: {tmp_path}" in said
+
+
+def test_a_failure_message_shows_an_agents_control_characters_escaped(tmp_path):
+    """The agent's error (its standard error) and the reasons (which quote its answer) reached the
+    terminal with their ANSI escapes, C1 controls and bidirectional overrides raw."""
+    import json
+
+    from sandbox.evaluation.scoring import ScoreReport
+    from sandbox.integrations.pytest_plugin import Attempt
+
+    score = json.loads((PROJECT_ROOT / "fixtures" / "attempts" / "reference" / "bid-intake" / "score.json").read_text())
+    hostile = "\x1b[2J\x9b31m\u202eevil"
+    score["qualified_pass"] = score["error_free"] = False
+    score["reasons"] = [f'critical field(s) wrong: got "{hostile}"']
+    attempt = Attempt(
+        "bid-intake", "reference", "error", f"stderr: {hostile}", ScoreReport.model_validate(score), tmp_path
+    )
+    said = attempt.explain()
+    assert not any(raw in said for raw in ("\x1b", "\x9b", "\u202e")), said
+    assert "stderr: \\x1b[2J\\x9b31m\\u202eevil" in said and 'got "\\x1b[2J\\x9b31m\\u202eevil"' in said

@@ -1,10 +1,13 @@
 """The hostile site (``fixtures/sites/hostile.sandbox.example/``: a spinning script, a title
 that is not valid Unicode, WebRTC, blob downloads, pages that forge the sandbox's reports)
-written into a temporary mirror, plus a body that is a FIFO; and runs on it."""
+written into a temporary mirror, plus a body that is a FIFO; and runs on it. And an agent whose
+answer, tool call and standard error carry text that acts on a terminal (``hostile_text_agent``)."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
 from tests.support.site import write_site
@@ -52,3 +55,38 @@ async def start_hostile(run: Run, path: str) -> dict:
 def blocked_requests(run: Run) -> list[dict]:
     """The data of the run's ``blocked_request`` events, from its trace."""
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]
+
+
+# Text that acts on a terminal or a page when shown raw: ANSI colours, a bell, a carriage return
+# that writes over the line, a NUL, the C1 control CSI, a right-to-left override and an isolate
+# that reorder what follows, and markup.
+HOSTILE_TEXT = "\x1b[31mRED\x1b[0m\x07\rOVER\x00\x9b2J\u202eDESREVER\u2066<script>alert(1)</script>"
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x00", "\x9b", "\u202e", "\u2066")
+
+
+def hostile_text_agent(folder: Path) -> str:
+    """A ``cmd:`` agent that calls one tool with ``HOSTILE_TEXT`` in a URL, answers controlled-form
+    with it in two critical fields, writes it to standard error and exits 3. Its script goes in ``folder``."""
+    from sandbox.evaluation.packs import load_pack
+
+    (folder / "expected.json").write_text(json.dumps(load_pack("controlled-form").expected), encoding="utf-8")
+    script = folder / "hostile_text_agent.py"
+    script.write_text(
+        f"""import json, os, sys, urllib.request
+TEXT = {HOSTILE_TEXT!r}
+url = os.environ["SANDBOX_URL"] + "/runs/" + os.environ["SANDBOX_RUN_ID"] + "/tools/browser_navigate"
+request = urllib.request.Request(url, json.dumps({{"url": "https://evil.example/" + TEXT}}).encode(),
+                                 {{"Content-Type": "application/json"}})
+try:
+    urllib.request.urlopen(request).read()
+except OSError:
+    pass
+[record] = json.load(open({str(folder / "expected.json")!r}))
+record["fields"]["name"] = record["workflow"]["current_heading"] = TEXT
+print("BENCHMARK_JSON_BEGIN\\n" + json.dumps([record], ensure_ascii=False) + "\\nBENCHMARK_JSON_END")
+sys.stderr.write("boom " + TEXT + "\\n")
+sys.exit(3)
+""",
+        encoding="utf-8",
+    )
+    return f"cmd:{sys.executable} {script}"

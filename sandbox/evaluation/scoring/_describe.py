@@ -1,5 +1,7 @@
 """Plain-text descriptions of a score report and a gate report, for people (``sandbox score``,
-each attempt's ``score.txt``). Pure module: no Playwright, no aiohttp."""
+each attempt's ``score.txt``): an agent's values and the URLs it asked for are quoted with their
+control and bidirectional characters escaped (``sandbox.evaluation.shown``). Pure module: no
+Playwright, no aiohttp."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from sandbox.evaluation.evaluator_errors import EvaluatorError
 from sandbox.evaluation.gates import GateReport
 from sandbox.evaluation.scoring._report import ScoreReport
+from sandbox.evaluation.shown import shown
 
 
 def short_value(value: Any, limit: int = 90) -> str:
@@ -55,7 +58,7 @@ def describe_gates(report: GateReport) -> str:
     lines += [f"  [{f.gate}] " + (f"seq {f.seq}: " if f.seq is not None else "") + f.message for f in report.failures]
     lines += describe_errors(report.errors)
     lines += [f"  note: {n}" for n in report.notes]
-    return "\n".join(lines)
+    return shown("\n".join(lines))
 
 
 def describe_score(report: ScoreReport) -> str:
@@ -83,4 +86,4 @@ def describe_score(report: ScoreReport) -> str:
     lines += describe_errors([e for e in report.errors if e not in report.gates.errors])  # gates': below
     lines.append(describe_gates(report.gates))
     lines += [f"reason: {r}" for r in report.reasons]
-    return "\n".join(lines)
+    return shown("\n".join(lines))

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from sandbox import __version__
+from sandbox.evaluation.shown import shown
 from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
 from sandbox.runner.batch import selected_attempts
 from sandbox.runner.compare import comparison, credits_of
@@ -45,11 +47,18 @@ class NothingToReport(Exception):
     """The folder holds neither an attempt nor a batch of attempts."""
 
 
+def _shown(value: Any) -> Any:
+    """Every value a page shows: a text's control and bidirectional characters written as escapes
+    (an agent's stderr, answer or page title; HTML escaping leaves them raw), markup left whole."""
+    return shown(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 _environment = Environment(
     loader=PackageLoader("sandbox.runner.report", "templates"),
     autoescape=select_autoescape(["html", "j2"]),
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=_shown,
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from sandbox.evaluation.shown import shown
 from sandbox.runner.attempt import time_known
 from sandbox.runner.compare import agent_labels, dollars, workflow
 from sandbox.runner.report._view import href
@@ -95,7 +96,7 @@ def spread(
     ]
     for index, row in enumerate(ranking):
         y, found = 8 + index * ROW_H, values[row["agent"]]
-        name = escape(names[row["agent"]])
+        name = escape(shown(names[row["agent"]], inline=True))
         parts.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{name}</text>')
         parts += [
             f'<circle cx="{LABEL_W + BAR_W * v / top:.1f}" cy="{y + 10}" r="4" fill="#4a78a8" opacity="0.7"/>'
@@ -141,7 +142,7 @@ def chart(ranking: list[dict[str, Any]], names: dict[str, str]) -> Markup:
         y = 8 + index * ROW_H
         low, high = row["interval"]
         rate = row["pass_rate"]
-        label = escape(names[row["agent"]])
+        label = escape(shown(names[row["agent"]], inline=True))
         parts += [
             f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" font-size="12">{label}</text>',
             f'<rect x="{LABEL_W}" y="{y + 3}" width="{BAR_W * rate:.1f}" height="14" fill="#6a9f5b"/>',

@@ -1,0 +1,23 @@
+"""Text from agents and pages made fit to show people, on a terminal or in a page: the characters
+a terminal acts on (ANSI escapes, a bell, a carriage return that writes over a line: C0 and C1
+controls) and those that reorder what follows them on the screen (bidirectional overrides and
+isolates, so ``got "abc"`` cannot be made to read as another value) are written as their escapes
+(``\\x1b``, ``\\u202e``). Pure module."""
+
+from __future__ import annotations
+
+import re
+
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")  # line breaks and tabs kept
+INLINE_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]")  # a table's cell: on one line
+
+
+def _escape(found: re.Match[str]) -> str:
+    return found.group().encode("unicode_escape").decode()
+
+
+def shown(text: str, *, inline: bool = False) -> str:
+    """``text`` with its control and bidirectional characters written as escapes; ``inline``: its
+    line breaks and tabs too (a cell of a table)."""
+    return (INLINE_CONTROLS if inline else CONTROLS).sub(_escape, text)
