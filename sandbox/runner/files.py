@@ -4,8 +4,11 @@ wrote is named here. ``write_file`` writes each of them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+NAME_MAX = 255  # bytes in one file name (Linux, macOS)
 
 
 def write_file(path: Path, text: str) -> Path:
@@ -13,17 +16,30 @@ def write_file(path: Path, text: str) -> Path:
     disk leaves the earlier file or none, never half of one. A character UTF-8 cannot carry (half a
     surrogate pair, from an answer's JSON escape) is written escaped (``\\ud800``)."""
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = temporary_beside(path)
     try:
         temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
         os.replace(temporary, path)
     except OSError as exc:  # said of the file asked for, not of the temporary one beside it
-        temporary.unlink(missing_ok=True)
+        forget(temporary)
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        forget(temporary)
         raise
     return path
+
+
+def temporary_beside(path: Path) -> Path:
+    """The file ``write_file`` writes first: ``.<name>.<pid>.tmp``, the name cut so that the whole
+    stays a name the file system takes (``<name>`` itself may be as long as it allows)."""
+    suffix = f".{os.getpid()}.tmp"
+    return path.with_name(os.fsdecode(b"." + os.fsencode(path.name)[: NAME_MAX - 1 - len(suffix)]) + suffix)
+
+
+def forget(temporary: Path) -> None:
+    """Remove a temporary file if it is there; an error removing it is not the one to report."""
+    with contextlib.suppress(OSError):
+        temporary.unlink(missing_ok=True)
 
 
 def rerun_name(folder: str, k: int) -> str:

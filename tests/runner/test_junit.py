@@ -54,6 +54,17 @@ def test_a_junit_path_that_cannot_be_written_is_exit_3_as_documented(tmp_path, c
     assert "sandbox report: --junit /proc/junit.xml: cannot write a file there" in capsys.readouterr().err
 
 
+def test_a_junit_file_with_a_name_as_long_as_the_file_system_allows_is_written(tmp_path, capsys):
+    """Its temporary file beside it (``.<name>.<pid>.tmp``) was too long a name: exit 3, "File name
+    too long", naming the temporary file."""
+    batch = tmp_path / "reference"
+    shutil.copytree(FIXTURES_DIR / "attempts" / "reference", batch)
+    junit = tmp_path / "out" / ("j" * 251 + ".xml")  # 255 bytes
+    assert main(["report", str(batch), "--junit", str(junit)]) == 0, capsys.readouterr().err
+    SCHEMA.validate(str(junit))
+    assert sorted(p.name for p in junit.parent.iterdir()) == [junit.name]  # no temporary file left
+
+
 def test_junit_of_an_older_batch_without_summary(tmp_path):
     batch = tmp_path / "reference"
     shutil.copytree(FIXTURES_DIR / "attempts" / "reference", batch)
