@@ -170,3 +170,29 @@ async def test_report_shows_each_calls_screenshot(sandbox, tmp_path):
     finally:
         await context.close()
     assert [url for url in requests if not url.startswith("file://")] == []
+
+
+async def test_the_batch_page_shows_an_attempt_folder_its_summary_does_not_list(sandbox, tmp_path, capsys):
+    """An attempt folder the summary.json does not list (copied in; a summary older than its
+    folders) was left out of the batch page and `sandbox results` without a word, while `sandbox
+    report` wrote its attempt page."""
+    from sandbox.runner.batch import write_summary
+    from sandbox.runner.folders import batch_attempts, outcome
+
+    batch = tmp_path / "batch"
+    shutil.copytree(SAMPLES / "reference" / "controlled-form", batch / "controlled-form-1")
+    write_summary(batch, [outcome(attempt) for attempt in batch_attempts(batch)], 2000.0)
+    shutil.copytree(SAMPLES / "reference" / "controlled-form", batch / "controlled-form-2")
+    assert main(["results", str(batch)]) == 0
+    said = capsys.readouterr()
+    assert "2/2" in said.out
+    assert f"{batch / 'summary.json'} does not list the attempt folder(s) controlled-form-2/" in said.err
+    assert main(["report", str(batch)]) == 0
+    page, context, _ = await open_report(sandbox, batch / "report.html")
+    try:
+        assert "2/2 attempts qualified" in await page.locator("body").inner_text()
+        assert await page.get_by_role("link", name="controlled-form-2").count() == 1
+        assert "does not list" in await page.get_by_role("region", name="Missing").inner_text()
+        assert await broken_links(page, batch) == []
+    finally:
+        await context.close()
