@@ -196,3 +196,25 @@ async def test_the_batch_page_shows_an_attempt_folder_its_summary_does_not_list(
         assert await broken_links(page, batch) == []
     finally:
         await context.close()
+
+
+async def test_the_batch_page_gives_no_time_for_an_attempt_killed_before_it_was_recorded(sandbox, tmp_path):
+    """It showed 0.00 seconds, a time the attempt never took (the median leaves it out: unknown)."""
+    batch = tmp_path / "batch"
+    for name in ("controlled-form-1", "controlled-form-2"):
+        shutil.copytree(SAMPLES / "reference" / "controlled-form", batch / name)
+    for name in ("attempt.json", "score.json", "output.txt"):  # what a batch killed mid-attempt leaves
+        (batch / "controlled-form-2" / name).unlink()
+    assert main(["report", str(batch)]) == 0
+    page, context, _ = await open_report(sandbox, batch / "report.html")
+    try:
+        attempts = page.get_by_role("table", name="Attempts")
+        killed = (
+            await attempts.get_by_role("row").filter(has_text="controlled-form-2").get_by_role("cell").all_inner_texts()
+        )
+        kept = (
+            await attempts.get_by_role("row").filter(has_text="controlled-form-1").get_by_role("cell").all_inner_texts()
+        )
+        assert killed[3] == "unknown" and kept[3] != "unknown" and float(kept[3]) > 0
+    finally:
+        await context.close()

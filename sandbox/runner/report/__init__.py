@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from sandbox import __version__
 from sandbox.evaluation.shown import shown
-from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord
+from sandbox.runner.attempt import EVALUATION_ERROR, UNFINISHED, UNREADABLE, AttemptRecord
 from sandbox.runner.batch import selected_attempts
 from sandbox.runner.compare import comparison, credits_of
 from sandbox.runner.files import write_file
@@ -121,6 +121,7 @@ def render_batch(batch_dir: Path) -> str:
         attempt["href"] = f"{href(attempt['name'])}/report.html"
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
+        attempt["time_known"] = attempt["status"] not in (UNFINISHED, UNREADABLE)  # no attempt.json: no time
     counted = selected_attempts(attempts)
     passed = sum(a["qualified_pass"] for a in counted)
     comp = comparison(data["attempts"], credits_of(data))  # made anew: a summary's own may be edited or old
