@@ -5,7 +5,9 @@ wrote is named here. ``write_file`` writes each of them."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from pathlib import Path
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
@@ -40,6 +42,33 @@ def forget(temporary: Path) -> None:
     """Remove a temporary file if it is there; an error removing it is not the one to report."""
     with contextlib.suppress(OSError):
         temporary.unlink(missing_ok=True)
+
+
+def folder_file(folder: Path, name: str) -> tuple[Path | None, str | None]:
+    """``folder / name`` to read, when it is a file inside ``folder``; else None and what it is
+    instead (None too when it is missing). A symbolic link is followed only within the folder: an
+    attempt folder from elsewhere whose ``output.txt`` leads to ``~/.ssh/id_rsa`` must not have it
+    read into an export, a score or a report."""
+    path = Path(folder) / name
+    if not os.path.lexists(path):
+        return None, None
+    try:
+        target, inside = path.resolve(), Path(folder).resolve()
+    except (RuntimeError, OSError):  # a loop: Python 3.11's resolve raises RuntimeError for it
+        return None, f"{name} is a loop of symbolic links"
+    if not target.is_relative_to(inside):
+        return None, f"{name} is a symbolic link out of the folder (to {target}): not read"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None, f"{name} is a symbolic link to {target}, which is missing"
+        return None, f"{name} is unreadable ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return None, f"{name} is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return None, f"{name} is not a regular file"
+    return path, None
 
 
 def rerun_name(folder: str, k: int) -> str:

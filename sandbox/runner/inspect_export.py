@@ -62,6 +62,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 
 from sandbox import __version__
 from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.files import folder_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, outcome
 from sandbox.runner.transcript import TRANSCRIPT_FILE
 from toolserver.contract.trace import CallRecord
@@ -176,7 +177,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     agent = counted.agent
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
-    prompt = read_text(attempt.path / "prompt.txt")
+    prompt = read_text(attempt.path, "prompt.txt")
     output = attempt.output or ""
     calls = attempt.trace.calls if attempt.trace else []
     started = (record.started_at if record else None) or first_wall(calls) or now()
@@ -441,13 +442,15 @@ def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
 # --- reading the folder --------------------------------------------------------------------------
 
 
-def read_text(file: Path) -> str:
-    return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
+def read_text(folder: Path, name: str) -> str:
+    """The text of the folder's file ``name``; empty when it is not a file inside the folder (``folder_file``)."""
+    file, _ = folder_file(folder, name)
+    return file.read_text(encoding="utf-8", errors="replace") if file is not None else ""
 
 
 def read_transcript(folder: Path) -> list[dict]:
     """A model agent's ``transcript.jsonl``; lines that do not parse are left out."""
-    return list(transcript_entries(read_text(folder / TRANSCRIPT_FILE)))
+    return list(transcript_entries(read_text(folder, TRANSCRIPT_FILE)))
 
 
 def transcript_entries(text: str) -> Iterator[dict]:

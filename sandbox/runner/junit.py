@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sandbox.runner.attempt import EVALUATION_ERROR
-from sandbox.runner.files import rerun_of, write_file
+from sandbox.runner.files import folder_file, rerun_of, write_file
 from sandbox.runner.folders import AttemptFolder, read_summary
 
 # Characters XML 1.0 does not allow (C0 controls but tab, newline and return; lone surrogates;
@@ -73,9 +73,10 @@ def junit_xml(batch_dir: Path) -> str:
                 message=xml_text(entry.get("reason") or "not a qualified pass"),
                 type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
             )
+            score_txt, _ = folder_file(folder.path, "score.txt")  # a link out of the folder is not read
             text = (
-                (folder.path / "score.txt").read_text(encoding="utf-8", errors="replace")
-                if (folder.path / "score.txt").is_file()
+                score_txt.read_text(encoding="utf-8", errors="replace")
+                if score_txt is not None
                 else "\n".join(folder.reasons())
             )
             for problem in (folder.trace_problem, folder.record_problem):  # score.txt may call it a pass

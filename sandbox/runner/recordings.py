@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.runner.attempt import read_attempt_record
+from sandbox.runner.files import folder_file
 from toolserver.contract.trace import CallRecord, parse_trace
 
 ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
@@ -114,17 +115,18 @@ def article(kind: str) -> str:
 
 
 def attempt_folder(folder: Path) -> Recording:
-    trace_file = folder / "trace.jsonl"
-    if not trace_file.is_file():
+    trace_file = inside_file(folder, "trace.jsonl")
+    if trace_file is None:
+        missing = folder / "trace.jsonl"
         inside = sorted(p.parent for p in folder.glob("*/trace.jsonl")) or sorted(
             p.parent for p in folder.glob("*/*/trace.jsonl")
         )
         if inside:  # a batch folder, or the folder of batches: one attempt of it is replayed
             raise FileNotFoundError(
-                f"no trace at {trace_file}: {folder} holds {len(inside)} attempt folder(s); replay one of "
+                f"no trace at {missing}: {folder} holds {len(inside)} attempt folder(s); replay one of "
                 f"them, e.g. {inside[0]}"
             )
-        raise FileNotFoundError(f"no trace at {trace_file}")
+        raise FileNotFoundError(f"no trace at {missing}")
     recording = trace_recording(text_of(trace_file), folder, "attempt folder")
     return with_attempt_files(recording, folder)
 
@@ -159,9 +161,9 @@ def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
 def with_attempt_files(recording: Recording, folder: Path) -> Recording:
     """The recording with what the attempt folder beside its trace says (any file may be
     missing): the pack, site key and time of ``attempt.json``, the answer of ``output.txt``."""
-    attempt_file, output_file = folder / "attempt.json", folder / "output.txt"
+    attempt_file, output_file = inside_file(folder, "attempt.json"), inside_file(folder, "output.txt")
     try:
-        attempt = json.loads(text_of(attempt_file)) if attempt_file.is_file() else {}
+        attempt = json.loads(text_of(attempt_file)) if attempt_file is not None else {}
     except json.JSONDecodeError as exc:
         raise ValueError(f"{attempt_file} is not JSON ({exc})") from exc
     if not isinstance(attempt, dict):
@@ -177,8 +179,17 @@ def with_attempt_files(recording: Recording, folder: Path) -> Recording:
         recording.pack_checksum = record.pack_checksum
         recording.site_key = record.site_key or recording.site_key
         recording.elapsed_seconds = record.elapsed_seconds
-    recording.output = text_of(output_file) if output_file.is_file() else None
+    recording.output = text_of(output_file) if output_file is not None else None
     return recording
+
+
+def inside_file(folder: Path, name: str) -> Path | None:
+    """The attempt folder's file ``name`` (None: missing); a ``ValueError`` for one that is no file
+    inside the folder (a symbolic link out of it is never read: ``folder_file``)."""
+    file, odd = folder_file(folder, name)
+    if odd is not None:
+        raise ValueError(f"{folder}: {odd}")
+    return file
 
 
 def recording_file(path: Path, sample: str | None) -> Recording:

@@ -113,6 +113,16 @@ def _fail_usage(args: argparse.Namespace, exc: Exception) -> int:
     return 2
 
 
+def inside_file(folder: Path, name: str) -> Path | None:
+    """The attempt folder's file (None: missing); a ``UsageError`` for one that is no file inside it."""
+    from sandbox.runner.files import folder_file
+
+    file, odd = folder_file(folder, name)
+    if odd is not None:  # a symbolic link out of the folder is never read as the attempt's
+        raise UsageError(f"{folder}: {odd}; give the file with --{Path(name).stem} if it is the attempt's")
+    return file
+
+
 def _from_attempt_folder(args: argparse.Namespace) -> None:
     """Fill --pack, --output, --trace, --elapsed and --site-key from ATTEMPT_DIR where not given."""
     from sandbox.runner.folders import AttemptFolder, is_attempt_folder
@@ -132,13 +142,15 @@ def _from_attempt_folder(args: argparse.Namespace) -> None:
     args.pack = args.pack or (recorded if recorded and Path(recorded).is_dir() else None) or folder.pack
     if not args.pack:
         raise UsageError(f"{args.attempt} does not name its pack (no attempt.json or trace header): add --pack")
-    args.output_missing = args.output is None and not (args.attempt / "output.txt").is_file()
+    output = inside_file(args.attempt, "output.txt") if args.output is None else None
+    trace = inside_file(args.attempt, "trace.jsonl") if args.trace is None else None
+    args.output_missing = args.output is None and output is None
     if args.output_missing:  # what is missing is named, never fatal
         print(f"sandbox score: {args.attempt} has no output.txt (its run was cut short): scored as an empty answer",
               file=sys.stderr)  # fmt: skip
     args.output = args.output or args.attempt / "output.txt"
-    if args.trace is None and (args.attempt / "trace.jsonl").is_file():
-        args.trace = args.attempt / "trace.jsonl"
+    if args.trace is None and trace is not None:
+        args.trace = trace
     if args.elapsed is None and attempt is not None and attempt.elapsed_seconds is not None:
         args.elapsed = attempt.elapsed_seconds
     args.site_key = args.site_key or (attempt.site_key if attempt is not None else None)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.runner.attempt import AttemptRecord, read_attempt_record
+from sandbox.runner.files import folder_file
 from sandbox.runner.folders._records import counted_field_damage, score_problem
 from sandbox.runner.reasons import failure_reasons
 from toolserver.contract.trace import TRACE_FORMAT, Trace, parse_trace
@@ -116,10 +117,10 @@ class AttemptFolder:
             self.record_damage = f"{damage}: {unknown} is unknown"
 
     def _text(self, name: str, required: bool = True) -> str | None:
-        file = self.path / name
-        if not file.is_file():
-            if required:
-                self.problems.append(f"{name} is missing")
+        file, odd = folder_file(self.path, name)  # a folder, a link loop, a link out of the folder: said
+        if file is None:
+            if odd is not None or required:
+                self.problems.append(odd or f"{name} is missing")
             return None
         try:
             return file.read_text(encoding="utf-8", errors="replace")
@@ -130,10 +131,10 @@ class AttemptFolder:
     def _json(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
         """The file's object, or None and what is wrong with it (None when it is missing: named
         in ``problems`` as missing)."""
-        file = self.path / name
-        if not file.is_file():
-            self.problems.append(f"{name} is missing")
-            return None, None
+        file, odd = folder_file(self.path, name)
+        if file is None:
+            self.problems.append(odd or f"{name} is missing")
+            return None, odd
         try:
             data = json.loads(file.read_bytes().decode("utf-8"))  # the runner writes UTF-8: other bytes are damage
             problem = None if isinstance(data, dict) else f"{name} is not a JSON object"

@@ -24,7 +24,7 @@ from sandbox.evaluation.shown import shown
 from sandbox.runner.attempt import EVALUATION_ERROR, UNFINISHED, UNREADABLE, AttemptRecord
 from sandbox.runner.batch import selected_attempts
 from sandbox.runner.compare import comparison, credits_of
-from sandbox.runner.files import write_file
+from sandbox.runner.files import folder_file, write_file
 from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
 from sandbox.runner.report._board import board
 from sandbox.runner.report._view import fields, href, timeline, transcript
@@ -93,7 +93,7 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
         calls=timeline(folder, divergence),
         divergence=divergence,
         transcript=transcript(folder),
-        files=[n for n in LINKED_FILES if (folder.path / n).is_file()],
+        files=[n for n in LINKED_FILES if folder_file(folder.path, n)[0] is not None],
         batch_link=(folder.path.parent / REPORT_FILE).is_file(),
         folder_name=folder.name,
         root=root,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.evaluation.packs import PackError, load_pack
+from sandbox.runner.files import folder_file
 from sandbox.runner.folders import AttemptFolder
 from toolserver.contract.trace import CallRecord
 
@@ -192,8 +193,8 @@ class TranscriptEntry:
 
 def transcript(folder: AttemptFolder) -> list[TranscriptEntry]:
     """``transcript.jsonl`` (model agents): one entry per line; a line that does not parse is shown as is."""
-    file = folder.path / "transcript.jsonl"
-    if not file.is_file():
+    file, _ = folder_file(folder.path, "transcript.jsonl")  # a link out of the folder is not read
+    if file is None:
         return []
     entries = []
     for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):

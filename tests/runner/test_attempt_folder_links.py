@@ -1,0 +1,72 @@
+"""Attempt folders with symbolic links and odd files where their files should be (a batch folder
+from elsewhere, an archive unpacked with its links): a file linked out of the folder is never read
+into an export, a score, a replay or a report, and each odd file is named for what it is."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from inspect_ai.log import read_eval_log
+
+from sandbox import FIXTURES_DIR
+from sandbox.cli import main
+from sandbox.runner.folders import AttemptFolder, read_summary
+
+ATTEMPT = FIXTURES_DIR / "attempts" / "reference" / "controlled-form"
+SECRET = "SECRET OUTSIDE THE ATTEMPT FOLDER"
+
+
+def attempt_with_links(tmp_path: Path) -> Path:
+    """A batch of one attempt whose output.txt, transcript.jsonl and score.json lead out of its folder."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text(SECRET)
+    folder = tmp_path / "batch" / "controlled-form-1"
+    shutil.copytree(ATTEMPT, folder)
+    for name in ("output.txt", "transcript.jsonl", "score.json"):
+        (folder / name).unlink(missing_ok=True)
+        (folder / name).symlink_to(outside)
+    return folder
+
+
+def test_a_file_linked_out_of_the_attempt_folder_is_not_exported(tmp_path, capsys):
+    """`sandbox export` put the linked file's text into the eval log as the agent's answer."""
+    folder = attempt_with_links(tmp_path)
+    assert main(["export", "--format", "inspect", str(folder.parent), "-o", str(tmp_path / "log.eval")]) == 0
+    capsys.readouterr()
+    [sample] = read_eval_log(str(tmp_path / "log.eval")).samples or []
+    assert SECRET not in sample.model_dump_json()
+    problems = sample.metadata["problems"]
+    assert f"output.txt is a symbolic link out of the folder (to {tmp_path / 'outside.txt'}): not read" in problems
+
+
+def test_a_file_linked_out_of_the_attempt_folder_is_not_scored_replayed_or_reported(tmp_path, capsys):
+    folder = attempt_with_links(tmp_path)
+    assert main(["score", str(folder)]) == 2  # it scored the linked file as the agent's answer
+    assert f"{folder}: output.txt is a symbolic link out of the folder" in capsys.readouterr().err
+    (folder / "trace.jsonl").unlink()
+    (folder / "trace.jsonl").symlink_to(tmp_path / "outside.txt")
+    assert main(["replay", str(folder)]) == 2
+    assert f"{folder}: trace.jsonl is a symbolic link out of the folder" in capsys.readouterr().err
+
+    summary = read_summary(folder.parent)
+    [attempt] = summary["attempts"]
+    assert attempt["qualified_pass"] is False and "score.json is a symbolic link out of the folder" in attempt["reason"]
+    assert main(["report", str(folder.parent)]) == 0
+    page = (folder / "report.html").read_text()
+    assert SECRET not in page and 'href="output.txt"' not in page and 'href="score.json"' not in page
+
+
+def test_odd_files_are_named_for_what_they_are(tmp_path):
+    """A folder or a link loop where a file should be was called missing (an attempt.json that
+    is a folder made the attempt `unfinished`: "the batch is still running, or was killed")."""
+    folder = tmp_path / "controlled-form-1"
+    shutil.copytree(ATTEMPT, folder)
+    (folder / "trace.jsonl").unlink()
+    (folder / "trace.jsonl").mkdir()
+    (folder / "attempt.json").unlink()
+    (folder / "attempt.json").symlink_to("attempt.json")
+    loaded = AttemptFolder.load(folder)
+    assert "trace.jsonl is a folder, not a file" in loaded.problems
+    assert "attempt.json is a loop of symbolic links" in loaded.problems
+    assert loaded.attempt is None and loaded.record_damage == "attempt.json is a loop of symbolic links"
