@@ -11,6 +11,7 @@ import re
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")  # line breaks and tabs kept
 INLINE_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]")  # a table's cell: on one line
+JSON_UNESCAPED = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # what json.dumps leaves raw (it escapes C0)
 
 
 def _escape(found: re.Match[str]) -> str:
@@ -21,3 +22,9 @@ def shown(text: str, *, inline: bool = False) -> str:
     """``text`` with its control and bidirectional characters written as escapes; ``inline``: its
     line breaks and tabs too (a cell of a table)."""
     return (INLINE_CONTROLS if inline else CONTROLS).sub(_escape, text)
+
+
+def json_shown(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``, which escapes C0 controls only) with the
+    rest of those characters as JSON escapes (``\\u009b``, ``\\u202e``): the same JSON, safe to print."""
+    return JSON_UNESCAPED.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -10,7 +10,7 @@ import json
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import format_reasons, run_batch
-from tests.support.hostile import RAW_CONTROLS, hostile_text_agent
+from tests.support.hostile import HOSTILE_TEXT, RAW_CONTROLS, hostile_text_agent
 from tests.support.reports import open_report
 
 # Its standard error as the reason line quotes it: each line (the carriage return ends one) after a " | ".
@@ -36,6 +36,12 @@ async def test_an_agents_control_and_bidi_characters_are_shown_escaped(sandbox, 
     printed = capsys.readouterr().out
     assert raw(printed) == [] and 'got "\\u001b[31mRED\\u001b[0m\\u0007\\rOVER\\u0000\\x9b2J\\u202e' in printed
     assert "evil.example/\\u001b" in printed  # the gate's line quotes the URL the agent asked for
+    main(["score", "--json", str(folder)])  # the JSON: escapes for the C1 CSI and the override too
+    printed = capsys.readouterr().out
+    assert raw(printed) == [] and json.dumps(HOSTILE_TEXT) in json.dumps(json.loads(printed))  # the same values
+    main(["results", "--json", str(batch)])
+    printed = capsys.readouterr().out
+    assert raw(printed) == [] and json.loads(printed)["attempts"]
 
     summary = json.loads((batch / "summary.json").read_text())  # an agent's name, from elsewhere
     summary["attempts"][0]["agent"] = "agent \x1b]0;title\x07\u202e"

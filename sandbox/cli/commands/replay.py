@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sandbox.cli.arguments import mirror_roots_option
 from sandbox.cli.exits import declare_exits
+from sandbox.evaluation.shown import json_shown
 
 
 def register(subparsers) -> None:
@@ -180,7 +181,7 @@ async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
 
 def print_report(report, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(json_shown(json.dumps(report.to_json(), indent=2, ensure_ascii=False)))
         return
     source = ""
     if report.source != "attempt folder":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from sandbox.cli.exits import declare_exits
+from sandbox.evaluation.shown import json_shown
 
 
 def register(subparsers) -> None:
@@ -51,7 +52,7 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox results: {folder}'s summary.json lists no attempt (stopped before any ended)", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json_shown(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
         print(format_table(data["summary"]))
         attempts = data["attempts"]

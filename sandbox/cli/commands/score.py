@@ -18,6 +18,7 @@ from pathlib import Path
 from sandbox.cli.exits import declare_exits
 from sandbox.evaluation.gates import check_gates
 from sandbox.evaluation.packs import Pack, PackError, load_pack
+from sandbox.evaluation.shown import json_shown
 from toolserver.contract.trace import Trace, parse_trace
 
 EVALUATION_ERROR_EXIT = 3
@@ -177,7 +178,7 @@ def run_score(args: argparse.Namespace) -> int:
     except (UsageError, PackError) as exc:
         return _fail_usage(args, exc)
     if args.json:
-        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        print(json_shown(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2)))
     else:
         print(describe_score(report))
     if report.status == "error":
@@ -194,7 +195,7 @@ def run_gates(args: argparse.Namespace) -> int:
         return _fail_usage(args, exc)
     report = check_gates(pack, trace, elapsed_seconds=args.elapsed, site_key=args.site_key)
     if args.json:
-        print(json.dumps({"pack": pack.id, **report.model_dump(mode="json")}, ensure_ascii=False, indent=2))
+        print(json_shown(json.dumps({"pack": pack.id, **report.model_dump(mode="json")}, ensure_ascii=False, indent=2)))
     else:
         print(f"pack {pack.id}: " + describe_gates(report))
     if report.errors:
