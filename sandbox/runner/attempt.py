@@ -35,7 +35,7 @@ from sandbox.evaluation.packs import Pack
 from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attempt
 from sandbox.evaluation.shown import shown
 from sandbox.paths import PACKS_DIR
-from sandbox.runner.files import write_file
+from sandbox.runner.files import read_tail, write_file
 from sandbox.runner.prices import Prices
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient, agent_turn
@@ -343,7 +343,7 @@ async def run_attempt(
     )
     write_file(directory / "attempt.json", attempt.to_json())
     stderr_file = directory / "agent.stderr.txt"
-    stderr = stderr_file.read_text(encoding="utf-8", errors="replace") if stderr_file.exists() else None
+    stderr = read_tail(stderr_file) if stderr_file.is_file() else None
     reasons = failure_reasons(attempt, score, stderr)
     write_file(directory / "score.txt", describe_attempt(attempt, describe_score(report), reasons))
     outcome = AttemptOutcome(

@@ -71,6 +71,19 @@ def folder_file(folder: Path, name: str) -> tuple[Path | None, str | None]:
     return path, None
 
 
+STDERR_TAIL_BYTES = 64 * 1024  # what the reason lines read of an agent's stderr: its end
+
+
+def read_tail(path: Path, limit: int = STDERR_TAIL_BYTES) -> str:
+    """The text of the file's last ``limit`` bytes (``…`` before them when there was more): a reason
+    line quotes the end of an agent's stderr, which may be gigabytes."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - limit))
+        data = handle.read()
+    return ("…" if size > limit else "") + data.decode("utf-8", errors="replace")
+
+
 def rerun_name(folder: str, k: int) -> str:
     """The folder of the ``k``-th re-run of the attempt in ``folder`` (run selection's replacements)."""
     return f"{folder}-r{k}"

@@ -15,8 +15,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from sandbox.evaluation.scoring import short_value
+from toolserver.floods import cut_text
 
 STDERR_TAIL_LINES = 3
+STDERR_LINE_CHARS = 400  # one line of an agent's stderr in its reason (a 2 MB line was printed whole)
+ERROR_CHARS = 2000  # the agent's error in its reason (attempt.json keeps it whole)
 MAX_LISTED = 2  # per kind of cause; the rest is counted ("+3 more")
 
 
@@ -31,8 +34,9 @@ class AgentEnding(Protocol):
 
 
 def stderr_tail(text: str | None, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last ``lines`` lines of an agent's stderr, each cut at ``STDERR_LINE_CHARS``, on one line."""
     kept = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return " | ".join(kept[-lines:])
+    return " | ".join(cut_text(line, STDERR_LINE_CHARS) for line in kept[-lines:])
 
 
 def _listed(items: list[str], what: str) -> list[str]:
@@ -66,7 +70,8 @@ def failure_reasons(
         reasons.append(f"time limit: {error or 'stopped at the time limit'}")
     elif status not in (None, "completed"):
         tail = stderr_tail(stderr)
-        reasons.append(f"agent {status}: {error or 'no message'}" + (f"; stderr: {tail}" if tail else ""))
+        said = cut_text(str(error), ERROR_CHARS) if error else "no message"
+        reasons.append(f"agent {status}: {said}" + (f"; stderr: {tail}" if tail else ""))
     if unjudged:  # no verdict to explain: the other evaluators' findings are in score.txt
         return unjudged + reasons
     if score is None:

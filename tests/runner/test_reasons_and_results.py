@@ -117,3 +117,24 @@ def test_bad_folders_are_clear_usage_errors(tmp_path, capsys):
     assert "is not an attempt folder" in capsys.readouterr().err
     assert main(["score"]) == 2
     assert "give an attempt folder" in capsys.readouterr().err
+
+
+async def test_a_huge_line_of_stderr_is_quoted_cut_short(sandbox, tmp_path, capsys):
+    """A 2 MB line of an agent's stderr went whole into its reason: printed on the terminal, and
+    into summary.json, score.txt and both report pages (each 2 MB)."""
+    agent = f"cmd:{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('E' * 2_000_000); sys.exit(3)\""
+    [failing] = await run_batch([load_pack("controlled-form")], agent, out=tmp_path, progress=False, sandbox=sandbox)
+    assert "stderr: …EEEE" in failing.reason and "more characters)" in failing.reason
+    assert len(failing.reason) < 1000, len(failing.reason)
+    batch = failing.directory.parent
+    assert main(["results", str(batch)]) == 1 and len(capsys.readouterr().out) < 3000
+    assert main(["report", str(batch)]) == 0
+    for name in ("summary.json", "report.html", "controlled-form-1/score.txt", "controlled-form-1/report.html"):
+        assert (batch / name).stat().st_size < 50_000, name
+    assert (batch / "controlled-form-1" / "agent.stderr.txt").stat().st_size == 2_000_000  # kept whole
+
+
+def test_an_agents_long_error_is_quoted_cut_short():
+    """An agent's error (an exception's message, an API error's body): whole in attempt.json, cut in its reason."""
+    [reason] = failure_reasons({"status": "crashed", "error": "RuntimeError: " + "x" * 100_000}, None)[:1]
+    assert len(reason) < 2500 and "more characters)" in reason

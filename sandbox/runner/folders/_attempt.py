@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.runner.attempt import AttemptRecord, read_attempt_record
-from sandbox.runner.files import folder_file
+from sandbox.runner.files import folder_file, read_tail
 from sandbox.runner.folders._records import counted_field_damage, score_problem
 from sandbox.runner.reasons import failure_reasons
 from toolserver.contract.trace import TRACE_FORMAT, Trace, parse_trace
@@ -68,7 +68,7 @@ class AttemptFolder:
         if damage is not None:
             folder.score_damage = f"{damage}: the attempt is taken as not scored"
         folder.output = folder._text("output.txt")
-        folder.stderr = folder._text("agent.stderr.txt", required=False)
+        folder.stderr = folder._text("agent.stderr.txt", required=False, tail=True)
         trace_text = folder._text("trace.jsonl")
         if trace_text is not None:
             folder.trace = parse_trace(trace_text)
@@ -116,14 +116,16 @@ class AttemptFolder:
         if damage is not None:
             self.record_damage = f"{damage}: {unknown} is unknown"
 
-    def _text(self, name: str, required: bool = True) -> str | None:
+    def _text(self, name: str, required: bool = True, tail: bool = False) -> str | None:
+        """The file's text (``tail``: its last ``STDERR_TAIL_BYTES`` only); None when it is not there,
+        and said when ``required`` or when something else is there (a folder, a link out of the folder)."""
         file, odd = folder_file(self.path, name)  # a folder, a link loop, a link out of the folder: said
         if file is None:
             if odd is not None or required:
                 self.problems.append(odd or f"{name} is missing")
             return None
         try:
-            return file.read_text(encoding="utf-8", errors="replace")
+            return read_tail(file) if tail else file.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             self.problems.append(f"{name} is unreadable: {exc}")
             return None
