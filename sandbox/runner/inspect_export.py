@@ -22,6 +22,7 @@ Needs the ``[inspect]`` extra; only the export command imports this module.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -173,7 +174,8 @@ def model_name(agent: str) -> str:
 def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     counted = outcome(attempt)  # as `sandbox results` counts it: a damaged record's values are not taken
     record = attempt.attempt if attempt.counted else None
-    pack = counted.pack
+    name = unicode_name(attempt.name)  # the sample's id: a name in the log's zip, which must be UTF-8
+    pack = unicode_name(counted.pack)  # the folder's name when no file names the pack
     agent = counted.agent
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
@@ -188,8 +190,8 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
         "pack": pack,
         "site_key": site_key,
         "agent": agent,
-        "attempt": attempt.name,
-        "folder": str(attempt.path),
+        "attempt": name,
+        "folder": unicode_name(str(attempt.path)),
         "status": counted.status,
         "error": record.error if record else None,
         "run_id": record.run_id if record else None,
@@ -202,7 +204,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     events: list[Event] = [
         SampleInitEvent(
             timestamp=parse_time(started),
-            sample=Sample(input=prompt, target=pack, id=attempt.name, metadata=metadata),
+            sample=Sample(input=prompt, target=pack, id=name, metadata=metadata),
             state={"messages": [ChatMessageUser(content=prompt).model_dump(mode="json")]},
         ),
         *conversation.events,
@@ -215,7 +217,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     usage = token_usage(record.token_usage if record else None)
     status = record.status if record else None
     return EvalSample(
-        id=attempt.name,
+        id=name,
         epoch=1,
         input=prompt,
         target=pack,
@@ -440,6 +442,12 @@ def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
 
 
 # --- reading the folder --------------------------------------------------------------------------
+
+
+def unicode_name(name: str) -> str:
+    """A file name whose bytes are not UTF-8 (``os.fsdecode``'s lone surrogates) with those bytes
+    written as escapes (``ab\\xff-1``): the eval log's JSON and zip entry names must be UTF-8."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def read_text(folder: Path, name: str) -> str:

@@ -70,3 +70,17 @@ def test_odd_files_are_named_for_what_they_are(tmp_path):
     assert "trace.jsonl is a folder, not a file" in loaded.problems
     assert "attempt.json is a loop of symbolic links" in loaded.problems
     assert loaded.attempt is None and loaded.record_damage == "attempt.json is a loop of symbolic links"
+
+
+def test_an_attempt_folder_named_in_bytes_that_are_not_utf8_is_exported(tmp_path, capsys):
+    """`sandbox export` stopped: "'utf-8' codec can't encode characters in position 2-3: surrogates
+    not allowed", naming neither the folder nor the file."""
+    import os
+
+    batch = tmp_path / "batch"
+    shutil.copytree(ATTEMPT, batch / "controlled-form-1")
+    shutil.copytree(ATTEMPT, batch / os.fsdecode(b"ab\xff\xfe-2"))
+    assert main(["export", "--format", "inspect", str(batch), "-o", str(tmp_path / "log.eval")]) == 0
+    assert "2 samples (ab\\xff\\xfe-2, controlled-form-1)" in capsys.readouterr().out
+    samples = read_eval_log(str(tmp_path / "log.eval")).samples or []
+    assert sorted(str(sample.id) for sample in samples) == ["ab\\xff\\xfe-2", "controlled-form-1"]
