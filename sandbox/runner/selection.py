@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 from sandbox.runner.attempt import STOPPED, UNFINISHED, AttemptOutcome
-from toolserver.contract.trace import read_trace
+from sandbox.runner.files import folder_file
+from toolserver.contract.trace import Trace, parse_trace
 
 # The model SDKs' words for an endpoint that could not be reached or failed (after their retries).
 ENDPOINT_FAILURE = re.compile(
@@ -36,9 +37,8 @@ def interruption(outcome: AttemptOutcome) -> str:
     if outcome.status == UNFINISHED:
         return "the batch ended before the attempt did (it has no attempt.json)"
     folder = Path(outcome.directory)
-    trace_file = folder / "trace.jsonl"
-    if trace_file.is_file():
-        trace = read_trace(trace_file)
+    trace = readable_trace(folder)
+    if trace is not None:
         for call in trace.calls:
             if call.error is not None and call.error.type == "server_at_capacity":
                 return f"the server was at capacity: {call.error.message[:200]}"
@@ -54,9 +54,9 @@ def interruption(outcome: AttemptOutcome) -> str:
     if outcome.reason.startswith("the sandbox could not run the attempt"):
         return outcome.reason
     error = ""
-    record = folder / "attempt.json"
+    record, _ = folder_file(folder, "attempt.json")  # what is not a file inside the folder: its reason says so
     try:
-        data = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+        data = json.loads(record.read_text(encoding="utf-8")) if record is not None else {}
     except (OSError, ValueError):  # unreadable (not UTF-8, not JSON): its reason says so
         data = {}
     if isinstance(data, dict):
@@ -64,3 +64,13 @@ def interruption(outcome: AttemptOutcome) -> str:
     if outcome.status in ("error", "crashed") and ENDPOINT_FAILURE.search(error):
         return f"the model endpoint failed: {error[:200]}"
     return ""
+
+
+def readable_trace(folder: Path) -> Trace | None:
+    """The attempt's trace, if it is a file inside its folder that can be read (else its reason says why):
+    `sandbox results` stopped with a UnicodeDecodeError on a trace with a byte that is not UTF-8."""
+    trace_file, _ = folder_file(folder, "trace.jsonl")
+    try:  # a byte that is not UTF-8 (a damaged file) spoils its line only, as AttemptFolder reads it
+        return parse_trace(trace_file.read_text(encoding="utf-8", errors="replace")) if trace_file else None
+    except OSError:
+        return None

@@ -4,12 +4,17 @@ into an export, a score, a replay or a report, and each odd file is named for wh
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from inspect_ai.log import read_eval_log
 
-from sandbox import FIXTURES_DIR
+from sandbox import FIXTURES_DIR, PROJECT_ROOT
 from sandbox.cli import main
 from sandbox.runner.folders import AttemptFolder, read_summary
 
@@ -75,8 +80,6 @@ def test_odd_files_are_named_for_what_they_are(tmp_path):
 def test_an_attempt_folder_named_in_bytes_that_are_not_utf8_is_exported(tmp_path, capsys):
     """`sandbox export` stopped: "'utf-8' codec can't encode characters in position 2-3: surrogates
     not allowed", naming neither the folder nor the file."""
-    import os
-
     batch = tmp_path / "batch"
     shutil.copytree(ATTEMPT, batch / "controlled-form-1")
     shutil.copytree(ATTEMPT, batch / os.fsdecode(b"ab\xff\xfe-2"))
@@ -84,3 +87,44 @@ def test_an_attempt_folder_named_in_bytes_that_are_not_utf8_is_exported(tmp_path
     assert "2 samples (ab\\xff\\xfe-2, controlled-form-1)" in capsys.readouterr().out
     samples = read_eval_log(str(tmp_path / "log.eval")).samples or []
     assert sorted(str(sample.id) for sample in samples) == ["ab\\xff\\xfe-2", "controlled-form-1"]
+
+
+def test_a_trace_with_a_byte_that_is_not_utf8_does_not_stop_the_results(tmp_path, capsys):
+    """`sandbox results` stopped with a UnicodeDecodeError traceback (looking for what interrupted a
+    failed attempt, it read the trace strictly)."""
+    folder = tmp_path / "batch" / "controlled-form-1"
+    shutil.copytree(ATTEMPT, folder)
+    with (folder / "trace.jsonl").open("ab") as trace:
+        trace.write(b"\xff\xfe a damaged line\n")
+    score = json.loads((folder / "score.json").read_text())
+    (folder / "score.json").write_text(json.dumps(score | {"qualified_pass": False}))
+    assert main(["results", str(folder.parent)]) == 1
+    assert "controlled-form-1: not a qualified pass" in capsys.readouterr().out
+
+
+def test_an_attempt_folder_the_reader_may_not_enter_is_said_unreadable():
+    """A folder without permissions in a batch stopped `sandbox results` and `sandbox report` with a
+    PermissionError traceback. Root enters any folder: as root, the batch is read as nobody."""
+    with tempfile.TemporaryDirectory() as made:
+        batch = Path(made) / "batch"
+        for name in ("controlled-form-1", "controlled-form-2"):
+            shutil.copytree(ATTEMPT, batch / name)
+        for path in (Path(made), *batch.rglob("*"), batch):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (batch / "controlled-form-2").chmod(0)
+        code = f"print(json.dumps(read_summary(Path({str(batch)!r}))))"
+        if os.geteuid() == 0:  # imported as root, read as nobody (the ids the kernel checks access against)
+            code = f"os.setegid(65534); os.seteuid(65534); {code}"
+        done = subprocess.run(
+            [sys.executable, "-c", f"import json, os; from pathlib import Path; {IMPORT}; {code}"],
+            cwd=PROJECT_ROOT, capture_output=True, text=True,
+        )  # fmt: skip
+        (batch / "controlled-form-2").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    [unreadable] = [a for a in summary["attempts"] if a["directory"].endswith("controlled-form-2")]
+    assert unreadable["status"] == "unreadable" and not unreadable["qualified_pass"]
+    assert unreadable["reason"].startswith("the attempt folder is unreadable (Permission denied)")
+
+
+IMPORT = "from sandbox.runner.folders import read_summary"

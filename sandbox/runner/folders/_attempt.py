@@ -14,6 +14,7 @@ Each says why in its reason."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,10 @@ ATTEMPT_MARKERS = ("attempt.json", "trace.jsonl", "score.json", "output.txt")
 
 
 def is_attempt_folder(path: Path) -> bool:
-    return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
+    try:
+        return path.is_dir() and any((path / name).is_file() for name in ATTEMPT_MARKERS)
+    except PermissionError:  # a folder this user may not enter: taken, and said unreadable (AttemptFolder.load)
+        return True
 
 
 def trace_damage(trace: Trace) -> str | None:
@@ -59,6 +63,12 @@ class AttemptFolder:
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
         folder = cls(Path(path))
+        try:
+            os.listdir(folder.path)
+        except OSError as exc:  # a folder this user may not read: its attempt is unreadable, never skipped
+            folder.record_damage = f"the attempt folder is unreadable ({exc.strerror or exc})"
+            folder.problems.append(folder.record_damage)
+            return folder
         folder._read_record()
         folder.score, damage = folder._json("score.json")
         if folder.score is not None and (problem := score_problem(folder.score)):
