@@ -74,7 +74,8 @@ def test_odd_files_are_named_for_what_they_are(tmp_path):
     loaded = AttemptFolder.load(folder)
     assert "trace.jsonl is a folder, not a file" in loaded.problems
     assert "attempt.json is a loop of symbolic links" in loaded.problems
-    assert loaded.attempt is None and loaded.record_damage == "attempt.json is a loop of symbolic links"
+    assert loaded.attempt is None
+    assert loaded.record_damage == "attempt.json is a loop of symbolic links: how the agent ended is unknown"
 
 
 def test_an_attempt_folder_named_in_bytes_that_are_not_utf8_is_exported(tmp_path, capsys):
@@ -96,8 +97,9 @@ def test_a_trace_with_a_byte_that_is_not_utf8_does_not_stop_the_results(tmp_path
     shutil.copytree(ATTEMPT, folder)
     with (folder / "trace.jsonl").open("ab") as trace:
         trace.write(b"\xff\xfe a damaged line\n")
-    score = json.loads((folder / "score.json").read_text())
-    (folder / "score.json").write_text(json.dumps(score | {"qualified_pass": False}))
+    for name in ("score.json", "attempt.json"):  # a failed attempt: both files say so (else a mixed folder)
+        record = json.loads((folder / name).read_text())
+        (folder / name).write_text(json.dumps(record | {"qualified_pass": False}))
     assert main(["results", str(folder.parent)]) == 1
     assert "controlled-form-1: not a qualified pass" in capsys.readouterr().out
 
