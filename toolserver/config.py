@@ -84,9 +84,10 @@ class ServerConfig:
     # ... and for at most this many in all; the rest are counted (events_suppressed).
     max_refusal_lines: int = 200
     # A page that floods navigations (history.pushState in a loop), refused ones (a frame sent off
-    # the list in a loop) or dialogs (alert in a loop): per window between call lines, at most this
-    # many navigation, policy_violation (of each origin: top frame, redirect, frame) and dialog
-    # lines each; the rest are counted (events_suppressed). State changes are always written.
+    # the list in a loop), dialogs (alert in a loop) or popups (each closing its opener): per window
+    # between call lines, at most this many navigation, policy_violation (of each origin: top frame,
+    # redirect, frame), dialog and tab_opened lines each; the rest are counted (events_suppressed).
+    # State changes are always written.
     max_page_event_lines: int = 50
     # A tab whose pages make more requests than this in one FLOOD_WINDOW_S window (2 s) is closed
     # (a tab_closed event, reason request_flood): each request crosses the one driver and event

@@ -1,14 +1,15 @@
 """Bounds on what a page can write into its run's trace: a page that floods refused requests
 (thousands of fetches to hosts that are not mirrored), navigations (``history.pushState`` in a
-loop) or dialogs (``alert`` in a loop), with no tool call in flight, must not grow the trace, or a
-call's result, without bound. State changes are never counted in place of their lines.
+loop), dialogs (``alert`` in a loop) or popups (each closing its opener), with no tool call in
+flight, must not grow the trace, or a call's result, without bound. State changes are never
+counted in place of their lines.
 
 Per window, a window ending when a call line is written (or the run ends): a ``blocked_request``
 line is written for the first ``max_identical_refusals`` refusals of one kind (same reason,
 resource type and host) and for at most ``max_refusal_lines`` refusals in all; a ``navigation``
 line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
 (navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
-cannot spend the lines its top frame's visits are judged by) and ``dialog`` lines.
+cannot spend the lines its top frame's visits are judged by), ``dialog`` and ``tab_opened`` lines.
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 
