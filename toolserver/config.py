@@ -49,6 +49,11 @@ class ServerConfig:
     max_profiles: int = 500  # site keys' profiles kept (none without a key); the least recently used go first
     max_profile_bytes: int = 256 * 1024 * 1024  # ... and their keys, cookies and storage, as JSON (profiles_evicted)
     max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
+    # Memory one renderer process may hold (its data segment, RLIMIT_DATA; a session's pages of one
+    # site share one): a page beyond it crashes its renderer (page_crashed), no other session's.
+    # Chromium gives its renderers 16 GB when it runs sandboxed, and nothing as root (--no-sandbox).
+    # 0: not set.
+    max_renderer_memory_mb: int = 2048
     # The local attack surface: which Host names may reach the server, and an optional bearer token.
     # Host names beyond loopback ones (localhost, 127.0.0.0/8, ::1); "*" allows any. A web page's
     # Origin is allowed when it is loopback or one of these names ("*" allows no page).
@@ -115,7 +120,13 @@ class ServerConfig:
         for field in ("max_runs", "max_open_sessions"):  # 0 would refuse every run or session
             if not (isinstance(getattr(self, field), int) and getattr(self, field) >= 1):
                 raise ValueError(f"{field} must be a whole number of at least 1, not {getattr(self, field)!r}")
-        for field in ("min_free_memory_mb", "min_free_fds", "min_free_tasks", "max_sessions_per_core"):
+        for field in (
+            "min_free_memory_mb",
+            "min_free_fds",
+            "min_free_tasks",
+            "max_sessions_per_core",
+            "max_renderer_memory_mb",
+        ):
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")

@@ -19,7 +19,9 @@ from toolserver.transports.serving import AppRunner
 
 # Read by toolserver.browser.BrowserHost (when it is made, or for the whole browser), so a
 # sandbox sharing another's host cannot have its own value. A run's own mirror: create_run(mirror_roots=...).
-HOST_FIELDS = frozenset({"chromium", "max_profiles", "max_profile_bytes", "mirror_roots", "shutdown_timeout_s"})
+HOST_FIELDS = frozenset(
+    {"chromium", "max_profiles", "max_profile_bytes", "max_renderer_memory_mb", "mirror_roots", "shutdown_timeout_s"}
+)
 
 
 @asynccontextmanager

@@ -1,4 +1,5 @@
-"""Which Chromium to run, and the headless flags that keep it offline and lean.
+"""Which Chromium to run, the headless flags that keep it offline and lean, and the memory its
+renderers may hold.
 
 Order: a configured path, ``SANDBOX_CHROMIUM``, a Playwright-managed Chromium if one is
 installed, then Debian's ``/usr/bin/chromium``. ``playwright install`` is never used.
@@ -6,7 +7,9 @@ installed, then Debian's ``/usr/bin/chromium``. ``playwright install`` is never 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 from pathlib import Path
 
 from toolserver.errors import ChromiumUnavailable
@@ -128,3 +131,44 @@ def resolve_chromium(configured: str | None, playwright_default: str | None) -> 
         "No Chromium found: install Debian's package (`apt-get install chromium`, or `make setup`) "
         "or set SANDBOX_CHROMIUM to a Chromium binary. `playwright install` is not used here."
     )
+
+
+def cap_renderer_memory(browser_pid: int, megabytes: int) -> list[int]:
+    """Hold every renderer the browser ``browser_pid`` starts from now on to ``megabytes`` of data
+    (RLIMIT_DATA, which counts what a process has written, not what it has reserved): the limit is
+    set on the browser's zygotes, which fork its renderers and whose limits they inherit (a
+    sandboxed Chromium's zygote runs under one of its own: every zygote in the tree is held). Not
+    on the zygote marked ``--no-zygote-sandbox``, which forks the GPU process that composites every
+    session's pages. Returns the zygotes held (none where /proc or ``prlimit`` is missing)."""
+    if not hasattr(resource, "prlimit"):
+        return []
+    held = []
+    for pid in _descendants(browser_pid):
+        try:
+            # Chromium rewrites its children's titles into one string of space-separated switches.
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+        except OSError:  # ended meanwhile
+            continue
+        if b"--type=zygote" in argv and b"--no-zygote-sandbox" not in argv:
+            with contextlib.suppress(ProcessLookupError):
+                resource.prlimit(pid, resource.RLIMIT_DATA, (megabytes << 20, megabytes << 20))
+                held.append(pid)
+    return held
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except OSError:  # ended meanwhile
+                    continue
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found

@@ -24,7 +24,12 @@ from playwright.async_api import Browser, CDPSession, Playwright, StorageState, 
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop, backstop_spki
-from toolserver.browser.chromium import DROPPED_PLAYWRIGHT_SWITCHES, chromium_launch_args, resolve_chromium
+from toolserver.browser.chromium import (
+    DROPPED_PLAYWRIGHT_SWITCHES,
+    cap_renderer_memory,
+    chromium_launch_args,
+    resolve_chromium,
+)
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.errors import ChromiumUnavailable
@@ -103,6 +108,7 @@ class BrowserHost:
         self._relaunch: asyncio.Future[Browser] | None = None
         self._stopping = False
         self._probe: CDPSession | None = None  # the browser's own CDP session, for ``responsive``
+        self._renderers_capped: Browser | None = None  # the browser whose zygote is held to the memory cap
 
     async def start(self) -> None:
         self._pw = await self._start_driver()
@@ -132,6 +138,21 @@ class BrowserHost:
         self.browser = browser
         self.launches += 1
         return browser
+
+    def _cap_renderers(self, browser: Browser) -> None:
+        """The browser's renderers are held to ``max_renderer_memory_mb``, before a session starts
+        one. Tried until its zygote is found: when ``launch`` returns, the zygote may not have
+        been given its command line yet."""
+        megabytes = self.config.max_renderer_memory_mb
+        if not megabytes or self._renderers_capped is browser:
+            return
+        try:
+            if [zygote for pid in self.browser_pids() for zygote in cap_renderer_memory(pid, megabytes)]:
+                self._renderers_capped = browser
+                return
+            log.warning("Chromium's renderers are not held to %d MB yet: no zygote process found", megabytes)
+        except OSError as exc:  # not ours to limit (another user's process)
+            log.warning("could not hold Chromium's renderers to %d MB: %s", megabytes, exc)
 
     async def responsive(self, within: float = ANSWER_WITHIN_S) -> bool:
         """Whether the browser answers a CDP call within ``within`` seconds (``Browser.getVersion``,
@@ -239,9 +260,11 @@ class BrowserHost:
                 await relaunch
             except Exception as exc:  # try once more below
                 log.error("relaunching Chromium failed: %s", exc)
-        if self.browser is None or not self.browser.is_connected():
-            return await self._launch()
-        return self.browser
+        browser = self.browser
+        if browser is None or not browser.is_connected():
+            browser = await self._launch()
+        self._cap_renderers(browser)
+        return browser
 
     async def stop(self) -> None:
         """Close the browser and the driver, each within the shutdown bound (a hung renderer

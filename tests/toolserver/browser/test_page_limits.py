@@ -5,16 +5,26 @@ session and the other runs go on."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest_asyncio
 
-from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from tests.support.calls import ref_of
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
+from tests.support.processes import descendant_argvs
 from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
 
 
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+async def snapshot_text(run: Run) -> str:
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"], reply
+    return reply["result"]["snapshot"]
 
 
 async def test_a_chain_of_popups_grows_the_trace_by_a_bounded_amount(own_sandbox, hostile_root):
@@ -32,3 +42,49 @@ async def test_a_chain_of_popups_grows_the_trace_by_a_bounded_amount(own_sandbox
     assert 0 < len(opened) <= 3 * (len(trace.calls) + 1), len(opened)
     summaries = [e.data for e in trace.events if e.kind == "events_suppressed" and e.data["kind"] == "tab_opened"]
     assert summaries and sum(s["count"] for s in summaries) > 3, summaries
+
+
+def renderer_data_limits(own) -> list[str]:
+    """The data-size limit (``/proc/PID/limits``) of each renderer of ``own``'s browser."""
+    limits = []
+    for browser in own.host.browser_pids():
+        for pid, argv in descendant_argvs(browser).items():
+            if "--type=renderer" in argv:
+                line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if "data size" in x)
+                limits.append(line.split()[3])
+    return limits
+
+
+async def test_every_renderer_is_held_to_the_memory_cap(sandbox, hostile_root):
+    """Run as root, Chromium runs without its sandbox, and so without the 16 GB data limit it
+    gives its renderers: one page could take all the machine's memory from every other run."""
+    run = hostile_run(sandbox, hostile_root, "/calm")
+    await start_hostile(run, "/calm")
+    limits = renderer_data_limits(sandbox)
+    await run.close()
+    assert limits and set(limits) == {str(sandbox.config.max_renderer_memory_mb << 20)}, limits
+
+
+async def test_a_page_over_the_memory_cap_crashes_its_own_tab_and_the_session_goes_on(own_sandbox, hostile_root):
+    async with own_sandbox(own_browser=True, max_renderer_memory_mb=512) as own:
+        hog, quiet = hostile_run(own, hostile_root, "/memory-hog", "/calm"), hostile_run(own, hostile_root, "/calm")
+        await start_hostile(hog, "/memory-hog")
+        await start_hostile(quiet, "/calm")
+        assert set(renderer_data_limits(own)) == {str(512 << 20)}  # else the click takes V8's own limit, 4 GB
+        clicked = await hog.call("browser_click", {"ref": ref_of(await snapshot_text(hog), 'button "Allocate"')})
+        crashed = hog.current_session().active_tab
+        for _ in range(100):
+            if crashed.crashed:
+                break
+            await asyncio.sleep(0.05)
+        again = await hog.call("browser_snapshot", {})
+        assert (await quiet.call("browser_snapshot", {}))["ok"]  # another session: another renderer
+        opened = await hog.call("browser_open_tab", {"url": f"{HOSTILE}/calm"})
+        closed = await hog.call("browser_close", {})
+        await hog.close()
+        await quiet.close()
+    assert not clicked["ok"], clicked
+    assert again["error"]["type"] == "page_crashed", again
+    assert opened["ok"] and closed["ok"], (opened, closed)
+    (event,) = [e for e in parse_trace(hog.trace.text()).events if e.kind == "page_crashed"]
+    assert (event.tab, event.data["url"]) == ("t1", f"{HOSTILE}/memory-hog")
