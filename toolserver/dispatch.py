@@ -41,6 +41,7 @@ from toolserver.registry import Tool
 from toolserver.response import Response
 from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, crashed_tab, no_open_tab
 
+TARGET_CRASHED = "Target crashed"  # Playwright's message for a call whose page's renderer ended
 log = logging.getLogger("toolserver.dispatch")
 
 
@@ -251,6 +252,8 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
     if run.closed:  # its tabs are gone: nothing to probe
         return BrowserActionFailed(first_line(str(exc))).to_json()
     tab = ctx.tab
+    if tab is not None and await page_crashed(ctx, tab, exc):
+        return crashed_tab(tab).to_json()
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:
         try:
             await br.bounded(br.evaluate(tab, "1"), run.config.responsive_probe_s, "a trivial question")
@@ -259,6 +262,17 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
         except PlaywrightError:
             pass
     return BrowserActionFailed(first_line(str(exc))).to_json()
+
+
+async def page_crashed(ctx: CallContext, tab: br.Tab, exc: PlaywrightError) -> bool:
+    """Whether the call failed because the tab's page crashed under it. Playwright fails the call
+    ("Target crashed") before, or after, the tab's ``page_crashed`` event: that event is awaited
+    for at most ``responsive_probe_s``."""
+    if tab.crashed:
+        return True
+    if TARGET_CRASHED not in str(exc) or ctx.session is None or tab.closed:
+        return False
+    return await ctx.session.until(lambda: tab.crashed, time.monotonic() + ctx.run.config.responsive_probe_s)
 
 
 async def browser_started(start: asyncio.Future) -> None:

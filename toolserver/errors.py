@@ -143,8 +143,9 @@ class BrowserCrashed(ToolError):
 
 
 class PageCrashed(ToolError):
-    """The tab's page crashed (its renderer ended: out of memory, a page Chromium could not lay
-    out; recorded as a `page_crashed` event): close the tab (`browser_close_tab`) and open another."""
+    """The tab's page crashed, during this call or before it (its renderer ended: out of memory, a
+    page Chromium could not lay out; recorded as a `page_crashed` event): close the tab
+    (`browser_close_tab`) and open another."""
 
     type = "page_crashed"
 
