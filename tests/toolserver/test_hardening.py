@@ -385,13 +385,11 @@ async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(bounded
         transport.close()
 
 
-def artifact_bytes() -> int:
-    import glob
-    import os
-    import tempfile
-
-    files = glob.glob(os.path.join(tempfile.gettempdir(), "playwright-artifacts-*", "*"))
-    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+def artifact_bytes(own: Sandbox) -> int:
+    """Bytes of the downloads Playwright holds for ``own``'s browser (in its driver's temporary folder)."""
+    assert own.host.temp_dir is not None
+    files = own.host.temp_dir.glob("playwright-artifacts-*/*")
+    return sum(f.stat().st_size for f in files if f.is_file())
 
 
 async def click_three_blobs(run) -> None:
@@ -437,11 +435,11 @@ async def test_downloads_are_state_changes_and_their_bytes_are_capped(own_sandbo
 async def test_blocked_downloads_write_nothing(bounded, hostile_root):
     run = hostile_run(bounded, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
-    before = artifact_bytes()
+    before = artifact_bytes(bounded)
     await click_three_blobs(run)
     changes = download_changes(await trace_events(run, lambda events: len(download_changes(events)) == 3))
     await asyncio.sleep(0.3)  # time for bytes a refused download might still write
-    assert artifact_bytes() - before < 1 << 20
+    assert artifact_bytes(bounded) - before < 1 << 20
     assert len(changes) == 3 and all(c["blocked"] for c in changes)
     await run.close()
 

@@ -6,17 +6,19 @@ proxy in the launch flags catches anything that could escape interception.
 
 One module per job, each importing only those listed after it: ``session`` (a context and its
 tabs, ``open_session``/``close_session``, and ``Recorder``, the run a session records through),
-``host`` (Playwright, the warm Chromium, profiles), ``console`` (the reports the page sends),
-``router`` (answering requests), ``settling`` (the event-driven waits), ``reports`` (asking the
-page for its state report, bounded), ``owner`` (what those parts need of their session), ``tab``
-(a tab's state), ``javascript`` (the ``.js`` files put into pages), ``chromium`` (which
-Chromium, with which flags). This module declares the public names.
+``host`` (the warm Chromium, profiles), ``driver`` (Playwright's driver, its temporary files),
+``console`` (the reports the page sends), ``router`` (answering requests), ``settling`` (the
+event-driven waits), ``reports`` (asking the page for its state report, bounded), ``owner`` (what
+those parts need of their session), ``tab`` (a tab's state), ``javascript`` (the ``.js`` files put
+into pages), ``chromium`` (which Chromium, with which flags, its renderers' memory). This module
+declares the public names.
 
 Imports only Playwright and the tool server's lower layers (config, errors, pdf, media,
 contract): never the dispatcher, tools, API or transports, nor anything of ``sandbox``.
 """
 
-from toolserver.browser.host import DRIVER_NODE_FLAGS, BrowserHost, start_playwright
+from toolserver.browser.driver import DRIVER_NODE_FLAGS, start_playwright
+from toolserver.browser.host import BrowserHost
 from toolserver.browser.javascript import INIT_SCRIPT, REPORT_PREFIX
 from toolserver.browser.lifecycle import close_session, open_session
 from toolserver.browser.reports import (

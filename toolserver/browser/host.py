@@ -1,26 +1,23 @@
-"""The host: Playwright (its Node driver started lean), one warm Chromium shared by all runs of
-a server and relaunched when it dies, and the profiles kept per site key.
+"""The host: Playwright (its Node driver, ``driver``), one warm Chromium shared by all runs of a
+server and relaunched when it dies, what they write to disk removed when they are gone, and the
+profiles kept per site key.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
-import functools
 import json
 import logging
 import os
-import shlex
 import shutil
 import signal
-import tempfile
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
-from playwright.async_api import Browser, CDPSession, Playwright, StorageState, async_playwright
+from playwright.async_api import Browser, CDPSession, Playwright, StorageState
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop, backstop_spki
@@ -30,17 +27,13 @@ from toolserver.browser.chromium import (
     chromium_launch_args,
     resolve_chromium,
 )
+from toolserver.browser.driver import new_temp_dir, start_playwright
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.errors import ChromiumUnavailable
 
 log = logging.getLogger("toolserver.browser")
 
-# Playwright's driver is a Node process that lives as long as the server. With V8's defaults its
-# heap grows by tens of MB between major collections (the soak saw its RSS swing 135-185 MB);
-# --optimize-for-size keeps it near its live size. Node takes that flag only on its command line,
-# not in NODE_OPTIONS, so the driver starts through a two-line wrapper around Playwright's node.
-DRIVER_NODE_FLAGS = ("--optimize-for-size",)
 # A browser that does not answer a CDP call within this is not responsive (/health says so; at
 # shutdown its sessions are left, not closed): a connected browser may still be frozen.
 ANSWER_WITHIN_S = 2.0
@@ -56,34 +49,6 @@ class Hosted(Protocol):
     def crashed(self) -> bool: ...
 
     def browser_disconnected(self, browser: Browser, reason: str | None = None) -> None: ...
-
-
-async def start_playwright() -> Playwright:
-    """Playwright, its driver started with ``DRIVER_NODE_FLAGS`` (unless the user points
-    PLAYWRIGHT_NODEJS_PATH at a Node of their own, which is then used as it is)."""
-    wrapper = None if os.environ.get("PLAYWRIGHT_NODEJS_PATH") else _driver_wrapper()
-    if wrapper is None:
-        return await async_playwright().start()
-    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)  # read when the driver is spawned
-    try:
-        return await async_playwright().start()
-    finally:
-        os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
-
-
-@functools.cache
-def _driver_wrapper() -> Path | None:
-    import playwright
-
-    node = Path(playwright.__file__).parent / "driver" / "node"
-    if os.name != "posix" or not node.is_file():
-        return None
-    folder = Path(tempfile.mkdtemp(prefix="sandbox-driver-"))
-    atexit.register(shutil.rmtree, folder, True)
-    script = folder / "node"
-    script.write_text(f'#!/bin/sh\nexec {shlex.quote(str(node))} {" ".join(DRIVER_NODE_FLAGS)} "$@"\n')
-    script.chmod(0o700)
-    return script
 
 
 class BrowserHost:
@@ -108,6 +73,7 @@ class BrowserHost:
         self._relaunch: asyncio.Future[Browser] | None = None
         self._stopping = False
         self._probe: CDPSession | None = None  # the browser's own CDP session, for ``responsive``
+        self.temp_dir: Path | None = None  # the driver's TMPDIR: its browser's profile folder, downloads
         self._renderers_capped: Browser | None = None  # the browser whose zygote is held to the memory cap
 
     async def start(self) -> None:
@@ -177,7 +143,10 @@ class BrowserHost:
         self.browser = None
         for session in list(self.sessions):
             session.browser_disconnected(browser, "unresponsive")
-        for pid in self.browser_pids():  # the driver's own close of it would wait for an answer
+        self._kill_browsers()  # the driver's own close of it would wait for an answer
+
+    def _kill_browsers(self) -> None:
+        for pid in self.browser_pids():
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -231,7 +200,13 @@ class BrowserHost:
     async def _start_driver(self) -> Playwright:
         """Playwright's driver, watched: when it ends (killed, out of memory), its browser goes
         with it, though Playwright still calls that browser connected."""
-        driver = await start_playwright()
+        folder = new_temp_dir()
+        try:
+            driver = await start_playwright(folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        self.temp_dir = folder
         connection = getattr(getattr(driver, "_impl_obj", None), "_connection", None)  # no public event for it
         if connection is not None and hasattr(connection, "once"):
             connection.once("close", lambda: self._on_driver_closed(driver))
@@ -249,8 +224,17 @@ class BrowserHost:
         self._relaunch = asyncio.ensure_future(self._restart_driver())
 
     async def _restart_driver(self) -> Browser:
+        await self._remove_temp_dir()  # the dead driver's: its browser's profile, the downloads kept
         self._pw = await self._start_driver()
         return await self._launch()
+
+    async def _remove_temp_dir(self) -> None:
+        """Remove the current driver's temporary folder, once the driver is gone: its browser is
+        ended first (a dead driver's browser has nothing left to serve, and would write on)."""
+        folder, self.temp_dir = self.temp_dir, None
+        if folder is not None:
+            self._kill_browsers()
+            await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def ready_browser(self) -> Browser:
         """The live browser, relaunched first if it died."""
@@ -281,6 +265,7 @@ class BrowserHost:
             await self._close_within("browser", self.browser.close)
         if self._pw is not None:
             await self._close_within("driver", self._pw.stop)
+        await self._remove_temp_dir()
         await self.backstop.close()
 
     async def _close_within(self, what: str, close: Callable[[], Awaitable[None]]) -> None:
