@@ -83,7 +83,8 @@ class UnknownSession(ToolError):
 
 
 class UnknownTab(ToolError):
-    """No such tab in the session (tabs are ids like `t2`)."""
+    """No such tab in the session (tabs are ids like `t2`), or no longer: the tab is closed (by a
+    call, or by its own page: a `tab_closed` event). The message lists the open tabs."""
 
     type = "unknown_tab"
 

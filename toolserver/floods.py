@@ -9,7 +9,8 @@ line is written for the first ``max_identical_refusals`` refusals of one kind (s
 resource type and host) and for at most ``max_refusal_lines`` refusals in all; a ``navigation``
 line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
 (navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
-cannot spend the lines its top frame's visits are judged by), ``dialog`` and ``tab_opened`` lines.
+cannot spend the lines its top frame's visits are judged by), ``dialog``, ``tab_opened`` and
+``tab_closed`` lines.
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 

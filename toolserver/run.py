@@ -123,7 +123,7 @@ class Run:
             "blocked_request": EventBudget("blocked_request", config.max_identical_refusals, config.max_refusal_lines),
             **{
                 kind: EventBudget(kind, config.max_page_event_lines, config.max_page_event_lines)
-                for kind in ("navigation", "policy_violation", "dialog", "tab_opened")
+                for kind in ("navigation", "policy_violation", "dialog", "tab_opened", "tab_closed")
             },
         }
         self.faults = faults  # injected faults (toolserver.faults), or None

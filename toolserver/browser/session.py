@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import os
 import secrets
@@ -100,7 +99,7 @@ class Session:
     settling: Settling = field(init=False)
     router: Router = field(init=False)
     reports: PageReports = field(init=False)
-    _tab_numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
 
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
@@ -203,14 +202,15 @@ class Session:
 
     # --- pages and their events ----------------------------------------------------------
     def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
-        tab = Tab(id=f"t{next(self._tab_numbers)}", page=page)
+        self.tabs_made += 1
+        tab = Tab(id=f"t{self.tabs_made}", page=page)
         self.tabs[tab.id] = tab
         page.set_default_timeout(self.run.config.action_timeout_ms)
         page.set_default_navigation_timeout(self.run.config.navigation_timeout_ms)
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
         page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
         page.on("download", lambda download: self._on_download(tab, download))
-        page.on("close", lambda _page: self.forget_tab(tab))
+        page.on("close", lambda _page: self._on_close(tab))
         page.on("crash", lambda _page: self._on_crash(tab))
         page.on("console", lambda message: self.reports.on_console(tab, message))
         if opener is not None:
@@ -248,6 +248,13 @@ class Session:
         if tab.commit(url.split("#", 1)[0]):
             self.notify()
             self.record_event("navigation", {"url": url}, tab=tab)
+
+    def _on_close(self, tab: Tab) -> None:
+        """A tab's page closed. One the sandbox did not close (a call, the flood guard, the
+        session's end) was closed by its page (``window.close()``): recorded, as its opening was."""
+        if not (self.closed or self.crashed or tab.closed or tab.closing or tab.flooded):
+            self.record_event("tab_closed", {"tab": tab.id, "url": tab.page.url, "reason": "page"}, tab=tab)
+        self.forget_tab(tab)
 
     def _on_crash(self, tab: Tab) -> None:
         tab.crashed = True

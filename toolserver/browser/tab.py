@@ -52,6 +52,7 @@ class Tab:
     document: int = 0  # bumped on every main-frame navigation to a new document
     committed_url: str = "about:blank"
     closed: bool = False
+    closing: bool = False  # a call is closing it (browser_close_tab): not its page
     crashed: bool = False  # its renderer ended (a page_crashed event): every later call on it fails at once
     snapshot: Snapshot = field(default_factory=Snapshot)
     pdf: PdfDocument | None = None  # the PDF the current document shows

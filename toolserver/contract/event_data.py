@@ -147,9 +147,9 @@ class InjectedData(TypedDict):
 class TabClosedData(TypedDict):
     tab: str
     url: str
-    reason: Literal["request_flood"]
-    requests: int
-    seconds: float
+    reason: Literal["request_flood", "page"]
+    requests: NotRequired[int]  # request_flood: how many in ``seconds``
+    seconds: NotRequired[float]
 
 
 @with_config(KEEP_EXTRA)

@@ -37,9 +37,13 @@ class CloseArgs(ToolArgs):
 
 
 def find_tab(ctx: SessionContext, tab_id: str) -> br.Tab:
-    tab = ctx.session.tabs.get(tab_id)
+    session = ctx.session
+    tab = session.tabs.get(tab_id)
     if tab is None:
-        raise UnknownTab(f"no tab {tab_id!r} in this session; open tabs: {', '.join(ctx.session.tabs) or 'none'}")
+        number = tab_id[1:] if tab_id.startswith("t") else ""
+        made = number.isdigit() and not number.startswith("0") and 0 < int(number) <= session.tabs_made
+        said = f"tab {tab_id!r} is closed" if made else f"no tab {tab_id!r} in this session"
+        raise UnknownTab(f"{said}; open tabs: {', '.join(session.tabs) or 'none'}")
     return tab
 
 
@@ -97,6 +101,7 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     tab = find_tab(ctx, args.tab) if args.tab is not None else session.active_tab
     if tab is None:
         raise no_open_tab()
+    tab.closing = True
     await ask_page(ctx, tab.page.close(), "closing the tab")
     session.forget_tab(tab)
     response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()

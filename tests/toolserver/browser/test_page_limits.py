@@ -91,3 +91,28 @@ async def test_a_page_over_the_memory_cap_crashes_its_tab_the_call_says_so_and_t
     assert opened["ok"] and closed["ok"], (opened, closed)
     (event,) = [e for e in parse_trace(hog.trace.text()).events if e.kind == "page_crashed"]
     assert (event.tab, event.data["url"]) == ("t1", f"{HOSTILE}/memory-hog")
+
+
+async def test_a_tab_its_page_closes_is_recorded_and_the_tab_tools_say_it_is_closed(sandbox, hostile_root):
+    """A page's window.close() left no line in the trace (its opening had one), and a tool given
+    the tab said only that there was no such tab."""
+    run = hostile_run(sandbox, hostile_root, "/popup-chain", mode="observe")
+    await start_hostile(run, "/popup-chain")
+    for _ in range(100):
+        if any(e.kind == "tab_closed" for e in parse_trace(run.trace.text()).events) or "t3" in (
+            run.current_session().tabs
+        ):
+            break
+        await asyncio.sleep(0.05)
+    switched = await run.call("browser_switch_tab", {"tab": "t2"})
+    never = await run.call("browser_switch_tab", {"tab": "t999"})
+    closed = await run.call("browser_close_tab", {"tab": "t1"})  # by the agent: its call line says so
+    await run.close()
+    assert switched["error"]["type"] == "unknown_tab" and "'t2' is closed" in switched["error"]["message"], switched
+    assert "no tab 't999'" in never["error"]["message"], never
+    assert closed["ok"], closed
+    events = parse_trace(run.trace.text()).events
+    by_page = [e.data for e in events if e.kind == "tab_closed"]
+    assert by_page and {d["reason"] for d in by_page} == {"page"}, by_page
+    assert by_page[0] == {"tab": "t2", "url": f"{HOSTILE}/popup-chain", "reason": "page"}
+    assert "t1" not in {d["tab"] for d in by_page}
