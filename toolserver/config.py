@@ -48,7 +48,8 @@ class ServerConfig:
     ended_run_ttl_s: float = 600.0  # ... and for at most this long after they end
     max_profiles: int = 500  # site keys' profiles kept (none without a key); the least recently used go first
     max_profile_bytes: int = 256 * 1024 * 1024  # ... and their keys, cookies and storage, as JSON (profiles_evicted)
-    max_download_bytes: int = 20 * 1024 * 1024  # downloads kept per run; later ones are deleted (download_discarded)
+    max_download_bytes: int = 20 * 1024 * 1024  # kept per run, with those being written; beyond: download_discarded
+    download_check_s: float = 0.05  # how often the bytes of downloads being written are held to that cap
     # Memory one renderer process may hold (its data segment, RLIMIT_DATA; a session's pages of one
     # site share one): a page beyond it crashes its renderer (page_crashed), no other session's.
     # Chromium gives its renderers 16 GB when it runs sandboxed, and nothing as root (--no-sandbox).

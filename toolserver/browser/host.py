@@ -132,6 +132,23 @@ class BrowserHost:
             return False
         return True
 
+    async def end_downloads(self, context_id: str) -> None:
+        """Chromium denies the browser context ``context_id`` every download from now on, and
+        cancels each it is writing for it (Playwright's artifacts are named by Chromium's download
+        ids; another context's are not found in it): their files are removed. Sent through the
+        browser's own CDP session, which lives as long as the browser (a session's download
+        settings end when it detaches)."""
+        probe, folder = self._probe, self.temp_dir
+        if probe is None:
+            return
+        await probe.send("Browser.setDownloadBehavior", {"behavior": "deny", "browserContextId": context_id})
+        for partial in folder.glob("playwright-artifacts-*/*.crdownload") if folder is not None else ():
+            try:
+                await probe.send("Browser.cancelDownload", {"guid": partial.stem, "browserContextId": context_id})
+            except PlaywrightError:  # another context's, or finished meanwhile
+                continue
+            partial.unlink(missing_ok=True)
+
     async def abandon_if_frozen(self) -> None:
         """At shutdown, a browser connected but not ``responsive`` is left: its sessions are marked
         lost, unclosed (each close would wait out its bounds), with a ``browser_crashed`` event

@@ -112,6 +112,8 @@ async def close_context(session: Session) -> None:
     finally:
         await picture
     await run.media.stop_trace(context)
+    tab = next((t for t in session.tabs.values() if not t.crashed), None)
+    await session.downloads.stop(tab, run.host.end_downloads, bound)  # closing the context would not
     try:
         # Closing the context ends its renderers, also one stuck in a script.
         await asyncio.wait_for(context.close(), bound)

@@ -4,7 +4,8 @@
 ``open_session`` makes the context and ``Session.start`` wires it (the injected script, the
 router, new pages become tabs); ``close_session`` saves the profile and closes the context. A
 session handles its pages' events (navigations, dialogs, downloads) and owns its parts: the
-``Router``, the ``Settling`` waits and the ``PageReports``, which record through it.
+``Router``, the ``Settling`` waits, the ``PageReports`` and the ``Downloads``, which record
+through it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop
 from toolserver.browser.console import PageReports
+from toolserver.browser.downloads import Downloads
 from toolserver.browser.javascript import init_script
 from toolserver.browser.reports import bounded, safe_title
 from toolserver.browser.router import Router, blocked_page
@@ -99,12 +100,14 @@ class Session:
     settling: Settling = field(init=False)
     router: Router = field(init=False)
     reports: PageReports = field(init=False)
+    downloads: Downloads = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
 
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
         self.router = Router(self, self.settling, self.run.store, self.run.policy, self.run.faults)
         self.reports = PageReports(self, self.settling, self.report_key)
+        self.downloads = Downloads(self, self.run)
         if self.backstop is not None:
             self.backstop.report = self.escaped
 
@@ -288,7 +291,7 @@ class Session:
 
     def _on_download(self, tab: Tab, download: Download) -> None:
         """Every download is a state change. Under blocking the context does not accept
-        downloads, so none is written; otherwise the bytes kept per run are capped."""
+        downloads, so none is written; otherwise their bytes are capped (``Downloads``)."""
         self.settling.downloads_seen += 1
         self.notify()
         data = {"url": download.url, "filename": download.suggested_filename}
@@ -297,24 +300,7 @@ class Session:
         if not self.router.took_download(download.url):  # else the router recorded it already
             self.record_state_change("download", name=f"download {download.url}", blocked=blocked, detail=data, tab=tab)
         if not blocked:
-            asyncio.ensure_future(self._cap_download(tab, download))
-
-    async def _cap_download(self, tab: Tab, download: Download) -> None:
-        try:
-            path = await download.path()
-            size = os.path.getsize(path) if path else 0
-        except (PlaywrightError, OSError):  # cancelled, or the context closed first
-            return
-        run, cap = self.run, self.run.config.max_download_bytes
-        if run.download_bytes + size <= cap:
-            run.download_bytes += size
-            return
-        await download.delete()
-        self.record_event(
-            "download_discarded",
-            {"url": download.url, "bytes": size, "kept_bytes": run.download_bytes, "max_download_bytes": cap},
-            tab=tab,
-        )
+            self.downloads.started(tab, download)
 
     def forget_tab(self, tab: Tab) -> None:
         """Drop a closed tab; the most recent remaining tab becomes current if it was."""

@@ -56,9 +56,10 @@ class DownloadData(TypedDict):
 @with_config(KEEP_EXTRA)
 class DownloadDiscardedData(TypedDict):
     url: str
-    bytes: int
+    bytes: int  # written when it was discarded
     kept_bytes: int
     max_download_bytes: int
+    in_flight: NotRequired[bool]  # cancelled while it was written (else deleted once finished)
 
 
 @with_config(KEEP_EXTRA)

@@ -105,7 +105,8 @@ class DownloadStarted(EventBase):
 
 
 class DownloadDiscarded(EventBase):
-    """a download over the per-run byte cap was deleted"""
+    """a download over the per-run byte cap was deleted once finished, or cancelled while it was
+    written (`in_flight`), with what it had written removed (`bytes`: how many)"""
 
     kind: Literal["download_discarded"] = "download_discarded"
     Data: ClassVar[builtins.type] = DownloadDiscardedData

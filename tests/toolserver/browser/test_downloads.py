@@ -1,0 +1,86 @@
+"""What a page's downloads may write: within max_download_bytes while they are written, not only
+once they have finished, and nothing after their session has closed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest_asyncio
+
+from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from toolserver.api import Sandbox
+from toolserver.contract.trace import parse_trace
+
+CAP = 8 << 20
+
+
+@pytest_asyncio.fixture(scope="module")
+def hostile_root(tmp_path_factory):
+    return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+def download_bytes(own: Sandbox) -> int:
+    """Bytes of downloads on disk for ``own``'s browser, finished or still being written."""
+    assert own.host.temp_dir is not None
+    total = 0
+    for file in Path(own.host.temp_dir).glob("playwright-artifacts-*/*"):
+        try:
+            total += file.stat().st_size
+        except OSError:  # deleted meanwhile
+            continue
+    return total
+
+
+async def most_bytes(own: Sandbox, seconds: float, until=lambda: False) -> int:
+    """The most download bytes seen on disk within ``seconds`` (or until ``until()``), looked at
+    every 20 ms."""
+    most = 0
+    for _ in range(int(seconds / 0.02)):
+        most = max(most, download_bytes(own))
+        if until():
+            break
+        await asyncio.sleep(0.02)
+    return most
+
+
+def discarded(run) -> list[dict]:
+    return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "download_discarded"]
+
+
+async def test_downloads_being_written_are_held_to_the_cap(own_sandbox, hostile_root):
+    """The cap was checked when a download had finished: a page downloading a 200 MB blob every
+    50 ms had 1.3 GB on disk after 3 s, 2.3 GB after 8 s, and none had finished."""
+    async with own_sandbox(own_browser=True, max_download_bytes=CAP) as own:  # what it leaves stays its own
+        run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
+        await start_hostile(run, "/download-flood")
+        most = await most_bytes(own, 15.0, until=lambda: len(discarded(run)) >= 3)
+        most = max(most, await most_bytes(own, 6.0))  # about 120 downloads more begin
+        await run.close()
+    # What is written before Playwright reports a download, or within a check (download_check_s),
+    # is on disk for a moment: on a busy machine a few of the 200 MB files, not gigabytes.
+    assert most < 800 << 20, most >> 20
+    dropped = discarded(run)
+    assert any(d["in_flight"] for d in dropped) and {d["max_download_bytes"] for d in dropped} == {CAP}, dropped[:3]
+
+
+def download_files(own: Sandbox) -> set[str]:
+    """Chromium's download ids of the files on disk for ``own``'s browser (finished or not)."""
+    assert own.host.temp_dir is not None
+    return {file.name.split(".")[0] for file in Path(own.host.temp_dir).glob("playwright-artifacts-*/*")}
+
+
+async def test_a_closed_sessions_downloads_being_written_are_cancelled_and_removed(own_sandbox, hostile_root):
+    """Closing a context neither cancels its downloads nor removes them: they went on being
+    written after their run had ended (a page's flood left 7.7 GB on disk 3 s after its run
+    ended). Downloads the page asked for that Chromium begins only after the context has gone are
+    beyond reach (the security page's known gaps): this test looks at those being written."""
+    async with own_sandbox(own_browser=True, max_download_bytes=1 << 30) as own:  # room for many: none cancelled
+        run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
+        await start_hostile(run, "/download-flood")
+        await most_bytes(own, 15.0, until=lambda: len(download_files(own)) >= 3)
+        writing = download_files(own)
+        await run.close()
+        await asyncio.sleep(0.3)
+        left = writing & download_files(own)
+    assert writing and not left, (len(writing), len(left))

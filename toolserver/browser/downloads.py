@@ -1,0 +1,151 @@
+"""A session's downloads on disk: what they write stays within ``max_download_bytes`` (with what
+the run keeps already) while they are written, not only once they have finished, and what is
+still being written when the session closes is cancelled and removed.
+
+Playwright writes a download into its artifacts folder (in the driver's temporary folder,
+``toolserver.browser.driver``), as ``<file>.crdownload`` until it has finished, and names no
+size until then: while any download is written, its bytes are measured every
+``download_check_s``, and those beyond the room left are cancelled (``download_discarded``,
+``in_flight``). A finished download the run has no room for is deleted (``download_discarded``).
+The session records every download itself (a ``download`` event and a state change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from playwright.async_api import Download
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.cdp import cdp_session
+
+if TYPE_CHECKING:
+    from toolserver.browser.owner import Owner
+    from toolserver.browser.tab import Tab
+    from toolserver.config import ServerConfig
+
+log = logging.getLogger("toolserver.browser")
+
+
+class Keeper(Protocol):
+    """The run that keeps a session's downloads: its config and the bytes it keeps so far."""
+
+    config: ServerConfig
+    download_bytes: int
+
+
+class Downloads:
+    """The downloads of one session that are still being written, and the watch on their bytes."""
+
+    def __init__(self, owner: Owner, keeper: Keeper) -> None:
+        self.owner, self.keeper = owner, keeper
+        self.writing: dict[Download, tuple[Tab, Path | None]] = {}  # in the order they began
+        self._watch: asyncio.Future | None = None
+        self.seen = 0  # downloads its pages began
+
+    def started(self, tab: Tab, download: Download) -> None:
+        """A download the context accepted began: watched until it ends, then kept or deleted."""
+        self.seen += 1
+        self.writing[download] = (tab, file_of(download))
+        if self.owner.closed or self.room() <= 0:  # closing, or the run keeps all it may: none is written
+            asyncio.ensure_future(self._cancel(download))
+            return
+        asyncio.ensure_future(self._finished(tab, download))
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.ensure_future(self._watch_bytes())
+
+    def room(self) -> int:
+        return self.keeper.config.max_download_bytes - self.keeper.download_bytes
+
+    async def _finished(self, tab: Tab, download: Download) -> None:
+        try:
+            path = await download.path()
+            size = path.stat().st_size if path else 0
+        except (PlaywrightError, OSError):  # cancelled, or the context closed first
+            return
+        finally:
+            self.writing.pop(download, None)
+        keeper, cap = self.keeper, self.keeper.config.max_download_bytes
+        if keeper.download_bytes + size <= cap:
+            keeper.download_bytes += size
+            return
+        await download.delete()
+        self._discarded(tab, download, size, in_flight=False)
+
+    async def _watch_bytes(self) -> None:
+        """While downloads are written: cancel the latest ones whose bytes, with the earlier ones'
+        and what the run keeps, pass the cap."""
+        while self.writing and not self.owner.closed:
+            await asyncio.sleep(self.keeper.config.download_check_s)
+            used = self.keeper.download_bytes
+            for download, (_tab, file) in list(self.writing.items()):
+                written = bytes_written(file)
+                used += written
+                if used > self.keeper.config.max_download_bytes:
+                    used -= written
+                    await self._cancel(download, written)
+
+    async def _cancel(self, download: Download, written: int = 0) -> None:
+        """Cancel a download being written and remove what it wrote (``download_discarded``)."""
+        tab, file = self.writing.pop(download, (None, None))
+        with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
+            await download.cancel()
+        remove(file)
+        if tab is not None and not self.owner.closed:
+            self._discarded(tab, download, written, in_flight=True)
+
+    def _discarded(self, tab: Tab, download: Download, size: int, *, in_flight: bool) -> None:
+        keeper = self.keeper
+        data = {"url": download.url, "bytes": size, "kept_bytes": keeper.download_bytes}
+        data |= {"max_download_bytes": keeper.config.max_download_bytes, "in_flight": in_flight}
+        self.owner.record_event("download_discarded", data, tab=tab)
+
+    async def stop(self, tab: Tab | None, end: Callable[[str], Awaitable[None]], bound: float) -> None:
+        """At the session's close, before its context closes, when its pages started downloads:
+        ``end`` has Chromium deny the context any more and cancel every download it writes for it,
+        reported yet or not (closing the context does neither: they went on, and new ones began,
+        out of Playwright's sight, after their run had ended)."""
+        writing = list(self.writing)
+        self.writing.clear()
+        asked = any((t.state or {}).get("downloads") for t in self.owner.tabs.values())  # counted in the page
+        if tab is not None and (self.seen or asked):
+            with contextlib.suppress(PlaywrightError, TimeoutError, KeyError):
+                async with asyncio.timeout(bound):
+                    info = await (await cdp_session(tab)).send("Target.getTargetInfo")
+                    await end(info["targetInfo"]["browserContextId"])
+        # Those reported, also before Chromium has begun to write them (their files made then).
+        await asyncio.gather(*(cancelled(download, bound) for download in writing))
+
+
+async def cancelled(download: Download, bound: float) -> None:
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        await asyncio.wait_for(download.cancel(), bound)
+    remove(file_of(download))
+
+
+def file_of(download: Download) -> Path | None:
+    """Where Playwright has Chromium write the download (its artifact's path); None if unknown."""
+    artifact = getattr(getattr(download, "_impl_obj", None), "_artifact", None)  # no public name for it
+    path = getattr(artifact, "_initializer", {}).get("absolutePath")
+    return Path(path) if isinstance(path, str) else None
+
+
+def bytes_written(file: Path | None) -> int:
+    """Bytes of the download at ``file`` on disk: ``<file>.crdownload`` while it is written."""
+    if file is None:
+        return 0
+    for candidate in (file, file.with_name(file.name + ".crdownload")):
+        with contextlib.suppress(OSError):
+            return candidate.stat().st_size
+    return 0
+
+
+def remove(file: Path | None) -> None:
+    if file is not None:
+        for candidate in (file, file.with_name(file.name + ".crdownload")):
+            candidate.unlink(missing_ok=True)
