@@ -356,3 +356,59 @@ async def test_a_killed_raylet_ends_the_batch_with_the_attempts_files_and_rays_m
     left = [folder for folder in scratch_folders() - before if header["run_id"] in "".join(
         path.read_text(errors="replace") for path in folder.rglob("trace.jsonl"))]  # fmt: skip
     assert left == []
+
+
+async def test_an_address_that_answers_but_is_not_a_ray_gcs_is_one_line_at_once(tmp_path):
+    """An HTTP server at the address (a dashboard's 8265 given for the GCS's 6379): ray.init
+    said "Failed to connect to GCS ... within 5 seconds" over and over for minutes."""
+    from aiohttp import web
+
+    from tests.support.serve import free_port
+
+    async def dashboard(request: web.Request) -> web.Response:
+        return web.Response(text="a dashboard")
+
+    app = web.Application()
+    app.router.add_get("/", dashboard)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        started = time.monotonic()
+        process = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("sandbox")), "run", "controlled-form", "--agent", "reference",
+            "--executor", f"ray:127.0.0.1:{port}", "--out", str(tmp_path), "--no-progress",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            _, err = await asyncio.wait_for(process.communicate(), 60)
+        except TimeoutError:
+            process.kill()
+            await process.communicate()
+            raise
+        lines = err.decode().strip().splitlines()
+        assert process.returncode == 2 and len(lines) == 1, err.decode()[-2000:]
+        assert lines[0].startswith(f"sandbox run: no Ray at 127.0.0.1:{port}: it is not a Ray cluster's GCS"), lines
+        assert time.monotonic() - started < 30
+    finally:
+        await runner.cleanup()
+
+
+def test_an_address_that_takes_the_connection_and_says_nothing_is_not_a_gcs(monkeypatch):
+    import socket
+
+    from sandbox.runner.executors.ray_pool import RayUnavailable, check_gcs
+
+    monkeypatch.setattr(ray_pool, "GCS_ANSWER_TIMEOUT", 0.5)
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(RayUnavailable, match=r"not a Ray cluster's GCS \(it closed the connection or said nothing"):
+            check_gcs(address, address)
+
+
+def test_a_ray_gcs_passes_the_check(local_ray):
+    from sandbox.runner.executors.ray_pool import check_gcs
+
+    address = ray._private.worker.global_worker.node.gcs_address
+    check_gcs(address, address)  # no error

@@ -52,6 +52,7 @@ from sandbox.runner.files import write_file
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named actors
 CONNECT_TIMEOUT = 5.0  # seconds to reach a HOST:PORT address before saying there is no Ray there
+GCS_ANSWER_TIMEOUT = 10.0  # seconds an address that took the connection has to answer as a Ray GCS does
 ANSWER_TIMEOUT = 20.0  # seconds a worker has to say how it is; longer: it counts as dead
 ALL_SLOTS = 10_000  # worker_places' count for "every browser slot of the live nodes"
 SCRATCH_PREFIX = "sandbox-ray-"  # an attempt's scratch folder on its worker's node, in the temp folder
@@ -81,13 +82,9 @@ def connect(address: str | None) -> None:
     # "auto" is $RAY_ADDRESS when it is set (else the cluster `ray start` recorded on this machine)
     checked = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address or ""
     if checked and not checked.startswith("ray://") and checked != "auto":
-        # ray.init waits minutes for a GCS that is not there: a closed port is said at once.
-        host, _, port = checked.rpartition(":")
-        try:
-            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
-        except (OSError, ValueError) as exc:
-            where = f"{checked} ($RAY_ADDRESS)" if checked != address else checked
-            raise RayUnavailable(f"no Ray at {where} ({exc}): start one with `ray start --head`") from exc
+        # ray.init waits minutes for a GCS that is not there: a closed port, or one that is not a
+        # GCS's (the dashboard's 8265, say), is said within CONNECT_TIMEOUT + GCS_ANSWER_TIMEOUT.
+        check_gcs(checked, f"{checked} ($RAY_ADDRESS)" if checked != address else checked)
     ours = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if address:
@@ -105,6 +102,39 @@ def connect(address: str | None) -> None:
                 if handler is not None and signal.getsignal(sig) is not handler:
                     signal.signal(sig, handler)
     keep_ray_messages()
+
+
+HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # preface, empty SETTINGS
+
+
+def check_gcs(address: str, where: str) -> None:
+    """A Ray GCS speaks gRPC: told HTTP/2's opening, it answers with a SETTINGS frame. Anything
+    else at ``address`` (an HTTP server, a port that says nothing) is said in one line, in
+    bounded time, where ray.init would retry for minutes. Not checked under ``RAY_USE_TLS``
+    (the GCS then wants TLS first)."""
+    host, _, port = address.rpartition(":")
+    try:
+        probe = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError) as exc:
+        raise RayUnavailable(f"no Ray at {where} ({exc}): start one with `ray start --head`") from exc
+    with probe:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        try:
+            probe.settimeout(GCS_ANSWER_TIMEOUT)
+            probe.sendall(HTTP2_HELLO)
+            answer = probe.recv(64)
+        except OSError:  # no answer in time, or the connection closed on us
+            answer = b""
+    if len(answer) >= 9 and answer[3] == 4:  # an HTTP/2 SETTINGS frame
+        return
+    told = answer.decode("latin-1").splitlines()[0][:60] if answer.strip() else ""
+    silence = f"it closed the connection or said nothing within {GCS_ANSWER_TIMEOUT:.0f} s"
+    heard = f"it answered {told!r}" if told else silence
+    raise RayUnavailable(
+        f"no Ray at {where}: it is not a Ray cluster's GCS ({heard}); give the GCS's address, "
+        "HOST:6379 unless `ray start --head --port` chose another (8265 is the dashboard's)"
+    )
 
 
 RAY_MESSAGES: list[Path] = []  # the file Ray's messages to this driver go to, once it has one (keep_ray_messages)
