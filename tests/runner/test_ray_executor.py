@@ -5,6 +5,7 @@ attempt, recorded with the reason, and --retries re-runs it on a fresh worker.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -412,3 +413,45 @@ def test_a_ray_gcs_passes_the_check(local_ray):
 
     address = ray._private.worker.global_worker.node.gcs_address
     check_gcs(address, address)  # no error
+
+
+async def test_sigterm_while_ray_starts_exits_143_and_leaves_no_ray_process(tmp_path):
+    """A SIGTERM while ray.init ran went to its own handler (sys.exit(15)): exit 15, not 143, and
+    ray::DashboardAgent / ray::RuntimeEnvAgent of the half-started Ray left running."""
+    import psutil
+
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("sandbox")), "run", "controlled-form", "--agent", "reference",
+        "--executor", "ray", "--out", str(tmp_path), "--no-progress",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    session = None
+    for _ in range(2400):  # until its GCS runs: ray.init has started its Ray, and goes on starting it
+        for child in psutil.Process(process.pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "gcs_server" in child.name():
+                    match = re.search(r"session_[\w-]+", " ".join(child.cmdline()))
+                    session = match[0] if match else None
+        if session:
+            break
+        assert process.returncode is None, await process.communicate()
+        await asyncio.sleep(0.02)
+    assert session, "its Ray's GCS never started"
+    process.send_signal(signal.SIGTERM)
+    _, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 143, err.decode()[-2000:]
+    assert "stopped by SIGTERM" in err.decode() and "Traceback" not in err.decode(), err.decode()[-2000:]
+
+    def of_its_ray() -> list[str]:
+        left = []
+        for other in psutil.process_iter(["cmdline", "name"]):
+            with contextlib.suppress(psutil.Error):
+                if any(session in a for a in other.info["cmdline"] or ()):
+                    left.append(f"{other.pid} {other.info['name']}")
+        return left
+
+    for _ in range(100):  # Ray's processes end within seconds of their GCS and raylet
+        if not of_its_ray():
+            break
+        await asyncio.sleep(0.1)
+    assert not of_its_ray(), of_its_ray()

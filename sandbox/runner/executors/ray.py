@@ -82,10 +82,14 @@ def pack_reference(pack: Pack) -> str:
     value="address",
 )
 async def start(plan: BatchPlan, options: RayOptions) -> RayExecutor:
-    from sandbox.runner.executors.ray_pool import RayPool, RayUnavailable, connect
+    from sandbox.runner.executors.ray_pool import RayPool, RayStartStopped, RayUnavailable, await_the_stop, connect
     from sandbox.runner.executors.ray_warm import DEFAULT_POOL, join_pool, no_pool_message
 
-    connect(options.address)
+    try:
+        connect(options.address)
+    except RayStartStopped:  # the SIGTERM is the batch's again: its stop cancels this task meanwhile
+        await await_the_stop()
+        raise
     pool = await join_pool(options.pool or DEFAULT_POOL)
     if pool is None and options.pool:
         raise RayUnavailable(no_pool_message(options.pool))

@@ -24,6 +24,7 @@ machine outside the cluster, through Ray Client). ``--executor ray`` alone start
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -37,7 +38,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,22 +87,68 @@ def connect(address: str | None) -> None:
         # GCS's (the dashboard's 8265, say), is said within CONNECT_TIMEOUT + GCS_ANSWER_TIMEOUT.
         check_gcs(checked, f"{checked} ($RAY_ADDRESS)" if checked != address else checked)
     ours = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    stopped: list[int] = []  # a SIGTERM while ray.init ran, held until what it started can be shut down
     try:
-        if address:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        else:
-            # "local": a Ray of its own, even when `ray start` runs one on this machine (ray.init()
-            # would join that one, and refuse the options of a new one)
-            ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        with sigterm_held(stopped):
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            else:
+                # "local": a Ray of its own, even when `ray start` runs one on this machine (ray.init()
+                # would join that one, and refuse the options of a new one)
+                ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    except SystemExit:  # a SIGTERM to a handler of Ray's all the same (sys.exit): held as well
+        stopped.append(signal.SIGTERM)
     except Exception as exc:  # Ray's own kinds, and a bare Exception (a local Ray that timed out starting)
-        hint = auth_hint(exc) if address else ""
-        raise RayUnavailable(f"no Ray at {address or 'a local Ray'}: {str(exc).splitlines()[0]}{hint}") from exc
+        if not stopped:
+            hint = auth_hint(exc) if address else ""
+            raise RayUnavailable(f"no Ray at {address or 'a local Ray'}: {str(exc).splitlines()[0]}{hint}") from exc
     finally:  # ray.init puts its own SIGTERM handler (sys.exit) over the batch's stop: the batch's again
-        if threading.current_thread() is threading.main_thread():
-            for sig, handler in ours.items():
-                if handler is not None and signal.getsignal(sig) is not handler:
-                    signal.signal(sig, handler)
+        put_back(ours)
+    if stopped:  # what it started ends (its GCS, raylet and their agents), then the SIGTERM goes to the batch
+        ray.shutdown()
+        put_back(ours)  # Ray's core worker, shut down, left SIGTERM at its default below Python's handler
+        signal.raise_signal(signal.SIGTERM)
+        raise RayStartStopped("stopped by SIGTERM while Ray started")
     keep_ray_messages()
+
+
+def put_back(handlers: dict[signal.Signals, Any]) -> None:
+    """The batch's signal handlers, set again (Python's ``getsignal`` does not see a handler that
+    Ray's C++ side set or reset)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def sigterm_held(held: list[int]) -> Iterator[None]:
+    """While ray.init runs, a SIGTERM is noted in ``held`` rather than going to the handler
+    ray.init puts (sys.exit(15), which cut it short with its processes half started, their
+    agents orphaned, and the batch exiting 15, not 143). Ray's setter is held off meanwhile."""
+    from ray._private import utils as ray_utils
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    setter = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda handler: None
+    signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        ray_utils.set_sigterm_handler = setter
+
+
+class RayStartStopped(RayUnavailable):
+    """A SIGTERM while ray.init ran, given back to the batch's handler once Ray is shut down: an
+    asyncio caller awaits that handler's stop (``await_the_stop``)."""
+
+
+async def await_the_stop() -> None:
+    """After ``RayStartStopped``: the batch's handler (an asyncio one, ``StopSignals``) cancels this
+    task when the loop next runs; without one, SIGTERM's default already ended the process."""
+    await asyncio.sleep(STOP_GRACE_S)
 
 
 HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # preface, empty SETTINGS
