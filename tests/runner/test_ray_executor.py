@@ -455,3 +455,35 @@ async def test_sigterm_while_ray_starts_exits_143_and_leaves_no_ray_process(tmp_
             break
         await asyncio.sleep(0.1)
     assert not of_its_ray(), of_its_ray()
+
+
+async def test_a_dead_workers_attempt_whose_files_show_it_finished_says_so(tmp_path, monkeypatch):
+    """A worker that died after its attempt finished (an orphan whose raylet died): the folder
+    brought back held score.json and a trace ending run_end 'completed', and attempt.json said
+    crashed with only "ray worker died", as if the attempt had been cut short."""
+    from sandbox.runner.executors.ray_pool import Worker, WorkerKind
+
+    run_end = {"type": "run_end", "t": 3.2, "wall": "2026-12-05T23:00:00Z", "reason": "completed"}
+    files = {
+        "attempt/trace.jsonl": (json.dumps({"type": "run", "t": 0}) + "\n" + json.dumps(run_end) + "\n").encode(),
+        "attempt/score.json": b'{"passed": true}\n',
+    }
+
+    async def brought_back(node: str, scratch: str, wait_s: float = 0.0) -> dict[str, bytes]:
+        return files  # what salvage brings back from the dead worker's node
+
+    async def replaced(dead: Worker) -> None:
+        return None
+
+    monkeypatch.setattr(ray_pool, "salvaged", brought_back)
+    pool = RayPool([], WorkerKind(None, 1), size=1, fill=False)
+    monkeypatch.setattr(pool, "replace", replaced)
+    errors = ["ray worker died on node n1: ActorDiedError"]
+    await pool.after_death(Worker(None, "n1"), tmp_path / "attempt", "scratch", 1, True, errors)
+    assert "its files show the attempt finished on the worker before it died (trace ended 'completed'" in errors[-1]
+
+    files.pop("attempt/score.json")  # cut short: no score
+    (tmp_path / "attempt" / "score.json").unlink()
+    errors = ["ray worker died on node n1: ActorDiedError"]
+    await pool.after_death(Worker(None, "n1"), tmp_path / "attempt", "scratch", 1, True, errors)
+    assert "finished" not in errors[-1], errors

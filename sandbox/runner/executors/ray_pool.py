@@ -677,7 +677,7 @@ class RayPool:
         worker is replaced."""
         kept = directory if last else directory / f"try-{tries}"
         if write_files(kept, (await salvaged(dead.node, scratch)).items(), prefix=directory.name + "/"):
-            errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)})"
+            errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)}){finished_in(kept)}"
         errors[-1] += messages_said()
         try:
             await self.replace(dead)
@@ -761,6 +761,24 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
     prefix = directory.name + "/"
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
     return AttemptOutcome(**{**json.loads(recorded), "directory": directory}), True
+
+
+def finished_in(folder: Path) -> str:
+    """When the files brought back from a dead worker show its attempt finished there (its trace
+    ended with ``run_end``, its score written: the worker died after it, with its reply), said so
+    in the ``crashed`` record, which would otherwise read as an attempt cut short. It stays
+    ``crashed``: its outcome (cost, tokens, timings) came back with the reply that was lost."""
+    try:
+        lines = (folder / "trace.jsonl").read_text(encoding="utf-8").strip().splitlines()
+        last = json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(last, dict) or last.get("type") != "run_end" or not (folder / "score.json").is_file():
+        return ""
+    return (
+        f"; its files show the attempt finished on the worker before it died (trace ended "
+        f"{last.get('reason', 'closed')!r}, score.json written): only its reply was lost"
+    )
 
 
 def write_reply(directory: Path, files: dict[str, bytes], node: str, tries: int) -> None:
