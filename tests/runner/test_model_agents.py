@@ -466,3 +466,51 @@ async def test_a_replay_unlike_its_recording_is_an_error_saying_how(sandbox, tmp
     assert attempt["status"] == "error" and attempt["error"].startswith(f"cassette {cassette} "), attempt
     assert says in attempt["error"] and HINT in attempt["error"], attempt["error"]
     assert len(calls) == (7 if case == "a turn more" else 0), calls
+
+
+async def started(app) -> tuple[object, str]:
+    """``app`` served on a free loopback port: its runner and its root URL."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+
+@by_api
+async def test_a_request_the_sdk_retried_while_recording_is_recorded_once(sandbox, tmp_path, api):
+    """A rate limit met while recording (a 429, then the SDK's retry answered) was recorded with
+    the request twice, and every replay refused the cassette: "interaction 3 repeats interaction 2's
+    request" (replays do not retry)."""
+    from aiohttp import web
+
+    answered: list[str] = []
+
+    @web.middleware
+    async def rate_limited_once(request: web.Request, handler):
+        if request.path != api.endpoint:  # the openai: agent's look at /v1/models first
+            return await handler(request)
+        answered.append(request.path)
+        if len(answered) == 2:
+            body = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+            return web.json_response(body, status=429, headers={"retry-after-ms": "10"})
+        return await handler(request)
+
+    app = scripted_server().create_app()
+    app.middlewares.append(rate_limited_once)
+    runner, url = await started(app)
+    cassette = tmp_path / "recorded.yaml"
+    try:
+        recording = await run_one(
+            sandbox, api, tmp_path / "record", base_url=f"{url}{api.base_path}", cassette=cassette, record_mode="once"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, _, _ = attempt_of(recording)
+    assert attempt["status"] == "completed" and len(answered) == 9, (attempt, answered)
+    codes = [i["response"]["status"]["code"] for i in yaml.safe_load(cassette.read_text())["interactions"]]
+    assert codes == [200] * 8, codes
+    attempt, calls, _ = attempt_of(await run_one(sandbox, api, tmp_path / "replay", cassette=cassette))
+    assert attempt["status"] == "completed" and calls == expected_calls(attempt["site_key"]), attempt

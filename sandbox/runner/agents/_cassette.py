@@ -126,7 +126,7 @@ def check_response(path: Path, number: int, response: dict) -> None:
     text = body.get("string")
     if not isinstance(text, (str, bytes)):
         raise CassetteUnreadable(not_as_recorded(path, f"interaction {number}'s response body string", text, "a text"))
-    said = {str(name).lower(): " ".join(map(str, values)) for name, values in headers.items()}
+    said = headers_said(headers)
     if 200 <= status["code"] < 300 and "json" in said.get("content-type", "") and "content-encoding" not in said:
         try:
             json.loads(text)
@@ -135,6 +135,22 @@ def check_response(path: Path, number: int, response: dict) -> None:
                 f"cassette {path} cannot be replayed: interaction {number}'s response body is not the JSON its "
                 f"content-type says ({exc}): {str(text)[:60]!r}"
             ) from None
+
+
+def headers_said(headers: dict) -> dict[str, str]:
+    """A response's headers (lists of values) by lower-case name, each one text."""
+    return {str(name).lower(): " ".join(map(str, values)) for name, values in headers.items()}
+
+
+def retried(response: dict) -> bool:
+    """Whether the SDKs try the request again on this answer, as openai's and anthropic's do on
+    408, 409, 429 and 5xx unless its ``x-should-retry`` header says otherwise. Recorded, it would
+    hold the request twice, which a replay never asks for (it does not retry)."""
+    code = response["status"]["code"]
+    told = headers_said(response["headers"]).get("x-should-retry")
+    if code < 400 or told == "false":
+        return False
+    return told == "true" or code in (408, 409, 429) or code >= 500
 
 
 def body_bytes(body: object) -> bytes | None:
@@ -208,16 +224,19 @@ class Cassette:
         if problem is not None:
             raise CassetteUnreadable(f"{problem}; {self.rerecord_hint}")
 
+        loading = True  # vcrpy passes the responses it loads through ``recordable`` too
+
         def recordable(response: dict) -> dict | None:
             """The response as recorded, without cookies; None (not recorded) for one a replay would
-            refuse, such as a successful JSON answer that is not JSON: the attempt fails on it now,
-            and the cassette stays one that replays."""
+            refuse: a successful JSON answer that is not JSON (the attempt fails on it now, and the
+            cassette stays one that replays), or an answer the SDK retries (a rate limit: the retry
+            is recorded, and the request once)."""
             response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() != "set-cookie"}
             try:
                 check_response(path, 0, response)
             except CassetteUnreadable:
                 return None
-            return response
+            return None if not loading and retried(response) else response
 
         recorder = vcr.VCR(
             record_mode=self.record_mode.value,
@@ -236,6 +255,7 @@ class Cassette:
             with ExitStack() as stack:
                 try:
                     self.recording = stack.enter_context(recorder.use_cassette(str(path)))
+                    loading = False
                 except Exception as exc:  # vcrpy's loader, on damage recorded_interactions does not know
                     raise CassetteUnreadable(
                         f"cassette {path} cannot be loaded ({type(exc).__name__}: {exc}); {self.rerecord_hint}"
