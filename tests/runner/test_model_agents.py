@@ -405,15 +405,19 @@ async def test_a_folder_for_a_cassette_is_refused_before_any_request(sandbox, tm
     assert attempt["error"] == f"cassette {cassette} is a folder, not a file; {HINT}"
 
 
-def other_system_prompt(api: Api):
+def other_system_prompt(api: Api, throughout: bool = False):
+    """The first recorded request with another system prompt; ``throughout``: every one, as a
+    recording whose agent had another system prompt."""
+
     def damage(data: dict) -> None:
-        request = data["interactions"][0]["request"]
-        body = json.loads(request["body"])
-        if api.kind == "openai":
-            body["messages"][0]["content"] = "Be brief."
-        else:
-            body["system"] = "Be brief."
-        request["body"] = json.dumps(body)
+        for interaction in data["interactions"] if throughout else data["interactions"][:1]:
+            request = interaction["request"]
+            body = json.loads(request["body"])
+            if api.kind == "openai":
+                body["messages"][0]["content"] = "Be brief."
+            else:
+                body["system"] = "Be brief."
+            request["body"] = json.dumps(body)
 
     return damage
 
@@ -514,3 +518,25 @@ async def test_a_request_the_sdk_retried_while_recording_is_recorded_once(sandbo
     assert codes == [200] * 8, codes
     attempt, calls, _ = attempt_of(await run_one(sandbox, api, tmp_path / "replay", cassette=cassette))
     assert attempt["status"] == "completed" and calls == expected_calls(attempt["site_key"]), attempt
+
+
+@by_api
+@pytest.mark.parametrize("case", ["another system prompt", "a turn more"])
+async def test_new_episodes_saves_the_conversation_the_agent_now_has(sandbox, tmp_path, case, api):
+    """Under new_episodes, the recorded requests the agent no longer makes (its system prompt
+    changed, or it takes a turn less) were kept beside the ones it recorded, and every later replay
+    refused the cassette: "interaction(s) 1-8 were not replayed"."""
+    runner, url = await scripted_server().start_server()
+    try:
+        damage = other_system_prompt(api, throughout=True) if case == "another system prompt" else a_turn_more
+        cassette = cassette_copy(api, tmp_path, damage, root=url)
+        extended = await run_one(
+            sandbox, api, tmp_path / "extend", base_url=f"{url}{api.base_path}", cassette=cassette,
+            record_mode="new_episodes",
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    assert attempt_of(extended)[0]["status"] == "completed"
+    assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 8
+    attempt, calls, _ = attempt_of(await run_one(sandbox, api, tmp_path / "replay", cassette=cassette))
+    assert attempt["status"] == "completed" and calls == expected_calls(attempt["site_key"]), attempt["error"]

@@ -265,6 +265,15 @@ class Cassette:
                 finally:
                     self.recording = None
 
+    def keep_made_only(self, recording) -> None:
+        """After a conversation that ended well under ``new_episodes``: the cassette is saved with
+        the requests it made (replayed or recorded) only. Those recorded that it did not make are
+        an earlier agent's (its prompt changed, it took another turn), and the next replay, which
+        must make every recorded request (``unplayed``), would fail on them. A conversation cut
+        short keeps them all: it may not have come to them."""
+        if recording is not None and self.record_mode is RecordMode.NEW_EPISODES:
+            recording.drop_unused_requests = True  # read as vcrpy saves it, when ``use`` ends
+
     def unplayed(self, recording) -> str | None:
         """After a conversation that ended well: on replay, the recorded requests it never made (a
         faithful replay makes them all), said as the attempt's error; else None."""

@@ -88,7 +88,10 @@ class ModelAgent:
         try:
             async with self.cassette.use(task.site_key) as cassette:
                 result = await self.converse(task, cassette)
-                unplayed = self.cassette.unplayed(cassette) if result.status == "completed" else None
+                if result.status != "completed":
+                    return result
+                self.cassette.keep_made_only(cassette)
+                unplayed = self.cassette.unplayed(cassette)
                 if unplayed is not None:  # a replay that ended sooner than the recording
                     return dataclasses.replace(result, status="error", error=unplayed)
                 return result
