@@ -540,3 +540,20 @@ async def test_new_episodes_saves_the_conversation_the_agent_now_has(sandbox, tm
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 8
     attempt, calls, _ = attempt_of(await run_one(sandbox, api, tmp_path / "replay", cassette=cassette))
     assert attempt["status"] == "completed" and calls == expected_calls(attempt["site_key"]), attempt["error"]
+
+
+async def test_an_empty_cassette_under_once_is_recorded_as_none_would_be(sandbox, tmp_path):
+    """vcrpy records into an empty file, but the attempt took it for a replay: its record said
+    replayed, and the SDK was given no retries (a rate limit met while recording ended it)."""
+    api, cassette = APIS[0], tmp_path / "empty.yaml"
+    cassette.write_text("\n")
+    runner, url = await scripted_server().start_server()
+    try:
+        outcome = await run_one(
+            sandbox, api, tmp_path / "runs", base_url=f"{url}{api.base_path}", cassette=cassette, record_mode="once"
+        )
+    finally:
+        await runner.cleanup()
+    attempt, _, _ = attempt_of(outcome)
+    assert attempt["status"] == "completed" and attempt["agent_details"]["replayed"] is False, attempt
+    assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 8

@@ -168,6 +168,15 @@ def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
     return f"cassette {path} cannot be read: {what} is {shown}, not {wanted}"
 
 
+def holds_recording(path: Path) -> bool:
+    """Whether the cassette file at ``path`` holds anything (a file that cannot be read is said by
+    the check that reads it)."""
+    try:
+        return path.is_file() and bool(path.read_bytes().strip())
+    except OSError:
+        return True
+
+
 def path_problem(path: Path) -> str | None:
     """Why a cassette cannot be at ``path`` at all (read or written), or None."""
     if path.exists() and not path.is_file():
@@ -185,9 +194,13 @@ class Cassette:
 
     @property
     def replaying(self) -> bool:
-        return self.path is not None and (
-            self.record_mode is RecordMode.NONE or (self.record_mode is RecordMode.ONCE and Path(self.path).is_file())
-        )
+        """Whether vcrpy replays rather than records: under ``none``, and under ``once`` when the
+        file holds a recording (it records into an empty file as into none)."""
+        if self.path is None:
+            return False
+        if self.record_mode is RecordMode.NONE:
+            return True
+        return self.record_mode is RecordMode.ONCE and holds_recording(Path(self.path))
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
