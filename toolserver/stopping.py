@@ -32,6 +32,8 @@ class StopSignals:
             log.warning("not in the main thread: a signal ends this process without the usual stop")
 
     def stop(self, number: signal.Signals) -> None:
+        if self.by is not None:  # a signal said twice (a held SIGTERM given back, ray_pool.connect): cancelled once
+            return
         self.by = number.name
         log.info("%s: stopping", self.by)
         self.restore()
