@@ -10,8 +10,10 @@ import json
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -406,6 +408,41 @@ def test_an_address_that_takes_the_connection_and_says_nothing_is_not_a_gcs(monk
         address = f"127.0.0.1:{silent.getsockname()[1]}"
         with pytest.raises(RayUnavailable, match=r"not a Ray cluster's GCS \(it closed the connection or said nothing"):
             check_gcs(address, address)
+
+
+def answering(*parts: bytes) -> tuple[socket.socket, threading.Thread]:
+    """A loopback server that reads HTTP/2's opening and answers ``parts``, 0.2 s apart."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(len(ray_pool.HTTP2_HELLO))
+            for part in parts:
+                conn.sendall(part)
+                time.sleep(0.2)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def test_a_settings_frame_in_two_reads_passes_the_check():
+    settings = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+    server, thread = answering(settings[:4], settings[4:])
+    with server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        ray_pool.check_gcs(address, address)  # no error: the frame's header came in two reads
+    thread.join(5)
+
+
+def test_an_answer_that_begins_with_a_newline_is_quoted():
+    server, thread = answering(b"\r\nHTTP/1.1 400 Bad Request\r\n\r\n")
+    with server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        with pytest.raises(ray_pool.RayUnavailable, match=r"it answered 'HTTP/1.1 400 Bad Request'"):
+            ray_pool.check_gcs(address, address)
+    thread.join(5)
 
 
 def test_a_ray_gcs_passes_the_check(local_ray):

@@ -167,21 +167,37 @@ def check_gcs(address: str, where: str) -> None:
     with probe:
         if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
             return
-        try:
-            probe.settimeout(GCS_ANSWER_TIMEOUT)
-            probe.sendall(HTTP2_HELLO)
-            answer = probe.recv(64)
-        except OSError:  # no answer in time, or the connection closed on us
-            answer = b""
+        answer = heard_from(probe)
     if len(answer) >= 9 and answer[3] == 4:  # an HTTP/2 SETTINGS frame
         return
-    told = answer.decode("latin-1").splitlines()[0][:60] if answer.strip() else ""
+    told = answer.decode("latin-1").lstrip().splitlines()[0][:60] if answer.strip() else ""
     silence = f"it closed the connection or said nothing within {GCS_ANSWER_TIMEOUT:.0f} s"
     heard = f"it answered {told!r}" if told else silence
     raise RayUnavailable(
         f"no Ray at {where}: it is not a Ray cluster's GCS ({heard}); give the GCS's address, "
         "HOST:6379 unless `ray start --head --port` chose another (8265 is the dashboard's)"
     )
+
+
+def heard_from(probe: socket.socket) -> bytes:
+    """What ``probe`` answers HTTP/2's opening with: its first 9 bytes (a frame's header) at
+    least, however many reads they take, or what came before it closed or ``GCS_ANSWER_TIMEOUT``."""
+    answer = b""
+    deadline = time.monotonic() + GCS_ANSWER_TIMEOUT
+    try:
+        probe.sendall(HTTP2_HELLO)
+        while len(answer) < 9:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            probe.settimeout(left)
+            more = probe.recv(64)
+            if not more:  # closed
+                break
+            answer += more
+    except OSError:  # no more in time, or the connection closed on us
+        pass
+    return answer
 
 
 RAY_MESSAGES: list[Path] = []  # the file Ray's messages to this driver go to, once it has one (keep_ray_messages)
