@@ -271,6 +271,22 @@ async def test_an_attempt_waiting_for_a_workers_slot_counts_the_wait_as_its_disp
     assert error.startswith("the batch was stopped before the attempt began (it waited for a free slot)"), error
 
 
+async def test_an_attempt_stopped_just_after_it_began_is_said_to_have_begun(local_ray, tmp_path, monkeypatch):
+    """Its worker wrote ``.owner`` (a slot was free) but had not recorded it yet: the stop came
+    while it ran, not while it waited for a slot."""
+    import uuid
+
+    monkeypatch.setattr(ray_pool, "STOP_GRACE_S", 0.5)
+    scratch = f"{ray_pool.SCRATCH_PREFIX}{uuid.uuid4().hex}"
+    folder = ray_pool.scratch_folder(scratch)
+    folder.mkdir()
+    (folder / ray_pool.OWNER).write_text("1")
+    node = ray.get_runtime_context().get_node_id()
+    recorded, began = await ray_pool.stopped_on_worker(tmp_path / "attempt", node, scratch, 1)
+    assert (recorded, began) == (None, True)
+    assert not folder.exists()
+
+
 async def test_a_new_worker_removes_the_scratch_folders_of_workers_that_died_long_ago(local_ray):
     """A worker whose node's Ray died (its raylet killed, its machine alive) left its attempt's
     scratch folder, which no driver could fetch, in the temp folder for good."""

@@ -417,10 +417,10 @@ salvage = ray.remote(num_cpus=0, max_retries=0)(collect)  # collect, on the node
 
 
 def taken(scratch: Path) -> dict[str, bytes]:
-    """The files of a scratch folder, and the folder removed."""
+    """The files of a scratch folder (``OWNER`` among them: its attempt began), and the folder removed."""
     try:
         files = scratch.rglob("*")
-        return {str(p.relative_to(scratch)): p.read_bytes() for p in files if p.is_file() and p.name != OWNER}
+        return {str(p.relative_to(scratch)): p.read_bytes() for p in files if p.is_file()}  # OWNER: it began
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -771,9 +771,10 @@ async def stopped_on_worker(directory: Path, node: str, scratch: str, tries: int
         files = await salvaged(node, scratch, wait_s=STOP_GRACE_S)
     except asyncio.CancelledError:
         return None, True
+    began = files.pop(OWNER, None) is not None  # its worker wrote it once a slot was free
     recorded = files.pop(RECORDED, None)  # the outcome its worker recorded, as a local attempt's
     if recorded is None:
-        return None, bool(files)
+        return None, began
     prefix = directory.name + "/"
     write_reply(directory, {name.removeprefix(prefix): data for name, data in files.items()}, node, tries)
     return AttemptOutcome(**{**json.loads(recorded), "directory": directory}), True
