@@ -468,6 +468,35 @@ def test_a_ray_gcs_passes_the_check(local_ray):
     check_gcs(address, address)  # no error
 
 
+def test_the_private_ray_functions_replaced_are_in_the_installed_ray():
+    """keep_ray_messages replaces ray._private.worker.print_to_stdstream and sigterm_held
+    ray._private.utils.set_sigterm_handler: a Ray that renames either fails here, not quietly."""
+    from ray._private import utils as ray_utils
+    from ray._private import worker as ray_worker
+
+    assert callable(getattr(ray_worker, "print_to_stdstream", None))
+    assert callable(getattr(ray_utils, "set_sigterm_handler", None))
+
+
+def test_a_ray_without_them_is_warned_of(monkeypatch, caplog):
+    from ray._private import utils as ray_utils
+    from ray._private import worker as ray_worker
+
+    monkeypatch.delattr(ray_worker, "print_to_stdstream")
+    monkeypatch.delattr(ray_utils, "set_sigterm_handler")
+    monkeypatch.setattr(ray_pool, "RAY_MESSAGES", [])
+    ours = signal.getsignal(signal.SIGTERM)
+    try:
+        with ray_pool.sigterm_held([]):
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, ours)
+    ray_pool.keep_ray_messages()
+    said = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert any("set_sigterm_handler is missing" in line for line in said), said
+    assert any("print_to_stdstream is missing" in line for line in said), said
+
+
 async def test_sigterm_while_ray_starts_exits_143_and_leaves_no_ray_process(tmp_path):
     """A SIGTERM while ray.init ran went to its own handler (sys.exit(15)): exit 15, not 143, and
     ray::DashboardAgent / ray::RuntimeEnvAgent of the half-started Ray left running."""

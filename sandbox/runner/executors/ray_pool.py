@@ -131,13 +131,17 @@ def sigterm_held(held: list[int]) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    setter = ray_utils.set_sigterm_handler
-    ray_utils.set_sigterm_handler = lambda handler: None
+    setter = getattr(ray_utils, "set_sigterm_handler", None)
+    if setter is None:  # a Ray that renamed it (a private API): its handler may take a SIGTERM meanwhile
+        log.warning("ray._private.utils.set_sigterm_handler is missing: a SIGTERM while Ray starts may cut it short")
+    else:
+        ray_utils.set_sigterm_handler = lambda handler: None
     signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
     try:
         yield
     finally:
-        ray_utils.set_sigterm_handler = setter
+        if setter is not None:
+            ray_utils.set_sigterm_handler = setter
 
 
 class RayStartStopped(RayUnavailable):
@@ -211,7 +215,10 @@ def keep_ray_messages() -> None:
     from ray._private import worker as ray_worker
 
     printer = getattr(ray_worker, "print_to_stdstream", None)
-    if printer is None or RAY_MESSAGES:
+    if RAY_MESSAGES:
+        return
+    if printer is None:  # a Ray that renamed it (a private API): its messages stay on stdout
+        log.warning("ray._private.worker.print_to_stdstream is missing: Ray's messages go to stdout")
         return
     node = getattr(ray_worker, "_global_node", None)
     folder = Path(node.get_logs_dir_path()) if node is not None else Path(tempfile.gettempdir())
