@@ -468,6 +468,17 @@ def test_a_ray_gcs_passes_the_check(local_ray):
     check_gcs(address, address)  # no error
 
 
+async def test_concurrent_picks_spread_over_the_workers():
+    """pick reserves the worker it chooses (its ``running``) with no await between: the picks of
+    one batch's attempts, made at once, do not all choose the same least busy worker."""
+    workers = [ray_pool.Worker(handle=None, node=node) for node in ("a", "b", "c")]
+    workers[0].running = 1  # an attempt of this batch already on its way there
+    pool = RayPool(workers, ray_pool.WorkerKind(None, 2), size=3, fill=False, grow=None)
+    picked = await asyncio.gather(*(pool.pick() for _ in range(5)))
+    assert sorted(worker.node for worker in picked) == ["a", "b", "b", "c", "c"]
+    assert [worker.running for worker in workers] == [2, 2, 2]
+
+
 def test_the_private_ray_functions_replaced_are_in_the_installed_ray():
     """keep_ray_messages replaces ray._private.worker.print_to_stdstream and sigterm_held
     ray._private.utils.set_sigterm_handler: a Ray that renames either fails here, not quietly."""

@@ -596,7 +596,8 @@ class RayPool:
             self.looked, self.looking = time.monotonic(), None
 
     async def pick(self) -> Worker:
-        """The least busy worker, in turn among equals. A warm pool's workers are shared with the
+        """The least busy worker, in turn among equals, reserved: its ``running`` counts the
+        caller's attempt (the caller takes it back). A warm pool's workers are shared with the
         batches running beside this one: each says how many attempts it runs and holds."""
         self.look_for_nodes()
         if not self.workers and self.replacing:
@@ -608,8 +609,11 @@ class RayPool:
         start = next(self.turn) % len(self.workers)
         workers = self.workers[start:] + self.workers[:start]
         loads = dict(zip(workers, await asyncio.gather(*map(load_of, workers)), strict=True))
-        # what it says it holds (this batch's attempts on their way to it not yet among them), then ours
-        return min(workers, key=lambda worker: (max(loads[worker], worker.running), worker.running))
+        # what it says it holds (this batch's attempts on their way to it not yet among them), then ours;
+        # chosen and reserved with no await between, so that the picks of one batch spread
+        chosen = min(workers, key=lambda worker: (max(loads[worker], worker.running), worker.running))
+        chosen.running += 1
+        return chosen
 
     async def replace(self, dead: Worker) -> None:
         """Once per dead worker, however many of its attempts saw it die."""
@@ -649,8 +653,7 @@ class RayPool:
             except RuntimeError as exc:  # no worker left to retry on: the earlier tries' reasons are kept
                 errors.append(str(exc))
                 return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries - 1)
-            node = worker.node
-            worker.running += 1
+            node = worker.node  # reserved by pick: worker.running counts this try
             scratch = new_scratch_name()
             ref = worker.handle.run.remote(
                 load_from or pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch
