@@ -3,6 +3,7 @@ evicted after a bound, and live runs are bounded (429) (issue 12, item 14)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -88,3 +89,28 @@ async def test_a_node_the_user_names_is_used_as_it_is(monkeypatch):
     finally:
         await started.stop()
     assert os.environ["PLAYWRIGHT_NODEJS_PATH"] == str(node)
+
+
+def tmpdir_of(pid: int) -> str | None:
+    for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+        if entry.startswith(b"TMPDIR="):
+            return entry[len(b"TMPDIR=") :].decode()
+    return None
+
+
+async def test_drivers_started_at_once_each_keep_their_own_temporary_folder(tmp_path):
+    """A second driver started while the first was starting took the first's wrapper for the
+    user's Node: it ran with the first's TMPDIR, and the environment kept naming that wrapper
+    (deleted with the first's folder: every later start then failed)."""
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+    before = set(drivers())
+    started = await asyncio.gather(*(start_playwright(folder) for folder in folders))
+    try:
+        new = [pid for pid in drivers() if pid not in before]
+        assert sorted(tmpdir_of(pid) or "" for pid in new) == sorted(map(str, folders)), new
+        assert "PLAYWRIGHT_NODEJS_PATH" not in os.environ, os.environ["PLAYWRIGHT_NODEJS_PATH"]
+    finally:
+        for driver in started:
+            await driver.stop()

@@ -5,12 +5,14 @@ in a folder the host owns, which it removes when that driver is gone.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import functools
 import os
 import shlex
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 from playwright.async_api import Playwright, async_playwright
@@ -21,32 +23,57 @@ from playwright.async_api import Playwright, async_playwright
 # not in NODE_OPTIONS, so the driver starts through a two-line wrapper around Playwright's node.
 DRIVER_NODE_FLAGS = ("--optimize-for-size",)
 
+# While a driver starts, the environment names this module's wrapper (in that driver's temporary
+# folder, removed with it): one start at a time sets and restores it, and the user's own Node is
+# read under that lock, never one of the wrappers written here.
+_STARTING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+_WRAPPERS: set[str] = set()
+
 
 async def start_playwright(temp_dir: Path | None = None) -> Playwright:
     """Playwright, its driver started with ``DRIVER_NODE_FLAGS`` (unless the user points
     PLAYWRIGHT_NODEJS_PATH at a Node of their own, which is then used as it is, without them).
     With ``temp_dir``, the driver and the Chromium it launches keep their temporary files there
     (TMPDIR): when the driver is killed, nothing else would remove them."""
-    own = os.environ.get("PLAYWRIGHT_NODEJS_PATH")
-    wrapper = _driver_wrapper(own, temp_dir)
-    if wrapper is None:
-        return await async_playwright().start()
-    os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)  # read when the driver is spawned
-    try:
-        return await async_playwright().start()
-    finally:
-        if own is None:
-            os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
-        else:
-            os.environ["PLAYWRIGHT_NODEJS_PATH"] = own
+    async with _STARTING.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+        own = os.environ.get("PLAYWRIGHT_NODEJS_PATH")
+        if own in _WRAPPERS:  # left by a start this process did not finish: not the user's
+            own = None
+        wrapper = _driver_wrapper(own, temp_dir)
+        if wrapper is None:
+            return await async_playwright().start()
+        _WRAPPERS.add(str(wrapper))
+        os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(wrapper)  # read when the driver is spawned
+        try:
+            return await async_playwright().start()
+        finally:
+            if own is None:
+                os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
+            else:
+                os.environ["PLAYWRIGHT_NODEJS_PATH"] = own
+
+
+_TEMP_DIRS: set[Path] = set()  # the drivers' folders not removed yet: removed at exit
 
 
 def new_temp_dir() -> Path:
-    """A folder for one driver's temporary files (removed at exit, if not before)."""
+    """A folder for one driver's temporary files (removed at exit, if not before by
+    ``forget_temp_dir()``'s caller)."""
     tempfile.gettempdir()  # the process's own, decided before any TMPDIR of a driver's is near
     folder = Path(tempfile.mkdtemp(prefix="sandbox-browser-"))
-    atexit.register(shutil.rmtree, folder, True)
+    _TEMP_DIRS.add(folder)
     return folder
+
+
+def forget_temp_dir(folder: Path) -> None:
+    """``folder`` is removed (or about to be): not left for the exit hook."""
+    _TEMP_DIRS.discard(folder)
+
+
+@atexit.register
+def _remove_temp_dirs() -> None:
+    for folder in list(_TEMP_DIRS):
+        shutil.rmtree(folder, True)
 
 
 def _driver_wrapper(own: str | None, temp_dir: Path | None) -> Path | None:

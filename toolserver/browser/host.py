@@ -27,7 +27,7 @@ from toolserver.browser.chromium import (
     chromium_launch_args,
     resolve_chromium,
 )
-from toolserver.browser.driver import new_temp_dir, start_playwright
+from toolserver.browser.driver import forget_temp_dir, new_temp_dir, start_playwright
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.errors import ChromiumUnavailable
@@ -222,6 +222,7 @@ class BrowserHost:
             driver = await start_playwright(folder)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
+            forget_temp_dir(folder)
             raise
         self.temp_dir = folder
         connection = getattr(getattr(driver, "_impl_obj", None), "_connection", None)  # no public event for it
@@ -252,6 +253,7 @@ class BrowserHost:
         if folder is not None:
             self._kill_browsers()
             await asyncio.to_thread(shutil.rmtree, folder, True)
+            forget_temp_dir(folder)
 
     async def ready_browser(self) -> Browser:
         """The live browser, relaunched first if it died."""
