@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from playwright.async_api import Download
+
 from toolserver import __version__
 from toolserver import browser as br
+from toolserver.browser.downloads import Downloads
 from toolserver.config import ServerConfig
 from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
@@ -128,6 +131,7 @@ class Run:
         }
         self.faults = faults  # injected faults (toolserver.faults), or None
         self.download_bytes = 0
+        self.downloads_writing: dict[Download, Downloads] = {}  # being written, across its sessions
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
         self.trace = TraceWriter(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,66 +33,88 @@ log = logging.getLogger("toolserver.browser")
 
 
 class Keeper(Protocol):
-    """The run that keeps a session's downloads: its config and the bytes it keeps so far."""
+    """The run that keeps a session's downloads: its config, the bytes it keeps so far, and the
+    downloads its sessions are writing (in the order they began, each with its session's)."""
 
     config: ServerConfig
     download_bytes: int
+    downloads_writing: dict[Download, Downloads]
 
 
 class Downloads:
-    """The downloads of one session that are still being written, and the watch on their bytes."""
+    """The downloads of one session that are still being written, and the watch on their bytes
+    (with those of the run's other sessions: the cap is the run's)."""
 
     def __init__(self, owner: Owner, keeper: Keeper) -> None:
         self.owner, self.keeper = owner, keeper
         self.writing: dict[Download, tuple[Tab, Path | None]] = {}  # in the order they began
         self._watch: asyncio.Future | None = None
+        self._tasks: set[asyncio.Future] = set()  # kept until done; cancelled at stop()
         self.seen = 0  # downloads its pages began
 
     def started(self, tab: Tab, download: Download) -> None:
         """A download the context accepted began: watched until it ends, then kept or deleted."""
         self.seen += 1
         self.writing[download] = (tab, file_of(download))
+        self.keeper.downloads_writing[download] = self
         if self.owner.closed or self.room() <= 0:  # closing, or the run keeps all it may: none is written
-            asyncio.ensure_future(self._cancel(download))
+            self._task(self._cancel(download))
             return
-        asyncio.ensure_future(self._finished(tab, download))
+        self._task(self._finished(tab, download))
         if self._watch is None or self._watch.done():
-            self._watch = asyncio.ensure_future(self._watch_bytes())
+            self._watch = self._task(self._watch_bytes())
+
+    def _task(self, work: Coroutine[object, object, None]) -> asyncio.Future:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _drop(self, download: Download) -> tuple[Tab | None, Path | None]:
+        self.keeper.downloads_writing.pop(download, None)
+        return self.writing.pop(download, (None, None))
 
     def room(self) -> int:
         return self.keeper.config.max_download_bytes - self.keeper.download_bytes
 
     async def _finished(self, tab: Tab, download: Download) -> None:
+        file = self.writing.get(download, (tab, None))[1]
         try:
             path = await download.path()
             size = path.stat().st_size if path else 0
         except (PlaywrightError, OSError):  # cancelled, or the context closed first
             return
         finally:
-            self.writing.pop(download, None)
+            self._drop(download)
         keeper, cap = self.keeper, self.keeper.config.max_download_bytes
         if keeper.download_bytes + size <= cap:
             keeper.download_bytes += size
             return
-        await download.delete()
+        try:
+            await download.delete()
+        except PlaywrightError:  # its context closed meanwhile: the file is removed here
+            remove(path or file)
         self._discarded(tab, download, size, in_flight=False)
 
     async def _watch_bytes(self) -> None:
         """While downloads are written: cancel the latest ones whose bytes, with the earlier ones'
-        and what the run keeps, pass the cap."""
+        (of every session of the run) and what the run keeps, pass the cap."""
+        keeper = self.keeper
         while self.writing and not self.owner.closed:
-            await asyncio.sleep(self.keeper.config.download_check_s)
-            used = self.keeper.download_bytes
-            for download, (_tab, file) in list(self.writing.items()):
-                written = bytes_written(file)
+            await asyncio.sleep(keeper.config.download_check_s)
+            used = keeper.download_bytes
+            for download, downloads in list(keeper.downloads_writing.items()):
+                if download not in downloads.writing:
+                    continue
+                written = bytes_written(downloads.writing[download][1])
                 used += written
-                if used > self.keeper.config.max_download_bytes:
+                if used > keeper.config.max_download_bytes:
                     used -= written
-                    await self._cancel(download, written)
+                    await downloads._cancel(download, written)
 
     async def _cancel(self, download: Download, written: int = 0) -> None:
         """Cancel a download being written and remove what it wrote (``download_discarded``)."""
-        tab, file = self.writing.pop(download, (None, None))
+        tab, file = self._drop(download)
         with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
             await download.cancel()
         remove(file)
@@ -111,7 +133,10 @@ class Downloads:
         reported yet or not (closing the context does neither: they went on, and new ones began,
         out of Playwright's sight, after their run had ended)."""
         writing = list(self.writing)
-        self.writing.clear()
+        for download in writing:
+            self._drop(download)
+        for task in list(self._tasks):
+            task.cancel()
         asked = any((t.state or {}).get("downloads") for t in self.owner.tabs.values())  # counted in the page
         if tab is not None and (self.seen or asked):
             with contextlib.suppress(PlaywrightError, TimeoutError, KeyError):
