@@ -133,13 +133,15 @@ def resolve_chromium(configured: str | None, playwright_default: str | None) -> 
     )
 
 
-def cap_renderer_memory(browser_pid: int, megabytes: int) -> list[int]:
+def cap_renderer_memory(browser_pid: int, megabytes: int, problems: list[str] | None = None) -> list[int]:
     """Hold every renderer the browser ``browser_pid`` starts from now on to ``megabytes`` of data
-    (RLIMIT_DATA, which counts what a process has written, not what it has reserved): the limit is
-    set on the browser's zygotes, which fork its renderers and whose limits they inherit (a
-    sandboxed Chromium's zygote runs under one of its own: every zygote in the tree is held). Not
-    on the zygote marked ``--no-zygote-sandbox``, which forks the GPU process that composites every
-    session's pages. Returns the zygotes held (none where /proc or ``prlimit`` is missing)."""
+    (RLIMIT_DATA, which on Linux counts a process's private writable mappings and heap, reserved
+    or touched alike: a mapping past it is refused, even one never written): the limit is set on
+    the browser's zygotes, which fork its renderers and whose limits they inherit (a sandboxed
+    Chromium's zygote runs under one of its own: every zygote in the tree is held). Not on the
+    zygote marked ``--no-zygote-sandbox``, which forks the GPU process that composites every
+    session's pages. Returns the zygotes held (none where /proc or ``prlimit`` is missing); a
+    zygote that could not be held (not ours to limit) is said in ``problems``, the others held."""
     if not hasattr(resource, "prlimit"):
         return []
     held = []
@@ -150,9 +152,15 @@ def cap_renderer_memory(browser_pid: int, megabytes: int) -> list[int]:
         except OSError:  # ended meanwhile
             continue
         if b"--type=zygote" in argv and b"--no-zygote-sandbox" not in argv:
-            with contextlib.suppress(ProcessLookupError):
+            try:
                 resource.prlimit(pid, resource.RLIMIT_DATA, (megabytes << 20, megabytes << 20))
-                held.append(pid)
+            except ProcessLookupError:  # ended meanwhile
+                continue
+            except OSError as exc:  # not ours to limit (another user's process)
+                if problems is not None:
+                    problems.append(f"zygote {pid}: {exc}")
+                continue
+            held.append(pid)
     return held
 
 

@@ -37,6 +37,7 @@ log = logging.getLogger("toolserver.browser")
 # A browser that does not answer a CDP call within this is not responsive (/health says so; at
 # shutdown its sessions are left, not closed): a connected browser may still be frozen.
 ANSWER_WITHIN_S = 2.0
+ZYGOTE_WAIT_S = 2.0  # how long a launch waits for the zygote to hold it to max_renderer_memory_mb
 
 
 class Hosted(Protocol):
@@ -75,6 +76,7 @@ class BrowserHost:
         self._probe: CDPSession | None = None  # the browser's own CDP session, for ``responsive``
         self.temp_dir: Path | None = None  # the driver's TMPDIR: its browser's profile folder, downloads
         self._renderers_capped: Browser | None = None  # the browser whose zygote is held to the memory cap
+        self._renderers_warned: Browser | None = None  # the browser said to be uncapped (once)
 
     async def start(self) -> None:
         self._pw = await self._start_driver()
@@ -103,22 +105,35 @@ class BrowserHost:
         self._probe = await browser.new_browser_cdp_session()
         self.browser = browser
         self.launches += 1
+        await self._cap_renderers_at_launch(browser)
         return browser
 
-    def _cap_renderers(self, browser: Browser) -> None:
-        """The browser's renderers are held to ``max_renderer_memory_mb``, before a session starts
-        one. Tried until its zygote is found: when ``launch`` returns, the zygote may not have
-        been given its command line yet."""
+    def _cap_renderers(self, browser: Browser, *, warn: bool = True) -> bool:
+        """Hold the browser's renderers to ``max_renderer_memory_mb``, before a session starts one
+        (whether they are: at launch, its zygote may not have been given its command line yet).
+        What kept them uncapped is said once per browser."""
         megabytes = self.config.max_renderer_memory_mb
         if not megabytes or self._renderers_capped is browser:
-            return
-        try:
-            if [zygote for pid in self.browser_pids() for zygote in cap_renderer_memory(pid, megabytes)]:
-                self._renderers_capped = browser
+            return True
+        problems: list[str] = []
+        if [zygote for pid in self.browser_pids() for zygote in cap_renderer_memory(pid, megabytes, problems)]:
+            self._renderers_capped = browser
+            if problems:
+                log.warning("some of Chromium's zygotes are not held to %d MB: %s", megabytes, "; ".join(problems))
+            return True
+        if warn and self._renderers_warned is not browser:
+            self._renderers_warned = browser
+            said = "; ".join(problems) or "no zygote process found"
+            log.warning("Chromium's renderers are not held to %d MB yet: %s", megabytes, said)
+        return False
+
+    async def _cap_renderers_at_launch(self, browser: Browser) -> None:
+        """Tried until the zygote is found, within ``ZYGOTE_WAIT_S``: sessions do not start uncapped."""
+        for _ in range(int(ZYGOTE_WAIT_S / 0.05)):
+            if self._cap_renderers(browser, warn=False):
                 return
-            log.warning("Chromium's renderers are not held to %d MB yet: no zygote process found", megabytes)
-        except OSError as exc:  # not ours to limit (another user's process)
-            log.warning("could not hold Chromium's renderers to %d MB: %s", megabytes, exc)
+            await asyncio.sleep(0.05)
+        self._cap_renderers(browser)
 
     async def responsive(self, within: float = ANSWER_WITHIN_S) -> bool:
         """Whether the browser answers a CDP call within ``within`` seconds (``Browser.getVersion``,

@@ -116,3 +116,16 @@ async def test_a_tab_its_page_closes_is_recorded_and_the_tab_tools_say_it_is_clo
     assert by_page and {d["reason"] for d in by_page} == {"page"}, by_page
     assert by_page[0] == {"tab": "t2", "url": f"{HOSTILE}/popup-chain", "reason": "page"}
     assert "t1" not in {d["tab"] for d in by_page}
+
+
+async def test_the_browsers_zygote_is_held_to_the_memory_cap_once_it_has_launched(own_sandbox):
+    """The zygote was held only when a session started, and only if Chromium had named it by
+    then: a session started just after launch had an uncapped renderer."""
+    async with own_sandbox(own_browser=True, max_renderer_memory_mb=512) as own:
+        limits = []
+        for browser in own.host.browser_pids():
+            for pid, argv in descendant_argvs(browser).items():
+                if "--type=zygote" in argv and "--no-zygote-sandbox" not in argv:
+                    line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if "data size" in x)
+                    limits.append(line.split()[3])
+    assert limits and set(limits) == {str(512 << 20)}, limits
