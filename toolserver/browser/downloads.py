@@ -115,9 +115,11 @@ class Downloads:
     async def _cancel(self, download: Download, written: int = 0) -> None:
         """Cancel a download being written and remove what it wrote (``download_discarded``)."""
         tab, file = self._drop(download)
-        with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
-            await download.cancel()
-        remove(file)
+        try:
+            with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
+                await download.cancel()
+        finally:  # also when the session's close cancels this
+            remove(file)
         if tab is not None and not self.owner.closed:
             self._discarded(tab, download, written, in_flight=True)
 
@@ -135,8 +137,10 @@ class Downloads:
         writing = list(self.writing)
         for download in writing:
             self._drop(download)
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         asked = any((t.state or {}).get("downloads") for t in self.owner.tabs.values())  # counted in the page
         if tab is not None and (self.seen or asked):
             with contextlib.suppress(PlaywrightError, TimeoutError, KeyError):
