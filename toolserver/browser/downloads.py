@@ -83,9 +83,10 @@ class Downloads:
             path = await download.path()
             size = path.stat().st_size if path else 0
         except (PlaywrightError, OSError):  # cancelled, or the context closed first
-            return
-        finally:
             self._drop(download)
+            return
+        if self._drop(download)[0] is None:  # the watch cancelled it as it finished, and said so
+            return
         keeper, cap = self.keeper, self.keeper.config.max_download_bytes
         if keeper.download_bytes + size <= cap:
             keeper.download_bytes += size
@@ -115,12 +116,14 @@ class Downloads:
     async def _cancel(self, download: Download, written: int = 0) -> None:
         """Cancel a download being written and remove what it wrote (``download_discarded``)."""
         tab, file = self._drop(download)
+        if tab is None:  # it ended already: kept, or discarded and said (a download is discarded once)
+            return
         try:
             with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
                 await download.cancel()
         finally:  # also when the session's close cancels this
             remove(file)
-        if tab is not None and not self.owner.closed:
+        if not self.owner.closed:
             self._discarded(tab, download, written, in_flight=True)
 
     def _discarded(self, tab: Tab, download: Download, size: int, *, in_flight: bool) -> None:
