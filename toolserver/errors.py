@@ -188,7 +188,8 @@ class MalformedHttp(RequestError):
     """The request is not readable HTTP (a malformed request line or header, a line over 8190
     bytes, a malformed chunked body, or the extra bytes of a body longer than its Content-Length,
     read as a next request): answered by the server before any route, as a JSON-RPC error too
-    (id null: the path is unknown, so `/mcp` clients read it), and the connection is closed."""
+    (id null: the path is unknown, so `/mcp` clients read it), and the connection is closed. A
+    chunked body found malformed while a route reads it is answered by that route, also closing."""
 
     type = "malformed_http"
 

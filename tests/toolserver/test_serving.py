@@ -8,6 +8,8 @@ import asyncio
 import json
 import logging
 
+import aiohttp.http_parser
+import aiohttp.web_protocol
 import pytest
 from mcp_types import JSONRPCError, jsonrpc_message_adapter
 
@@ -67,3 +69,46 @@ async def test_a_request_that_is_not_readable_http_is_a_json_error_for_both_apis
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []  # a client's error: no traceback
     assert any(said in r.getMessage() for r in caplog.records if r.name == "toolserver.transports.serving")
     assert (await client.get("/health")).status == 200
+
+
+@pytest.mark.parametrize("path", ["/runs", "/mcp?pack=controlled-form"])
+async def test_a_malformed_chunked_body_after_the_headers_is_one_json_error(client, caplog, monkeypatch, path):
+    """The headers arrive first, so the route runs and reads the body while aiohttp's parser
+    refuses it: one 400 malformed_http answer (not a 500 and then a second 400), no traceback.
+    With aiohttp's pure-Python parser (AIOHTTP_NO_EXTENSIONS, PyPy), which gives the route that
+    error; its C parser does not (the route waits for the body: ``request_body_timeout_s``)."""
+    monkeypatch.setattr(aiohttp.web_protocol, "HttpRequestParser", aiohttp.http_parser.HttpRequestParserPy)
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    try:
+        with caplog.at_level(logging.INFO):
+            writer.write((HEAD.format(path=path) + ACCEPT + "Transfer-Encoding: chunked\r\n\r\n").encode())
+            await writer.drain()
+            await asyncio.sleep(0.3)  # a separate read: the route is waiting for the body
+            writer.write(b"zz\r\n{}\r\n0\r\n\r\n")
+            await writer.drain()
+            answer = await read_until_closed(reader, 15)
+    finally:
+        writer.close()
+    assert answer.count(b"HTTP/1.") == 1, answer
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 Bad Request") and b"Content-Type: application/json" in head, head
+    reply = json.loads(body)
+    error = reply["error"]
+    assert error.get("type", error.get("data", {}).get("type")) == "malformed_http", reply
+    assert error["message"].startswith("the request body is not readable HTTP (TransferEncodingError: zz)")
+    assert "the body's framing" in error["message"]
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    assert (await client.get("/health")).status == 200
+
+
+async def read_until_closed(reader: asyncio.StreamReader, quiet_s: float) -> bytes:
+    """What arrives until the server closes the connection, or sends nothing for ``quiet_s``."""
+    answer = b""
+    while True:
+        try:
+            chunk = await asyncio.wait_for(reader.read(65536), quiet_s)
+        except TimeoutError:
+            return answer
+        if not chunk:
+            return answer
+        answer += chunk

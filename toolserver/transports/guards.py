@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from toolserver.api import Sandbox
 from toolserver.config import ServerConfig, is_loopback
@@ -24,6 +25,7 @@ from toolserver.errors import (
     ForbiddenHost,
     ForbiddenOrigin,
     InvalidEncoding,
+    MalformedHttp,
     MalformedJson,
     RequestError,
     RequestTimeout,
@@ -117,7 +119,10 @@ async def trace_refused_call(request: web.Request, refused: RequestError) -> Non
 async def read_body(request: web.Request, config: ServerConfig) -> bytes:
     """The request's body, whole within ``request_body_timeout_s`` and no larger than
     ``max_body_bytes`` (the app's ``client_max_size``), else a ``RequestError``; a client that
-    leaves before its body arrived is ``ClientGone``: one log line, not a fault with a traceback."""
+    leaves before its body arrived is ``ClientGone``: one log line, not a fault with a traceback.
+    A body aiohttp's parser refuses after the route began (a malformed chunk arriving after the
+    headers) is ``MalformedHttp``, whose answer closes the connection (else aiohttp answered the
+    parse error a second time on it)."""
     try:
         async with asyncio.timeout(config.request_body_timeout_s):
             return await request.read()
@@ -128,6 +133,15 @@ async def read_body(request: web.Request, config: ServerConfig) -> bytes:
         ) from exc
     except web.HTTPRequestEntityTooLarge as exc:
         raise BodyTooLarge(f"the request body is larger than {config.max_body_bytes} bytes") from exc
+    except (web.RequestPayloadError, HttpProcessingError) as exc:  # the parser's error, given to the payload
+        said = " ".join((exc.message if isinstance(exc, HttpProcessingError) else str(exc)).split())
+        refused = MalformedHttp(
+            f"the request body is not readable HTTP ({type(exc).__name__}: {said[:200]}); check the body's "
+            "framing (Content-Length, or chunked: each chunk's size in hex); the connection is closed"
+        )
+        log.warning("%s %s: %s", request.method, request.path, refused.message)  # a client's error: no traceback
+        request.content.feed_eof()  # nothing more is read: aiohttp would linger to read the rest, and log its error
+        raise refused from exc
     except ConnectionError as exc:  # aiohttp's "Connection lost"
         log.info("%s %s: the client left before its body arrived", request.method, request.path)
         raise ClientGone(f"the client closed the connection before its body arrived ({exc})") from exc

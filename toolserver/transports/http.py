@@ -31,7 +31,7 @@ from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
 from toolserver.config import ServerConfig
 from toolserver.contract.site_keys import check_site_key
 from toolserver.contract.validation import fields_said
-from toolserver.errors import InvalidBody, RequestError, ToolError, UnknownRun
+from toolserver.errors import InvalidBody, MalformedHttp, RequestError, ToolError, UnknownRun
 from toolserver.run import Run
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
 from toolserver.transports.mcp_http import StreamableHttp, jsonrpc_refusal
@@ -61,7 +61,10 @@ async def error_boundary(request: web.Request, handler: Any) -> web.StreamRespon
     except RequestError as exc:
         if request.path == MCP_PATH:
             return jsonrpc_refusal(exc, None, INVALID_REQUEST)
-        return error_response(exc.type, exc.message, exc.status)
+        response = error_response(exc.type, exc.message, exc.status)
+        if isinstance(exc, MalformedHttp):  # the connection's framing is lost: nothing after this can be read
+            response.force_close()
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

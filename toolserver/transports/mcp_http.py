@@ -37,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from multidict import CIMultiDict, MultiMapping
 
 from toolserver.api import Sandbox
-from toolserver.errors import RequestError, UnknownPack
+from toolserver.errors import MalformedHttp, RequestError, UnknownPack
 from toolserver.run import Run
 from toolserver.transports.guards import read_body
 from toolserver.transports.mcp import (
@@ -242,7 +242,10 @@ def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None 
     (``refusal``'s code unless ``code`` is given; ``data.type`` is the HTTP API's error type)."""
     error = refusal(refused).error.model_dump(mode="json", exclude_none=True) | ({"code": code} if code else {})
     valid_id = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
-    return web.json_response({"jsonrpc": "2.0", "id": valid_id, "error": error}, status=refused.status)
+    response = web.json_response({"jsonrpc": "2.0", "id": valid_id, "error": error}, status=refused.status)
+    if isinstance(refused, MalformedHttp):  # the connection's framing is lost: nothing after this can be read
+        response.force_close()
+    return response
 
 
 def http_request(ctx: ServerRequestContext) -> Any:
