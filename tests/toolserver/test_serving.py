@@ -8,10 +8,14 @@ import asyncio
 import json
 import logging
 
+import aiohttp
 import aiohttp.http_parser
 import aiohttp.web_protocol
 import pytest
+from aiohttp import web
 from mcp_types import JSONRPCError, jsonrpc_message_adapter
+
+from toolserver.transports.serving import AppRunner
 
 HEAD = "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 ACCEPT = "Accept: application/json, text/event-stream\r\n"
@@ -54,7 +58,7 @@ async def exchange(client, data: bytes) -> bytes:
 @pytest.mark.parametrize("case", NOT_HTTP)
 async def test_a_request_that_is_not_readable_http_is_a_json_error_for_both_apis(client, caplog, case, path):
     sent, said, hint = NOT_HTTP[case]
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.DEBUG):
         answer = await exchange(client, sent.format(path=path).encode())
     head, _, body = answer.rpartition(b"\r\n\r\n")  # the last answer (a request before it may be answered)
     assert head[head.rfind(b"HTTP/") :].startswith(b"HTTP/1.0 400 Bad Request"), answer[:300]
@@ -112,3 +116,36 @@ async def read_until_closed(reader: asyncio.StreamReader, quiet_s: float) -> byt
         if not chunk:
             return answer
         answer += chunk
+
+
+async def test_not_http_on_a_first_request_is_logged_at_debug(client, caplog):
+    """A TLS hello (or a port scanner's bytes) on a new connection is noise, as aiohttp logs it:
+    answered in JSON, logged at debug, not at warning."""
+    with caplog.at_level(logging.DEBUG, logger="toolserver.transports.serving"):
+        answer = await exchange(client, b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + b"\x00" * 40)
+    assert answer.startswith(b"HTTP/1.0 400 Bad Request"), answer[:200]
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["type"] == "malformed_http"
+    mine = [r for r in caplog.records if r.name == "toolserver.transports.serving"]
+    assert [r.levelno for r in mine] == [logging.DEBUG], [(r.levelname, r.getMessage()) for r in mine]
+
+
+async def test_a_handler_timeout_is_a_json_504_not_an_internal_error():
+    """A TimeoutError a handler lets out is aiohttp's 504 (no exception given): said as a timeout."""
+
+    async def times_out(request: web.Request) -> web.Response:
+        raise TimeoutError
+
+    app = web.Application()
+    app.router.add_get("/slow", times_out)
+    runner = AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/slow") as response:
+            reply = await response.json()
+    finally:
+        await runner.cleanup()
+    assert response.status == 504
+    assert reply["error"]["type"] == "handler_timeout" and "timed out" in reply["error"]["message"], reply

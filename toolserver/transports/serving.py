@@ -8,8 +8,9 @@ by the connection's protocol, ``web.RequestHandler.handle_error``: no middleware
 ``handler_args`` reaches that answer (aio-libs/aiohttp#3287). The one seam is the protocol's
 class. ``AppRunner`` gives the server aiohttp made for the app ``JsonErrorServer``'s protocol
 factory, which gives each connection's protocol ``JsonErrorProtocol``'s ``handle_error``. Both
-classes only add a method (no state, no slots), so the objects aiohttp made can take them, and
-nothing private of aiohttp's is used.
+classes only add a method (no state; ``__slots__ = ()``, so their layouts are aiohttp's), so the
+objects aiohttp made can take them. One private attribute is read, with a fallback: the
+connection's request count, as aiohttp reads it to log non-HTTP on a first request at debug.
 
 The request could not be read, so which endpoint it was for is unknown: the answer is the HTTP
 API's error shape and a JSON-RPC error (``id`` null) at once, which an MCP client of ``/mcp``
@@ -47,12 +48,19 @@ class JsonErrorProtocol(web.RequestHandler):
     ) -> web.StreamResponse:
         if status != 400 or not isinstance(exc, HttpProcessingError):  # not the parser's: aiohttp's logging
             super().handle_error(request, status, exc, message)  # (with the traceback) and its checks
+            if status == 504:  # a TimeoutError the app's handler let out (aiohttp gives no exception)
+                said = "the request's handler timed out (a TimeoutError it did not answer); try again"
+                return json_error("handler_timeout", f"{status} {said}", status, INTERNAL_ERROR)
             said = "internal error: the request was not answered"
             return json_error("server_fault", f"{status} {said}", status, INTERNAL_ERROR)
         if request.writer.output_size > 0:  # as aiohttp: an answer begun cannot be replaced
             raise ConnectionError("a response was sent already; the request that followed is not readable HTTP")
         refused = MalformedHttp(not_http(exc))
-        log.warning("%s: %s", request.remote, refused.message)  # a client's error: one line, no traceback
+        # A client's error: one line, no traceback. Not HTTP at all on a connection's first request (a TLS
+        # hello, a port scanner) is noise aiohttp logs at debug on purpose; later, it is a client's bug.
+        first = getattr(self, "_request_count", 1) <= 1  # aiohttp's own test; 1 if that attribute goes
+        level = logging.DEBUG if first and isinstance(exc, BadHttpMethod) else logging.WARNING
+        log.log(level, "%s: %s", request.remote, refused.message)
         return json_error(refused.type, refused.message, refused.status, INVALID_REQUEST)
 
 
@@ -83,6 +91,8 @@ def not_http(exc: HttpProcessingError) -> str:
 
 class JsonErrorServer(web.Server):
     """The server aiohttp made for the app, whose connections' protocols answer in JSON."""
+
+    __slots__ = ()  # the layout of aiohttp's server, so the one aiohttp made can take this class
 
     def __call__(self) -> web.RequestHandler:
         protocol = super().__call__()
