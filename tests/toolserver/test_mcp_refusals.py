@@ -154,18 +154,30 @@ async def test_a_protocol_version_header_not_spoken_is_named_with_the_versions_s
     session = ACCEPT | {"mcp-session-id": opened.headers["mcp-session-id"]}
     served = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
     for sent in ("banana", "", "1999-01-01", "2026-07-28", "2030-01-01"):
-        for headers, message in ((ACCEPT, {**INITIALIZE, "id": 7}), (session, {**LIST, "id": 8})):
-            answer = await client.post("/mcp", json=message, headers=headers | {"mcp-protocol-version": sent})
-            body = await answer.json()
-            assert (answer.status, body["id"], body["error"]["code"]) == (400, message["id"], -32022), body
-            said = body["error"]["message"]
-            assert said.startswith("MCP-Protocol-Version header: protocol ") and sent in said, said
-            assert said.endswith(f"connect with one of the supported versions ({served})"), said
-            assert body["error"]["data"] == {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": sent}
+        answer = await client.post("/mcp", json={**LIST, "id": 8}, headers=session | {"mcp-protocol-version": sent})
+        body = await answer.json()
+        assert (answer.status, body["id"], body["error"]["code"]) == (400, 8, -32022), body
+        said = body["error"]["message"]
+        assert said.startswith("MCP-Protocol-Version header: protocol ") and sent in said, said
+        assert said.endswith(f"connect with one of the supported versions ({served})"), said
+        assert body["error"]["data"] == {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": sent}
     modern = await client.post("/mcp", json={**LIST, "id": 9}, headers=session | {"mcp-protocol-version": "2026-07-28"})
     assert "(stateless requests) is not served" in (await modern.json())["error"]["message"]
     async with Client(str(client.make_url("/mcp?pack=controlled-form")), mode="auto") as mcp:  # falls back on -32022
         assert mcp.session.initialize_result.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def test_an_initialize_with_a_version_header_not_spoken_negotiates_down(client):
+    """An ``initialize`` negotiates its version in its body: a newer MCP-Protocol-Version header
+    on it is no refusal (it was -32022), and the SDK answers with a version this server speaks."""
+    for sent in ("2030-01-01", "2026-07-28", "banana"):
+        hello = {**INITIALIZE, "params": {**HELLO, "protocolVersion": sent}, "id": 7}
+        newer = ACCEPT | {"mcp-protocol-version": sent}
+        answer = await client.post("/mcp?pack=controlled-form", json=hello, headers=newer)
+        body = await answer.json()
+        assert answer.status == 200 and body["result"]["protocolVersion"] in HANDSHAKE_PROTOCOL_VERSIONS, body
+        ended = await client.delete("/mcp", headers=ACCEPT | {"mcp-session-id": answer.headers["mcp-session-id"]})
+        assert ended.status == 200
 
 
 async def test_the_guards_refusals_on_mcp_are_json_rpc_errors_as_its_others_are(own_sandbox):

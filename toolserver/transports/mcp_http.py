@@ -186,7 +186,8 @@ class StreamableHttp:
                 record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
             said = {"code": refused.code, "message": refused.message} | ({"data": refused.data} if refused.data else {})
             return web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
-        opening = None if SESSION_HEADER in request.headers or request.method != "POST" else initialize_of(body)
+        initialize = initialize_of(body) if request.method == "POST" else None
+        opening = None if SESSION_HEADER in request.headers else initialize
         if opening is not None:
             try:
                 run, owned = self.open_run(request.query)
@@ -200,8 +201,9 @@ class StreamableHttp:
             record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
+            hidden = (VERSION_HEADER,) if initialize is not None else ()  # its body's version is negotiated
             return await asgi_bridge(
-                request, body, self.manager.handle_request, self.poll_s, on_start, exchange, self.closing
+                request, body, self.manager.handle_request, self.poll_s, on_start, exchange, self.closing, hidden
             )
         finally:
             if binding is not None:
@@ -263,12 +265,14 @@ async def asgi_bridge(
     on_start: Callable[[web.Request, int, list], Awaitable[list]],
     exchange: str,
     closing: asyncio.Event,
+    hidden: tuple[str, ...] = (),
 ) -> web.StreamResponse:
     """Serve one aiohttp request, whose ``body`` was read already, with an ASGI app (the
     response, streamed or not, is written as the app sends it). The app sees ``exchange`` in
     the request's ``EXCHANGE_HEADER``; ``on_start`` sees the status and headers before they
-    are sent and returns the headers to send. Once ``closing`` is set, a long request (an event
-    stream) is told its client went away."""
+    are sent and returns the headers to send; it does not see the ``hidden`` headers. Once
+    ``closing`` is set, a long request (an event stream) is told its client went away."""
+    dropped = {EXCHANGE_HEADER.lower(), *(name.lower() for name in hidden)}
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -279,7 +283,7 @@ async def asgi_bridge(
         "root_path": "",
         "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
         "query_string": request.query_string.encode(),
-        "headers": [(k.lower(), v) for k, v in request.raw_headers if k.lower() != EXCHANGE_HEADER.encode()]
+        "headers": [(k.lower(), v) for k, v in request.raw_headers if k.lower().decode("latin-1") not in dropped]
         + [(EXCHANGE_HEADER.encode(), exchange.encode())],
         "client": (request.remote, 0),
         "server": (request.host.rsplit(":", 1)[0], request.url.port),

@@ -23,7 +23,8 @@ Each is answered with an invalid-request error (its id when that can be read) an
 are no object, which the run refuses itself, with a trace line.
 
 ``http_refusal`` adds what ``/mcp`` refuses for the SDK, so that it answers as stdio does: an
-``MCP-Protocol-Version`` this server does not speak (the SDK sent any such request to its
+``MCP-Protocol-Version`` this server does not speak, but on an ``initialize``, which negotiates
+its version in its body (the transport hides that header from the SDK) (the SDK sent any such request to its
 stateless-era entry, whose answer asked for that era's ``params._meta`` envelope or listed
 2026-07-28 as supported), a body that is not UTF-8, and JSON of no JSON-RPC message's shape (the
 SDK answered a dump of pydantic's errors with the invalid-params code and no id).
@@ -57,10 +58,12 @@ class Refused:
 
 def http_refusal(method: str, version: str | None, body: bytes, max_depth: int) -> Refused | None:
     """Why a request to ``/mcp`` is refused before the SDK reads it, or None: an
-    ``MCP-Protocol-Version`` header (``version``) naming no version this server speaks; for a
+    ``MCP-Protocol-Version`` header (``version``) naming no version this server speaks (but on an
+    ``initialize``: its body negotiates); for a
     POST, a body that is not UTF-8, ``refusal_of``'s reasons, or JSON of no JSON-RPC shape. Each
     answered as over stdio."""
-    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+    opening = method == "POST" and initialize_of(body) is not None  # its body's version is negotiated, not refused
+    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS and not opening:
         said, data = unsupported_version(version)
         return Refused(request_id_of(body), UNSUPPORTED_PROTOCOL_VERSION, f"MCP-Protocol-Version header: {said}", data)
     if method != "POST":
