@@ -196,6 +196,15 @@ async def test_tabs_open_switch_close_with_stable_ids(run):
     assert (await snapshot(run))["title"] == "Second"
 
 
+@pytest.mark.parametrize("tab", ["t\u00b2", "t\u0663", "t" + "9" * 5000, "t0", "t-1"])
+async def test_odd_tab_ids_are_unknown_tabs_not_faults(run, tab):
+    await start(run)
+    for name in ("browser_switch_tab", "browser_close_tab"):
+        bad = await run.call(name, {"tab": tab})
+        assert bad["error"]["type"] == "unknown_tab", bad["error"]
+        assert "no tab" in bad["error"]["message"] and "open tabs: t1" in bad["error"]["message"]
+
+
 async def test_page_opened_tabs_appear_in_the_tab_list(run):
     await start(run, url=f"{SITE}/popup")
     snap = (await snapshot(run))["snapshot"]

@@ -4,6 +4,8 @@ Tabs are ids like "t2" everywhere."""
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field
 
 from toolserver import browser as br
@@ -40,8 +42,8 @@ def find_tab(ctx: SessionContext, tab_id: str) -> br.Tab:
     session = ctx.session
     tab = session.tabs.get(tab_id)
     if tab is None:
-        number = tab_id[1:] if tab_id.startswith("t") else ""
-        made = number.isdigit() and not number.startswith("0") and 0 < int(number) <= session.tabs_made
+        number = re.fullmatch(r"t([1-9][0-9]{0,9})", tab_id)  # ASCII digits only: int("²") raises
+        made = number is not None and int(number[1]) <= session.tabs_made
         said = f"tab {tab_id!r} is closed" if made else f"no tab {tab_id!r} in this session"
         raise UnknownTab(f"{said}; open tabs: {', '.join(session.tabs) or 'none'}")
     return tab
