@@ -43,6 +43,7 @@ from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed
 
 TARGET_CRASHED = "Target crashed"  # Playwright's message for a call whose page's renderer ended
 log = logging.getLogger("toolserver.dispatch")
+Flight = tuple[CallContext, Any, float, str]  # a call holding its run's turn: its context, arguments, start
 
 
 class Dispatcher:
@@ -51,9 +52,7 @@ class Dispatcher:
     def __init__(self) -> None:
         self._turns: weakref.WeakKeyDictionary[Run, asyncio.Lock] = weakref.WeakKeyDictionary()
         # The call holding a run's turn, with what its line needs should the run's end not wait for it
-        self._in_flight: weakref.WeakKeyDictionary[Run, tuple[CallContext, Any, float, str]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._in_flight: weakref.WeakKeyDictionary[Run, Flight] = weakref.WeakKeyDictionary()
 
     def _turn(self, run: Run) -> asyncio.Lock:
         lock = self._turns.get(run)
@@ -67,91 +66,84 @@ class Dispatcher:
         async with self._turn(run):
             await run.media.before_call(run.registry.find(name))  # the last picture, before this call acts
             if run.trace.closed:  # the run's end did not wait for the call before it (``write_unfinished``)
-                return {"ok": False, "error": {"type": "unknown_run", "message": f"run {run.id} has ended"}}
+                return {"ok": False, "error": ended(run).to_json()}
             run.seq += 1
             run.last_active = time.monotonic()
             ctx = CallContext(run, run.seq, name)
             run.current = ctx
             t_start, wall_start = run.trace.now(), wall_now()
             flight = self._in_flight[run] = (ctx, raw_args, t_start, wall_start)
-            url_before: str | None = None
-            result: dict | None = None
-            error: dict | None = None
             try:
-                if run.browser_start is not None:
-                    await browser_started(run.browser_start)
-                if run.closed:
-                    raise UnknownRun.ended(run.id, served=run.trace.header.get("transport") != "mcp-stdio")
-                tool = run.registry.get(name)
-                args = tool.parse(raw_args)
-                ctx = run.current = scoped(ctx, tool)
-                url_before = ctx.tab.url if ctx.tab else None
-                url = getattr(args, "url", None) if tool.url_bearing else None
-                if url is not None:
-                    check_url(ctx, url)
-                await run.media.begin_group(ctx)
-                if run.faults is not None:
-                    refuse_session_start(ctx, tool)
-                result = await bounded_call(ctx, handle(tool, ctx, args))
-            except ToolError as exc:
-                error = exc.to_json()
-            except UnknownRun as exc:
-                error = {"type": "unknown_run", "message": str(exc)}
-            except PlaywrightError as exc:
-                error = await browser_error(ctx, exc)
-            except Exception as exc:  # a server fault: recorded, reported, never fatal
-                log.exception("server fault in %s", name)
-                run.record_event(
-                    "server_fault", {"tool": name, "error": repr(exc), "traceback": traceback.format_exc(limit=8)}
-                )
-                error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
-            finally:
-                run.current = None
-                run.last_active = time.monotonic()
-            if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
-                cause = error["message"]
-                error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
-            await run.media.end_group()
+                return await self._call(run, name, flight)
+            finally:  # a cancelled call leaves its flight too: no later end writes a line for it
+                if self._in_flight.get(run) is flight:
+                    del self._in_flight[run]
+
+    async def _call(self, run: Run, name: str, flight: Flight) -> dict:
+        ctx, raw_args, t_start, wall_start = flight
+        url_before: str | None = None
+        result: dict | None = None
+        error: dict | None = None
+        try:
+            if run.browser_start is not None:
+                await browser_started(run.browser_start)
+            if run.closed:
+                raise ended(run)
+            tool = run.registry.get(name)
+            args = tool.parse(raw_args)
+            ctx = run.current = scoped(ctx, tool)
+            url_before = ctx.tab.url if ctx.tab else None
+            url = getattr(args, "url", None) if tool.url_bearing else None
+            if url is not None:
+                check_url(ctx, url)
+            await run.media.begin_group(ctx)
             if run.faults is not None:
-                await end_session_midway(ctx)
-            session = ctx.session or run.sessions.get(run.current_session_id or "")
-            tab = session.active_tab if session and not session.closed and not session.crashed else None
-            url_after = tab.url if tab else None
-            if result is not None and url_before is None and url_after is None:
-                url_after = result.get("url")
-            # Page text is cut at its bound (toolserver.floods), and so is an error's message (which
-            # may quote a 200 KB argument); text that is not valid Unicode (a lone surrogate in a
-            # title) is escaped, and noted.
-            limit = run.config.max_page_text_chars
-            result, escaped = strict_json(cut_text(result, limit), "result")
-            error = cut_text(error, limit)
-            if self._in_flight.pop(run, None) is not flight:  # the run's end wrote its line (``write_unfinished``)
-                return {"ok": False, "error": error or {"type": "unknown_run", "message": f"run {run.id} has ended"}}
-            screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
-            suppressed = run.close_event_window(ctx)
-            run.write_call(
-                CallRecord.model_construct(
-                    seq=ctx.seq,
-                    tool=name,
-                    args=raw_args,
-                    ok=error is None,
-                    result=result,
-                    error=error,
-                    t_start=t_start,
-                    t_end=run.trace.now(),
-                    wall_start=wall_start,
-                    wall_end=wall_now(),
-                    session_id=session.id if session else None,
-                    tab=tab.id if tab else None,
-                    url_before=cut_text(url_before, limit),
-                    url_after=cut_text(url_after, limit),
-                    events=ctx.events,
-                    screenshot=screenshot,
-                    escaped=escaped or None,
-                    suppressed_events=suppressed or None,
-                )
+                refuse_session_start(ctx, tool)
+            result = await bounded_call(ctx, handle(tool, ctx, args))
+        except ToolError as exc:
+            error = exc.to_json()
+        except UnknownRun as exc:
+            error = {"type": "unknown_run", "message": str(exc)}
+        except PlaywrightError as exc:
+            error = await browser_error(ctx, exc)
+        except Exception as exc:  # a server fault: recorded, reported, never fatal
+            log.exception("server fault in %s", name)
+            run.record_event(
+                "server_fault", {"tool": name, "error": repr(exc), "traceback": traceback.format_exc(limit=8)}
             )
-            return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
+            error = {"type": "server_fault", "message": f"internal error in {name}: {exc!r}"}
+        finally:
+            run.current = None
+            run.last_active = time.monotonic()
+        if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
+            cause = error["message"]
+            error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
+        await run.media.end_group()
+        if run.faults is not None:
+            await end_session_midway(ctx)
+        session = ctx.session or run.sessions.get(run.current_session_id or "")
+        tab = session.active_tab if session and not session.closed and not session.crashed else None
+        url_after = tab.url if tab else None
+        if result is not None and url_before is None and url_after is None:
+            url_after = result.get("url")
+        # Page text is cut at its bound (toolserver.floods), and so is an error's message (which
+        # may quote a 200 KB argument); text that is not valid Unicode (a lone surrogate in a
+        # title) is escaped, and noted.
+        limit = run.config.max_page_text_chars
+        result, escaped = strict_json(cut_text(result, limit), "result")
+        error = cut_text(error, limit)
+        if self._in_flight.pop(run, None) is not flight:  # the run's end wrote its line (``write_unfinished``)
+            return {"ok": False, "error": error or ended(run).to_json()}
+        screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
+        suppressed = run.close_event_window(ctx)
+        run.write_call(CallRecord.model_construct(
+            seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result, error=error,
+            t_start=t_start, t_end=run.trace.now(), wall_start=wall_start, wall_end=wall_now(),
+            session_id=session.id if session else None, tab=tab.id if tab else None,
+            url_before=cut_text(url_before, limit), url_after=cut_text(url_after, limit), events=ctx.events,
+            screenshot=screenshot, escaped=escaped or None, suppressed_events=suppressed or None,
+        ))  # fmt: skip
+        return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 
     async def reject(self, run: Run, name: str, raw_args: Any, error: dict) -> None:
         """A call refused before it reached a tool: its line, after any call in flight."""
@@ -198,6 +190,10 @@ class Dispatcher:
             seq=ctx.seq, tool=ctx.tool, args=args, ok=False, error=error, t_start=t_start, t_end=run.trace.now(),
             wall_start=wall_start, wall_end=wall_now(), session_id=run.current_session_id, events=ctx.events,
         ))  # fmt: skip
+
+
+def ended(run: Run) -> UnknownRun:  # the words of every refusal of a run that has ended
+    return UnknownRun.ended(run.id, served=run.trace.header.get("transport") != "mcp-stdio")
 
 
 def scoped(ctx: CallContext, tool: Tool) -> CallContext:

@@ -7,6 +7,7 @@ agents) are never ended by it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 
@@ -131,6 +132,24 @@ async def test_a_call_that_outlasts_its_runs_end_keeps_its_trace_line_before_run
             assert "did not finish within close_timeout_s" in trace.calls[0].error.message
             for reply in await asyncio.gather(slow, queued):
                 assert reply.status == 404 and (await reply.json())["error"]["type"] == "unknown_run"
+            said = (await queued.result().json())["error"]["message"]  # the words of every ended-run refusal
+            assert said.startswith(f"run {run_id} has ended: nothing more can be done in it"), said
             await asyncio.sleep(0.2)
             text = (await (await server.get(f"/runs/{run_id}/trace")).text()).splitlines()
             assert json.loads(text[-1])["type"] == "run_end" and len(text) == 3, (trace_dir, text)
+
+
+async def test_a_cancelled_call_leaves_nothing_for_a_later_end_to_write(own_sandbox):
+    """A call cancelled in its handler (its client gone) left its place as the call in flight: an
+    end that then timed out waiting for the next call (before its own flight) wrote the cancelled call's line."""
+    registry = ToolRegistry([*ALL_TOOLS, browser_pause])
+    async with own_sandbox(close_timeout_s=0.2, registry=registry) as own:
+        run = own.create_run()
+        cancelled = asyncio.ensure_future(run.call("browser_pause", {"seconds": 5}))
+        await asyncio.sleep(0.2)
+        cancelled.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+        own.dispatcher.write_unfinished(run)  # what an end does that times out on the next call's turn
+        await own.end_run(run.id)
+        assert parse_trace(run.trace.text()).calls == []
