@@ -92,8 +92,8 @@ class ServerConfig:
     # A page that floods navigations (history.pushState in a loop), refused ones (a frame sent off
     # the list in a loop), dialogs (alert in a loop) or popups (each closing its opener): per window
     # between call lines, at most this many navigation, policy_violation (of each origin: top frame,
-    # redirect, frame), dialog, tab_opened and tab_closed lines each; the rest are counted
-    # (events_suppressed). State changes are always written.
+    # redirect, frame), dialog, tab_opened and tab_closed (a page's window.close()) lines each; the
+    # rest are counted (events_suppressed). State changes, and the tabs the sandbox closes, are always written.
     max_page_event_lines: int = 50
     # A tab whose pages make more requests than this in one FLOOD_WINDOW_S window (2 s) is closed
     # (a tab_closed event, reason request_flood): each request crosses the one driver and event

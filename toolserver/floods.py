@@ -10,7 +10,8 @@ resource type and host) and for at most ``max_refusal_lines`` refusals in all; a
 line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
 (navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
 cannot spend the lines its top frame's visits are judged by), ``dialog``, ``tab_opened`` and
-``tab_closed`` lines.
+``tab_closed`` lines (of tabs their page closed: a tab the sandbox closes, ``request_flood``, is
+always written).
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 

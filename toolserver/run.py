@@ -230,7 +230,8 @@ class Run:
         request, navigation or dialog beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
         data = cut_text(data, self.config.max_page_text_chars)
-        budget = self.budgets.get(kind)
+        # The sandbox's own closures (request_flood) are always written: a page's window.close() loop spends none
+        budget = self.budgets.get(kind) if kind != "tab_closed" or data.get("reason") == "page" else None
         if budget is not None and not budget.admit(data):
             return {"kind": kind, "data": data, "suppressed": True}
         event = event_of(

@@ -129,3 +129,27 @@ async def test_the_browsers_zygote_is_held_to_the_memory_cap_once_it_has_launche
                     line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if "data size" in x)
                     limits.append(line.split()[3])
     assert limits and set(limits) == {str(512 << 20)}, limits
+
+
+async def test_a_page_closing_its_tabs_cannot_spend_the_lines_of_the_tabs_the_sandbox_closes(own_sandbox, hostile_root):
+    """The tab_closed lines of a window were one budget: a page looping window.open/window.close
+    spent it, and the sandbox's own request_flood closure was only counted, never written."""
+    async with own_sandbox(max_page_event_lines=1, max_page_requests=600) as own:
+        run = hostile_run(own, hostile_root, "/popup-chain", "/request-flood", mode="observe")
+        await start_hostile(run, "/popup-chain")
+        opened = await run.call("browser_open_tab", {"url": f"{HOSTILE}/request-flood"})
+        assert opened["ok"], opened
+        flood = opened["result"]["tab"]
+        for _ in range(200):  # the chain closes about 7 tabs a second; the flood's tab soon closes
+            if flood not in run.current_session().tabs:
+                break
+            await asyncio.sleep(0.05)
+        await run.call("browser_snapshot", {})
+        await run.close()
+    events = parse_trace(run.trace.text()).events
+    closed = [e.data for e in events if e.kind == "tab_closed"]
+    assert [(d["tab"], d["url"]) for d in closed if d["reason"] == "request_flood"] == [
+        (flood, f"{HOSTILE}/request-flood")
+    ]
+    summaries = [e.data for e in events if e.kind == "events_suppressed" and e.data["kind"] == "tab_closed"]
+    assert summaries and {s["reason"] for s in summaries} == {"page"}, summaries
