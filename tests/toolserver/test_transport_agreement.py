@@ -138,8 +138,9 @@ async def test_a_site_key_the_run_refuses_the_tool_refuses_too(client):
     """One rule for a site key (toolserver.contract.site_keys): ``POST /runs`` refused "" and the
     tool took it (as no profile); the run took "a b", whose /task and /answer then failed with a
     server fault (a pack's prompt gives the key between quotes)."""
-    rule = "a site key is a non-empty string without quotes or white space"
-    for key in ("", "a b", 'a"b', "\tk", "k\n"):
+    rule = "a site key is a non-empty string of printable characters without quotes, backslashes or white space"
+    refused = ("", "a b", 'a"b', "\tk", "k\n", "k\x00", "k\x1b[2J", "a\\b", "k\u202egnp")  # NUL, ESC, bidi
+    for key in refused:
         created = await client.post("/runs", json={"pack": "controlled-form", "site_key": key})
         error = (await created.json())["error"]
         assert created.status == 400 and error["type"] == "invalid_arguments", error
@@ -148,7 +149,7 @@ async def test_a_site_key_the_run_refuses_the_tool_refuses_too(client):
     run_id = (await created.json())["run_id"]
     assert created.status == 201 and (await client.get(f"/runs/{run_id}/task")).status == 200
     async with Client(str(client.make_url(f"/mcp?run={run_id}"))) as mcp:
-        for key in ("", "a b", 'a"b', "\tk", "k\n"):
+        for key in refused:
             start = {"provider": "kernel", "site_key": key}
             by_http = await (await client.post(f"/runs/{run_id}/tools/browser_start_session", json=start)).json()
             by_mcp = (await mcp.call_tool("browser_start_session", start)).structured_content

@@ -27,9 +27,10 @@ def check_site_key(key: str) -> str:
     a pack's prompt between quotes, and named by a session to keep a profile: one rule for the
     run's key (``POST /runs``, a pack's prompt) and ``browser_start_session``'s, so a key one of
     them takes the other takes too. (An empty key named no profile: the tool took it as none.)"""
-    if not key or any(c == '"' or c.isspace() for c in key):
+    if not key or any(c in '"\\' or c.isspace() or not c.isprintable() for c in key):  # no NUL, ESC, bidi override
         raise ValueError(
-            f"a site key is a non-empty string without quotes or white space (a task's prompt gives it between "
-            f"quotes), got {json.dumps(key)}: pass the site key the task gives, or leave it out"
+            f"a site key is a non-empty string of printable characters without quotes, backslashes or white space "
+            f"(a task's prompt gives it between quotes), got {json.dumps(key)}: pass the site key the task gives, "
+            "or leave it out"
         )
     return key

@@ -110,8 +110,9 @@ def parse_body(model: type[BaseModel], body: Any, usage: str) -> Any:
 async def create_run(request: web.Request) -> web.Response:
     """Create a run. Body: `{"pack"?, "policy"?: "enforce"|"observe", "block_state_changes"?, "site_key"?,
     "name"?}` (all optional; without `site_key` a pack's run gets a new one; a site key is a non-empty
-    string without quotes or white space, as `browser_start_session` takes it). Reply 201:
-    `{"run_id", "pack", "policy", "block_state_changes", "site_key"}`, and a `note` for a run
+    string of printable characters without quotes, backslashes or white space, as
+    `browser_start_session` takes it). Reply 201: `{"run_id", "pack", "policy", "block_state_changes",
+    "site_key"}`, and a `note` for a run
     without a pack (it has no allow-list and no task). With `name`: the live run of that name
     (reply 200, the same fields and `name`), else a new run by that name (201); 409 if the
     name is taken by a run of another pack, or of another `site_key`, `policy` or
