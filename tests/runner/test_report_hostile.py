@@ -63,3 +63,14 @@ async def test_an_attempt_folder_named_in_bytes_that_are_not_utf8_is_linked(sand
         assert "attempt ab" in await page.title() and "QUALIFIED PASS" in await page.locator("body").inner_text()
     finally:
         await context.close()
+
+
+def test_a_summary_naming_a_folder_with_a_lone_surrogate_still_gets_its_report(tmp_path):
+    """``"directory": "x\\ud800"`` (a surrogate no file name decodes to) made ``sandbox report``
+    fail: the link's quoting raised UnicodeEncodeError."""
+    batch = batch_of(tmp_path / "batch", "controlled-form-1")
+    summary = json.loads((batch / "summary.json").read_text())
+    summary["attempts"].append(summary["attempts"][0] | {"directory": "x\ud800"})
+    (batch / "summary.json").write_text(json.dumps(summary))
+    assert main(["report", str(batch)]) == 0
+    assert 'href="x%5Cud800/report.html"' in (batch / "report.html").read_text()

@@ -24,8 +24,12 @@ DETAIL_CHARS = 20_000  # the full JSON behind a <details>
 def href(path: str) -> str:
     """A file's relative path as a link: every character a URL gives a meaning to quoted, so a
     folder named ``javascript:...`` (a summary.json's ``directory``) or ``a#b`` is a file still,
-    and a name that is not UTF-8 links to its own bytes."""
-    return urllib.parse.quote(path, errors="surrogateescape")
+    and a name that is not UTF-8 links to its own bytes. A lone surrogate no file name can hold (a
+    summary.json's ``"x\\ud800"``) is linked as its escape, a file that is not there: it never raises."""
+    try:
+        return urllib.parse.quote(path, errors="surrogateescape")
+    except UnicodeEncodeError:
+        return urllib.parse.quote(path, errors="backslashreplace")
 
 
 def clip(text: str, limit: int) -> str:
