@@ -58,7 +58,7 @@ class Downloads:
         self.writing[download] = (tab, file_of(download))
         self.keeper.downloads_writing[download] = self
         if self.owner.closed or self.room() <= 0:  # closing, or the run keeps all it may: none is written
-            self._task(self._cancel(download))
+            self._task(self.cancel_writing(download))
             return
         self._task(self._finished(tab, download))
         if self._watch is None or self._watch.done():
@@ -111,9 +111,9 @@ class Downloads:
                 used += written
                 if used > keeper.config.max_download_bytes:
                     used -= written
-                    await downloads._cancel(download, written)
+                    await downloads.cancel_writing(download, written)
 
-    async def _cancel(self, download: Download, written: int = 0) -> None:
+    async def cancel_writing(self, download: Download, written: int = 0) -> None:
         """Cancel a download being written and remove what it wrote (``download_discarded``)."""
         tab, file = self._drop(download)
         if tab is None:  # it ended already: kept, or discarded and said (a download is discarded once)
