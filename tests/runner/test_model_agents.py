@@ -107,6 +107,15 @@ async def run_one(sandbox, api: Api, out: Path, **options):
     return outcome
 
 
+async def run_live(sandbox, api: Api, out: Path, **options):
+    """``run_one`` against a scripted model server started for it."""
+    runner, url = await scripted_server().start_server()
+    try:
+        return await run_one(sandbox, api, out, base_url=f"{url}{api.base_path}", **options)
+    finally:
+        await runner.cleanup()
+
+
 def test_the_record_modes_are_one_list_for_the_command_line_the_plugin_and_the_options():
     (run,) = [a.choices["run"] for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     (cli,) = [action.choices for action in run._actions if action.dest == "record_mode"]
@@ -128,14 +137,8 @@ def test_arguments_that_are_not_json_pass_through_unchanged():
 
 @by_api
 async def test_live_against_the_scripted_server_records_a_cassette(sandbox, tmp_path, api):
-    runner, url = await scripted_server().start_server()
     cassette = tmp_path / "live.yaml"
-    try:
-        outcome = await run_one(
-            sandbox, api, tmp_path / "runs", base_url=f"{url}{api.base_path}", cassette=cassette, record_mode="all"
-        )
-    finally:
-        await runner.cleanup()
+    outcome = await run_live(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="all")
     attempt, calls, output = attempt_of(outcome)
     assert attempt["status"] == "completed", attempt["error"]
     assert calls == expected_calls(attempt["site_key"])
@@ -374,14 +377,7 @@ async def test_record_mode_all_records_over_a_damaged_cassette(sandbox, tmp_path
     """Mode all refused it, saying to record it again with --record-mode all."""
     cassette = tmp_path / "truncated.yaml"
     cassette.write_text(api.cassette.read_text()[:5000])
-    runner, url = await scripted_server().start_server()
-    try:
-        base_url = f"{url}{api.base_path}"
-        outcome = await run_one(
-            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="all"
-        )
-    finally:
-        await runner.cleanup()
+    outcome = await run_live(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="all")
     attempt, calls, _ = attempt_of(outcome)
     assert attempt["status"] == "completed", attempt
     recorded = yaml.safe_load(cassette.read_text())["interactions"]
@@ -392,14 +388,7 @@ async def test_a_folder_for_a_cassette_is_refused_before_any_request(sandbox, tm
     """The attempt talked to its model to the end, then crashed in an IsADirectoryError."""
     api, cassette = APIS[0], tmp_path / "folder.yaml"
     cassette.mkdir()
-    runner, url = await scripted_server().start_server()
-    try:
-        base_url = f"{url}{api.base_path}"
-        outcome = await run_one(
-            sandbox, api, tmp_path / "runs", base_url=base_url, cassette=cassette, record_mode="once"
-        )
-    finally:
-        await runner.cleanup()
+    outcome = await run_live(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="once")
     attempt, calls, _ = attempt_of(outcome)
     assert attempt["status"] == "error" and calls == [], attempt
     assert attempt["error"] == f"cassette {cassette} is a folder, not a file; {HINT}"
@@ -547,13 +536,7 @@ async def test_an_empty_cassette_under_once_is_recorded_as_none_would_be(sandbox
     replayed, and the SDK was given no retries (a rate limit met while recording ended it)."""
     api, cassette = APIS[0], tmp_path / "empty.yaml"
     cassette.write_text("\n")
-    runner, url = await scripted_server().start_server()
-    try:
-        outcome = await run_one(
-            sandbox, api, tmp_path / "runs", base_url=f"{url}{api.base_path}", cassette=cassette, record_mode="once"
-        )
-    finally:
-        await runner.cleanup()
+    outcome = await run_live(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="once")
     attempt, _, _ = attempt_of(outcome)
     assert attempt["status"] == "completed" and attempt["agent_details"]["replayed"] is False, attempt
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 8

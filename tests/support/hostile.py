@@ -52,6 +52,13 @@ async def start_hostile(run: Run, path: str) -> dict:
     return reply
 
 
+async def snapshot_text(run: Run) -> str:
+    """The snapshot's text of the run's current tab (the call must succeed)."""
+    reply = await run.call("browser_snapshot", {})
+    assert reply["ok"], reply
+    return reply["result"]["snapshot"]
+
+
 def blocked_requests(run: Run) -> list[dict]:
     """The data of the run's ``blocked_request`` events, from its trace."""
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]

@@ -4,7 +4,9 @@ the Playwright driver's flags are checked on the real processes), and a process 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -41,3 +43,19 @@ async def wait_until_gone(group: int, seconds: float = 3.0) -> list[int]:
     while (alive := living_processes_in_group(group)) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     return alive
+
+
+def drivers() -> set[int]:
+    """This process's Playwright drivers (node ... run-driver)."""
+    return {pid for pid, argv in descendant_argvs(os.getpid()).items() if "run-driver" in argv}
+
+
+async def kill_new_driver(host, before: set[int]) -> None:
+    """SIGKILL the one driver started since ``before`` (``drivers()``), then wait up to 5 s for
+    ``host`` (a ``BrowserHost``) to count the crash."""
+    (driver,) = drivers() - before
+    os.kill(driver, signal.SIGKILL)
+    for _ in range(100):
+        if host.crashes:
+            break
+        await asyncio.sleep(0.05)

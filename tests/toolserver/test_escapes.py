@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest_asyncio
 
 from tests.support.calls import ref_of
-from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, snapshot_text, start_hostile
 from tests.support.processes import descendant_argvs
 from toolserver.api import Sandbox
 from toolserver.capacity import process_tree
@@ -25,12 +25,6 @@ from toolserver.run import Run
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
-
-
-async def snapshot_text(run: Run) -> str:
-    reply = await run.call("browser_snapshot", {})
-    assert reply["ok"], reply
-    return reply["result"]["snapshot"]
 
 
 def violations(run: Run) -> list[dict]:

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror
-from tests.support.processes import descendant_argvs
+from tests.support.processes import descendant_argvs, drivers, kill_new_driver
 from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
@@ -200,11 +200,6 @@ async def test_a_crashed_browser_is_reported_relaunched_and_health_tells_the_tru
         await crashed_then_served_again(own, client, run)
 
 
-def drivers() -> set[int]:
-    """This process's Playwright drivers (node ... run-driver)."""
-    return {pid for pid, argv in descendant_argvs(os.getpid()).items() if "run-driver" in argv}
-
-
 async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_the_truth(hostile_root):
     """The driver killed (out of memory, by hand): every later session of the server failed, and
     /health said ok, for the server's whole life; a batch blamed each attempt on its agent."""
@@ -215,12 +210,7 @@ async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_t
     ):
         run = own.create_run()
         assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-        (driver,) = drivers() - before
-        os.kill(driver, signal.SIGKILL)
-        for _ in range(100):
-            if own.host.crashes:
-                break
-            await asyncio.sleep(0.05)
+        await kill_new_driver(own.host, before)
         body = await (await client.get("/health")).json()
         assert body["browser"]["crashes"] == 1 and body["browser"]["connected"] is False, body
         await crashed_then_served_again(own, client, run)

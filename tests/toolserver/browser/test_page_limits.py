@@ -10,21 +10,14 @@ from pathlib import Path
 import pytest_asyncio
 
 from tests.support.calls import ref_of
-from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, snapshot_text, start_hostile
 from tests.support.processes import descendant_argvs
 from toolserver.contract.trace import parse_trace
-from toolserver.run import Run
 
 
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
-
-
-async def snapshot_text(run: Run) -> str:
-    reply = await run.call("browser_snapshot", {})
-    assert reply["ok"], reply
-    return reply["result"]["snapshot"]
 
 
 async def test_a_chain_of_popups_grows_the_trace_by_a_bounded_amount(own_sandbox, hostile_root):

@@ -5,8 +5,6 @@ new one starts, as it is when the server stops."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 from pathlib import Path
 
 import pytest_asyncio
@@ -14,17 +12,12 @@ from playwright.async_api import Download
 
 from tests.support.calls import ref_of
 from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
-from tests.support.processes import descendant_argvs
+from tests.support.processes import drivers, kill_new_driver
 
 
 @pytest_asyncio.fixture(scope="module")
 def hostile_root(tmp_path_factory):
     return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
-
-
-def drivers() -> set[int]:
-    """This process's Playwright drivers (node ... run-driver)."""
-    return {pid for pid, argv in descendant_argvs(os.getpid()).items() if "run-driver" in argv}
 
 
 def profile_folder(browser: int) -> Path:
@@ -49,12 +42,7 @@ async def test_a_dead_drivers_downloads_and_profile_are_removed(own_sandbox, hos
         assert (await run.call("browser_click", {"ref": ref_of(snapshot, "blob 0")}))["ok"]
         kept = Path(await (await downloaded).path())
         assert kept.is_file() and profile.is_dir()
-        (driver,) = drivers() - before
-        os.kill(driver, signal.SIGKILL)
-        for _ in range(100):
-            if own.host.crashes:
-                break
-            await asyncio.sleep(0.05)
+        await kill_new_driver(own.host, before)
         again = hostile_run(own, hostile_root, "/calm")
         await start_hostile(again, "/calm")  # a new driver and browser
         await again.close()
