@@ -267,7 +267,11 @@ class BrowserHost:
         folder, self.temp_dir = self.temp_dir, None
         if folder is not None:
             self._kill_browsers()
-            await asyncio.to_thread(shutil.rmtree, folder, True)
+            for _ in range(10):  # a child of the killed browser may write on a moment (a folder left)
+                await asyncio.to_thread(shutil.rmtree, folder, True)
+                if not folder.exists():
+                    break
+                await asyncio.sleep(0.1)
             forget_temp_dir(folder)
 
     async def ready_browser(self) -> Browser:
