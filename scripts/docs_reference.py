@@ -500,14 +500,16 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
             rows.append([f"{batch}: a {pool} Ray pool vs local", value, f"≤ {goal}×"])
     for level in results.get("scale_levels", ()):
         row = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{level}_")}
+        errors = f"{row['errors']} error" + ("" if row["errors"] == 1 else "s")
         value = (
-            f"{row['wall_s']:.1f} s, {row['attempts_per_min']:.0f} attempts/min, **{row['errors']} errors**, "
+            f"{row['wall_s']:.1f} s, {row['attempts_per_min']:.0f} attempts/min, **{errors}**, "
             f"wall/bound **{row['throughput_ratio']:.2f}×**, **{row['pss_per_session_mb']:.1f} MB** PSS a session"
             + (f" ({row['pss_marginal_mb']:.1f} MB marginal)" if "pss_marginal_mb" in row else "")
             + f", CPU {row['cpu_per_attempt_s']:.2f} s an attempt"
         )
         goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
-        rows.append([f"{level} agents at once thinking {results['scale_think_s']:g} s a call, one server", value, goal])
+        agents = f"{level} agent" + ("" if level == 1 else "s")
+        rows.append([f"{agents} at once thinking {results['scale_think_s']:g} s a call, one server", value, goal])
     if "scale_floor_pss_per_context_mb" in results:
         value = f"**{results['scale_floor_pss_per_context_mb']:.1f} MB** PSS a context"
         what = f"Chromium's own floor: plain Playwright, the same flags, {results['scale_floor_contexts']} contexts"

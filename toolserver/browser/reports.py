@@ -38,9 +38,9 @@ async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:
             return await awaitable
     except TimeoutError:
         raise PageUnresponsive(
-            f"the page did not answer ({what}) within {seconds:g} s: a script on it may be spinning, or the "
-            "page is too large to read in that time. Close the tab (browser_close_tab) or the session "
-            "(browser_close) and start again."
+            f"the page did not answer ({what}) within {seconds:g} s: a script on it may be spinning, the page "
+            "may be too large to read in that time, or the machine too busy (many sessions at once). Close "
+            "the tab (browser_close_tab) or the session (browser_close) and start again."
         ) from None
 
 
