@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -811,6 +812,14 @@ async def spawned_serve(traces: str):
     raise RuntimeError("sandbox serve did not answer /health within 30 s")
 
 
+SCRATCH: list[str] = []  # the workflow's folders for traces and outputs: removed at its end
+
+
+def scratch(prefix: str) -> str:
+    SCRATCH.append(tempfile.mkdtemp(prefix=prefix))
+    return SCRATCH[-1]
+
+
 async def workflow_side(rounds: int) -> dict:
     """The form's first step through five ways in, rounds rotating which goes first: raw
     Playwright and the sandbox's Python API (both in this process), ``sandbox mcp`` over stdio
@@ -836,12 +845,12 @@ async def workflow_side(rounds: int) -> dict:
             "--headless",
             "--isolated",
             "--output-dir",
-            tempfile.mkdtemp(prefix="bench-playwright-mcp-"),
+            scratch("bench-playwright-mcp-"),
             *root_flags,
         ],
     )
-    ours = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--trace-dir", tempfile.mkdtemp(prefix="bench-")])
-    serve, base = await spawned_serve(tempfile.mkdtemp(prefix="bench-serve-"))
+    ours = StdioServerParameters(command=SANDBOX_CLI, args=["mcp", "--trace-dir", scratch("bench-mcp-")])
+    serve, base = await spawned_serve(scratch("bench-serve-"))
     raw, raw_call = await raw_form_caller()
     try:
         async with (
@@ -868,6 +877,8 @@ async def workflow_side(rounds: int) -> dict:
     finally:
         serve.terminate()
         await serve.wait()
+        for folder in SCRATCH:
+            shutil.rmtree(folder, ignore_errors=True)
         await raw.stop()
         await static.cleanup()
     out: dict = {"workflow_rounds": rounds, "workflow_steps": list(FORM_STEPS)}

@@ -11,6 +11,7 @@ not timed, as a cluster's is not).
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -65,6 +66,7 @@ async def ray_side(repeats: int = 12, concurrency: int = 8, think: float = 0.5) 
             stop_pool("bench")
     finally:
         ray.shutdown()
+        shutil.rmtree(out, ignore_errors=True)
     return {
         "ray_attempts": len(local),
         "ray_think_s": think,
