@@ -6,16 +6,15 @@ in a folder the host owns, which it removes when that driver is gone.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import functools
 import os
 import shlex
-import shutil
-import tempfile
 import weakref
 from pathlib import Path
 
 from playwright.async_api import Playwright, async_playwright
+
+from toolserver.browser.leftovers import make_owned_dir, release
 
 # Playwright's driver is a Node process that lives as long as the server. With V8's defaults its
 # heap grows by tens of MB between major collections (the soak saw its RSS swing 135-185 MB);
@@ -53,27 +52,16 @@ async def start_playwright(temp_dir: Path | None = None) -> Playwright:
                 os.environ["PLAYWRIGHT_NODEJS_PATH"] = own
 
 
-_TEMP_DIRS: set[Path] = set()  # the drivers' folders not removed yet: removed at exit
-
-
 def new_temp_dir() -> Path:
     """A folder for one driver's temporary files (removed at exit, if not before by
-    ``forget_temp_dir()``'s caller)."""
-    tempfile.gettempdir()  # the process's own, decided before any TMPDIR of a driver's is near
-    folder = Path(tempfile.mkdtemp(prefix="sandbox-browser-"))
-    _TEMP_DIRS.add(folder)
-    return folder
+    ``forget_temp_dir()``'s caller). It is locked as this process's while it lives: if the process
+    is killed, the next process's first folder removes it (``leftovers``)."""
+    return make_owned_dir("sandbox-browser-")
 
 
 def forget_temp_dir(folder: Path) -> None:
     """``folder`` is removed (or about to be): not left for the exit hook."""
-    _TEMP_DIRS.discard(folder)
-
-
-@atexit.register
-def _remove_temp_dirs() -> None:
-    for folder in list(_TEMP_DIRS):
-        shutil.rmtree(folder, True)
+    release(folder)
 
 
 def _driver_wrapper(own: str | None, temp_dir: Path | None) -> Path | None:
@@ -103,6 +91,4 @@ def _driver_wrapper(own: str | None, temp_dir: Path | None) -> Path | None:
 @functools.cache
 def _wrapper_folder() -> Path:
     """Where the wrapper of a driver without a temporary folder lives (``start_playwright()``)."""
-    folder = Path(tempfile.mkdtemp(prefix="sandbox-driver-"))
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
+    return make_owned_dir("sandbox-driver-")  # removed at exit

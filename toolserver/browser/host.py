@@ -232,7 +232,7 @@ class BrowserHost:
     async def _start_driver(self) -> Playwright:
         """Playwright's driver, watched: when it ends (killed, out of memory), its browser goes
         with it, though Playwright still calls that browser connected."""
-        folder = new_temp_dir()
+        folder = await asyncio.to_thread(new_temp_dir)  # the first sweeps dead servers' folders: off the loop
         try:
             driver = await start_playwright(folder)
         except BaseException:
