@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from sandbox.evaluation.shown import shown
-from sandbox.runner.attempt import median_seconds
+from sandbox.runner.attempt import time_known
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 
 Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
@@ -123,7 +123,7 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         "interval": [round(low, 4), round(high, 4)],
         "error_free_passes": sum(bool(a["error_free"]) for a in items),
         "mean_field_accuracy": round(statistics.fmean(float(a["field_accuracy"]) for a in items), 4),
-        "median_seconds": median_seconds([(str(a["status"]), float(a["elapsed_seconds"])) for a in items]),
+        "median_seconds": known_median_seconds(items),
         # over every attempt, failures included; unknown if any attempt's cost is (never zero)
         "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
         "mean_tool_calls": round(statistics.fmean(int(a["tool_calls"]) for a in items), 1),
@@ -131,12 +131,24 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def known_median_seconds(items: list[dict[str, Any]]) -> float | None:
+    """The median time of the attempts whose time is known (an unfinished or unreadable one's
+    ``0`` is none); None, shown as unknown, when no attempt's is (never 0 s)."""
+    known = [
+        float(a["elapsed_seconds"])
+        for a in items
+        if time_known(str(a["status"])) and finite_number(a.get("elapsed_seconds"))
+    ]
+    return round(statistics.median(known), 3) if known else None
+
+
 def rank_key(row: dict[str, Any]) -> tuple:
     """The qualified-pass rate (higher first: with the same number of attempts each, as in the
-    benchmark, the count of passes), then mean cost (less first; unknown last), then median time."""
-    cost = row["mean_cost_usd"]
+    benchmark, the count of passes), then mean cost (less first; unknown last), then median time
+    (less first; unknown last)."""
+    cost, seconds = row["mean_cost_usd"], row["median_seconds"]
     rate = row["qualified_passes"] / row["attempts"]
-    return (-rate, -row["qualified_passes"], cost is None, cost or 0.0, row["median_seconds"], row["agent"])
+    return (-rate, -row["qualified_passes"], cost is None, cost or 0.0, seconds is None, seconds or 0.0, row["agent"])
 
 
 def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:
@@ -201,7 +213,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
                 f"{r['interval'][0]:.2f}-{r['interval'][1]:.2f}",
                 f"{r['error_free_passes']}/{n}",
                 f"{r['mean_field_accuracy']:.3f}",
-                f"{r['median_seconds']:.2f}",
+                "unknown" if r["median_seconds"] is None else f"{r['median_seconds']:.2f}",
                 cost,
                 f"{r['mean_tool_calls']:.1f}",
                 str(r.get("replacements", 0)),

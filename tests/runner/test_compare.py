@@ -107,6 +107,34 @@ def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
     assert ranking[2]["mean_cost_usd"] is None and ranking[0]["mean_cost_usd"] == 0.01
 
 
+def test_an_unknown_time_is_never_zero_seconds_in_the_median(tmp_path):
+    """An agent whose every attempt's time is unknown (unfinished, unreadable) had a median of
+    0.00 s, from those attempts' 0: it ranked first among equals as the fastest, and the tables
+    and the leaderboard said 0.00."""
+    from sandbox.runner.report import render_leaderboard
+
+    def attempt(agent, status, seconds):
+        return {
+            "agent": agent, "pack": "p", "qualified_pass": False, "error_free": False, "field_accuracy": 0.0,
+            "elapsed_seconds": seconds, "tool_calls": 0, "status": status, "cost_usd": None, "directory": "x",
+        }  # fmt: skip
+
+    attempts = [
+        attempt("timed", "completed", 4.0),
+        attempt("timed", "unreadable", 0.0),
+        attempt("timed", "completed", 6.0),
+        attempt("untimed", "unreadable", 0.0),
+        attempt("untimed", "unfinished", 0.0),
+    ]
+    comp = comparison(attempts)
+    assert [(r["agent"], r["median_seconds"]) for r in comp["ranking"]] == [("timed", 5.0), ("untimed", None)]
+    text = format_comparison(comp)
+    untimed = next(line for line in text.splitlines() if line.startswith("2 "))
+    assert "0.000       unknown   unknown" in untimed  # field acc., median s, mean cost
+    page = render_leaderboard(comp, attempts, tmp_path)
+    assert "<td>0.000</td><td>unknown</td>" in page and "<td>0.000</td><td>5.00</td>" in page
+
+
 def test_agents_with_different_numbers_of_attempts_are_ranked_by_pass_rate_with_a_note():
     def attempts(agent, passes, n):
         return [

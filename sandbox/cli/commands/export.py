@@ -67,7 +67,7 @@ def command(args: argparse.Namespace) -> int:
     samples = log.samples or []
     folder = Path(args.folder)
     if folder.is_dir() and (left_out := left_out_folders(folder)):  # as `sandbox results` says it
-        print(f"sandbox export: {left_out_note(left_out)}", file=sys.stderr)
+        print(f"sandbox export: {left_out_note(left_out, folder)}", file=sys.stderr)
     print(
         f"{target}: {len(samples)} sample{'s' if len(samples) != 1 else ''} ({', '.join(str(s.id) for s in samples)})"
     )

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.runner.report import NothingToReport, write_reports
+    from sandbox.runner.report import NothingToReport, unreadable_pages, write_reports
 
     try:
         if args.junit:
@@ -48,6 +48,8 @@ def command(args: argparse.Namespace) -> int:
     except OSError as exc:  # a full disk, a read-only folder: the pages already there are left whole
         print(f"sandbox report: cannot write the report: {exc}", file=sys.stderr)
         return 3
+    for unread in unreadable_pages(args.folder):
+        print(f"sandbox report: no page for {unread}", file=sys.stderr)
     print(
         f"report: {written[0]}"
         + (f" (and {len(written) - 1} attempt report{'s' if len(written) > 2 else ''})" if len(written) > 1 else "")

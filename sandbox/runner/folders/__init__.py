@@ -3,13 +3,15 @@ killed run: every file is optional; what is missing or unreadable is named in ``
 never raised. One job per module:
 
     _attempt   AttemptFolder.load(path): one attempt (attempt.json as an ``AttemptRecord``,
-               score.json, output.txt, trace.jsonl, agent.stderr.txt); is_attempt_folder(path)
+               score.json, output.txt, trace.jsonl, agent.stderr.txt); is_attempt_folder(path);
+               unopened(path): why a folder cannot be listed
     _records   counted_field_damage(data, record): why attempt.json's record cannot be counted
                (read by ``sandbox.runner.attempt.read_attempt_record``, here too);
                score_problem(data): what makes score.json's data no score report
-    _batch     batch_attempts(path): a batch folder's attempt folders, in name order;
-               left_out_folders(path): those with attempt files under a name the runner never
-               gives; resolve_batch(path): the batch a folder given to the readers names
+    _batch     batch_attempts(path): a batch folder's attempt folders, in name order
+               (attempt_paths(path): their paths, none read); left_out_folders(path): those
+               with attempt files under a name the runner never gives, or linked;
+               resolve_batch(path): the batch a folder given to the readers names
     _outcome   outcome(folder): the folder as an AttemptOutcome (for the summary table);
                reselected(outcomes): run selection read back from the folder names
     _summary   read_summary(batch_dir): summary.json, or the same data rebuilt from the folders
@@ -17,8 +19,9 @@ never raised. One job per module:
 """
 
 from sandbox.runner.attempt import read_attempt_record
-from sandbox.runner.folders._attempt import ATTEMPT_MARKERS, AttemptFolder, is_attempt_folder
+from sandbox.runner.folders._attempt import ATTEMPT_MARKERS, AttemptFolder, is_attempt_folder, unopened
 from sandbox.runner.folders._batch import (
+    attempt_paths,
     batch_attempts,
     left_out_folders,
     left_out_note,
@@ -32,6 +35,7 @@ from sandbox.runner.folders._summary import read_summary, summary_problem
 __all__ = [
     "ATTEMPT_MARKERS",
     "AttemptFolder",
+    "attempt_paths",
     "batch_attempts",
     "is_attempt_folder",
     "left_out_folders",
@@ -45,4 +49,5 @@ __all__ = [
     "runner_named",
     "score_problem",
     "summary_problem",
+    "unopened",
 ]

@@ -6,9 +6,11 @@ the benchmark keeps every selected attempt, so a damaged one stays in the count,
 that proves nothing. With ``attempt.json`` missing (``unfinished``), or unreadable, whole or in a
 field the counts rest on, or of another attempt than the folder's trace or score (``unreadable``),
 how the agent ended is unknown: no qualified pass, field accuracy 0, time and cost unknown. With
-``trace.jsonl`` damaged (a line cut short or not a trace line) the gates cannot be checked against
-it, and a qualified pass is not counted (the measurement gate fails such a trace); the field
-accuracy, which rests on the answer, still is.
+``trace.jsonl`` damaged (a line cut short or not a trace line) or there but not read (unreadable, a
+folder, a link out of the folder) the gates cannot be checked against it, and a qualified pass is
+not counted (the measurement gate fails such a trace); the field accuracy, which rests on the
+answer, still is. A folder that cannot be entered is ``unreadable`` as a whole, and no page is
+written into it (``opened``).
 Each says why in its reason."""
 
 from __future__ import annotations
@@ -35,6 +37,15 @@ def is_attempt_folder(path: Path) -> bool:
         return True
 
 
+def unopened(path: Path) -> str | None:
+    """Why the folder cannot be listed (a folder this user may not read), or None."""
+    try:
+        os.listdir(path)
+    except OSError as exc:
+        return f"the attempt folder is unreadable ({exc.strerror or exc})"
+    return None
+
+
 def trace_damage(trace: Trace) -> str | None:
     """What is wrong with the trace's lines (cut short, not a trace line), or None. A trace of a
     newer format than this version reads is not damaged: what it could not read is in ``problems``."""
@@ -58,16 +69,16 @@ class AttemptFolder:
     problems: list[str] = field(default_factory=list)
     score_damage: str | None = None  # why score.json was not taken (an edited file), if so
     record_damage: str | None = None  # why attempt.json, which is there, cannot be counted, if so
-    trace_damage: str | None = None  # what is wrong with trace.jsonl's lines, if anything
+    trace_damage: str | None = None  # what is wrong with trace.jsonl (its lines, or it was not read), if anything
+    opened: bool = True  # whether the folder could be listed (False: nothing in it was read, nor is written)
 
     @classmethod
     def load(cls, path: Path) -> AttemptFolder:
         folder = cls(Path(path))
-        try:
-            os.listdir(folder.path)
-        except OSError as exc:  # a folder this user may not read: its attempt is unreadable, never skipped
-            folder.record_damage = f"the attempt folder is unreadable ({exc.strerror or exc})"
+        if (closed := unopened(folder.path)) is not None:  # its attempt is unreadable, never skipped
+            folder.record_damage = closed
             folder.problems.append(folder.record_damage)
+            folder.opened = False
             return folder
         folder._read_record()
         folder.score, damage = folder._json("score.json")
@@ -79,7 +90,8 @@ class AttemptFolder:
             folder.score_damage = f"{damage}: the attempt is taken as not scored"
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False, tail=True)
-        trace_text = folder._text("trace.jsonl")
+        trace_text, unread = folder._read("trace.jsonl")
+        folder.trace_damage = unread  # there, but not read: the gates cannot be checked against it
         if trace_text is not None:
             folder.trace = parse_trace(trace_text)
             folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]
@@ -129,16 +141,20 @@ class AttemptFolder:
     def _text(self, name: str, required: bool = True, tail: bool = False) -> str | None:
         """The file's text (``tail``: its last ``STDERR_TAIL_BYTES`` only); None when it is not there,
         and said when ``required`` or when something else is there (a folder, a link out of the folder)."""
+        return self._read(name, required, tail)[0]
+
+    def _read(self, name: str, required: bool = True, tail: bool = False) -> tuple[str | None, str | None]:
+        """``_text``, and why a file that is there was not read (None when read, or missing)."""
         file, odd = folder_file(self.path, name)  # a folder, a link loop, a link out of the folder: said
         if file is None:
             if odd is not None or required:
                 self.problems.append(odd or f"{name} is missing")
-            return None
+            return None, odd
         try:
-            return read_tail(file) if tail else file.read_text(encoding="utf-8", errors="replace")
+            return (read_tail(file) if tail else file.read_text(encoding="utf-8", errors="replace")), None
         except OSError as exc:
-            self.problems.append(f"{name} is unreadable: {exc}")
-            return None
+            self.problems.append(problem := f"{name} is unreadable ({exc.strerror or exc})")
+            return None, problem
 
     def _json(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
         """The file's object, or None and what is wrong with it (None when it is missing: named
@@ -151,7 +167,7 @@ class AttemptFolder:
             data = json.loads(file.read_bytes().decode("utf-8"))  # the runner writes UTF-8: other bytes are damage
             problem = None if isinstance(data, dict) else f"{name} is not a JSON object"
         except OSError as exc:
-            problem = f"{name} is unreadable: {exc.strerror or exc}"
+            problem = f"{name} is unreadable ({exc.strerror or exc})"
         except UnicodeDecodeError as exc:
             problem = f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         except json.JSONDecodeError as exc:

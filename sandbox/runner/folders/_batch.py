@@ -1,9 +1,11 @@
 """Which folders of a batch folder are its attempts: those named as the runner names them (a copy
-beside them, ``bid-intake-1.bak``, is left out and said); and which batch a folder given to the
-readers names."""
+beside them, ``bid-intake-1.bak``, is left out and said), and none that is a symbolic link (the
+runner writes none: a link is left out and said); and which batch a folder given to the readers
+names."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -33,27 +35,54 @@ def attempt_paths(path: Path) -> list[Path]:
 
 
 def left_out_folders(path: Path) -> list[str]:
-    """The names of the folders with attempt files that a batch folder the runner wrote holds under a
-    name it gives no attempt (a copy, ``bid-intake-1.bak``): left out, or that attempt counts twice."""
+    """The names of the folders with attempt files that a batch folder holds and its readers leave
+    out: a symbolic link to a folder (read, and its page written, where the link leads: another
+    batch's folder, a home folder, the same attempt twice), and, in a batch the runner wrote, a folder
+    under a name it gives no attempt (a copy, ``bid-intake-1.bak``), which would count twice."""
     return [p.name for p in _attempt_paths(path)[1]]
 
 
 def _attempt_paths(path: Path) -> tuple[list[Path], list[Path]]:
-    """(the attempt folders taken, those left out): with any attempt folder named as the runner names
-    them, the batch is one it wrote, and a folder named otherwise is none of its attempts; with none
-    so named (attempt folders gathered by hand), every one is taken."""
+    """(the attempt folders taken, those left out): a symbolic link is left out; with any other
+    attempt folder named as the runner names them, the batch is one it wrote, and a folder named
+    otherwise is none of its attempts; with none so named (attempt folders gathered by hand), every
+    one is taken."""
     found = [p for p in sorted(Path(path).iterdir()) if is_attempt_folder(p)]
+    links = [p for p in found if p.is_symlink()]
+    found = [p for p in found if not p.is_symlink()]
     named = [p for p in found if runner_named(p)]
     if not named:
-        return found, []
-    return named, [p for p in found if not runner_named(p)]
+        return found, links
+    return named, sorted(links + [p for p in found if not runner_named(p)])
 
 
-def left_out_note(names: list[str]) -> str:
-    return (
-        f"left out {', '.join(f'{n}/' for n in names)}: attempt files under a name the runner gives no attempt "
-        f"folder ({RUNNER_NAMES_SAID}), so no attempt of this batch (a copy?); give such a folder alone to see it"
-    )
+def left_out_note(names: list[str], batch: Path | None = None) -> str:
+    """What the readers say of the folders ``left_out_folders`` names (those in ``batch`` that are
+    symbolic links said as such)."""
+    linked = [n for n in names if batch is not None and (Path(batch) / n).is_symlink()]
+    copies = [n for n in names if n not in linked]
+    said = []
+    if copies:
+        said.append(
+            f"left out {', '.join(f'{n}/' for n in copies)}: attempt files under a name the runner gives no "
+            f"attempt folder ({RUNNER_NAMES_SAID}), so no attempt of this batch (a copy?); give such a folder "
+            "alone to see it"
+        )
+    if linked and batch is not None:
+        links = ", ".join(f"{n}/ (a link to {link_target(Path(batch) / n)})" for n in linked)
+        said.append(
+            f"left out {links}: "
+            "a symbolic link, which the runner never writes, would be read and have its page written where it "
+            "leads; give the folder it leads to alone to see it"
+        )
+    return "; ".join(said)
+
+
+def link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
 
 
 def resolve_batch(folder: Path) -> tuple[Path, str | None]:

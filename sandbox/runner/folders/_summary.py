@@ -88,6 +88,15 @@ def unlisted_folders(data: dict[str, Any], batch_dir: Path) -> list[str]:
     return [path.name for path in attempt_paths(batch_dir) if path.name not in listed]
 
 
+def linked_folders(data: dict[str, Any], batch_dir: Path) -> list[str]:
+    """The names of the listed attempts whose folder in ``batch_dir`` is now a symbolic link, which
+    the readers leave out (``left_out_folders``): the runner writes none."""
+    if is_attempt_folder(batch_dir) or not batch_dir.is_dir():
+        return []
+    listed = (Path(str(attempt["directory"])).name for attempt in data["attempts"])
+    return [name for name in listed if name and (batch_dir / name).is_symlink()]
+
+
 def unbacked_attempts(data: dict[str, Any]) -> list[str]:
     """The names of the listed attempts whose folder no longer backs what the summary counts for
     them (a qualified pass, a field accuracy): damaged since, they would count in the table and not
@@ -121,6 +130,11 @@ def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
             f"{file} does not list the attempt folder(s) {', '.join(f'{n}/' for n in unlisted)} beside it "
             "(another batch's, copied into this folder?): rebuilt from all the attempt folders"
         )
+    if linked := linked_folders(data, batch_dir):
+        return None, (
+            f"{file} lists the attempt folder(s) {', '.join(f'{n}/' for n in linked)}, now symbolic links (not "
+            "read): rebuilt from the attempt folders"
+        )
     data = with_local_folders(data, batch_dir)
     if unbacked := unbacked_attempts(data):
         return None, (
@@ -150,10 +164,11 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
         raise FileNotFoundError(
             f"{batch_dir} holds no summary.json and no attempt folder "
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
-            + (f"; {left_out_note(left_out)}" if left_out else "")
+            + (f"; {left_out_note(left_out, batch_dir)}" if left_out else "")
         )
     outcomes = reselected([outcome(f) for f in folders])
-    note = "; ".join([note, *damage_notes(folders, left_out)] if note else damage_notes(folders, left_out)) or None
+    noted = damage_notes(folders, left_out, batch_dir)
+    note = "; ".join([note, *noted] if note else noted) or None
     rates = {f.attempt.credits_per_dollar for f in folders if f.counted and f.attempt and f.attempt.credits_per_dollar}
     attempts = [o.to_json() for o in outcomes]
     rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
@@ -161,10 +176,10 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     return {**rebuilt, "note": note} if note else rebuilt
 
 
-def damage_notes(folders: list[AttemptFolder], left_out: list[str]) -> list[str]:
+def damage_notes(folders: list[AttemptFolder], left_out: list[str], batch_dir: Path | None = None) -> list[str]:
     """What a rebuilt summary says of the folders it could not count as they claim: those left
     out, and the attempts with no record, a record that cannot be counted, or a damaged trace."""
-    said = [left_out_note(left_out)] if left_out else []
+    said = [left_out_note(left_out, batch_dir)] if left_out else []
     unfinished = [f.name for f in folders if f.attempt is None and f.record_damage is None]
     if unfinished:
         said.append(

@@ -4,6 +4,7 @@ no request beyond the folder's own screenshots).
     write_reports(folder) -> [paths]   a batch folder: every attempt's report.html and the
                                        batch's; an attempt folder: its report.html
     write_attempt_report(folder, divergence=None, target=None) -> path
+    unreadable_pages(folder) -> [names]   the batch's attempt folders that cannot be entered (no page)
     NothingToReport                    the folder holds no attempt at all
 
 Presentation above evaluation: reads attempt folders (``sandbox.runner.folders``) and the
@@ -21,11 +22,18 @@ from markupsafe import Markup
 
 from sandbox import __version__
 from sandbox.evaluation.shown import shown
-from sandbox.runner.attempt import EVALUATION_ERROR, UNFINISHED, UNREADABLE, AttemptRecord
+from sandbox.runner.attempt import EVALUATION_ERROR, AttemptRecord, time_known
 from sandbox.runner.batch import selected_attempts
 from sandbox.runner.compare import comparison, credits_of
 from sandbox.runner.files import folder_file, write_file
-from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, read_summary
+from sandbox.runner.folders import (
+    AttemptFolder,
+    attempt_paths,
+    batch_attempts,
+    is_attempt_folder,
+    read_summary,
+    unopened,
+)
 from sandbox.runner.report._board import board
 from sandbox.runner.report._view import fields, href, timeline, transcript
 
@@ -114,22 +122,24 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
     return target
 
 
-def render_batch(batch_dir: Path) -> str:
+def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
+    """The batch's page; ``closed``: the names of the attempt folders that cannot be entered, which
+    get no page (none is linked)."""
     data = read_summary(batch_dir)
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
     for attempt in attempts:
-        attempt["href"] = f"{href(attempt['name'])}/report.html"
+        attempt["href"] = None if attempt["name"] in closed else f"{href(attempt['name'])}/report.html"
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
-        attempt["time_known"] = attempt["status"] not in (UNFINISHED, UNREADABLE)  # no attempt.json: no time
+        attempt["time_known"] = time_known(str(attempt["status"]))  # no attempt.json: no time
     counted = selected_attempts(attempts)
     passed = sum(a["qualified_pass"] for a in counted)
     comp = comparison(data["attempts"], credits_of(data))  # made anew: a summary's own may be edited or old
     several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",
-        board=board(comp, data["attempts"], Path(batch_dir)) if several else None,
-        rows=data["summary"],
+        board=board(comp, data["attempts"], Path(batch_dir), closed) if several else None,
+        rows=[{**row, "time_known": any(time_known(str(s)) for s in row["statuses"])} for row in data["summary"]],
         problems=[data["note"]] if data.get("note") else [],
         attempts=attempts,
         passed=passed,
@@ -149,7 +159,8 @@ def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], whe
 
 def write_reports(path: Path) -> list[Path]:
     """(Re)write the reports of a batch folder or an attempt folder; returns the batch's (or the
-    attempt's) report first."""
+    attempt's) report first. An attempt folder of the batch that cannot be entered gets no page
+    (the batch's says why, as ``unreadable_pages`` does); the others do."""
     path = Path(path)
     if is_attempt_folder(path):
         return [write_attempt_report(path)]
@@ -160,5 +171,15 @@ def write_reports(path: Path) -> list[Path]:
             f"output.txt) nor a batch folder holding attempt folders: nothing to report"
         )
     batch = path / REPORT_FILE
-    write_file(batch, render_batch(path))  # first, so attempts link back to it
-    return [batch, *(write_attempt_report(folder.path) for folder in folders)]
+    closed = frozenset(folder.name for folder in folders if not folder.opened)
+    write_file(batch, render_batch(path, closed))  # first, so attempts link back to it
+    return [batch, *(write_attempt_report(folder.path) for folder in folders if folder.opened)]
+
+
+def unreadable_pages(path: Path) -> list[str]:
+    """What ``write_reports`` wrote no page for in a batch folder: each attempt folder that cannot be
+    entered, with why."""
+    path = Path(path)
+    if is_attempt_folder(path) or not path.is_dir():
+        return []
+    return [f"{folder.name}/: {closed}" for folder in attempt_paths(path) if (closed := unopened(folder))]

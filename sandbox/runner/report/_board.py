@@ -22,14 +22,17 @@ BAR_W, ROW_H, LABEL_W = 420, 26, 220
 LABEL_CHARS = 30  # an agent's name in a chart: cut in the middle beyond this, unless two would read alike
 
 
-def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> dict[str, Any]:
+def board(
+    comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Path, closed: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """What the page shows: the ranking, the grid (rows of cells with their links, relative to
-    the page's folder ``where``, and a colour from the pass rate), the workflows, and the chart."""
+    the page's folder ``where``, and a colour from the pass rate; none to the attempt folders named
+    in ``closed``, which have no page), the workflows, and the chart."""
     packs = sorted({pack for cells in comparison["matrix"].values() for pack in cells})
     historical = comparison.get("scored_as", {})
     folders: dict[tuple[str, str], list[str]] = {}  # a cell's attempts: by workflow, the selected ones
     for attempt in attempts:
-        if attempt.get("selection") == "replaced":
+        if attempt.get("selection") == "replaced" or Path(attempt["directory"]).name in closed:
             continue
         folders.setdefault((str(attempt["agent"]), workflow(str(attempt["pack"]), historical)), []).append(
             os.path.relpath(Path(attempt["directory"]).resolve(), Path(where).resolve())

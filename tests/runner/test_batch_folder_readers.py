@@ -1,0 +1,186 @@
+"""The readers of a batch folder (`sandbox report`, `sandbox results`, `sandbox compare`, the
+summary rebuilt from the folders) with an attempt folder they cannot read or one that is a
+symbolic link: the unreadable attempt counts as an attempt that proves nothing, and every other
+attempt is reported; a linked one is left out and named, as a copy is. Built from the committed
+reference attempt; no browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from sandbox import PROJECT_ROOT
+from sandbox.cli import main
+from sandbox.runner.batch import write_summary
+from sandbox.runner.folders import AttemptFolder, batch_attempts, outcome, read_summary
+from tests.support.attempt_folders import scored_attempt
+
+# Run in a child as the batch's reader: as root, it drops to nobody (whose access the kernel checks)
+# after importing and rendering one page, so that nothing it loads later lies under a folder
+# nobody may not enter (the Python install under /root). As another user it is that user.
+READ_AS_NOBODY = """
+import contextlib, io, json, os, shutil, sys, tempfile
+from pathlib import Path
+from sandbox.cli import build_parser, main
+from tests.support.attempt_folders import scored_attempt
+build_parser()
+warm = Path(tempfile.mkdtemp()) / "batch"
+scored_attempt(warm / "controlled-form-1", traced=True)
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["report", str(warm)])
+shutil.rmtree(warm.parent)
+if os.geteuid() == 0:
+    os.setegid(65534)
+    os.seteuid(65534)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def read_as_nobody(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", READ_AS_NOBODY, *args], cwd=PROJECT_ROOT, capture_output=True, text=True
+    )
+
+
+def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others_reported():
+    """`sandbox report` stopped at the folder it could not enter (exit 3, "cannot write the report:
+    Permission denied"), leaving the pages of the attempts after it unwritten; a trace.jsonl it could
+    not read left that attempt's qualified pass counted, gates unchecked."""
+    with tempfile.TemporaryDirectory() as made:
+        batch = Path(made) / "batch"
+        for n in range(1, 5):
+            scored_attempt(batch / f"controlled-form-{n}", traced=True)
+        for path in (Path(made), batch, *batch.rglob("*")):  # nobody writes the pages
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        (batch / "controlled-form-2").chmod(0)
+        (batch / "controlled-form-3" / "attempt.json").chmod(0)
+        (batch / "controlled-form-4" / "trace.jsonl").chmod(0)
+        try:
+            reported = read_as_nobody("report", str(batch))
+            results = read_as_nobody("results", str(batch))
+        finally:
+            (batch / "controlled-form-2").chmod(0o777)
+        assert reported.returncode == 0, reported.stderr
+        assert "no page for controlled-form-2/: the attempt folder is unreadable (Permission denied)" in (
+            reported.stderr
+        )
+        assert "(and 3 attempt reports)" in reported.stdout
+        assert not (batch / "controlled-form-2" / "report.html").exists()
+        for n in (1, 3, 4):
+            assert (batch / f"controlled-form-{n}" / "report.html").is_file()
+        page = (batch / "report.html").read_text()
+        assert 'controlled-form-2 <span class="muted">(no page: unreadable)</span>' in page
+        assert 'href="controlled-form-2/report.html"' not in page
+        assert results.returncode == 1, results.stderr
+        lines = {line.split(":")[0].strip(): line for line in results.stdout.splitlines() if ": " in line}
+        assert (
+            "the attempt folder is unreadable (Permission denied), and its score is not counted"
+            in (lines["controlled-form-2"])
+        )
+        assert (
+            "attempt.json is unreadable (Permission denied): how the agent ended is unknown"
+            in (lines["controlled-form-3"])
+        )
+        assert (
+            "trace.jsonl is unreadable (Permission denied): the gates cannot be checked against it"
+            in (lines["controlled-form-4"])
+        )
+        # the unreadable folder names no agent or pack: a row of its own, as any record that cannot be read
+        assert "controlled-form    a        1/3        1/3         0.667       3.00" in results.stdout
+        assert "controlled-form-2  unknown  0/1" in results.stdout
+
+
+def test_a_trace_that_is_there_but_not_read_is_no_qualified_pass(tmp_path):
+    """A trace.jsonl that is a pipe, or a link out of the folder, was named and its attempt's
+    qualified pass counted all the same: the gates were never checked against a trace."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True)
+    piped = scored_attempt(batch / "controlled-form-2", traced=True)
+    linked = scored_attempt(batch / "controlled-form-3", traced=True)
+    (piped / "trace.jsonl").unlink()
+    os.mkfifo(piped / "trace.jsonl")
+    (tmp_path / "outside.jsonl").write_bytes((linked / "trace.jsonl").read_bytes())
+    (linked / "trace.jsonl").unlink()
+    (linked / "trace.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    data = read_summary(batch)
+    passes = {Path(a["directory"]).name: a["qualified_pass"] for a in data["attempts"]}
+    assert passes == {"controlled-form-1": True, "controlled-form-2": False, "controlled-form-3": False}
+    accuracy = {Path(a["directory"]).name: a["field_accuracy"] for a in data["attempts"]}
+    assert accuracy["controlled-form-2"] == 1.0  # rests on the answer, which is there
+    assert "controlled-form-2: trace.jsonl is not a regular file" in data["note"]
+    assert (
+        f"controlled-form-3: trace.jsonl is a symbolic link out of the folder (to {tmp_path / 'outside.jsonl'})"
+        in (data["note"])
+    )
+
+
+def linked_batch(tmp_path: Path) -> tuple[Path, Path]:
+    """A batch of one attempt beside two links: one to an attempt folder outside the batch, one to
+    the batch's own attempt (counted twice if followed)."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True)
+    outside = scored_attempt(tmp_path / "elsewhere" / "controlled-form-9", traced=True, agent="other")
+    (batch / "controlled-form-2").symlink_to(outside)
+    (batch / "controlled-form-3").symlink_to("controlled-form-1")
+    return batch, outside
+
+
+def test_a_linked_attempt_folder_is_left_out_and_named(tmp_path, capsys):
+    """A link in a batch folder was followed: the attempt it led to was counted (the same attempt
+    twice, another batch's agent), and `sandbox report` wrote its page where the link led."""
+    batch, outside = linked_batch(tmp_path)
+    data = read_summary(batch)
+    assert [Path(a["directory"]).name for a in data["attempts"]] == ["controlled-form-1"]
+    assert [a.name for a in batch_attempts(batch)] == ["controlled-form-1"]
+    assert (
+        f"left out controlled-form-2/ (a link to {outside}), controlled-form-3/ (a link to controlled-form-1): "
+        "a symbolic link, which the runner never writes, would be read" in data["note"]
+    )
+    assert main(["report", str(batch)]) == 0
+    assert "(and 1 attempt report)" in capsys.readouterr().out
+    assert not (outside / "report.html").exists()
+    assert main(["compare", str(batch), "--json"]) == 0
+    printed = capsys.readouterr()
+    [row] = json.loads(printed.out)["ranking"]
+    assert (row["agent"], row["attempts"]) == ("a", 1)
+    assert "left out controlled-form-2/ (a link to" in printed.err
+
+
+def test_a_summary_listing_a_folder_that_is_now_a_link_is_rebuilt(tmp_path):
+    """A summary.json written when the folder was real was taken as it was, and its attempt's
+    folder (now the link) read and its page written through the link."""
+    batch = tmp_path / "batch"
+    for n in (1, 2):
+        scored_attempt(batch / f"controlled-form-{n}", traced=True)
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    moved = tmp_path / "elsewhere" / "controlled-form-2"
+    moved.parent.mkdir()
+    (batch / "controlled-form-2").rename(moved)
+    (batch / "controlled-form-2").symlink_to(moved)
+    data = read_summary(batch)
+    assert [Path(a["directory"]).name for a in data["attempts"]] == ["controlled-form-1"]
+    assert "lists the attempt folder(s) controlled-form-2/, now symbolic links (not read): rebuilt" in data["note"]
+
+
+def test_an_attempt_folder_given_alone_is_read_though_it_is_a_link(tmp_path):
+    """The reader's own choice: a link given as the folder is read (only links inside a batch are left out)."""
+    batch, outside = linked_batch(tmp_path)
+    assert AttemptFolder.load(batch / "controlled-form-2").counted
+    assert read_summary(batch / "controlled-form-2")["attempts"][0]["agent"] == "other"
+    shutil.rmtree(outside)
+
+
+def test_the_batch_page_shows_a_row_of_no_known_time_as_unknown(tmp_path):
+    """The summary table of the batch page said 0.00 s for a row whose attempts all had an unknown
+    time (attempt.json missing: the batch killed)."""
+    batch = tmp_path / "batch"
+    (scored_attempt(batch / "controlled-form-1", traced=True) / "attempt.json").unlink()
+    assert main(["report", str(batch)]) == 0
+    page = (batch / "report.html").read_text()
+    row = next(line for line in page.splitlines() if line.strip().startswith("<td>0.000</td>"))
+    assert "<td>unknown</td>" in row and "0.00<" not in row
