@@ -954,7 +954,7 @@ async def report_side(rounds: int) -> dict:
             playwright_trace=trace,
         )
         assert all(o.qualified_pass for o in outcomes), [o.reason for o in outcomes if not o.qualified_pass]
-        seconds.setdefault(key, []).append(sum(o.elapsed_seconds for o in outcomes))
+        seconds.setdefault(key, []).append(sum(o.elapsed_seconds or 0.0 for o in outcomes))
         return outcomes
 
     async with app_sandbox() as sandbox:

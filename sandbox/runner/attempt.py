@@ -36,7 +36,7 @@ from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attemp
 from sandbox.evaluation.shown import shown
 from sandbox.paths import PACKS_DIR
 from sandbox.runner.files import read_tail, write_file
-from sandbox.runner.prices import Prices
+from sandbox.runner.prices import Prices, finite_number
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient, agent_turn
 from toolserver.contract import site_keys
@@ -176,7 +176,7 @@ class AttemptOutcome:
     agent: str
     directory: Path
     status: str  # how the agent ended, or evaluation_error (see ``attempt_status``)
-    elapsed_seconds: float
+    elapsed_seconds: float | None  # None: unknown (an attempt the sandbox could not run)
     qualified_pass: bool
     error_free: bool
     field_accuracy: float
@@ -194,16 +194,18 @@ class AttemptOutcome:
         return {**self.__dict__, "directory": str(self.directory)}
 
 
-def time_known(status: str) -> bool:
-    """Whether an attempt of this status has a known time (an unfinished or unreadable one's 0 is none)."""
-    return status not in (UNFINISHED, UNREADABLE)
+def time_known(status: str, seconds: object) -> bool:
+    """Whether an attempt's time is known: one was recorded (an attempt the sandbox could not run,
+    or whose worker never answered, has none), and its folder is neither unfinished nor unreadable
+    (their 0 is none)."""
+    return status not in (UNFINISHED, UNREADABLE) and finite_number(seconds)
 
 
-def median_seconds(elapsed: list[tuple[str, float]]) -> float:
+def median_seconds(elapsed: list[tuple[str, float | None]]) -> float | None:
     """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known;
-    over all of them when none is."""
-    known = [seconds for status, seconds in elapsed if time_known(status)] or [s for _, s in elapsed]
-    return round(statistics.median(known), 3)
+    None when none is."""
+    known = [float(seconds) for status, seconds in elapsed if time_known(status, seconds) and seconds is not None]
+    return round(statistics.median(known), 3) if known else None
 
 
 async def run_agent(agent: Agent, task: AgentTask, limit: float, started: float) -> AgentResult:

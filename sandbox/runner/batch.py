@@ -304,7 +304,7 @@ def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exc
     except OSError as unwritten:  # a full disk, ...: the outcome still says why, in the summary and the table
         log.error("attempt folder %s could not be written: %s", directory, unwritten)
         error += f"; its folder could not be written either ({unwritten.strerror or unwritten})"
-    return AttemptOutcome(pack.id, agent, directory, "crashed", 0.0, False, False, 0.0, 0, None, error)
+    return AttemptOutcome(pack.id, agent, directory, "crashed", None, False, False, 0.0, 0, None, error)
 
 
 def selected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
@@ -408,7 +408,7 @@ def format_table(rows: list[dict]) -> str:
             f"{r['qualified_passes']}/{r['attempts']}",
             f"{r['error_free_passes']}/{r['attempts']}",
             f"{r['mean_field_accuracy']:.3f}",
-            f"{r['median_seconds']:.2f}",
+            "unknown" if r["median_seconds"] is None else f"{r['median_seconds']:.2f}",
             f"{r['mean_tool_calls']:.1f}",
             ", ".join(f"{k} {v}" for k, v in r["statuses"].items()),
         ]

@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from sandbox.evaluation.shown import shown
-from sandbox.runner.attempt import time_known
+from sandbox.runner.attempt import median_seconds
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 
 Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
@@ -123,23 +123,12 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         "interval": [round(low, 4), round(high, 4)],
         "error_free_passes": sum(bool(a["error_free"]) for a in items),
         "mean_field_accuracy": round(statistics.fmean(float(a["field_accuracy"]) for a in items), 4),
-        "median_seconds": known_median_seconds(items),
+        "median_seconds": median_seconds([(str(a["status"]), a.get("elapsed_seconds")) for a in items]),
         # over every attempt, failures included; unknown if any attempt's cost is (never zero)
         "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
         "mean_tool_calls": round(statistics.fmean(int(a["tool_calls"]) for a in items), 1),
         "statuses": dict(sorted(statuses.items())),
     }
-
-
-def known_median_seconds(items: list[dict[str, Any]]) -> float | None:
-    """The median time of the attempts whose time is known (an unfinished or unreadable one's
-    ``0`` is none); None, shown as unknown, when no attempt's is (never 0 s)."""
-    known = [
-        float(a["elapsed_seconds"])
-        for a in items
-        if time_known(str(a["status"])) and finite_number(a.get("elapsed_seconds"))
-    ]
-    return round(statistics.median(known), 3) if known else None
 
 
 def rank_key(row: dict[str, Any]) -> tuple:

@@ -118,8 +118,10 @@ ATTEMPT_FILES: dict[str, str] = {
 BATCH_FILES: dict[str, str] = {
     "<pack>-<n>/": "one attempt folder per attempt; with several agents `<agent>--<pack>-<n>/` (the agent's "
     "label or spec, made a file name); a re-run of an interrupted attempt `<folder>-r<k>/`. The readers take "
-    "only these names: another folder with attempt files (a copy, `bid-intake-1.bak/`) is left out, and said",
-    "summary.json": "the table's rows and every attempt's outcome and reason",
+    "only these names: another folder with attempt files (a copy, `bid-intake-1.bak/`) is left out, and said, "
+    "as is an attempt folder that is a symbolic link",
+    "summary.json": "the table's rows and every attempt's outcome and reason; a time not known (an attempt the "
+    "sandbox could not run) is `null`, never 0",
     "report.html": "the batch page: the summary table and each attempt's verdict, linking to its page",
     "inspect.eval": "the batch as an Inspect eval log, one sample per attempt (`sandbox export --format inspect DIR`)",
 }

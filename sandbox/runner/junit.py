@@ -46,7 +46,7 @@ def junit_xml(batch_dir: Path) -> str:
     for entry in data["attempts"]:
         directory = Path(entry["directory"])
         folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
-        seconds = float(entry["elapsed_seconds"])
+        seconds = float(entry["elapsed_seconds"] or 0.0)  # null: not known (JUnit wants a number)
         started_at = folder.attempt.started_at if folder.attempt else None
         if started_at:
             starts.append(datetime.fromisoformat(started_at).astimezone(UTC))

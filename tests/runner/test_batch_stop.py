@@ -90,13 +90,16 @@ async def test_ctrl_c_records_every_attempt_running_however_many_run_at_once(tmp
 async def test_one_ctrl_c_while_the_browser_starts_is_said_as_one(tmp_path):
     """It was said "stopped at once by a second signal" after a single Ctrl-C."""
     slow = tmp_path / "slow-chromium"  # a browser that never comes up: the batch is still starting
-    slow.write_text("#!/bin/sh\nsleep 30\n")
+    started = tmp_path / "browser-started"  # the batch launches it after its stop handlers are in place
+    slow.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
     slow.chmod(0o755)
     process = await asyncio.create_subprocess_exec(
         SANDBOX_CLI, "run", "controlled-form", "--agent", "reference", "--out", str(tmp_path / "out"), "--no-progress",
         stderr=asyncio.subprocess.PIPE, env={**os.environ, "SANDBOX_CHROMIUM": str(slow)},
     )  # fmt: skip
-    await asyncio.sleep(2.0)  # past the imports: the stop handlers are in place
+    async with asyncio.timeout(60):  # a fixed 2 s was not always past the imports on a loaded machine
+        while not started.exists():
+            await asyncio.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _, err = await asyncio.wait_for(process.communicate(), 60)
     assert (

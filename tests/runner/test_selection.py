@@ -211,6 +211,12 @@ async def test_an_attempt_the_sandbox_cannot_run_is_its_own_error_and_the_batch_
     assert "TooManyRuns" in refused.reason and (refused.directory / "attempt.json").is_file()
     summary = json.loads((refused.directory.parent / "summary.json").read_text())
     assert len(summary["attempts"]) == 2  # the batch is whole
+    # It never ran: its time is unknown, not 0 s, so the median is the other attempt's (not halved).
+    ran = round(next(o.elapsed_seconds or 0.0 for o in outcomes if o.status == "completed"), 3)
+    assert refused.elapsed_seconds is None and summary["summary"][0]["median_seconds"] == ran
+    assert comparison(summary["attempts"])["ranking"][0]["median_seconds"] == ran
+    (refused.directory.parent / "summary.json").unlink()  # rebuilt from the folders: the same
+    assert read_summary(refused.directory.parent)["summary"][0]["median_seconds"] == ran
 
 
 async def test_a_session_refused_at_capacity_is_an_interruption_and_is_replaced(own_sandbox, tmp_path):

@@ -865,4 +865,4 @@ def unfinished(
         + "\n",
         encoding="utf-8",
     )
-    return AttemptOutcome(pack_id, agent_spec, directory, status, 0.0, False, False, 0.0, 0, None, error)
+    return AttemptOutcome(pack_id, agent_spec, directory, status, None, False, False, 0.0, 0, None, error)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 NUMBER = (int, float)
+NUMBER_OR_NULL = (int, float, type(None))  # a time not known is null
 KIND_SAID: dict[Any, str] = {
-    str: "a string", int: "a whole number", NUMBER: "a number", bool: "true or false", dict: "an object",
-    list: "a list",
+    str: "a string", int: "a whole number", NUMBER: "a number", NUMBER_OR_NULL: "a number or null",
+    bool: "true or false", dict: "an object", list: "a list",
 }  # fmt: skip
 
 

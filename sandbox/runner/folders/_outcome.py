@@ -34,7 +34,7 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
         agent=(folder.attempt.agent if folder.attempt else None) or folder.named("agent") or "unknown",
         directory=folder.path,
         status=status,
-        elapsed_seconds=float(attempt.elapsed_seconds or 0.0),
+        elapsed_seconds=None if attempt.elapsed_seconds is None or record is None else float(attempt.elapsed_seconds),
         qualified_pass=folder.qualified is True,  # a damaged score.json's "yes" is no pass, nor one without a record
         error_free=folder.qualified is True and score.get("error_free") is True,
         field_accuracy=number_or_zero(score.get("field_accuracy")) if record is not None else 0.0,

@@ -131,7 +131,7 @@ def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
         attempt["href"] = None if attempt["name"] in closed else f"{href(attempt['name'])}/report.html"
     for attempt in attempts:
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
-        attempt["time_known"] = time_known(str(attempt["status"]))  # no attempt.json: no time
+        attempt["time_known"] = time_known(str(attempt["status"]), attempt["elapsed_seconds"])
     counted = selected_attempts(attempts)
     passed = sum(a["qualified_pass"] for a in counted)
     comp = comparison(data["attempts"], credits_of(data))  # made anew: a summary's own may be edited or old
@@ -139,7 +139,7 @@ def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
     return _environment.get_template("batch.html.j2").render(
         title=f"Batch {Path(batch_dir).resolve().name}",
         board=board(comp, data["attempts"], Path(batch_dir), closed) if several else None,
-        rows=[{**row, "time_known": any(time_known(str(s)) for s in row["statuses"])} for row in data["summary"]],
+        rows=[{**row, "time_known": row["median_seconds"] is not None} for row in data["summary"]],
         problems=[data["note"]] if data.get("note") else [],
         attempts=attempts,
         passed=passed,

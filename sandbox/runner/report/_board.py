@@ -130,7 +130,7 @@ def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
         if str(a["agent"]) == agent
         and a.get("selection") != "replaced"
         and a.get(key) is not None
-        and (key != "elapsed_seconds" or time_known(str(a["status"])))
+        and (key != "elapsed_seconds" or time_known(str(a["status"]), a[key]))
     ]
 
 
