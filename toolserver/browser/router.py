@@ -46,7 +46,7 @@ class Routed:
     """A request being answered: what every event about it says, and whose navigation it is."""
 
     base: dict[str, str]  # url, method, resource_type
-    tab: Tab | None  # the tab whose frame made it (None: a worker's, or a popup's first)
+    tab: Tab | None  # the tab whose frame made it (None: a service worker's, or a popup's first navigation)
     is_nav: bool
     main_frame_nav: bool
 
@@ -115,9 +115,11 @@ class Router:
             settling.notify()
 
     async def answer(self, route: Route, request: Request) -> None:
-        if self._flooding(request):
+        frame = self._frame(request)
+        tab = self.owner.tab_for_page(frame.page) if frame is not None else None
+        if self._flooding(tab):
             return await route.abort("blockedbyclient")
-        routed = self._identify(request)
+        routed = self._identify(request, frame, tab)
         if self._method_blocked(routed):
             return await self._refuse(route, routed.main_frame_nav, "state_change_blocked", routed.base, routed.tab)
         entry = self.store.entry(routed.url)  # the manifest only: no body is read for a refused request
@@ -165,13 +167,22 @@ class Router:
         await route.fulfill(status=503, content_type="text/plain", body="503 Service Unavailable (injected fault)")
         return True
 
-    def _flooding(self, request: Request) -> bool:
+    def _frame(self, request: Request) -> Frame | None:
+        """The frame that made the request, whose page's tab it is recorded in: any request of a
+        page, a navigation, a subresource or the browser's own for the page (its icon). None for a
+        service worker's, and for a popup's first navigation (made before its frame exists: the
+        popup is then on its way, and the settling waits for it)."""
+        try:
+            return request.frame
+        except Exception:  # Playwright's Error, or its assertion that a request with no frame is a service worker's
+            if request.is_navigation_request():
+                self.settling.popup_requested_at = time.monotonic()
+                asyncio.get_running_loop().call_later(self.settling.config.popup_grace_s, self.settling.notify)
+            return None
+
+    def _flooding(self, tab: Tab | None) -> bool:
         """Whether the request's tab made more than ``max_page_requests`` in its window: then the
         tab is closed (once, recorded) and its requests are refused until it is gone."""
-        try:
-            tab = self.owner.tab_for_page(request.frame.page)
-        except Exception:  # a worker's request, or a popup's first: no frame
-            return False
         if tab is None:
             return False
         now = time.monotonic()
@@ -187,24 +198,13 @@ class Router:
             asyncio.ensure_future(close_page(tab.page))
         return True
 
-    def _identify(self, request: Request) -> Routed:
-        """Which tab's navigation the request is (a main-frame one is counted for settling)."""
-        settling = self.settling
-        url, method = request.url, request.method
+    def _identify(self, request: Request, frame: Frame | None, tab: Tab | None) -> Routed:
+        """Whether the request is a navigation, of which frame (a main-frame one is counted for settling)."""
         is_nav = request.is_navigation_request()
-        frame: Frame | None = None
-        if is_nav:
-            try:
-                frame = request.frame
-            except Exception:  # a popup's first navigation comes before its frame exists
-                frame = None
-                settling.popup_requested_at = time.monotonic()
-                asyncio.get_running_loop().call_later(settling.config.popup_grace_s, settling.notify)
         main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
-        tab = self.owner.tab_for_page(frame.page) if frame is not None else None
         if main_frame_nav and tab is not None:
             tab.activity.nav_requests += 1
-        base = {"url": url, "method": method, "resource_type": request.resource_type}
+        base = {"url": request.url, "method": request.method, "resource_type": request.resource_type}
         return Routed(base, tab, is_nav, main_frame_nav)
 
     def _method_blocked(self, routed: Routed) -> bool:

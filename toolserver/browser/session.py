@@ -103,6 +103,7 @@ class Session:
     reports: PageReports = field(init=False)
     downloads: Downloads = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
+    unannounced: dict[Page, Tab | None] = field(default_factory=dict)  # opened by a page, not yet recorded
 
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
@@ -205,7 +206,7 @@ class Session:
         return self.run.record_policy_violation(url, origin=origin, session=self, tab=tab, **data)
 
     # --- pages and their events ----------------------------------------------------------
-    def adopt_page(self, page: Page, opener: str | None = None) -> Tab:
+    def adopt_page(self, page: Page) -> Tab:
         self.tabs_made += 1
         tab = Tab(id=f"t{self.tabs_made}", page=page)
         self.tabs[tab.id] = tab
@@ -217,31 +218,48 @@ class Session:
         page.on("close", lambda _page: self._on_close(tab))
         page.on("crash", lambda _page: self._on_crash(tab))
         page.on("console", lambda message: self.reports.on_console(tab, message))
-        if opener is not None:
-            self.record_event("tab_opened", {"tab": tab.id, "opener": opener, "url": page.url}, tab=tab)
-        if page.url.startswith(LOCAL_SCHEMES):  # a popup's first document, committed before it was adopted
-            self._on_navigated(tab, page.main_frame)
+        page.on("popup", lambda popup: self._opened(popup, tab))
         self.notify()
         return tab
 
     def _on_new_page(self, page: Page) -> None:
+        """A page of the context: the first tab, one a tool opens, or one a page opened
+        (``window.open``, a link's target), recorded once its opener is known (``_opened``)."""
         if self.tab_for_page(page) is not None:
             return
-        if len(self.tabs) >= self.run.config.max_tabs_per_session and not self.opening_tab:
-            # A page opening popups without end: over the cap each is closed at once, and counted.
-            data = {"url": page.url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
-            self.record_event("blocked_request", data, tab=self.active_tab)
-            asyncio.ensure_future(page.close())
+        if not self.tabs or self.opening_tab:  # the first tab, or one a tool opens
+            self.settling.popup_requested_at = 0.0
+            self.adopt_page(page)
             return
-        self.settling.popup_requested_at = 0.0  # its page is here: no popup is still to come
-        opener = None
-        if self.tabs and not self.opening_tab:  # opened by the page (window.open, target=_blank)
-            opener = self.active_tab_id or ""
-        self.adopt_page(page, opener=opener)
+        if len(self.tabs) >= self.run.config.max_tabs_per_session:
+            self.unannounced[page] = None  # a page opening popups without end: over the cap each is closed at once
+            asyncio.ensure_future(page.close())
+        else:
+            self.settling.popup_requested_at = 0.0  # its page is here: no popup is still to come
+            self.unannounced[page] = self.adopt_page(page)
+        # Playwright tells its opener right after this, in the same turn (the opener's "popup" event),
+        # with noopener too; it tells none when the opener had closed already.
+        asyncio.get_running_loop().call_soon(self._opened, page, None)
+
+    def _opened(self, page: Page, opener: Tab | None) -> None:
+        """Record a page a page opened (once): ``tab_opened`` with its opener's tab (None: not known,
+        the opener had closed), or over the tab cap a ``blocked_request`` in the opener's tab."""
+        if page not in self.unannounced:
+            return
+        tab = self.unannounced.pop(page)
+        if tab is None:
+            refused = {"url": page.url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}
+            self.record_event("blocked_request", refused, tab=opener)
+            return
+        data = {"tab": tab.id, "opener": opener.id if opener else None, "url": page.url}
+        self.record_event("tab_opened", data, tab=tab)
+        if page.url.startswith(LOCAL_SCHEMES):  # a popup's first document, committed before it was adopted
+            self._on_navigated(tab, page.main_frame)
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
         if frame.parent_frame is not None:
             return
+        self._opened(tab.page, None)  # its opening first (no-op once recorded)
         url, policy = frame.url, self.run.policy
         if url.startswith(LOCAL_SCHEMES):  # a document the page made itself: never seen by the router
             tab.activity.new_document_requested = True

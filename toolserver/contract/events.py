@@ -77,14 +77,22 @@ class Redirect(EventBase):
 
 class BlockedRequest(EventBase):
     """a request the mirror could not answer or the sandbox refused (`url`, `reason`,
-    `resource_type`; WebSockets, service workers, WebRTC and WebTransport included)"""
+    `resource_type`; WebSockets, service workers, WebRTC and WebTransport included), in the tab
+    whose page made it (a dedicated worker's too, and the browser's own for the page's icon);
+    with no tab when Playwright names no page: a request that escaped interception
+    (`escaped_interception`: the backstop sees a connection, not a page), a WebSocket, a popup's
+    first navigation (made before its page exists), a popup over the tab cap whose opener had
+    closed"""
 
     kind: Literal["blocked_request"] = "blocked_request"
     Data: ClassVar[builtins.type] = BlockedData
 
 
 class TabOpened(EventBase):
-    """a popup or new tab opened (`tab`, `opener`, `url`)"""
+    """a page opened a tab (`window.open`, a link with a target; a tool's tab is not one): `tab`,
+    its `url`, and `opener`, the tab whose page opened it (with `noopener` too: Playwright knows
+    it), or null when that page had closed before the new one was made. Written before any other
+    event of the new tab"""
 
     kind: Literal["tab_opened"] = "tab_opened"
     Data: ClassVar[builtins.type] = TabOpenedData

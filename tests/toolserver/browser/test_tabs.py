@@ -1,0 +1,58 @@
+"""Whose a page's tabs and requests are: a popup names the tab whose page opened it (not the
+tab the agent is on), and a request a page makes is recorded in its tab."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.support.calls import ref_of, snapshot, start
+from tests.support.site import SITE
+from toolserver.contract.events import EventRecord
+from toolserver.contract.trace import parse_trace
+
+
+async def events_once(run, done, seconds: float = 10.0) -> list[EventRecord]:
+    """The run's trace events once ``done(events)`` holds (the test fails if it does not in time)."""
+    for _ in range(int(seconds / 0.05)):
+        events = parse_trace(run.trace.text()).events
+        if done(events):
+            return events
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not in the trace within {seconds:g} s: {run.trace.text()}")
+
+
+@pytest.mark.parametrize(
+    ("button", "path"),
+    [("Ask for a popup", "/second"), ("Ask for a noopener popup", "/long"), ("Ask for a noopener link", "/typing")],
+)
+async def test_a_popup_a_background_tab_opens_names_that_tab_as_its_opener(run, button, path):
+    # t1 opens the popup (window.open, or a link it clicks) while t2 is the active tab: t1 is its
+    # opener, with noopener too (the popup cannot reach its opener then, but Playwright knows it).
+    await start(run, f"{SITE}/tab-listener")
+    assert (await run.call("browser_open_tab", {"url": f"{SITE}/tab-sender"}))["ok"]
+    text = (await snapshot(run))["snapshot"]
+    assert (await run.call("browser_click", {"ref": ref_of(text, f'button "{button}"')}))["ok"]
+    events = await events_once(run, lambda events: any(e.kind == "tab_opened" for e in events))
+    opened = [e for e in events if e.kind == "tab_opened"]
+    assert [e.data for e in opened] == [{"tab": "t3", "opener": "t1", "url": f"{SITE}{path}"}]
+    assert next(e for e in events if e.tab == "t3") is opened[0]  # the new tab's first event
+    assert run.sessions[run.current_session_id].active_tab_id == "t2"  # the agent stays where it was
+
+
+async def test_requests_a_page_makes_are_refused_in_its_tab(run):
+    # Chromium's request for the page's icon (type other), and the page's image: neither is in the mirror.
+    await start(run, f"{SITE}/icon")
+    assert (await run.call("browser_open_tab", {"url": f"{SITE}/second"}))["ok"]  # t2 is the active tab now
+
+    def both_refused(events: list[EventRecord]) -> bool:
+        urls = {e.data["url"] for e in events if e.kind == "blocked_request"}
+        return {f"{SITE}/favicon.png", f"{SITE}/missing.png"} <= urls
+
+    events = await events_once(run, both_refused)
+    refused = {e.data["url"]: e for e in events if e.kind == "blocked_request"}
+    icon, image = refused[f"{SITE}/favicon.png"], refused[f"{SITE}/missing.png"]
+    assert (icon.tab, icon.data["reason"], icon.data["resource_type"]) == ("t1", "not_in_mirror", "other")
+    assert (image.tab, image.data["reason"], image.data["resource_type"]) == ("t1", "not_in_mirror", "image")
+    assert icon.session_id == image.session_id == run.current_session_id
