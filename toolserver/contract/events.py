@@ -78,11 +78,11 @@ class Redirect(EventBase):
 class BlockedRequest(EventBase):
     """a request the mirror could not answer or the sandbox refused (`url`, `reason`,
     `resource_type`; WebSockets, service workers, WebRTC and WebTransport included), in the tab
-    whose page made it (a dedicated worker's too, and the browser's own for the page's icon);
-    with no tab when Playwright names no page: a request that escaped interception
-    (`escaped_interception`: the backstop sees a connection, not a page), a WebSocket, a popup's
-    first navigation (made before its page exists), a popup over the tab cap whose opener had
-    closed"""
+    whose page made it (a dedicated worker's too, and the icon its `<link rel=icon>` names); with
+    no tab when Playwright names no page: a request that escaped interception
+    (`escaped_interception`: the backstop sees a connection, not a page; Chromium's own request
+    for a popup window's `/favicon.ico` is one), a WebSocket, a popup's first navigation (made
+    before its page exists), a popup over the tab cap whose opener had closed"""
 
     kind: Literal["blocked_request"] = "blocked_request"
     Data: ClassVar[builtins.type] = BlockedData
