@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from tests.support.calls import ref_of, snapshot, start
+from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
 from tests.support.site import SITE
 from toolserver.contract.events import EventRecord
 from toolserver.contract.trace import parse_trace
@@ -39,6 +40,22 @@ async def test_a_popup_a_background_tab_opens_names_that_tab_as_its_opener(run, 
     assert [e.data for e in opened] == [{"tab": "t3", "opener": "t1", "url": f"{SITE}{path}"}]
     assert next(e for e in events if e.tab == "t3") is opened[0]  # the new tab's first event
     assert run.sessions[run.current_session_id].active_tab_id == "t2"  # the agent stays where it was
+
+
+async def test_a_popup_whose_opener_closed_before_it_was_made_has_no_opener(sandbox, tmp_path):
+    # A chain: t1 opens t2, each later page opens the next and closes itself at once. Its popup
+    # names it while Playwright still has it open; after it closed, the opener is not known (null).
+    root = build_hostile_mirror(tmp_path)
+    run = hostile_run(sandbox, root, "/popup-chain", mode="observe")
+    try:
+        await start_hostile(run, "/popup-chain")
+        events = await events_once(run, lambda events: sum(e.kind == "tab_opened" for e in events) >= 4)
+        opened = [e.data for e in events if e.kind == "tab_opened"]
+        assert (opened[0]["tab"], opened[0]["opener"]) == ("t2", "t1")  # t1 stays open: window.close() spares it
+        for data in opened[1:]:
+            assert data["opener"] in (None, f"t{int(data['tab'][1:]) - 1}"), opened
+    finally:
+        await run.close()
 
 
 async def test_requests_a_page_makes_are_refused_in_its_tab(run):
