@@ -50,6 +50,7 @@ class ServerConfig:
     max_profile_bytes: int = 256 * 1024 * 1024  # ... and their keys, cookies and storage, as JSON (profiles_evicted)
     max_download_bytes: int = 20 * 1024 * 1024  # kept per run, with those being written; beyond: download_discarded
     download_check_s: float = 0.05  # how often the bytes of downloads being written are held to that cap
+    max_downloads: int = 100  # downloads a run's pages may begin; each later one: cancelled, download_discarded
     # Memory one renderer process may hold (its data segment, RLIMIT_DATA; a session's pages of one
     # site share one): a page beyond it crashes its renderer (page_crashed), no other session's.
     # Chromium gives its renderers 16 GB when it runs sandboxed, and nothing as root (--no-sandbox).
@@ -131,6 +132,8 @@ class ServerConfig:
             reserve = getattr(self, field)
             if not (isinstance(reserve, int) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")
+        if not (isinstance(self.max_downloads, int) and self.max_downloads >= 0):
+            raise ValueError(f"max_downloads must be a whole number >= 0 (0: none kept), not {self.max_downloads!r}")
         missing = [str(root) for root in self.mirror_roots if not Path(root).is_dir()]
         if missing:  # else every page of it is refused as not mirrored, and an agent fails for no reason it can see
             raise ValueError(f"no such mirror folder: {', '.join(missing)}")

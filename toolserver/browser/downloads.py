@@ -1,13 +1,17 @@
 """A session's downloads on disk: what they write stays within ``max_download_bytes`` (with what
-the run keeps already) while they are written, not only once they have finished, and what is
-still being written when the session closes is cancelled and removed.
+the run keeps already) while they are written, not only once they have finished; a run's pages
+begin at most ``max_downloads`` (each later one is cancelled at once); and what is still being
+written when the session closes is cancelled and removed.
 
 Playwright writes a download into its artifacts folder (in the driver's temporary folder,
 ``toolserver.browser.driver``), as ``<file>.crdownload`` until it has finished, and names no
 size until then: while any download is written, its bytes are measured every
 ``download_check_s``, and those beyond the room left are cancelled (``download_discarded``,
 ``in_flight``). A finished download the run has no room for is deleted (``download_discarded``).
-The session records every download itself (a ``download`` event and a state change).
+Each discarded download is recorded once, with its ``reason`` (the cap it passed, or
+``session_closed``), when it is dropped, before any wait: so also when the session's close cuts
+its cancellation short, and always before the run's end line. The session records every
+download itself (a ``download`` event and a state change).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from playwright.async_api import Download
 from playwright.async_api import Error as PlaywrightError
@@ -31,13 +35,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolserver.browser")
 
+Reason = Literal["max_download_bytes", "max_downloads", "session_closed"]  # why a download was discarded
+
 
 class Keeper(Protocol):
-    """The run that keeps a session's downloads: its config, the bytes it keeps so far, and the
-    downloads its sessions are writing (in the order they began, each with its session's)."""
+    """The run that keeps a session's downloads: its config, the bytes it keeps so far, how many
+    downloads its pages began, and those its sessions are writing (in the order they began, each
+    with its session's)."""
 
     config: ServerConfig
     download_bytes: int
+    downloads_begun: int
     downloads_writing: dict[Download, Downloads]
 
 
@@ -53,12 +61,22 @@ class Downloads:
         self.seen = 0  # downloads its pages began
 
     def started(self, tab: Tab, download: Download) -> None:
-        """A download the context accepted began: watched until it ends, then kept or deleted."""
+        """A download the context accepted began: watched until it ends, then kept or deleted;
+        cancelled at once when its session is closing or the run has reached a cap."""
         self.seen += 1
+        keeper = self.keeper
+        keeper.downloads_begun += 1
         self.writing[download] = (tab, file_of(download))
-        self.keeper.downloads_writing[download] = self
-        if self.owner.closed or self.room() <= 0:  # closing, or the run keeps all it may: none is written
-            self._task(self.cancel_writing(download))
+        keeper.downloads_writing[download] = self
+        reason: Reason | None = None
+        if self.owner.closed:
+            reason = "session_closed"
+        elif keeper.downloads_begun > keeper.config.max_downloads:
+            reason = "max_downloads"
+        elif self.room() <= 0:  # the run keeps all it may: none is written
+            reason = "max_download_bytes"
+        if reason is not None:
+            self._task(self.cancel_writing(download, reason=reason))
             return
         self._task(self._finished(tab, download))
         if self._watch is None or self._watch.done():
@@ -95,7 +113,7 @@ class Downloads:
             await download.delete()
         except PlaywrightError:  # its context closed meanwhile: the file is removed here
             remove(path or file)
-        self._discarded(tab, download, size, in_flight=False)
+        self._discarded(tab, download, size, in_flight=False, reason="max_download_bytes")
 
     async def _watch_bytes(self) -> None:
         """While downloads are written: cancel the latest ones whose bytes, with the earlier ones'
@@ -113,23 +131,25 @@ class Downloads:
                     used -= written
                     await downloads.cancel_writing(download, written)
 
-    async def cancel_writing(self, download: Download, written: int = 0) -> None:
-        """Cancel a download being written and remove what it wrote (``download_discarded``)."""
+    def cancel_writing(
+        self, download: Download, written: int = 0, reason: Reason = "max_download_bytes"
+    ) -> Coroutine[object, object, None]:
+        """Cancel a download being written and remove what it wrote: ``download_discarded`` is
+        said now (the session's close may cut the cancelling short, or come after the run's end
+        line); the cancelling is what is returned, to await."""
         tab, file = self._drop(download)
         if tab is None:  # it ended already: kept, or discarded and said (a download is discarded once)
-            return
-        try:
-            with contextlib.suppress(PlaywrightError):  # finished meanwhile, or its context is gone
-                await download.cancel()
-        finally:  # also when the session's close cancels this
-            remove(file)
-        if not self.owner.closed:
-            self._discarded(tab, download, written, in_flight=True)
+            return asyncio.sleep(0)
+        self._discarded(
+            tab, download, written, in_flight=True, reason="session_closed" if self.owner.closed else reason
+        )
+        return cancel_and_remove(download, file, self.keeper.config.close_timeout_s)
 
-    def _discarded(self, tab: Tab, download: Download, size: int, *, in_flight: bool) -> None:
-        keeper = self.keeper
+    def _discarded(self, tab: Tab, download: Download, size: int, *, in_flight: bool, reason: Reason) -> None:
+        keeper, config = self.keeper, self.keeper.config
         data = {"url": download.url, "bytes": size, "kept_bytes": keeper.download_bytes}
-        data |= {"max_download_bytes": keeper.config.max_download_bytes, "in_flight": in_flight}
+        data |= {"max_download_bytes": config.max_download_bytes, "in_flight": in_flight, "reason": reason}
+        data |= {"max_downloads": config.max_downloads}
         self.owner.record_event("download_discarded", data, tab=tab)
 
     async def stop(self, tab: Tab | None, end: Callable[[str], Awaitable[None]], bound: float) -> None:
@@ -138,8 +158,10 @@ class Downloads:
         reported yet or not (closing the context does neither: they went on, and new ones began,
         out of Playwright's sight, after their run had ended)."""
         writing = list(self.writing)
-        for download in writing:
-            self._drop(download)
+        for download in writing:  # cut off by the close: said now, before the run's end line
+            its_tab, file = self._drop(download)
+            if its_tab is not None:
+                self._discarded(its_tab, download, bytes_written(file), in_flight=True, reason="session_closed")
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -152,6 +174,17 @@ class Downloads:
                     await end(info["targetInfo"]["browserContextId"])
         # Those reported, also before Chromium has begun to write them (their files made then).
         await asyncio.gather(*(cancelled(download, bound) for download in writing))
+
+
+async def cancel_and_remove(download: Download, file: Path | None, bound: float) -> None:
+    """Cancel the download and, once Chromium says it has ended, remove its file: removed at once,
+    an empty download cancelled as it finished was sometimes written after (once in 8 runs here)."""
+    try:
+        with contextlib.suppress(PlaywrightError, TimeoutError):  # finished meanwhile, or its context is gone
+            await download.cancel()
+            await asyncio.wait_for(download.failure(), bound)
+    finally:  # also when the session's close cancels this
+        remove(file)
 
 
 async def cancelled(download: Download, bound: float) -> None:

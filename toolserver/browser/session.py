@@ -55,6 +55,7 @@ class Recorder(Protocol):
     config: ServerConfig
     policy: Policy
     download_bytes: int  # bytes of downloads kept so far (capped by max_download_bytes)
+    downloads_begun: int  # downloads its pages began (capped by max_downloads)
     downloads_writing: dict[Download, Downloads]  # those its sessions write (held to that cap with it)
     screenshot_dir: Path | None  # None: no screenshots (toolserver.media)
     media: RunMedia  # the run's pictures and Playwright traces

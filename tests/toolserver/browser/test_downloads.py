@@ -1,9 +1,11 @@
 """What a page's downloads may write: within max_download_bytes while they are written, not only
-once they have finished, and nothing after their session has closed."""
+once they have finished, no more than max_downloads of them, and nothing after their session has
+closed (the trace saying which were cut off)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest_asyncio
@@ -49,10 +51,15 @@ def discarded(run) -> list[dict]:
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "download_discarded"]
 
 
+def began(run) -> list[dict]:
+    return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "download"]
+
+
 async def test_downloads_being_written_are_held_to_the_cap(own_sandbox, hostile_root):
     """The cap was checked when a download had finished: a page downloading a 200 MB blob every
     50 ms had 1.3 GB on disk after 3 s, 2.3 GB after 8 s, and none had finished."""
-    async with own_sandbox(own_browser=True, max_download_bytes=CAP) as own:  # what it leaves stays its own
+    # what it leaves stays its own; the count (max_downloads) never binds here
+    async with own_sandbox(own_browser=True, max_download_bytes=CAP, max_downloads=10_000) as own:
         run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
         await start_hostile(run, "/download-flood")
         most = await most_bytes(own, 15.0, until=lambda: len(discarded(run)) >= 3)
@@ -91,5 +98,36 @@ async def test_a_closed_sessions_downloads_being_written_are_cancelled_and_remov
             pending = [t for t in asyncio.all_tasks() if not t.done() and "downloads.py" in repr(t.get_coro())]
         finally:
             loop.set_exception_handler(None)
-    assert writing and not left, (len(writing), len(left))
+    lines = [json.loads(line) for line in run.trace.text().splitlines()]
+    assert writing and not left, (len(writing), len(left), len(began(run)), lines[:8])
     assert not pending and not lost, (pending[:3], lost[:3])  # the session's work on them ended with it
+    # The trace says they were cut off (it did not: the close was recorded, they were not), each once,
+    # before the run's end line.
+    cut = [d for d in discarded(run) if d.get("reason") == "session_closed"]
+    assert cut and all(d["in_flight"] for d in cut), discarded(run)[:3]
+    assert len(discarded(run)) <= len(began(run)) and lines[-1].get("type") == "run_end", (
+        len(discarded(run)),
+        len(began(run)),
+        lines[-1],
+    )
+
+
+COUNT = 5  # max_downloads in the test below
+
+
+async def test_downloads_beyond_the_runs_count_are_cancelled_and_removed(own_sandbox, hostile_root):
+    """max_download_bytes bounds bytes, not downloads: a page downloading an empty blob every
+    20 ms made a file, a download event and a state change for each, without end."""
+    async with own_sandbox(own_browser=True, max_downloads=COUNT) as own:
+        run = hostile_run(own, hostile_root, "/empty-download-flood", mode="observe")
+        await start_hostile(run, "/empty-download-flood#12")
+        for _ in range(750):  # up to 15 s
+            if len(began(run)) > COUNT + 2:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(1.0)  # the page has clicked its 12 times (Chromium began 10 or 12 of them)
+        files, dropped, count = download_files(own), discarded(run), len(began(run))
+        await run.close()
+    assert count > COUNT and len(files) == COUNT, (count, len(files))
+    assert [d["reason"] for d in dropped] == ["max_downloads"] * (count - COUNT), dropped[:3]
+    assert {d["max_downloads"] for d in dropped} == {COUNT} and all(d["in_flight"] for d in dropped)
