@@ -130,8 +130,7 @@ class Run:
             },
         }
         self.faults = faults  # injected faults (toolserver.faults), or None
-        self.download_bytes = 0
-        self.downloads_begun = 0  # capped by max_downloads
+        self.download_bytes, self.downloads_begun = 0, 0  # capped by max_download_bytes, max_downloads
         self.downloads_writing: dict[Download, Downloads] = {}  # being written, across its sessions
         if trace_path is not None:
             Path(trace_path).parent.mkdir(parents=True, exist_ok=True)
