@@ -58,6 +58,7 @@ class Downloads:
         self.writing: dict[Download, tuple[Tab, Path | None]] = {}  # in the order they began
         self._watch: asyncio.Future | None = None
         self._tasks: set[asyncio.Future] = set()  # kept until done; cancelled at stop()
+        self.cancelling: set[Download] = set()  # discarded, not yet ended (removed again at stop())
         self.seen = 0  # downloads its pages began
 
     def started(self, tab: Tab, download: Download) -> None:
@@ -76,7 +77,7 @@ class Downloads:
         elif self.room() <= 0:  # the run keeps all it may: none is written
             reason = "max_download_bytes"
         if reason is not None:
-            self._task(self.cancel_writing(download, reason=reason))
+            self.cancel_writing(download, reason=reason)
             return
         self._task(self._finished(tab, download))
         if self._watch is None or self._watch.done():
@@ -129,21 +130,32 @@ class Downloads:
                 used += written
                 if used > keeper.config.max_download_bytes:
                     used -= written
-                    await downloads.cancel_writing(download, written)
+                    downloads.cancel_writing(download, written)  # dropped now, so no longer counted
 
-    def cancel_writing(
-        self, download: Download, written: int = 0, reason: Reason = "max_download_bytes"
-    ) -> Coroutine[object, object, None]:
+    def cancel_writing(self, download: Download, written: int = 0, reason: Reason = "max_download_bytes") -> None:
         """Cancel a download being written and remove what it wrote: ``download_discarded`` is
         said now (the session's close may cut the cancelling short, or come after the run's end
-        line); the cancelling is what is returned, to await."""
+        line); the cancelling goes on in a task."""
         tab, file = self._drop(download)
         if tab is None:  # it ended already: kept, or discarded and said (a download is discarded once)
-            return asyncio.sleep(0)
+            return
         self._discarded(
             tab, download, written, in_flight=True, reason="session_closed" if self.owner.closed else reason
         )
-        return cancel_and_remove(download, file, self.keeper.config.close_timeout_s)
+        self.cancelling.add(download)
+        self._task(self._cancel_and_remove(download, file))
+
+    async def _cancel_and_remove(self, download: Download, file: Path | None) -> None:
+        """Cancel the download and, once Chromium says it has ended, remove its file: removed at
+        once, an empty download cancelled as it finished was sometimes written after (once in 8
+        runs here)."""
+        try:
+            with contextlib.suppress(PlaywrightError, TimeoutError):  # finished meanwhile, or its context is gone
+                await download.cancel()
+                await asyncio.wait_for(download.failure(), self.keeper.config.close_timeout_s)
+        finally:  # also when the session's close cancels this
+            remove(file)
+            self.cancelling.discard(download)
 
     def _discarded(self, tab: Tab, download: Download, size: int, *, in_flight: bool, reason: Reason) -> None:
         keeper, config = self.keeper, self.keeper.config
@@ -157,7 +169,7 @@ class Downloads:
         ``end`` has Chromium deny the context any more and cancel every download it writes for it,
         reported yet or not (closing the context does neither: they went on, and new ones began,
         out of Playwright's sight, after their run had ended)."""
-        writing = list(self.writing)
+        writing, cancelling = list(self.writing), list(self.cancelling)
         for download in writing:  # cut off by the close: said now, before the run's end line
             its_tab, file = self._drop(download)
             if its_tab is not None:
@@ -173,18 +185,7 @@ class Downloads:
                     info = await (await cdp_session(tab)).send("Target.getTargetInfo")
                     await end(info["targetInfo"]["browserContextId"])
         # Those reported, also before Chromium has begun to write them (their files made then).
-        await asyncio.gather(*(cancelled(download, bound) for download in writing))
-
-
-async def cancel_and_remove(download: Download, file: Path | None, bound: float) -> None:
-    """Cancel the download and, once Chromium says it has ended, remove its file: removed at once,
-    an empty download cancelled as it finished was sometimes written after (once in 8 runs here)."""
-    try:
-        with contextlib.suppress(PlaywrightError, TimeoutError):  # finished meanwhile, or its context is gone
-            await download.cancel()
-            await asyncio.wait_for(download.failure(), bound)
-    finally:  # also when the session's close cancels this
-        remove(file)
+        await asyncio.gather(*(cancelled(download, bound) for download in writing + cancelling))
 
 
 async def cancelled(download: Download, bound: float) -> None:
