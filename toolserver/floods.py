@@ -11,7 +11,8 @@ line for at most ``max_page_event_lines`` navigations, and as many ``policy_viol
 (navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
 cannot spend the lines its top frame's visits are judged by), ``dialog``, ``tab_opened`` and
 ``tab_closed`` lines (of tabs their page closed: a tab the sandbox closes, ``request_flood``, is
-always written).
+always written), ``download`` and ``download_discarded`` lines (a page starting downloads without
+end: past ``max_downloads`` each is cancelled, and its state change line still written).
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
 
@@ -25,6 +26,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
+
+# The kinds a page writes at most ``max_page_event_lines`` of in a window (each origin's, for
+# policy_violation); a download's state change is always written.
+PAGE_EVENT_KINDS = (
+    "navigation",
+    "policy_violation",
+    "dialog",
+    "tab_opened",
+    "tab_closed",
+    "download",
+    "download_discarded",
+)
 
 Key = tuple[str, str, str, str]  # reason, resource type, host, origin ("" for events that have none)
 

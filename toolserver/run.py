@@ -32,7 +32,7 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, NoTab, PageCrashed
 from toolserver.faults import RunFaults
-from toolserver.floods import EventBudget, cut_text
+from toolserver.floods import PAGE_EVENT_KINDS, EventBudget, cut_text
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
 
@@ -126,7 +126,7 @@ class Run:
             "blocked_request": EventBudget("blocked_request", config.max_identical_refusals, config.max_refusal_lines),
             **{
                 kind: EventBudget(kind, config.max_page_event_lines, config.max_page_event_lines)
-                for kind in ("navigation", "policy_violation", "dialog", "tab_opened", "tab_closed")
+                for kind in PAGE_EVENT_KINDS
             },
         }
         self.faults = faults  # injected faults (toolserver.faults), or None

@@ -67,7 +67,7 @@ def test_a_field_the_counts_rest_on_that_cannot_be_read_leaves_the_record_uncoun
     assert folder.attempt is not None and not folder.counted and folder.record_damage.startswith(said)
     assert folder.record_problem.endswith("and its score is not counted") and folder.reasons()[0].startswith(said)
     counted = outcome(folder)
-    assert (counted.status, counted.agent, counted.elapsed_seconds, counted.cost_usd) == ("unreadable", "a", 0.0, None)
+    assert (counted.status, counted.agent, counted.elapsed_seconds, counted.cost_usd) == ("unreadable", "a", None, None)
 
 
 def test_values_no_writer_gives_are_left_out(tmp_path):

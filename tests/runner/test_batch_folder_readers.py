@@ -95,6 +95,27 @@ def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others
         assert "controlled-form-2  unknown  0/1" in results.stdout
 
 
+def test_an_attempt_folder_that_can_be_listed_but_not_entered_is_unreadable_and_the_others_reported():
+    """A folder nobody may read but not search (mode 644) was taken as unfinished (its files looked
+    absent), and `sandbox report` stopped at it (exit 3) writing its page."""
+    with tempfile.TemporaryDirectory() as made:
+        batch = Path(made) / "batch"
+        for n in range(1, 3):
+            scored_attempt(batch / f"controlled-form-{n}", traced=True)
+        for path in (Path(made), batch, *batch.rglob("*")):
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        (batch / "controlled-form-1").chmod(0o644)
+        try:
+            reported = read_as_nobody("report", str(batch))
+        finally:
+            (batch / "controlled-form-1").chmod(0o777)
+        assert reported.returncode == 0, reported.stderr
+        assert "no page for controlled-form-1/: the attempt folder is unreadable (Permission denied)" in (
+            reported.stderr
+        )
+        assert (batch / "controlled-form-2" / "report.html").is_file()
+
+
 def test_a_trace_that_is_there_but_not_read_is_no_qualified_pass(tmp_path):
     """A trace.jsonl that is a pipe, or a link out of the folder, was named and its attempt's
     qualified pass counted all the same: the gates were never checked against a trace."""
@@ -165,6 +186,18 @@ def test_a_summary_listing_a_folder_that_is_now_a_link_is_rebuilt(tmp_path):
     data = read_summary(batch)
     assert [Path(a["directory"]).name for a in data["attempts"]] == ["controlled-form-1"]
     assert "lists the attempt folder(s) controlled-form-2/, now symbolic links (not read): rebuilt" in data["note"]
+
+
+def test_a_link_added_beside_a_summarys_attempts_is_named(tmp_path):
+    """A link added to a batch with a summary.json was left out in silence by every reader."""
+    batch, outside = linked_batch(tmp_path)
+    (batch / "controlled-form-2").unlink()
+    (batch / "controlled-form-3").unlink()
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    (batch / "controlled-form-2").symlink_to(outside)
+    data = read_summary(batch)
+    assert [Path(a["directory"]).name for a in data["attempts"]] == ["controlled-form-1"]
+    assert f"left out controlled-form-2/ (a link to {outside})" in data["note"]
 
 
 def test_an_attempt_folder_given_alone_is_read_though_it_is_a_link(tmp_path):

@@ -28,6 +28,7 @@ from toolserver.browser.chromium import (
     resolve_chromium,
 )
 from toolserver.browser.driver import forget_temp_dir, new_temp_dir, start_playwright
+from toolserver.browser.leftovers import sweep_once
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.errors import ChromiumUnavailable
@@ -232,7 +233,8 @@ class BrowserHost:
     async def _start_driver(self) -> Playwright:
         """Playwright's driver, watched: when it ends (killed, out of memory), its browser goes
         with it, though Playwright still calls that browser connected."""
-        folder = await asyncio.to_thread(new_temp_dir)  # the first sweeps dead servers' folders: off the loop
+        await asyncio.to_thread(sweep_once)  # dead servers' folders, off the loop (a cancel leaves no folder)
+        folder = new_temp_dir()
         try:
             driver = await start_playwright(folder)
         except BaseException:

@@ -36,11 +36,7 @@ _swept = False
 def make_owned_dir(prefix: str) -> Path:
     """A new folder in the system's temporary folder, locked as this process's until
     ``release()`` (or removed at exit); the first one sweeps the dead owners' folders first."""
-    global _swept
-    with _SWEEP:
-        if not _swept:
-            _swept = True
-            sweep(Path(tempfile.gettempdir()))  # decided here, before any driver's TMPDIR is near
+    sweep_once()
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     _HELD[folder] = None
     if sys.platform != "win32":
@@ -50,6 +46,16 @@ def make_owned_dir(prefix: str) -> Path:
         os.rename(folder / f"{LOCK_NAME}.new", folder / LOCK_NAME)
         _HELD[folder] = fd
     return folder
+
+
+def sweep_once() -> None:
+    """The process's one sweep of the dead owners' folders (later calls return at once): a caller
+    on an event loop runs it in a thread first, since it may take seconds."""
+    global _swept
+    with _SWEEP:
+        if not _swept:
+            _swept = True
+            sweep(Path(tempfile.gettempdir()))  # decided here, before any driver's TMPDIR is near
 
 
 def release(folder: Path) -> None:

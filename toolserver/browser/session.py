@@ -242,9 +242,9 @@ class Session:
         # with noopener too; it tells none when the opener had closed already.
         asyncio.get_running_loop().call_soon(self._opened, page, None)
 
-    def _opened(self, page: Page, opener: Tab | None) -> None:
-        """Record a page a page opened (once): ``tab_opened`` with its opener's tab (None: not known,
-        the opener had closed), or over the tab cap a ``blocked_request`` in the opener's tab."""
+    def _opened(self, page: Page, opener: Tab | None, navigating: bool = False) -> None:
+        """Record a page a page opened, once: ``tab_opened`` with its opener's tab (None: it had closed) or, over
+        the tab cap, a ``blocked_request`` in the opener's tab; then its first document, unless ``navigating``."""
         if page not in self.unannounced:
             return
         tab = self.unannounced.pop(page)
@@ -254,13 +254,13 @@ class Session:
             return
         data = {"tab": tab.id, "opener": opener.id if opener else None, "url": page.url}
         self.record_event("tab_opened", data, tab=tab)
-        if page.url.startswith(LOCAL_SCHEMES):  # a popup's first document, committed before it was adopted
+        if page.url.startswith(LOCAL_SCHEMES) and not navigating:  # committed before it was adopted
             self._on_navigated(tab, page.main_frame)
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
         if frame.parent_frame is not None:
             return
-        self._opened(tab.page, None)  # its opening first (no-op once recorded)
+        self._opened(tab.page, None, navigating=True)  # its opening first (no-op once recorded)
         url, policy = frame.url, self.run.policy
         if url.startswith(LOCAL_SCHEMES):  # a document the page made itself: never seen by the router
             tab.activity.new_document_requested = True

@@ -200,7 +200,7 @@ class PlaywrightTraceFailed(EventBase):
 
 
 class EventsSuppressed(EventBase):
-    """a page's refused requests, navigations, dialogs or popups beyond the per-window bounds, counted and
+    """a page's refused requests, navigations, dialogs, popups or downloads beyond the per-window bounds, counted and
     not written one by one (`kind`, `reason`, `resource_type`, `host`, `count`; for refused
     navigations, the `origin` of `policy_violation`, each origin with lines of its own): see
     `max_identical_refusals` and `max_page_event_lines`"""

@@ -38,9 +38,11 @@ def is_attempt_folder(path: Path) -> bool:
 
 
 def unopened(path: Path) -> str | None:
-    """Why the folder cannot be listed (a folder this user may not read), or None."""
+    """Why the folder cannot be listed or entered (a folder this user may not read, or may read
+    but not search: its files then look absent), or None."""
     try:
         os.listdir(path)
+        os.stat(os.path.join(path, "."))  # needs search (x) permission, as opening its files does
     except OSError as exc:
         return f"the attempt folder is unreadable ({exc.strerror or exc})"
     return None

@@ -152,7 +152,7 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     batch_dir = Path(batch_dir)
     data, note = stored_summary(batch_dir)
     if data is not None:
-        return data
+        return with_links_said(data, batch_dir)
     if is_attempt_folder(batch_dir):
         folders = [AttemptFolder.load(batch_dir)]
     else:
@@ -174,6 +174,17 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
     rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
     return {**rebuilt, "note": note} if note else rebuilt
+
+
+def with_links_said(data: dict[str, Any], batch_dir: Path) -> dict[str, Any]:
+    """A stored summary with a note naming the attempt folders that are symbolic links, which
+    every reader leaves out (``left_out_folders``): one added since, or they would go unsaid."""
+    if is_attempt_folder(batch_dir):
+        return data
+    links = [name for name in left_out_folders(batch_dir) if (batch_dir / name).is_symlink()]
+    if not links:
+        return data
+    return {**data, "note": "; ".join(n for n in (data.get("note"), left_out_note(links, batch_dir)) if n)}
 
 
 def damage_notes(folders: list[AttemptFolder], left_out: list[str], batch_dir: Path | None = None) -> list[str]:

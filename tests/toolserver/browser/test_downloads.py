@@ -133,3 +133,26 @@ async def test_downloads_beyond_the_runs_count_are_cancelled_and_removed(own_san
     assert count > COUNT and len(files) == COUNT, (count, len(files))
     assert [d["reason"] for d in dropped] == ["max_downloads"] * (count - COUNT), dropped[:3]
     assert {d["max_downloads"] for d in dropped} == {COUNT} and all(d["in_flight"] for d in dropped)
+
+
+async def test_a_download_flood_writes_a_bounded_number_of_download_lines(own_sandbox, hostile_root):
+    """Each download past the cap wrote a download line and a download_discarded line, without
+    end, for a page downloading an empty blob every 20 ms; its state change is still written."""
+    async with own_sandbox(own_browser=True, max_downloads=2, max_page_event_lines=5) as own:
+        run = hostile_run(own, hostile_root, "/empty-download-flood", mode="observe")
+        await start_hostile(run, "/empty-download-flood")
+        for _ in range(750):  # up to 15 s: until the page began three times the lines it may write
+            if sum(e.kind == "state_change" for e in parse_trace(run.trace.text()).events) > 15:
+                break
+            await asyncio.sleep(0.02)
+        await run.close()
+    trace = parse_trace(run.trace.text())
+    kinds = Counter(e.kind for e in trace.events)
+    suppressed: Counter[str] = Counter()
+    for event in trace.events:
+        if event.kind == "events_suppressed":
+            suppressed[event.data["kind"]] += event.data["count"]
+    # two windows at most (the start call's line ends the first), 5 lines of each kind in each
+    assert kinds["state_change"] > 15 and kinds["download"] <= 10 and kinds["download_discarded"] <= 10, kinds
+    assert kinds["download"] + suppressed["download"] == kinds["state_change"], (suppressed, kinds)
+    assert suppressed["download"] > 0 and suppressed["download_discarded"] > 0, suppressed

@@ -52,6 +52,7 @@ async def test_a_popup_whose_opener_closed_before_it_was_made_has_no_opener(sand
         events = await events_once(run, lambda events: sum(e.kind == "tab_opened" for e in events) >= 4)
         opened = [e.data for e in events if e.kind == "tab_opened"]
         assert (opened[0]["tab"], opened[0]["opener"]) == ("t2", "t1")  # t1 stays open: window.close() spares it
+        assert [data["tab"] for data in opened] == [f"t{n}" for n in range(2, 2 + len(opened))]  # none lost
         for data in opened[1:]:
             assert data["opener"] in (None, f"t{int(data['tab'][1:]) - 1}"), opened
     finally:
