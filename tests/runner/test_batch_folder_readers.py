@@ -6,12 +6,14 @@ reference attempt; no browser."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from sandbox import PROJECT_ROOT
@@ -47,24 +49,34 @@ def read_as_nobody(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@contextlib.contextmanager
+def damaged_batch(attempts: int, modes: dict[str, int]) -> Iterator[Path]:
+    """A batch of scored attempts that anyone may read and write (nobody writes the pages), but for
+    the paths in ``modes`` (in the batch), given those modes; folders opened again at the end."""
+    with tempfile.TemporaryDirectory() as made:
+        batch = Path(made) / "batch"
+        for n in range(1, attempts + 1):
+            scored_attempt(batch / f"controlled-form-{n}", traced=True)
+        for path in (Path(made), batch, *batch.rglob("*")):
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        for name, mode in modes.items():
+            (batch / name).chmod(mode)
+        try:
+            yield batch
+        finally:
+            for name in modes:
+                if (batch / name).is_dir():
+                    (batch / name).chmod(0o777)
+
+
 def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others_reported():
     """`sandbox report` stopped at the folder it could not enter (exit 3, "cannot write the report:
     Permission denied"), leaving the pages of the attempts after it unwritten; a trace.jsonl it could
     not read left that attempt's qualified pass counted, gates unchecked."""
-    with tempfile.TemporaryDirectory() as made:
-        batch = Path(made) / "batch"
-        for n in range(1, 5):
-            scored_attempt(batch / f"controlled-form-{n}", traced=True)
-        for path in (Path(made), batch, *batch.rglob("*")):  # nobody writes the pages
-            path.chmod(0o777 if path.is_dir() else 0o644)
-        (batch / "controlled-form-2").chmod(0)
-        (batch / "controlled-form-3" / "attempt.json").chmod(0)
-        (batch / "controlled-form-4" / "trace.jsonl").chmod(0)
-        try:
-            reported = read_as_nobody("report", str(batch))
-            results = read_as_nobody("results", str(batch))
-        finally:
-            (batch / "controlled-form-2").chmod(0o777)
+    modes = {"controlled-form-2": 0, "controlled-form-3/attempt.json": 0, "controlled-form-4/trace.jsonl": 0}
+    with damaged_batch(4, modes) as batch:
+        reported = read_as_nobody("report", str(batch))
+        results = read_as_nobody("results", str(batch))
         assert reported.returncode == 0, reported.stderr
         assert "no page for controlled-form-2/: the attempt folder is unreadable (Permission denied)" in (
             reported.stderr
@@ -98,17 +110,8 @@ def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others
 def test_an_attempt_folder_that_can_be_listed_but_not_entered_is_unreadable_and_the_others_reported():
     """A folder nobody may read but not search (mode 644) was taken as unfinished (its files looked
     absent), and `sandbox report` stopped at it (exit 3) writing its page."""
-    with tempfile.TemporaryDirectory() as made:
-        batch = Path(made) / "batch"
-        for n in range(1, 3):
-            scored_attempt(batch / f"controlled-form-{n}", traced=True)
-        for path in (Path(made), batch, *batch.rglob("*")):
-            path.chmod(0o777 if path.is_dir() else 0o644)
-        (batch / "controlled-form-1").chmod(0o644)
-        try:
-            reported = read_as_nobody("report", str(batch))
-        finally:
-            (batch / "controlled-form-1").chmod(0o777)
+    with damaged_batch(2, {"controlled-form-1": 0o644}) as batch:
+        reported = read_as_nobody("report", str(batch))
         assert reported.returncode == 0, reported.stderr
         assert "no page for controlled-form-1/: the attempt folder is unreadable (Permission denied)" in (
             reported.stderr
