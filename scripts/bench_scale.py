@@ -14,6 +14,9 @@ run in increasing order with a quiet pause between them. Per level:
   refusal (goal 0);
 - CPU per attempt: the process tree's CPU seconds over the batch (this process, which also runs
   the agents and the scoring, the Node driver, every Chromium), less the sampler's own, / attempts;
+- call times (answered less arrived, from the traces): p50, p99 and the longest of every call
+  but the session start, and the longest session start, with the longest call's tool; a call
+  near ``action_timeout_ms`` (5 s) is one that load nearly turned into an error;
 - the bound: the larger of the think-time bound (the longest attempt's tool calls × think: the
   wave's duration if tools cost nothing, times the waves: a batch runs no more attempts at once
   than its server holds sessions, ``max_sessions_per_core`` × cores) and the CPU bound
@@ -137,6 +140,29 @@ class PeakSampler:
             self.read_fds, self.read_renderers = fds, renderer_processes
 
 
+def call_times(directories: list[Path]) -> dict:
+    """Each call's time in ms (answered less arrived) over the attempts' traces: p50, p99 and
+    the longest of every call but the session start, which is counted apart."""
+    starts: list[float] = []
+    calls: list[tuple[float, str]] = []
+    for directory in directories:
+        trace_file = directory / "trace.jsonl"
+        if trace_file.is_file():
+            for call in read_trace(trace_file).calls:
+                ms = (call.t_end - call.t_start) * 1000
+                (starts.append(ms) if call.tool == "browser_start_session" else calls.append((ms, call.tool)))
+    times = sorted(ms for ms, _ in calls)
+    longest = max(calls, default=(0.0, "-"))
+    return {
+        "calls": len(times),
+        "call_p50_ms": round(times[len(times) // 2], 1) if times else 0.0,
+        "call_p99_ms": round(times[min(len(times) - 1, int(len(times) * 0.99))], 1) if times else 0.0,
+        "call_max_ms": round(longest[0], 1),
+        "call_max_tool": longest[1],
+        "start_max_ms": round(max(starts, default=0.0), 1),
+    }
+
+
 def server_errors(directory: Path) -> int:
     """Server faults and capacity refusals in an attempt's trace (0 without a trace)."""
     trace_file = directory / "trace.jsonl"
@@ -221,6 +247,7 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
         "peak_renderers": sampler.read_renderers,
         "pss_unread_processes": sampler.unread,
         "pss_reads": sampler.reads,
+        **call_times([o.directory for o in outcomes]),
     }
     return {prefix + name: value for name, value in figures.items()}
 
@@ -306,6 +333,8 @@ def print_scale(results: dict) -> None:
         f"PSS/session MB (≤ {memory_goal:g})",
         "marginal MB",
         "fds",
+        "call p50/p99/max ms",
+        "start max ms",
     )
     rows = []
     for concurrency in results["scale_levels"]:
@@ -329,6 +358,9 @@ def print_scale(results: dict) -> None:
                 f"{memory:.1f}" + ("" if memory <= memory_goal else " FAIL"),
                 f"{level['pss_marginal_mb']:.1f}" if "pss_marginal_mb" in level else "-",
                 str(level["peak_fds"]),
+                f"{level['call_p50_ms']:.0f}/{level['call_p99_ms']:.0f}/{level['call_max_ms']:.0f} "
+                f"({level['call_max_tool'].removeprefix('browser_')})",
+                f"{level['start_max_ms']:.0f}",
             )
         )
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]

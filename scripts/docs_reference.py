@@ -506,6 +506,11 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
             f"wall/bound **{row['throughput_ratio']:.2f}×**, **{row['pss_per_session_mb']:.1f} MB** PSS a session"
             + (f" ({row['pss_marginal_mb']:.1f} MB marginal)" if "pss_marginal_mb" in row else "")
             + f", CPU {row['cpu_per_attempt_s']:.2f} s an attempt"
+            + (
+                f", a call p99 {row['call_p99_ms']:.0f} ms, longest {row['call_max_ms']:.0f} ms"
+                if "call_max_ms" in row
+                else ""
+            )
         )
         goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
         agents = f"{level} agent" + ("" if level == 1 else "s")
