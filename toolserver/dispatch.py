@@ -329,9 +329,15 @@ async def bounded_call(ctx: CallContext, handler_call: Any) -> dict:
         async with asyncio.timeout(bound):  # in this task: no task of its own to start and wake
             result = await handler_call
     except TimeoutError:
+        if ctx.tab is None:  # no page to blame: a session's start, a session's close
+            raise PageUnresponsive(
+                f"{ctx.tool} did not finish within {bound:g} s: the browser did not answer (the machine may be "
+                "too busy, with many sessions at once). Try again later, or run fewer sessions at once."
+            ) from None
         raise PageUnresponsive(
-            f"{ctx.tool} did not finish within {bound:g} s: the page is not answering. "
-            "Close the tab (browser_close_tab) or the session (browser_close) and start again."
+            f"{ctx.tool} did not finish within {bound:g} s: the page is not answering (a script on it may be "
+            "spinning, or the machine too busy). Close the tab (browser_close_tab) or the session "
+            "(browser_close) and start again."
         ) from None
     if ctx.run.closed:
         raise UnknownRun(f"run {ctx.run.id} ended while this call was running")

@@ -132,7 +132,8 @@ class BrowserActionFailed(ToolError):
 
 
 class PageUnresponsive(ToolError):
-    """The page did not answer within its bound: close the tab or the session."""
+    """The page (or, starting a session, the browser) did not answer within its bound: close the tab
+    or the session, or try again later."""
 
     type = "page_unresponsive"
 

@@ -92,6 +92,20 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
     assert trace.calls[-1].error.type == "page_unresponsive" and trace.end is not None
 
 
+async def test_a_start_beyond_the_call_timeout_blames_the_browser_not_a_page(own_sandbox, hostile_root):
+    """A session's start has no page yet: its timeout says the browser did not answer and what
+    to do, not to close a tab (a start on a busy machine once took longer than call_timeout_s)."""
+    async with own_sandbox(call_timeout_s=0.001, close_timeout_s=1.0) as hurried:
+        run = hostile_run(hurried, hostile_root)
+        reply = await start_at(run, f"{HOSTILE}/calm")
+        assert reply["error"]["type"] == "page_unresponsive", reply
+        message = reply["error"]["message"]
+        assert "the browser did not answer" in message and "browser_close_tab" not in message, message
+        await run.close("deleted")
+        (line,) = parse_trace(run.trace.text()).calls
+        assert line.tool == "browser_start_session" and line.error.message == message
+
+
 async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(own_sandbox, hostile_root):
     async with own_sandbox(action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0) as patient:
         run = hostile_run(patient, hostile_root)
