@@ -117,10 +117,10 @@ class ServerConfig:
     def __post_init__(self) -> None:
         for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s"):
             seconds = getattr(self, field)
-            if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            if not (number(seconds) and math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
         for field in ("max_runs", "max_open_sessions"):  # 0 would refuse every run or session
-            if not (isinstance(getattr(self, field), int) and getattr(self, field) >= 1):
+            if not (whole(getattr(self, field)) and getattr(self, field) >= 1):
                 raise ValueError(f"{field} must be a whole number of at least 1, not {getattr(self, field)!r}")
         for field in (
             "min_free_memory_mb",
@@ -130,9 +130,9 @@ class ServerConfig:
             "max_renderer_memory_mb",
         ):
             reserve = getattr(self, field)
-            if not (isinstance(reserve, int) and reserve >= 0):
+            if not (whole(reserve) and reserve >= 0):
                 raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")
-        if not (isinstance(self.max_downloads, int) and self.max_downloads >= 0):
+        if not (whole(self.max_downloads) and self.max_downloads >= 0):
             raise ValueError(f"max_downloads must be a whole number >= 0 (0: none kept), not {self.max_downloads!r}")
         missing = [str(root) for root in self.mirror_roots if not Path(root).is_dir()]
         if missing:  # else every page of it is refused as not mirrored, and an agent fails for no reason it can see
@@ -147,6 +147,16 @@ class ServerConfig:
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "
                 "pass --token or set SANDBOX_TOKEN (clients then send 'Authorization: Bearer <token>')"
             )
+
+
+def whole(value: object) -> bool:
+    """A whole number, not a bool (``True`` is an ``int`` to Python, and was taken as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def number(value: object) -> bool:
+    """A number, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def is_loopback(host: str) -> bool:

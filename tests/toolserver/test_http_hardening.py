@@ -200,6 +200,16 @@ async def test_a_configured_token_is_required(own_sandbox):
         assert (await missing.json())["error"]["type"] == "unauthorized"
 
 
+@pytest.mark.parametrize(
+    ("field", "said"),
+    [("max_runs", "of at least 1"), ("max_sessions_per_core", ">= 0"), ("max_downloads", ">= 0")],
+)
+def test_a_limit_given_as_a_bool_is_refused(field, said):
+    """``max_downloads=True`` was taken as 1 (a bool is an int to Python)."""
+    with pytest.raises(ValueError, match=f"{field} must be a whole number {said}.*not True"):
+        ServerConfig(**{field: True})
+
+
 def test_binding_beyond_loopback_needs_a_token():
     with pytest.raises(ValueError, match="--token"):
         ServerConfig(host="0.0.0.0")
@@ -210,7 +220,7 @@ def test_binding_beyond_loopback_needs_a_token():
     assert ServerConfig(host="::1").token is None
 
 
-@pytest.mark.parametrize("idle", [0, -1, float("inf"), float("nan")])
+@pytest.mark.parametrize("idle", [0, -1, float("inf"), float("nan"), True])
 def test_an_mcp_idle_time_must_be_a_positive_number_of_seconds(idle):
     with pytest.raises(ValueError, match="mcp_session_idle_s must be a positive number"):
         ServerConfig(mcp_session_idle_s=idle)
