@@ -8,10 +8,11 @@ Playwright writes a download into its artifacts folder (in the driver's temporar
 size until then: while any download is written, its bytes are measured every
 ``download_check_s``, and those beyond the room left are cancelled (``download_discarded``,
 ``in_flight``). A finished download the run has no room for is deleted (``download_discarded``).
-Each discarded download is recorded once, with its ``reason`` (the cap it passed, or
-``session_closed``), when it is dropped, before any wait: so also when the session's close cuts
-its cancellation short, and always before the run's end line. The session records every
-download itself (a ``download`` event and a state change).
+Each discarded download is recorded once, with its ``reason`` (the cap it passed,
+``session_closed``, or ``browser_crashed``: its Chromium or Playwright's driver ended while it was
+written, and what it wrote is removed), when it is dropped, before any wait: so also when the
+session's close cuts its cancellation short, and always before the run's end line. The session
+records every download itself (a ``download`` event and a state change).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolserver.browser")
 
-Reason = Literal["max_download_bytes", "max_downloads", "session_closed"]  # why a download was discarded
+Reason = Literal["max_download_bytes", "max_downloads", "session_closed", "browser_crashed"]  # why it was discarded
 
 
 class Keeper(Protocol):
@@ -101,7 +102,9 @@ class Downloads:
         try:
             path = await download.path()
             size = path.stat().st_size if path else 0
-        except (PlaywrightError, OSError):  # cancelled, or the context closed first
+        except (PlaywrightError, OSError):  # cancelled, or the context (or its browser) ended first
+            if self.owner.crashed:  # ended with its browser: said now if the disconnection has not said it
+                self.cut_off()
             self._drop(download)
             return
         if self._drop(download)[0] is None:  # the watch cancelled it as it finished, and said so
@@ -144,6 +147,16 @@ class Downloads:
         )
         self.cancelling.add(download)
         self._task(self._cancel_and_remove(download, file))
+
+    def cut_off(self) -> None:
+        """The session's browser crashed (or Playwright's driver ended): the downloads it was
+        writing ended with it, unsaid by Playwright (their ``path()`` fails as a cancelled one's
+        does). Each is said now, once, and its partial file removed: nothing writes it any more."""
+        for download in list(self.writing):
+            tab, file = self._drop(download)
+            if tab is not None:
+                self._discarded(tab, download, bytes_written(file), in_flight=True, reason="browser_crashed")
+                remove(file)
 
     async def _cancel_and_remove(self, download: Download, file: Path | None) -> None:
         """Cancel the download and, once Chromium says it has ended, remove its file: removed at

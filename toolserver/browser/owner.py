@@ -23,6 +23,9 @@ class Owner(Protocol):
     @property
     def closed(self) -> bool: ...
 
+    @property
+    def crashed(self) -> bool: ...  # its browser (or Playwright's driver) ended under it
+
     def tab_for_page(self, page: Page | None) -> Tab | None: ...
 
     def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict: ...

@@ -190,6 +190,7 @@ class Session:
         if self.browser is browser and not self.closed:
             self.browser_lost = True
             self.record_event("browser_crashed", {"session_id": self.id} | ({"reason": reason} if reason else {}))
+            self.downloads.cut_off()  # what it was writing ended with it
 
     # --- recording: through the run, with this session filled in --------------------------
     def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict:
@@ -310,8 +311,7 @@ class Session:
             await (dialog.accept() if accept else dialog.dismiss())
 
     def _on_download(self, tab: Tab, download: Download) -> None:
-        """Every download is a state change. Under blocking the context does not accept
-        downloads, so none is written; otherwise their bytes are capped (``Downloads``)."""
+        """Every download is a state change; under blocking none is written, else they are capped (``Downloads``)."""
         self.settling.downloads_seen += 1
         self.notify()
         data = {"url": download.url, "filename": download.suggested_filename}

@@ -1,6 +1,6 @@
 """What a page's downloads may write: within max_download_bytes while they are written, not only
 once they have finished, no more than max_downloads of them, and nothing after their session has
-closed (the trace saying which were cut off)."""
+closed or their browser has crashed (the trace saying which were cut off, each once)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
-from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
 from toolserver.api import Sandbox
+from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
+from toolserver.faults import parse_faults
 
 CAP = 8 << 20
 BLOB = 200 << 20  # each download of /download-flood
@@ -156,3 +159,74 @@ async def test_a_download_flood_writes_a_bounded_number_of_download_lines(own_sa
     assert kinds["state_change"] > 15 and kinds["download"] <= 10 and kinds["download_discarded"] <= 10, kinds
     assert kinds["download"] + suppressed["download"] == kinds["state_change"], (suppressed, kinds)
     assert suppressed["download"] > 0 and suppressed["download_discarded"] > 0, suppressed
+
+
+FLOOD = 6  # 200 MB blobs the page downloads in the crash tests: about 3 s of writing here, all in flight at once
+
+
+def crashing_run(own: Sandbox, root: Path, after: int = 2):
+    """A run on the download flood whose Chromium crashes (the ``browser-crash`` fault) after call ``after``."""
+    policy = Policy(mode="observe", allowed_urls=(f"{HOSTILE}/download-flood",))
+    return own.create_run(policy=policy, mirror_roots=(root,), faults=parse_faults(f"browser-crash:after={after}"))
+
+
+async def writing_downloads(own: Sandbox, run, count: int) -> None:
+    """Until ``count`` downloads have begun and have files on disk (up to 15 s)."""
+    for _ in range(750):
+        if len(began(run)) >= count and len(download_files(own)) >= count:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{len(began(run))} downloads began, {len(download_files(own))} files: fewer than {count}")
+
+
+async def test_downloads_cut_off_by_a_browser_crash_are_said_once_and_removed(own_sandbox, hostile_root):
+    """A download Chromium was writing when it crashed had a download line and none after: the
+    trace showed a download that never ended, and its partial file stayed on disk."""
+    async with own_sandbox(own_browser=True, max_download_bytes=4 << 30) as own:  # room for all: none cut for bytes
+        run = crashing_run(own, hostile_root)
+        await start_hostile(run, f"/download-flood#{FLOOD}")  # call 1
+        await writing_downloads(own, run, 2)
+        writing = download_files(own)
+        assert (await run.call("browser_snapshot", {}))["ok"]  # call 2: Chromium crashes after it
+        for _ in range(250):  # up to 5 s: the crash is reported by the browser's disconnection
+            if own.host.crashes:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)  # Playwright fails the downloads a moment after
+        left, count, kept = writing & download_files(own), len(began(run)), run.download_bytes
+        await run.close()
+    dropped = discarded(run)
+    assert own.host.crashes == 1 and kept == 0, (own.host.crashes, kept)  # none finished before the crash
+    assert [d["reason"] for d in dropped] == ["browser_crashed"] * count, (count, dropped)
+    assert all(d["in_flight"] for d in dropped) and not left, (dropped, left)
+    lines = [json.loads(line) for line in run.trace.text().splitlines()]
+    assert lines[-1].get("type") == "run_end", lines[-1]
+
+
+@pytest.mark.parametrize("first", ["crash", "close"])
+async def test_a_crash_racing_the_sessions_close_says_each_download_once(own_sandbox, hostile_root, first):
+    """A crash just before the session's close, or during it: each download cut off is said once,
+    for whichever came first (the close, or the crash), and none is left on disk."""
+    async with own_sandbox(own_browser=True, max_download_bytes=4 << 30) as own:
+        run = crashing_run(own, hostile_root, after=1_000)  # the fault never fires: crashed by hand
+        await start_hostile(run, f"/download-flood#{FLOOD}")
+        await writing_downloads(own, run, 2)
+        session, browser = run.current_session(), own.host.browser
+        assert browser is not None
+        cdp = await browser.new_browser_cdp_session()
+        closing = asyncio.ensure_future(run.close()) if first == "close" else None
+        while closing is not None and not session.closed:  # the close has begun: its first await
+            await asyncio.sleep(0)
+        crash = asyncio.ensure_future(cdp.send("Browser.crash"))
+        await (closing or run.close())
+        await asyncio.gather(crash, return_exceptions=True)
+        await asyncio.sleep(0.5)
+        left = download_files(own)
+    dropped, count = discarded(run), len(began(run))
+    assert len(dropped) == count and {d["reason"] for d in dropped} <= {"browser_crashed", "session_closed"}, (
+        count,
+        dropped,
+    )
+    assert not left, left
+    lines = [json.loads(line) for line in run.trace.text().splitlines()]
+    assert lines[-1].get("type") == "run_end", lines[-1]
