@@ -212,6 +212,9 @@ async def test_page_opened_tabs_appear_in_the_tab_list(run):
     assert reply["ok"]
     assert [t["tab"] for t in reply["result"]["tabs"]] == ["t1", "t2"]
     assert reply["result"]["changes"]["new_tabs"][0]["opener"] == "t1"
+    # its first document is a navigation in its tab, written once (it was not written at all)
+    said = [(e.kind, e.data.get("url")) for e in parse_trace(run.trace.text()).events if e.tab == "t2"]
+    assert said == [("tab_opened", f"{SITE}/second"), ("navigation", f"{SITE}/second")], said
 
 
 async def test_pdf_tab_shows_text_page_by_page(run):

@@ -255,7 +255,7 @@ class Session:
             return
         data = {"tab": tab.id, "opener": opener.id if opener else None, "url": page.url}
         self.record_event("tab_opened", data, tab=tab)
-        if page.url.startswith(LOCAL_SCHEMES) and not navigating:  # committed before it was adopted
+        if page.url != "about:blank" and not navigating:  # its first document committed before it was adopted
             self._on_navigated(tab, page.main_frame)
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:

@@ -92,7 +92,7 @@ class TabOpened(EventBase):
     """a page opened a tab (`window.open`, a link with a target; a tool's tab is not one): `tab`,
     its `url`, and `opener`, the tab whose page opened it (with `noopener` too: Playwright knows
     it), or null when that page had closed before the new one was made. Written as the tab opens,
-    before its navigations"""
+    before its navigations, the first of which is its first document (other than `about:blank`)"""
 
     kind: Literal["tab_opened"] = "tab_opened"
     Data: ClassVar[builtins.type] = TabOpenedData
