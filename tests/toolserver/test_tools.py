@@ -215,6 +215,7 @@ async def test_page_opened_tabs_appear_in_the_tab_list(run):
     # its first document is a navigation in its tab, written once (it was not written at all)
     said = [(e.kind, e.data.get("url")) for e in parse_trace(run.trace.text()).events if e.tab == "t2"]
     assert said == [("tab_opened", f"{SITE}/second"), ("navigation", f"{SITE}/second")], said
+    assert f"{SITE}/second" in str(reply["result"]["changes"].get("navigations")), reply["result"]["changes"]
 
 
 async def test_pdf_tab_shows_text_page_by_page(run):
