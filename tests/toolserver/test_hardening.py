@@ -106,6 +106,31 @@ async def test_a_start_beyond_the_call_timeout_blames_the_browser_not_a_page(own
         assert line.tool == "browser_start_session" and line.error.message == message
 
 
+async def test_a_start_cut_short_while_its_context_is_made_closes_that_context(own_sandbox, hostile_root):
+    """Chromium makes a context a start's timeout cut short: it was left open, uncounted, on the
+    shared browser. Here Playwright's answer is held back 2 s (the browser is real; a busy machine
+    once delayed a start past call_timeout_s), so the timeout lands after Chromium has made it."""
+    async with own_sandbox(own_browser=True, call_timeout_s=0.5, close_timeout_s=1.0) as hurried:
+        browser = await hurried.host.ready_browser()
+        make = browser.new_context
+
+        async def slow_answer(**options):
+            context = await make(**options)
+            await asyncio.sleep(2.0)
+            return context
+
+        browser.new_context = slow_answer  # type: ignore[method-assign]
+        run = hostile_run(hurried, hostile_root)
+        reply = await start_at(run, f"{HOSTILE}/calm")
+        assert reply["error"]["type"] == "page_unresponsive" and len(browser.contexts) == 1, reply
+        await run.close("deleted")
+        for _ in range(100):  # closed once Playwright answers
+            if not browser.contexts:
+                break
+            await asyncio.sleep(0.05)
+        assert browser.contexts == [], browser.contexts
+
+
 async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(own_sandbox, hostile_root):
     async with own_sandbox(action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0) as patient:
         run = hostile_run(patient, hostile_root)

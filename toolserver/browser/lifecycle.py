@@ -32,8 +32,8 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     width, height = run.config.viewport
     browser = await host.ready_browser()
     backstop = await Backstop().start()  # what escapes the router goes here, and no further
-    try:
-        context = await browser.new_context(
+    making = asyncio.ensure_future(
+        browser.new_context(
             proxy={"server": backstop.url, "bypass": "<-loopback>"},
             storage_state=host.profiles.get(key) if key is not None else None,
             service_workers="block",
@@ -42,10 +42,13 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
             locale="en-US",
             timezone_id="America/Chicago",
         )
-    except BaseException:  # no context: its backstop is not left listening
-        asyncio.ensure_future(backstop.close())
+    )
+    try:  # a start cut short (its call's timeout) does not cut the making short: Chromium makes it anyway
+        context = await asyncio.shield(making)
+        await run.media.start_trace(context)
+    except BaseException:
+        discard(making, backstop, run.config.close_timeout_s)
         raise
-    await run.media.start_trace(context)
     forgotten: list[str] = []
     if key is not None:  # its profile becomes the most recent now (the session may never close to save it)
         forgotten = host.keep_profile(key, host.profiles.get(key) or {"cookies": [], "origins": []})
@@ -63,13 +66,29 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         session.record_event("profiles_evicted", evicted(forgotten, run))
     try:
         await session.start()
-    except BaseException:  # its context is closed, not left open and uncounted
-        asyncio.ensure_future(close_quietly(context, run.config.close_timeout_s))
+    except BaseException:
+        discard(making, backstop, run.config.close_timeout_s)
         raise
     # Counted among the host's sessions once started: until then its start counts it
     # (toolserver.capacity), and no await comes between this and the start's end.
     host.sessions.add(session)
     return session
+
+
+def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, bound: float) -> None:
+    """A start that failed or was cut short: its context, once made, is closed (not left open and
+    uncounted on the shared browser), then its backstop."""
+
+    async def closing() -> None:
+        with contextlib.suppress(BaseException):
+            await close_quietly(await making, bound)
+        await backstop.close()
+
+    DISCARDING.add(task := asyncio.ensure_future(closing()))
+    task.add_done_callback(DISCARDING.discard)
+
+
+DISCARDING: set[asyncio.Future] = set()  # held until done (the loop keeps only weak references to tasks)
 
 
 def evicted(forgotten: list[str], run: Recorder) -> dict:
