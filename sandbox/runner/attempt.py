@@ -173,7 +173,7 @@ def attempt_status(agent_status: str, score_status: str | None) -> str:
 @dataclass
 class AttemptOutcome:
     pack: str
-    agent: str
+    agent: str | None  # None: a damaged attempt folder that names none, nor does its batch (in no agent's row)
     directory: Path
     status: str  # how the agent ended, or evaluation_error (see ``attempt_status``)
     elapsed_seconds: float | None  # None: unknown (an attempt the sandbox could not run)

@@ -318,10 +318,13 @@ def selected_attempts(attempts: list[dict]) -> list[dict]:
 
 
 def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
+    """The table's rows, one per pack and agent, over the selected attempts; a damaged attempt that
+    names no agent (nor does its batch) is in none."""
     outcomes = selected(outcomes)
     groups: dict[tuple[str, str], list[AttemptOutcome]] = defaultdict(list)
     for outcome in outcomes:
-        groups[(outcome.pack, outcome.agent)].append(outcome)
+        if outcome.agent is not None:
+            groups[(outcome.pack, outcome.agent)].append(outcome)
     rows = []
     for (pack, agent), items in sorted(groups.items()):
         rows.append(

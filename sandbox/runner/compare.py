@@ -37,11 +37,14 @@ def comparison(
 ) -> dict[str, Any]:
     """``{"ranking": [row, ...], "overlaps": [note, ...], "matrix": {agent: {pack: {passes, attempts}}},
     "credits_per_dollar"}``: mean cost in illustrative credits too, at that rate. The matrix is by
-    workflow: a historical pack's attempts count under its reviewed pack, which scores them."""
+    workflow: a historical pack's attempts count under its reviewed pack, which scores them. An
+    attempt whose agent is None (a damaged one whose batch does not say it) is in no row."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
     replacements: dict[str, int] = defaultdict(int)
     for attempt in attempts:
         if attempt.get("selection") == "replaced":  # counted over the selected attempts only
+            continue
+        if attempt["agent"] is None:  # a damaged attempt naming no agent, nor its batch: in no row (said)
             continue
         by_agent[str(attempt["agent"])].append(attempt)
         replacements[str(attempt["agent"])] += attempt.get("selection") == "approved replacement"

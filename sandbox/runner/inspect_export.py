@@ -176,7 +176,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
     record = attempt.attempt if attempt.counted else None
     name = unicode_name(attempt.name)  # the sample's id: a name in the log's zip, which must be UTF-8
     pack = unicode_name(counted.pack)  # the folder's name when no file names the pack
-    agent = counted.agent
+    agent = counted.agent or "unknown"  # a damaged folder naming none (one read alone: no batch to say it)
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
     prompt = read_text(attempt.path, "prompt.txt")

@@ -53,7 +53,7 @@ def junit_xml(batch_dir: Path) -> str:
         total_time += seconds
         case = ET.Element(
             "testcase",
-            name=xml_text(f"{entry['pack']}[{entry['agent']}#{_number(folder)}]"),
+            name=xml_text(f"{entry['pack']}[{entry['agent'] or ''}#{_number(folder)}]"),  # None: a damaged one
             classname=f"sandbox.{entry['pack']}",
             time=f"{seconds:.3f}",
         )

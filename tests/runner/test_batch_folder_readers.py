@@ -9,12 +9,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from sandbox import PROJECT_ROOT
 from sandbox.cli import main
@@ -102,9 +105,10 @@ def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others
             "trace.jsonl is unreadable (Permission denied): the gates cannot be checked against it"
             in (lines["controlled-form-4"])
         )
-        # the unreadable folder names no agent or pack: a row of its own, as any record that cannot be read
-        assert "controlled-form    a        1/3        1/3         0.667       3.00" in results.stdout
-        assert "controlled-form-2  unknown  0/1" in results.stdout
+        # the unreadable folder names no agent or pack: its batch's (one agent, folders <pack>-<n>), never
+        # a row of its own; the passes and the median are the other attempts' alone
+        assert "controlled-form  a      1/4        1/4         0.500       3.00" in results.stdout
+        assert "unknown  0/1" not in results.stdout and "controlled-form-2  " not in results.stdout
 
 
 def test_an_attempt_folder_that_can_be_listed_but_not_entered_is_unreadable_and_the_others_reported():
@@ -117,6 +121,99 @@ def test_an_attempt_folder_that_can_be_listed_but_not_entered_is_unreadable_and_
             reported.stderr
         )
         assert (batch / "controlled-form-2" / "report.html").is_file()
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o311, 0o000], ids=oct)
+def test_an_attempt_folder_given_alone_that_cannot_be_entered_is_nothing_to_report(mode):
+    """`sandbox report` given one attempt folder it could list but not enter (or neither) tried to write
+    its page into it and exited 3, "cannot write the report: Permission denied", as for a full disk;
+    the batch folder itself likewise."""
+    with damaged_batch(1, {"controlled-form-1": mode}) as batch:
+        alone = read_as_nobody("report", str(batch / "controlled-form-1"))
+        assert alone.returncode == 2, alone.stderr
+        assert alone.stderr == (
+            f"sandbox report: cannot list or enter {batch / 'controlled-form-1'} (Permission denied): nothing to "
+            "report, and no page can be written into it\n"
+        )
+        batch.chmod(mode)
+        try:
+            whole = read_as_nobody("report", str(batch))
+        finally:
+            batch.chmod(0o777)
+        assert whole.returncode == 2, whole.stderr
+        assert whole.stderr.startswith(f"sandbox report: cannot list or enter {batch} (Permission denied)")
+
+
+def garbled(folder: Path) -> Path:
+    """An attempt folder whose record is no JSON, with no trace: none of its files names its agent."""
+    return scored_attempt(folder, record=b"{garbled")
+
+
+def page_agents(page: str) -> set[str]:
+    """The agents the batch page has a row for: in its summary table, leaderboard and grid."""
+    return set(
+        re.findall(r"<td>controlled-form</td><td>([^<]*)</td>", page)
+        + re.findall(r"<tr><td>[0-9]+</td><td>([^<]*)</td>", page)
+        + re.findall(r'<th scope="row">([^<]*)</th>', page)
+    )
+
+
+def test_a_damaged_attempt_naming_no_agent_counts_in_its_batch_agents_row(tmp_path, capsys):
+    """A damaged attempt whose files name no agent (a garbled attempt.json, no trace) was a phantom
+    agent "unknown": a row of its own in the table, the comparison and the page, ranked beside the
+    batch's real agent. The batch (one agent, folders <pack>-<n>) says whose it is: counted in that
+    row as an attempt that proves nothing; the passes and the median stay the other attempts'."""
+    batch = tmp_path / "batch"
+    for n in (1, 3):
+        scored_attempt(batch / f"controlled-form-{n}", traced=True)
+    garbled(batch / "controlled-form-2")
+    data = read_summary(batch)
+    assert [a["agent"] for a in data["attempts"]] == ["a", "a", "a"]
+    assert [(r["pack"], r["agent"], r["attempts"]) for r in data["summary"]] == [("controlled-form", "a", 3)]
+    assert (
+        "name no agent: counted in the row of the agent their batch's folder names give (controlled-form-2: a)"
+        in (data["note"])
+    )
+    assert main(["compare", str(batch), "--json"]) == 1
+    [row] = json.loads(capsys.readouterr().out)["ranking"]
+    assert (row["agent"], row["attempts"], row["qualified_passes"], row["error_free_passes"]) == ("a", 3, 2, 2)
+    assert row["median_seconds"] == 3.0  # the damaged attempt's time is unknown: not in the median
+    assert main(["report", str(batch)]) == 0
+    assert page_agents((batch / "report.html").read_text()) == {"a"}
+
+
+def test_a_damaged_attempt_of_a_batch_of_several_agents_counts_in_the_row_its_folder_names(tmp_path, capsys):
+    """With several agents (folders <agent>--<pack>-<n>), the phantom "unknown" row took b's
+    damaged attempt, and b's row counted one attempt fewer (its pass rate made higher)."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "a--controlled-form-1", traced=True, agent="a")
+    scored_attempt(batch / "b--controlled-form-1", traced=True, agent="b")
+    garbled(batch / "b--controlled-form-2")
+    assert main(["compare", str(batch), "--json"]) == 1
+    ranking = json.loads(capsys.readouterr().out)["ranking"]
+    assert [(r["agent"], r["attempts"], r["qualified_passes"]) for r in ranking] == [("a", 1, 1), ("b", 2, 1)]
+
+
+def test_a_damaged_attempt_its_batch_does_not_attribute_is_in_no_row(tmp_path, capsys):
+    """Folders of two agents gathered by hand under <pack>-<n> names do not say whose a damaged
+    attempt is: it was ranked as an agent "unknown"; it is in no row, said, and still no pass."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True, agent="a")
+    scored_attempt(batch / "controlled-form-2", traced=True, agent="b")
+    garbled(batch / "controlled-form-3")
+    data = read_summary(batch)
+    assert [a["agent"] for a in data["attempts"]] == ["a", "b", None]
+    assert [r["agent"] for r in data["summary"]] == ["a", "b"]
+    assert "the batch does not say which ran them (controlled-form-3): in no agent's row" in data["note"]
+    assert main(["compare", str(batch), "--json"]) == 1  # the damaged attempt is no qualified pass
+    printed = capsys.readouterr()
+    assert [(r["agent"], r["attempts"]) for r in json.loads(printed.out)["ranking"]] == [("a", 1), ("b", 1)]
+    assert main(["compare", str(batch), str(batch / "controlled-form-1")]) == 1
+    printed = capsys.readouterr()
+    assert "None" not in printed.out and "unknown @" not in printed.out
+    assert main(["results", str(batch)]) == 1
+    assert main(["report", str(batch), "--junit", str(tmp_path / "junit.xml")]) == 0
+    assert page_agents((batch / "report.html").read_text()) == {"a", "b"}
 
 
 def test_a_trace_that_is_there_but_not_read_is_no_qualified_pass(tmp_path):

@@ -248,7 +248,8 @@ def test_a_pack_or_agent_that_is_no_name_is_none(tmp_path, capsys):
     header = json.dumps({**json.loads(header), "pack": ["controlled-form"], "agent": {"name": "a"}}) + "\n"
     (folder / "trace.jsonl").write_text(header + "".join(rest))
     (attempt,) = read_summary(folder.parent)["attempts"]
-    assert (attempt["pack"], attempt["agent"], attempt["status"]) == ("controlled-form-1", "unknown", "unfinished")
+    # the pack its folder's name gives (as the runner names it); no agent: none is named, in no row
+    assert (attempt["pack"], attempt["agent"], attempt["status"]) == ("controlled-form", None, "unfinished")
     assert main(["results", str(folder.parent)]) == 1
     assert main(["report", str(folder.parent), "--junit", str(tmp_path / "junit.xml")]) == 0
     assert main(["export", str(folder.parent), "-o", str(tmp_path / "log.json")]) == 0

@@ -73,7 +73,9 @@ def command(args: argparse.Namespace) -> int:
             rates.add(credits_of(data))
     # Compared by workflow: a historical pack and its reviewed pack are one workflow, scored alike.
     historical = scored_as({str(a["pack"]) for _, attempts in batches for a in attempts})
-    workflow_sets = [{workflow(str(a["pack"]), historical) for a in attempts} for _, attempts in batches]
+    workflow_sets = [  # of the attempts in an agent's row: not a damaged one naming no agent, nor its batch
+        {workflow(str(a["pack"]), historical) for a in attempts if a["agent"] is not None} for _, attempts in batches
+    ]
     common = set.intersection(*workflow_sets)
     left_out = sorted(set.union(*workflow_sets) - common)
     if not common:
@@ -89,7 +91,7 @@ def command(args: argparse.Namespace) -> int:
         )
     labels = batch_labels([folder for folder, _ in batches])
     attempts = [
-        {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 else a["agent"]}
+        {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 and a["agent"] is not None else a["agent"]}
         for label, (_, found) in zip(labels, batches, strict=True)
         for a in found
         if workflow(str(a["pack"]), historical) in common

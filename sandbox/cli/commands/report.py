@@ -16,7 +16,8 @@ def register(subparsers) -> None:
         help="write the HTML report of a batch or attempt folder",
         description="Write report.html for a batch folder (and each of its attempts) or for one "
         "attempt folder; older folders work too (what is missing is named in the "
-        "report). Exit 0 when written, 2 when the folder holds nothing to report.",
+        "report). Exit 0 when written, 2 when the folder holds nothing to report or cannot be "
+        "listed or entered.",
     )
     p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
         p,
         {
             0: "reports written",
-            2: "nothing to report (no attempt in the folder)",
+            2: "nothing to report (no attempt in the folder, or a folder it cannot list or enter)",
             3: "a file could not be written (a full disk, a read-only folder)",
         },
     )

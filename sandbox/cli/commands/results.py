@@ -57,7 +57,7 @@ def command(args: argparse.Namespace) -> int:
         print(format_table(data["summary"]))
         attempts = data["attempts"]
         compared = (
-            len({a["agent"] for a in attempts}) > 1
+            len({a["agent"] for a in attempts} - {None}) > 1  # None: a damaged attempt in no agent's row
             or any(a.get("cost_usd") is not None for a in attempts)
             or any(a.get("selection", "selected") != "selected" for a in attempts)
         )

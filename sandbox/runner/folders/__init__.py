@@ -4,7 +4,8 @@ never raised. One job per module:
 
     _attempt   AttemptFolder.load(path): one attempt (attempt.json as an ``AttemptRecord``,
                score.json, output.txt, trace.jsonl, agent.stderr.txt); is_attempt_folder(path);
-               unopened(path): why a folder cannot be listed
+               unopened(path): why an attempt folder cannot be listed (closed_folder(path):
+               the system's word for any folder)
     _records   counted_field_damage(data, record): why attempt.json's record cannot be counted
                (read by ``sandbox.runner.attempt.read_attempt_record``, here too);
                score_problem(data): what makes score.json's data no score report
@@ -19,7 +20,13 @@ never raised. One job per module:
 """
 
 from sandbox.runner.attempt import read_attempt_record
-from sandbox.runner.folders._attempt import ATTEMPT_MARKERS, AttemptFolder, is_attempt_folder, unopened
+from sandbox.runner.folders._attempt import (
+    ATTEMPT_MARKERS,
+    AttemptFolder,
+    closed_folder,
+    is_attempt_folder,
+    unopened,
+)
 from sandbox.runner.folders._batch import (
     attempt_paths,
     batch_attempts,
@@ -36,6 +43,7 @@ __all__ = [
     "ATTEMPT_MARKERS",
     "AttemptFolder",
     "attempt_paths",
+    "closed_folder",
     "batch_attempts",
     "is_attempt_folder",
     "left_out_folders",

@@ -38,13 +38,19 @@ def is_attempt_folder(path: Path) -> bool:
 
 
 def unopened(path: Path) -> str | None:
+    """Why the attempt folder cannot be listed or entered, in words for its reason line, or None."""
+    closed = closed_folder(path)
+    return None if closed is None else f"the attempt folder is unreadable ({closed})"
+
+
+def closed_folder(path: Path) -> str | None:
     """Why the folder cannot be listed or entered (a folder this user may not read, or may read
-    but not search: its files then look absent), or None."""
+    but not search: its files then look absent), as the system says it, or None."""
     try:
         os.listdir(path)
         os.stat(os.path.join(path, "."))  # needs search (x) permission, as opening its files does
     except OSError as exc:
-        return f"the attempt folder is unreadable ({exc.strerror or exc})"
+        return str(exc.strerror or exc)
     return None
 
 

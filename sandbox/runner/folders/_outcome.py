@@ -1,24 +1,65 @@
-"""An attempt folder as the ``AttemptOutcome`` the runner would have returned for it, and run
-selection read back from the folders' names: what rebuilds a batch's summary."""
+"""An attempt folder as the ``AttemptOutcome`` the runner would have returned for it, the agent
+its batch states for a damaged folder that names none, and run selection read back from the
+folders' names: what rebuilds a batch's summary."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from sandbox.runner.attempt import UNFINISHED, UNREADABLE, AttemptOutcome, AttemptRecord, attempt_status
+from sandbox.runner.batch import slug
 from sandbox.runner.files import rerun_name, rerun_of
 from sandbox.runner.folders._attempt import AttemptFolder
+from sandbox.runner.folders._batch import runner_named
 from sandbox.runner.prices import finite_number
 from sandbox.runner.selection import interruption
 
 
-def outcome(folder: AttemptFolder) -> AttemptOutcome:
+def named_agent(folder: AttemptFolder) -> str | None:
+    """The agent the folder's own files name: its record's, else score.json's or the trace header's."""
+    return (folder.attempt.agent if folder.attempt else None) or folder.named("agent")
+
+
+def batch_agent(folder: AttemptFolder, agents: Iterable[str]) -> str | None:
+    """The agent a batch states for its attempt folder that names none (a damaged one), given the
+    ``agents`` its other folders name: the one whose name the runner put in the folder's name
+    (``<agent>--<pack>-<n>``, in a batch of several agents), or, for a folder named as in a batch of
+    one agent (``<pack>-<n>``), that agent when it is the only one. None when the batch does not say
+    (its other folders name no agent, or several and the folder's name none of them): the attempt is
+    then in no agent's row, never in one of an invented agent."""
+    agents = sorted(set(agents))
+    by_folder_name = [agent for agent in agents if folder.name.startswith(f"{slug(agent)}--")]
+    if len(by_folder_name) == 1:
+        return by_folder_name[0]
+    if len(agents) == 1 and "--" not in folder.name and runner_named(folder.path):
+        return agents[0]
+    return None
+
+
+def batch_pack(folder: AttemptFolder, agent: str | None) -> str:
+    """The pack of a folder whose files name none: the one in the name the runner gave it
+    (``<pack>-<n>``, ``<agent>--<pack>-<n>``, a re-run's ``-r<k>`` after either), else its name."""
+    if not runner_named(folder.path):
+        return folder.name
+    first = rerun[0] if (rerun := rerun_of(folder.name)) else folder.name
+    pack = first.rpartition("-")[0]
+    if agent is not None and pack.startswith(prefix := f"{slug(agent)}--"):
+        pack = pack[len(prefix) :]
+    return pack if pack and "--" not in pack else folder.name
+
+
+def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome:
     """The folder's outcome; a damaged folder's as ``AttemptFolder`` says it counts: a record that
     cannot be counted gives only the attempt's agent (its row); the rest is unknown, none of its
-    score counted (field accuracy 0), and the status says why (unfinished, unreadable)."""
+    score counted (field accuracy 0), and the status says why (unfinished, unreadable). ``agents``:
+    those the other attempt folders of its batch name, of which ``batch_agent`` takes the one it ran
+    when its files name none."""
+    agent = named_agent(folder) or batch_agent(folder, agents)
+    pack = folder.pack or batch_pack(folder, agent)
     record = folder.attempt if folder.counted else None
-    attempt, score = record or AttemptRecord(pack=folder.pack or folder.name), folder.score or {}
+    attempt, score = record or AttemptRecord(pack=pack), folder.score or {}
     calls = attempt.tool_calls_total
     if calls is None:
         calls = len(folder.trace.calls) if folder.trace else 0
@@ -30,8 +71,8 @@ def outcome(folder: AttemptFolder) -> AttemptOutcome:
     else:
         status = attempt_status(attempt.status or "unknown", score.get("status"))
     return AttemptOutcome(
-        pack=folder.pack or folder.name,
-        agent=(folder.attempt.agent if folder.attempt else None) or folder.named("agent") or "unknown",
+        pack=pack,
+        agent=agent,
         directory=folder.path,
         status=status,
         elapsed_seconds=None if attempt.elapsed_seconds is None or record is None else float(attempt.elapsed_seconds),

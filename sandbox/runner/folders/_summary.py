@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
 from sandbox.runner.folders._batch import attempt_paths, batch_attempts, left_out_folders, left_out_note
 from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, NUMBER_OR_NULL, of_kind
-from sandbox.runner.folders._outcome import outcome, reselected
+from sandbox.runner.folders._outcome import named_agent, outcome, reselected
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
 # What the readers take from every entry of a summary.json (``summarise``'s rows; of
@@ -166,8 +167,9 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
             f"(a folder written by `sandbox run --out DIR`, e.g. runs/<time>-<agent>)"
             + (f"; {left_out_note(left_out, batch_dir)}" if left_out else "")
         )
-    outcomes = reselected([outcome(f) for f in folders])
-    noted = damage_notes(folders, left_out, batch_dir)
+    agents = {agent for f in folders if (agent := named_agent(f))}  # what a damaged folder's may be (batch_agent)
+    outcomes = reselected([outcome(f, agents) for f in folders])
+    noted = damage_notes(folders, left_out, batch_dir) + agent_notes(folders, outcomes)
     note = "; ".join([note, *noted] if note else noted) or None
     rates = {f.attempt.credits_per_dollar for f in folders if f.counted and f.attempt and f.attempt.credits_per_dollar}
     attempts = [o.to_json() for o in outcomes]
@@ -213,3 +215,23 @@ def damage_notes(folders: list[AttemptFolder], left_out: list[str], batch_dir: P
             "counted (the gates cannot be checked)"
         )
     return said
+
+
+def agent_notes(folders: list[AttemptFolder], outcomes: list[AttemptOutcome]) -> list[str]:
+    """What a rebuilt summary says of the damaged attempts whose files name no agent: in whose row
+    they are counted (the agent their batch states, ``batch_agent``), or that they are in none (a
+    row of an invented agent would be ranked)."""
+    unnamed = [(f.name, o.agent) for f, o in zip(folders, outcomes, strict=True) if named_agent(f) is None]
+    said = [f"{name}: {agent}" for name, agent in unnamed if agent is not None]
+    notes = []
+    if said:
+        notes.append(
+            f"{len(said)} damaged attempt(s) name no agent: counted in the row of the agent their batch's folder "
+            f"names give ({', '.join(said)})"
+        )
+    if left := [name for name, agent in unnamed if agent is None]:
+        notes.append(
+            f"{len(left)} damaged attempt(s) name no agent, and the batch does not say which ran them "
+            f"({', '.join(left)}): in no agent's row of the table or the comparison"
+        )
+    return notes

@@ -5,7 +5,7 @@ no request beyond the folder's own screenshots).
                                        batch's; an attempt folder: its report.html
     write_attempt_report(folder, divergence=None, target=None) -> path
     unreadable_pages(folder) -> [names]   the batch's attempt folders that cannot be entered (no page)
-    NothingToReport                    the folder holds no attempt at all
+    NothingToReport                    the folder holds no attempt at all, or cannot be read
 
 Presentation above evaluation: reads attempt folders (``sandbox.runner.folders``) and the
 pack's rules; never scores or runs anything.
@@ -30,6 +30,7 @@ from sandbox.runner.folders import (
     AttemptFolder,
     attempt_paths,
     batch_attempts,
+    closed_folder,
     is_attempt_folder,
     read_summary,
     unopened,
@@ -52,7 +53,7 @@ LINKED_FILES = (
 
 
 class NothingToReport(Exception):
-    """The folder holds neither an attempt nor a batch of attempts."""
+    """The folder holds neither an attempt nor a batch of attempts, or cannot be listed or entered."""
 
 
 def _shown(value: Any) -> Any:
@@ -160,8 +161,13 @@ def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], whe
 def write_reports(path: Path) -> list[Path]:
     """(Re)write the reports of a batch folder or an attempt folder; returns the batch's (or the
     attempt's) report first. An attempt folder of the batch that cannot be entered gets no page
-    (the batch's says why, as ``unreadable_pages`` does); the others do."""
+    (the batch's says why, as ``unreadable_pages`` does); the others do. The folder given, when it
+    cannot be listed or entered, is ``NothingToReport`` (not a page that could not be written)."""
     path = Path(path)
+    if path.is_dir() and (unlisted := closed_folder(path)) is not None:  # as a batch's: no page written into it
+        raise NothingToReport(
+            f"cannot list or enter {path} ({unlisted}): nothing to report, and no page can be written into it"
+        )
     if is_attempt_folder(path):
         return [write_attempt_report(path)]
     folders = batch_attempts(path) if path.is_dir() else []

@@ -34,6 +34,8 @@ def board(
     for attempt in attempts:
         if attempt.get("selection") == "replaced" or Path(attempt["directory"]).name in closed:
             continue
+        if attempt["agent"] is None:  # in no row of the comparison
+            continue
         folders.setdefault((str(attempt["agent"]), workflow(str(attempt["pack"]), historical)), []).append(
             os.path.relpath(Path(attempt["directory"]).resolve(), Path(where).resolve())
         )
@@ -127,7 +129,7 @@ def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
     return [
         float(a[key])
         for a in attempts
-        if str(a["agent"]) == agent
+        if a["agent"] == agent
         and a.get("selection") != "replaced"
         and a.get(key) is not None
         and (key != "elapsed_seconds" or time_known(str(a["status"]), a[key]))
