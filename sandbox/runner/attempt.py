@@ -180,7 +180,7 @@ class AttemptOutcome:
     qualified_pass: bool
     error_free: bool
     field_accuracy: float
-    tool_calls: int
+    tool_calls: int | None  # None: unknown (a damaged folder: no record to count them, no trace read)
     token_usage: dict[str, int] | None
     reason: str = ""  # why it did not qualify ("" for a qualified pass)
     cost_usd: float | None = None  # the attempt's model cost (None: unknown, never 0 by default)

@@ -24,7 +24,7 @@ from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.evaluation.shown import shown
 from sandbox.runner.agents import AgentOptions, make_agent
 from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
-from sandbox.runner.compare import agent_labels, comparison, table
+from sandbox.runner.compare import agent_labels, comparison, mean_calls, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.files import rerun_name, write_file
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
@@ -336,7 +336,7 @@ def summarise(outcomes: list[AttemptOutcome]) -> list[dict]:
                 "error_free_passes": sum(o.error_free for o in items),
                 "mean_field_accuracy": round(statistics.fmean(o.field_accuracy for o in items), 4),
                 "median_seconds": median_seconds([(o.status, o.elapsed_seconds) for o in items]),
-                "mean_tool_calls": round(statistics.fmean(o.tool_calls for o in items), 1),
+                "mean_tool_calls": mean_calls([o.tool_calls for o in items]),
                 "statuses": dict(
                     sorted({s: sum(o.status == s for o in items) for s in {o.status for o in items}}.items())
                 ),
@@ -412,7 +412,7 @@ def format_table(rows: list[dict]) -> str:
             f"{r['error_free_passes']}/{r['attempts']}",
             f"{r['mean_field_accuracy']:.3f}",
             "unknown" if r["median_seconds"] is None else f"{r['median_seconds']:.2f}",
-            f"{r['mean_tool_calls']:.1f}",
+            "unknown" if r["mean_tool_calls"] is None else f"{r['mean_tool_calls']:.1f}",
             ", ".join(f"{k} {v}" for k, v in r["statuses"].items()),
         ]
         for r in rows

@@ -129,9 +129,16 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         "median_seconds": median_seconds([(str(a["status"]), a.get("elapsed_seconds")) for a in items]),
         # over every attempt, failures included; unknown if any attempt's cost is (never zero)
         "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
-        "mean_tool_calls": round(statistics.fmean(int(a["tool_calls"]) for a in items), 1),
+        "mean_tool_calls": mean_calls([a["tool_calls"] for a in items]),
         "statuses": dict(sorted(statuses.items())),
     }
+
+
+def mean_calls(counts: list[int | None]) -> float | None:
+    """The mean tool calls of attempts, over those whose count is known (a damaged folder with no
+    record and no trace has none, never 0); None when none is."""
+    known = [int(count) for count in counts if count is not None]
+    return round(statistics.fmean(known), 1) if known else None
 
 
 def rank_key(row: dict[str, Any]) -> tuple:
@@ -207,7 +214,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
                 f"{r['mean_field_accuracy']:.3f}",
                 "unknown" if r["median_seconds"] is None else f"{r['median_seconds']:.2f}",
                 cost,
-                f"{r['mean_tool_calls']:.1f}",
+                "unknown" if r["mean_tool_calls"] is None else f"{r['mean_tool_calls']:.1f}",
                 str(r.get("replacements", 0)),
                 ", ".join(f"{k} {v}" for k, v in r["statuses"].items()),
             ]

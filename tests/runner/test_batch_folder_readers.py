@@ -178,6 +178,7 @@ def test_a_damaged_attempt_naming_no_agent_counts_in_its_batch_agents_row(tmp_pa
     [row] = json.loads(capsys.readouterr().out)["ranking"]
     assert (row["agent"], row["attempts"], row["qualified_passes"], row["error_free_passes"]) == ("a", 3, 2, 2)
     assert row["median_seconds"] == 3.0  # the damaged attempt's time is unknown: not in the median
+    assert row["mean_tool_calls"] == 11.0  # and so is its count of calls (no record, no trace): never 0
     assert main(["report", str(batch)]) == 0
     assert page_agents((batch / "report.html").read_text()) == {"a"}
 
@@ -189,9 +190,17 @@ def test_a_damaged_attempt_of_a_batch_of_several_agents_counts_in_the_row_its_fo
     scored_attempt(batch / "a--controlled-form-1", traced=True, agent="a")
     scored_attempt(batch / "b--controlled-form-1", traced=True, agent="b")
     garbled(batch / "b--controlled-form-2")
+    named = garbled(batch / "c--controlled-form-1")  # its score.json names c: a row none of whose calls is known
+    (named / "score.json").write_text(json.dumps({**json.loads((named / "score.json").read_text()), "agent": "c"}))
     assert main(["compare", str(batch), "--json"]) == 1
     ranking = json.loads(capsys.readouterr().out)["ranking"]
-    assert [(r["agent"], r["attempts"], r["qualified_passes"]) for r in ranking] == [("a", 1, 1), ("b", 2, 1)]
+    assert [(r["agent"], r["attempts"], r["qualified_passes"], r["mean_tool_calls"]) for r in ranking] == [
+        ("a", 1, 1, 11.0), ("b", 2, 1, 11.0), ("c", 1, 0, None)
+    ]  # fmt: skip
+    assert main(["results", str(batch)]) == 1
+    assert "controlled-form  c      0/1        0/1         0.000       unknown   unknown" in capsys.readouterr().out
+    assert main(["report", str(batch)]) == 0
+    assert page_agents((batch / "report.html").read_text()) == {"a", "b", "c"}
 
 
 def test_a_damaged_attempt_its_batch_does_not_attribute_is_in_no_row(tmp_path, capsys):

@@ -61,8 +61,10 @@ def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome
     record = folder.attempt if folder.counted else None
     attempt, score = record or AttemptRecord(pack=pack), folder.score or {}
     calls = attempt.tool_calls_total
-    if calls is None:
-        calls = len(folder.trace.calls) if folder.trace else 0
+    if calls is None and folder.trace is not None:
+        calls = len(folder.trace.calls)
+    if calls is None and record is not None:  # as before: a counted record that says none, without a trace
+        calls = 0
     # No attempt.json: the attempt is still running, or its batch was killed before writing it
     # (unfinished); one there that cannot be counted (unreadable): how it ended is unknown all the
     # same, and so is its time, even when an evaluator raised on its score.
@@ -79,7 +81,7 @@ def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome
         qualified_pass=folder.qualified is True,  # a damaged score.json's "yes" is no pass, nor one without a record
         error_free=folder.qualified is True and score.get("error_free") is True,
         field_accuracy=number_or_zero(score.get("field_accuracy")) if record is not None else 0.0,
-        tool_calls=int(calls),
+        tool_calls=None if calls is None else int(calls),  # None: no record to count them, no trace read
         token_usage=attempt.token_usage,
         reason="; ".join(folder.reasons()),
         cost_usd=attempt.cost_usd,

@@ -13,7 +13,7 @@ from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
 from sandbox.runner.folders._batch import attempt_paths, batch_attempts, left_out_folders, left_out_note
-from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, NUMBER_OR_NULL, of_kind
+from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, NUMBER_OR_NULL, WHOLE_OR_NULL, of_kind
 from sandbox.runner.folders._outcome import named_agent, outcome, reselected
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
@@ -22,11 +22,12 @@ from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 # without one, or with another type, is a damaged file.
 SUMMARY_ROW_KEYS: dict[str, Any] = {
     "pack": str, "agent": str, "attempts": int, "qualified_passes": int, "error_free_passes": int,
-    "mean_field_accuracy": NUMBER, "median_seconds": NUMBER_OR_NULL, "mean_tool_calls": NUMBER, "statuses": dict,
+    "mean_field_accuracy": NUMBER, "median_seconds": NUMBER_OR_NULL, "mean_tool_calls": NUMBER_OR_NULL,
+    "statuses": dict,
 }  # fmt: skip
 ATTEMPT_KEYS: dict[str, Any] = {
     "pack": str, "agent": str, "directory": str, "status": str, "elapsed_seconds": NUMBER_OR_NULL,
-    "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "tool_calls": int,
+    "qualified_pass": bool, "error_free": bool, "field_accuracy": NUMBER, "tool_calls": WHOLE_OR_NULL,
 }  # fmt: skip
 OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {
     "cost_usd": NUMBER, "selection": str, "interruption": str, "reason": str, "replaces": str, "pack_checksum": str,
