@@ -249,6 +249,19 @@ def test_a_trace_that_is_there_but_not_read_is_no_qualified_pass(tmp_path):
     )
 
 
+def test_a_trace_missing_its_last_lines_is_no_qualified_pass(tmp_path):
+    """A trace cut at a line's end after it was scored (its run_end and browser_close lines gone: a
+    copy that stopped) was named "cut short", and its attempt's qualified pass counted all the same."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True)
+    cut = scored_attempt(batch / "controlled-form-2", traced=True)
+    lines = (cut / "trace.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (cut / "trace.jsonl").write_text("".join(lines[:-2]), encoding="utf-8")
+    data = read_summary(batch)
+    assert [a["qualified_pass"] for a in data["attempts"]] == [True, False]
+    assert "controlled-form-2: trace.jsonl has no run_end line (cut short at a line's end" in data["note"]
+
+
 def linked_batch(tmp_path: Path) -> tuple[Path, Path]:
     """A batch of one attempt beside two links: one to an attempt folder outside the batch, one to
     the batch's own attempt (counted twice if followed)."""

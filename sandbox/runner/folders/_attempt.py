@@ -6,7 +6,7 @@ the benchmark keeps every selected attempt, so a damaged one stays in the count,
 that proves nothing. With ``attempt.json`` missing (``unfinished``), or unreadable, whole or in a
 field the counts rest on, or of another attempt than the folder's trace or score (``unreadable``),
 how the agent ended is unknown: no qualified pass, field accuracy 0, time and cost unknown. With
-``trace.jsonl`` damaged (a line cut short or not a trace line) or there but not read (unreadable, a
+``trace.jsonl`` damaged (a line cut short or not a trace line, no ``run_end`` line) or there but not read (unreadable, a
 folder, a link out of the folder) the gates cannot be checked against it, and a qualified pass is
 not counted (the measurement gate fails such a trace); the field accuracy, which rests on the
 answer, still is. A folder that cannot be entered is ``unreadable`` as a whole, and no page is
@@ -55,15 +55,18 @@ def closed_folder(path: Path) -> str | None:
 
 
 def trace_damage(trace: Trace) -> str | None:
-    """What is wrong with the trace's lines (cut short, not a trace line), or None. A trace of a
-    newer format than this version reads is not damaged: what it could not read is in ``problems``."""
+    """What is wrong with the trace's lines (cut short, not a trace line, its last ones missing), or
+    None. A trace of a newer format than this version reads is not damaged: what it could not read is
+    in ``problems``."""
     written = (trace.header or {}).get("format")
     if isinstance(written, int) and written > TRACE_FORMAT:
         return None
     lines = [problem for problem in trace.problems if problem.startswith("line ")]
-    if not lines:
-        return None
-    return f"trace.jsonl is damaged ({lines[0]}" + (f"; +{len(lines) - 1} more)" if len(lines) > 1 else ")")
+    if lines:
+        return f"trace.jsonl is damaged ({lines[0]}" + (f"; +{len(lines) - 1} more)" if len(lines) > 1 else ")")
+    if trace.header is not None and trace.end is None:  # the runner scores a trace it closed: lines lost since
+        return "trace.jsonl has no run_end line (cut short at a line's end: its last lines are missing)"
+    return None
 
 
 @dataclass
