@@ -113,11 +113,13 @@ class Downloads:
         if keeper.download_bytes + size <= cap:
             keeper.download_bytes += size
             return
+        # Said before the wait: a session closing during it cancels this task, and the download is
+        # no longer among those its close says (``stop``).
+        self._discarded(tab, download, size, in_flight=False, reason="max_download_bytes")
         try:
             await download.delete()
         except PlaywrightError:  # its context closed meanwhile: the file is removed here
             remove(path or file)
-        self._discarded(tab, download, size, in_flight=False, reason="max_download_bytes")
 
     async def _watch_bytes(self) -> None:
         """While downloads are written: cancel the latest ones whose bytes, with the earlier ones'
