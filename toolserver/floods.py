@@ -39,6 +39,20 @@ PAGE_EVENT_KINDS = (
     "download_discarded",
 )
 
+
+def budgeted(kind: str, data: dict) -> bool:
+    """Whether an event of ``kind`` spends the page's budget. The sandbox's own tab closures
+    (``request_flood``) are always written: a page's ``window.close()`` loop spends none of them.
+    So is what became of a download that began within ``max_downloads`` (a cap passed, its session
+    closed, its browser crashed: at most that many a run), so a download's end is written even when
+    its beginning was counted; those cancelled past ``max_downloads`` (a flood) spend it."""
+    if kind == "tab_closed":
+        return data.get("reason") == "page"
+    if kind == "download_discarded":
+        return data.get("reason") == "max_downloads"
+    return True
+
+
 Key = tuple[str, str, str, str]  # reason, resource type, host, origin ("" for events that have none)
 
 

@@ -32,7 +32,7 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
 from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, NoTab, PageCrashed
 from toolserver.faults import RunFaults
-from toolserver.floods import PAGE_EVENT_KINDS, EventBudget, cut_text
+from toolserver.floods import PAGE_EVENT_KINDS, EventBudget, budgeted, cut_text
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
 
@@ -230,8 +230,7 @@ class Run:
         request, navigation or dialog beyond the page's bounds is counted, not written (``toolserver.floods``)."""
         current = call or self.current
         data = cut_text(data, self.config.max_page_text_chars)
-        # The sandbox's own closures (request_flood) are always written: a page's window.close() loop spends none
-        budget = self.budgets.get(kind) if kind != "tab_closed" or data.get("reason") == "page" else None
+        budget = self.budgets.get(kind) if budgeted(kind, data) else None
         if budget is not None and not budget.admit(data):
             return {"kind": kind, "data": data, "suppressed": True}
         event = event_of(

@@ -242,3 +242,27 @@ async def test_a_crash_racing_the_sessions_close_says_each_download_once(own_san
     assert not left, left
     lines = [json.loads(line) for line in run.trace.text().splitlines()]
     assert lines[-1].get("type") == "run_end", lines[-1]
+
+
+async def test_each_download_cut_off_at_the_close_is_said_whatever_the_windows_budget(own_sandbox, hostile_root):
+    """Downloads begun over several windows and cut off together by the session's close spent one
+    window's page-event budget: past max_page_event_lines, they were only counted, and so read as
+    kept. Each download's state change is written, and now each one's end too."""
+    async with own_sandbox(own_browser=True, max_download_bytes=4 << 30, max_page_event_lines=2) as own:
+        run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
+        await start_hostile(run, f"/download-flood#{FLOOD}")
+        for _ in range(750):  # up to 15 s: more downloads than a window's budget are being written
+            if len(changed(run)) > 2 and len(download_files(own)) > 2:
+                break
+            await asyncio.sleep(0.02)
+        assert (await run.call("browser_snapshot", {}))["ok"]  # a new window
+        await run.close()
+    count, dropped, kept = len(changed(run)), discarded(run), run.download_bytes // BLOB  # kept: finished first
+    assert count - kept > 2 and len(dropped) == count - kept, (count, kept, dropped)
+    assert {d["reason"] for d in dropped} == {"session_closed"}, dropped
+
+
+def changed(run) -> list[dict]:
+    """The downloads' state changes: each is written, whatever the budget."""
+    events = parse_trace(run.trace.text()).events
+    return [e.data for e in events if e.kind == "state_change" and e.data.get("action") == "download"]
