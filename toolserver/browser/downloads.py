@@ -199,8 +199,10 @@ class Downloads:
                 async with asyncio.timeout(bound):
                     info = await (await cdp_session(tab)).send("Target.getTargetInfo")
                     await end(info["targetInfo"]["browserContextId"])
-        # Those reported, also before Chromium has begun to write them (their files made then).
-        await asyncio.gather(*(cancelled(download, bound) for download in writing + cancelling))
+        # Those reported, also before Chromium has begun to write them (their files made then), and
+        # the cancelling of any reported during the close (cancelled as they began): ended with it.
+        late = list(self._tasks)
+        await asyncio.gather(*(cancelled(d, bound) for d in writing + cancelling), *late, return_exceptions=True)
 
 
 async def cancelled(download: Download, bound: float) -> None:
