@@ -146,7 +146,7 @@ def test_an_attempt_folder_given_alone_that_cannot_be_entered_is_nothing_to_repo
 
 def garbled(folder: Path) -> Path:
     """An attempt folder whose record is no JSON, with no trace: none of its files names its agent."""
-    return scored_attempt(folder, record=b"{garbled")
+    return scored_attempt(folder, record=b"{garbled", traced=False)
 
 
 def page_agents(page: str) -> set[str]:
@@ -260,6 +260,17 @@ def test_a_trace_missing_its_last_lines_is_no_qualified_pass(tmp_path):
     data = read_summary(batch)
     assert [a["qualified_pass"] for a in data["attempts"]] == [True, False]
     assert "controlled-form-2: trace.jsonl has no run_end line (cut short at a line's end" in data["note"]
+
+
+def test_an_attempt_whose_trace_is_missing_is_no_qualified_pass(tmp_path):
+    """The runner writes a trace for every attempt; with it deleted, the gates cannot be checked.
+    A damaged trace took the pass back, and a missing one kept it."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1")
+    (scored_attempt(batch / "controlled-form-2") / "trace.jsonl").unlink()
+    data = read_summary(batch)
+    assert [a["qualified_pass"] for a in data["attempts"]] == [True, False]
+    assert "controlled-form-2: trace.jsonl is missing" in data["note"], data["note"]
 
 
 def linked_batch(tmp_path: Path) -> tuple[Path, Path]:

@@ -13,7 +13,7 @@ from sandbox.runner.attempt import AttemptRecord
 REFERENCE = FIXTURES_DIR / "attempts" / "reference" / "controlled-form"
 
 
-def scored_attempt(folder: Path, record: bytes | None = None, *, agent: str = "a", traced: bool = False) -> Path:
+def scored_attempt(folder: Path, record: bytes | None = None, *, agent: str = "a", traced: bool = True) -> Path:
     """An attempt folder the runner would write, qualified (the reference controlled-form's
     score.json); ``record``: its attempt.json's bytes instead of a readable record of ``agent``;
     ``traced``: with the reference's trace.jsonl (its header naming ``agent``), output and prompt."""

@@ -102,7 +102,9 @@ class AttemptFolder:
         folder.output = folder._text("output.txt")
         folder.stderr = folder._text("agent.stderr.txt", required=False, tail=True)
         trace_text, unread = folder._read("trace.jsonl")
-        folder.trace_damage = unread  # there, but not read: the gates cannot be checked against it
+        # There but not read, or not there (the runner writes one for every attempt): the gates
+        # cannot be checked against it.
+        folder.trace_damage = unread if trace_text is not None or unread is not None else "trace.jsonl is missing"
         if trace_text is not None:
             folder.trace = parse_trace(trace_text)
             folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]
