@@ -64,7 +64,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from sandbox import __version__
 from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.files import folder_file
-from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, outcome
+from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, named_agent, outcome
 from sandbox.runner.transcript import TRANSCRIPT_FILE
 from toolserver.contract.trace import CallRecord
 
@@ -106,11 +106,12 @@ class LogNotWritten(Exception):
 
 
 def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
-    samples = [attempt_sample(attempt) for attempt in attempts]
+    named = {agent for attempt in attempts if (agent := named_agent(attempt))}  # a damaged one's, as results count it
+    samples = [attempt_sample(attempt, named) for attempt in attempts]
     packs = sorted({str(sample.metadata["pack"]) for sample in samples})
     agents = sorted({str(sample.metadata["agent"]) for sample in samples})
     times = [t for sample in samples for t in (sample.started_at, sample.completed_at) if t]
-    started, completed = (min(times), max(times)) if times else (now(), now())
+    started, completed = (min(times), max(times)) if times else ("", "")  # no attempt's time is known
     usage: dict[str, ModelUsage] = {}
     for sample in samples:
         for model, used in sample.model_usage.items():
@@ -118,7 +119,7 @@ def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
     return EvalLog(
         status="success",
         eval=EvalSpec(
-            created=started,
+            created=started or now(),  # else when this log was made
             task=packs[0].replace("-", "_") if len(packs) == 1 else "sandbox_batch",
             task_display_name=folder.name,
             task_attribs={"packs": packs},
@@ -171,20 +172,23 @@ def model_name(agent: str) -> str:
 # --- one attempt -------------------------------------------------------------------------------
 
 
-def attempt_sample(attempt: AttemptFolder) -> EvalSample:
-    counted = outcome(attempt)  # as `sandbox results` counts it: a damaged record's values are not taken
+def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
+    """``named``: the agents the batch's attempts name, of which a damaged one naming none ran one
+    (``outcome``, as `sandbox results` counts it)."""
+    counted = outcome(attempt, named)  # a damaged record's values are not taken
     record = attempt.attempt if attempt.counted else None
     name = unicode_name(attempt.name)  # the sample's id: a name in the log's zip, which must be UTF-8
-    pack = unicode_name(counted.pack)  # the folder's name when no file names the pack
-    agent = counted.agent or "unknown"  # a damaged folder naming none (one read alone: no batch to say it)
+    pack = unicode_name(counted.pack)  # from the folder's name when no file names the pack
+    agent = counted.agent or "unknown"  # a damaged folder naming none, whose batch does not say it either
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
     prompt = read_text(attempt.path, "prompt.txt")
     output = attempt.output or ""
     calls = attempt.trace.calls if attempt.trace else []
-    started = (record.started_at if record else None) or first_wall(calls) or now()
+    known = (record.started_at if record else None) or first_wall(calls)
+    started = known or changed_at(attempt.path)  # its events need a time: else when its folder last changed
     elapsed = record.elapsed_seconds if record else None
-    completed = iso(parse_time(started) + timedelta(seconds=elapsed)) if elapsed is not None else None
+    completed = iso(parse_time(known) + timedelta(seconds=elapsed)) if elapsed is not None and known else None
     model = model_name(agent)
     metadata = {
         "pack": pack,
@@ -227,7 +231,7 @@ def attempt_sample(attempt: AttemptFolder) -> EvalSample:
         metadata=metadata,
         events=events,
         model_usage={model: usage} if usage else {},
-        started_at=started,
+        started_at=known,  # None: not known
         completed_at=completed,
         total_time=elapsed,
         working_time=elapsed,
@@ -473,6 +477,14 @@ def transcript_entries(text: str) -> Iterator[dict]:
 
 def first_wall(calls: list[CallRecord]) -> str | None:
     return next((call.wall_start for call in calls if call.wall_start), None)
+
+
+def changed_at(folder: Path) -> str:
+    """When the folder last changed (now, if it cannot be looked at)."""
+    try:
+        return iso(datetime.fromtimestamp(folder.stat().st_mtime, UTC))
+    except OSError:
+        return now()
 
 
 def now() -> str:

@@ -250,3 +250,21 @@ async def test_inspect_view_lists_the_exported_log_and_shows_its_samples(batch, 
             assert "/samples/sample/controlled-form-2/" in page.url
         finally:
             await context.close()
+
+
+def test_a_damaged_attempt_naming_nothing_is_its_batchs_agents_with_no_made_up_time(tmp_path):
+    """Its sample's agent was "unknown" (a model of its own in the log) where the results count it
+    in its batch's agent's row, and its start was the time of the export."""
+    from sandbox.runner.inspect_export import export_inspect_log
+    from tests.support.attempt_folders import scored_attempt
+
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", agent="a")
+    scored_attempt(batch / "controlled-form-2", record=b"{garbled", traced=False)  # names no agent, no time
+    target, _ = export_inspect_log(batch, tmp_path / "log.json")
+    log = read_eval_log(target)
+    samples = {sample.id: sample for sample in log.samples}
+    damaged = samples["controlled-form-2"]
+    assert damaged.metadata["agent"] == "a" and log.eval.metadata["agents"] == ["a"], damaged.metadata
+    assert damaged.started_at is None and damaged.completed_at is None, damaged.started_at
+    assert samples["controlled-form-1"].started_at is not None

@@ -13,7 +13,8 @@ never raised. One job per module:
                (attempt_paths(path): their paths, none read); left_out_folders(path): those
                with attempt files under a name the runner never gives, or linked;
                resolve_batch(path): the batch a folder given to the readers names
-    _outcome   outcome(folder): the folder as an AttemptOutcome (for the summary table);
+    _outcome   outcome(folder, agents): the folder as an AttemptOutcome (for the summary table);
+               named_agent(folder): the agent its own files name;
                reselected(outcomes): run selection read back from the folder names
     _summary   read_summary(batch_dir): summary.json, or the same data rebuilt from the folders
     _kinds     the JSON kinds the checks expect, and how a message names them
@@ -35,7 +36,7 @@ from sandbox.runner.folders._batch import (
     resolve_batch,
     runner_named,
 )
-from sandbox.runner.folders._outcome import number_or_zero, outcome, reselected
+from sandbox.runner.folders._outcome import named_agent, number_or_zero, outcome, reselected
 from sandbox.runner.folders._records import score_problem
 from sandbox.runner.folders._summary import read_summary, summary_problem
 
@@ -49,6 +50,7 @@ __all__ = [
     "left_out_folders",
     "left_out_note",
     "number_or_zero",
+    "named_agent",
     "outcome",
     "read_attempt_record",
     "read_summary",
