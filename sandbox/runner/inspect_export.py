@@ -109,7 +109,7 @@ def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
     named = {agent for attempt in attempts if (agent := named_agent(attempt))}  # a damaged one's, as results count it
     samples = [attempt_sample(attempt, named) for attempt in attempts]
     packs = sorted({str(sample.metadata["pack"]) for sample in samples})
-    agents = sorted({str(sample.metadata["agent"]) for sample in samples})
+    agents = sorted({str(sample.metadata["agent"]) for sample in samples if sample.metadata["agent"]})
     times = [t for sample in samples for t in (sample.started_at, sample.completed_at) if t]
     started, completed = (min(times), max(times)) if times else ("", "")  # no attempt's time is known
     usage: dict[str, ModelUsage] = {}
@@ -126,7 +126,7 @@ def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
             dataset=EvalDataset(
                 name=folder.name, location=str(folder), samples=len(samples), sample_ids=[s.id for s in samples]
             ),
-            model=model_name(agents[0]) if len(agents) == 1 else "sandbox/several-agents",
+            model=model_name(agents[0] if agents else "unknown") if len(agents) <= 1 else "sandbox/several-agents",
             config=EvalConfig(epochs=1),
             packages={"sandbox": __version__, "inspect_ai": inspect_ai.__version__},
             metadata={"exported_from": str(folder), "exported_by": f"sandbox {__version__}", "agents": agents},
@@ -179,7 +179,7 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
     record = attempt.attempt if attempt.counted else None
     name = unicode_name(attempt.name)  # the sample's id: a name in the log's zip, which must be UTF-8
     pack = unicode_name(counted.pack)  # from the folder's name when no file names the pack
-    agent = counted.agent or "unknown"  # a damaged folder naming none, whose batch does not say it either
+    agent = counted.agent  # None: a damaged folder naming none, whose batch does not say it either
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
     prompt = read_text(attempt.path, "prompt.txt")
@@ -189,7 +189,7 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
     started = known or changed_at(attempt.path)  # its events need a time: else when its folder last changed
     elapsed = record.elapsed_seconds if record else None
     completed = iso(parse_time(known) + timedelta(seconds=elapsed)) if elapsed is not None and known else None
-    model = model_name(agent)
+    model = model_name(agent or "unknown")
     metadata = {
         "pack": pack,
         "site_key": site_key,

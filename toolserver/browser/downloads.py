@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolserver.browser")
 
-Reason = Literal["max_download_bytes", "max_downloads", "session_closed", "browser_crashed"]  # why it was discarded
+# why a download was discarded
+Reason = Literal["max_download_bytes", "max_downloads", "session_closed", "browser_crashed", "failed"]
 
 
 class Keeper(Protocol):
@@ -71,10 +72,10 @@ class Downloads:
         self.writing[download] = (tab, file_of(download))
         keeper.downloads_writing[download] = self
         reason: Reason | None = None
-        if self.owner.closed:
-            reason = "session_closed"
-        elif keeper.downloads_begun > keeper.config.max_downloads:
+        if keeper.downloads_begun > keeper.config.max_downloads:  # first: a flood during a close stays bounded
             reason = "max_downloads"
+        elif self.owner.closed:
+            reason = "session_closed"
         elif self.room() <= 0:  # the run keeps all it may: none is written
             reason = "max_download_bytes"
         if reason is not None:
@@ -105,7 +106,10 @@ class Downloads:
         except (PlaywrightError, OSError):  # cancelled, or the context (or its browser) ended first
             if self.owner.crashed:  # ended with its browser: said now if the disconnection has not said it
                 self.cut_off()
-            self._drop(download)
+            ours, partial = self._drop(download)
+            if ours is not None:  # still ours: Chromium ended it itself (a full disk), said and removed
+                self._discarded(ours, download, bytes_written(partial), in_flight=True, reason="failed")
+                remove(partial)
             return
         if self._drop(download)[0] is None:  # the watch cancelled it as it finished, and said so
             return
@@ -117,8 +121,9 @@ class Downloads:
         # no longer among those its close says (``stop``).
         self._discarded(tab, download, size, in_flight=False, reason="max_download_bytes")
         try:
-            await download.delete()
-        except PlaywrightError:  # its context closed meanwhile: the file is removed here
+            with contextlib.suppress(PlaywrightError):  # its context closed meanwhile
+                await download.delete()
+        finally:  # also when the session's close cancels this
             remove(path or file)
 
     async def _watch_bytes(self) -> None:
@@ -144,9 +149,8 @@ class Downloads:
         tab, file = self._drop(download)
         if tab is None:  # it ended already: kept, or discarded and said (a download is discarded once)
             return
-        self._discarded(
-            tab, download, written, in_flight=True, reason="session_closed" if self.owner.closed else reason
-        )
+        closed = self.owner.closed and reason != "max_downloads"  # past the count: said so, and budgeted
+        self._discarded(tab, download, written, in_flight=True, reason="session_closed" if closed else reason)
         self.cancelling.add(download)
         self._task(self._cancel_and_remove(download, file))
 

@@ -66,7 +66,8 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         session.record_event("profiles_evicted", evicted(forgotten, run))
     try:
         await session.start()
-    except BaseException:
+    except BaseException:  # closed as a session: its first tab's closing is not the page's
+        session.mark_closed()
         discard(making, backstop, run.config.close_timeout_s)
         raise
     # Counted among the host's sessions once started: until then its start counts it

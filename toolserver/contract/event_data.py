@@ -60,8 +60,9 @@ class DownloadDiscardedData(TypedDict):
     kept_bytes: int
     max_download_bytes: int
     in_flight: NotRequired[bool]  # cancelled while it was written (else deleted once finished)
-    # the cap it passed, its session closed, or its browser crashed (absent in traces written before it was given)
-    reason: NotRequired[Literal["max_download_bytes", "max_downloads", "session_closed", "browser_crashed"]]
+    # the cap it passed, its session closed, its browser crashed, or Chromium ended it (absent in traces written
+    # before it was given)
+    reason: NotRequired[Literal["max_download_bytes", "max_downloads", "session_closed", "browser_crashed", "failed"]]
     max_downloads: NotRequired[int]
 
 

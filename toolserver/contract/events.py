@@ -117,7 +117,8 @@ class DownloadDiscarded(EventBase):
     what it had written removed (`bytes`: how many); `reason`: over the per-run byte cap
     (`max_download_bytes`), beyond the run's `max_downloads` (cancelled as it began), or cut off
     by its session's close (`session_closed`) or by its browser's crash (`browser_crashed`: Chromium or
-    Playwright's driver ended while it was written). Said once per download, before the run's end line
+    Playwright's driver ended while it was written), or ended by Chromium itself (`failed`: a full disk,
+    say), with what it wrote removed. Said once per download, before the run's end line
     (those past `max_downloads` within the page-event bounds, `max_page_event_lines`)"""
 
     kind: Literal["download_discarded"] = "download_discarded"

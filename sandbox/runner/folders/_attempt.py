@@ -6,10 +6,10 @@ the benchmark keeps every selected attempt, so a damaged one stays in the count,
 that proves nothing. With ``attempt.json`` missing (``unfinished``), or unreadable, whole or in a
 field the counts rest on, or of another attempt than the folder's trace or score (``unreadable``),
 how the agent ended is unknown: no qualified pass, field accuracy 0, time and cost unknown. With
-``trace.jsonl`` damaged (a line cut short or not a trace line, no ``run_end`` line) or there but not read (unreadable, a
-folder, a link out of the folder) the gates cannot be checked against it, and a qualified pass is
-not counted (the measurement gate fails such a trace); the field accuracy, which rests on the
-answer, still is. A folder that cannot be entered is ``unreadable`` as a whole, and no page is
+``trace.jsonl`` damaged (a line cut short or not a trace line, no ``run_end`` line), there but not
+read (unreadable, a folder, a link out of the folder) or missing, the gates cannot be checked
+against it, and a qualified pass is not counted; the field accuracy, which rests on the answer,
+still is. A folder that cannot be entered is ``unreadable`` as a whole, and no page is
 written into it (``opened``).
 Each says why in its reason."""
 
@@ -110,7 +110,7 @@ class AttemptFolder:
             folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]
             folder.trace_damage = trace_damage(folder.trace)
             if folder.trace.end is None and folder.trace.header is not None:
-                folder.problems.append("trace.jsonl has no run_end line: the run was cut short (killed?)")
+                folder.problems.append("trace.jsonl has no run_end line: its last lines are missing (a killed run?)")
         if folder.record_damage is None and (mixed := folder._mixed()) is not None:
             folder.problems.append(mixed)
             folder.record_damage = f"{mixed}: which attempt its files are of is unknown"

@@ -167,6 +167,9 @@ async def test_a_download_flood_writes_a_bounded_number_of_download_lines(own_sa
     assert kinds["state_change"] > 15 and kinds["download"] <= 10 and kinds["download_discarded"] <= 10, kinds
     assert kinds["download"] + suppressed["download"] == kinds["state_change"], (suppressed, kinds)
     assert suppressed["download"] > 0 and suppressed["download_discarded"] > 0, suppressed
+    # those begun as the session closed are past the count too: said so, and bounded (they were
+    # session_closed, each written)
+    assert {e.data["reason"] for e in trace.events if e.kind == "download_discarded"} == {"max_downloads"}
 
 
 FLOOD = 6  # 200 MB blobs the page downloads in the crash tests: about 3 s of writing here, all in flight at once
