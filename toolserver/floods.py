@@ -44,7 +44,7 @@ def budgeted(kind: str, data: dict) -> bool:
     """Whether an event of ``kind`` spends the page's budget. The sandbox's own tab closures
     (``request_flood``) are always written: a page's ``window.close()`` loop spends none of them.
     So is what became of a download that began within ``max_downloads`` (a cap passed, its session
-    closed, its browser crashed: at most that many a run), so a download's end is written even when
+    closed, its browser crashed, Chromium ended it: at most that many a run), so a download's end is written even when
     its beginning was counted; those cancelled past ``max_downloads`` (a flood) spend it."""
     if kind == "tab_closed":
         return data.get("reason") == "page"

@@ -9,10 +9,11 @@ size until then: while any download is written, its bytes are measured every
 ``download_check_s``, and those beyond the room left are cancelled (``download_discarded``,
 ``in_flight``). A finished download the run has no room for is deleted (``download_discarded``).
 Each discarded download is recorded once, with its ``reason`` (the cap it passed,
-``session_closed``, or ``browser_crashed``: its Chromium or Playwright's driver ended while it was
-written, and what it wrote is removed), when it is dropped, before any wait: so also when the
-session's close cuts its cancellation short, and always before the run's end line. The session
-records every download itself (a ``download`` event and a state change).
+``session_closed``, ``browser_crashed``: its Chromium or Playwright's driver ended while it was
+written, or ``failed``: Chromium ended it itself; what it wrote is removed), when it is dropped,
+before any wait: so also when the session's close cuts its cancellation short, and always before
+the run's end line. The session records every download itself (a ``download`` event and a state
+change).
 """
 
 from __future__ import annotations
