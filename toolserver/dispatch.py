@@ -329,7 +329,8 @@ async def bounded_call(ctx: CallContext, handler_call: Any) -> dict:
         async with asyncio.timeout(bound):  # in this task: no task of its own to start and wake
             result = await handler_call
     except TimeoutError:
-        if ctx.session is None or ctx.session.active_tab is None:  # no page to blame: a session's start
+        session = ctx.session
+        if session is None or session.closed or session.active_tab is None:  # no page to blame: a start, a close
             raise PageUnresponsive(
                 f"{ctx.tool} did not finish within {bound:g} s: the browser did not answer (the machine may be "
                 "too busy, with many sessions at once). Try again later, or run fewer sessions at once."

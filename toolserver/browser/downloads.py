@@ -108,8 +108,10 @@ class Downloads:
             if self.owner.crashed:  # ended with its browser: said now if the disconnection has not said it
                 self.cut_off()
             ours, partial = self._drop(download)
-            if ours is not None:  # still ours: Chromium ended it itself (a full disk), said and removed
-                self._discarded(ours, download, bytes_written(partial), in_flight=True, reason="failed")
+            if ours is not None:  # still ours: Chromium ended it itself (a full disk), said and removed;
+                # in a closing session, before its close said it (the driver ending under the close)
+                why: Reason = "session_closed" if self.owner.closed else "failed"
+                self._discarded(ours, download, bytes_written(partial), in_flight=True, reason=why)
                 remove(partial)
             return
         if self._drop(download)[0] is None:  # the watch cancelled it as it finished, and said so
