@@ -150,7 +150,10 @@ def call_times(directories: list[Path]) -> dict:
         if trace_file.is_file():
             for call in read_trace(trace_file).calls:
                 ms = (call.t_end - call.t_start) * 1000
-                (starts.append(ms) if call.tool == "browser_start_session" else calls.append((ms, call.tool)))
+                if call.tool == "browser_start_session":
+                    starts.append(ms)
+                else:
+                    calls.append((ms, call.tool))
     times = sorted(ms for ms, _ in calls)
     longest = max(calls, default=(0.0, "-"))
     return {

@@ -104,7 +104,7 @@ class AttemptFolder:
         trace_text, unread = folder._read("trace.jsonl")
         # There but not read, or not there (the runner writes one for every attempt): the gates
         # cannot be checked against it.
-        folder.trace_damage = unread if trace_text is not None or unread is not None else "trace.jsonl is missing"
+        folder.trace_damage = "trace.jsonl is missing" if trace_text is None and unread is None else unread
         if trace_text is not None:
             folder.trace = parse_trace(trace_text)
             folder.problems += [f"trace.jsonl {p}" for p in folder.trace.problems]

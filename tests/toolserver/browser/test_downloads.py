@@ -128,8 +128,8 @@ async def test_downloads_beyond_the_runs_count_are_cancelled_and_removed(own_san
     """max_download_bytes bounds bytes, not downloads: a page downloading an empty blob every
     20 ms made a file, a download event and a state change for each, without end."""
     async with own_sandbox(own_browser=True, max_downloads=COUNT) as own:
-        run = hostile_run(own, hostile_root, "/empty-download-flood", mode="observe")
-        await start_hostile(run, "/empty-download-flood#12")
+        run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
+        await start_hostile(run, "/download-flood#empty-12")
         for _ in range(750):  # up to 15 s
             if len(began(run)) > COUNT + 2:
                 break
@@ -150,8 +150,8 @@ async def test_a_download_flood_writes_a_bounded_number_of_download_lines(own_sa
     """Each download past the cap wrote a download line and a download_discarded line, without
     end, for a page downloading an empty blob every 20 ms; its state change is still written."""
     async with own_sandbox(own_browser=True, max_downloads=2, max_page_event_lines=5) as own:
-        run = hostile_run(own, hostile_root, "/empty-download-flood", mode="observe")
-        await start_hostile(run, "/empty-download-flood")
+        run = hostile_run(own, hostile_root, "/download-flood", mode="observe")
+        await start_hostile(run, "/download-flood#empty")
         for _ in range(750):  # up to 15 s: until the page began three times the lines it may write
             if sum(e.kind == "state_change" for e in parse_trace(run.trace.text()).events) > 15:
                 break
