@@ -134,6 +134,27 @@ async def test_a_start_cut_short_while_its_context_is_made_closes_that_context(o
         assert browser.contexts == [], browser.contexts
 
 
+async def test_a_close_cut_short_by_the_call_timeout_still_closes_its_context(own_sandbox, hostile_root):
+    """A browser_close on a spinning page: saving its profile waits up to close_timeout_s, longer
+    than the call may take. The call is cut short; the close was cut with it, before the context
+    closed, and the context stayed open on the shared browser for good (the session was marked
+    closed, so the run's end did not close it again)."""
+    async with own_sandbox(own_browser=True, call_timeout_s=2.0, close_timeout_s=4.0) as hurried:
+        browser = await hurried.host.ready_browser()
+        run = hostile_run(hurried, hostile_root)
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        await spin(run)
+        reply = await run.call("browser_close", {})
+        assert reply["error"]["type"] == "page_unresponsive", reply
+        assert len(browser.contexts) == 1  # still closing, past the call
+        began = time.monotonic()
+        await run.close("deleted")  # awaits the close under way: the trace ends after it
+        assert time.monotonic() - began < 15
+        assert browser.contexts == [], browser.contexts
+        lines = strict_lines(run.trace.text())
+        assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
+
+
 async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(own_sandbox, hostile_root):
     async with own_sandbox(action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0) as patient:
         run = hostile_run(patient, hostile_root)

@@ -103,9 +103,16 @@ async def close_quietly(context: BrowserContext, bound: float) -> None:
 
 
 async def close_session(session: Session) -> None:
-    """Save the session's profile (under its site key) and close its context, each bounded."""
-    if not session.mark_closed():
-        return
+    """Save the session's profile (under its site key) and close its context, each bounded. The
+    close is a task of its own: a call cut short (``call_timeout_s``) does not leave the context
+    open on the shared browser, and a second close (the run's end) awaits the first."""
+    if session.mark_closed():
+        session.closing = asyncio.ensure_future(close_all(session))
+    if session.closing is not None:
+        await asyncio.shield(session.closing)
+
+
+async def close_all(session: Session) -> None:
     try:
         await close_context(session)
     finally:

@@ -96,6 +96,7 @@ class Session:
     tabs: dict[str, Tab] = field(default_factory=dict)
     active_tab_id: str | None = None
     closed: bool = False
+    closing: asyncio.Future | None = None  # its close, once begun (close_session)
     browser_lost: bool = False  # its browser went with Playwright's driver (which still calls it connected)
     opening_tab: bool = False  # a tool (not the page) is opening the next page
     report_key: str = field(default_factory=lambda: secrets.token_hex(8))  # in init.js's report prefix
@@ -169,10 +170,8 @@ class Session:
 
     def mark_closed(self) -> bool:
         """Mark the session closed: False when it was closed already."""
-        if self.closed:
-            return False
-        self.closed = True
-        return True
+        was, self.closed = self.closed, True
+        return not was
 
     def escaped(self, method: str, url: str) -> None:
         """A request that escaped the router (a worker's, a page's as it unloads, a speculative
