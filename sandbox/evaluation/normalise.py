@@ -81,6 +81,9 @@ _DATETIME = re.compile(
     re.ASCII,
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Significant digits of a second's fraction that are compared: far beyond any clock, and bounded so
+# that ``int`` never meets Python's limit on digits (4,300), which it raises as a ValueError.
+MAX_FRACTION_DIGITS = 100
 
 
 def normalise_datetime(value: Any, **_: Any) -> Hashable:
@@ -97,7 +100,13 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
         wall = datetime(year, month, day, hour, minute, second)
     except ValueError as exc:
         raise NotComparable(f"{value!r} is not a valid date-time ({exc})") from None
-    fraction = Fraction(int(match[7]), 10 ** len(match[7])) if match[7] else Fraction(0)
+    digits = (match[7] or "").rstrip("0")  # trailing zeros do not change the instant
+    if len(digits) > MAX_FRACTION_DIGITS:
+        raise NotComparable(
+            f"{value[:32]!r}... has a fraction of a second of {len(digits)} significant digits; "
+            f"at most {MAX_FRACTION_DIGITS} can be compared"
+        )
+    fraction = Fraction(int(digits), 10 ** len(digits)) if digits else Fraction(0)
     offset = match["offset"]
     if offset is None:
         return ("local", wall, fraction)
@@ -113,7 +122,10 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
 
 
 def normalise_integer(value: Any, **_: Any) -> Hashable:
-    """A JSON integer; booleans and numbers with a fraction part (even 7.0) are not integers."""
+    """A JSON integer. ``7.0`` is the integer 7, as JSON Schema's ``"type": "integer"`` (Draft
+    2020-12) reads it; booleans and numbers with a fraction part (7.5) are not integers."""
+    if isinstance(value, float) and value.is_integer():  # never NaN or infinity: is_integer() is False
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise NotComparable(f"expected an integer, got {describe(value)}")
     return value

@@ -114,8 +114,21 @@ def test_datetime_compares_instants(expected, got, correct):
     assert judge({"kind": "datetime"}, expected, got) is correct
 
 
-@pytest.mark.parametrize("got, correct", [(7, True), (True, False), (7.0, False), ("7", False), (8, False)])
-def test_integer_rejects_booleans_and_floats(got, correct):
+def test_datetime_with_a_very_long_fraction_is_wrong_not_an_error():
+    """int() of more than 4,300 digits raises ValueError; the rule must judge the field wrong."""
+    rule = RULE.validate_python({"name": "f", "kind": "datetime"})
+    got = "2025-11-21T12:00:00." + "1" * 5000 + "-06:00"
+    check = RULE_KINDS["datetime"](rule, "2025-11-21T18:00:00Z", got)
+    assert check.correct is False and "5000 significant digits" in check.detail
+    zeros = "2025-11-21T12:00:00." + "0" * 5000 + "-06:00"  # trailing zeros change nothing
+    assert RULE_KINDS["datetime"](rule, "2025-11-21T18:00:00Z", zeros).correct
+
+
+@pytest.mark.parametrize(
+    "got, correct", [(7, True), (7.0, True), (True, False), (7.5, False), ("7", False), (8, False), (8.0, False)]
+)
+def test_integer_reads_integers_as_the_schema_does(got, correct):
+    """JSON Schema's "type": "integer" (Draft 2020-12) accepts 7.0, so the rule does too."""
     assert judge({"kind": "integer"}, 7, got) is correct
 
 
@@ -202,7 +215,7 @@ def test_ordered_list_of_dates(got, correct):
 
 @pytest.mark.parametrize(
     "got, correct",
-    [([2, 5, 6, 7], True), ([2, 5, 6, True], False), ([2, 5, 6, 7.0], False), (["2", "5", "6", "7"], False)],
+    [([2, 5, 6, 7], True), ([2, 5, 6, True], False), ([2, 5, 6, 7.0], True), (["2", "5", "6", "7"], False)],
 )
 def test_ordered_list_of_integers(got, correct):
     assert judge({"kind": "ordered_list", "element_kind": "integer"}, [2, 5, 6, 7], got) is correct

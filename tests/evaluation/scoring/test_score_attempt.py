@@ -111,6 +111,22 @@ def test_bid_intake_published_at_in_another_offset(synthetic_pack):
     assert score(pack, record).error_free
 
 
+def test_a_datetime_fraction_too_long_to_read_is_a_wrong_field_not_an_error(synthetic_pack):
+    pack = synthetic_pack("bid-intake")
+    record = set_field(cited_record(pack), "dates.published_at", "2025-11-14T20:57:52." + "7" * 5000 + "-06:00")
+    report = score(pack, record)
+    assert report.status != "error" and not report.errors
+    [published] = [f for f in report.fields if f.name == "dates.published_at"]
+    assert not published.correct and "significant digits" in published.detail
+
+
+def test_an_integer_written_as_a_float_is_that_integer(synthetic_pack):
+    pack = synthetic_pack("controlled-form")  # the schema's "type": "integer" accepts 4.0 too
+    expected = pack.scoring_pack().expected[0]["workflow"]["steps_total"]
+    report = score(pack, set_field(cited_record(pack), "workflow.steps_total", float(expected)))
+    assert report.output_contract.ok and report.error_free, report.reasons
+
+
 def test_addenda_acknowledgments_prefixed_and_reversed(synthetic_pack):
     pack = synthetic_pack("addenda-trace")
     ok = set_field(
