@@ -2,9 +2,11 @@
 ``BENCHMARK_JSON_END``, no Markdown fence, valid against the pack's JSON Schema (Draft
 2020-12 with format checking). Every breach is a named ``ContractError``, never an exception.
 
-Text outside the markers is tolerated (not a contract error). When a fence wraps otherwise
-valid JSON, the JSON is still parsed so the report can show the fields, but the contract
-fails.
+Text outside the markers is tolerated (not a contract error), fences in it included. A fence
+line between the markers, or on the nearest non-blank line before BEGIN or after END (a fence
+around the markers), is a ``markdown_fence`` error: the JSON is still parsed so the report can
+show the fields, but the contract fails. Of several markers, the last complete BEGIN...END pair
+is parsed (and ``multiple_markers`` fails the contract).
 
 JSON means RFC 8259, not what Python's reader accepts: ``NaN``, ``Infinity`` and
 ``-Infinity`` are ``invalid_json``, and an object that repeats a key is a ``duplicate_key``
@@ -174,6 +176,14 @@ def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
     return parsed
 
 
+def _fence_encloses(text: str, begin: int, end: int) -> bool:
+    """Whether the nearest non-blank line before ``begin`` or after ``end`` (marker positions)
+    is a fence line: a fence around the markers. A fence elsewhere in prose is tolerated."""
+    before = text[:begin].rstrip().rpartition("\n")[2]
+    after = text[end:].lstrip().partition("\n")[0]
+    return bool(_FENCE.match(before) or _FENCE.match(after))
+
+
 def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     parsed = ParsedOutput()
     if not isinstance(text, str) or not text.strip():
@@ -182,21 +192,23 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     if not begins or not ends:
         missing = " and ".join(m for m, n in ((BEGIN, begins), (END, ends)) if not n)
         return _error(parsed, "missing_markers", f"{missing} not found; emit the JSON array between {BEGIN} and {END}")
-    start = text.rindex(BEGIN) + len(BEGIN)
-    stop = text.find(END, start)
+    stop = text.rindex(END)
+    opening = text.rfind(BEGIN, 0, stop)  # the last complete BEGIN...END pair
     if begins > 1 or ends > 1:
         _error(
             parsed,
             "multiple_markers",
             f"{BEGIN} appears {begins} times and {END} {ends} times; "
-            "exactly one pair is expected (the last BEGIN was used)",
+            f"exactly one pair is expected (the last {BEGIN}...{END} pair was used)",
         )
-    if stop < 0:
-        return _error(parsed, "markers_out_of_order", f"no {END} after the last {BEGIN}")
+    if opening < 0:
+        return _error(parsed, "markers_out_of_order", f"no {BEGIN} before the last {END}")
+    start = opening + len(BEGIN)
     body = text[start:stop]
-    fenced = bool(_FENCE.search(text))
+    fenced = bool(_FENCE.search(body))
+    if fenced or _fence_encloses(text, opening, stop + len(END)):
+        _error(parsed, "markdown_fence", "a Markdown code fence wraps the JSON; emit the JSON between the markers bare")
     if fenced:
-        _error(parsed, "markdown_fence", "a Markdown code fence was found; the JSON must not be wrapped in one")
         body = _FENCE_LINE.sub("", body)
     keys = _KeyCounter()
     try:

@@ -65,6 +65,26 @@ def test_fence_around_the_markers_fails_too(form):
     assert codes(report) == ["markdown_fence"] and not report.qualified_pass
 
 
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("```json\n", "\n\n```"),  # blank lines between the fence and a marker change nothing
+        ("```json ", "\n```\nMore prose."),  # a fence opened on the BEGIN line
+    ],
+)
+def test_a_fence_next_to_the_markers_fails(form, before, after):
+    report = score(form, before + f"BENCHMARK_JSON_BEGIN\n{body(form)}\nBENCHMARK_JSON_END" + after)
+    assert codes(report) == ["markdown_fence"] and report.field_accuracy == 1.0
+
+
+def test_a_fence_in_the_prose_is_tolerated(form):
+    """Only a fence in or around the markers wraps the JSON; one in the text outside does not."""
+    prose = "I ran:\n```\nbrowser_navigate(url)\n```\nThe result follows.\n"
+    after = "\nNotes:\n~~~\nno errors\n~~~\n"
+    report = score(form, attempt_output(cited_record(form), before=prose, after=after))
+    assert report.output_contract.ok and report.qualified_pass, report.reasons
+
+
 def test_invalid_json(form):
     report = score(form, 'BENCHMARK_JSON_BEGIN\n[{"record_id": "controlled-form-react-v1",}]\nBENCHMARK_JSON_END')
     assert codes(report) == ["invalid_json"] and "output line 2, column 43" in report.output_contract.errors[0].message
@@ -181,6 +201,15 @@ def test_repeated_markers_are_named(form):
     text = "I will answer between BENCHMARK_JSON_BEGIN and BENCHMARK_JSON_END.\n" + attempt_output(cited_record(form))
     report = score(form, text)
     assert codes(report) == ["multiple_markers"] and report.field_accuracy == 1.0 and not report.qualified_pass
+
+
+def test_a_stray_begin_after_a_complete_pair_keeps_the_pair(form):
+    text = attempt_output(cited_record(form)) + "\nBENCHMARK_JSON_BEGIN (oops)"
+    report = score(form, text)
+    assert codes(report) == ["multiple_markers"] and "last BENCHMARK_JSON_BEGIN...BENCHMARK_JSON_END pair" in (
+        report.output_contract.errors[0].message
+    )
+    assert report.field_accuracy == 1.0 and not report.qualified_pass
 
 
 @pytest.mark.parametrize(
