@@ -22,6 +22,7 @@ Gates always use the executed pack's own ``gates.json``. Pure module: no Playwri
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -347,18 +348,35 @@ def check_provider(ctx: GateContext) -> Iterator[Finding]:
             )
 
 
+def _trace_elapsed(trace: Trace) -> tuple[float, str] | None:
+    """Seconds the trace's run took, and where that was read: the ``run_end`` line's ``t`` (the
+    run's close, after the agent's last reply), else the last call's end; the later of the two
+    when both are there. None when the trace has no timing."""
+    found: list[tuple[float, str]] = []
+    if trace.calls and any(c.t_end or c.t_start for c in trace.calls):
+        found.append((max(c.t_end for c in trace.calls), "the trace's last call end"))
+    end_t = (trace.end or {}).get("t")
+    if isinstance(end_t, int | float) and not isinstance(end_t, bool) and math.isfinite(end_t) and end_t > 0:
+        found.append((float(end_t), "the trace's run_end line"))
+    return max(found, key=lambda f: f[0]) if found else None
+
+
 @gate("time_limit")
 def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
+    """The run's elapsed time (``--elapsed``, else measured from the trace) within the card's limit."""
     limit = ctx.pack.card.time_limit_seconds
-    elapsed = ctx.elapsed_seconds
+    elapsed, source = ctx.elapsed_seconds, "given"
     if elapsed is None:
-        if not ctx.calls or all(c.t_end == 0 and c.t_start == 0 for c in ctx.calls):
-            yield ctx.fail(None, "no elapsed time: the trace has no call timings and none was given (--elapsed)")
+        measured = _trace_elapsed(ctx.trace)
+        if measured is None:
+            yield ctx.fail(None, "no elapsed time: the trace has no timings and none was given (--elapsed)")
             return
-        elapsed = max(c.t_end for c in ctx.calls)
-        ctx.notes.append(f"elapsed time taken from the trace's last call end ({elapsed:.1f} s)")
+        elapsed, where = measured
+        source = f"measured from {where}"
+        ctx.notes.append(f"elapsed time {source} ({elapsed:.1f} s); --elapsed gives the run's own time")
     if elapsed > limit:
-        yield ctx.fail(None, f"elapsed {_over(elapsed, limit)} s exceeds the {limit} s limit")
+        shown = "" if source == "given" else f" ({source})"
+        yield ctx.fail(None, f"elapsed {_over(elapsed, limit)} s{shown} exceeds the {limit} s limit")
 
 
 def _over(elapsed: float, limit: float) -> str:

@@ -83,7 +83,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--elapsed", type=float, metavar="SECONDS", help="measured attempt time (default: the trace's last call end)"
+        "--elapsed",
+        type=float,
+        metavar="SECONDS",
+        help="measured attempt time (default: the trace's run_end time, else its last call end)",
     )
     parser.add_argument("--site-key", help="the run plan's site key (default: the trace header's site_key)")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")

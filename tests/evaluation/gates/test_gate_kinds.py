@@ -352,7 +352,21 @@ def test_time_limit_falls_back_to_the_trace(form):
     slow.lines[-1]["t_end"] = 601.0
     assert failures(form, slow.trace()) == [("time_limit", None)]
     report = check_gates(form, form_trace().close().trace(), site_key=SITE_KEY)
-    assert report.ok and any("elapsed time taken from the trace" in n for n in report.notes)
+    assert report.ok and any("elapsed time measured from the trace's last call end" in n for n in report.notes)
+
+
+def test_time_limit_counts_to_the_run_end_line(form):
+    """The run goes on after its last tool call (the agent's answer); run_end's t is when it ended."""
+    b = form_trace().close().end()
+    b.lines[-1]["t"] = 650.0  # the last call ended within the limit
+    report = check_gates(form, b.trace(), site_key=SITE_KEY)
+    assert [f.message for f in report.failures] == [
+        "elapsed 650.0 s (measured from the trace's run_end line) exceeds the 600 s limit"
+    ]
+    within = form_trace().close().end()
+    within.lines[-1]["t"] = 599.0
+    report = check_gates(form, within.trace(), site_key=SITE_KEY)
+    assert report.ok and any("measured from the trace's run_end line (599.0 s)" in n for n in report.notes)
 
 
 def test_no_timing_at_all_fails(form):
