@@ -37,26 +37,38 @@ from toolserver.contract.trace import Trace
 
 
 def _match_record(scoring: Pack, expected: dict, records: list[Any]) -> tuple[dict | None, str | None]:
-    """The output record whose record_key value equals the expected one (type-sensitive)."""
+    """The output record whose record_key value equals the expected one (type-sensitive).
+
+    When the pack expects one record and the output holds one record object, that record is
+    scored whatever its key: the key's own field rule marks a wrong key wrong, as any other
+    field (a non-critical key, such as the form's ``record_id``, may be wrong in a pass). Keys
+    only choose among several records."""
     key = scoring.rules.record_key
     want = record_value(expected, key)
+    objects = [r for r in records if isinstance(r, dict)]
     matches = [
         r
-        for r in records
-        if isinstance(r, dict)
-        and record_value(r, key) is not MISSING
-        and strict_key(record_value(r, key)) == strict_key(want)
+        for r in objects
+        if record_value(r, key) is not MISSING and strict_key(record_value(r, key)) == strict_key(want)
     ]
-    if not matches:
-        got = [record_value(r, key) for r in records if isinstance(r, dict)]
-        shown = [g for g in got if g is not MISSING]
-        return None, (
-            f"no output record has {key} = {json.dumps(want, ensure_ascii=False)} "
-            f"(found {json.dumps(shown, ensure_ascii=False) if shown else 'none'}); every field counts "
-            "as missing"
+    if matches:
+        note = f"{len(matches)} output records share {key}; the first was scored" if len(matches) > 1 else None
+        return matches[0], note
+    got = [record_value(r, key) for r in objects]
+    shown = [g for g in got if g is not MISSING]
+    found = json.dumps(shown, ensure_ascii=False) if shown else "none"
+    key_judged = any(rule.name == key for rule in scoring.rules.field_rules)
+    if len(scoring.expected) == 1 and len(objects) == 1 and key_judged:
+        value = record_value(objects[0], key)
+        has = f"{key} = {json.dumps(value, ensure_ascii=False)}" if value is not MISSING else f"no {key}"
+        return objects[0], (
+            f"the one output record has {has} (expected {json.dumps(want, ensure_ascii=False)}); it was scored "
+            "all the same, its key judged by the key's own field rule"
         )
-    note = f"{len(matches)} output records share {key}; the first was scored" if len(matches) > 1 else None
-    return matches[0], note
+    return None, (
+        f"no output record has {key} = {json.dumps(want, ensure_ascii=False)} (found {found}); every field counts "
+        "as missing"
+    )
 
 
 def score_attempt(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -182,14 +183,27 @@ def test_two_records_violate_max_items(form):
     assert any("output records share record_id" in r for r in report.reasons)
 
 
-def test_wrong_record_key_counts_every_field_missing(form):
+def test_a_wrong_key_on_the_one_record_is_one_wrong_field(form):
+    """The form expects one record: the one given is scored, and its non-critical record_id is
+    one wrong field (15/16), a qualified pass that is not error-free."""
     record = cited_record(form)
     record["record_id"] = "controlled-form-react-v2"
     report = score(form, attempt_output(record))
-    assert report.output_contract.ok  # the contract is met; the record just does not match
-    assert report.field_accuracy == 0 and not report.qualified_pass
-    assert any("no output record has record_id" in r and "v2" in r for r in report.reasons)
-    assert all(f.got is None and f.detail == "field missing" for f in report.fields)
+    assert report.output_contract.ok and report.qualified_pass and not report.error_free
+    assert [f.name for f in report.fields if not f.correct] == ["record_id"]
+    assert any('has record_id = "controlled-form-react-v2"' in r and "scored all the same" in r for r in report.reasons)
+
+
+def test_with_several_records_the_key_chooses_and_a_wrong_key_matches_none(synthetic_pack):
+    pack = synthetic_pack("bid-intake")
+    right, other = cited_record(pack), cited_record(pack)
+    other["identity"]["solicitation_number"] = "W0000000000000"
+    other["place"]["state"] = "WI"
+    report = score(pack, attempt_output(other, right))  # the matching record is chosen, not the first
+    assert [f.name for f in report.fields if not f.correct] == []
+    report = score(pack, attempt_output(other, copy.deepcopy(other)))
+    assert report.field_accuracy == 0 and all(f.got is None and f.detail == "field missing" for f in report.fields)
+    assert any("no output record has identity.solicitation_number" in r for r in report.reasons)
 
 
 def test_text_outside_the_markers_is_tolerated(form):
