@@ -356,8 +356,13 @@ def _trace_elapsed(trace: Trace) -> tuple[float, str] | None:
     if trace.calls and any(c.t_end or c.t_start for c in trace.calls):
         found.append((max(c.t_end for c in trace.calls), "the trace's last call end"))
     end_t = (trace.end or {}).get("t")
-    if isinstance(end_t, int | float) and not isinstance(end_t, bool) and math.isfinite(end_t) and end_t > 0:
-        found.append((float(end_t), "the trace's run_end line"))
+    if isinstance(end_t, int | float) and not isinstance(end_t, bool):
+        try:
+            seconds = float(end_t)
+        except OverflowError:  # an integer beyond a double: not a time
+            seconds = math.nan
+        if math.isfinite(seconds) and seconds > 0:
+            found.append((seconds, "the trace's run_end line"))
     return max(found, key=lambda f: f[0]) if found else None
 
 

@@ -367,6 +367,10 @@ def test_time_limit_counts_to_the_run_end_line(form):
     within.lines[-1]["t"] = 599.0
     report = check_gates(form, within.trace(), site_key=SITE_KEY)
     assert report.ok and any("measured from the trace's run_end line (599.0 s)" in n for n in report.notes)
+    for odd in (10**400, float("inf"), float("nan"), "650", True, -1):  # not a time: the last call's end is used
+        b.lines[-1]["t"] = odd
+        report = check_gates(form, b.trace(), site_key=SITE_KEY)
+        assert report.ok and not report.errors and any("last call end" in n for n in report.notes), odd
 
 
 def test_no_timing_at_all_fails(form):
