@@ -410,23 +410,26 @@ def render_mcp_errors() -> str:
         "the HTTP API gives (400 unless said). On `/mcp` a refusal of the HTTP API's (the table above: "
         "a foreign Host or Origin, no token, a body that is not JSON in UTF-8 by its Content-Type, late or "
         "too large) is a JSON-RPC error too, with `data.type` its type; a request that is not readable HTTP "
-        "(`malformed_http`) is both shapes at once.\n\n"
+        "(`malformed_http`) is both shapes at once. A message refused for what it holds has `data.type` "
+        "too, the HTTP API's type for the same fault in a body: `malformed_json`, `invalid_encoding`, "
+        "`invalid_arguments` (JSON of no JSON-RPC shape). A server fault on `/mcp` is -32603, id null.\n\n"
     ]
     rows = [
-        [types.PARSE_ERROR, "not JSON; not UTF-8"],
+        [types.PARSE_ERROR, "not JSON (`malformed_json`); not UTF-8 (`invalid_encoding`)"],
         [
             types.INVALID_REQUEST,
-            "JSON of no JSON-RPC shape; an id that is not a string or an integer; an array (a batch); a key given "
-            "twice in one object; a lone UTF-16 surrogate; nesting deeper than `max_json_depth`; a message larger "
-            "than `max_body_bytes` (`data.type` `body_too_large`; over HTTP 413); a request before `initialize`; on "
-            "`/mcp`, the HTTP API's other refusals (`data.type`)",
+            "JSON of no JSON-RPC shape, an id that is not a string or an integer, an array (a batch) "
+            "(`invalid_arguments`); a key given twice in one object, nesting deeper than `max_json_depth`, an "
+            "integer of more than 4,300 digits (`malformed_json`); a lone UTF-16 surrogate (`invalid_encoding`); a "
+            "message larger than `max_body_bytes` (`body_too_large`; over HTTP 413); a request before "
+            "`initialize`; on `/mcp`, the HTTP API's other refusals (`data.type`)",
         ],
         [types.METHOD_NOT_FOUND, "no such method"],
         [
             types.INVALID_PARAMS,
-            "params of the wrong shape (a `tools/call` without a name); an unknown tool (recorded in the trace "
-            "first); a refused `initialize`: an unknown pack or run, a bad run name (`data.type`, the HTTP API's "
-            "status)",
+            "params of the wrong shape (a `tools/call` without a name); an unknown tool (`unknown_tool`, recorded "
+            "in the trace first); a refused `initialize`: an unknown pack or run, a bad run name (`data.type`, the "
+            "HTTP API's status)",
         ],
         [SERVER_BUSY, "a refused `initialize` on a full server: too many runs, or the machine at a limit (429)"],
         [

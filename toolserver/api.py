@@ -289,8 +289,12 @@ class Sandbox:
             await run.close("answered")  # an end already under way (a DELETE) is waited for
             header = run_header(run)
             elapsed = (datetime.now(UTC) - datetime.fromisoformat(header["started_wall"])).total_seconds()
-            assert self.tasks is not None  # task() refused a server without one
-            report = self.tasks.score(header["pack"], output, run.trace.text(), elapsed, header.get("site_key"))
+            tasks = self.tasks
+            assert tasks is not None  # task() refused a server without one
+            # Read and scored in a thread: a long trace must not hold up every other run. The trace
+            # is final (run_end is written), and a second answer waits for this one (``answering``).
+            pack, site_key, final = header["pack"], header.get("site_key"), run.trace
+            report = await asyncio.to_thread(lambda: tasks.score(pack, output, final.text(), elapsed, site_key))
             return run.keep_answer(output, report)
 
     def get_run(self, run_id: str) -> Run:

@@ -13,7 +13,6 @@ handed in) and never packs (a ``Policy`` is handed in).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import traceback
@@ -37,6 +36,7 @@ from toolserver.errors import (
     UnknownRun,
 )
 from toolserver.floods import cut_text
+from toolserver.injected import end_session_midway, refuse_session_start
 from toolserver.registry import Tool
 from toolserver.response import Response
 from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, crashed_tab, no_open_tab
@@ -118,9 +118,12 @@ class Dispatcher:
         if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
             cause = error["message"]
             error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
-        await run.media.end_group()
-        if run.faults is not None:
-            await end_session_midway(ctx)
+        try:  # nothing after the handler may lose the call's line
+            await run.media.end_group()
+            if run.faults is not None:
+                await end_session_midway(ctx)
+        except Exception:
+            log.exception("run %s: after %s", run.id, name)
         session = ctx.session or run.sessions.get(run.current_session_id or "")
         tab = session.active_tab if session and not session.closed and not session.crashed else None
         url_after = tab.url if tab else None
@@ -146,8 +149,11 @@ class Dispatcher:
         return {"ok": True, "result": result} if error is None else {"ok": False, "error": error}
 
     async def reject(self, run: Run, name: str, raw_args: Any, error: dict) -> None:
-        """A call refused before it reached a tool: its line, after any call in flight."""
+        """A call refused before it reached a tool: its line, after any call in flight; ``unknown_run``
+        (no line) if its run's trace was finished meanwhile (while the body was read, or the turn awaited)."""
         async with self._turn(run):
+            if run.trace.closed:
+                raise ended(run)
             run.write_rejected(name, raw_args, error)
 
     async def end(self, run: Run, reason: str) -> None:
@@ -281,38 +287,6 @@ async def browser_started(start: asyncio.Future) -> None:
     except Exception as exc:
         reason = f"{type(exc).__name__}: {first_line(str(exc))}"
         raise ProviderUnavailable(f"the browser could not start ({reason}); the server's log has the details") from exc
-
-
-def refuse_session_start(ctx: CallContext, tool: Tool) -> None:
-    """The ``session-refused`` fault: the provider refuses this session start."""
-    fault = ctx.run.faults.draw("session-refused") if tool.name == "browser_start_session" and ctx.run.faults else None
-    if fault is not None:
-        detail = "the provider refused to start a session"
-        ctx.run.record_event("fault_injected", {"fault": fault.name, "detail": detail})
-        raise ProviderUnavailable(f"provider unavailable (injected fault {fault.name}): {detail}; retry later")
-
-
-async def end_session_midway(ctx: CallContext) -> None:
-    """The ``session-dies`` fault: after the run's N-th call, its session ends under the agent;
-    the ``browser-crash`` fault: after it, Chromium itself crashes."""
-    run = ctx.run
-    crash = run.faults.plan.of("browser-crash") if run.faults else None
-    if crash is not None and run.faults is not None and run.seq >= crash.params["after"]:
-        browser = run.host.browser
-        if browser is not None and browser.is_connected() and run.faults.once("browser-crash") is not None:
-            detail = f"Chromium crashed after call {run.seq}"
-            run.record_event("fault_injected", {"fault": crash.name, "detail": detail}, call=ctx)
-            with contextlib.suppress(PlaywrightError, TimeoutError):  # it dies before it answers
-                cdp = await browser.new_browser_cdp_session()
-                await asyncio.wait_for(cdp.send("Browser.crash"), 2.0)
-    fault = run.faults.plan.of("session-dies") if run.faults else None
-    session = run.sessions.get(run.current_session_id or "")
-    if fault is None or run.faults is None or session is None or session.closed or run.seq < fault.params["after"]:
-        return
-    if run.faults.once("session-dies") is not None:
-        detail = f"session {session.id} ended after call {run.seq}"
-        run.record_event("fault_injected", {"fault": fault.name, "detail": detail}, session=session, call=ctx)
-        await br.close_session(session)
 
 
 async def handle(tool: Tool, ctx: CallContext, args: Any) -> dict:

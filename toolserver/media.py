@@ -178,9 +178,14 @@ class RunMedia:
         self._open_group = context
 
     async def end_group(self) -> None:
+        """End the open call's group, within ``close_timeout_s``; a context whose browser crashed
+        under the call (its trace is then lost: ``stop_trace`` says so) is let be."""
         context, self._open_group = self._open_group, None
         if context is not None:
-            await context.tracing.group_end()
+            try:
+                await asyncio.wait_for(context.tracing.group_end(), self.run.config.close_timeout_s)
+            except (PlaywrightError, TimeoutError) as exc:
+                log.info("run %s: the Playwright trace group was not ended: %s", self.run.id, exc)
 
     async def stop_trace(self, context: Any) -> None:
         """Save the session's trace as ``playwright-trace.zip`` (``-2``, ``-3``... for a run's later sessions)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -188,6 +189,10 @@ def require_strict_json(name: str, raw_args: Any) -> None:
     try:
         json.dumps(raw_args, allow_nan=False, default=str)
     except ValueError:
+        if (at := long_integer(raw_args)) is not None:  # from the Python API: every JSON reader refuses it
+            limit = sys.get_int_max_str_digits()
+            said = f"argument '{at}' is an integer longer than the {limit} digits this server reads; pass a shorter one"
+            raise InvalidArguments(f"{name}: {said}") from None
         raise InvalidArguments(
             f"{name}: argument '{non_finite(raw_args)}' is not a finite number (NaN and Infinity are not "
             "JSON numbers, and a number beyond a double's range, ±1.8e308, such as 1e400, reads as "
@@ -198,13 +203,30 @@ def require_strict_json(name: str, raw_args: Any) -> None:
 
 
 def non_finite(value: Any) -> str:
-    """Where the first NaN or ±Infinity in ``value`` is (``amount``, ``a.0.b``), walked without
-    recursion."""
+    """Where the first NaN or ±Infinity in ``value`` is (``amount``, ``a.0.b``)."""
+    return find(value, lambda item: isinstance(item, float) and not math.isfinite(item)) or "(arguments)"
+
+
+def long_integer(value: Any) -> str | None:
+    """Where the first integer too long to write in decimal is (``sys.get_int_max_str_digits()``)."""
+    return find(value, lambda item: type(item) is int and item.bit_length() > 14_000 and not writable(item))
+
+
+def writable(number: int) -> bool:
+    try:
+        str(number)
+    except ValueError:
+        return False
+    return True
+
+
+def find(value: Any, test: Callable[[Any], bool]) -> str | None:
+    """Where the first item in ``value`` that passes ``test`` is, walked without recursion."""
     left: deque[tuple[str, Any]] = deque([("", value)])
     while left:
         at, item = left.popleft()
-        if isinstance(item, float) and not math.isfinite(item):
+        if test(item):
             return at or "(arguments)"
         children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
         left += [(f"{at}.{key}" if at else str(key), child) for key, child in children]
-    return "(arguments)"
+    return None

@@ -187,6 +187,7 @@ async def test_mcp_takes_the_host_names_every_other_route_takes_and_refuses_deep
         assert refused.status == 400 and (await refused.json())["error"] == {
             "code": -32600,
             "message": f"Invalid request: nested deeper than {own.config.max_json_depth} levels",
+            "data": {"type": "malformed_json"},
         }
         assert len(own.runs) == runs
 

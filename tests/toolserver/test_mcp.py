@@ -265,11 +265,13 @@ async def test_a_message_of_a_session_that_is_not_json_is_in_its_runs_trace(clie
     assert odd.status == 400 and (await odd.json())["error"] == {
         "code": -32600,
         "message": "Invalid request: an id must be a string or an integer, not 1.5",
+        "data": {"type": "invalid_arguments"},
     }
     batch = await client.post("/mcp", json=[{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}], headers=session)
     assert batch.status == 400 and (await batch.json())["error"] == {  # was a dump of pydantic's errors
         "code": -32600,
         "message": "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time",
+        "data": {"type": "invalid_arguments"},
     }
     huge = await client.post("/mcp", data=b" " * (ServerConfig.max_body_bytes + 1), headers=session)
     assert huge.status == 413  # refused before it was read: traced all the same, as over stdio
@@ -416,12 +418,17 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert not_json["error"]["message"].startswith("Parse error: Invalid JSON")
     process.stdin.write(b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"x": "\xff"}}\n')
     not_utf8 = await answer()  # never read with the byte replaced: refused
-    assert not_utf8["error"] == {"code": -32700, "message": "Parse error: not UTF-8: byte 0xff at 63"}, not_utf8
+    said = {"code": -32700, "message": "Parse error: not UTF-8: byte 0xff at 63", "data": {"type": "invalid_encoding"}}
+    assert not_utf8["error"] == said, not_utf8
     await send({"jsonrpc": "2.0", "id": 9, "method": 5})  # JSON, not JSON-RPC: an invalid request, with its id
     assert (await answer()) == {
         "jsonrpc": "2.0",
         "id": 9,
-        "error": {"code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request, notification or response"},
+        "error": {
+            "code": -32600,
+            "message": "Invalid request: not a JSON-RPC 2.0 request, notification or response",
+            "data": {"type": "invalid_arguments"},
+        },
     }
     await send([1, 2])  # JSON of no message's shape: its start is traced all the same
     assert (await answer())["error"]["code"] == -32600
@@ -467,6 +474,7 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     assert too_deep["id"] == 14 and too_deep["error"] == {
         "code": -32600,
         "message": f"Invalid request: nested deeper than {ServerConfig.max_json_depth} levels",
+        "data": {"type": "malformed_json"},
     }
     for odd in (1.5, True, None, {"k": 1}):  # read as a notification: never run, never answered
         await send({"jsonrpc": "2.0", "id": odd, "method": "tools/list"})

@@ -14,10 +14,21 @@ CALL = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "
 def test_a_request_is_refused_with_its_id_and_the_reason(raw):
     twice = refusal_of(raw(CALL % '{"direction": "up", "direction": "down"}'))
     assert twice == Refused(
-        7, -32600, 'Invalid request: the key "direction" is given twice in one object; give each key once'
+        7,
+        -32600,
+        'Invalid request: the key "direction" is given twice in one object; give each key once',
+        {"type": "malformed_json"},
+    )
+    long = refusal_of(raw(CALL % ('{"amount": %s}' % ("9" * 4301))))  # the SDK's reader: id null, "out of range"
+    assert long == Refused(
+        7,
+        -32600,
+        "Invalid request: the message has an integer of 4301 digits, longer than the 4300 digits this server reads",
+        {"type": "malformed_json"},
     )
     surrogate = refusal_of(raw(CALL % '{"direction": "\\ud800"}'))
     assert surrogate is not None and surrogate.request_id == 7 and "lone UTF-16 surrogate" in surrogate.message
+    assert surrogate.data == {"type": "invalid_encoding"}
     assert refusal_of(raw(CALL % '{"direction": "\\ud83d\\ude00"}')) is None  # a pair is a character
     assert refusal_of(raw(CALL % '{"direction": "down"}')) is None
 

@@ -10,7 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.support.calls import handshake_then
 from toolserver.config import ServerConfig
@@ -26,7 +28,14 @@ BAD = {  # the message, as the client sends it
     "params that are a list": b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": [1]}',
     "a byte that is not UTF-8": b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"x": "\xff"}}',
     f"nesting past max_json_depth ({ServerConfig.max_json_depth})": NESTED,
+    "a key given twice": b'{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"a": 1, "a": 2}}',
+    "an integer of 5,000 digits": b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": '
+    b'"browser_scroll", "arguments": {"direction": "down", "amount": ' + b"7" * 5000 + b"}}}",
+    "not JSON": b'{"jsonrpc": "2.0", "id": 9, "method": ping}',
+    "an id of another type": b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
 }
+# data.type: the HTTP API's error type for the same fault in a body (there was none over MCP)
+TYPES = ["invalid_arguments"] * 5 + ["invalid_encoding", *["malformed_json"] * 4, "invalid_arguments"]
 
 
 async def stdio_answers(trace_dir: Path) -> list[dict]:
@@ -74,7 +83,22 @@ async def test_a_bad_message_gets_the_same_answer_over_stdio_and_http(client, tm
             -32600,
             f"Invalid request: nested deeper than {ServerConfig.max_json_depth} levels",
         ),
+        "a key given twice": (
+            7,
+            -32600,
+            'Invalid request: the key "a" is given twice in one object; give each key once',
+        ),
+        # The SDK's reader said "Parse error: Invalid JSON: number out of range", with id null: the client
+        # waited for its answer for ever, and the HTTP API's words for it were other.
+        "an integer of 5,000 digits": (
+            8,
+            -32600,
+            "Invalid request: the message has an integer of 5000 digits, longer than the 4300 digits this server reads",
+        ),
+        "not JSON": (None, -32700, "Parse error: Invalid JSON: expected value at line 1 column 39"),
+        "an id of another type": (None, -32600, "Invalid request: an id must be a string or an integer, not 1.5"),
     }
+    assert [a["error"].get("data", {}).get("type") for a in over_http] == TYPES
     run_id = opened.headers["mcp-run-id"]  # each is in the session's trace, as over stdio
     trace = [json.loads(line) for line in (await (await client.get(f"/runs/{run_id}/trace")).text()).splitlines()]
     told = [line["data"]["code"] for line in trace if line.get("kind") == "unreadable_message"]
@@ -203,3 +227,18 @@ async def test_over_stdio_a_call_after_a_failed_initialize_is_told_to_initialize
     assert failed["error"]["code"] == -32602 and "params.capabilities: Field required" in failed["error"]["message"]
     told = {"code": -32600, "message": "tools/call before initialize: send initialize first"}
     assert before["error"] == after["error"] == told, after
+
+
+async def test_an_unknown_tool_is_the_same_error_type_over_http_and_mcp(client):
+    """Over MCP it was a protocol error with no ``data.type``, where the HTTP API says ``unknown_tool``."""
+    run_id = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
+    by_http = await client.post(f"/runs/{run_id}/tools/browser_fly", json={})
+    async with Client(str(client.make_url(f"/mcp?run={run_id}"))) as mcp:
+        with pytest.raises(MCPError) as refused:
+            await mcp.call_tool("browser_fly", {})
+    error = (await by_http.json())["error"]
+    assert by_http.status == 404 and error["type"] == "unknown_tool"
+    assert (refused.value.error.code, refused.value.error.message) == (-32602, error["message"])
+    assert refused.value.error.data == {"type": "unknown_tool"}
+    calls = [json.loads(line) for line in (await (await client.get(f"/runs/{run_id}/trace")).text()).splitlines()]
+    assert [c["error"]["type"] for c in calls if c["type"] == "call"] == ["unknown_tool"] * 2

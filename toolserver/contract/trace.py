@@ -8,14 +8,14 @@ Line types (field ``type``):
   Events are written the moment they happen, so none is lost if a call never returns.
 - ``call``: one tool call, written and flushed when the call ends. ``args`` are stored exactly
   as received (also for rejected calls); ``events`` repeats the events the call caused.
-- ``run_end``: written when the run is closed.
+- ``run_end``: written when the run is closed; the last line (one due later is logged, not written).
 
 A line is whole or absent: each is one write to an append-only file, and one the file system
 refuses (a full disk) is cut off again. Every line is strict JSON (no NaN/Infinity) in valid
 UTF-8. Text that is not valid Unicode (a lone surrogate in an argument or a page title, invalid
 UTF-8 in a request body) is written with each offending code point as the literal text
 ``\\udXXX``, and the line's ``escaped`` field lists where (e.g. ``["args.text"]``); a non-finite
-number is written as its name, a string.
+number is written as its name, a string, and an integer of over 4,300 digits as its digits.
 
 Times: ``t_*`` are monotonic seconds from the run start; ``wall_*`` are ISO-8601 UTC.
 Pure module: no Playwright, no aiohttp.
@@ -33,6 +33,7 @@ import reprlib
 import threading
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -139,6 +140,12 @@ def strict_json(value: Any, path: str = "") -> tuple[Any, list[str]]:
         if isinstance(item, float) and not math.isfinite(item):
             changed.append(where or "(value)")
             return "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+        if type(item) is int and item.bit_length() > 14_000:  # maybe past int's 4,300 decimal digits
+            try:
+                str(item)
+            except ValueError:  # its digits, as a string (Decimal's str has no digit limit)
+                changed.append(where or "(value)")
+                return str(Decimal(item))
         if isinstance(item, dict):
             out = {}
             for key, sub in item.items():
@@ -206,7 +213,9 @@ class TraceWriter:
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
         line = encode_line(data)
         with self._lock:
-            if self.path is None:
+            if self.closed:  # after run_end: no line may follow it (a late event, say)
+                logging.getLogger("toolserver.trace").warning("a line after the trace's end not written: %.200s", line)
+            elif self.path is None:
                 self._lines.append(line)
             elif self._fd is not None:
                 self._append((line + "\n").encode("utf-8"))

@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import secrets
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,7 +33,7 @@ from toolserver.errors import (
     UnsupportedCharset,
     UnsupportedMediaType,
 )
-from toolserver.transports.messages import RepeatedKey, json_depth, unique_keys
+from toolserver.transports.messages import LongInteger, RepeatedKey, json_depth, read_int, unique_keys
 
 log = logging.getLogger("toolserver.transports.guards")
 SANDBOX = web.AppKey("sandbox", Sandbox)
@@ -173,19 +172,6 @@ async def read_json(request: web.Request) -> tuple[Any, str]:
     if json_depth(body) > config.max_json_depth:
         raise MalformedJson(f"request body is nested deeper than {config.max_json_depth} levels", raw)
     return body, raw
-
-
-class LongInteger(ValueError):
-    """An integer longer than Python reads (``sys.get_int_max_str_digits()``, 4,300 digits)."""
-
-
-def read_int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        digits = len(text.lstrip("-"))
-        raise LongInteger(f"an integer of {digits} digits, longer than the {limit} digits this server reads") from None
 
 
 def first_words(exc: BaseException) -> str:

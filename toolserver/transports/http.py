@@ -68,13 +68,22 @@ async def error_boundary(request: web.Request, handler: Any) -> web.StreamRespon
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        return error_response("http_error", f"{exc.status} {exc.reason}: {request.method} {request.path}", exc.status)
+        said = f"{exc.status} {exc.reason}: {request.method} {request.path}"
+        if request.path == MCP_PATH:  # e.g. the SDK's app answered nothing
+            log.error("%s (%s)", said, exc.text)
+            return jsonrpc_fault(f"server_fault: {said}", exc.status)
+        return error_response("http_error", said, exc.status)
     except Exception as exc:  # never a bare 500 page; log with traceback
         log.exception("unexpected error on %s %s", request.method, request.path)
         if request.path == MCP_PATH:
-            said = {"code": INTERNAL_ERROR, "message": f"internal error: {exc!r}", "data": {"type": "server_fault"}}
-            return web.json_response({"jsonrpc": "2.0", "id": None, "error": said}, status=500)
+            return jsonrpc_fault(f"internal error: {exc!r}", 500)
         return error_response("server_fault", f"internal error: {exc!r}", 500)
+
+
+def jsonrpc_fault(message: str, status: int) -> web.Response:
+    """A server fault on ``/mcp``, as a JSON-RPC error (id null: the request's id is not known here)."""
+    said = {"code": INTERNAL_ERROR, "message": message, "data": {"type": "server_fault"}}
+    return web.json_response({"jsonrpc": "2.0", "id": None, "error": said}, status=status)
 
 
 class CreateRunBody(BaseModel):
@@ -203,7 +212,8 @@ async def list_tools(request: web.Request) -> web.Response:
 async def call_tool(request: web.Request) -> web.Response:
     """Call a tool. Body: its JSON arguments. Reply: `{"ok": true, "result": {...}}` or
     `{"ok": false, "error": {"type", "message"}}` (200; 404 for an unknown tool). Every call,
-    also a refused one, is one trace line."""
+    also a refused one, is one trace line; one refused after its run ended (while its body was
+    read) is `404 unknown_run`, with none."""
     run = request.app[SANDBOX].get_run(request.match_info["run_id"])
     name = request.match_info["name"]
     try:

@@ -203,7 +203,7 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
 def called(name: str, reply: dict) -> dict:
     """A tool call's MCP result (an unknown tool: a protocol error, recorded in the trace first)."""
     if not reply["ok"] and reply["error"]["type"] == "unknown_tool":
-        raise MCPError(types.INVALID_PARAMS, reply["error"]["message"])
+        raise MCPError(types.INVALID_PARAMS, reply["error"]["message"], data={"type": "unknown_tool"})
     return {
         "content": result_text(name, reply),
         "isError": not reply["ok"],

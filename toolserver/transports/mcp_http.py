@@ -48,7 +48,7 @@ from toolserver.transports.mcp import (
     record_unreadable,
     refusal,
 )
-from toolserver.transports.messages import http_refusal, initialize_of, parse_error
+from toolserver.transports.messages import http_refusal, initialize_of
 from toolserver.transports.pipes import LINE_START
 
 log = logging.getLogger("toolserver.transports.mcp_http")
@@ -197,8 +197,6 @@ class StreamableHttp:
         binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
         if binding is not None:
             binding.in_flight += 1
-        if binding is not None and request.method == "POST" and (error := parse_error(body)) is not None:
-            record_unreadable(binding.run, "mcp-http", types.PARSE_ERROR, error, line)
         try:
             on_start = functools.partial(self.response_start, exchange)
             hidden = (VERSION_HEADER,) if initialize is not None else ()  # its body's version is negotiated

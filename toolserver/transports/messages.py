@@ -15,10 +15,15 @@
   answered. (The HTTP API takes it, and the trace escapes it.)
 - Over HTTP, a message nested deeper than ``max_json_depth``, as the HTTP API refuses such a body
   (the SDK's only bound was its parser's).
+- An integer of more than 4,300 digits (``read_int``, which the HTTP API reads bodies with too):
+  the SDK's reader answered a parse error with id null ("number out of range").
 
 Each is answered with an invalid-request error (its id when that can be read) and traced as an
-``unreadable_message``. Anything that is not JSON is left to the SDK, which says so
-(``parse_error`` says it as the SDK will, for the trace). ``initialize_of`` finds an
+``unreadable_message``. Every refusal's ``data.type`` is the HTTP API's error type for the same
+fault in a body: ``malformed_json`` (a repeated key, too deep, a long integer, not JSON),
+``invalid_encoding`` (not UTF-8, a lone surrogate), ``invalid_arguments`` (JSON of no JSON-RPC
+shape: a batch, an id of another type). Over stdio, anything else that is not JSON is left to the
+SDK (``stdin_end`` answers it, with ``data.type``). ``initialize_of`` finds an
 ``initialize``, whose run the transport opens; ``odd_arguments`` a ``tools/call`` whose arguments
 are no object, which the run refuses itself, with a trace line.
 
@@ -26,14 +31,16 @@ are no object, which the run refuses itself, with a trace line.
 ``MCP-Protocol-Version`` this server does not speak, but on an ``initialize``, which negotiates
 its version in its body (the transport hides that header from the SDK) (the SDK sent any such request to its
 stateless-era entry, whose answer asked for that era's ``params._meta`` envelope or listed
-2026-07-28 as supported), a body that is not UTF-8, and JSON of no JSON-RPC message's shape (the
-SDK answered a dump of pydantic's errors with the invalid-params code and no id).
+2026-07-28 as supported), a body that is not UTF-8 or not JSON (``parse_error``: in the words of
+the SDK's stdio reader), and JSON of no JSON-RPC message's shape (the SDK answered a dump of
+pydantic's errors with the invalid-params code and no id).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +53,11 @@ from pydantic import ValidationError
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # MCP
 SHAPELESS = "Invalid request: not a JSON-RPC 2.0 request, notification or response"
+
+
+# data.type of each refusal: the HTTP API's error type for the same fault in a request body
+MALFORMED_JSON, INVALID_ENCODING = {"type": "malformed_json"}, {"type": "invalid_encoding"}
+SHAPE = {"type": "invalid_arguments"}  # JSON of no JSON-RPC shape: the HTTP API's body of the wrong shape
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,9 @@ def http_refusal(method: str, version: str | None, body: bytes, max_depth: int) 
     if method != "POST":
         return None
     if (bad := not_utf8(body)) is not None:
-        return Refused(None, PARSE_ERROR, bad)
+        return Refused(None, PARSE_ERROR, bad, INVALID_ENCODING)
+    if (unparsed := parse_error(body)) is not None:  # the SDK's own words, with data.type (stdio's too)
+        return refusal_of(body, max_depth) or Refused(None, PARSE_ERROR, unparsed, MALFORMED_JSON)
     return refusal_of(body, max_depth) or _shapeless(body)
 
 
@@ -109,7 +123,7 @@ def _shapeless(body: bytes) -> Refused | None:
         jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError:
         given = message.get("id") if isinstance(message, dict) else None
-        return Refused(given if _valid_id(given) else None, INVALID_REQUEST, SHAPELESS)
+        return Refused(given if _valid_id(given) else None, INVALID_REQUEST, SHAPELESS, SHAPE)
     return None
 
 
@@ -137,30 +151,32 @@ def refusal_of(text: str | bytes, max_depth: int | None = None) -> Refused | Non
 
 def _refusal(text: str | bytes, max_depth: int | None) -> Refused | None:
     try:
-        message = json.loads(text, object_pairs_hook=unique_keys)
+        message = json.loads(text, object_pairs_hook=unique_keys, parse_int=read_int)
     except RepeatedKey as repeated:
         request, request_id = _request_id(text)
         if not request:
             return None
-        return Refused(
-            request_id,
-            INVALID_REQUEST,
-            f"Invalid request: the key {json.dumps(repeated.key)} is given twice in one object; give each key once",
-        )
+        said = f"the key {json.dumps(repeated.key)} is given twice in one object; give each key once"
+        return Refused(request_id, INVALID_REQUEST, f"Invalid request: {said}", MALFORMED_JSON)
+    except LongInteger as long:  # the SDK's reader (pydantic's) said "number out of range", with id null
+        request, request_id = _request_id(text, parse_int=_short_int)
+        said = f"Invalid request: the message has {long}"
+        return Refused(request_id, INVALID_REQUEST, said, MALFORMED_JSON) if request else None
     except ValueError:
         return None  # not JSON: the SDK's parse error
     if isinstance(message, list):  # the SDK's refusal over HTTP was a dump of pydantic's errors
-        return Refused(
-            None, INVALID_REQUEST, "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time"
-        )
+        said = "Invalid request: an array (a JSON-RPC batch) is no message; send one at a time"
+        return Refused(None, INVALID_REQUEST, said, SHAPE)
     if not isinstance(message, dict) or "method" not in message:
         return None
     if max_depth is not None and json_depth(message) > max_depth:
         request_id = message.get("id") if _valid_id(message.get("id")) else None
-        return Refused(request_id, INVALID_REQUEST, f"Invalid request: nested deeper than {max_depth} levels")
+        said = f"Invalid request: nested deeper than {max_depth} levels"
+        return Refused(request_id, INVALID_REQUEST, said, MALFORMED_JSON)
     if "id" in message and not _valid_id(message["id"]):
         shown = json.dumps(message["id"])[:40]
-        return Refused(None, INVALID_REQUEST, f"Invalid request: an id must be a string or an integer, not {shown}")
+        said = f"Invalid request: an id must be a string or an integer, not {shown}"
+        return Refused(None, INVALID_REQUEST, said, SHAPE)
     escaped = _SURROGATE_BYTES.search(text) if isinstance(text, bytes) else _SURROGATE_TEXT.search(text)
     if escaped and not _is_text(message):
         request_id = message.get("id") if _valid_id(message.get("id")) else None
@@ -169,6 +185,7 @@ def _refusal(text: str | bytes, max_depth: int | None) -> Refused | None:
             INVALID_REQUEST,
             "Invalid request: a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape with no "
             "pair), which is no text; send the character itself, or its escaped pair",
+            INVALID_ENCODING,
         )
     return None
 
@@ -213,6 +230,28 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+class LongInteger(ValueError):
+    """An integer longer than Python reads (``sys.get_int_max_str_digits()``, 4,300 digits)."""
+
+
+def read_int(text: str) -> int:
+    """``json.loads``'s ``parse_int``: a ``LongInteger`` that says how long, not Python's advice
+    to call ``sys.set_int_max_str_digits()``. Every transport reads JSON with it."""
+    try:
+        return int(text)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        digits = len(text.lstrip("-"))
+        raise LongInteger(f"an integer of {digits} digits, longer than the {limit} digits this server reads") from None
+
+
+def _short_int(text: str) -> int | None:  # a long integer as None: the message's method and id are read
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
 def json_depth(value: Any) -> int:
     """How deep ``value`` is nested (a scalar: 0), level by level, without recursion."""
     depth, level = 0, [value]
@@ -231,7 +270,7 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
-def _request_id(text: str | bytes) -> tuple[bool, str | int | None]:
+def _request_id(text: str | bytes, parse_int: Any = None) -> tuple[bool, str | int | None]:
     """Whether a message whose objects repeat a key is a request or notification (it has a
     ``method``), and its id, if it has one id, and a valid one."""
     pairs: list[list[tuple[str, Any]]] = []
@@ -241,7 +280,7 @@ def _request_id(text: str | bytes) -> tuple[bool, str | int | None]:
         return dict(object_pairs)
 
     try:
-        message = json.loads(text, object_pairs_hook=keep)
+        message = json.loads(text, object_pairs_hook=keep, parse_int=parse_int)
     except ValueError:
         return False, None
     if not isinstance(message, dict):
@@ -263,11 +302,11 @@ def initialize_of(body: bytes) -> dict | None:
 
 
 def parse_error(body: bytes) -> str | None:
-    """Why ``body`` is not JSON, or None: said by the JSON reader the SDK answers with (pydantic's)."""
+    """Why ``body`` is not JSON, or None: in the words of the SDK's stdio reader (pydantic's)."""
     try:
         pydantic_core.from_json(body)
     except ValueError as exc:
-        return f"Parse error: {exc}"
+        return f"Parse error: Invalid JSON: {exc}"
     return None
 
 

@@ -23,7 +23,7 @@ import os
 import stat
 from collections.abc import AsyncIterator, Callable
 
-from toolserver.transports.messages import not_utf8, refusal_of
+from toolserver.transports.messages import INVALID_ENCODING, not_utf8, refusal_of
 
 log = logging.getLogger("toolserver.transports.mcp")
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC
@@ -79,13 +79,13 @@ class PipeLines:
             if not line:
                 raise StopAsyncIteration
             if (bad := not_utf8(line)) is not None:
-                await self.refuse(bad, line)
+                await self.refuse(bad, line, data=INVALID_ENCODING)
                 continue
             text = line.decode("utf-8")
             refused = refusal_of(text, self.max_depth)  # what the SDK would read wrongly
             if refused is None:
                 return text
-            await self.refuse(refused.message, line, refused.code, refused.request_id)
+            await self.refuse(refused.message, line, refused.code, refused.request_id, refused.data)
 
     async def refuse(
         self, message: str, line: bytes, code: int = PARSE_ERROR, request_id: object = None, data: dict | None = None

@@ -23,7 +23,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from toolserver.transports.messages import SHAPELESS
+from toolserver.transports.messages import MALFORMED_JSON, SHAPE, SHAPELESS
 from toolserver.transports.pipes import LINE_START, OnUnreadable
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -138,18 +138,16 @@ def unreadable(exc: Exception) -> types.JSONRPCError:
     if not errors or any(e["type"] == "json_invalid" for e in errors):
         said = errors[0]["msg"] if errors else str(exc)
         log.warning("an MCP line that is not JSON was answered with a parse error: %s", said)
-        return types.JSONRPCError(
-            jsonrpc="2.0", id=None, error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {said}")
-        )
+        error = types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {said}", data=MALFORMED_JSON)
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
     given: dict = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})  # the message itself
     request_id = given.get("id")
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         request_id = None
     message = SHAPELESS
     log.warning("an MCP message of no JSON-RPC shape (id %r) was answered with an invalid request error", request_id)
-    return types.JSONRPCError(
-        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
-    )
+    error = types.ErrorData(code=types.INVALID_REQUEST, message=message, data=SHAPE)
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
 def line_of(exc: Exception) -> str:
