@@ -106,3 +106,16 @@ def test_a_trace_deleted_while_its_run_lives_loses_no_line(tmp_path):
         assert str(path) in str(exc)
     else:
         raise AssertionError("a deleted trace of an ended run read as something")
+
+
+def test_no_line_follows_run_end_and_an_integer_too_long_to_write_keeps_its_digits(caplog):
+    """A line written after ``run_end`` was appended (a trace kept in memory); writing an integer
+    of over 4,300 digits raised ValueError."""
+    writer = TraceWriter(None, RunHeader(run_id="r", started_wall=""))
+    writer.write({"type": "event", "kind": "x", "data": {"n": -(10**5000)}})
+    writer.close("closed")
+    writer.write({"type": "event", "kind": "late"})
+    lines = [json.loads(line) for line in writer.text().splitlines()]
+    assert [line["type"] for line in lines] == ["run", "event", "run_end"]
+    assert lines[1]["data"]["n"] == "-1" + "0" * 5000 and lines[1]["escaped"] == ["data.n"]
+    assert "a line after the trace's end not written" in caplog.text
