@@ -580,3 +580,34 @@ async def test_a_dead_workers_attempt_whose_files_show_it_finished_says_so(tmp_p
     errors = ["ray worker died on node n1: ActorDiedError"]
     await pool.after_death(Worker(None, "n1"), tmp_path / "attempt", "scratch", 1, True, errors)
     assert "finished" not in errors[-1], errors
+
+
+async def test_a_dead_workers_finished_attempt_is_no_pass_read_back_either(tmp_path, monkeypatch):
+    """A worker that died after scoring its qualified attempt: the summary said crashed, no pass,
+    while the folder read back (its score.json brought back, attempt.json the executor's) was a
+    qualified pass with the score's field accuracy."""
+    from sandbox.runner.executors.ray_pool import Worker, WorkerKind, unfinished
+    from sandbox.runner.folders import AttemptFolder, outcome
+    from tests.support.attempt_folders import REFERENCE
+
+    files = {f"attempt/{name}": (REFERENCE / name).read_bytes() for name in ("trace.jsonl", "score.json", "output.txt")}
+    files["attempt/attempt.json"] = (REFERENCE / "attempt.json").read_bytes()  # the worker's, written last
+
+    async def brought_back(node: str, scratch: str, wait_s: float = 0.0) -> dict[str, bytes]:
+        return files
+
+    async def replaced(dead: Worker) -> None:
+        return None
+
+    monkeypatch.setattr(ray_pool, "salvaged", brought_back)
+    pool = RayPool([], WorkerKind(None, 1), size=1, fill=False)
+    monkeypatch.setattr(pool, "replace", replaced)
+    folder = tmp_path / "attempt"
+    errors = ["ray worker died on node n1: ActorDiedError"]
+    await pool.after_death(Worker(None, "n1"), folder, "scratch", 1, True, errors)
+    live = unfinished(folder, "controlled-form", "reference", 1, errors, "n1", 1)
+    read = outcome(AttemptFolder.load(folder))
+    assert json.loads((folder / "score.json").read_text())["qualified_pass"] is True  # kept, as brought back
+    said = ("status", "qualified_pass", "error_free", "field_accuracy", "elapsed_seconds", "cost_usd")
+    assert {k: getattr(read, k) for k in said} == {k: getattr(live, k) for k in said}
+    assert read.qualified_pass is False and read.status == "crashed"

@@ -848,21 +848,11 @@ def unfinished(
     was stopped while it ran."""
     error = "; ".join(errors)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "attempt.json").write_text(
-        json.dumps(
-            {
-                "pack": pack_id,
-                "agent": agent_spec,
-                "attempt": attempt_number,
-                "status": status,
-                "error": error,
-                "tries": tries,
-                "executor": "ray",
-                "ray_node": node,
-            },
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    # Its verdict is no pass, here as in the summary: a score.json brought back from a worker that
+    # died after scoring is not counted (``AttemptFolder.qualified``), its reply being lost.
+    record = AttemptRecord(
+        pack=pack_id, agent=agent_spec, attempt=attempt_number, status=status, error=error,
+        qualified_pass=False, error_free=False, tries=tries, executor="ray", ray_node=node,
+    )  # fmt: skip
+    write_file(directory / "attempt.json", record.to_json())
     return AttemptOutcome(pack_id, agent_spec, directory, status, None, False, False, 0.0, 0, None, error)

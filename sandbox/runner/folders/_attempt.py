@@ -127,7 +127,7 @@ class AttemptFolder:
         if isinstance(ran, str) and isinstance(traced, str) and ran != traced:
             return f"attempt.json is of run {ran} and trace.jsonl of run {traced} (two attempts' files in one folder)"
         verdict, scored = self.attempt.qualified_pass, (self.score or {}).get("qualified_pass")
-        if verdict is not None and self.score is not None and verdict != scored:
+        if verdict is not None and self.score is not None and verdict != scored and not self.lost_reply:
             return (
                 f"attempt.json says qualified_pass {json.dumps(verdict)} and score.json {json.dumps(scored)} (two "
                 "attempts' files in one folder, or an edited file)"
@@ -216,6 +216,13 @@ class AttemptFolder:
         return self.attempt is not None and self.record_damage is None
 
     @property
+    def lost_reply(self) -> bool:
+        """Whether the record is the executor's, not the attempt's (Ray: every worker it ran on died,
+        or the batch was stopped, before the attempt's reply came back): the score.json beside it, if
+        any, was brought back from the dead worker's node and is not counted, as the summary had it."""
+        return self.attempt is not None and self.attempt.executor is not None
+
+    @property
     def qualified(self) -> bool | None:
         """The score's verdict (None: not scored), counted only with the attempt's record and a trace
         that backs it: with attempt.json missing or unreadable, how the agent ended is unknown; with
@@ -223,6 +230,8 @@ class AttemptFolder:
         pass, whatever score.json says."""
         if self.score is None:
             return None
+        if self.lost_reply:
+            return False
         return self.counted and self.trace_damage is None and self.score.get("qualified_pass") is True
 
     @property

@@ -59,7 +59,7 @@ def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome
     agent = named_agent(folder) or batch_agent(folder, agents)
     pack = folder.pack or batch_pack(folder, agent)
     record = folder.attempt if folder.counted else None
-    attempt, score = record or AttemptRecord(pack=pack), folder.score or {}
+    attempt, score = record or AttemptRecord(pack=pack), ({} if folder.lost_reply else folder.score or {})
     calls = attempt.tool_calls_total
     if calls is None and folder.trace is not None:
         calls = len(folder.trace.calls)
