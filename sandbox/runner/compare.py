@@ -240,7 +240,7 @@ def format_comparison(comp: dict[str, Any]) -> str:
 def dollars(amount: float) -> str:
     """``$0.0123``: four decimals, or as many as show two significant digits of a smaller cost
     (``$0.000020``), so that two costs the ranking tells apart never print alike as ``$0.0000``."""
-    if amount <= 0:
+    if not math.isfinite(amount) or amount <= 0:  # no cost written gives these: shown as they are, never raised on
         return f"${amount:.4f}"
     return f"${amount:.{max(4, 1 - math.floor(math.log10(amount)))}f}"
 

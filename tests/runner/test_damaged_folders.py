@@ -301,3 +301,40 @@ def test_a_damaged_transcript_is_exported_from_the_trace(tmp_path, damage):
     target, _ = export_inspect_log(folder, tmp_path / "log.json")
     (sample,) = read_eval_log(target).samples
     assert [event.function for event in sample.events if event.event == "tool"][0] == "browser_start_session"
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value"),
+    [
+        ("attempts", "cost_usd", float("nan")),
+        ("attempts", "elapsed_seconds", float("inf")),
+        ("attempts", "field_accuracy", -1.0),
+        ("attempts", "field_accuracy", 2.0),
+        ("summary", "median_seconds", float("nan")),
+        ("summary", "mean_field_accuracy", float("-inf")),
+        ("summary", "attempts", -2),
+    ],
+)
+def test_a_summary_with_numbers_no_writer_gives_is_rebuilt(tmp_path, capsys, where, key, value):
+    """A summary.json edited to NaN, Infinity or a negative number (Python's json reads them) made
+    `sandbox results`, `compare` and `report` raise (math.log10 of a NaN cost); it is rebuilt from
+    the attempt folders, as any damaged summary is."""
+    batch = tmp_path / "batch"
+    for n in (1, 2):
+        scored_attempt(batch / f"controlled-form-{n}", record(cost_usd=0.5), traced=True)
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    data = json.loads((batch / "summary.json").read_text())
+    data[where][0][key] = value
+    (batch / "summary.json").write_text(json.dumps(data))  # NaN, Infinity as Python writes them
+    assert main(["results", str(batch)]) == 0 and "2/2" in capsys.readouterr().out
+    assert main(["compare", str(batch), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["ranking"]
+    assert row["qualified_passes"] == 2
+    assert main(["report", str(batch)]) == 0
+    assert "rebuilt from the attempt folders" in read_summary(batch)["note"]
+
+
+def test_a_cost_no_writer_gives_is_shown_not_raised_on():
+    from sandbox.runner.compare import dollars
+
+    assert [dollars(float(v)) for v in ("nan", "inf", "-1")] == ["$nan", "$inf", "$-1.0000"]

@@ -5,6 +5,7 @@ edited file), with a note saying what could not be counted."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,21 @@ OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {
 }  # fmt: skip
 
 
+FRACTIONS = ("field_accuracy", "mean_field_accuracy")  # between 0 and 1
+
+
+def number_problem(key: str, value: Any) -> str | None:
+    """What makes a number of a summary one no writer gives (NaN, an infinity, a negative count,
+    time or cost, an accuracy above 1: Python's json reads them all), or None."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return f"{key} {value!r}, not a finite number of 0 or more"
+    if key in FRACTIONS and value > 1:
+        return f"{key} {value!r}, not a number from 0 to 1"
+    return None
+
+
 def summary_problem(data: Any, batch_dir: Path) -> str | None:
     """What makes ``data`` no usable summary of ``batch_dir`` (an edited or damaged file), or None."""
     if (
@@ -61,11 +77,15 @@ def summary_problem(data: Any, batch_dir: Path) -> str | None:
                     return f"its {what} {number} has no {key}"
                 if not of_kind(value, kind):
                     return f"its {what} {number} has {key} {value!r}, not {KIND_SAID[kind]}"
+                if (wrong := number_problem(key, value)) is not None:
+                    return f"its {what} {number} has {wrong}"
     for number, entry in enumerate(data["attempts"], start=1):
         for key, kind in OPTIONAL_ATTEMPT_KEYS.items():
             value = entry.get(key)
             if value is not None and not of_kind(value, kind):
                 return f"its attempt {number} has {key} {value!r}, not {KIND_SAID[kind]} or null"
+            if (wrong := number_problem(key, value)) is not None:
+                return f"its attempt {number} has {wrong}"
     return None
 
 
