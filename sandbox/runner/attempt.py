@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, field_validator
 
 from sandbox import __version__
 from sandbox.evaluation.packs import Pack
@@ -73,48 +73,55 @@ class AttemptRecord(BaseModel):
     versions. Written by ``run_attempt``; read back by ``sandbox.runner.folders``, where a field an
     older version (or another writer) left out is None. A number is finite (JSON has no NaN; a
     damaged file's ``NaN`` is unreadable, as are a negative time or cost and a start that is no
-    ISO-8601 time), so no reader counts one."""
+    ISO-8601 time), so no reader counts one. A number, a count or a yes/no is of its JSON type, never
+    coerced: ``"12.5"`` or ``true`` for a time is left out and named (a whole number is a number)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     pack: str = Field(description="The executed pack's id.")
     scoring_pack: str | None = Field(default=None, description="The workflow's reviewed pack, which scored it.")
     agent: str | None = Field(default=None, description="The agent's name (its spec: reference, cmd:..., ...).")
-    attempt: int | None = Field(default=None, description="The attempt's number in its batch (the repeat, from 1).")
+    attempt: StrictInt | None = Field(
+        default=None, description="The attempt's number in its batch (the repeat, from 1)."
+    )
     origin: Literal["recorded", "hand-made"] | None = Field(
         default=None, description="recorded: run through the tool server; hand-made: written call by call."
     )
-    recorded_run: bool | None = Field(default=None, description="True when the tool server recorded the trace.")
+    recorded_run: StrictBool | None = Field(default=None, description="True when the tool server recorded the trace.")
     site_key: str | None = Field(default=None, description="The never-issued profile key the prompt gave the agent.")
     run_id: str | None = Field(default=None, description="The tool server's run id (the trace header's run_id).")
     started_at: str | None = Field(default=None, description="When the agent was started (ISO-8601 UTC, milliseconds).")
-    elapsed_seconds: float | None = Field(
+    elapsed_seconds: StrictFloat | None = Field(
         default=None, ge=0, description="The agent's measured time: from its start to its answer or its stop."
     )
-    dispatch_wait_seconds: float | None = Field(
+    dispatch_wait_seconds: StrictFloat | None = Field(
         default=None, ge=0, description="How long the attempt waited for its turn under --concurrency (not in elapsed)."
     )
-    time_limit_seconds: int | float | None = Field(default=None, description="The time limit the agent was given.")
+    time_limit_seconds: StrictInt | StrictFloat | None = Field(
+        default=None, description="The time limit the agent was given."
+    )
     status: str | None = Field(
         default=None,
         description="How the agent ended: completed, error (it reported one), timeout, crashed, or stopped (its "
         "batch was stopped while it ran).",
     )
     error: str | None = Field(default=None, description="The agent's error message (None when it completed).")
-    tool_calls: dict[str, int] | None = Field(default=None, description="Calls per tool, from the trace.")
-    tool_calls_total: int | None = Field(default=None, ge=0, description="Every call line of the trace.")
-    token_usage: dict[str, int] | None = Field(default=None, description="A model agent's tokens (None: no model).")
-    cost_usd: float | None = Field(
+    tool_calls: dict[str, StrictInt] | None = Field(default=None, description="Calls per tool, from the trace.")
+    tool_calls_total: StrictInt | None = Field(default=None, ge=0, description="Every call line of the trace.")
+    token_usage: dict[str, StrictInt] | None = Field(
+        default=None, description="A model agent's tokens (None: no model)."
+    )
+    cost_usd: StrictFloat | None = Field(
         default=None, ge=0, description="The tokens' cost at the batch's --prices (None: unknown, or no prices)."
     )
-    credits_per_dollar: float | None = Field(
+    credits_per_dollar: StrictFloat | None = Field(
         default=None, gt=0, description="The batch's --prices credit rate (None: no prices given)."
     )
     agent_details: dict[str, Any] | None = Field(
         default=None, description="What the agent reported about itself (exit code, turns, ...)."
     )
-    qualified_pass: bool | None = Field(default=None, description="score.json's qualified_pass.")
-    error_free: bool | None = Field(default=None, description="score.json's error_free.")
+    qualified_pass: StrictBool | None = Field(default=None, description="score.json's qualified_pass.")
+    error_free: StrictBool | None = Field(default=None, description="score.json's error_free.")
     score_status: ScoreStatus | None = Field(
         default=None, description="score.json's status: pass, fail or error (an evaluator raised)."
     )
@@ -125,7 +132,7 @@ class AttemptRecord(BaseModel):
     pack_path: str | None = Field(
         default=None, description="A pack of your own: its folder (score and replay load it from there); null: bundled."
     )
-    tries: int | None = Field(
+    tries: StrictInt | None = Field(
         default=None, description="Ray: the workers it was tried on, when an earlier one died under it or it crashed."
     )
     executor: str | None = Field(default=None, description="The executor that recorded a crash (ray).")

@@ -56,8 +56,10 @@ def test_unreadable_fields_are_left_out_and_named(tmp_path):
         ({"elapsed_seconds": "slow"}, "attempt.json field 'elapsed_seconds' is unreadable (\"slow\"): its time is"),
         ({"elapsed_seconds": float("nan")}, "attempt.json field 'elapsed_seconds' is unreadable (NaN): its time is"),
         ({"elapsed_seconds": -3.0}, "attempt.json field 'elapsed_seconds' is unreadable (-3.0): its time is"),
+        ({"elapsed_seconds": "12.5"}, "attempt.json field 'elapsed_seconds' is unreadable (\"12.5\"): its time is"),
+        ({"elapsed_seconds": True}, "attempt.json field 'elapsed_seconds' is unreadable (true): its time is"),
     ],
-    ids=["status-a-number", "status-null", "elapsed-a-word", "elapsed-nan", "elapsed-negative"],
+    ids=["status-a-number", "status-null", "elapsed-a-word", "elapsed-nan", "elapsed-negative", "elapsed-text", "true"],
 )
 def test_a_field_the_counts_rest_on_that_cannot_be_read_leaves_the_record_uncounted(tmp_path, fields, said):
     """Its pack readable, its status or time not: the rest of the record was taken, and counted."""
@@ -99,3 +101,17 @@ def test_site_keys_are_never_issued_twice_nor_taken():
     taken = TakenThrice()
     key = new_site_key(taken)
     assert taken.asked[-1] == key and len(taken.asked) == 4 and key not in keys
+
+
+def test_a_value_of_another_json_type_is_left_out_never_coerced():
+    """A "12.5" or true was read as the number 12.5 or 1.0, "yes" as true, true as a count of 1."""
+    values = {
+        "cost_usd": "0.5", "dispatch_wait_seconds": True, "time_limit_seconds": "300", "qualified_pass": "yes",
+        "error_free": 1, "tool_calls_total": True, "attempt": "2", "tries": 2.0, "token_usage": {"input": "9"},
+    }  # fmt: skip
+    record, problems = read_attempt_record({"pack": "bid-intake", "status": "completed", **values})
+    assert record == AttemptRecord(pack="bid-intake", status="completed")
+    assert sorted(p.split("'")[1] for p in problems) == sorted(values)
+    whole = {"pack": "b", "elapsed_seconds": 12, "cost_usd": 0, "time_limit_seconds": 300}
+    record, problems = read_attempt_record(whole)  # JSON's whole numbers are numbers
+    assert problems == [] and record is not None and (record.elapsed_seconds, record.cost_usd) == (12.0, 0.0)
