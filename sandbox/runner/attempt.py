@@ -308,7 +308,16 @@ async def run_attempt(
         started = time.monotonic()
         result = AgentResult(output="", status=STOPPED, error="the batch was stopped before the attempt's turn came")
     elapsed = time.monotonic() - started
-    await run.close(reason=result.status)
+    # A stop now (its run closing) is taken back, as during the agent's run: the attempt is
+    # recorded (nothing below awaits), and the stop goes on as AttemptStopped.
+    closing = asyncio.ensure_future(run.close(reason=result.status))
+    stopped = result.status == STOPPED
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        uncancel()
+        stopped = True
+        await closing
 
     write_file(directory / "output.txt", result.output)
     trace = read_trace(directory / "trace.jsonl")
@@ -371,7 +380,7 @@ async def run_attempt(
         model=model,
         pack_checksum=attempt.pack_checksum,
     )
-    if result.status == STOPPED:
+    if stopped:
         raise AttemptStopped(outcome)
     return outcome
 

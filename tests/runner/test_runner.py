@@ -4,6 +4,7 @@ reference agent reads the page, not the expected record."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -13,7 +14,7 @@ import pytest
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
-from sandbox.runner.attempt import run_attempt
+from sandbox.runner.attempt import AttemptStopped, run_attempt
 from sandbox.runner.batch import format_table, run_batch, summarise
 from sandbox.runner.replay import replay
 from tests.support.mirrors import mirror_with_changes
@@ -102,3 +103,40 @@ async def test_reference_agent_follows_a_changed_mirror_fact(sandbox, tmp_path):
     field = next(f for f in score["fields"] if f["name"] == "place.postal_code")
     assert field["correct"] is False and field["got"] == "78597"
     assert outcome.error_free is False
+
+
+class StoppedAsItsRunCloses:
+    """The reference agent, whose batch is stopped (the attempt's task cancelled, as Ctrl-C does)
+    once it has answered, while its run closes."""
+
+    name = "reference"
+
+    def __init__(self) -> None:
+        self.attempt: asyncio.Task | None = None
+
+    async def run(self, task):
+        result = await ReferenceAgent().run(task)
+        run = task.client.run
+
+        async def stop_while_it_closes() -> None:
+            while not run.closed:
+                await asyncio.sleep(0)
+            assert self.attempt is not None
+            self.attempt.cancel()
+
+        self.watcher = asyncio.ensure_future(stop_while_it_closes())
+        return result
+
+
+async def test_a_stop_while_the_run_closes_keeps_the_finished_attempt(sandbox, tmp_path):
+    """A stop after the agent answered, while its run closed: output.txt, score.json and
+    attempt.json were never written, and the batch lost the attempt."""
+    agent = StoppedAsItsRunCloses()
+    folder = tmp_path / "attempt"
+    agent.attempt = asyncio.ensure_future(run_attempt(sandbox, load_pack("controlled-form"), agent, folder))
+    with pytest.raises(AttemptStopped) as stopped:
+        await agent.attempt
+    assert stopped.value.outcome.status == "completed" and stopped.value.outcome.qualified_pass
+    assert {"output.txt", "score.json", "attempt.json"} <= {p.name for p in folder.iterdir()}
+    assert json.loads((folder / "attempt.json").read_text())["qualified_pass"] is True
+    assert read_trace(folder / "trace.jsonl").end is not None
