@@ -50,6 +50,7 @@ SHOTS_FOLDER = "shots"
 STOPPED = "stopped"  # an attempt's status when its batch was stopped (a signal, Ctrl-C) while it ran
 UNFINISHED = "unfinished"  # the status of an attempt folder with no attempt.json (its time is unknown)
 UNREADABLE = "unreadable"  # the status of an attempt folder whose attempt.json cannot be read (its time is unknown)
+UNRUN = "the sandbox could not run the attempt"  # how attempt.json's error starts when it could not (an interruption)
 EVALUATION_ERROR = "evaluation_error"  # an attempt's status when an evaluator raised (score.json status error)
 
 

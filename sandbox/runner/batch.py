@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.evaluation.shown import shown
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
+from sandbox.runner.attempt import STOPPED, UNRUN, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
 from sandbox.runner.compare import agent_labels, comparison, mean_calls, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.files import rerun_name, write_file
@@ -294,7 +294,7 @@ async def run_or_record(running, pack: Pack, rep: int, directory: Path, agent: B
 def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exception) -> AttemptOutcome:
     """An attempt the sandbox could not run (its run refused, an executor failing): its folder
     says why, in ``attempt.json`` and ``score.txt``, and the batch goes on."""
-    error = f"the sandbox could not run the attempt: {type(exc).__name__}: {exc}"
+    error = f"{UNRUN}: {type(exc).__name__}: {exc}"
     record = AttemptRecord(pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=agent, attempt=number,
                            status="crashed", error=error, qualified_pass=False, error_free=False)  # fmt: skip
     try:

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from sandbox.runner.attempt import STOPPED, UNFINISHED, AttemptOutcome
+from sandbox.runner.attempt import STOPPED, UNFINISHED, UNRUN, AttemptOutcome
 from sandbox.runner.files import folder_file
 from toolserver.contract.trace import Trace, parse_trace
 
@@ -49,21 +49,29 @@ def interruption(outcome: AttemptOutcome) -> str:
                 return "the browser crashed under the session"
             if event.kind == "server_fault":
                 return f"sandbox server fault: {str(event.data.get('error', ''))[:200]}"
-    if "ray worker died" in outcome.reason:
+    # Decided on attempt.json's error, live and read back alike (the reason line read back says
+    # "agent crashed: ..." before it); the outcome's reason only when the folder has no record.
+    recorded = recorded_error(folder)
+    error = recorded if recorded is not None else outcome.reason
+    if "ray worker died" in error:
         return "the Ray worker died"
-    if outcome.reason.startswith("the sandbox could not run the attempt"):
-        return outcome.reason
-    error = ""
-    record, _ = folder_file(folder, "attempt.json")  # what is not a file inside the folder: its reason says so
-    try:
-        data = json.loads(record.read_text(encoding="utf-8")) if record is not None else {}
-    except (OSError, ValueError):  # unreadable (not UTF-8, not JSON): its reason says so
-        data = {}
-    if isinstance(data, dict):
-        error = str(data.get("error") or "")
+    if error.startswith(UNRUN):
+        return error
+    error = recorded or ""
     if outcome.status in ("error", "crashed") and ENDPOINT_FAILURE.search(error):
         return f"the model endpoint failed: {error[:200]}"
     return ""
+
+
+def recorded_error(folder: Path) -> str | None:
+    """The error in the folder's attempt.json ("" when it gives none); None when there is no
+    record to read (not a file inside the folder, not UTF-8, not a JSON object: its reason says so)."""
+    record, _ = folder_file(folder, "attempt.json")
+    try:
+        data = json.loads(record.read_text(encoding="utf-8")) if record is not None else None
+    except (OSError, ValueError):
+        return None
+    return str(data.get("error") or "") if isinstance(data, dict) else None
 
 
 def readable_trace(folder: Path) -> Trace | None:

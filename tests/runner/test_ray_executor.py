@@ -27,6 +27,9 @@ from sandbox.runner.attempt import AttemptStopped
 from sandbox.runner.batch import run_batch, summarise
 from sandbox.runner.executors import AttemptSettings, BatchAgent, ray_pool
 from sandbox.runner.executors.ray_pool import RayPool, worker_places
+from sandbox.runner.folders import AttemptFolder
+from sandbox.runner.folders import outcome as outcome_of
+from sandbox.runner.selection import interruption
 from tests.support.dying_workers import kill_during_the_first_try, scratch_folders
 
 
@@ -201,9 +204,12 @@ async def test_an_attempt_that_raises_on_its_worker_is_one_line(local_ray, tmp_p
     finally:
         await pool.stop()
     assert (outcome.status, outcome.pack) == ("crashed", "my-form")  # the pack's id, not the folder it is loaded from
-    assert outcome.reason.startswith("the attempt could not run on Ray node ")
+    assert outcome.reason.startswith("the sandbox could not run the attempt on Ray node ")
     error = json.loads((tmp_path / "attempt" / "attempt.json").read_text())["error"]
-    assert error.startswith("the attempt could not run on Ray node ") and "PackError" in error, error
+    assert error.startswith("the sandbox could not run the attempt on Ray node ") and "PackError" in error, error
+    # an interruption, as a local attempt the sandbox could not run is, and so read back
+    read_back = outcome_of(AttemptFolder.load(tmp_path / "attempt"))
+    assert interruption(outcome) == interruption(read_back) == error
     assert "\n" not in error and "\x1b" not in error and "Traceback" not in error
 
 

@@ -19,6 +19,7 @@ from sandbox.runner.batch import run_batch
 from sandbox.runner.compare import comparison
 from sandbox.runner.executors import BatchAgent
 from sandbox.runner.folders import read_summary
+from sandbox.runner.selection import interruption
 from tests.support.site import SITE
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
@@ -369,4 +370,18 @@ def test_a_reason_line_says_first_that_the_attempt_was_interrupted():
     assert (
         lines[2]
         == f"  a--form-2-r1: approved replacement of a--form-2, itself interrupted: {interrupted}; gate must_visit: ..."
+    )
+
+
+def test_an_attempt_the_sandbox_could_not_run_is_an_interruption_read_back_too(tmp_path):
+    """Read back, its reason reads "agent crashed: the sandbox could not run ...": a rebuilt summary
+    took it for a genuine failure that the live one had as an interruption."""
+    from sandbox.runner.batch import unrun_attempt
+    from sandbox.runner.folders import AttemptFolder, outcome
+
+    live = unrun_attempt(tmp_path / f"{FORM}-1", load_pack(FORM), "reference", 1, RuntimeError("no room"))
+    read_back = outcome(AttemptFolder.load(tmp_path / f"{FORM}-1"))
+    assert read_back.reason.startswith("agent crashed: the sandbox could not run the attempt")
+    assert (
+        interruption(live) == interruption(read_back) == "the sandbox could not run the attempt: RuntimeError: no room"
     )

@@ -46,7 +46,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from sandbox.runner.attempt import STOPPED, AttemptOutcome, AttemptRecord, AttemptStopped
+from sandbox.runner.attempt import STOPPED, UNRUN, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent, ExecutorUnavailable
 from sandbox.runner.files import write_file
 
@@ -671,7 +671,7 @@ class RayPool:
             except ray.exceptions.RayTaskError as exc:  # the attempt raised on its worker (AttemptWorker.run)
                 cause = getattr(exc, "cause", None)  # AttemptWorker.run's one line
                 told = str(cause).splitlines()[0] if cause is not None and str(cause) else type(exc).__name__
-                errors.append(f"the attempt could not run on Ray node {node}: {told}")
+                errors.append(f"{UNRUN} on Ray node {node}: {told}")  # as a local one it could not run
                 return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries)
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
                 # ObjectLostError: the worker's reply was in its node's object store when the node went.
