@@ -209,10 +209,16 @@ def time_known(status: str, seconds: object) -> bool:
     return status not in (UNFINISHED, UNREADABLE) and finite_number(seconds)
 
 
+def in_median(status: str, seconds: object) -> bool:
+    """Whether an attempt's time counts in its agent's median: it is known, and whole (a
+    ``stopped`` attempt's is only the part it ran before its batch was stopped)."""
+    return status != STOPPED and time_known(status, seconds)
+
+
 def median_seconds(elapsed: list[tuple[str, float | None]]) -> float | None:
-    """The median time of (status, elapsed seconds) pairs, over the attempts whose time is known;
-    None when none is."""
-    known = [float(seconds) for status, seconds in elapsed if time_known(status, seconds) and seconds is not None]
+    """The median time of (status, elapsed seconds) pairs, over the attempts whose time counts
+    (``in_median``); None when none does."""
+    known = [float(seconds) for status, seconds in elapsed if in_median(status, seconds) and seconds is not None]
     return round(statistics.median(known), 3) if known else None
 
 

@@ -135,6 +135,23 @@ def test_an_unknown_time_is_never_zero_seconds_in_the_median(tmp_path):
     assert "<td>0.000</td><td>unknown</td>" in page and "<td>0.000</td><td>5.00</td>" in page
 
 
+def test_a_stopped_attempts_part_time_is_not_in_the_median(tmp_path):
+    """A stopped attempt's time is only what it ran before its batch was stopped: it pulled the
+    median (and the table's) down, an agent stopped early looking the fastest."""
+    from sandbox.runner.batch import summarise
+    from sandbox.runner.folders import AttemptFolder, outcome
+    from tests.support.attempt_folders import scored_attempt
+
+    for n, (status, seconds) in enumerate([("completed", 10.0), ("completed", 20.0), ("stopped", 0.5)], start=1):
+        record = {"pack": "controlled-form", "agent": "a", "status": status, "elapsed_seconds": seconds}
+        scored_attempt(tmp_path / f"controlled-form-{n}", json.dumps(record).encode())
+    outcomes = [outcome(AttemptFolder.load(folder)) for folder in sorted(tmp_path.iterdir())]
+    assert [o.elapsed_seconds for o in outcomes] == [10.0, 20.0, 0.5]  # its own time is shown
+    (row,) = summarise(outcomes)
+    (ranked,) = comparison([o.to_json() for o in outcomes])["ranking"]
+    assert row["median_seconds"] == ranked["median_seconds"] == 15.0
+
+
 def test_agents_with_different_numbers_of_attempts_are_ranked_by_pass_rate_with_a_note():
     def attempts(agent, passes, n):
         return [

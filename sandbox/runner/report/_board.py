@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from sandbox.evaluation.shown import shown
-from sandbox.runner.attempt import time_known
+from sandbox.runner.attempt import in_median
 from sandbox.runner.compare import agent_labels, dollars, workflow
 from sandbox.runner.report._view import href
 
@@ -124,15 +124,15 @@ def spread(
 
 
 def known(attempts: list[dict[str, Any]], agent: str, key: str) -> list[float]:
-    """The agent's selected attempts' ``key`` values, where they have one (an unfinished or unreadable
-    attempt's time is none, as in the table's median)."""
+    """The agent's selected attempts' ``key`` values, where they have one (an unfinished, unreadable or
+    stopped attempt's time is none, as in the table's median)."""
     return [
         float(a[key])
         for a in attempts
         if a["agent"] == agent
         and a.get("selection") != "replaced"
         and a.get(key) is not None
-        and (key != "elapsed_seconds" or time_known(str(a["status"]), a[key]))
+        and (key != "elapsed_seconds" or in_median(str(a["status"]), a[key]))
     ]
 
 
