@@ -314,7 +314,7 @@ async def run_attempt(
         dispatch_wait += time.monotonic() - waiting  # all of it a wait: no time of its own
         started = time.monotonic()
         result = AgentResult(output="", status=STOPPED, error="the batch was stopped before the attempt's turn came")
-    elapsed = time.monotonic() - started
+    elapsed = round(time.monotonic() - started, 3)  # once: the outcome, attempt.json and the score say the same
     # A stop now (its run closing) is taken back, as during the agent's run: the attempt is
     # recorded (nothing below awaits), and the stop goes on as AttemptStopped.
     closing = asyncio.ensure_future(run.close(reason=result.status))
@@ -346,7 +346,7 @@ async def run_attempt(
         site_key=site_key,
         run_id=run.id,
         started_at=started_wall,
-        elapsed_seconds=round(elapsed, 3),
+        elapsed_seconds=elapsed,
         dispatch_wait_seconds=round(dispatch_wait, 3),
         time_limit_seconds=limit,
         status=result.status,

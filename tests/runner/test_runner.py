@@ -140,3 +140,13 @@ async def test_a_stop_while_the_run_closes_keeps_the_finished_attempt(sandbox, t
     assert {"output.txt", "score.json", "attempt.json"} <= {p.name for p in folder.iterdir()}
     assert json.loads((folder / "attempt.json").read_text())["qualified_pass"] is True
     assert read_trace(folder / "trace.jsonl").end is not None
+
+
+async def test_the_outcome_and_the_folder_read_back_have_one_time(sandbox, tmp_path):
+    """The outcome held the unrounded time, attempt.json its round(3): a summary rebuilt from the
+    folders could have another median than the batch's."""
+    from sandbox.runner.folders import AttemptFolder, outcome
+
+    live = await run_attempt(sandbox, load_pack("controlled-form"), ReferenceAgent(), tmp_path / "attempt")
+    assert live.elapsed_seconds == outcome(AttemptFolder.load(tmp_path / "attempt")).elapsed_seconds
+    assert live.elapsed_seconds == json.loads((tmp_path / "attempt" / "attempt.json").read_text())["elapsed_seconds"]
