@@ -228,13 +228,16 @@ async def run_agent(agent: Agent, task: AgentTask, limit: float, started: float)
     try:
         return await asyncio.wait_for(agent.run(task), timeout=limit)
     except TimeoutError:
-        return AgentResult(output="", status="timeout", error=f"stopped at the attempt's time limit ({limit:g} s)")
+        error = f"stopped at the attempt's time limit ({limit:g} s)"
+        return AgentResult(output="", status="timeout", error=error, token_usage=task.spent.token_usage)
     except Exception as exc:  # a crashed agent never stops the batch
-        return AgentResult(output="", status="crashed", error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        return AgentResult(output="", status="crashed", error=error, token_usage=task.spent.token_usage)
     except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first
         uncancel()
         stopped_after = time.monotonic() - started
-        return AgentResult(output="", status=STOPPED, error=f"the batch was stopped after {stopped_after:.1f} s")
+        error = f"the batch was stopped after {stopped_after:.1f} s"
+        return AgentResult(output="", status=STOPPED, error=error, token_usage=task.spent.token_usage)
 
 
 def uncancel() -> None:
@@ -334,7 +337,7 @@ async def run_attempt(
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
-    model = getattr(agent, "model", None) or (result.details or {}).get("model")
+    model = getattr(agent, "model", None) or (result.details or {}).get("model") or task.spent.model
     cost = prices.cost(model, result.token_usage) if prices is not None else None
     attempt = AttemptRecord(
         pack=pack.id,

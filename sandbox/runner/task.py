@@ -86,6 +86,16 @@ class Tools:
         return reply["result"]
 
 
+@dataclass
+class Spent:
+    """What the agent has used so far, kept as it goes (a model agent's tokens after each turn, a
+    ``cmd:`` agent's ``usage.json`` when it is stopped), so that an attempt that times out, crashes
+    or is stopped still carries its tokens and cost."""
+
+    token_usage: dict[str, int] | None = None
+    model: str | None = None
+
+
 @dataclass(frozen=True)
 class AgentTask:
     pack_id: str
@@ -99,6 +109,7 @@ class AgentTask:
     run_id: str | None = None
     client: ToolClient | None = None
     workdir: Path | None = None  # the attempt's folder (agents may keep logs there)
+    spent: Spent = field(default_factory=Spent)  # kept up to date by the agent as it goes
 
 
 @dataclass

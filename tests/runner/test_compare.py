@@ -412,3 +412,26 @@ def test_cached_input_tokens_are_read_from_the_sdks_usage_and_priced_apart():
     assert prices.cost("m", total) == pytest.approx((120 * 2.0 + 80 * 1.0 + 20 * 8.0) / 1e6)
     assert prices.cost("m", anthropic_total) == pytest.approx((50 * 2.0 + 30 * 1.0 + 7000 * 2.5 + 5 * 8.0) / 1e6)
     assert add_usage(None, CompletionUsage.model_validate(turn), keys) == turn  # none cached: no key added
+
+
+async def test_an_attempt_that_times_out_carries_the_tokens_it_used(sandbox, tmp_path):
+    """A model or cmd: agent stopped at its time limit had no tokens and no cost: its agent's mean
+    cost was unknown, and ranked it after every agent whose cost was known."""
+    prices_file = tmp_path / "prices.toml"
+    prices_file.write_text(PRICES)
+    usage = {"model": "scripted-browser-1", "input_tokens": 1000, "output_tokens": 100}
+    write = f"import json, os; json.dump({usage!r}, open(os.environ['SANDBOX_ATTEMPT_DIR'] + '/usage.json', 'w'))"
+    reporter = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(write)}; sleep 60"
+    agents = [  # the model thinks 1.5 s before each tool call: its second turn ends past the 2 s limit
+        BatchAgent("think:1.5:openai:scripted-browser-1", AgentOptions(cassette=CASSETTE, record_mode=RecordMode.NONE)),
+        BatchAgent(reporter, AgentOptions(), label="reports-then-hangs"),
+    ]
+    outcomes = await run_batch(
+        [load_pack("bid-intake")], agents, out=tmp_path / "runs", progress=False, sandbox=sandbox,
+        prices=Prices.load(prices_file), time_limit=2,
+    )  # fmt: skip
+    for outcome in outcomes:
+        record = json.loads((outcome.directory / "attempt.json").read_text())
+        assert record["status"] == outcome.status == "timeout", record
+        assert record["token_usage"] and record["cost_usd"] > 0 and outcome.cost_usd == record["cost_usd"], record
+    assert all(row["mean_cost_usd"] for row in comparison([o.to_json() for o in outcomes])["ranking"])

@@ -70,6 +70,7 @@ class AnthropicAgent(ModelAgent):
                 transcript.turn = details["turns"]
                 details["stop_reason"] = response.stop_reason
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
+                task.spent.token_usage, task.spent.model = usage, self.model  # what a time-out still costs
                 text = "".join(block.text for block in response.content if block.type == "text")
                 output = text or output
                 uses = [block for block in response.content if block.type == "tool_use"]

@@ -69,6 +69,9 @@ class CommandAgent:
                 if not spawning.cancelled() and spawning.exception() is None:
                     end_group(spawning.result().pid)
                     await spawning.result().wait()
+                if task.workdir is not None:  # what it reported using up to then still costs
+                    task.spent.token_usage, facts = reported_usage(task.workdir / USAGE_FILE)
+                    task.spent.model = facts.get("model")
                 raise
             end_group(process.pid)  # what it left running in its group ends with it
             stdout_file.seek(0)

@@ -104,6 +104,7 @@ class OpenAIAgent(ModelAgent):
                 details["turns"] += 1
                 transcript.turn = details["turns"]
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
+                task.spent.token_usage, task.spent.model = usage, self.model  # what a time-out still costs
                 if not response.choices:
                     return AgentResult(
                         output=output,
