@@ -614,6 +614,6 @@ async def test_a_dead_workers_finished_attempt_is_no_pass_read_back_either(tmp_p
     live = unfinished(folder, "controlled-form", "reference", 1, errors, "n1", 1)
     read = outcome(AttemptFolder.load(folder))
     assert json.loads((folder / "score.json").read_text())["qualified_pass"] is True  # kept, as brought back
-    said = ("status", "qualified_pass", "error_free", "field_accuracy", "elapsed_seconds", "cost_usd")
+    said = ("status", "qualified_pass", "error_free", "field_accuracy", "elapsed_seconds", "cost_usd", "tool_calls")
     assert {k: getattr(read, k) for k in said} == {k: getattr(live, k) for k in said}
-    assert read.qualified_pass is False and read.status == "crashed"
+    assert read.qualified_pass is False and read.status == "crashed" and read.tool_calls > 0

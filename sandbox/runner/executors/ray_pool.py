@@ -49,6 +49,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from sandbox.runner.attempt import STOPPED, UNRUN, AttemptOutcome, AttemptRecord, AttemptStopped
 from sandbox.runner.executors._kinds import AttemptSettings, BatchAgent, ExecutorUnavailable
 from sandbox.runner.files import write_file
+from toolserver.contract.trace import parse_trace
 
 CPUS_PER_BROWSER = 4  # a worker's warm Chromium uses up to this many cores (see worker_places)
 NAMESPACE = "browser-tool-sandbox"  # the Ray namespace of warm pools' named actors
@@ -850,9 +851,18 @@ def unfinished(
     directory.mkdir(parents=True, exist_ok=True)
     # Its verdict is no pass, here as in the summary: a score.json brought back from a worker that
     # died after scoring is not counted (``AttemptFolder.qualified``), its reply being lost.
+    calls = calls_traced(directory / "trace.jsonl")  # the calls of a trace brought back, as read back
     record = AttemptRecord(
         pack=pack_id, agent=agent_spec, attempt=attempt_number, status=status, error=error,
-        qualified_pass=False, error_free=False, tries=tries, executor="ray", ray_node=node,
+        tool_calls_total=calls, qualified_pass=False, error_free=False, tries=tries, executor="ray", ray_node=node,
     )  # fmt: skip
     write_file(directory / "attempt.json", record.to_json())
-    return AttemptOutcome(pack_id, agent_spec, directory, status, None, False, False, 0.0, 0, None, error)
+    return AttemptOutcome(pack_id, agent_spec, directory, status, None, False, False, 0.0, calls, None, error)
+
+
+def calls_traced(trace: Path) -> int:
+    """The call lines of a trace brought back from a dead worker's node (0: none brought back)."""
+    try:
+        return len(parse_trace(trace.read_text(encoding="utf-8", errors="replace")).calls) if trace.is_file() else 0
+    except OSError:
+        return 0
