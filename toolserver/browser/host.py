@@ -226,6 +226,7 @@ class BrowserHost:
             return
         self.crashes += 1
         log.error("Chromium disconnected (crash %d); relaunching for new sessions", self.crashes)
+        self.browser = None  # gone: no session starts on it, and the one relaunch below replaces it
         for session in list(self.sessions):
             session.browser_disconnected(browser)  # a session on it records browser_crashed
         self._relaunch = asyncio.ensure_future(self._launch())
@@ -277,18 +278,26 @@ class BrowserHost:
             forget_temp_dir(folder)
 
     async def ready_browser(self) -> Browser:
-        """The live browser, relaunched first if it died."""
-        if self._relaunch is not None:
-            relaunch, self._relaunch = self._relaunch, None
+        """The live browser, relaunched first if it died: one relaunch at a time, which every
+        session starting meanwhile awaits (shielded: one cut short leaves it to the others); a
+        failed one is tried once more."""
+        for attempt in range(2):
+            browser = self.browser
+            if browser is not None and browser.is_connected():
+                self._cap_renderers(browser)
+                return browser
+            relaunch = self._relaunch
+            if relaunch is None or relaunch.done():  # a done one left no browser: it failed, or that one died
+                if relaunch is not None and not relaunch.cancelled() and relaunch.exception() is not None:
+                    log.error("relaunching Chromium failed: %s", relaunch.exception())
+                relaunch = self._relaunch = asyncio.ensure_future(self._launch())
             try:
-                await relaunch
-            except Exception as exc:  # try once more below
+                await asyncio.shield(relaunch)
+            except Exception as exc:
+                if attempt:
+                    raise
                 log.error("relaunching Chromium failed: %s", exc)
-        browser = self.browser
-        if browser is None or not browser.is_connected():
-            browser = await self._launch()
-        self._cap_renderers(browser)
-        return browser
+        raise RuntimeError("Chromium died again after each of two relaunches")
 
     async def stop(self) -> None:
         """Close the browser and the driver, each within the shutdown bound (a hung renderer

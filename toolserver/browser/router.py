@@ -16,14 +16,16 @@ import html
 import json
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page, Request, Route, WebSocketRoute
+from playwright.async_api import Frame, Request, Route, WebSocketRoute
 
 from toolserver import pdf
+from toolserver.browser.flooding import flooding
 from toolserver.browser.tab import PdfDocument
 
 if TYPE_CHECKING:
@@ -38,7 +40,6 @@ log = logging.getLogger("toolserver.browser")
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_REDIRECTS = 20  # in a row, as Chromium's own limit: a mirror's redirect loop is refused after it
-FLOOD_WINDOW_S = 2.0  # a tab's requests are counted in windows this long (``max_page_requests``)
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,6 @@ def blocked_page(reason: str, url: str) -> str:
     )
 
 
-async def close_page(page: Page) -> None:
-    """Close a page the router gave up on, without its ``beforeunload``; quietly if it is gone."""
-    with contextlib.suppress(PlaywrightError):
-        await page.close()
-
-
 def target_closed(exc: BaseException) -> bool:
     """Whether Playwright failed because the page, context or browser closed: its
     ``TargetClosedError``, a subclass of the public ``Error`` that Playwright does not export."""
@@ -86,15 +81,17 @@ class Router:
         self.settling = settling  # told of each request in flight, and of a popup's first request
         self.store = store
         self.policy = policy
-        self.max_requests = settling.config.max_page_requests  # in a FLOOD_WINDOW_S window, per tab
-        self.downloads: set[str] = set()  # attachment downloads recorded here (see ``took_download``)
+        self.downloads: Counter[str] = Counter()  # attachment downloads recorded here (see ``took_download``)
 
     def took_download(self, url: str) -> bool:
         """Whether the router recorded the download of ``url`` already (then the browser's
-        download event does not record it again); it forgets it now."""
-        if url not in self.downloads:
+        download event does not record it again); it forgets that one now (each navigation to
+        an attachment is one download: two to one URL are two)."""
+        if self.downloads[url] <= 0:
             return False
-        self.downloads.discard(url)
+        self.downloads[url] -= 1
+        if not self.downloads[url]:
+            del self.downloads[url]
         return True
 
     async def route(self, route: Route, request: Request) -> None:
@@ -145,6 +142,8 @@ class Router:
         self._expect_commit(routed, attachment, mirrored)
         if routed.main_frame_nav and headers.get("content-type", "").startswith("application/pdf") and not attachment:
             return await self._serve_pdf(route, routed, mirrored)
+        if self._flooding(routed.tab, len(mirrored.body)):
+            return await route.abort("blockedbyclient")
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
     async def _injected(self, route: Route, routed: Routed) -> bool:
@@ -180,23 +179,9 @@ class Router:
                 asyncio.get_running_loop().call_later(self.settling.config.popup_grace_s, self.settling.notify)
             return None
 
-    def _flooding(self, tab: Tab | None) -> bool:
-        """Whether the request's tab made more than ``max_page_requests`` in its window: then the
-        tab is closed (once, recorded) and its requests are refused until it is gone."""
-        if tab is None:
-            return False
-        now = time.monotonic()
-        if now - tab.requests_since >= FLOOD_WINDOW_S:
-            tab.requests_since, tab.requests = now, 0
-        tab.requests += 1
-        if tab.requests <= self.max_requests:
-            return False
-        if not tab.flooded:
-            tab.flooded = True
-            data = {"tab": tab.id, "url": tab.page.url, "reason": "request_flood", "requests": tab.requests}
-            self.owner.record_event("tab_closed", data | {"seconds": FLOOD_WINDOW_S}, tab=tab)
-            asyncio.ensure_future(close_page(tab.page))
-        return True
+    def _flooding(self, tab: Tab | None, size: int | None = None) -> bool:
+        """The tab made too many requests, or was served too many bytes (``flooding``): refuse."""
+        return flooding(self.owner, self.settling.config, tab, size)
 
     def _identify(self, request: Request, frame: Frame | None, tab: Tab | None) -> Routed:
         """Whether the request is a navigation, of which frame (a main-frame one is counted for settling)."""
@@ -218,16 +203,20 @@ class Router:
         )
         return blocked
 
-    def _download_blocked(self, routed: Routed, headers: dict[str, str]) -> bool:
-        """A navigation to an attachment is a download, a state change (refused when blocked)."""
+    def _download_blocked(self, routed: Routed, headers: dict[str, str], asked: str | None = None) -> bool:
+        """A navigation to an attachment is a download, a state change (refused when blocked).
+        ``asked``: the URL its download event will name (the redirect's, for a redirect to it)."""
         if not (routed.is_nav and "attachment" in headers.get("content-disposition", "")):
             return False
         policy, url = self.policy, routed.url
-        refused = policy.block_state_changes or (routed.main_frame_nav and policy.enforcing and not policy.url_ok(url))
+        # Refused by either check (``_url_refused`` refuses any frame's navigation off the list):
+        # then no download event follows.
+        refused = policy.block_state_changes or (policy.enforcing and not policy.url_ok(url))
         self.owner.record_state_change(
             "download", name=f"download {url}", blocked=refused, detail=routed.base, tab=routed.tab
         )
-        self.downloads.add(url)
+        if not refused:
+            self.downloads[asked or url] += 1
         return policy.block_state_changes
 
     def _url_refused(self, routed: Routed, url: str | None = None, origin: str | None = None) -> bool:
@@ -256,7 +245,9 @@ class Router:
         """A PDF opened in a tab is answered with a viewer page that shows its text."""
         name = urlsplit(routed.url).path.rsplit("/", 1)[-1] or "document.pdf"
         try:
-            pages = pdf.extract_pages(mirrored.body)
+            pages = await pdf.pages_of(mirrored.body)  # off the event loop: a big PDF holds up no other run
+        except TimeoutError:
+            raise ValueError(f"mirror entry {mirrored.url}: its PDF text took over {pdf.TEXT_TIMEOUT_S:g} s") from None
         except Exception as exc:  # pypdf's own errors: the mirror's fault, said with its entry
             raise ValueError(f"mirror entry {mirrored.url} is typed a PDF but is none ({exc!r})") from exc
         if routed.tab is not None:
@@ -274,8 +265,12 @@ class Router:
         if self._url_refused(routed, target, origin=origin):
             return await self._refuse(route, main_frame_nav, "policy", {**base, "url": target}, tab)
         if main_frame_nav:
-            if not self.store.has(target):
+            entry = self.store.entry(target)
+            if entry is None:
                 return await self._refuse(route, True, "not_in_mirror", {**base, "url": target}, tab)
+            headers = {k.lower(): v for k, v in entry.headers.items()}
+            if "attachment" in headers.get("content-disposition", ""):
+                return await self._redirect_to_download(route, routed, target, headers)
             if tab is not None:
                 tab.redirects += 1
                 if tab.redirects > MAX_REDIRECTS:
@@ -295,6 +290,22 @@ class Router:
         location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
         if 300 <= mirrored.status < 400 and location:
             return await self._redirect(route, urljoin(target, location), routed, base, hops + 1)
+        if self._flooding(tab, len(mirrored.body)):
+            return await route.abort("blockedbyclient")
+        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+
+    async def _redirect_to_download(self, route: Route, routed: Routed, target: str, headers: dict[str, str]) -> None:
+        """A redirect to an attachment is answered with it, as a link straight to it: the page
+        stays (a stub's document would stay instead, empty, awaiting a commit that never comes)."""
+        download = Routed({**routed.base, "url": target}, routed.tab, True, True)
+        if self._download_blocked(download, headers, asked=routed.url):
+            return await self._refuse(route, True, "state_change_blocked", download.base, routed.tab)
+        mirrored = self.store.cached(target) or await asyncio.to_thread(self.store.lookup, target)
+        if mirrored is None:
+            return await self._refuse(route, True, "not_in_mirror", download.base, routed.tab)
+        self._expect_commit(download, True, mirrored)
+        if self._flooding(routed.tab, len(mirrored.body)):
+            return await route.abort("blockedbyclient")
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
     async def _refuse(
@@ -313,7 +324,9 @@ class Router:
                 status=200, content_type="text/html; charset=utf-8", body=blocked_page(reason, base["url"])
             )
         elif main_frame_nav:
-            # 204 keeps the current document: the page does not move and no byte leaves.
+            # 204 keeps the current document: the page does not move and no byte leaves; nothing commits.
+            if tab is not None:
+                tab.activity.awaiting_commit = False
             await route.fulfill(status=204, body=b"")
         else:
             await route.abort("blockedbyclient")

@@ -61,6 +61,7 @@ class Tab:
     leaving: asyncio.Future | None = None  # the tab is being taken off a refused document (blob:, data:)
     requests: int = 0  # requests its pages made in the window that began at ``requests_since`` (the router)
     requests_since: float = 0.0
+    bytes_served: int = 0  # body bytes the router served them in that window
     flooded: bool = False  # it made too many: the router closes it
     redirects: int = 0  # main-frame redirects followed in a row (the router refuses a loop)
     cdp: asyncio.Future | None = None  # its CDP session (``reports.evaluate``), made at the first question

@@ -152,8 +152,9 @@ class InjectedData(TypedDict):
 class TabClosedData(TypedDict):
     tab: str
     url: str
-    reason: Literal["request_flood", "page"]
+    reason: Literal["request_flood", "byte_flood", "page"]
     requests: NotRequired[int]  # request_flood: how many in ``seconds``
+    bytes: NotRequired[int]  # byte_flood: body bytes served in ``seconds``
     seconds: NotRequired[float]
 
 

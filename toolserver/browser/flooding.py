@@ -1,0 +1,52 @@
+"""A tab that floods the router: more requests (``max_page_requests``) or more body bytes
+(``max_page_bytes``) in a ``FLOOD_WINDOW_S`` window than any real page makes. Each request and
+each body (base64-encoded) crosses the one driver and event loop every run shares, so such a
+tab is closed (once, recorded as ``tab_closed``) and its requests are refused until it is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+if TYPE_CHECKING:
+    from toolserver.browser.owner import Owner
+    from toolserver.browser.tab import Tab
+    from toolserver.config import ServerConfig
+
+FLOOD_WINDOW_S = 2.0  # a tab's requests and bytes are counted in windows this long
+
+
+async def close_page(page: Page) -> None:
+    """Close a page the router gave up on, without its ``beforeunload``; quietly if it is gone."""
+    with contextlib.suppress(PlaywrightError):
+        await page.close()
+
+
+def flooding(owner: Owner, config: ServerConfig, tab: Tab | None, size: int | None = None) -> bool:
+    """Whether the tab is flooding, counting one more request (``size`` None) or a body of ``size``
+    bytes about to be served to it; the first time, the tab is closed."""
+    if tab is None:
+        return False
+    now = time.monotonic()
+    if now - tab.requests_since >= FLOOD_WINDOW_S:
+        tab.requests_since, tab.requests, tab.bytes_served = now, 0, 0
+    if size is None:
+        tab.requests += 1
+    else:
+        tab.bytes_served += size
+    over_bytes = tab.bytes_served > config.max_page_bytes
+    if tab.flooded or not (over_bytes or tab.requests > config.max_page_requests):
+        return tab.flooded
+    tab.flooded = True
+    over = {"reason": "byte_flood", "bytes": tab.bytes_served}
+    if not over_bytes:
+        over = {"reason": "request_flood", "requests": tab.requests}
+    owner.record_event("tab_closed", {"tab": tab.id, "url": tab.page.url, **over, "seconds": FLOOD_WINDOW_S}, tab=tab)
+    asyncio.ensure_future(close_page(tab.page))
+    return True
