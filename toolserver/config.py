@@ -103,7 +103,7 @@ class ServerConfig:
     max_page_requests: int = 1000
     # A tab served more body bytes than this in one FLOOD_WINDOW_S window (2 s) is closed (a
     # tab_closed event, reason byte_flood): each body crosses the driver base64-encoded, on the
-    # event loop every run shares. The bundled packs' biggest page loads about 130 KB in all.
+    # event loop every run shares. The bundled mirrors' biggest site is 124 KB in all.
     max_page_bytes: int = 64 << 20
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
     # URL, a dialog's message, an error's message quoting an argument; a snapshot is not cut; the
