@@ -540,3 +540,40 @@ async def test_an_empty_cassette_under_once_is_recorded_as_none_would_be(sandbox
     attempt, _, _ = attempt_of(outcome)
     assert attempt["status"] == "completed" and attempt["agent_details"]["replayed"] is False, attempt
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 8
+
+
+@by_api
+async def test_a_model_fault_answers_every_request_of_either_sdk(sandbox, tmp_path, api):
+    """The fault's HTTP client was built on httpx, where the SDKs use httpx2: the anthropic SDK
+    refused it (TypeError, the attempt crashed)."""
+    from toolserver.contract.trace import parse_trace
+    from toolserver.faults import parse_faults
+
+    runner, url = await scripted_server().start_server()
+    try:
+        (outcome,) = await run_batch(
+            [load_pack("bid-intake")], api.agent, out=tmp_path, progress=False, sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}{api.base_path}"), faults=parse_faults("model-429"),
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "error" and calls == [], attempt
+    assert "RateLimitError" in attempt["error"] and "injected fault model-429" in attempt["error"], attempt["error"]
+    events = parse_trace((outcome.directory / "trace.jsonl").read_text()).events
+    assert len([e for e in events if e.kind == "fault_injected"]) == 3  # a request, two retries
+
+
+@by_api
+async def test_a_cassette_still_answers_when_model_faults_are_on(sandbox, tmp_path, api):
+    """With a model fault planned, requests went past the cassette (httpx, not the httpx2 vcrpy
+    patches) to the recorded endpoint, long closed: a replay under ``none`` failed to connect."""
+    from toolserver.faults import parse_faults
+
+    (outcome,) = await run_batch(
+        [load_pack("bid-intake")], api.agent, out=tmp_path, progress=False, sandbox=sandbox,
+        options=AgentOptions(cassette=api.cassette, record_mode="none"), faults=parse_faults("model-5xx:p=0"),
+    )  # fmt: skip
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "completed", attempt["error"]
+    assert calls == expected_calls(attempt["site_key"])

@@ -9,7 +9,7 @@ import os
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-import httpx
+import httpx2  # the SDKs' HTTP library, and the one the cassettes (vcrpy) patch
 
 from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
@@ -62,7 +62,8 @@ class ModelAgent:
         run = getattr(task.client, "run", None) if task is not None else None
         faults = getattr(run, "faults", None)
         if faults is not None and (faults.plan.of("model-429") or faults.plan.of("model-5xx")):
-            options["http_client"] = httpx.AsyncClient(transport=FaultyEndpoint(run, httpx.AsyncHTTPTransport()))
+            # built on httpx2 like the SDKs, so the cassette (which patches httpx2's transport) still answers
+            options["http_client"] = httpx2.AsyncClient(transport=FaultyEndpoint(run, httpx2.AsyncHTTPTransport()))
         return options
 
     def details(self, cassette) -> dict[str, Any]:
@@ -123,21 +124,22 @@ class ModelAgent:
         )
 
 
-class FaultyEndpoint(httpx.AsyncBaseTransport):
+class FaultyEndpoint(httpx2.AsyncBaseTransport):
     """The ``model-429`` / ``model-5xx`` faults (``toolserver.faults``): a request to the model
-    endpoint answered 429 or 503 before it leaves, each recorded in the run's trace."""
+    endpoint answered 429 or 503 before it leaves (or before a cassette answers it), each recorded
+    in the run's trace."""
 
-    def __init__(self, run: Any, inner: httpx.AsyncBaseTransport) -> None:
+    def __init__(self, run: Any, inner: httpx2.AsyncBaseTransport) -> None:
         self.run, self.inner = run, inner
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         for kind, status in (("model-429", 429), ("model-5xx", 503)):
             fault = self.run.faults.draw(kind)
             if fault is not None:
                 detail = f"{request.method} {request.url.path} answered {status}"
                 self.run.record_event("fault_injected", {"fault": fault.name, "detail": detail})
                 body = {"error": {"message": f"injected fault {fault.name}", "type": "injected_fault"}}
-                return httpx.Response(status, json=body, request=request)
+                return httpx2.Response(status, json=body, request=request)
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
