@@ -108,14 +108,16 @@ async def test_a_base_url_without_v1_is_named_as_the_likely_404(sandbox, tmp_pat
     assert f"such a base URL usually ends in /v1, as {url}/v1)" in outcome.reason, outcome.reason
 
 
-def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, capsys):
-    endpoint = f"http://127.0.0.1:{closed_port()}/v1"
+@pytest.mark.parametrize("kind, path, env", [("openai", "/v1", "OPENAI"), ("anthropic", "", "ANTHROPIC")])
+def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, capsys, kind, path, env):
+    """anthropic: had no check: 30 attempts failed on "Connection error." (exit 1)."""
+    endpoint = f"http://127.0.0.1:{closed_port()}{path}"
     code = main(
         [
             "run",
             "bid-intake",
             "--agent",
-            "openai:any",
+            f"{kind}:any",
             "--base-url",
             endpoint,
             "--repeats",
@@ -127,8 +129,8 @@ def test_an_unreachable_endpoint_stops_the_batch_before_any_attempt(tmp_path, ca
     )
     assert code == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"sandbox run: cannot reach the model endpoint {endpoint}/ (APIConnectionError")
-    assert "--base-url" in line
+    assert line.startswith(f"sandbox run: cannot reach the model endpoint {endpoint}") and "(APIConnectionError" in line
+    assert f"--base-url / ${env}_BASE_URL" in line
     assert list(tmp_path.iterdir()) == []  # not one attempt was started
 
 

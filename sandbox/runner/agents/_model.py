@@ -23,6 +23,8 @@ MODEL_OPTIONS: tuple[AgentOption, ...] = (  # all of them
     "rerecord_hint",
 )
 
+PREFLIGHT_TIMEOUT_S = 10.0
+
 SYSTEM_PROMPT = (
     "You are a browser agent. Do the task using only the browser tools provided, following "
     "every rule in the task exactly, and end with your final answer as plain text."
@@ -36,6 +38,7 @@ class ModelAgent:
     api_key_env: str = ""  # the SDK's API-key environment variable ("sk-local" when unset)
     tool_format: str = ""  # the format the tools are offered in (toolserver.formats), also in cassettes
     base_url_suffix: str = ""  # how the SDK's base URLs end, named when one without it answers 404
+    server_kind: str = ""  # what serves the API, as an unreachable endpoint's message names it
 
     def __init__(self, model: str, options: AgentOptions | None = None) -> None:
         self.model = model
@@ -101,6 +104,35 @@ class ModelAgent:
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         raise NotImplementedError
+
+    def sdk_client(self, options: dict[str, Any]) -> Any:
+        """The SDK's async client, built with ``options`` (``client_options``)."""
+        raise NotImplementedError
+
+    def sdk_errors(self) -> tuple[type[Exception], type[Exception]]:
+        """The SDK's error for a failure to connect or a time-out, and its base error."""
+        raise NotImplementedError
+
+    async def preflight(self) -> str | None:
+        """Before a batch: can the endpoint be reached at all? (None: yes, or a cassette answers.)
+        Only a connection failure or a time-out counts: an endpoint that answers the model list with
+        an error (no ``/models`` route, a key refused) is reached."""
+        if self.cassette.replaying:
+            return None
+        client = self.sdk_client({**self.client_options(None), "max_retries": 0, "timeout": PREFLIGHT_TIMEOUT_S})
+        unreachable, answered = self.sdk_errors()
+        try:
+            await client.models.list()
+        except unreachable as exc:  # a time-out is one too
+            return (
+                f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
+                f"{self.server_kind} server there, or point --base-url / ${self.base_url_env} at it"
+            )
+        except answered:
+            return None
+        finally:
+            await client.close()
+        return None
 
     def request_failed(self, exc: BaseException, output: str, usage, details: dict, transcript=None) -> AgentResult:
         error = (

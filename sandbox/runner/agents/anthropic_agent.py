@@ -18,7 +18,7 @@ for no tool. The whole conversation is saved as ``transcript.jsonl`` in the atte
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
@@ -41,12 +41,13 @@ class AnthropicAgent(ModelAgent):
         "ANTHROPIC_API_KEY",
     )
     tool_format = "anthropic"
+    server_kind = "Messages-compatible"
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import anthropic
 
         details = self.details(cassette)
-        client = anthropic.AsyncAnthropic(**self.client_options(cassette, task))
+        client = self.sdk_client(self.client_options(cassette, task))
         messages: list[MessageParam] = [{"role": "user", "content": task.prompt}]
         transcript = Transcript(task.workdir)
         transcript.write({"role": "system", "content": SYSTEM_PROMPT})
@@ -120,6 +121,16 @@ class AnthropicAgent(ModelAgent):
             return self.out_of_turns(output, usage, details)
         finally:
             await client.close()
+
+    def sdk_client(self, options: dict[str, Any]) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(**options)
+
+    def sdk_errors(self) -> tuple[type[Exception], type[Exception]]:
+        import anthropic
+
+        return anthropic.APIConnectionError, anthropic.AnthropicError
 
 
 @agent_kind("anthropic", usage="anthropic:MODEL", uses=MODEL_OPTIONS)

@@ -26,8 +26,8 @@ arguments mean ``{}``. Tool results go back whole, as the JSON the tool server a
 Cassettes (vcrpy): see ``sandbox.runner.agents._cassette`` (shared with ``anthropic:``).
 
 The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
-(``sandbox.runner.transcript``). Errors name the endpoint; ``preflight`` checks once, before a
-batch, that the endpoint answers at all.
+(``sandbox.runner.transcript``). Errors name the endpoint; ``preflight`` (``_model``) checks once,
+before a batch, that the endpoint answers at all.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
         ChatCompletionToolUnionParam,
     )
 
-PREFLIGHT_TIMEOUT_S = 10.0
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
@@ -70,13 +69,14 @@ def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolC
 class OpenAIAgent(ModelAgent):
     kind, endpoint_path, base_url_env, api_key_env = "openai", "/chat/completions", "OPENAI_BASE_URL", "OPENAI_API_KEY"
     tool_format = "openai-strict"  # strict function calling: the model's arguments always fit the schema
+    server_kind = "OpenAI-compatible"
     base_url_suffix = "/v1"  # an OpenAI-compatible server's routes: a base URL without it answers 404
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         import openai
 
         details = self.details(cassette)
-        client = openai.AsyncOpenAI(**self.client_options(cassette, task))
+        client = self.sdk_client(self.client_options(cassette, task))
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": task.prompt},
@@ -156,26 +156,15 @@ class OpenAIAgent(ModelAgent):
         finally:
             await client.close()
 
-    async def preflight(self) -> str | None:
-        """Before a batch: can the endpoint be reached at all? (None: yes, or a cassette answers.)
-        Only a connection failure counts: servers without ``/models`` are fine."""
+    def sdk_client(self, options: dict[str, Any]) -> Any:
         import openai
 
-        if self.cassette.replaying:
-            return None
-        client = openai.AsyncOpenAI(**{**self.client_options(None), "max_retries": 0, "timeout": PREFLIGHT_TIMEOUT_S})
-        try:
-            await client.models.list()
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            return (
-                f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
-                f"OpenAI-compatible server there, or point --base-url / $OPENAI_BASE_URL at it"
-            )
-        except openai.OpenAIError:
-            return None
-        finally:
-            await client.close()
-        return None
+        return openai.AsyncOpenAI(**options)
+
+    def sdk_errors(self) -> tuple[type[Exception], type[Exception]]:
+        import openai
+
+        return openai.APIConnectionError, openai.OpenAIError
 
 
 @agent_kind("openai", usage="openai:MODEL", uses=MODEL_OPTIONS)
