@@ -142,3 +142,33 @@ def test_a_cassette_for_an_agent_that_uses_none_is_an_error(tmp_path, capsys):
     )
     assert main(["run", "bid-intake", "--agent", "cmd:true", "--base-url", "http://127.0.0.1:1/v1"]) == 2
     assert "--base-url is for model agents" in capsys.readouterr().err
+
+
+def test_one_cassette_over_several_packs_is_refused(tmp_path, capsys):
+    """The first pack's attempt recorded it and every other pack's failed to replay it."""
+    cassette = tmp_path / "c.yaml"
+    endpoint = f"http://127.0.0.1:{closed_port()}/v1"  # never asked: the batch is refused before
+    args = ["run", "bid-intake", "controlled-form", "--agent", AGENT, "--base-url", endpoint, "--out", str(tmp_path)]
+    assert main([*args, "--cassette", str(cassette)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sandbox run: --cassette {cassette} with 2 packs (bid-intake, controlled-form): a cassette holds one "
+        "pack's conversation; run one pack per cassette (sandbox run PACK --cassette FILE)"
+    )
+    assert main([*args[:3], "--agent", "think:0:anthropic:m", "--with", f"cassette={cassette}"]) == 2
+    assert "with 2 packs (bid-intake, controlled-form)" in capsys.readouterr().err
+    assert not cassette.exists() and [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_think_agents_cassette_is_checked_before_the_batch(tmp_path, capsys):
+    """Wrapped in think:, a missing cassette under record mode none was not checked: the batch ran
+    and every attempt failed (exit 1)."""
+    cassette = tmp_path / "missing.yaml"
+    code = main(
+        ["run", "bid-intake", "--agent", f"think:0:{AGENT}", "--cassette", str(cassette), "--record-mode", "none",
+         "--out", str(tmp_path / "runs"), "--no-progress"]
+    )  # fmt: skip
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sandbox run: no cassette at {cassette} and the record mode is 'none': record one first"
+    )
+    assert not (tmp_path / "runs").exists()

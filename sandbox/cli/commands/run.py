@@ -359,17 +359,24 @@ def command(args: argparse.Namespace) -> int:
 
 
 def check_cassettes(agent, packs: list) -> None:
-    """A model agent's cassette, before the batch: one that replays (record mode ``none`` or
-    ``once``) must have been recorded for these packs' task and this sandbox's tools (as the pytest
-    plugin checks), and with ``none`` it must exist."""
-    from sandbox.runner.agents import MODEL_TOOL_FORMATS, RecordMode
+    """A model agent's cassette (a ``think:`` agent's too), before the batch: it serves one pack
+    only (it holds one pack's conversation); one that replays (record mode ``none`` or ``once``)
+    must have been recorded for that pack's task and this sandbox's tools (as the pytest plugin
+    checks), and with ``none`` it must exist."""
+    from sandbox.runner.agents import AGENT_KINDS, MODEL_TOOL_FORMATS, RecordMode
     from sandbox.runner.cassettes import check_cassette, nothing_recorded
     from toolserver.formats import tool_definitions
     from toolserver.tools import default_registry
 
-    kind, cassette, mode = agent.spec.split(":", 1)[0], agent.options.cassette, agent.options.record_mode
+    kind = AGENT_KINDS.unwrap(agent.spec).split(":", 1)[0]  # a wrapper's (think:) model agent is checked too
+    cassette, mode = agent.options.cassette, agent.options.record_mode
     if cassette is None or kind not in MODEL_TOOL_FORMATS:
         return
+    if len(packs) > 1:  # the first pack's attempt would record it, and every other pack fail to replay it
+        raise ValueError(
+            f"--cassette {cassette} with {len(packs)} packs ({', '.join(pack.id for pack in packs)}): a cassette "
+            f"holds one pack's conversation; run one pack per cassette (sandbox run PACK --cassette FILE)"
+        )
     missing = nothing_recorded(cassette)  # a folder or a path under a file: refused in every mode
     if missing is not None and mode is RecordMode.NONE:
         raise ValueError(f"{missing} and the record mode is 'none': record one first")
