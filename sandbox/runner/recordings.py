@@ -91,7 +91,8 @@ class Recording:
 
 def load_recording(path: Path, sample: str | None = None) -> Recording:
     """The recording at ``path``. Raises ``FileNotFoundError`` when there is none and
-    ``ValueError`` (saying what was found and what is read) when it cannot be replayed."""
+    ``ValueError`` (saying what was found and what is read, or which file cannot be read and why)
+    when it cannot be replayed."""
     path = Path(path)
     if path.is_dir():
         recording = attempt_folder(path)
@@ -132,11 +133,17 @@ def attempt_folder(folder: Path) -> Recording:
 
 
 def text_of(file: Path) -> str:
-    """The file's text; a ``ValueError`` naming it when it is not UTF-8."""
+    """The file's text; a ``ValueError`` naming it when it is not UTF-8 or cannot be read."""
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{file} is not UTF-8 text ({exc})") from exc
+    except OSError as exc:  # no permission, a folder in its place, a failing disk
+        raise unreadable(file, exc) from exc
+
+
+def unreadable(file: Path, exc: OSError) -> ValueError:
+    return ValueError(f"{file} cannot be read: {exc.strerror or exc}")
 
 
 def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
@@ -193,7 +200,10 @@ def inside_file(folder: Path, name: str) -> Path | None:
 
 
 def recording_file(path: Path, sample: str | None) -> Recording:
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
     if raw.startswith(ZIP_MAGIC):
         return inspect_recording(path, sample)
     try:

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from sandbox import FIXTURES_DIR
+import pytest
+
+from sandbox import FIXTURES_DIR, PROJECT_ROOT
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
 from sandbox.runner.replay import first_difference
+from tests.support.attempt_folders import scored_attempt
 from tests.support.reports import open_report
 from tests.support.serve import free_port
 
@@ -193,3 +198,34 @@ def test_a_folder_of_batches_names_an_attempt_folder(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "runs")]) == 2
     said = capsys.readouterr().err
     assert said.rstrip().endswith(f"e.g. {tmp_path / 'runs' / 'batch' / 'addenda-trace'}"), said
+
+
+# `sandbox replay` run as a reader without permission: as root, it drops to nobody once it has
+# imported what it needs (Python's own modules lie under /root, where nobody may not enter)
+REPLAY_AS_NOBODY = """
+import os, sys
+from sandbox.cli import build_parser, main
+import sandbox.runner.recordings, sandbox.runner.replay
+build_parser()
+if os.geteuid() == 0:
+    os.setegid(65534)
+    os.seteuid(65534)
+sys.exit(main(["replay", *sys.argv[1:]]))
+"""
+
+
+@pytest.mark.parametrize("unreadable", ["trace.jsonl", "output.txt", "the trace given"])
+def test_a_recording_file_that_cannot_be_read_is_said_with_exit_2(unreadable):
+    """It was a PermissionError traceback (exit 1)."""
+    with tempfile.TemporaryDirectory() as made:  # not under pytest's folder, which only root may enter
+        folder = scored_attempt(Path(made) / "controlled-form-1")
+        for path in (Path(made), folder, *folder.iterdir()):
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        name = "trace.jsonl" if unreadable == "the trace given" else unreadable
+        (folder / name).chmod(0)
+        given = folder / name if unreadable == "the trace given" else folder
+        done = subprocess.run(
+            [sys.executable, "-c", REPLAY_AS_NOBODY, str(given)], cwd=PROJECT_ROOT, capture_output=True, text=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+    assert (done.returncode, done.stderr) == (2, f"sandbox replay: {folder / name} cannot be read: Permission denied\n")
