@@ -296,3 +296,26 @@ def test_the_names_the_runner_gives_attempt_folders_are_its_attempts(tmp_path, n
     scored_attempt(tmp_path / "b" / name)
     taken = [Path(a["directory"]).name for a in read_summary(tmp_path / "b")["attempts"]]
     assert (name in taken) is runners
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file"])
+def test_an_html_file_that_cannot_be_written_is_refused_before_comparing(tmp_path, capsys, where):
+    """It was an IsADirectoryError or NotADirectoryError traceback, after the comparison."""
+    one = batch(tmp_path / "one", outcome(tmp_path / "one" / "x"))
+    (tmp_path / "page.html").mkdir()
+    (tmp_path / "file").write_text("")
+    html = tmp_path / ("page.html" if where == "a folder" else "file/page.html")
+    code, result, err = compared(capsys, str(one), "--html", str(html))
+    assert code == 2 and result == {}, err
+    assert err.startswith(f"sandbox compare: --html {html}: cannot write a file there ("), err
+
+
+def test_an_html_file_the_disk_has_no_room_for_is_exit_3(tmp_path, capsys):
+    from tests.support.disks import fill, small_disk
+
+    one = batch(tmp_path / "one", outcome(tmp_path / "one" / "x"))
+    with small_disk(tmp_path / "disk") as disk:
+        fill(disk)
+        code, _, err = compared(capsys, str(one), "--html", str(disk / "page.html"))
+    assert code == 3, err
+    assert f"sandbox compare: cannot write {disk / 'page.html'}: No space left on device" in err

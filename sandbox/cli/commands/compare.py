@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from sandbox.cli.arguments import check_writable
 from sandbox.cli.exits import declare_exits
 
 
@@ -41,7 +42,8 @@ def register(subparsers) -> None:
         {
             0: "compared; every attempt a qualified pass",
             1: "compared; some attempt is not",
-            2: "a folder holds no attempt",
+            2: "a folder holds no attempt; --html names a file that cannot be written (a folder, a read-only one)",
+            3: "--html could not be written (a full disk)",
         },
     )
 
@@ -52,6 +54,12 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.runner.folders import read_summary, resolve_batch
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
+    if args.html:
+        try:  # before comparing, so that nothing is printed for a page that cannot be written
+            check_writable(args.html, "--html")
+        except ValueError as exc:
+            print(f"sandbox compare: {exc}", file=sys.stderr)
+            return 2
     batches: list[tuple[Path, list]] = []
     rates: set[float] = set()  # the batches' credits per dollar (their --prices files')
     for given in args.folders:
@@ -107,8 +115,12 @@ def command(args: argparse.Namespace) -> int:
         from sandbox.runner.files import write_file
         from sandbox.runner.report import render_leaderboard
 
-        args.html.parent.mkdir(parents=True, exist_ok=True)
-        write_file(args.html, render_leaderboard(result, attempts, args.html.parent))
+        try:
+            args.html.parent.mkdir(parents=True, exist_ok=True)
+            write_file(args.html, render_leaderboard(result, attempts, args.html.parent))
+        except OSError as exc:  # a full disk
+            print(f"sandbox compare: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 3
         print(f"leaderboard: {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({"batches": [str(f) for f, _ in batches], "left_out": left_out, **result}, indent=2))
