@@ -172,3 +172,62 @@ def test_a_think_agents_cassette_is_checked_before_the_batch(tmp_path, capsys):
         f"sandbox run: no cassette at {cassette} and the record mode is 'none': record one first"
     )
     assert not (tmp_path / "runs").exists()
+
+
+def cut_short_answer(kind: str, ending: str, text: str) -> dict:
+    """A model's first turn that asks for no tool and ends in ``ending``, in the API's own form."""
+    if kind == "openai":
+        refused = ending == "refusal"
+        message = {"role": "assistant", "content": None if refused else text, "refusal": text if refused else None}
+        return {
+            "id": "chatcmpl-cut", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop" if refused else ending}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }  # fmt: skip
+    return {
+        "id": "msg_cut", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": text}], "stop_reason": ending, "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kind, ending, says",
+    [
+        ("openai", "length", "the model hit its token limit before a final answer (finish_reason 'length')"),
+        ("openai", "content_filter", "the endpoint's content filter stopped the model's answer "
+                                     "(finish_reason 'content_filter')"),
+        ("openai", "refusal", "the model refused: 'I cannot help with that.'"),
+        ("anthropic", "max_tokens", "the model hit its token limit (max_tokens=4096) before a final answer"),
+        ("anthropic", "refusal", "the model refused: 'I cannot help with that.' (stop_reason 'refusal')"),
+    ],
+)  # fmt: skip
+async def test_a_turn_cut_short_or_refused_is_an_error_not_an_answer(sandbox, tmp_path, kind, ending, says):
+    """It was taken as the final answer: the attempt completed, its partial text (or nothing) scored."""
+    from aiohttp import web
+
+    text = "I cannot help with that." if ending == "refusal" else '{"partial": "BENCHMARK_JSON_BEG'
+
+    async def answer(_: web.Request) -> web.Response:
+        return web.json_response(cut_short_answer(kind, ending, text))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions" if kind == "openai" else "/v1/messages", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    try:
+        [outcome] = await run_batch(
+            [load_pack("bid-intake")], f"{kind}:m", out=tmp_path, progress=False, sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}/v1" if kind == "openai" else url), screenshots="none",
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert attempt["status"] == "error" and attempt["error"] == says, attempt
+    lines = [json.loads(line) for line in (outcome.directory / "transcript.jsonl").read_text().splitlines()]
+    assert lines[-1] == {**lines[-1], "kind": "error", "error": says}
+    [answered] = [line for line in lines if line.get("role") == "assistant"]
+    assert (answered.get("refusal") or answered["content"]) == text  # kept in the transcript

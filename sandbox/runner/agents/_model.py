@@ -146,6 +146,12 @@ class ModelAgent:
             transcript.write({"kind": "error", "error": error})
         return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
 
+    def cut_short(self, output: str, usage, details: dict, transcript, error: str) -> AgentResult:
+        """A turn that asks for no tool but is no final answer either (the model hit its token
+        limit, a filter stopped it, it refused): the attempt's error, said in the transcript too."""
+        transcript.write({"kind": "error", "error": error})
+        return AgentResult(output=output, status="error", token_usage=usage, details=details, error=error)
+
     def out_of_turns(self, output: str, usage, details: dict) -> AgentResult:
         return AgentResult(
             output=output,

@@ -11,7 +11,8 @@ The tools are the sandbox's contract in Anthropic's format (``toolserver.formats
 ``sandbox tools --format anthropic``). Every ``tool_use`` block goes through ``task.client`` (the
 same dispatcher and trace as HTTP and MCP); its ``tool_result`` is the sandbox's JSON reply,
 ``is_error`` when the tool failed. The final answer is the text of the first message that asks
-for no tool. The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
+for no tool, unless it stopped at the token limit (``max_tokens``) or in a refusal: then the
+attempt is an error saying so. The whole conversation is saved as ``transcript.jsonl`` in the attempt folder
 (``sandbox.runner.transcript``), in the same lines as ``openai:`` writes.
 """
 
@@ -84,6 +85,12 @@ class AnthropicAgent(ModelAgent):
                         "usage": response.usage.model_dump(exclude_none=True),
                     }
                 )
+                if not uses and response.stop_reason == "max_tokens":
+                    error = f"the model hit its token limit (max_tokens={MAX_TOKENS}) before a final answer"
+                    return self.cut_short(output, usage, details, transcript, error)
+                if not uses and response.stop_reason == "refusal":
+                    error = f"the model refused: {text!r}" if text else "the model refused"
+                    return self.cut_short(output, usage, details, transcript, f"{error} (stop_reason 'refusal')")
                 if not uses:
                     return AgentResult(output=text, token_usage=usage, details=details)
                 messages.append(

@@ -21,7 +21,10 @@ schemas — not from a ``list_tools`` call, so that asking for the
 schemas never adds a line to the measured trace. Every tool call the model makes goes through
 ``task.client`` (the same dispatcher and trace as HTTP). Arguments that are not valid JSON are
 passed through as the raw string, so the sandbox rejects and records them as sent; empty
-arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers.
+arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers. The final
+answer is the first message that asks for no tool, unless it stopped at the token limit
+(``finish_reason`` ``length``), at a content filter, or is a refusal (``message.refusal``): then
+the attempt is an error saying so.
 
 Cassettes (vcrpy): see ``sandbox.runner.agents._cassette`` (shared with ``anthropic:``).
 
@@ -49,6 +52,10 @@ if TYPE_CHECKING:
     )
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+CUT_SHORT = {  # a turn that ended so is no final answer, even with text and no tool call
+    "length": "the model hit its token limit before a final answer",
+    "content_filter": "the endpoint's content filter stopped the model's answer",
+}
 
 
 def parse_arguments(raw: str | None) -> Any:
@@ -127,8 +134,15 @@ class OpenAIAgent(ModelAgent):
                         ],
                         "finish_reason": choice.finish_reason,
                         "usage": response.usage.model_dump() if response.usage is not None else None,
+                        **({"refusal": message.refusal} if message.refusal else {}),
                     }
                 )
+                if message.refusal:
+                    error = f"the model refused: {message.refusal!r}"
+                    return self.cut_short(output, usage, details, transcript, error)
+                if not calls and choice.finish_reason in CUT_SHORT:
+                    error = f"{CUT_SHORT[choice.finish_reason]} (finish_reason {choice.finish_reason!r})"
+                    return self.cut_short(output, usage, details, transcript, error)
                 if not calls:
                     return AgentResult(output=message.content or "", token_usage=usage, details=details)
                 messages.append(
