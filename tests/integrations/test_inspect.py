@@ -107,3 +107,16 @@ def test_sandbox_pack_says_it_needs_a_pack_and_makes_its_trace_root(tmp_path):
     root = tmp_path / "not" / "made" / "yet"  # each sample's trace folder was made in it: FileNotFoundError
     load_tasks([f"{tasks_file}@sandbox_pack"], {"pack": "bid-intake", "trace_root": str(root)})
     assert root.is_dir()
+
+
+def test_the_scorer_times_the_agent_as_sandbox_run_does(evaluated):
+    """The time gate was given the time since the solver began, the `sandbox mcp` process's start
+    and its connection included, as a monotonic timestamp kept in the sample (from another process
+    when a saved log is scored again)."""
+    log, score = evaluated["right"]
+    elapsed = score.metadata["elapsed_seconds"]
+    (sample,) = log.samples
+    assert sample.metadata["sandbox_elapsed_seconds"] == elapsed  # a duration, kept in the log
+    assert "sandbox_started" not in sample.metadata
+    trace = read_trace(score.metadata["trace"])
+    assert 0 < elapsed < trace.end["t"]  # within the run's own time, the server's start left out

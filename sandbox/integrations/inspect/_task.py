@@ -19,7 +19,7 @@ from sandbox.runner.attempt import new_site_key
 from toolserver.contract.trace import read_trace
 
 TRACE_DIR = "sandbox_trace_dir"
-STARTED = "sandbox_started"
+ELAPSED = "sandbox_elapsed_seconds"  # the agent's time, a duration: a log re-scored later reads it as it was
 
 
 def sandbox_task(pack_id: str, *, site_key: str | None = None, trace_root: str | None = None) -> Task:
@@ -48,7 +48,6 @@ def sandbox_agent(pack_id: str, trace_root: str | None = None):
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         trace_dir = Path(tempfile.mkdtemp(prefix=f"{pack_id}-", dir=trace_root))
         state.metadata[TRACE_DIR] = str(trace_dir)
-        state.metadata[STARTED] = time.monotonic()
         server = mcp_server_stdio(
             name="sandbox",
             command=sys.executable,
@@ -56,7 +55,14 @@ def sandbox_agent(pack_id: str, trace_root: str | None = None):
         )
         async with mcp_connection([server]):  # one connection for the whole sample: one run, one trace
             state = await use_tools(server)(state, generate_)
-            return await generate(tool_calls="loop")(state, generate_)
+            # as `sandbox run` times an attempt: from just before the agent acts (the server process
+            # started and connected) to its answer; said even when the sample's time limit cuts it off
+            started = time.monotonic()
+            try:
+                state = await generate(tool_calls="loop")(state, generate_)
+            finally:
+                state.metadata[ELAPSED] = time.monotonic() - started
+            return state
 
     return solve
 
@@ -69,7 +75,7 @@ def sandbox_scorer():
         pack = load_pack(state.metadata["pack"])
         traces = sorted(Path(state.metadata[TRACE_DIR]).glob("*.jsonl"))
         trace = read_trace(traces[-1]) if traces else None
-        elapsed = time.monotonic() - state.metadata[STARTED]
+        elapsed = state.metadata.get(ELAPSED)  # None (the solver never got to the agent): measured from the trace
         report = score_attempt(pack, state.output.completion, trace, elapsed, site_key=state.metadata["site_key"])
         return Score(
             value={
@@ -79,7 +85,11 @@ def sandbox_scorer():
             },
             answer=state.output.completion[:2000],
             explanation="; ".join(report.reasons) or "qualified pass",
-            metadata={"score_report": report.model_dump(mode="json"), "trace": str(traces[-1]) if traces else None},
+            metadata={
+                "score_report": report.model_dump(mode="json"),
+                "trace": str(traces[-1]) if traces else None,
+                "elapsed_seconds": elapsed,
+            },
         )
 
     return score
