@@ -577,3 +577,30 @@ async def test_a_cassette_still_answers_when_model_faults_are_on(sandbox, tmp_pa
     attempt, calls, _ = attempt_of(outcome)
     assert attempt["status"] == "completed", attempt["error"]
     assert calls == expected_calls(attempt["site_key"])
+
+
+@by_api
+async def test_new_episodes_records_at_the_endpoint_the_cassette_was_recorded_against(
+    sandbox, tmp_path, api, monkeypatch
+):
+    """With no --base-url, new_episodes sent the requests the cassette could not answer to the
+    SDK's default endpoint (api.openai.com, api.anthropic.com): out to the real network. Here
+    the SDK's variable names a closed port, which the old code used."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv(f"{api.kind.upper()}_BASE_URL", f"http://127.0.0.1:{closed}{api.base_path}")
+    runner, url = await scripted_server().start_server()
+    try:
+        cassette = cassette_copy(api, tmp_path, lambda data: data.update(interactions=data["interactions"][:1]), url)
+        outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="new_episodes")
+    finally:
+        await runner.cleanup()
+    attempt, calls, _ = attempt_of(outcome)
+    assert attempt["status"] == "completed", attempt["error"]
+    assert attempt["agent_details"]["base_url"] == f"{url}{api.base_path}"
+    assert calls == expected_calls(attempt["site_key"])
+    recorded = yaml.safe_load(cassette.read_text())["interactions"]
+    assert len(recorded) == 8 and all(i["request"]["uri"] == f"{url}{api.endpoint}" for i in recorded)

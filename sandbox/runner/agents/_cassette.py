@@ -302,11 +302,22 @@ class Cassette:
         )
 
     def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
-        """On replay, the endpoint the cassette was recorded against (so replays need no flag)."""
-        if cassette is not None and self.replaying and cassette.requests:
-            uri = cassette.requests[0].uri
-            if uri.endswith(endpoint_path):
-                return uri[: -len(endpoint_path)]
+        """The endpoint the cassette was recorded against, when it is read (every record mode but
+        ``all``): replays need no flag, and ``new_episodes`` records the rest where the recording
+        was made, never at the SDK's default endpoint. ``cassette``: vcrpy's, once loaded; before
+        (the endpoint check), the file's first request."""
+        if self.path is None or self.record_mode is RecordMode.ALL:
+            return None
+        if cassette is not None:
+            uri = cassette.requests[0].uri if cassette.requests else None
+        else:
+            try:
+                interactions = recorded_interactions(Path(self.path)) if Path(self.path).is_file() else []
+            except CassetteUnreadable:  # said when the attempt loads it
+                interactions = []
+            uri = interactions[0]["request"]["uri"] if interactions else None
+        if isinstance(uri, str) and uri.endswith(endpoint_path):
+            return uri[: -len(endpoint_path)]
         return None
 
     def failure(self, exc: BaseException) -> BaseException | None:

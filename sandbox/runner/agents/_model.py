@@ -47,8 +47,9 @@ class ModelAgent:
         self.cassette = Cassette(self.options.cassette, self.options.record_mode, self.options.rerecord_hint)
 
     def base_url(self, cassette) -> str | None:
-        """``--base-url``; on replay the endpoint the cassette was recorded against; the SDK's
-        environment variable; else None (the SDK's default)."""
+        """``--base-url``; the endpoint the cassette was recorded against (replaying it, or
+        recording new episodes into it); the SDK's environment variable; else None (the SDK's
+        default)."""
         return (
             self.options.base_url
             or self.cassette.recorded_base_url(cassette, self.endpoint_path)

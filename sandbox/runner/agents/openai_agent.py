@@ -3,8 +3,9 @@ chat-completions endpoint, optionally recorded to / replayed from a vcrpy casset
 
 Endpoint (first that applies):
 1. ``--base-url`` (``AgentOptions.base_url``);
-2. when a cassette is being replayed (record mode ``none``, or ``once`` with an existing
-   cassette): the endpoint the cassette was recorded against, so replays need no flag;
+2. when a cassette that holds a recording is read (record mode ``none``, ``once`` or
+   ``new_episodes``): the endpoint it was recorded against, so replays need no flag and new
+   episodes are recorded where the others were;
 3. ``$OPENAI_BASE_URL``;
 4. the SDK's default (api.openai.com).
 The sandbox itself never needs the network. The offline way to run a real model is a local
