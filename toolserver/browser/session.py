@@ -26,8 +26,9 @@ from toolserver.browser.backstop import Backstop
 from toolserver.browser.console import PageReports
 from toolserver.browser.downloads import Downloads
 from toolserver.browser.javascript import init_script
+from toolserver.browser.local_documents import check_local_document, is_local
 from toolserver.browser.reports import bounded, safe_title
-from toolserver.browser.router import Router, blocked_page
+from toolserver.browser.router import Router
 from toolserver.browser.settling import Marks, Settling
 from toolserver.browser.tab import Tab
 from toolserver.errors import PageUnresponsive
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from toolserver.contract.policy import Policy
     from toolserver.faults import RunFaults
 
-# Documents a page can make without a request: their navigations are checked when they commit.
-LOCAL_SCHEMES = ("blob:", "data:", "filesystem:")
 log = logging.getLogger("toolserver.browser")
 
 
@@ -258,17 +257,13 @@ class Session:
             self._on_navigated(tab, page.main_frame)
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
-        if frame.parent_frame is not None:
-            return
-        self._opened(tab.page, None, navigating=True)  # its opening first (no-op once recorded)
-        url, policy = frame.url, self.run.policy
-        if url.startswith(LOCAL_SCHEMES):  # a document the page made itself: never seen by the router
-            tab.activity.new_document_requested = True
-            if not policy.url_ok(url):
-                self.record_policy_violation(url, origin="page", method="GET", resource_type="document", tab=tab)
-                if policy.enforcing:
-                    tab.leaving = asyncio.ensure_future(self._leave(tab, url))
-        if tab.commit(url.split("#", 1)[0]):
+        url, top = frame.url, frame.parent_frame is None
+        if top:
+            self._opened(tab.page, None, navigating=True)  # its opening first (no-op once recorded)
+        if is_local(url):  # a document the page made itself, in any frame: never seen by the router
+            tab.activity.new_document_requested = tab.activity.new_document_requested or top
+            check_local_document(self, self.run.policy, tab, frame)
+        if top and tab.commit(url.split("#", 1)[0]):
             self.notify()
             self.record_event("navigation", {"url": url}, tab=tab)
 
@@ -283,14 +278,6 @@ class Session:
         tab.crashed = True
         self.record_event("page_crashed", {"url": tab.page.url}, tab=tab)
         self.notify()
-
-    async def _leave(self, tab: Tab, url: str) -> None:
-        """Take the tab off a refused ``blob:``/``data:``/``filesystem:`` document: it shows the
-        sandbox's blocked page instead (a snapshot waits for this)."""
-        with contextlib.suppress(PlaywrightError):
-            tab.activity.new_document_requested = True
-            await tab.page.goto("about:blank")
-            await tab.page.set_content(blocked_page("policy", url))
 
     async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
         """Dismissed (or accepted, as configured; a state change). A ``beforeunload`` dialog is
