@@ -42,7 +42,9 @@
   const linkTarget = getter(HTMLAnchorElement.prototype, 'target'), linkHref = getter(HTMLAnchorElement.prototype, 'href');
   const protocolOf = getter(Url.prototype, 'protocol');
   const observe = method(MutationObserver.prototype, 'observe'), Observer = MutationObserver;
-  const fetch = window.fetch, open = window.open, send = XMLHttpRequest.prototype.send;
+  const fetch = window.fetch, open = window.open, xhr = XMLHttpRequest.prototype;
+  const send = xhr.send, reopen = xhr.open, abort = xhr.abort;
+  const sent = new WeakMap(), sentNow = method(WeakMap.prototype, 'get'), mark = method(WeakMap.prototype, 'set');
   const view = (name) => getter(window, name);  // the window's own attributes (a page may shadow them)
   const scrollX = view('scrollX'), scrollY = view('scrollY'), innerWidth = view('innerWidth');
   const innerHeight = view('innerHeight'), scrollBy = method(window, 'scrollBy');
@@ -228,9 +230,18 @@
       }, (error) => { finish(); throw error; });
     };
   }
-  XMLHttpRequest.prototype.send = function (...args) {
-    begin(); listen(this, 'loadend', end, {once: true}); return apply(send, this, args);
+  // A request counts from send() to its loadend, or to whatever ends it without one, exactly once:
+  // send() throwing (not opened, sent already, a synchronous request that failed), open() again
+  // or abort() on it. ``sent``: a request the page sent -> whether it is in flight now.
+  const xhrEnded = (request) => { if (sentNow(sent, request)) { mark(sent, request, false); end(); } };
+  xhr.send = function (...args) {
+    if (sentNow(sent, this) === undefined) { const request = this; listen(this, 'loadend', () => xhrEnded(request)); }
+    if (sentNow(sent, this)) return apply(send, this, args);   // sent already: it throws, and counts once
+    begin(); mark(sent, this, true);
+    try { return apply(send, this, args); } catch (error) { xhrEnded(this); throw error; }
   };
+  xhr.open = function (...args) { xhrEnded(this); return apply(reopen, this, args); };
+  xhr.abort = function (...args) { xhrEnded(this); return apply(abort, this, args); };
   if (window.navigation) {
     const destination = getter(NavigateEvent.prototype, 'destination');
     const download = getter(NavigateEvent.prototype, 'downloadRequest');

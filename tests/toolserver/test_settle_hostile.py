@@ -1,0 +1,40 @@
+"""Settling on hostile pages: what a page does that once left a wait running to the deadline
+(``settle_timeout``) although nothing was left to wait for."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import pytest_asyncio
+
+from tests.support.calls import ref_of
+from tests.support.hostile import build_hostile_mirror, hostile_run, snapshot_text, start_hostile
+from toolserver.contract.trace import parse_trace
+from toolserver.run import Run
+
+
+@pytest_asyncio.fixture(scope="module")
+def hostile_root(tmp_path_factory):
+    return build_hostile_mirror(tmp_path_factory.mktemp("hostile"))
+
+
+def timeouts(run: Run) -> list[dict]:
+    return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "settle_timeout"]
+
+
+@pytest.mark.parametrize(("button", "said"), [("Sync", "sync:"), ("Unopened", "unopened:"), ("Reopen", "reopened"), ("Twice", "twice:")])
+async def test_an_xhr_that_ends_without_a_loadend_leaves_nothing_pending(sandbox, hostile_root, button, said):
+    # Before, each left the page's count of requests up for good: every later settle timed out.
+    run = hostile_run(sandbox, hostile_root, "/xhr-stuck")
+    await start_hostile(run, "/xhr-stuck")
+    began = time.monotonic()
+    clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), f'button "{button}"')})
+    assert clicked["ok"], clicked
+    await asyncio.sleep(0.3)  # the reopened request's answer, had it been counted
+    text = await snapshot_text(run)
+    took = time.monotonic() - began
+    await run.close()
+    assert said in text, text
+    assert timeouts(run) == [] and took < 3, (timeouts(run), took)
