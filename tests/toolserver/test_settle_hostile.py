@@ -24,7 +24,10 @@ def timeouts(run: Run) -> list[dict]:
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "settle_timeout"]
 
 
-@pytest.mark.parametrize(("button", "said"), [("Sync", "sync:"), ("Unopened", "unopened:"), ("Reopen", "reopened"), ("Twice", "twice:")])
+XHR_ENDINGS = [("Sync", "sync:"), ("Unopened", "unopened:"), ("Reopen", "reopened"), ("Twice", "twice:")]
+
+
+@pytest.mark.parametrize(("button", "said"), XHR_ENDINGS)
 async def test_an_xhr_that_ends_without_a_loadend_leaves_nothing_pending(sandbox, hostile_root, button, said):
     # Before, each left the page's count of requests up for good: every later settle timed out.
     run = hostile_run(sandbox, hostile_root, "/xhr-stuck")
