@@ -41,3 +41,18 @@ async def test_an_xhr_that_ends_without_a_loadend_leaves_nothing_pending(sandbox
     await run.close()
     assert said in text, text
     assert timeouts(run) == [] and took < 3, (timeouts(run), took)
+
+
+@pytest.mark.parametrize("control", ['link "Into the frame"', 'button "Open into the frame"', 'button "Open and close"'])
+async def test_a_load_into_a_named_frame_is_no_popup_to_wait_for(sandbox, hostile_root, control):
+    # Before, it was counted as a popup, and the click waited 5 s for its tab: settle_timeout, popup.
+    run = hostile_run(sandbox, hostile_root, "/named-targets", "/calm")
+    await start_hostile(run, "/named-targets")
+    began = time.monotonic()
+    clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), control)})
+    took = time.monotonic() - began
+    text = await snapshot_text(run)
+    await run.close()
+    assert clicked["ok"] and len(clicked["result"]["tabs"]) == 1, clicked
+    assert timeouts(run) == [] and took < 3, (timeouts(run), took)
+    assert ("Calm" in text) == (control != 'button "Open and close"'), text

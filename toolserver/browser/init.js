@@ -281,7 +281,10 @@
     }
     popups++;
     const opened = apply(open, this, args);
-    if (opened && args[0] && loads(text(args[0]))) net.opens++;
+    // A new window is its own top; a frame or window the page named already opens no new tab.
+    let fresh = false;
+    try { fresh = !!opened && opened.top === opened && opened !== window.top; } catch (e) {}
+    if (fresh && args[0] && loads(text(args[0]))) net.opens++;
     return opened;
   };
   listen(window, 'click', (event) => {

@@ -227,6 +227,8 @@ class Session:
         (``window.open``, a link's target), recorded once its opener is known (``_opened``)."""
         if self.tab_for_page(page) is not None:
             return
+        self.settling.pages_seen += 1  # a popup the click waits for, even one closed at once
+        self.notify()
         if not self.tabs_made or self.opening_tab:  # the first tab, or one a tool opens (not: no tab open now)
             self.settling.popup_requested_at = 0.0
             self.adopt_page(page)

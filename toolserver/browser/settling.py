@@ -37,6 +37,7 @@ class Marks:
     nav_requests: int
     tabs: frozenset[str]
     downloads_seen: int
+    pages_seen: int = 0  # pages the context made (a popup closed at once, or by itself, is one)
     navs: int = 0  # the page's own counters, from its report read just before the action
     opens: int = 0
     downloads: int = 0
@@ -57,6 +58,7 @@ class Settling:
         self.config = config
         self.inflight = 0  # requests the router is answering
         self.downloads_seen = 0
+        self.pages_seen = 0  # pages the context made: tabs, and popups closed at once over the tab cap
         self.popup_requested_at = 0.0  # a popup's first request was seen before its page
         self._pulse = asyncio.Event()  # set (and replaced) whenever activity changes
 
@@ -98,6 +100,7 @@ class Settling:
             nav_requests=tab.activity.nav_requests,
             tabs=frozenset(self.owner.tabs),
             downloads_seen=self.downloads_seen,
+            pages_seen=self.pages_seen,
             **{key: state.get(key, 0) for key in PAGE_COUNTERS},
         )
 
@@ -147,8 +150,8 @@ class Settling:
                     )
                 )
             opened = probe["opens"] - before.opens if probe is not None else 0
-            if opened > 0:  # each popup's tab appears
-                waits.append(("popup", lambda: len(set(tabs) - before.tabs) >= opened, deadline))
+            if opened > 0:  # each popup's page appears, within the grace: a load into a named frame opens none
+                waits.append(("popup", lambda: self.pages_seen - before.pages_seen >= opened, grace))
             if probe is not None and probe["downloads"] > before.downloads:
                 waits.append(("download", lambda: self.downloads_seen > before.downloads_seen, grace))
         for what, ready, bound in waits:
