@@ -43,7 +43,9 @@ async def test_an_xhr_that_ends_without_a_loadend_leaves_nothing_pending(sandbox
     assert timeouts(run) == [] and took < 3, (timeouts(run), took)
 
 
-@pytest.mark.parametrize("control", ['link "Into the frame"', 'button "Open into the frame"', 'button "Open and close"'])
+@pytest.mark.parametrize(
+    "control", ['link "Into the frame"', 'button "Open into the frame"', 'button "Open and close"']
+)
 async def test_a_load_into_a_named_frame_is_no_popup_to_wait_for(sandbox, hostile_root, control):
     # Before, it was counted as a popup, and the click waited 5 s for its tab: settle_timeout, popup.
     run = hostile_run(sandbox, hostile_root, "/named-targets", "/calm")
