@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
@@ -11,7 +12,9 @@ import pytest_asyncio
 
 from tests.support.calls import ref_of
 from tests.support.hostile import build_hostile_mirror, hostile_run, snapshot_text, start_hostile
+from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
+from toolserver.faults import parse_faults
 from toolserver.run import Run
 
 
@@ -58,3 +61,29 @@ async def test_a_load_into_a_named_frame_is_no_popup_to_wait_for(sandbox, hostil
     assert clicked["ok"] and len(clicked["result"]["tabs"]) == 1, clicked
     assert timeouts(run) == [] and took < 3, (timeouts(run), took)
     assert ("Calm" in text) == (control != 'button "Open and close"'), text
+
+
+async def test_a_tab_that_crashes_mid_settle_ends_the_wait_at_once(sandbox, hostile_root):
+    # Before, the click waited out settle_timeout_s (5 s) for a request the page would never
+    # handle, and wrote a settle_timeout after the crash was reported.
+    run = sandbox.create_run(
+        policy=Policy(mode="observe"), mirror_roots=(hostile_root,), faults=parse_faults("mirror-delay:ms=2500")
+    )
+    await start_hostile(run, "/xhr-stuck")
+    tab = run.current_session().active_tab
+    ref = ref_of(await snapshot_text(run), 'button "Twice"')
+    click = asyncio.ensure_future(run.call("browser_click", {"ref": ref}))  # its request is answered late
+    await asyncio.sleep(1.0)
+    cdp = await tab.page.context.new_cdp_session(tab.page)
+    crash = asyncio.ensure_future(cdp.send("Page.crash"))  # the renderer ends: a real crash
+    while not tab.crashed:
+        await asyncio.sleep(0.02)
+    crashed_at = time.monotonic()
+    reply = await click
+    waited = time.monotonic() - crashed_at
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(crash, 2)  # its answer never comes
+    await run.close()
+    events = parse_trace(run.trace.text()).events
+    assert [e.kind for e in events if e.kind in ("page_crashed", "settle_timeout")] == ["page_crashed"], reply
+    assert waited < 1.0, (waited, reply)

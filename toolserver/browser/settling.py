@@ -105,8 +105,9 @@ class Settling:
         )
 
     def idle(self, tab: Tab) -> bool:
-        """Nothing in the router, the tab's document loaded and its scripted requests handled."""
-        if tab.closed:
+        """Nothing in the router, the tab's document loaded and its scripted requests handled; or
+        nothing more will come: the tab closed, or its page crashed (reported as such, not waited out)."""
+        if tab.closed or tab.crashed:
             return True
         activity = tab.activity
         quiet = self.inflight == 0 and not activity.awaiting_commit and not self.popup_pending(time.monotonic())
@@ -143,6 +144,7 @@ class Settling:
                         "navigation",
                         lambda: (
                             tab.closed
+                            or tab.crashed
                             or tab.document != before.document
                             or (tab.activity.nav_requests > before.nav_requests and not tab.activity.awaiting_commit)
                         ),
@@ -176,7 +178,7 @@ class Settling:
                 HTTP_URL, wait_until="load", timeout=max(1.0, (deadline - time.monotonic()) * 1000)
             )
         except PlaywrightError:
-            return popup.closed or popup.page.is_closed()
+            return popup.closed or popup.crashed or popup.page.is_closed()
         if popup.activity.state is None and not popup.closed:
             state = await read_state(popup, self.config)
             if state is not None:
