@@ -105,6 +105,10 @@ class ServerConfig:
     # tab_closed event, reason byte_flood): each body crosses the driver base64-encoded, on the
     # event loop every run shares. The bundled mirrors' biggest site is 124 KB in all.
     max_page_bytes: int = 64 << 20
+    # A tab whose pages open more JavaScript dialogs than this in one such window is closed (a
+    # tab_closed event, reason dialog_flood): each dialog is a round trip on the one driver, even
+    # with no call running, and alert() in a loop would make one for as long as the page is open.
+    max_page_dialogs: int = 100
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
     # URL, a dialog's message, an error's message quoting an argument; a snapshot is not cut; the
     # trace keeps a call's arguments whole), and a navigation the page starts to a longer

@@ -87,3 +87,23 @@ async def test_a_tab_that_crashes_mid_settle_ends_the_wait_at_once(sandbox, host
     events = parse_trace(run.trace.text()).events
     assert [e.kind for e in events if e.kind in ("page_crashed", "settle_timeout")] == ["page_crashed"], reply
     assert waited < 1.0, (waited, reply)
+
+
+async def test_a_tab_flooding_dialogs_is_closed_and_the_session_goes_on(own_sandbox, hostile_root):
+    # Before, alert() in a loop cost a round trip on the one driver for each dialog, for as long as
+    # the page was open, with no call running.
+    async with own_sandbox(max_page_dialogs=50) as own:
+        run = hostile_run(own, hostile_root, "/nagger", "/calm", mode="observe")
+        await start_hostile(run, "/nagger")
+        for _ in range(50):
+            closed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "tab_closed"]
+            if closed:
+                break
+            await asyncio.sleep(0.1)
+        after = await run.call("browser_snapshot", {})
+        opened = await run.call("browser_open_tab", {"url": "https://hostile.sandbox.example/calm"})
+        await run.close()
+    assert [(c["tab"], c["reason"]) for c in closed] == [("t1", "dialog_flood")], closed
+    assert closed[0]["dialogs"] > 50 and closed[0]["seconds"] == 2.0, closed
+    assert after["error"]["type"] == "no_tab", after
+    assert opened["ok"], opened

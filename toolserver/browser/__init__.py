@@ -8,9 +8,9 @@ One module per job, each importing only those listed after it: ``session`` (a co
 tabs, ``open_session``/``close_session``, and ``Recorder``, the run a session records through),
 ``host`` (the warm Chromium, profiles), ``driver`` (Playwright's driver, its temporary files),
 ``leftovers`` (temporary folders locked by their process, those of dead ones swept), ``console``
-(the reports the page sends), ``local_documents`` (documents a page makes itself, checked as they
-commit), ``router`` (answering requests), ``settling`` (the
-event-driven waits), ``reports`` (asking the page for its state report, bounded), ``owner`` (what
+(the reports the page sends), ``dialogs`` (answering dialogs, closing a tab that floods them),
+``local_documents`` (documents a page makes itself, checked as they commit), ``router``
+(answering requests), ``settling`` (the event-driven waits), ``reports`` (asking the page for its state report, bounded), ``owner`` (what
 those parts need of their session), ``tab`` (a tab's state), ``javascript`` (the ``.js`` files put
 into pages), ``chromium`` (which Chromium, with which flags, its renderers' memory). This module
 declares the public names.

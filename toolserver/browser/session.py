@@ -11,7 +11,6 @@ through it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -19,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from playwright.async_api import Browser, BrowserContext, Dialog, Download, Frame, Page
-from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Browser, BrowserContext, Download, Frame, Page
 
 from toolserver.browser.backstop import Backstop
 from toolserver.browser.console import PageReports
+from toolserver.browser.dialogs import Dialogs
 from toolserver.browser.downloads import Downloads
 from toolserver.browser.javascript import init_script
 from toolserver.browser.local_documents import check_local_document, is_local
@@ -103,6 +102,7 @@ class Session:
     router: Router = field(init=False)
     reports: PageReports = field(init=False)
     downloads: Downloads = field(init=False)
+    dialogs: Dialogs = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
     unannounced: dict[Page, Tab | None] = field(default_factory=dict)  # opened by a page, not yet recorded
 
@@ -111,6 +111,7 @@ class Session:
         self.router = Router(self, self.settling, self.run.store, self.run.policy, self.run.faults)
         self.reports = PageReports(self, self.settling, self.report_key)
         self.downloads = Downloads(self, self.run)
+        self.dialogs = Dialogs(self, self.run.config, self.run.policy)
         if self.backstop is not None:
             self.backstop.report = self.escaped
 
@@ -213,7 +214,7 @@ class Session:
         page.set_default_timeout(self.run.config.action_timeout_ms)
         page.set_default_navigation_timeout(self.run.config.navigation_timeout_ms)
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
-        page.on("dialog", lambda dialog: asyncio.ensure_future(self._on_dialog(tab, dialog)))
+        page.on("dialog", lambda dialog: self.dialogs.on_dialog(tab, dialog))
         page.on("download", lambda download: self._on_download(tab, download))
         page.on("close", lambda _page: self._on_close(tab))
         page.on("crash", lambda _page: self._on_crash(tab))
@@ -281,23 +282,6 @@ class Session:
         self.record_event("page_crashed", {"url": tab.page.url}, tab=tab)
         self.notify()
 
-    async def _on_dialog(self, tab: Tab, dialog: Dialog) -> None:
-        """Dismissed (or accepted, as configured; a state change). A ``beforeunload`` dialog is
-        always accepted: leaving the page is what the navigation asked, and a page must not keep
-        the agent on it; it is recorded like any dialog, not as a state change."""
-        leaving = dialog.type == "beforeunload"
-        accept = leaving or (self.run.config.dialogs == "accept" and not self.run.policy.block_state_changes)
-        data = {
-            "dialog_type": dialog.type,
-            "message": dialog.message,
-            "response": "accepted" if accept else "dismissed",
-        }
-        self.record_event("dialog", data, tab=tab)
-        if accept and dialog.type not in ("alert", "beforeunload"):
-            self.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}", detail=data, tab=tab)
-        with contextlib.suppress(PlaywrightError):  # the page may be gone already
-            await (dialog.accept() if accept else dialog.dismiss())
-
     def _on_download(self, tab: Tab, download: Download) -> None:
         """Every download is a state change; under blocking none is written, else they are capped (``Downloads``)."""
         self.settling.downloads_seen += 1
@@ -313,6 +297,7 @@ class Session:
     def forget_tab(self, tab: Tab) -> None:
         """Drop a closed tab; the most recent remaining tab becomes current if it was."""
         tab.closed = True
+        self.dialogs.forget(tab)
         self.notify()
         self.tabs.pop(tab.id, None)
         if self.active_tab_id not in self.tabs:

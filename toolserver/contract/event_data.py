@@ -152,9 +152,10 @@ class InjectedData(TypedDict):
 class TabClosedData(TypedDict):
     tab: str
     url: str
-    reason: Literal["request_flood", "byte_flood", "page"]
+    reason: Literal["request_flood", "byte_flood", "dialog_flood", "page"]
     requests: NotRequired[int]  # request_flood: how many in ``seconds``
     bytes: NotRequired[int]  # byte_flood: body bytes served in ``seconds``
+    dialogs: NotRequired[int]  # dialog_flood: how many in ``seconds``
     seconds: NotRequired[float]
 
 

@@ -1,0 +1,83 @@
+"""A session's JavaScript dialogs (``alert``, ``confirm``, ``prompt``, ``beforeunload``): each
+is answered and recorded, and a tab whose pages open more than ``max_page_dialogs`` in one flood
+window is closed (a ``tab_closed`` event, reason ``dialog_flood``), as the router closes a tab
+flooding requests: each dialog is a round trip on the one driver every run shares, even with no
+call running, and ``alert()`` in a loop would make one for as long as the page is open.
+
+Imports Playwright, the router (its flood window, closing a page) and the types of its owner;
+never the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+from playwright.async_api import Dialog
+from playwright.async_api import Error as PlaywrightError
+
+from toolserver.browser.router import FLOOD_WINDOW_S, close_page
+
+if TYPE_CHECKING:
+    from toolserver.browser.owner import Owner
+    from toolserver.browser.tab import Tab
+    from toolserver.config import ServerConfig
+    from toolserver.contract.policy import Policy
+
+
+class Dialogs:
+    """Answers the dialogs of one session's pages, and closes a tab that floods them."""
+
+    def __init__(self, owner: Owner, config: ServerConfig, policy: Policy) -> None:
+        self.owner, self.config, self.policy = owner, config, policy
+        self._windows: dict[str, tuple[float, int]] = {}  # tab id -> its window's start, dialogs in it
+
+    def on_dialog(self, tab: Tab, dialog: Dialog) -> None:
+        if self._flooding(tab):
+            asyncio.ensure_future(self._answer(dialog, accept=False))  # its tab is being closed: unrecorded
+            return
+        asyncio.ensure_future(self._take(tab, dialog))
+
+    def forget(self, tab: Tab) -> None:
+        self._windows.pop(tab.id, None)
+
+    def _flooding(self, tab: Tab) -> bool:
+        """Whether the tab opened more than ``max_page_dialogs`` in its window: then it is closed
+        (once, recorded)."""
+        now = time.monotonic()
+        since, count = self._windows.get(tab.id, (now, 0))
+        if now - since >= FLOOD_WINDOW_S:
+            since, count = now, 0
+        count += 1
+        self._windows[tab.id] = (since, count)
+        if count <= self.config.max_page_dialogs:
+            return False
+        if not tab.flooded:
+            tab.flooded = True
+            data = {"tab": tab.id, "url": tab.page.url, "reason": "dialog_flood", "dialogs": count}
+            self.owner.record_event("tab_closed", data | {"seconds": FLOOD_WINDOW_S}, tab=tab)
+            asyncio.ensure_future(close_page(tab.page))
+        return True
+
+    async def _take(self, tab: Tab, dialog: Dialog) -> None:
+        """Dismissed (or accepted, as configured; a state change). A ``beforeunload`` dialog is
+        always accepted: leaving the page is what the navigation asked, and a page must not keep
+        the agent on it; it is recorded like any dialog, not as a state change."""
+        leaving = dialog.type == "beforeunload"
+        accept = leaving or (self.config.dialogs == "accept" and not self.policy.block_state_changes)
+        data = {
+            "dialog_type": dialog.type,
+            "message": dialog.message,
+            "response": "accepted" if accept else "dismissed",
+        }
+        self.owner.record_event("dialog", data, tab=tab)
+        if accept and dialog.type not in ("alert", "beforeunload"):
+            self.owner.record_state_change("dialog_accepted", name=f"dialog:{dialog.type}", detail=data, tab=tab)
+        await self._answer(dialog, accept)
+
+    @staticmethod
+    async def _answer(dialog: Dialog, accept: bool) -> None:
+        with contextlib.suppress(PlaywrightError):  # the page may be gone already
+            await (dialog.accept() if accept else dialog.dismiss())
