@@ -4,16 +4,16 @@ the router that answers every request from the mirror store (or blocks it).
 Nothing here reaches a network: every request is fulfilled from the mirror or refused; a dead
 proxy in the launch flags catches anything that could escape interception.
 
-One module per job, each importing only those listed after it: ``session`` (a context and its
-tabs, ``open_session``/``close_session``, and ``Recorder``, the run a session records through),
-``host`` (the warm Chromium, profiles), ``driver`` (Playwright's driver, its temporary files),
-``leftovers`` (temporary folders locked by their process, those of dead ones swept), ``console``
-(the reports the page sends), ``dialogs`` (answering dialogs, closing a tab that floods them),
-``local_documents`` (documents a page makes itself, checked as they commit), ``router``
-(answering requests), ``settling`` (the event-driven waits), ``reports`` (asking the page for its state report, bounded), ``owner`` (what
-those parts need of their session), ``tab`` (a tab's state), ``javascript`` (the ``.js`` files put
-into pages), ``chromium`` (which Chromium, with which flags, its renderers' memory). This module
-declares the public names.
+One module per job, each importing only those listed after it: ``session`` (a context and its tabs,
+``open_session``/``close_session``, and ``Recorder``, the run a session records through), ``host``
+(the warm Chromium, profiles), ``driver`` (Playwright's driver, its temporary files), ``leftovers``
+(temporary folders locked by their process, those of dead ones swept), ``console`` (the reports the
+page sends), ``dialogs`` (answering dialogs, closing a tab that floods them), ``local_documents``
+(documents a page makes itself, checked as they commit), ``router`` (answering requests),
+``settling`` (the event-driven waits), ``reports`` (asking the page for its state report, bounded),
+``owner`` (what those parts need of their session), ``tab`` (a tab's state), ``javascript`` (the
+``.js`` files put into pages), ``chromium`` (which Chromium, with which flags, its renderers'
+memory). This module declares the public names.
 
 Imports only Playwright and the tool server's lower layers (config, errors, pdf, media,
 contract): never the dispatcher, tools, API or transports, nor anything of ``sandbox``.
