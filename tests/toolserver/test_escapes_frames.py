@@ -49,3 +49,16 @@ async def test_frames_at_data_and_blob_urls_are_policy_violations(sandbox, hosti
         assert text.count("Blocked by the sandbox") == 2, text
     else:
         assert "SECRET-PAGE-TEXT" in text and "DATA-FRAME-TEXT" in text, text
+
+
+async def test_a_frame_flooding_local_documents_grows_its_trace_by_a_bounded_amount(own_sandbox, hostile_root):
+    async with own_sandbox(max_page_event_lines=10) as own:
+        run = hostile_run(own, hostile_root, "/local-frame-flood")
+        await start_hostile(run, "/local-frame-flood")
+        await asyncio.sleep(1.0)  # a data: document every 5 ms, each taken off, no call in flight
+        text = await snapshot_text(run)
+        await run.close()
+    assert "Local frame flood" in text, text
+    trace = parse_trace(run.trace.text())
+    assert 0 < len([e for e in trace.events if e.kind == "policy_violation"]) <= 10 * (len(trace.calls) + 1)
+    assert "policy_violation" in {e.data["kind"] for e in trace.events if e.kind == "events_suppressed"}

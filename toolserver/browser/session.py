@@ -25,7 +25,7 @@ from toolserver.browser.console import PageReports
 from toolserver.browser.dialogs import Dialogs
 from toolserver.browser.downloads import Downloads
 from toolserver.browser.javascript import init_script
-from toolserver.browser.local_documents import check_local_document, is_local
+from toolserver.browser.local_documents import LocalDocuments, is_local
 from toolserver.browser.reports import bounded, safe_title
 from toolserver.browser.router import Router
 from toolserver.browser.settling import Marks, Settling
@@ -103,6 +103,7 @@ class Session:
     reports: PageReports = field(init=False)
     downloads: Downloads = field(init=False)
     dialogs: Dialogs = field(init=False)
+    local_documents: LocalDocuments = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
     unannounced: dict[Page, Tab | None] = field(default_factory=dict)  # opened by a page, not yet recorded
 
@@ -112,6 +113,7 @@ class Session:
         self.reports = PageReports(self, self.settling, self.report_key)
         self.downloads = Downloads(self, self.run)
         self.dialogs = Dialogs(self, self.run.config, self.run.policy)
+        self.local_documents = LocalDocuments(self, self.run.policy)
         if self.backstop is not None:
             self.backstop.report = self.escaped
 
@@ -265,7 +267,7 @@ class Session:
             self._opened(tab.page, None, navigating=True)  # its opening first (no-op once recorded)
         if is_local(url):  # a document the page made itself, in any frame: never seen by the router
             tab.activity.new_document_requested = tab.activity.new_document_requested or top
-            check_local_document(self, self.run.policy, tab, frame)
+            self.local_documents.committed(tab, frame)
         if top and tab.commit(url.split("#", 1)[0]):
             self.notify()
             self.record_event("navigation", {"url": url}, tab=tab)
