@@ -266,7 +266,8 @@ class Session:
         if top:
             self._opened(tab.page, None, navigating=True)  # its opening first (no-op once recorded)
         if is_local(url):  # a document the page made itself, in any frame: never seen by the router
-            tab.activity.new_document_requested = tab.activity.new_document_requested or top
+            if top:
+                tab.activity.new_document_requested = True
             self.local_documents.committed(tab, frame)
         if top and tab.commit(url.split("#", 1)[0]):
             self.notify()
