@@ -60,5 +60,6 @@ async def test_a_frame_flooding_local_documents_grows_its_trace_by_a_bounded_amo
         await run.close()
     assert "Local frame flood" in text, text
     trace = parse_trace(run.trace.text())
-    assert 0 < len([e for e in trace.events if e.kind == "policy_violation"]) <= 10 * (len(trace.calls) + 1)
-    assert "policy_violation" in {e.data["kind"] for e in trace.events if e.kind == "events_suppressed"}
+    written = [e for e in trace.events if e.kind == "policy_violation"]
+    suppressed = sum(e.data["count"] for e in trace.events if e.kind == "events_suppressed")
+    assert 0 < len(written) <= 10 * (len(trace.calls) + 1), (len(written), suppressed)
