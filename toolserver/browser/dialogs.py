@@ -4,7 +4,7 @@ window is closed (a ``tab_closed`` event, reason ``dialog_flood``), as the route
 flooding requests: each dialog is a round trip on the one driver every run shares, even with no
 call running, and ``alert()`` in a loop would make one for as long as the page is open.
 
-Imports Playwright, the router (its flood window, closing a page) and the types of its owner;
+Imports Playwright, the flood window and closing (``flooding``) and the types of its owner;
 never the session.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from playwright.async_api import Dialog
 from playwright.async_api import Error as PlaywrightError
 
-from toolserver.browser.router import FLOOD_WINDOW_S, close_page
+from toolserver.browser.flooding import FLOOD_WINDOW_S, close_flooded
 
 if TYPE_CHECKING:
     from toolserver.browser.owner import Owner
@@ -54,11 +54,7 @@ class Dialogs:
         self._windows[tab.id] = (since, count)
         if count <= self.config.max_page_dialogs:
             return False
-        if not tab.flooded:
-            tab.flooded = True
-            data = {"tab": tab.id, "url": tab.page.url, "reason": "dialog_flood", "dialogs": count}
-            self.owner.record_event("tab_closed", data | {"seconds": FLOOD_WINDOW_S}, tab=tab)
-            asyncio.ensure_future(close_page(tab.page))
+        close_flooded(self.owner, tab, reason="dialog_flood", dialogs=count)
         return True
 
     async def _take(self, tab: Tab, dialog: Dialog) -> None:

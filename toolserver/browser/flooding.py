@@ -1,7 +1,8 @@
-"""A tab that floods the router: more requests (``max_page_requests``) or more body bytes
-(``max_page_bytes``) in a ``FLOOD_WINDOW_S`` window than any real page makes. Each request and
-each body (base64-encoded) crosses the one driver and event loop every run shares, so such a
-tab is closed (once, recorded as ``tab_closed``) and its requests are refused until it is gone.
+"""A tab that floods: more requests (``max_page_requests``), more body bytes
+(``max_page_bytes``) or more dialogs (``max_page_dialogs``, counted by ``dialogs``) in a
+``FLOOD_WINDOW_S`` window than any real page makes. Each request, each body (base64-encoded) and
+each dialog crosses the one driver and event loop every run shares, so such a tab is closed
+(once, recorded as ``tab_closed``) and its requests are refused until it is gone.
 """
 
 from __future__ import annotations
@@ -43,10 +44,18 @@ def flooding(owner: Owner, config: ServerConfig, tab: Tab | None, size: int | No
     over_bytes = tab.bytes_served > config.max_page_bytes
     if tab.flooded or not (over_bytes or tab.requests > config.max_page_requests):
         return tab.flooded
+    if over_bytes:
+        close_flooded(owner, tab, reason="byte_flood", bytes=tab.bytes_served)
+    else:
+        close_flooded(owner, tab, reason="request_flood", requests=tab.requests)
+    return True
+
+
+def close_flooded(owner: Owner, tab: Tab, **over: object) -> None:
+    """Close a tab that floods (requests, bytes, dialogs): once, recorded as ``tab_closed`` with
+    ``over`` (its reason and count) in the window."""
+    if tab.flooded:
+        return
     tab.flooded = True
-    over = {"reason": "byte_flood", "bytes": tab.bytes_served}
-    if not over_bytes:
-        over = {"reason": "request_flood", "requests": tab.requests}
     owner.record_event("tab_closed", {"tab": tab.id, "url": tab.page.url, **over, "seconds": FLOOD_WINDOW_S}, tab=tab)
     asyncio.ensure_future(close_page(tab.page))
-    return True
