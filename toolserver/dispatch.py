@@ -253,7 +253,7 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
         return crashed_error(ctx.session).to_json()
     if run.closed:  # its tabs are gone: nothing to probe
         return BrowserActionFailed(first_line(str(exc))).to_json()
-    tab = ctx.tab
+    tab = ctx.session.active_tab if ctx.session is not None else None  # not ctx.tab: it may have closed
     if tab is not None and await page_crashed(ctx, tab, exc):
         return crashed_tab(tab).to_json()
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:

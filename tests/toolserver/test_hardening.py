@@ -155,6 +155,24 @@ async def test_a_close_cut_short_by_the_call_timeout_still_closes_its_context(ow
         assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
 
 
+async def test_a_tab_closed_under_its_failing_call_gives_an_error_and_its_line(bounded, hostile_root):
+    """A snapshot on a spinning page whose tab closes under it (a flood guard, the page itself):
+    reading why the call failed asked the call's context for its tab, which asserted that the
+    tab was still open, so the call raised out of the dispatcher."""
+    run = hostile_run(bounded, hostile_root)
+    assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+    await spin(run)
+    page = run.current_session().active_tab.page
+    call = asyncio.ensure_future(run.call("browser_snapshot", {}))
+    await asyncio.sleep(0.3)  # the call is waiting on the page
+    await page.close()
+    reply = await asyncio.wait_for(call, BOUNDS["call_timeout_s"] + 2)
+    assert reply["ok"] is False and reply["error"]["type"] != "server_fault", reply
+    await run.close("deleted")
+    (*_, line) = parse_trace(run.trace.text()).calls
+    assert line.tool == "browser_snapshot" and line.error.type == reply["error"]["type"]
+
+
 async def test_ending_a_run_during_a_hung_call_returns_quickly_and_keeps_the_call_line(own_sandbox, hostile_root):
     async with own_sandbox(action_timeout_ms=60_000, call_timeout_s=120.0, close_timeout_s=1.0) as patient:
         run = hostile_run(patient, hostile_root)
