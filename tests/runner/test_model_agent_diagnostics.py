@@ -17,6 +17,7 @@ from sandbox.runner.batch import run_batch
 from sandbox.runner.report import write_reports
 from tests.support.models import scripted_server
 from tests.support.reports import open_report
+from tests.support.serve import served
 from toolserver.contract.trace import read_trace
 
 AGENT = "openai:scripted-browser-1"
@@ -213,11 +214,7 @@ async def test_a_turn_cut_short_or_refused_is_an_error_not_an_answer(sandbox, tm
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions" if kind == "openai" else "/v1/messages", answer)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    runner, url = await served(app)
     try:
         [outcome] = await run_batch(
             [load_pack("bid-intake")], f"{kind}:m", out=tmp_path, progress=False, sandbox=sandbox,

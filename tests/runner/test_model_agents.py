@@ -25,6 +25,7 @@ from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
 from sandbox.runner.batch import BatchStopped, run_batch
 from tests.support.models import scripted_server
+from tests.support.serve import served
 from toolserver.contract.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -349,11 +350,7 @@ async def test_a_live_answer_that_is_not_json_under_new_episodes_names_the_endpo
 
     app = web.Application()
     app.router.add_post(api.endpoint, not_json)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    runner, url = await served(app)
     try:
         cassette = cassette_copy(api, tmp_path, lambda data: data.update(interactions=data["interactions"][:1]), url)
         base_url = f"{url}{api.base_path}"
@@ -461,17 +458,6 @@ async def test_a_replay_unlike_its_recording_is_an_error_saying_how(sandbox, tmp
     assert len(calls) == (7 if case == "a turn more" else 0), calls
 
 
-async def started(app) -> tuple[object, str]:
-    """``app`` served on a free loopback port: its runner and its root URL."""
-    from aiohttp import web
-
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
-
-
 @by_api
 async def test_a_request_the_sdk_retried_while_recording_is_recorded_once(sandbox, tmp_path, api):
     """A rate limit met while recording (a 429, then the SDK's retry answered) was recorded with
@@ -493,7 +479,7 @@ async def test_a_request_the_sdk_retried_while_recording_is_recorded_once(sandbo
 
     app = scripted_server().create_app()
     app.middlewares.append(rate_limited_once)
-    runner, url = await started(app)
+    runner, url = await served(app)
     cassette = tmp_path / "recorded.yaml"
     try:
         recording = await run_one(

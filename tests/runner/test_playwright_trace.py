@@ -14,6 +14,7 @@ from aiohttp import web
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents.reference_agent import ReferenceAgent
 from sandbox.runner.attempt import run_attempt
+from tests.support.serve import served
 from toolserver.contract.trace import read_trace
 
 VIEWER = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "vite" / "traceViewer"
@@ -27,11 +28,7 @@ async def serve_viewer(trace_zip: Path) -> tuple[web.AppRunner, str]:
 
     app.router.add_get("/trace.zip", trace)
     app.router.add_static("/", VIEWER)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    return await served(app)
 
 
 async def test_attempt_trace_opens_in_playwrights_trace_viewer(sandbox, browser, tmp_path):

@@ -1,5 +1,5 @@
-"""A server as a real process in a test (`sandbox serve`, `inspect view`): a free loopback port
-for it, and waiting until it answers."""
+"""A server in a test: as a real process (`sandbox serve`, `inspect view`), a free loopback port
+for it and waiting until it answers; in the test's own loop, an aiohttp app served on loopback."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import socket
 import subprocess
 
 import aiohttp
+from aiohttp import web
 
 
 def free_port() -> int:
@@ -36,3 +37,13 @@ async def wait_answering(url: str, server: subprocess.Popen, what: str, seconds:
                 pass
             await asyncio.sleep(0.1)
     raise AssertionError(f"{what} never answered {url} within {seconds:g} s")
+
+
+async def served(app: web.Application) -> tuple[web.AppRunner, str]:
+    """``app`` served on a free loopback port: its runner (``await runner.cleanup()`` to stop it)
+    and its root URL."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
