@@ -82,6 +82,7 @@ class Dispatcher:
     async def _call(self, run: Run, name: str, flight: Flight) -> dict:
         ctx, raw_args, t_start, wall_start = flight
         url_before: str | None = None
+        call_tab: br.Tab | None = None  # the session's tab as the call began
         result: dict | None = None
         error: dict | None = None
         try:
@@ -92,7 +93,8 @@ class Dispatcher:
             tool = run.registry.get(name)
             args = tool.parse(raw_args)
             ctx = run.current = scoped(ctx, tool)
-            url_before = ctx.tab.url if ctx.tab else None
+            call_tab = ctx.tab
+            url_before = call_tab.url if call_tab else None
             url = getattr(args, "url", None) if tool.url_bearing else None
             if url is not None:
                 check_url(ctx, url)
@@ -105,7 +107,7 @@ class Dispatcher:
         except UnknownRun as exc:
             error = {"type": "unknown_run", "message": str(exc)}
         except PlaywrightError as exc:
-            error = await browser_error(ctx, exc)
+            error = await browser_error(ctx, exc, call_tab)
         except Exception as exc:  # a server fault: recorded, reported, never fatal
             log.exception("server fault in %s", name)
             run.record_event(
@@ -244,16 +246,20 @@ def not_in_mirror(run: Run, url: str, reached_from: str | None = None) -> NotInM
     )
 
 
-async def browser_error(ctx: CallContext, exc: PlaywrightError) -> dict:
+async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab | None) -> dict:
     """What a Playwright failure means: the browser died, the page hangs (a timeout on a page
     that does not answer a trivial question), or the action failed. A run that ended under the
-    call makes any failure ``unknown_run`` (``Dispatcher.call``)."""
+    call makes any failure ``unknown_run`` (``Dispatcher.call``). The page asked is the session's
+    tab now (a tab the call opened), unless the tab the call began on closed under it: then
+    none, not another tab that had no part in the call."""
     run = ctx.run
+    tab = ctx.session.active_tab if ctx.session is not None else None
+    if began_on is not None and began_on.closed:
+        tab = began_on
     if ctx.session is not None and ctx.session.crashed:
         return crashed_error(ctx.session).to_json()
     if run.closed:  # its tabs are gone: nothing to probe
         return BrowserActionFailed(first_line(str(exc))).to_json()
-    tab = ctx.session.active_tab if ctx.session is not None else None  # not ctx.tab: it may have closed
     if tab is not None and await page_crashed(ctx, tab, exc):
         return crashed_tab(tab).to_json()
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:

@@ -348,14 +348,19 @@ def check_provider(ctx: GateContext) -> Iterator[Finding]:
             )
 
 
+IDLE_ENDS = ("idle_timeout", "mcp_idle_timeout")  # the server ended the run: no client did
+
+
 def _trace_elapsed(trace: Trace) -> tuple[float, str] | None:
     """Seconds the trace's run took, and where that was read: the ``run_end`` line's ``t`` (the
     run's close, after the agent's last reply), else the last call's end; the later of the two
-    when both are there. None when the trace has no timing."""
+    when both are there; not a run ended for being idle (its end came the idle bound after the
+    agent's last call). None when the trace has no timing."""
     found: list[tuple[float, str]] = []
     if trace.calls and any(c.t_end or c.t_start for c in trace.calls):
         found.append((max(c.t_end for c in trace.calls), "the trace's last call end"))
-    end_t = (trace.end or {}).get("t")
+    idle = (trace.end or {}).get("reason") in IDLE_ENDS
+    end_t = None if idle else (trace.end or {}).get("t")
     if isinstance(end_t, int | float) and not isinstance(end_t, bool):
         try:
             seconds = float(end_t)

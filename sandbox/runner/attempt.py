@@ -322,12 +322,12 @@ async def run_attempt(
     # recorded (nothing below awaits), and the stop goes on as AttemptStopped.
     closing = asyncio.ensure_future(run.close(reason=result.status))
     stopped = result.status == STOPPED
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        uncancel()
-        stopped = True
-        await closing
+    while not closing.done():  # a second stop too
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            uncancel()
+            stopped = True
 
     write_file(directory / "output.txt", result.output)
     trace = read_trace(directory / "trace.jsonl")

@@ -160,5 +160,8 @@ def test_a_usage_file_that_cannot_be_read_says_why_in_the_attempts_details(tmp_p
         "model": "m",
         "usage_problem": "usage.json: output_tokens (token counts are whole numbers of at least 0)",
     }
+    usage.write_text(json.dumps({**good, "input_tokens": True}))  # a bool is no count (the record refused it)
+    counts, facts = reported_usage(usage)
+    assert counts is None and facts["usage_problem"].startswith("usage.json: input_tokens"), facts
     usage.write_text("[1, 2]")
     assert reported_usage(usage) == (None, {"usage_problem": "usage.json is not a JSON object"})

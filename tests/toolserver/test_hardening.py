@@ -297,6 +297,34 @@ async def test_a_dead_playwright_driver_is_reported_restarted_and_health_tells_t
         await crashed_then_served_again(own, client, run)
 
 
+async def test_a_driver_dying_while_chromium_is_relaunched_is_restarted_too(hostile_root):
+    """Chromium crashed, then the Playwright driver died while Chromium was relaunched on it: the
+    driver's end was taken for a server never up (no browser then), so it was never restarted,
+    and every later session start failed for the server's life."""
+    before = drivers()
+    async with Sandbox(ServerConfig(mirror_roots=(hostile_root,), **BOUNDS)) as own:
+        run = own.create_run()
+        assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
+        cdp = await own.host.browser.new_browser_cdp_session()
+        with contextlib.suppress(Exception):  # it dies before it answers
+            await asyncio.wait_for(cdp.send("Browser.crash"), 2.0)
+        for _ in range(200):
+            if own.host.browser is None:
+                break
+            await asyncio.sleep(0.01)
+        assert own.host.browser is None and own.host.crashes == 1
+        await kill_new_driver(own.host, before)  # while the relaunch on it is under way
+        for _ in range(100):
+            if own.host.crashes == 2:  # the driver's end counted
+                break
+            await asyncio.sleep(0.05)
+        await run.close("deleted")
+        again = own.create_run()
+        reply = await start_at(again, f"{HOSTILE}/calm")
+        assert reply["ok"], reply
+        await again.close()
+
+
 def browser_processes() -> set[int]:
     """This process's Chromium browser processes (not their renderers, GPU or utility processes)."""
     return {

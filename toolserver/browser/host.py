@@ -249,7 +249,9 @@ class BrowserHost:
         return driver
 
     def _on_driver_closed(self, driver: Playwright) -> None:
-        if self._stopping or driver is not self._pw or self.browser is None:  # stopped, or never up
+        # Not: stopped, an old driver, or one that never launched a browser. A browser of None is
+        # no sign: it is None while Chromium is relaunched after a crash, on this driver.
+        if self._stopping or driver is not self._pw or not self.launches:
             return
         self.crashes += 1
         log.error("the Playwright driver ended (crash %d); restarting it and Chromium for new sessions", self.crashes)
@@ -281,11 +283,13 @@ class BrowserHost:
         """The live browser, relaunched first if it died: one relaunch at a time, which every
         session starting meanwhile awaits (shielded: one cut short leaves it to the others); a
         failed one is tried once more."""
-        for attempt in range(2):
+        for attempt in range(3):  # the third only looks at what the second relaunch made
             browser = self.browser
             if browser is not None and browser.is_connected():
                 self._cap_renderers(browser)
                 return browser
+            if attempt == 2:
+                break
             relaunch = self._relaunch
             if relaunch is None or relaunch.done():  # a done one left no browser: it failed, or that one died
                 if relaunch is not None and not relaunch.cancelled() and relaunch.exception() is not None:

@@ -232,10 +232,14 @@
   }
   // A request counts from send() to its loadend, or to whatever ends it without one, exactly once:
   // send() throwing (not opened, sent already, a synchronous request that failed), open() again
-  // or abort() on it. ``sent``: a request the page sent -> whether it is in flight now.
+  // or abort() on it. ``sent``: a request the page sent -> whether it is in flight now. A loadend
+  // is the request's own only in state DONE: one that comes after the page opened the request
+  // again (from its load handler) belongs to the request before, which open() ended already.
   const xhrEnded = (request) => { if (sentNow(sent, request)) { mark(sent, request, false); end(); } };
+  const readyState = getter(xhr, 'readyState');
+  const loadEnded = (request) => { if (readyState(request) === 4) xhrEnded(request); };
   xhr.send = function (...args) {
-    if (sentNow(sent, this) === undefined) { const request = this; listen(this, 'loadend', () => xhrEnded(request)); }
+    if (sentNow(sent, this) === undefined) { const request = this; listen(this, 'loadend', () => loadEnded(request)); }
     if (sentNow(sent, this)) return apply(send, this, args);   // sent already: it throws, and counts once
     begin(); mark(sent, this, true);
     try { return apply(send, this, args); } catch (error) { xhrEnded(this); throw error; }

@@ -108,8 +108,10 @@ async def close_session(session: Session) -> None:
     open on the shared browser, and a second close (the run's end) awaits the first."""
     if session.mark_closed():
         session.closing = asyncio.ensure_future(close_all(session))
-    if session.closing is not None:
         await asyncio.shield(session.closing)
+    elif session.closing is not None:  # a close another call began: what it raised is that call's
+        with contextlib.suppress(Exception):
+            await asyncio.shield(session.closing)
 
 
 async def close_all(session: Session) -> None:

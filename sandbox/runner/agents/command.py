@@ -113,7 +113,7 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
     if not isinstance(data, dict):
         return None, {"usage_problem": f"{USAGE_FILE} is not a JSON object"}
     keys = ("input_tokens", "cached_input_tokens", "cache_creation_input_tokens", "output_tokens")
-    counts = {key: data[key] for key in keys if isinstance(data.get(key), int) and data[key] >= 0}
+    counts = {key: data[key] for key in keys if type(data.get(key)) is int and data[key] >= 0}  # not a bool
     facts = {"model": data["model"]} if isinstance(data.get("model"), str) else {}
     bad = [key for key in keys if key in data and key not in counts]
     if bad or "input_tokens" not in counts:

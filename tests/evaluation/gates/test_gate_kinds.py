@@ -371,6 +371,10 @@ def test_time_limit_counts_to_the_run_end_line(form):
         b.lines[-1]["t"] = odd
         report = check_gates(form, b.trace(), site_key=SITE_KEY)
         assert report.ok and not report.errors and any("last call end" in n for n in report.notes), odd
+    idle = form_trace().close().end()
+    idle.lines[-1].update(t=650.0, reason="idle_timeout")  # the server ended it, the idle bound after the last call
+    report = check_gates(form, idle.trace(), site_key=SITE_KEY)
+    assert report.ok and any("last call end" in n for n in report.notes), report
 
 
 def test_no_timing_at_all_fails(form):
