@@ -4,7 +4,7 @@ window is closed (a ``tab_closed`` event, reason ``dialog_flood``), as the route
 flooding requests: each dialog is a round trip on the one driver every run shares, even with no
 call running, and ``alert()`` in a loop would make one for as long as the page is open.
 
-Imports Playwright, the flood window and closing (``flooding``) and the types of its owner;
+Imports Playwright, the flood count (``flooding``) and the types of its owner;
 never the session.
 """
 
@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import TYPE_CHECKING
 
 from playwright.async_api import Dialog
 from playwright.async_api import Error as PlaywrightError
 
-from toolserver.browser.flooding import FLOOD_WINDOW_S, close_flooded
+from toolserver.browser.flooding import flooding
 
 if TYPE_CHECKING:
     from toolserver.browser.owner import Owner
@@ -32,30 +31,12 @@ class Dialogs:
 
     def __init__(self, owner: Owner, config: ServerConfig, policy: Policy) -> None:
         self.owner, self.config, self.policy = owner, config, policy
-        self._windows: dict[str, tuple[float, int]] = {}  # tab id -> its window's start, dialogs in it
 
     def on_dialog(self, tab: Tab, dialog: Dialog) -> None:
-        if self._flooding(tab):
+        if flooding(self.owner, self.config, tab, dialog=True):
             asyncio.ensure_future(self._answer(dialog, accept=False))  # its tab is being closed: unrecorded
             return
         asyncio.ensure_future(self._take(tab, dialog))
-
-    def forget(self, tab: Tab) -> None:
-        self._windows.pop(tab.id, None)
-
-    def _flooding(self, tab: Tab) -> bool:
-        """Whether the tab opened more than ``max_page_dialogs`` in its window: then it is closed
-        (once, recorded)."""
-        now = time.monotonic()
-        since, count = self._windows.get(tab.id, (now, 0))
-        if now - since >= FLOOD_WINDOW_S:
-            since, count = now, 0
-        count += 1
-        self._windows[tab.id] = (since, count)
-        if count <= self.config.max_page_dialogs:
-            return False
-        close_flooded(self.owner, tab, reason="dialog_flood", dialogs=count)
-        return True
 
     async def _take(self, tab: Tab, dialog: Dialog) -> None:
         """Dismissed (or accepted, as configured; a state change). A ``beforeunload`` dialog is

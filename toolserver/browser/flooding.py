@@ -1,8 +1,9 @@
 """A tab that floods: more requests (``max_page_requests``), more body bytes
-(``max_page_bytes``) or more dialogs (``max_page_dialogs``, counted by ``dialogs``) in a
-``FLOOD_WINDOW_S`` window than any real page makes. Each request, each body (base64-encoded) and
-each dialog crosses the one driver and event loop every run shares, so such a tab is closed
-(once, recorded as ``tab_closed``) and its requests are refused until it is gone.
+(``max_page_bytes``) or more dialogs (``max_page_dialogs``) in a ``FLOOD_WINDOW_S`` window
+than any real page makes; the router counts requests and bytes, ``dialogs`` the dialogs. Each
+request, each body (base64-encoded) and each dialog crosses the one driver and event loop every
+run shares, so such a tab is closed (once, recorded as ``tab_closed``), and its requests are
+refused and its dialogs dismissed unrecorded until it is gone.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from toolserver.browser.tab import Tab
     from toolserver.config import ServerConfig
 
-FLOOD_WINDOW_S = 2.0  # a tab's requests and bytes are counted in windows this long
+FLOOD_WINDOW_S = 2.0  # a tab's requests, bytes and dialogs are counted in windows this long
 
 
 async def close_page(page: Page) -> None:
@@ -29,26 +30,33 @@ async def close_page(page: Page) -> None:
         await page.close()
 
 
-def flooding(owner: Owner, config: ServerConfig, tab: Tab | None, size: int | None = None) -> bool:
-    """Whether the tab is flooding, counting one more request (``size`` None) or a body of ``size``
-    bytes about to be served to it; the first time, the tab is closed."""
+def flooding(
+    owner: Owner, config: ServerConfig, tab: Tab | None, *, size: int | None = None, dialog: bool = False
+) -> bool:
+    """Whether the tab is flooding, counting one more request, a body of ``size`` bytes about to
+    be served to it, or (``dialog``) one more dialog; the first time, the tab is closed."""
     if tab is None:
         return False
     now = time.monotonic()
-    if now - tab.requests_since >= FLOOD_WINDOW_S:
-        tab.requests_since, tab.requests, tab.bytes_served = now, 0, 0
-    if size is None:
+    if now - tab.window_since >= FLOOD_WINDOW_S:
+        tab.window_since, tab.requests, tab.bytes_served, tab.dialogs = now, 0, 0, 0
+    if dialog:
+        tab.dialogs += 1
+    elif size is None:
         tab.requests += 1
     else:
         tab.bytes_served += size
-    over_bytes = tab.bytes_served > config.max_page_bytes
-    if tab.flooded or not (over_bytes or tab.requests > config.max_page_requests):
-        return tab.flooded
-    if over_bytes:
-        close_flooded(owner, tab, reason="byte_flood", bytes=tab.bytes_served)
-    else:
-        close_flooded(owner, tab, reason="request_flood", requests=tab.requests)
-    return True
+    if tab.flooded:
+        return True
+    for reason, counted, count, most in (
+        ("byte_flood", "bytes", tab.bytes_served, config.max_page_bytes),
+        ("request_flood", "requests", tab.requests, config.max_page_requests),
+        ("dialog_flood", "dialogs", tab.dialogs, config.max_page_dialogs),
+    ):
+        if count > most:
+            close_flooded(owner, tab, reason=reason, **{counted: count})
+            return True
+    return False
 
 
 def close_flooded(owner: Owner, tab: Tab, **over: object) -> None:

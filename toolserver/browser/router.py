@@ -136,14 +136,23 @@ class Router:
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
         if self.faults is not None and await self._injected(route, routed):
             return
-        attachment = "attachment" in headers.get("content-disposition", "")
-        if routed.main_frame_nav and routed.tab is not None:
-            routed.tab.redirects = 0  # a document at last: the next redirect starts a new chain
-        self._expect_commit(routed, attachment, mirrored)
-        if routed.main_frame_nav and headers.get("content-type", "").startswith("application/pdf") and not attachment:
-            return await self._serve_pdf(route, routed, mirrored)
+        attachment = routed.is_nav and "attachment" in headers.get("content-disposition", "")
+        await self._serve(route, routed, mirrored, download=routed.url if attachment else None)
+
+    async def _serve(self, route: Route, routed: Routed, mirrored: MirroredResponse, download: str | None) -> None:
+        """Answers with a mirrored body, unless it would flood its tab. ``download``: the body is an
+        attachment the router recorded as a download, which the browser's download event will name
+        so (``took_download``); it is expected only once it is served."""
         if self._flooding(routed.tab, len(mirrored.body)):
             return await route.abort("blockedbyclient")
+        if download is not None:
+            self.downloads[download] += 1
+        if routed.main_frame_nav and routed.tab is not None:
+            routed.tab.redirects = 0  # a document (or a download) at last: the next redirect starts a new chain
+        self._expect_commit(routed, download is not None, mirrored)
+        content_type = {k.lower(): v for k, v in mirrored.headers.items()}.get("content-type", "")
+        if routed.main_frame_nav and content_type.startswith("application/pdf") and download is None:
+            return await self._serve_pdf(route, routed, mirrored)
         await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
 
     async def _injected(self, route: Route, routed: Routed) -> bool:
@@ -181,7 +190,7 @@ class Router:
 
     def _flooding(self, tab: Tab | None, size: int | None = None) -> bool:
         """The tab made too many requests, or was served too many bytes (``flooding``): refuse."""
-        return flooding(self.owner, self.settling.config, tab, size)
+        return flooding(self.owner, self.settling.config, tab, size=size)
 
     def _identify(self, request: Request, frame: Frame | None, tab: Tab | None) -> Routed:
         """Whether the request is a navigation, of which frame (a main-frame one is counted for settling)."""
@@ -203,9 +212,8 @@ class Router:
         )
         return blocked
 
-    def _download_blocked(self, routed: Routed, headers: dict[str, str], asked: str | None = None) -> bool:
-        """A navigation to an attachment is a download, a state change (refused when blocked).
-        ``asked``: the URL its download event will name (the redirect's, for a redirect to it)."""
+    def _download_blocked(self, routed: Routed, headers: dict[str, str]) -> bool:
+        """A navigation to an attachment is a download, a state change (refused when blocked)."""
         if not (routed.is_nav and "attachment" in headers.get("content-disposition", "")):
             return False
         policy, url = self.policy, routed.url
@@ -215,8 +223,6 @@ class Router:
         self.owner.record_state_change(
             "download", name=f"download {url}", blocked=refused, detail=routed.base, tab=routed.tab
         )
-        if not refused:
-            self.downloads[asked or url] += 1
         return policy.block_state_changes
 
     def _url_refused(self, routed: Routed, url: str | None = None, origin: str | None = None) -> bool:
@@ -290,23 +296,18 @@ class Router:
         location = {k.lower(): v for k, v in mirrored.headers.items()}.get("location")
         if 300 <= mirrored.status < 400 and location:
             return await self._redirect(route, urljoin(target, location), routed, base, hops + 1)
-        if self._flooding(tab, len(mirrored.body)):
-            return await route.abort("blockedbyclient")
-        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+        await self._serve(route, routed, mirrored, download=None)  # a frame's download: its event records it
 
     async def _redirect_to_download(self, route: Route, routed: Routed, target: str, headers: dict[str, str]) -> None:
         """A redirect to an attachment is answered with it, as a link straight to it: the page
         stays (a stub's document would stay instead, empty, awaiting a commit that never comes)."""
         download = Routed({**routed.base, "url": target}, routed.tab, True, True)
-        if self._download_blocked(download, headers, asked=routed.url):
+        if self._download_blocked(download, headers):
             return await self._refuse(route, True, "state_change_blocked", download.base, routed.tab)
         mirrored = self.store.cached(target) or await asyncio.to_thread(self.store.lookup, target)
         if mirrored is None:
             return await self._refuse(route, True, "not_in_mirror", download.base, routed.tab)
-        self._expect_commit(download, True, mirrored)
-        if self._flooding(routed.tab, len(mirrored.body)):
-            return await route.abort("blockedbyclient")
-        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+        await self._serve(route, download, mirrored, download=routed.url)  # its event names the URL asked
 
     async def _refuse(
         self, route: Route, main_frame_nav: bool, reason: str, base: dict, tab: Tab | None, shown: bool = False

@@ -300,7 +300,6 @@ class Session:
     def forget_tab(self, tab: Tab) -> None:
         """Drop a closed tab; the most recent remaining tab becomes current if it was."""
         tab.closed = True
-        self.dialogs.forget(tab)
         self.notify()
         self.tabs.pop(tab.id, None)
         if self.active_tab_id not in self.tabs:

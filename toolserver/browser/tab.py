@@ -59,10 +59,11 @@ class Tab:
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
     activity: Activity = field(default_factory=Activity)
     leaving: asyncio.Future | None = None  # the tab is being taken off a refused document (blob:, data:)
-    requests: int = 0  # requests its pages made in the window that began at ``requests_since`` (the router)
-    requests_since: float = 0.0
-    bytes_served: int = 0  # body bytes the router served them in that window
-    flooded: bool = False  # it made too many: the router closes it
+    window_since: float = 0.0  # the start of its flood window (``flooding``), and in that window:
+    requests: int = 0  # the requests its pages made (counted by the router)
+    bytes_served: int = 0  # the body bytes the router served them
+    dialogs: int = 0  # the dialogs its pages opened
+    flooded: bool = False  # it made too many: it is being closed
     redirects: int = 0  # main-frame redirects followed in a row (the router refuses a loop)
     cdp: asyncio.Future | None = None  # its CDP session (``reports.evaluate``), made at the first question
 

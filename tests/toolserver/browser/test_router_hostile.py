@@ -19,6 +19,7 @@ from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import reconstructed, write_entry
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
+from toolserver.faults import parse_faults
 from toolserver.run import Run
 
 ROUTER = "https://router.sandbox.example"
@@ -45,9 +46,10 @@ def router_root(tmp_path_factory) -> Path:
     for path, page in PAGES.items():
         write_entry(folder, ROUTER + path, page.encode(), "text/html; charset=utf-8", made)
     write_entry(folder, f"{ROUTER}/to-file", b"", "text/html", made, status=302, headers={"location": f"{ROUTER}/file"})
-    for name in ("file", "off-file"):
+    for name in ("file", "off-file", "big-file"):
         attachment = {"content-disposition": f'attachment; filename="{name}.txt"'}
-        write_entry(folder, f"{ROUTER}/{name}", b"an attachment\n", "text/plain", made, headers=attachment)
+        body = b"an attachment\n" * (20 if name == "big-file" else 1)
+        write_entry(folder, f"{ROUTER}/{name}", body, "text/plain", made, headers=attachment)
     for n in range(3):
         write_entry(folder, f"{ROUTER}/big.bin?n={n}", bytes(BIG_BODY), "application/octet-stream", made)
     big = make_pdf(["\n".join([LINE] * 44)] * (PDF_PAGES - 1) + [f"the last page of {root.name}"])
@@ -178,3 +180,25 @@ async def test_a_frames_download_off_the_list_is_recorded_blocked(sandbox, route
     downloads = [c for c in events_of(run, "state_change") if c["action"] == "download"]
     assert [c["blocked"] for c in downloads] == [True], downloads
     assert events_of(run, "download") == []
+
+
+@pytest.mark.parametrize("refused_by", ["byte_flood", "mirror-5xx"])
+async def test_an_attachment_not_served_is_not_awaited_as_a_download(own_sandbox, router_root, refused_by):
+    """The router took a navigation to an attachment as a download it had recorded before a byte
+    flood or an injected 503 refused its body: no download event came to take it, and the next
+    download of that URL that only its event records would have been taken as recorded."""
+    config = {"max_page_bytes": 200} if refused_by == "byte_flood" else {"faults": parse_faults("mirror-5xx")}
+    async with own_sandbox(**config) as own:
+        run = router_run(own, router_root)
+        await start(run, "/calm")
+        await run.call("browser_navigate", {"url": f"{ROUTER}/big-file"})
+        await asyncio.sleep(0.3)  # a download event, if any, would come now
+        router = next(iter(run.sessions.values())).router
+        awaited = dict(router.downloads)
+        await run.close()
+    downloads = [c for c in events_of(run, "state_change") if c["action"] == "download"]
+    assert [c["name"] for c in downloads] == [f"download {ROUTER}/big-file"], downloads
+    assert events_of(run, "download") == []
+    assert awaited == {}
+    if refused_by == "byte_flood":
+        assert [c["reason"] for c in events_of(run, "tab_closed")] == ["byte_flood"]
