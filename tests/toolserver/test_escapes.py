@@ -433,6 +433,26 @@ async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usabl
         await run.close()
 
 
+async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox, hostile_root):
+    """Each click of a target=_blank link opened a page, which Chromium made before the session
+    closed it: 300 pages for one click, where window.open stopped at the cap."""
+    async with own_sandbox(max_tabs_per_session=5) as own:
+        run = hostile_run(own, hostile_root, "/link-popups", "/calm")
+        await start_hostile(run, "/link-popups")
+        clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Open"')})
+        assert clicked["ok"], clicked
+        await asyncio.sleep(1.0)
+        made = run.current_session().settling.pages_seen
+        reply = await run.call("browser_snapshot", {})
+        await run.close()
+    assert reply["ok"] and len(reply["result"]["tabs"]) == 5, reply
+    assert made <= 6, made  # its own tab, and the five its document may open
+    trace = parse_trace(run.trace.text())
+    refused = [e for e in trace.events if e.data.get("reason") == "too_many_tabs"]
+    suppressed = sum(e.data["count"] for e in trace.events if e.kind == "events_suppressed")
+    assert len(refused) + suppressed >= 300 - 5, (len(refused), suppressed)
+
+
 async def test_a_beforeunload_handler_never_keeps_the_agent_on_the_page(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, "/beforeunload", "/calm")
     await start_hostile(run, "/beforeunload")

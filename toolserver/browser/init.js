@@ -291,12 +291,29 @@
     if (fresh && args[0] && loads(text(args[0]))) net.opens++;
     return opened;
   };
-  listen(window, 'click', (event) => {
+  // A link that opens a new window counts against the same cap: a script clicking one in a loop
+  // made a page for each, which Chromium made before the session closed it. Counted as the click
+  // begins (a page's handler cannot hide it), refused past the cap.
+  const opensWindow = (event) => {
     const clicked = target(event);
     const link = clicked instanceof Element_ && closest(clicked, 'a[href][target]');
-    if (!(link instanceof Anchor) || prevented(event)) return;   // an SVG <a> opens no window
+    if (!(link instanceof Anchor)) return null;   // an SVG <a> opens no window
     const where = lower(linkTarget(link));
-    if (where !== '' && where !== '_self' && where !== '_parent' && where !== '_top' && loads(linkHref(link))) net.opens++;
+    return where !== '' && where !== '_self' && where !== '_parent' && where !== '_top' ? link : null;
+  };
+  listen(window, 'click', (event) => {
+    const link = opensWindow(event);
+    if (!link) return;
+    if (popups >= __MAX_POPUPS__) {
+      preventDefault(event);
+      refused('popup_refused', {url: linkHref(link)});
+      return;
+    }
+    popups++;
+  }, true);
+  listen(window, 'click', (event) => {
+    const link = opensWindow(event);
+    if (link && !prevented(event) && loads(linkHref(link))) net.opens++;
   });
   // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
   // disabled): the API is removed, and each attempt is recorded as a blocked request.
