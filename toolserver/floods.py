@@ -10,8 +10,9 @@ resource type and host) and for at most ``max_refusal_lines`` refusals in all; a
 line for at most ``max_page_event_lines`` navigations, and as many ``policy_violation`` lines
 (navigations refused) of each origin (the top frame's, a redirect's, a frame's: a page's frames
 cannot spend the lines its top frame's visits are judged by), ``dialog``, ``tab_opened`` and
-``tab_closed`` lines (of tabs their page closed: a tab the sandbox closes, ``request_flood`` or
-``dialog_flood``, is always written), ``download`` and ``download_discarded`` lines (a page starting downloads without
+``tab_closed`` lines (of tabs their page closed: a tab the sandbox closes for a flood
+(``request_flood``, ``byte_flood``, ``dialog_flood``, ``console_flood``) is always written),
+``download`` and ``download_discarded`` lines (a page starting downloads without
 end: past ``max_downloads`` each is cancelled, and its state change line still written).
 Events beyond those are counted: the window's end writes one ``events_suppressed`` line per kind
 with the count, and the call line that ends it says how many were left out (``suppressed_events``).
@@ -42,7 +43,8 @@ PAGE_EVENT_KINDS = (
 
 def budgeted(kind: str, data: dict) -> bool:
     """Whether an event of ``kind`` spends the page's budget. The sandbox's own tab closures
-    (``request_flood``, ``dialog_flood``) are always written: a page's ``window.close()`` loop spends none of them.
+    (``request_flood``, ``byte_flood``, ``dialog_flood``, ``console_flood``) are always written: a
+    page's ``window.close()`` loop spends none of them.
     So is what became of a download that began within ``max_downloads`` (a cap passed, its session
     closed, its browser crashed, Chromium ended it: at most that many a run), so a download's end is written even when
     its beginning was counted; those cancelled past ``max_downloads`` (a flood) spend it."""

@@ -433,6 +433,29 @@ async def test_popups_beyond_the_tab_cap_are_refused_and_the_session_stays_usabl
         await run.close()
 
 
+async def test_a_tab_whose_worker_floods_the_console_is_closed_and_the_other_runs_go_on(own_sandbox, hostile_root):
+    """A worker's console messages crossed the driver, 20,000 a second: another run's call waited
+    for them (47 s in a measurement), and the flood went on as long as the page was open."""
+    async with own_sandbox() as own:
+        flooding = hostile_run(own, hostile_root, "/worker-console-flood")
+        quiet = hostile_run(own, hostile_root, "/calm")
+        await start_hostile(flooding, "/worker-console-flood")
+        await start_hostile(quiet, "/calm")
+        for _ in range(100):
+            if not flooding.current_session().tabs:
+                break
+            await asyncio.sleep(0.1)
+        answers = [await quiet.call("browser_snapshot", {}) for _ in range(3)]
+        after = await flooding.call("browser_snapshot", {})
+        await flooding.close()
+        await quiet.close()
+    closed = [e.data for e in parse_trace(flooding.trace.text()).events if e.kind == "tab_closed"]
+    assert [(c["tab"], c["reason"]) for c in closed] == [("t1", "console_flood")], closed
+    assert closed[0]["messages"] > 200 and closed[0]["seconds"] == 2.0, closed
+    assert all(a["ok"] for a in answers), answers
+    assert after["error"]["type"] == "no_tab", after
+
+
 async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox, hostile_root):
     """Each click of a target=_blank link opened a page, which Chromium made before the session
     closed it: 300 pages for one click, where window.open stopped at the cap."""

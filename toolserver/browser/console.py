@@ -1,6 +1,9 @@
 """The reports ``init.js`` sends on its own, as console messages: the page's state (loaded, idle,
 typing), form submissions, clicks on controls marked as state-changing, and attempts at what it
 refuses (WebRTC, WebTransport, service workers, popups over the tab cap, navigations to overlong URLs).
+A worker's console messages reach the server too (init.js drops a page's own, but does not run
+in workers): a tab whose workers flood them is closed (``flooding``), and its messages are no
+longer listened to.
 
 A report starts with ``REPORT_PREFIX`` and the session's report key, which no function a page can
 reach holds: a page cannot forge one.
@@ -12,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from toolserver.browser.flooding import flooding
 from toolserver.browser.javascript import REPORT_PREFIX
 
 if TYPE_CHECKING:
@@ -30,16 +34,29 @@ class PageReports:
         self.settling = settling  # keeps the state reports
         self.prefix = f"{REPORT_PREFIX}{report_key}:"
 
-    def on_console(self, tab: Tab, message: ConsoleMessage) -> None:
+    def listen(self, tab: Tab) -> None:
+        """Takes the reports of the tab's pages from their console messages."""
+
+        def heard(message: ConsoleMessage) -> None:
+            if not self.on_console(tab, message):  # it floods: no more of its messages cross the driver
+                tab.page.remove_listener("console", heard)
+
+        tab.page.on("console", heard)
+
+    def on_console(self, tab: Tab, message: ConsoleMessage) -> bool:
+        """Takes a report; False when the tab's workers flood the console and it is being closed."""
+        if message.worker is not None:
+            return not flooding(self.owner, self.settling.config, tab, console=True)
         text, prefix = message.text, self.prefix
         if not text.startswith(prefix):
-            return  # the page's own message, or a report it made up
+            return True  # the browser's own (a failed load's: bounded by max_page_requests), or a made-up report
         try:
             payload = json.loads(text[len(prefix) :])
             kind, info = str(payload["kind"]), dict(payload.get("info") or {})
         except (ValueError, KeyError, TypeError):
-            return
+            return True
         self.take(tab, kind, info)
+        return True
 
     def take(self, tab: Tab | None, kind: str, info: dict[str, Any]) -> None:
         """A state report is kept (a typing one is also counted); a blocked API is a

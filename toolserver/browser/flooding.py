@@ -1,9 +1,10 @@
 """A tab that floods: more requests (``max_page_requests``), more body bytes
-(``max_page_bytes``) or more dialogs (``max_page_dialogs``) in a ``FLOOD_WINDOW_S`` window
-than any real page makes; the router counts requests and bytes, ``dialogs`` the dialogs. Each
-request, each body (base64-encoded) and each dialog crosses the one driver and event loop every
-run shares, so such a tab is closed (once, recorded as ``tab_closed``), and its requests are
-refused and its dialogs dismissed unrecorded until it is gone.
+(``max_page_bytes``), more dialogs (``max_page_dialogs``) or more console messages of its
+workers (``max_page_console_messages``) in a ``FLOOD_WINDOW_S`` window than any real page makes;
+the router counts requests and bytes, ``dialogs`` the dialogs, ``console`` the messages. Each
+request, each body (base64-encoded), each dialog and each message crosses the one driver and event
+loop every run shares, so such a tab is closed (once, recorded as ``tab_closed``), and its
+requests are refused, its dialogs dismissed and its messages dropped unrecorded until it is gone.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from toolserver.browser.tab import Tab
     from toolserver.config import ServerConfig
 
-FLOOD_WINDOW_S = 2.0  # a tab's requests, bytes and dialogs are counted in windows this long
+FLOOD_WINDOW_S = 2.0  # a tab's requests, bytes, dialogs and messages are counted in windows this long
 
 
 async def close_page(page: Page) -> None:
@@ -31,17 +32,26 @@ async def close_page(page: Page) -> None:
 
 
 def flooding(
-    owner: Owner, config: ServerConfig, tab: Tab | None, *, size: int | None = None, dialog: bool = False
+    owner: Owner,
+    config: ServerConfig,
+    tab: Tab | None,
+    *,
+    size: int | None = None,
+    dialog: bool = False,
+    console: bool = False,
 ) -> bool:
     """Whether the tab is flooding, counting one more request, a body of ``size`` bytes about to
-    be served to it, or (``dialog``) one more dialog; the first time, the tab is closed."""
+    be served to it, one more dialog (``dialog``) or console message (``console``); the first
+    time, the tab is closed."""
     if tab is None:
         return False
     now = time.monotonic()
     if now - tab.window_since >= FLOOD_WINDOW_S:
-        tab.window_since, tab.requests, tab.bytes_served, tab.dialogs = now, 0, 0, 0
+        tab.window_since, tab.requests, tab.bytes_served, tab.dialogs, tab.console_messages = now, 0, 0, 0, 0
     if dialog:
         tab.dialogs += 1
+    elif console:
+        tab.console_messages += 1
     elif size is None:
         tab.requests += 1
     else:
@@ -52,6 +62,7 @@ def flooding(
         ("byte_flood", "bytes", tab.bytes_served, config.max_page_bytes),
         ("request_flood", "requests", tab.requests, config.max_page_requests),
         ("dialog_flood", "dialogs", tab.dialogs, config.max_page_dialogs),
+        ("console_flood", "messages", tab.console_messages, config.max_page_console_messages),
     ):
         if count > most:
             close_flooded(owner, tab, reason=reason, **{counted: count})

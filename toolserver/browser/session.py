@@ -220,7 +220,7 @@ class Session:
         page.on("download", lambda download: self._on_download(tab, download))
         page.on("close", lambda _page: self._on_close(tab))
         page.on("crash", lambda _page: self._on_crash(tab))
-        page.on("console", lambda message: self.reports.on_console(tab, message))
+        self.reports.listen(tab)
         page.on("popup", lambda popup: self._opened(popup, tab))
         self.notify()
         return tab

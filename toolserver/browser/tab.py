@@ -63,6 +63,7 @@ class Tab:
     requests: int = 0  # the requests its pages made (counted by the router)
     bytes_served: int = 0  # the body bytes the router served them
     dialogs: int = 0  # the dialogs its pages opened
+    console_messages: int = 0  # the console messages of its pages' workers that reached the server
     flooded: bool = False  # it made too many: it is being closed
     redirects: int = 0  # main-frame redirects followed in a row (the router refuses a loop)
     cdp: asyncio.Future | None = None  # its CDP session (``reports.evaluate``), made at the first question

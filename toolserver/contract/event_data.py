@@ -152,10 +152,11 @@ class InjectedData(TypedDict):
 class TabClosedData(TypedDict):
     tab: str
     url: str
-    reason: Literal["request_flood", "byte_flood", "dialog_flood", "page"]
+    reason: Literal["request_flood", "byte_flood", "dialog_flood", "console_flood", "page"]
     requests: NotRequired[int]  # request_flood: how many in ``seconds``
     bytes: NotRequired[int]  # byte_flood: body bytes served in ``seconds``
     dialogs: NotRequired[int]  # dialog_flood: how many in ``seconds``
+    messages: NotRequired[int]  # console_flood: its workers' console messages in ``seconds``
     seconds: NotRequired[float]
 
 

@@ -233,7 +233,8 @@ class TabClosed(EventBase):
     """a tab closed without a call closing it: the sandbox closed it (`reason` `request_flood`:
     its pages made more than `max_page_requests` requests in `seconds`, which would stall every
     run on the server; `byte_flood`: it was served more than `max_page_bytes` body bytes in
-    `seconds`; `dialog_flood`: more than `max_page_dialogs` dialogs in `seconds`), or its page did
+    `seconds`; `dialog_flood`: more than `max_page_dialogs` dialogs in `seconds`; `console_flood`:
+    its workers wrote more than `max_page_console_messages` console messages in `seconds`), or its page did
     (`page`: `window.close()`)"""
 
     kind: Literal["tab_closed"] = "tab_closed"
