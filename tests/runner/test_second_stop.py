@@ -1,7 +1,7 @@
 """A batch stopped twice (Ctrl-C, then Ctrl-C again) after an attempt's agent answered, while its
 run closes: the second stop is taken back as the first is, so the attempt is still recorded and its
-trace finished. Before, the second cancelled the run's close itself: no run_end, no attempt.json,
-and a bare CancelledError instead of AttemptStopped."""
+trace finished. Before, the second cancelled the run's close itself, and the attempt ended in a
+bare CancelledError before its files were written (no attempt.json), not in AttemptStopped."""
 
 from __future__ import annotations
 
