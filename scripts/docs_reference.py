@@ -421,8 +421,10 @@ def render_mcp_errors() -> str:
             "JSON of no JSON-RPC shape, an id that is not a string or an integer, an array (a batch) "
             "(`invalid_arguments`); a key given twice in one object, nesting deeper than `max_json_depth`, an "
             "integer of more than 4,300 digits (`malformed_json`); a lone UTF-16 surrogate (`invalid_encoding`); a "
-            "message larger than `max_body_bytes` (`body_too_large`; over HTTP 413); a request before "
-            "`initialize`; on `/mcp`, the HTTP API's other refusals (`data.type`)",
+            "message larger than `max_body_bytes` (`body_too_large`; over HTTP 413); a request whose id is that of "
+            "a request of the connection still running (`duplicate_request_id`); a request before `initialize`; on "
+            "`/mcp`, a session that is not open: expired, closed or never opened (`unknown_mcp_session`, HTTP 404), "
+            "and the HTTP API's other refusals (`data.type`)",
         ],
         [types.METHOD_NOT_FOUND, "no such method"],
         [

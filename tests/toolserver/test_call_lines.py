@@ -19,8 +19,8 @@ from tests.support.sandboxes import http_client
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
 from toolserver.contract.policy import Policy
+from toolserver.transports.asgi import asgi_bridge
 from toolserver.transports.http import MCP_PATH, error_boundary
-from toolserver.transports.mcp_http import asgi_bridge
 
 
 async def test_an_integer_too_long_to_write_is_an_argument_error_and_its_line_keeps_its_digits(run):

@@ -247,7 +247,8 @@ class UnreadableMessage(EventBase):
     long. Over HTTP (`mcp-http`): a body not JSON, too large, nested deeper than `max_json_depth`
     or not sent in time. On both: JSON that is no JSON-RPC message (an array: a batch), an object
     that gives one key twice, a request whose `id` is not a string or an integer, a string with a
-    lone surrogate, a `tools/call` with no tool name. `line`: its start (200 characters)"""
+    lone surrogate, a `tools/call` with no tool name, a request whose `id` is that of a request of
+    the connection still running. `line`: its start (200 characters)"""
 
     kind: Literal["unreadable_message"] = "unreadable_message"
     Data: ClassVar[builtins.type] = UnreadableData

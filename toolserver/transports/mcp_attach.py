@@ -4,9 +4,11 @@ sandbox server already running at URL, through that server's ``/mcp``.
 Clients that start a new stdio server for every tool call (a new process, a new connection)
 would otherwise get a new run, browser and trace each time. Attached, every such process joins
 the one run called NAME: the first starts it, the others continue it, and the server ends it
-(``DELETE /runs/{id}``, ``/answer``, or ``named_run_idle_s`` after its last call). Lists, calls
-and prompts are passed through as the server answers them, so results are the same as on
-``/mcp``; no browser starts in this process.
+(``DELETE /runs/{id}``, ``/answer``, or ``named_run_idle_s`` after its last call). Every request
+after the handshake is relayed as it was sent, its params unread here (a tool call of no name or
+of arguments that are no object too), and answered as the server answers it: results and
+refusals are the same as on ``/mcp``, and the server's trace has every call and bad request. No
+browser starts in this process.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
 
 from toolserver import __version__
 from toolserver.stopping import StopSignals
@@ -41,6 +44,14 @@ UPSTREAM_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer request line is refused here; the server has its own limit
 
 log = logging.getLogger("toolserver.transports.mcp_attach")
+
+
+LOCAL_METHODS = ("initialize", "ping")  # answered here: the upstream connection has its own handshake
+RAW_RESULT = TypeAdapter(dict[str, Any])
+
+
+class RawRequest(types.Request[dict[str, Any] | None, str]):
+    """A request relayed with its params as its client sent them: the server reads, refuses and traces them."""
 
 
 class AttachError(Exception):
@@ -103,22 +114,17 @@ def first_leaf(group: BaseExceptionGroup) -> BaseException:
 def proxy_server(upstream: Client, run_id: str | None) -> Server:
     """A low-level server answering every request with the upstream server's answer."""
 
-    def dumped(result: Any) -> Any:
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    async def relayed(ctx: ServerRequestContext, params: Any) -> Any:  # declares the capability: ``relay`` answers
+        raise MCPError(types.INTERNAL_ERROR, f"{ctx.method} was not relayed to the sandbox server")
 
-    async def list_tools(ctx: ServerRequestContext, params: Any) -> Any:
-        return dumped(await upstream.list_tools())
-
-    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
-        return dumped(await upstream.call_tool(params.name, params.arguments))  # MCPError passes through
-
-    async def list_prompts(ctx: ServerRequestContext, params: Any) -> Any:
-        return dumped(await upstream.list_prompts())
-
-    async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> Any:
-        return dumped(await upstream.get_prompt(params.name, params.arguments))
-
-    async def name_the_run(ctx: ServerRequestContext, call_next: Any) -> Any:
+    async def relay(ctx: ServerRequestContext, call_next: Any) -> Any:
+        """Every request of an initialized client goes upstream unread (read here, a malformed one
+        was refused unseen by the run's trace); the handshake is answered here, with the run's id."""
+        if ctx.request_id is not None and ctx.method not in LOCAL_METHODS:  # a notification stays here
+            if ctx.session.client_params is None:
+                raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
+            request = RawRequest(method=ctx.method, params=None if ctx.params is None else dict(ctx.params))
+            return await upstream.session.send_request(request, RAW_RESULT)  # its MCPError passes through
         result = await call_next(ctx)
         if ctx.method == "initialize" and run_id is not None:
             return {**result, "_meta": {**(result.get("_meta") or {}), RUN_ID_META: run_id}}
@@ -129,10 +135,10 @@ def proxy_server(upstream: Client, run_id: str | None) -> Server:
         version=__version__,
         title="Browser-tool sandbox (attached)",
         description="The tools of a named run of a running sandbox server.",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
+        on_list_tools=relayed,
+        on_call_tool=relayed,
+        on_list_prompts=relayed,
+        on_get_prompt=relayed,
     )
-    server.middleware = [name_the_run]
+    server.middleware = [relay]
     return server

@@ -13,7 +13,9 @@ here, from what passes through the bridge: the ``initialize`` request that opens
 marked with an exchange header of ours, its answer carries the new session id, later
 requests name that session. A session ends its run when it is deleted, when it has had no
 request in flight for ``mcp_session_idle_s`` (the SDK reaps it at the same age) or when the
-server stops."""
+server stops. A request naming a session not open is answered 404 here, saying why (expired,
+closed, never opened: ``session_gone``), and one reusing the id of a request of its session
+still running is refused (the SDK gave it the first's answer, and the first none)."""
 
 from __future__ import annotations
 
@@ -23,22 +25,21 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import mcp_types as types
 from aiohttp import web
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from multidict import CIMultiDict, MultiMapping
+from multidict import MultiMapping
 
 from toolserver.api import Sandbox
 from toolserver.errors import MalformedHttp, RequestError, UnknownPack
 from toolserver.run import Run
+from toolserver.transports.asgi import EXCHANGE_HEADER, asgi_bridge
 from toolserver.transports.guards import read_body
 from toolserver.transports.mcp import (
     RUN_ID_HEADER,
@@ -48,12 +49,19 @@ from toolserver.transports.mcp import (
     record_unreadable,
     refusal,
 )
-from toolserver.transports.messages import http_refusal, initialize_of
+from toolserver.transports.messages import (
+    ID_IN_USE,
+    http_refusal,
+    id_in_use,
+    initialize_of,
+    request_id_of,
+    request_id_of_request,
+)
 from toolserver.transports.pipes import LINE_START
 
 log = logging.getLogger("toolserver.transports.mcp_http")
-EXCHANGE_HEADER = "x-sandbox-exchange"  # set by the bridge on every request; a client's own is dropped
 VERSION_HEADER = "mcp-protocol-version"
+ENDED_KEPT = 10_000  # ended sessions whose 404 says how they ended
 
 
 @dataclass
@@ -73,6 +81,7 @@ class Binding:
     owned: bool
     in_flight: int = 0
     last_seen: float = field(default_factory=time.monotonic)
+    running: set[str] = field(default_factory=set)  # the ids of its requests in flight ("7" and 7 are one)
 
 
 class StreamableHttp:
@@ -86,6 +95,7 @@ class StreamableHttp:
         self.opening: dict[str, Opening] = {}  # exchange -> the run its initialize opens
         self.closing = asyncio.Event()  # the server stops: open event streams end (``close_streams``)
         self.sessions: dict[str, Binding] = {}  # MCP session id -> its run
+        self.ended: dict[str, str] = {}  # MCP session id -> how it ended (the last ENDED_KEPT), for its 404
         # Host and Origin are checked for every route, /mcp too, by the server's guard
         # (guards.local_only); the SDK's stricter list refused names the guard takes (localhost
         # with no port, *.localhost, --allowed-hosts).
@@ -167,6 +177,7 @@ class StreamableHttp:
                 if quiet and now - max(binding.last_seen, run.last_active) >= self.idle_s:
                     del self.sessions[session]
                     log.info("MCP session %s idle for %.0f s", session, now - binding.last_seen)
+                    self.forget(session, f"expired: it had no request for {self.idle_s:g} s (mcp_session_idle_s)")
                     if binding.owned:
                         await end_run(binding.run, "mcp_idle_timeout")
 
@@ -186,27 +197,42 @@ class StreamableHttp:
                 record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
             said = {"code": refused.code, "message": refused.message} | ({"data": refused.data} if refused.data else {})
             return web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
+        named = request.headers.get(SESSION_HEADER)
+        if named is not None and named not in self.sessions and named in self.ended:  # the SDK may not know yet
+            return self.session_gone(named, request_id_of(body))
+        binding = self.sessions.get(named or "")
+        request_id = request_id_of_request(body) if binding is not None and request.method == "POST" else None
+        if binding is not None and request_id is not None:  # the SDK ran both and answered the id twice
+            if str(request_id) in binding.running:
+                record_unreadable(binding.run, "mcp-http", types.INVALID_REQUEST, id_in_use(request_id), line)
+                said = {"code": types.INVALID_REQUEST, "message": id_in_use(request_id), "data": ID_IN_USE}
+                return web.json_response({"jsonrpc": "2.0", "id": request_id, "error": said}, status=400)
+            binding.running.add(str(request_id))
         initialize = initialize_of(body) if request.method == "POST" else None
-        opening = None if SESSION_HEADER in request.headers else initialize
+        opening = None if named is not None else initialize
         if opening is not None:
             try:
                 run, owned = self.open_run(request.query)
             except RequestError as exc:  # refused before the SDK makes a session for it
                 return jsonrpc_refusal(exc, opening.get("id"))
             self.opening[exchange] = Opening(run, owned)
-        binding = self.sessions.get(request.headers.get(SESSION_HEADER, ""))
         if binding is not None:
             binding.in_flight += 1
         try:
             on_start = functools.partial(self.response_start, exchange)
             hidden = (VERSION_HEADER,) if initialize is not None else ()  # its body's version is negotiated
-            return await asgi_bridge(
+            response = await asgi_bridge(
                 request, body, self.manager.handle_request, self.poll_s, on_start, exchange, self.closing, hidden
             )
+            if named is not None and response.status == 404 and type(response) is web.Response:
+                return self.session_gone(named, request_id_of(body))  # the SDK's said only "Session not found"
+            return response
         finally:
             if binding is not None:
                 binding.in_flight -= 1
                 binding.last_seen = time.monotonic()
+                if request_id is not None:
+                    binding.running.discard(str(request_id))
             unanswered = self.opening.pop(exchange, None)  # an initialize that was never answered
             if unanswered is not None and unanswered.owned:
                 await end_run(unanswered.run, "initialize_failed")
@@ -232,9 +258,26 @@ class StreamableHttp:
             return headers
         if request.method == "DELETE" and status < 300:
             del self.sessions[session]
+            self.forget(session, "was closed by its client (DELETE)")
             if binding.owned:
                 await end_run(binding.run)
         return headers + [(RUN_ID_HEADER.encode(), binding.run.id.encode())]
+
+    def forget(self, session: str, how: str) -> None:
+        self.ended[session] = how
+        while len(self.ended) > ENDED_KEPT:
+            del self.ended[next(iter(self.ended))]
+
+    def session_gone(self, session: str, request_id: str | int | None) -> web.Response:
+        """The 404 of a request naming a session that is not open (as the MCP spec has it: the
+        client must initialize a new session), saying why: expired, closed, or never opened."""
+        if session in self.sessions:  # the SDK reaped it at its idle age; the sweep ends its run soon
+            how = f"expired: it had no request for {self.idle_s:g} s (mcp_session_idle_s)"
+        else:
+            how = self.ended.get(session, "is unknown: this server never opened it (or not since it restarted)")
+        said = f"MCP session {session[:64]!r} {how}; send initialize again, without an Mcp-Session-Id header"
+        error = {"code": types.INVALID_REQUEST, "message": said, "data": {"type": "unknown_mcp_session"}}
+        return web.json_response({"jsonrpc": "2.0", "id": request_id, "error": error}, status=404)
 
 
 def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None = None) -> web.Response:
@@ -253,90 +296,3 @@ def http_request(ctx: ServerRequestContext) -> Any:
     if ctx.request is None:
         raise MCPError(types.INTERNAL_ERROR, "an MCP message over HTTP arrived without its HTTP request")
     return ctx.request
-
-
-async def asgi_bridge(
-    request: web.Request,
-    body: bytes,
-    asgi_app,
-    poll_s: float,
-    on_start: Callable[[web.Request, int, list], Awaitable[list]],
-    exchange: str,
-    closing: asyncio.Event,
-    hidden: tuple[str, ...] = (),
-) -> web.StreamResponse:
-    """Serve one aiohttp request, whose ``body`` was read already, with an ASGI app (the
-    response, streamed or not, is written as the app sends it). The app sees ``exchange`` in
-    the request's ``EXCHANGE_HEADER``; ``on_start`` sees the status and headers before they
-    are sent and returns the headers to send; it does not see the ``hidden`` headers. Once
-    ``closing`` is set, a long request (an event stream) is told its client went away."""
-    dropped = {EXCHANGE_HEADER.lower(), *(name.lower() for name in hidden)}
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": f"{request.version.major}.{request.version.minor}",
-        "method": request.method,
-        "scheme": request.scheme,
-        "path": request.path,
-        "root_path": "",
-        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
-        "query_string": request.query_string.encode(),
-        "headers": [(k.lower(), v) for k, v in request.raw_headers if k.lower().decode("latin-1") not in dropped]
-        + [(EXCHANGE_HEADER.encode(), exchange.encode())],
-        "client": (request.remote, 0),
-        "server": (request.host.rsplit(":", 1)[0], request.url.port),
-    }
-    delivered = False
-    response: web.StreamResponse | None = None
-    start: tuple[int, list] | None = None
-
-    async def receive() -> dict:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        # After the body, ASGI's receive() only reports the client going away (a long SSE stream).
-        while request.transport is not None and not request.transport.is_closing() and not closing.is_set():
-            await asyncio.sleep(poll_s)
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict) -> None:
-        nonlocal response, start
-        if type(response) is web.Response:  # answered whole already: a second answer has no place
-            log.debug("a second response to %s %s dropped (%s)", request.method, request.path, message["type"])
-            return
-        if message["type"] == "http.response.start":
-            start = (message["status"], await on_start(request, message["status"], list(message.get("headers", []))))
-            if dict(start[1]).get(b"content-type", b"").startswith(b"text/event-stream"):
-                # An event stream's headers go at once, as an ASGI server sends them: its first
-                # event (a keep-alive ping) may be 15 s away, and a client waits for the headers.
-                response = web.StreamResponse(status=start[0], headers=decoded(start[1]))
-                await response.prepare(request)
-        elif message["type"] == "http.response.body" and start is not None:
-            chunk, more = message.get("body", b""), message.get("more_body", False)
-            if response is None and not more:  # a whole JSON answer: headers and body in one write
-                response = web.Response(status=start[0], body=chunk, headers=decoded(start[1]))
-                return
-            try:
-                if response is None:  # an event stream: sent as the app writes it
-                    response = web.StreamResponse(status=start[0], headers=decoded(start[1]))
-                    await response.prepare(request)
-                await response.write(chunk)
-                if not more:
-                    await response.write_eof()
-            except ConnectionResetError:  # the client left (e.g. closed its event stream): nothing to tell it
-                log.debug("client gone during %s %s", request.method, request.path)
-
-    try:
-        await asgi_app(scope, receive, send)
-    except anyio.ClosedResourceError:  # its session ended (a DELETE) while the SDK handled this request
-        if response is None:
-            error = {"code": types.INVALID_REQUEST, "message": "the MCP session ended while this request was handled"}
-            return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=404)
-    if response is None:  # the app answered nothing (or only a start line)
-        raise web.HTTPInternalServerError(text="the MCP app sent no response")
-    return response
-
-
-def decoded(headers: list[tuple[bytes, bytes]]) -> CIMultiDict:
-    return CIMultiDict((key.decode("latin-1"), value.decode("latin-1")) for key, value in headers)

@@ -22,7 +22,9 @@ Each is answered with an invalid-request error (its id when that can be read) an
 ``unreadable_message``. Every refusal's ``data.type`` is the HTTP API's error type for the same
 fault in a body: ``malformed_json`` (a repeated key, too deep, a long integer, not JSON),
 ``invalid_encoding`` (not UTF-8, a lone surrogate), ``invalid_arguments`` (JSON of no JSON-RPC
-shape: a batch, an id of another type). Over stdio, anything else that is not JSON is left to the
+shape: a batch, an id of another type). A request whose id is in use by one still running (which
+the transports refuse: ``id_in_use``) has ``duplicate_request_id``, a fault the HTTP API cannot
+have. Over stdio, anything else that is not JSON is left to the
 SDK (``stdin_end`` answers it, with ``data.type``). ``initialize_of`` finds an
 ``initialize``, whose run the transport opens; ``odd_arguments`` a ``tools/call`` whose arguments
 are no object, which the run refuses itself, with a trace line.
@@ -58,6 +60,7 @@ SHAPELESS = "Invalid request: not a JSON-RPC 2.0 request, notification or respon
 # data.type of each refusal: the HTTP API's error type for the same fault in a request body
 MALFORMED_JSON, INVALID_ENCODING = {"type": "malformed_json"}, {"type": "invalid_encoding"}
 SHAPE = {"type": "invalid_arguments"}  # JSON of no JSON-RPC shape: the HTTP API's body of the wrong shape
+ID_IN_USE = {"type": "duplicate_request_id"}  # no HTTP API fault: its requests have no ids
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,16 @@ def http_refusal(method: str, version: str | None, body: bytes, max_depth: int) 
     if (unparsed := parse_error(body)) is not None:  # the SDK's own words, with data.type (stdio's too)
         return refusal_of(body, max_depth) or Refused(None, PARSE_ERROR, unparsed, MALFORMED_JSON)
     return refusal_of(body, max_depth) or _shapeless(body)
+
+
+def id_in_use(request_id: str | int) -> str:
+    """Why a request is refused whose id is that of a request of the same connection still running
+    (JSON-RPC: ids are unique among a client's requests in flight; the SDK ran both, and answered
+    the id twice, or, over HTTP, gave the first request's answer to the second and none to the first)."""
+    return (
+        f"Invalid request: id {json.dumps(request_id)} is in use: a request with it is still running; give each "
+        "request in flight its own id (wait for that answer, or send this request with another id)"
+    )
 
 
 def unsupported_version(requested: str) -> tuple[str, dict]:
@@ -135,6 +148,17 @@ def request_id_of(body: bytes) -> str | int | None:
         return None
     given = message.get("id") if isinstance(message, dict) else None
     return given if _valid_id(given) else None
+
+
+def request_id_of_request(body: bytes) -> str | int | None:
+    """The id of the JSON-RPC request ``body`` holds (not a notification, not a response), or None."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and "method" in message and _valid_id(message.get("id")):
+        return message["id"]
+    return None
 
 
 def refusal_of(text: str | bytes, max_depth: int | None = None) -> Refused | None:

@@ -1,5 +1,7 @@
 """The end of stdin, as a stdio MCP server takes it: the requests already read are answered first;
-and its lines that are not JSON-RPC messages, which the SDK drops unanswered, get their error.
+and its lines that are not JSON-RPC messages, which the SDK drops unanswered, get their error, as
+does a request whose id is that of a request read and not yet answered (the SDK ran both, and
+answered the id twice).
 
 The SDK ends a connection when its read stream ends, and cancels the requests still running (each
 is answered -32000 "Connection closed"). Over stdio the end of stdin only says the client has
@@ -23,7 +25,7 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from toolserver.transports.messages import MALFORMED_JSON, SHAPE, SHAPELESS
+from toolserver.transports.messages import ID_IN_USE, MALFORMED_JSON, SHAPE, SHAPELESS, id_in_use
 from toolserver.transports.pipes import LINE_START, OnUnreadable
 
 log = logging.getLogger("toolserver.transports.mcp")
@@ -101,13 +103,22 @@ class HeldEnd(Wrapped):
             except StopAsyncIteration:
                 await self.wait_for_answers()
                 raise
-            if not isinstance(item, Exception):
+            answer = unreadable(item) if isinstance(item, Exception) else self.in_use(item)
+            if answer is None:
                 self.unanswered.read(item)
                 return item
-            answer = unreadable(item)
             if self.told is not None:
                 self.told(answer.error.code, answer.error.message, line_of(item))
-            await self.writes.send(SessionMessage(answer))
+            await self.writes.send(SessionMessage(answer))  # not counted: the request running keeps its id
+
+    def in_use(self, item: Any) -> types.JSONRPCError | None:
+        """The refusal of a request whose id is that of a request read and not yet answered, or None."""
+        message = item.message if isinstance(item, SessionMessage) else None
+        if not isinstance(message, types.JSONRPCRequest) or str(message.id) not in self.unanswered.ids:
+            return None
+        log.warning("an MCP request whose id %r is in use by a request still running was refused", message.id)
+        error = types.ErrorData(code=types.INVALID_REQUEST, message=id_in_use(message.id), data=ID_IN_USE)
+        return types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
 
     async def wait_for_answers(self) -> None:
         """Until every request read is settled, or ``limit_s`` pass with none settled."""
@@ -150,8 +161,10 @@ def unreadable(exc: Exception) -> types.JSONRPCError:
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
-def line_of(exc: Exception) -> str:
-    """The start of the line a read error is about, as far as the error has it."""
+def line_of(exc: Any) -> str:
+    """The start of the line a read error (or a refused message) is about, as far as the error has it."""
+    if isinstance(exc, SessionMessage):
+        return exc.message.model_dump_json(by_alias=True, exclude_unset=True)[:LINE_START]
     inputs = [e.get("input") for e in exc.errors(include_url=False)] if isinstance(exc, ValidationError) else []
     given = next((i for i in inputs if isinstance(i, dict)), None) or next(
         (i for i in inputs if isinstance(i, str)), None
