@@ -29,11 +29,12 @@ class StoppedTwiceAsItsRunCloses:
         run = task.client.run
 
         async def stop_twice_while_it_closes() -> None:
-            while not run.closed:
-                await asyncio.sleep(0)
             assert self.attempt is not None
+            while not (run.closed or self.attempt.done()):
+                await asyncio.sleep(0)
             self.attempt.cancel()
-            while self.attempt.cancelling():  # until the first stop is taken back
+            # Until the first stop is taken back (if it never is, the attempt ends: no wait for ever).
+            while self.attempt.cancelling() and not self.attempt.done():
                 await asyncio.sleep(0)
             if run.ending is not None and not run.ending.done():
                 self.stops_during_close = 2

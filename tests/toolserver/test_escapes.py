@@ -11,6 +11,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
+import pytest
 import pytest_asyncio
 
 from tests.support.calls import ref_of
@@ -329,7 +330,9 @@ async def test_a_page_that_floods_dialogs_grows_its_trace_by_a_bounded_amount(ow
     assert len([e for e in trace.events if e.kind == "dialog"]) <= 10 * (len(trace.calls) + 1)
     summaries = [e.data for e in trace.events if e.kind == "events_suppressed"]
     assert summaries and {s["kind"] for s in summaries} == {"dialog"}
-    assert trace.calls[1].suppressed_events is not None and trace.calls[1].suppressed_events > 100, trace.calls[1]
+    # How many alerts come in the 1.5 s depends on the machine's load (83 to 211 were seen): well
+    # over the 10 lines, counted and not written.
+    assert trace.calls[1].suppressed_events is not None and trace.calls[1].suppressed_events > 30, trace.calls[1]
 
 
 async def test_a_page_setting_2_mb_urls_in_a_loop_has_them_refused_and_writes_no_long_line(sandbox, hostile_root):
@@ -456,12 +459,14 @@ async def test_a_tab_whose_worker_floods_the_console_is_closed_and_the_other_run
     assert after["error"]["type"] == "no_tab", after
 
 
-async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox, hostile_root):
-    """Each click of a target=_blank link opened a page, which Chromium made before the session
-    closed it: 300 pages for one click, where window.open stopped at the cap."""
+@pytest.mark.parametrize("page", ["/link-popups", "/base-popups"])
+async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox, hostile_root, page):
+    """Each click of a link opening a new window (its target, or its document's <base target>)
+    opened a page, which Chromium made before the session closed it: 300 pages for one click,
+    where window.open stopped at the cap."""
     async with own_sandbox(max_tabs_per_session=5) as own:
-        run = hostile_run(own, hostile_root, "/link-popups", "/calm")
-        await start_hostile(run, "/link-popups")
+        run = hostile_run(own, hostile_root, page, "/calm")
+        await start_hostile(run, page)
         clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Open"')})
         assert clicked["ok"], clicked
         await asyncio.sleep(1.0)
@@ -472,8 +477,27 @@ async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox
     assert made <= 6, made  # its own tab, and the five its document may open
     trace = parse_trace(run.trace.text())
     refused = [e for e in trace.events if e.data.get("reason") == "too_many_tabs"]
-    suppressed = sum(e.data["count"] for e in trace.events if e.kind == "events_suppressed")
+    suppressed = sum(
+        e.data["count"]
+        for e in trace.events
+        if e.kind == "events_suppressed" and e.data.get("reason") == "too_many_tabs"
+    )
     assert len(refused) + suppressed >= 300 - 5, (len(refused), suppressed)
+
+
+async def test_links_to_a_frame_or_kept_from_opening_spend_no_popup(own_sandbox, hostile_root):
+    """A link naming the page's own frame, or one the page keeps from opening (preventDefault),
+    opens no window: sixty of them left the document's next new-window link free to open."""
+    async with own_sandbox(max_tabs_per_session=5) as own:
+        run = hostile_run(own, hostile_root, "/link-frames", "/calm")
+        await start_hostile(run, "/link-frames")
+        text = await snapshot_text(run)
+        assert (await run.call("browser_click", {"ref": ref_of(text, 'button "Go"')}))["ok"]
+        opened = await run.call("browser_click", {"ref": ref_of(text, 'link "Open one"')})
+        await run.close()
+    assert opened["ok"] and len(opened["result"]["tabs"]) == 2, opened
+    trace = parse_trace(run.trace.text())
+    assert [e.data for e in trace.events if e.data.get("reason") == "too_many_tabs"] == []
 
 
 async def test_a_beforeunload_handler_never_keeps_the_agent_on_the_page(sandbox, hostile_root):

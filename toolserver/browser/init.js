@@ -273,6 +273,7 @@
   // A document opens at most __MAX_POPUPS__ windows (the session's tab cap): beyond it open()
   // returns null at once and is reported, so a page cannot bury the browser in new windows.
   let popups = 0;
+  const named = create(null);  // the windows this document opened by name: a link naming one still open opens none
   window.open = function (...args) {
     const url = text(args[0] ?? '');
     if (url.length > MAX_TEXT) {
@@ -285,6 +286,7 @@
     }
     popups++;
     const opened = apply(open, this, args);
+    if (opened && args[1] !== undefined) named[text(args[1])] = opened;
     // A new window is its own top; a frame or window the page named already opens no new tab.
     let fresh = false;
     try { fresh = !!opened && opened.top === opened && opened !== window.top; } catch (e) {}
@@ -293,27 +295,60 @@
   };
   // A link that opens a new window counts against the same cap: a script clicking one in a loop
   // made a page for each, which Chromium made before the session closed it. Counted as the click
-  // begins (a page's handler cannot hide it), refused past the cap.
-  const opensWindow = (event) => {
-    const clicked = target(event);
-    const link = clicked instanceof Element_ && closest(clicked, 'a[href][target]');
-    if (!(link instanceof Anchor)) return null;   // an SVG <a> opens no window
-    const where = lower(linkTarget(link));
-    return where !== '' && where !== '_self' && where !== '_parent' && where !== '_top' ? link : null;
+  // begins (a page's handler cannot hide it), given back if the click's default was prevented,
+  // refused past the cap. A link (a, area, SVG a, in a shadow root too) opens a new window when
+  // its target, or its document's <base target>, is _blank or names no frame of the document and
+  // no window it opened that is still open. Not counted: a detached link clicked by script, a form
+  // sent to a new window, a modifier-click (the session's tab cap still closes what they open).
+  const baseOf = getter(Node.prototype, 'baseURI');
+  const linkOf = (event) => {
+    const clicked = composedPath(event)[0];
+    const link = clicked instanceof Element_ && closest(clicked, 'a[href], area[href], a[*|href]');
+    return link instanceof Element_ ? link : null;
+  };
+  const hrefOf = (link) => {
+    const raw = getAttribute(link, 'href') ?? getAttribute(link, 'xlink:href') ?? '';
+    try { return text(new Url(raw, baseOf(link))); } catch (e) { return ''; }
+  };
+  const frameNamed = (name) => {
+    const frames = queryAll(document, 'iframe[name], frame[name]');
+    for (let i = 0; i < nodesIn(frames); i++) if (getAttribute(frames[i], 'name') === name) return true;
+    return false;
+  };
+  const targetOf = (link) => {
+    const base = query(document, 'base[target]');
+    return getAttribute(link, 'target') ?? (base ? getAttribute(base, 'target') : '') ?? '';
+  };
+  const opensWindow = (link) => {
+    const where = targetOf(link), special = lower(where);
+    if (special === '_blank') return true;
+    if (special === '' || special === '_self' || special === '_parent' || special === '_top') return false;
+    let open_ = false;
+    try { open_ = !!named[where] && !named[where].closed; } catch (e) {}
+    return !open_ && !frameNamed(where);
+  };
+  const counted = new WeakMap();
+  const giveBack = (event) => {  // the page kept the link from opening: its count is given back
+    if (sentNow(counted, event) && prevented(event)) popups--;
+    mark(counted, event, false);
   };
   listen(window, 'click', (event) => {
-    const link = opensWindow(event);
-    if (!link) return;
+    const link = linkOf(event);
+    if (!link || !opensWindow(link)) return;
     if (popups >= __MAX_POPUPS__) {
       preventDefault(event);
-      refused('popup_refused', {url: linkHref(link)});
+      refused('popup_refused', {url: slice(hrefOf(link), 0, 1024)});
       return;
     }
     popups++;
+    mark(counted, event, true);
+    later(() => giveBack(event), 0);  // a page's handler may stop the click's propagation
   }, true);
   listen(window, 'click', (event) => {
-    const link = opensWindow(event);
-    if (link && !prevented(event) && loads(linkHref(link))) net.opens++;
+    giveBack(event);
+    const link = linkOf(event);
+    if (!link || prevented(event) || !opensWindow(link)) return;
+    if (loads(hrefOf(link))) net.opens++;
   });
   // WebRTC could send UDP past the router and the proxy (Chromium also runs with non-proxied UDP
   // disabled): the API is removed, and each attempt is recorded as a blocked request.

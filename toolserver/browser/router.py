@@ -141,11 +141,12 @@ class Router:
 
     async def _serve(self, route: Route, routed: Routed, mirrored: MirroredResponse, download: str | None) -> None:
         """Answers with a mirrored body, unless it would flood its tab. ``download``: the body is an
-        attachment the router recorded as a download, which the browser's download event will name
-        so (``took_download``); it is expected only once it is served."""
+        attachment, a download (a state change) the router records as it serves it, which the
+        browser's download event will name so (``took_download``)."""
         if self._flooding(routed.tab, len(mirrored.body)):
             return await route.abort("blockedbyclient")
         if download is not None:
+            self._record_download(routed, blocked=False)
             self.downloads[download] += 1
         if routed.main_frame_nav and routed.tab is not None:
             routed.tab.redirects = 0  # a document (or a download) at last: the next redirect starts a new chain
@@ -153,7 +154,12 @@ class Router:
         content_type = {k.lower(): v for k, v in mirrored.headers.items()}.get("content-type", "")
         if routed.main_frame_nav and content_type.startswith("application/pdf") and download is None:
             return await self._serve_pdf(route, routed, mirrored)
-        await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+        try:
+            await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
+        except Exception:
+            if download is not None:  # never served: no download event will take it
+                self.took_download(download)
+            raise
 
     async def _injected(self, route: Route, routed: Routed) -> bool:
         """The mirror faults: a late answer (``mirror-delay``), or a document answered 503
@@ -216,14 +222,18 @@ class Router:
         """A navigation to an attachment is a download, a state change (refused when blocked)."""
         if not (routed.is_nav and "attachment" in headers.get("content-disposition", "")):
             return False
-        policy, url = self.policy, routed.url
+        policy = self.policy
         # Refused by either check (``_url_refused`` refuses any frame's navigation off the list):
-        # then no download event follows.
-        refused = policy.block_state_changes or (policy.enforcing and not policy.url_ok(url))
-        self.owner.record_state_change(
-            "download", name=f"download {url}", blocked=refused, detail=routed.base, tab=routed.tab
-        )
+        # then no download event follows. One not refused is recorded as it is served (``_serve``).
+        if policy.block_state_changes or (policy.enforcing and not policy.url_ok(routed.url)):
+            self._record_download(routed, blocked=True)
         return policy.block_state_changes
+
+    def _record_download(self, routed: Routed, blocked: bool) -> None:
+        url = routed.url
+        self.owner.record_state_change(
+            "download", name=f"download {url}", blocked=blocked, detail=routed.base, tab=routed.tab
+        )
 
     def _url_refused(self, routed: Routed, url: str | None = None, origin: str | None = None) -> bool:
         """A navigation off the allow-list, of the top frame or of any frame in it (an iframe

@@ -7,8 +7,9 @@ the one run called NAME: the first starts it, the others continue it, and the se
 (``DELETE /runs/{id}``, ``/answer``, or ``named_run_idle_s`` after its last call). Every request
 after the handshake is relayed as it was sent, its params unread here (a tool call of no name or
 of arguments that are no object too), and answered as the server answers it: results and
-refusals are the same as on ``/mcp``, and the server's trace has every call and bad request. No
-browser starts in this process.
+refusals are the same as on ``/mcp``, and the server's trace has every call and every call's bad
+arguments. What this process answers itself is not traced: a line that is no JSON-RPC message, a
+request reusing the id of one running, an unknown method. No browser starts in this process.
 """
 
 from __future__ import annotations
