@@ -218,6 +218,7 @@ class StreamableHttp:
             self.opening[exchange] = Opening(run, owned)
         if binding is not None:
             binding.in_flight += 1
+        gone = False
         try:
             on_start = functools.partial(self.response_start, exchange)
             hidden = (VERSION_HEADER,) if initialize is not None else ()  # its body's version is negotiated
@@ -225,18 +226,14 @@ class StreamableHttp:
                 request, body, self.manager.handle_request, self.poll_s, on_start, exchange, self.closing, hidden
             )
             if named is not None and response.status == 404 and type(response) is web.Response:
-                # The SDK reaped it (at the sweep's idle age) first: its binding goes now, not at the
-                # next sweep, which a client retrying with it would put off for ever.
-                if (lost := self.sessions.pop(named, None)) is not None:
-                    self.forget(named, f"expired: it had no request for {self.idle_s:g} s (mcp_session_idle_s)")
-                    if lost.owned:
-                        await end_run(lost.run, "mcp_idle_timeout")
-                return self.session_gone(named, request_id_of(body))  # the SDK's said only "Session not found"
+                gone = True  # the SDK said only "Session not found"
+                return self.session_gone(named, request_id_of(body))
             return response
         finally:
             if binding is not None:
                 binding.in_flight -= 1
-                binding.last_seen = time.monotonic()
+                if not gone:  # a client retrying a session the SDK reaped first does not keep its run
+                    binding.last_seen = time.monotonic()
                 if request_id is not None:
                     binding.running.discard(str(request_id))
             unanswered = self.opening.pop(exchange, None)  # an initialize that was never answered
@@ -277,7 +274,10 @@ class StreamableHttp:
     def session_gone(self, session: str, request_id: str | int | None) -> web.Response:
         """The 404 of a request naming a session that is not open (as the MCP spec has it: the
         client must initialize a new session), saying why: expired, closed, or never opened."""
-        how = self.ended.get(session, "is unknown: this server never opened it (or not since it restarted)")
+        if session in self.sessions:  # the SDK reaped it at its idle age; the sweep ends its run soon
+            how = f"expired: it had no request for {self.idle_s:g} s (mcp_session_idle_s)"
+        else:
+            how = self.ended.get(session, "is unknown: this server never opened it (or not since it restarted)")
         said = f"MCP session {session[:64]!r} {how}; send initialize again, without an Mcp-Session-Id header"
         error = {"code": types.INVALID_REQUEST, "message": said, "data": {"type": "unknown_mcp_session"}}
         return web.json_response({"jsonrpc": "2.0", "id": request_id, "error": error}, status=404)
