@@ -42,6 +42,7 @@ from toolserver.response import Response
 from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, crashed_tab, no_open_tab
 
 TARGET_CRASHED = "Target crashed"  # Playwright's message for a call whose page's renderer ended
+CRASH_EXPLAINS = ("browser_action_failed", "page_unresponsive")  # errors a crash during the call explains
 log = logging.getLogger("toolserver.dispatch")
 Flight = tuple[CallContext, Any, float, str]  # a call holding its run's turn: its context, arguments, start
 
@@ -117,6 +118,8 @@ class Dispatcher:
         finally:
             run.current = None
             run.last_active = time.monotonic()
+        if (crashed := crashed_during(ctx)) is not None and (error is None or error["type"] in CRASH_EXPLAINS):
+            result, error = None, crashed_tab(crashed).to_json()
         if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
             cause = error["message"]
             error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
@@ -270,6 +273,18 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab
         except PlaywrightError:
             pass
     return BrowserActionFailed(first_line(str(exc))).to_json()
+
+
+def crashed_during(ctx: CallContext) -> br.Tab | None:
+    """The tab the call ends on, when its page crashed during the call (a ``page_crashed`` event
+    of this call): the call answers that, not the page as it stood before the crash (an action
+    whose settle wait the crash ended), nor how the crash made it fail."""
+    session = ctx.session
+    tab = session.active_tab if session is not None and not session.closed else None
+    if session is None or tab is None or not tab.crashed:
+        return None
+    crash = ("page_crashed", session.id, tab.id)
+    return tab if any((e["kind"], e["session_id"], e["tab"]) == crash for e in ctx.events) else None
 
 
 async def page_crashed(ctx: CallContext, tab: br.Tab, exc: PlaywrightError) -> bool:

@@ -1,0 +1,86 @@
+"""A page whose renderer crashes while a call waits for it to settle: that call answers
+``page_crashed`` itself. Before, it answered ``ok`` with the page as it stood before the crash,
+and only the next call said the page had crashed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import pytest
+
+from tests.support.calls import ref_of
+from tests.support.site import SITE
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+from toolserver.faults import parse_faults
+
+LATE_MS = 1500  # every mirrored answer comes this late: the call is still settling when the page crashes
+# The call's questions to the page once its request is out answer within this (a question a crashed
+# page never answers waits out the action bound, another matter): then it is settling.
+ASKED_S = 0.3
+XHR_BUTTON = "document.querySelectorAll('button')[1].click()"  # /settle's "xhr": one request, answered late
+
+
+async def crash(tab) -> None:
+    """The tab's renderer ends (CDP ``Page.crash``, a real crash); returns once the sandbox saw it."""
+    cdp = await tab.page.context.new_cdp_session(tab.page)
+    crashing = asyncio.ensure_future(cdp.send("Page.crash"))  # its answer never comes
+    while not tab.crashed:
+        await asyncio.sleep(0.01)
+    crashing.cancel()
+    with contextlib.suppress(BaseException):
+        await crashing
+
+
+async def until(ready: Callable[[], bool]) -> None:
+    while not ready():
+        await asyncio.sleep(0.01)
+
+
+def loaded(session, path: str) -> bool:
+    """The session's current tab shows ``path``, loaded, and the page has a request of its own in the router."""
+    tab = session.active_tab
+    state = tab.state or {}
+    return tab.url == f"{SITE}{path}" and state.get("ready") == "complete" and session.settling.inflight > 0
+
+
+@pytest.mark.parametrize("tool", ["browser_click", "browser_type", "browser_navigate", "browser_open_tab"])
+async def test_a_call_whose_page_crashes_while_it_settles_answers_page_crashed(sandbox, tool):
+    """Each call is in its settle wait once the page has a request of its own in the router: the
+    click's; one the page made before the typing, once the typing reported; /on-load's fetch, once
+    the document loaded (in the tab the navigation or the new tab shows)."""
+    run = sandbox.create_run(policy=Policy(mode="observe"), faults=parse_faults(f"mirror-delay:ms={LATE_MS}"))
+    assert (await run.call("browser_start_session", {"provider": "kernel", "url": f"{SITE}/settle"}))["ok"]
+    session = run.current_session()
+    first = session.active_tab
+    snapshot = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+    if tool == "browser_click":
+        args: dict = {"ref": ref_of(snapshot, 'button "xhr"')}
+        settling = lambda: session.settling.inflight > 0  # noqa: E731
+    elif tool == "browser_type":
+        args = {"ref": ref_of(snapshot, 'textbox "Shout"'), "text": "hi"}
+        await first.page.evaluate(XHR_BUTTON)
+        typed = first.inputs
+        settling = lambda: first.inputs > typed  # noqa: E731
+    else:
+        args = {"url": f"{SITE}/on-load"}
+        settling = lambda: loaded(session, "/on-load")  # noqa: E731
+    call = asyncio.ensure_future(run.call(tool, args))
+    await asyncio.wait_for(until(settling), 10)
+    await asyncio.sleep(ASKED_S)
+    assert not call.done()
+    tab = session.active_tab
+    await asyncio.wait_for(crash(tab), 10)
+    crashed_at = time.monotonic()
+    reply = await asyncio.wait_for(call, 10)
+    waited = time.monotonic() - crashed_at
+    await run.close()
+    assert reply["ok"] is False and reply["error"]["type"] == "page_crashed", reply
+    assert waited < 1.0, waited  # the crash ends the settle wait at once
+    assert tab.id in reply["error"]["message"] and "browser_close_tab" in reply["error"]["message"], reply
+    line = parse_trace(run.trace.text()).calls[-1]
+    crashes = [e["tab"] for e in line.events if e["kind"] == "page_crashed"]  # t1 too, when they share a renderer
+    assert line.tool == tool and not line.ok and crashes.count(tab.id) == 1, line
