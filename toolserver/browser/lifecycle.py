@@ -10,7 +10,7 @@ import contextlib
 import logging
 import secrets
 
-from playwright.async_api import BrowserContext
+from playwright.async_api import Browser, BrowserContext
 from playwright.async_api import Error as PlaywrightError
 
 from toolserver.browser.backstop import Backstop
@@ -47,7 +47,7 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         context = await asyncio.shield(making)
         await run.media.start_trace(context)
     except BaseException:
-        discard(making, backstop, run.config.close_timeout_s)
+        discard(making, backstop, browser, run.config.close_timeout_s)
         raise
     forgotten: list[str] = []
     if key is not None:  # its profile becomes the most recent now (the session may never close to save it)
@@ -68,7 +68,7 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
         await session.start()
     except BaseException:  # closed as a session: its first tab's closing is not the page's
         session.mark_closed()
-        discard(making, backstop, run.config.close_timeout_s)
+        discard(making, backstop, browser, run.config.close_timeout_s)
         raise
     # Counted among the host's sessions once started: until then its start counts it
     # (toolserver.capacity), and no await comes between this and the start's end.
@@ -76,17 +76,29 @@ async def open_session(run: Recorder, *, site_key: str | None, provider: str, cl
     return session
 
 
-def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, bound: float) -> None:
-    """A start that failed or was cut short: its context, once made, is closed (not left open and
-    uncounted on the shared browser), then its backstop."""
+def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, browser: Browser, bound: float) -> None:
+    """A start that failed or was cut short: its context, once Chromium has made it, is closed as
+    a session's is (within ``bound``, else disposed of), not left open and uncounted on the shared
+    browser; then its backstop. Nothing waits on Chromium unbounded: a context not made within
+    ``bound`` is logged, and closed whenever Chromium makes it (the backstop stays till then)."""
+    late = asyncio.get_running_loop().call_later(
+        bound, log.warning, "a failed session start's context was not made within %g s: it is closed once made", bound
+    )
 
-    async def closing() -> None:
-        with contextlib.suppress(BaseException):
-            await close_quietly(await making, bound)
+    def made(_: asyncio.Future) -> None:
+        late.cancel()
+        DISCARDING.add(task := asyncio.ensure_future(close_discarded(making, backstop, browser, bound)))
+        task.add_done_callback(DISCARDING.discard)
+
+    making.add_done_callback(made)
+
+
+async def close_discarded(made: asyncio.Future[BrowserContext], backstop: Backstop, browser: Browser, bound: float):
+    try:
+        if not made.cancelled() and made.exception() is None:  # else Chromium made none
+            await close_or_dispose(made.result(), browser, bound, "a failed session start")
+    finally:
         await backstop.close()
-
-    DISCARDING.add(task := asyncio.ensure_future(closing()))
-    task.add_done_callback(DISCARDING.discard)
 
 
 DISCARDING: set[asyncio.Future] = set()  # held until done (the loop keeps only weak references to tasks)
@@ -95,11 +107,6 @@ DISCARDING: set[asyncio.Future] = set()  # held until done (the loop keeps only 
 def evicted(forgotten: list[str], run: Recorder) -> dict:
     """The ``profiles_evicted`` data: the site keys ``keep_profile`` forgot."""
     return {"site_keys": forgotten, "max_profile_bytes": run.config.max_profile_bytes}
-
-
-async def close_quietly(context: BrowserContext, bound: float) -> None:
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(context.close(), bound)
 
 
 async def close_session(session: Session) -> None:
@@ -143,28 +150,51 @@ async def close_context(session: Session) -> None:
     await run.media.stop_trace(context)
     tab = next((t for t in session.tabs.values() if not t.crashed), None)
     await session.downloads.stop(tab, run.host.end_downloads, bound)  # closing the context would not
+    await close_or_dispose(context, session.browser, bound, f"session {session.id}")
+
+
+async def close_or_dispose(context: BrowserContext, browser: Browser | None, bound: float, whose: str) -> None:
+    """Close the context within ``bound``; one that does not close is disposed of (``dispose``),
+    and its close goes on (``LATE_CLOSES``): a browser that answers late closes it then."""
+    closing = asyncio.ensure_future(context.close())  # cut short, Playwright's close never ends: not cut
     try:
         # Closing the context ends its renderers, also one stuck in a script.
-        await asyncio.wait_for(context.close(), bound)
+        await asyncio.wait_for(asyncio.shield(closing), bound)
     except TimeoutError:
-        log.warning("session %s: its context did not close within %g s; disposing of it", session.id, bound)
-        await dispose(session)
+        log.warning("%s: its context did not close within %g s; disposing of it (its close goes on)", whose, bound)
+        await dispose(context, browser, bound, whose)
     except PlaywrightError as exc:  # the browser is gone already
-        log.warning("closing session %s: %r", session.id, exc)
+        log.warning("closing %s: %r", whose, exc)
+    finally:
+        if not closing.done():
+            LATE_CLOSES.add(closing)
+            closing.add_done_callback(lambda done: closed_late(done, whose))
 
 
-async def dispose(session: Session) -> None:
+def closed_late(closing: asyncio.Future, whose: str) -> None:
+    LATE_CLOSES.discard(closing)
+    if not closing.cancelled():
+        error = closing.exception()
+        log.warning("%s: its context's late close ended%s", whose, f" in {error!r}" if error else ": closed")
+
+
+LATE_CLOSES: set[asyncio.Future] = set()  # context closes that outlived their bound, held until they end
+
+
+async def dispose(context: BrowserContext, browser: Browser | None, bound: float, whose: str) -> None:
     """The context would not close: the browser disposes of it (every page closed without its
     ``beforeunload``, its renderers ended when no other context uses them), through CDP on the
     browser's side, which a hung renderer cannot hold up. Bounded; failures are logged."""
     # As long as the close's other steps, and at least a second: quick on a browser that answers,
     # it would wait as long on a frozen one whatever the bound.
-    browser, bound = session.browser, max(session.run.config.close_timeout_s, 1.0)
-    pages = session.context.pages
-    if browser is None or not pages or not browser.is_connected():
+    bound, pages = max(bound, 1.0), context.pages
+    if browser is None or not browser.is_connected():
+        return  # the context went with its browser
+    if not pages:
+        log.warning("%s: its context has no page to find it by: it is left to the browser's own close", whose)
         return
     try:
-        page_cdp = await asyncio.wait_for(session.context.new_cdp_session(pages[0]), bound)
+        page_cdp = await asyncio.wait_for(context.new_cdp_session(pages[0]), bound)
         info = await asyncio.wait_for(page_cdp.send("Target.getTargetInfo"), bound)
         browser_cdp = await asyncio.wait_for(browser.new_browser_cdp_session(), bound)
         context_id = info["targetInfo"]["browserContextId"]
@@ -173,4 +203,4 @@ async def dispose(session: Session) -> None:
         )
         await browser_cdp.detach()
     except (TimeoutError, PlaywrightError, KeyError) as exc:
-        log.warning("session %s: the browser could not dispose of its context either: %r", session.id, exc)
+        log.warning("%s: the browser could not dispose of its context either: %r", whose, exc)
