@@ -106,6 +106,7 @@ class Session:
     local_documents: LocalDocuments = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
     unannounced: dict[Page, Tab | None] = field(default_factory=dict)  # opened by a page, not yet recorded
+    undecided: list[Page] = field(default_factory=list)  # new while a tool opens a tab: its page, or a popup
 
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
@@ -167,8 +168,7 @@ class Session:
         await context.route("**/*", self.router.route)
         await context.route_web_socket("**/*", self.router.refuse_websocket)
         context.on("page", self._on_new_page)
-        page = await context.new_page()
-        self.active_tab_id = (self.tab_for_page(page) or self.adopt_page(page)).id
+        self.active_tab_id = (await self.open_page()).id
 
     def mark_closed(self) -> bool:
         """Mark the session closed: False when it was closed already."""
@@ -226,17 +226,23 @@ class Session:
         return tab
 
     def _on_new_page(self, page: Page) -> None:
-        """A page of the context: the first tab, one a tool opens, or one a page opened
-        (``window.open``, a link's target), recorded once its opener is known (``_opened``)."""
+        """A page of the context: the first tab, one a tool opens (``open_page``), or one a page
+        opened (``window.open``, a link's target), recorded once its opener is known (``_opened``)."""
         if self.tab_for_page(page) is not None:
             return
         self.settling.pages_seen += 1  # a popup the click waits for, even one closed at once
         self.notify()
-        if not self.tabs_made or self.opening_tab:  # the first tab, or one a tool opens (not: no tab open now)
+        if not self.tabs_made:  # the first tab (not: no tab open now)
             self.settling.popup_requested_at = 0.0
             self.adopt_page(page)
-            return
-        if len(self.tabs) >= self.run.config.max_tabs_per_session:
+        elif self.opening_tab:  # the tool's page, or a popup whose opener says so next, in this turn
+            self.undecided.append(page)
+        else:
+            self._popup(page)
+
+    def _popup(self, page: Page) -> None:
+        # A tab a tool is opening holds its place under the cap (the tool checked there was room).
+        if len(self.tabs) + int(self.opening_tab) >= self.run.config.max_tabs_per_session:
             self.unannounced[page] = None  # a page opening popups without end: over the cap each is closed at once
             asyncio.ensure_future(page.close())
         else:
@@ -246,9 +252,27 @@ class Session:
         # with noopener too; it tells none when the opener had closed already.
         asyncio.get_running_loop().call_soon(self._opened, page, None)
 
+    async def open_page(self) -> Tab:
+        """A tab of a tool's own: exactly the page the context's ``new_page`` returned. A page a
+        page opens meanwhile is a popup as any other (its opener claims it as it appears); one no
+        opener claimed (it had closed) is taken for a popup once the tool has its page."""
+        self.opening_tab, page = True, None
+        try:
+            page = await self.context.new_page()
+        finally:
+            self.opening_tab = False
+            others, self.undecided = [p for p in self.undecided if p is not page], []
+            for other in others:
+                self._popup(other)
+        self.settling.popup_requested_at = 0.0
+        return self.tab_for_page(page) or self.adopt_page(page)
+
     def _opened(self, page: Page, opener: Tab | None, navigating: bool = False) -> None:
         """Record a page a page opened, once: ``tab_opened`` with its opener's tab (None: it had closed) or, over
         the tab cap, a ``blocked_request`` in the opener's tab; then its first document, unless ``navigating``."""
+        if page in self.undecided:  # its opener claims it while a tool opens a tab: a popup
+            self.undecided.remove(page)
+            self._popup(page)
         if page not in self.unannounced:
             return
         tab = self.unannounced.pop(page)

@@ -62,12 +62,7 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
     cap = ctx.run.config.max_tabs_per_session
     if len(session.tabs) >= cap:
         raise TooManyTabs(f"this session holds {len(session.tabs)} tabs (max_tabs_per_session {cap}): close one first")
-    session.opening_tab = True
-    try:
-        page = await ask_page(ctx, session.context.new_page(), "opening a tab")
-    finally:
-        session.opening_tab = False
-    tab = session.tab_for_page(page) or session.adopt_page(page)
+    tab = await ask_page(ctx, session.open_page(), "opening a tab")
     session.active_tab_id = tab.id
     went = await goto(ctx, tab, args.url)
     response.page(tab, went["title"]).changes().tabs().add(status=went["status"])
