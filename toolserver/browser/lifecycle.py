@@ -93,7 +93,10 @@ def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, browser:
     making.add_done_callback(made)
 
 
-async def close_discarded(made: asyncio.Future[BrowserContext], backstop: Backstop, browser: Browser, bound: float):
+async def close_discarded(
+    made: asyncio.Future[BrowserContext], backstop: Backstop, browser: Browser, bound: float
+) -> None:
+    """The context Chromium made (if it made one) closed, then the backstop (``discard``)."""
     try:
         if not made.cancelled() and made.exception() is None:  # else Chromium made none
             await close_or_dispose(made.result(), browser, bound, "a failed session start")
@@ -156,7 +159,8 @@ async def close_context(session: Session) -> None:
 async def close_or_dispose(context: BrowserContext, browser: Browser | None, bound: float, whose: str) -> None:
     """Close the context within ``bound``; one that does not close is disposed of (``dispose``),
     and its close goes on (``LATE_CLOSES``): a browser that answers late closes it then."""
-    closing = asyncio.ensure_future(context.close())  # cut short, Playwright's close never ends: not cut
+    # Shielded: a close cut short is left half done in Playwright, and the context open for good.
+    closing = asyncio.ensure_future(context.close())
     try:
         # Closing the context ends its renderers, also one stuck in a script.
         await asyncio.wait_for(asyncio.shield(closing), bound)

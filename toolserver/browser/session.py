@@ -261,7 +261,7 @@ class Session:
             page = await self.context.new_page()
         finally:
             self.opening_tab = False
-            others, self.undecided = [p for p in self.undecided if p is not page], []
+            others, self.undecided = [p for p in self.undecided if p is not page and not p.is_closed()], []
             for other in others:
                 self._popup(other)
         self.settling.popup_requested_at = 0.0
