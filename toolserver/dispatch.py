@@ -267,7 +267,7 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab
         return crashed_tab(tab).to_json()
     if isinstance(exc, PlaywrightTimeout) and tab is not None and not tab.closed:
         try:
-            await br.bounded(br.evaluate(tab, "1"), run.config.responsive_probe_s, "a trivial question")
+            await br.bounded(br.evaluate(tab, "1"), run.config.responsive_probe_s, "a trivial question", tab)
         except PageUnresponsive as unresponsive:
             return unresponsive.to_json()
         except PlaywrightError:

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
 from collections.abc import Callable
 
 import pytest
 
 from tests.support.calls import ref_of
+from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from tests.support.processes import descendant_argvs
 from tests.support.site import SITE
+from toolserver.capacity import process_tree
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.faults import parse_faults
@@ -84,3 +89,30 @@ async def test_a_call_whose_page_crashes_while_it_settles_answers_page_crashed(s
     line = parse_trace(run.trace.text()).calls[-1]
     crashes = [e["tab"] for e in line.events if e["kind"] == "page_crashed"]  # t1 too, when they share a renderer
     assert line.tool == tool and not line.ok and crashes.count(tab.id) == 1, line
+
+
+async def test_a_question_to_a_page_that_crashes_ends_at_the_crash(own_sandbox, tmp_path):
+    """A spinning page never answers the snapshot's question; when its renderer ends (killed: CDP
+    Page.crash waits for the spinning thread), the question ends with it. Before, it waited out the
+    action bound (5 s), then said page_crashed."""
+    root = build_hostile_mirror(tmp_path)
+    async with own_sandbox() as own:
+        run = hostile_run(own, root, "/spin")
+        await start_hostile(run, "/spin")
+        tab = run.current_session().active_tab
+        await asyncio.sleep(0.5)  # it spins 50 ms after its load
+        call = asyncio.ensure_future(run.call("browser_snapshot", {}))
+        await asyncio.sleep(0.5)  # asked, and never answered
+        assert not call.done()
+        argvs = descendant_argvs(os.getpid())
+        browser = next(pid for pid, argv in argvs.items() if f"--proxy-server={own.host.backstop.url}" in argv)
+        for pid in process_tree(browser)[1:]:
+            if "--type=renderer" in argvs.get(pid, []):
+                os.kill(pid, signal.SIGKILL)
+        await asyncio.wait_for(until(lambda: tab.crashed), 10)
+        crashed_at = time.monotonic()
+        reply = await asyncio.wait_for(call, 10)
+        waited = time.monotonic() - crashed_at
+        await run.close()
+    assert reply["error"]["type"] == "page_crashed", reply
+    assert waited < 2.0, waited  # the action bound is 5 s

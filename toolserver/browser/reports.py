@@ -30,13 +30,22 @@ STATE_NOW_JS = read_expression("state.js").replace("__TURN__", "false")
 STATE_JS = read_expression("state.js").replace("__TURN__", "true")
 
 
-async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:
+async def bounded(awaitable: Awaitable[T], seconds: float, what: str, tab: Tab | None = None) -> T:
     """Await a browser operation for at most ``seconds``: a page whose script spins never
-    answers, and Playwright puts no bound on evaluate/title itself."""
+    answers, and Playwright puts no bound on evaluate/title itself. A question to ``tab`` ends
+    when its page crashes (Playwright's "Target crashed" error): a crashed page never answers."""
     try:
-        async with asyncio.timeout(seconds):  # in this task (wait_for would start one per question)
-            return await awaitable
+        async with asyncio.timeout(seconds) as bound:  # in this task (wait_for would start one per question)
+            if tab is None:
+                return await awaitable
+            tab.questions.add(bound)
+            try:
+                return await awaitable
+            finally:
+                tab.questions.discard(bound)
     except TimeoutError:
+        if tab is not None and tab.crashed:
+            raise PlaywrightError(f"Target crashed while {what}") from None
         raise PageUnresponsive(
             f"the page did not answer ({what}) within {seconds:g} s: a script on it may be spinning, the page "
             "may be too large to read in that time, or the machine too busy (many sessions at once). Close "
@@ -53,7 +62,7 @@ async def read_state(tab: Tab, config: ServerConfig, turn: bool = True) -> dict 
     document is being replaced."""
     try:
         return await bounded(
-            evaluate(tab, STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state"
+            evaluate(tab, STATE_JS if turn else STATE_NOW_JS), action_bound(config), "reading the page state", tab
         )
     except PlaywrightError:  # navigating (the context was destroyed) or closed
         return None
@@ -67,7 +76,7 @@ TITLE_JS = "typeof window.__sandboxTitle === 'function' ? window.__sandboxTitle(
 async def safe_title(tab: Tab, config: ServerConfig) -> str:
     """The tab's title ("" while it navigates); a page that does not answer is page_unresponsive."""
     try:
-        title = await bounded(evaluate(tab, TITLE_JS), action_bound(config), "reading the title")
+        title = await bounded(evaluate(tab, TITLE_JS), action_bound(config), "reading the title", tab)
     except PlaywrightError:
         return ""
     return title if isinstance(title, str) else ""  # longer than max_page_text_chars: cut in the result

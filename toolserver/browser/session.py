@@ -305,7 +305,7 @@ class Session:
         self.forget_tab(tab)
 
     def _on_crash(self, tab: Tab) -> None:
-        tab.crashed = True
+        tab.crash()
         self.record_event("page_crashed", {"url": tab.page.url}, tab=tab)
         self.notify()
 

@@ -54,6 +54,7 @@ class Tab:
     closed: bool = False
     closing: bool = False  # a call is closing it (browser_close_tab): not its page
     crashed: bool = False  # its renderer ended (a page_crashed event): every later call on it fails at once
+    questions: set[asyncio.Timeout] = field(default_factory=set)  # the bounds of the questions to it in flight
     snapshot: Snapshot = field(default_factory=Snapshot)
     pdf: PdfDocument | None = None  # the PDF the current document shows
     pending_pdf: PdfDocument | None = None  # the PDF of the document being loaded
@@ -71,6 +72,14 @@ class Tab:
     @property
     def url(self) -> str:
         return self.page.url
+
+    def crash(self) -> None:
+        """Its renderer ended: the questions to its page in flight (``reports.bounded``) end now,
+        not at their bound, for Chromium never answers them."""
+        self.crashed = True
+        now = asyncio.get_running_loop().time()
+        for bound in self.questions:
+            bound.reschedule(now)
 
     def summary(self, active: bool) -> dict:
         return {"tab": self.id, "url": self.page.url, "active": active}

@@ -9,10 +9,11 @@ from toolserver.errors import PolicyViolation
 from toolserver.run import CallContext, SessionContext
 
 
-async def ask_page(ctx: CallContext, awaitable: Any, what: str) -> Any:
+async def ask_page(ctx: CallContext, tab: Tab | None, awaitable: Any, what: str) -> Any:
     """A page operation Playwright does not bound itself (evaluate, count, close), within the
-    action timeout: a spinning page is a ``page_unresponsive`` error, never a hung call."""
-    return await bounded(awaitable, action_bound(ctx.run.config), what)
+    action timeout: a spinning page is a ``page_unresponsive`` error, never a hung call. A
+    question to ``tab`` ends as soon as its page crashes."""
+    return await bounded(awaitable, action_bound(ctx.run.config), what, tab)
 
 
 async def settle(ctx: SessionContext, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> dict | None:

@@ -98,7 +98,7 @@ def ask_before(tab: Tab, locator: Locator, marker: bool) -> list[asyncio.Future]
 async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, asks: list) -> dict:
     """The answers of ``ask_before``: the page's state report before the action (with the
     element's ``marker`` when it has one); a ref that matches no element is a stale ref."""
-    count, state, *found = await ask_page(ctx, asyncio.gather(*asks), "finding the element")
+    count, state, *found = await ask_page(ctx, tab, asyncio.gather(*asks), "finding the element")
     marked = found[0] if found else []
     try:
         if count != 1:
@@ -107,7 +107,7 @@ async def before_action(ctx: TabContext, tab: Tab, ref: str, locator: Locator, a
             # Read from the element found, never waiting for it: the page may have taken it away
             # meanwhile. A marker that cannot be read counts as one of its own.
             try:
-                state["marker"] = await ask_page(ctx, marked[-1].get_attribute(MARKER), "reading the element")
+                state["marker"] = await ask_page(ctx, tab, marked[-1].get_attribute(MARKER), "reading the element")
             except PlaywrightError:
                 state["marker"] = UNREAD_MARKER
     finally:
@@ -222,7 +222,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
     filling = asyncio.ensure_future(locator.fill(args.text))
     counting = None
     try:
-        seen = await ask_page(ctx, asking, "reading the page")
+        seen = await ask_page(ctx, tab, asking, "reading the page")
         await asyncio.wait((filling,), timeout=REF_CHECK_AFTER_S)
         if not filling.done():
             counting = asyncio.ensure_future(locator.count())
@@ -300,12 +300,12 @@ async def typing_report(ctx: TabContext, tab: Tab, locator: Locator, inputs: int
         asking.add_done_callback(answered)
         await session.until(lambda: reported() or asking.done(), time.monotonic() + action_bound(ctx.run.config))
         if not reported():
-            answer = await ask_page(ctx, asking, "reading the field")
+            answer = await ask_page(ctx, tab, asking, "reading the field")
             return answer[0], answer[1]
     state = tab.input_state
     assert state is not None  # reported() holds
     if state.get("value_unread"):  # the page broke the field's value getter: Playwright reads it its own way
-        return state, await ask_page(ctx, locator.input_value(), "reading the field")
+        return state, await ask_page(ctx, tab, locator.input_value(), "reading the field")
     return state, state["value"]
 
 

@@ -62,6 +62,7 @@ async def browser_scroll(ctx: TabContext, args: ScrollArgs, response: Response) 
     sign = 1 if args.direction in ("down", "right") else -1
     pos = await ask_page(
         ctx,
+        tab,
         evaluate(tab, f"({_SCROLL_JS})({0 if vertical else sign * amount}, {sign * amount if vertical else 0})"),
         "scrolling",
     )

@@ -51,7 +51,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
         tab.leaving = None
     if not ctx.session.idle(tab):
         await settle(ctx, tab)
-    asks: list = [ask_page(ctx, evaluate(tab, _INFO_JS), "reading the page")]
+    asks: list = [ask_page(ctx, tab, evaluate(tab, _INFO_JS), "reading the page")]
     if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)

@@ -62,7 +62,7 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
     cap = ctx.run.config.max_tabs_per_session
     if len(session.tabs) >= cap:
         raise TooManyTabs(f"this session holds {len(session.tabs)} tabs (max_tabs_per_session {cap}): close one first")
-    tab = await ask_page(ctx, session.open_page(), "opening a tab")
+    tab = await ask_page(ctx, None, session.open_page(), "opening a tab")
     session.active_tab_id = tab.id
     went = await goto(ctx, tab, args.url)
     response.page(tab, went["title"]).changes().tabs().add(status=went["status"])
@@ -81,7 +81,7 @@ async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response:
     if tab.crashed:
         raise crashed_tab(tab)
     ctx.session.active_tab_id = tab.id
-    await ask_page(ctx, tab.page.bring_to_front(), "bringing the tab to the front")
+    await ask_page(ctx, tab, tab.page.bring_to_front(), "bringing the tab to the front")
     response.page(tab).tabs()
 
 
@@ -99,7 +99,7 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     if tab is None:
         raise no_open_tab()
     tab.closing = True
-    await ask_page(ctx, tab.page.close(), "closing the tab")
+    await ask_page(ctx, tab, tab.page.close(), "closing the tab")
     session.forget_tab(tab)
     response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()
 
