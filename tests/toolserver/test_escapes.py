@@ -459,7 +459,7 @@ async def test_a_tab_whose_worker_floods_the_console_is_closed_and_the_other_run
     assert after["error"]["type"] == "no_tab", after
 
 
-@pytest.mark.parametrize("page", ["/link-popups", "/base-popups"])
+@pytest.mark.parametrize("page", ["/link-popups", "/base-popups", "/shadow-popups"])
 async def test_a_link_clicked_in_a_loop_opens_no_window_past_the_cap(own_sandbox, hostile_root, page):
     """Each click of a link opening a new window (its target, or its document's <base target>)
     opened a page, which Chromium made before the session closed it: 300 pages for one click,

@@ -285,8 +285,9 @@
       return null;
     }
     popups++;
+    if (args[1] !== undefined) args[1] = text(args[1]);  // one string, the one Chromium is given
     const opened = apply(open, this, args);
-    if (opened && args[1] !== undefined) named[text(args[1])] = opened;
+    if (opened && args[1] !== undefined) named[args[1]] = opened;
     // A new window is its own top; a frame or window the page named already opens no new tab.
     let fresh = false;
     try { fresh = !!opened && opened.top === opened && opened !== window.top; } catch (e) {}
@@ -295,24 +296,37 @@
   };
   // A link that opens a new window counts against the same cap: a script clicking one in a loop
   // made a page for each, which Chromium made before the session closed it. Counted as the click
-  // begins (a page's handler cannot hide it), given back if the click's default was prevented,
-  // refused past the cap. A link (a, area, SVG a, in a shadow root too) opens a new window when
-  // its target, or its document's <base target>, is _blank or names no frame of the document and
-  // no window it opened that is still open. Not counted: a detached link clicked by script, a form
-  // sent to a new window, a modifier-click (the session's tab cap still closes what they open).
-  const baseOf = getter(Node.prototype, 'baseURI');
+  // begins, given back if the page prevented it by the time the click reaches the window, refused
+  // past the cap. A link (a, area, SVG a, in an open shadow root too) opens a new window when its
+  // target, or its document's <base target>, is _blank or a name of no frame of the page, no window
+  // this document opened and still open under that name, and not this window's own. The count is
+  // best-effort: a page can change a link's target as it is clicked, click one with a
+  // non-cancelable event, click a detached link or one in a closed shadow root, send a form to a
+  // new window; the session's tab cap closes what those open.
+  const baseOf = getter(Node.prototype, 'baseURI'), matches = method(Element.prototype, 'matches');
+  const LINK = 'a[href], area[href], a[*|href]';
   const linkOf = (event) => {
-    const clicked = composedPath(event)[0];
-    const link = clicked instanceof Element_ && closest(clicked, 'a[href], area[href], a[*|href]');
-    return link instanceof Element_ ? link : null;
+    const path = composedPath(event);
+    for (let i = 0; i < path.length; i++) {
+      const node = path[i];
+      if (nodeType(node) === 1 && matches(node, LINK)) return node;
+    }
+    return null;
   };
   const hrefOf = (link) => {
     const raw = getAttribute(link, 'href') ?? getAttribute(link, 'xlink:href') ?? '';
     try { return text(new Url(raw, baseOf(link))); } catch (e) { return ''; }
   };
-  const frameNamed = (name) => {
-    const frames = queryAll(document, 'iframe[name], frame[name]');
-    for (let i = 0; i < nodesIn(frames); i++) if (getAttribute(frames[i], 'name') === name) return true;
+  // A frame of the page named so: the top window's frames and theirs (those this document can read).
+  const frameNamed = (name, win, depth) => {
+    let count = 0;
+    try { count = win.frames.length; } catch (e) { return false; }
+    for (let i = 0; i < count && i < 100; i++) {
+      try {
+        const frame = win.frames[i];
+        if (frame.name === name || (depth < 5 && frameNamed(name, frame, depth + 1))) return true;
+      } catch (e) {}
+    }
     return false;
   };
   const targetOf = (link) => {
@@ -323,15 +337,14 @@
     const where = targetOf(link), special = lower(where);
     if (special === '_blank') return true;
     if (special === '' || special === '_self' || special === '_parent' || special === '_top') return false;
-    let open_ = false;
-    try { open_ = !!named[where] && !named[where].closed; } catch (e) {}
-    return !open_ && !frameNamed(where);
+    let known = false;
+    try {
+      const mine = named[where];
+      known = where === window.name || (!!mine && !mine.closed && mine.name === where) || frameNamed(where, window.top, 0);
+    } catch (e) {}
+    return !known;
   };
   const counted = new WeakMap();
-  const giveBack = (event) => {  // the page kept the link from opening: its count is given back
-    if (sentNow(counted, event) && prevented(event)) popups--;
-    mark(counted, event, false);
-  };
   listen(window, 'click', (event) => {
     const link = linkOf(event);
     if (!link || !opensWindow(link)) return;
@@ -342,10 +355,10 @@
     }
     popups++;
     mark(counted, event, true);
-    later(() => giveBack(event), 0);  // a page's handler may stop the click's propagation
   }, true);
   listen(window, 'click', (event) => {
-    giveBack(event);
+    if (sentNow(counted, event) && prevented(event)) popups--;  // the page kept it from opening
+    mark(counted, event, false);
     const link = linkOf(event);
     if (!link || prevented(event) || !opensWindow(link)) return;
     if (loads(hrefOf(link))) net.opens++;

@@ -146,8 +146,7 @@ class Router:
         if self._flooding(routed.tab, len(mirrored.body)):
             return await route.abort("blockedbyclient")
         if download is not None:
-            self._record_download(routed, blocked=False)
-            self.downloads[download] += 1
+            self.downloads[download] += 1  # before it is served: its download event may come at once
         if routed.main_frame_nav and routed.tab is not None:
             routed.tab.redirects = 0  # a document (or a download) at last: the next redirect starts a new chain
         self._expect_commit(routed, download is not None, mirrored)
@@ -156,10 +155,12 @@ class Router:
             return await self._serve_pdf(route, routed, mirrored)
         try:
             await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
-        except Exception:
+        except BaseException:
             if download is not None:  # never served: no download event will take it
                 self.took_download(download)
             raise
+        if download is not None:
+            self._record_download(routed, blocked=False)
 
     async def _injected(self, route: Route, routed: Routed) -> bool:
         """The mirror faults: a late answer (``mirror-delay``), or a document answered 503

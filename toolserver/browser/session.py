@@ -259,13 +259,14 @@ class Session:
         self.opening_tab, page = True, None
         try:
             page = await self.context.new_page()
+            tab = self.tab_for_page(page) or self.adopt_page(page)  # first: the others' cap counts it
         finally:
             self.opening_tab = False
             others, self.undecided = [p for p in self.undecided if p is not page and not p.is_closed()], []
             for other in others:
                 self._popup(other)
         self.settling.popup_requested_at = 0.0
-        return self.tab_for_page(page) or self.adopt_page(page)
+        return tab
 
     def _opened(self, page: Page, opener: Tab | None, navigating: bool = False) -> None:
         """Record a page a page opened, once: ``tab_opened`` with its opener's tab (None: it had closed) or, over
