@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from toolserver.browser import BrowserHost
+from toolserver.browser import BrowserHost, closes_ended
 from toolserver.capacity import check_run_capacity
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
@@ -87,6 +87,7 @@ class Sandbox:
         await self.end_runs("server_stopped")
         if self.owns_host:
             await self.host.stop()
+            await closes_ended(self.config.shutdown_timeout_s)  # its browser is closed: they end
 
     async def end_runs(self, reason: str) -> None:
         """End every run (a call in flight then answers at once that its run ended). At the server's

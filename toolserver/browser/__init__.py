@@ -22,7 +22,7 @@ contract): never the dispatcher, tools, API or transports, nor anything of ``san
 from toolserver.browser.driver import DRIVER_NODE_FLAGS, start_playwright
 from toolserver.browser.host import BrowserHost
 from toolserver.browser.javascript import INIT_SCRIPT, REPORT_PREFIX
-from toolserver.browser.lifecycle import close_session, open_session
+from toolserver.browser.lifecycle import close_session, closes_ended, open_session
 from toolserver.browser.reports import (
     STATE_JS,
     STATE_NOW_JS,
@@ -54,6 +54,7 @@ __all__ = [
     "bounded",
     "evaluate",
     "close_session",
+    "closes_ended",
     "first_line",
     "open_session",
     "read_state",

@@ -88,7 +88,7 @@ def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, browser:
     def made(_: asyncio.Future) -> None:
         late.cancel()
         DISCARDING.add(task := asyncio.ensure_future(close_discarded(making, backstop, browser, bound)))
-        task.add_done_callback(DISCARDING.discard)
+        task.add_done_callback(discarded)
 
     making.add_done_callback(made)
 
@@ -105,6 +105,19 @@ async def close_discarded(
 
 
 DISCARDING: set[asyncio.Future] = set()  # held until done (the loop keeps only weak references to tasks)
+
+
+def discarded(task: asyncio.Future) -> None:
+    DISCARDING.discard(task)
+    if not task.cancelled() and task.exception() is not None:  # retrieved: said here, once
+        log.warning("closing a failed session start's context failed: %r", task.exception())
+
+
+async def closes_ended(timeout: float) -> None:
+    """The discards and late context closes still going on, awaited for at most ``timeout`` (the
+    server stops: its browser is closed, so they end), rather than destroyed pending."""
+    if going := DISCARDING | LATE_CLOSES:
+        await asyncio.wait(going, timeout=timeout)
 
 
 def evicted(forgotten: list[str], run: Recorder) -> dict:
