@@ -86,8 +86,9 @@ class Sandbox:
             await asyncio.wait([self.sweeper])
         await self.end_runs("server_stopped")
         if self.owns_host:
+            browser = self.host.browser
             await self.host.stop()
-            await closes_ended(self.config.shutdown_timeout_s)  # its browser is closed: they end
+            await closes_ended(browser, self.config.shutdown_timeout_s)  # its browser is closed: they end
 
     async def end_runs(self, reason: str) -> None:
         """End every run (a call in flight then answers at once that its run ended). At the server's

@@ -196,7 +196,7 @@
   listen(window, 'click', (event) => {
     if (!event.isTrusted || BLOCK_STATE_CHANGES) return;
     const path = composedPath(event);
-    for (let i = 0; i < path.length; i++) {
+    for (let i = 0; i < path.length && path[i] !== window; i++) {  // the path ends with the window, no node
       const node = path[i];
       const name = nodeType(node) === 1 ? getAttribute(node, 'data-sandbox-state-change') : null;
       if (name !== null) {
@@ -307,7 +307,7 @@
   const LINK = 'a[href], area[href], a[*|href]';
   const linkOf = (event) => {
     const path = composedPath(event);
-    for (let i = 0; i < path.length; i++) {
+    for (let i = 0; i < path.length && path[i] !== window; i++) {  // the path ends with the window, no node
       const node = path[i];
       if (nodeType(node) === 1 && matches(node, LINK)) return node;
     }
@@ -317,15 +317,20 @@
     const raw = getAttribute(link, 'href') ?? getAttribute(link, 'xlink:href') ?? '';
     try { return text(new Url(raw, baseOf(link))); } catch (e) { return ''; }
   };
-  // A frame of the page named so: the top window's frames and theirs (those this document can read).
-  const frameNamed = (name, win, depth) => {
+  // A frame of the page named so: this document's frame elements (a cross-origin one too), then
+  // the top window and its frames and theirs, each name read on its own (a cross-origin window's
+  // cannot be read: its frames can still be searched).
+  const frameElementNamed = (name) => {
+    const frames = queryAll(document, 'iframe[name], frame[name]');
+    for (let i = 0; i < nodesIn(frames); i++) if (getAttribute(frames[i], 'name') === name) return true;
+    return false;
+  };
+  const windowNamed = (name, win, depth) => {
+    try { if (win.name === name) return true; } catch (e) {}
     let count = 0;
-    try { count = win.frames.length; } catch (e) { return false; }
+    try { count = win.length; } catch (e) { return false; }
     for (let i = 0; i < count && i < 100; i++) {
-      try {
-        const frame = win.frames[i];
-        if (frame.name === name || (depth < 5 && frameNamed(name, frame, depth + 1))) return true;
-      } catch (e) {}
+      try { if (depth < 5 && windowNamed(name, win[i], depth + 1)) return true; } catch (e) {}
     }
     return false;
   };
@@ -337,14 +342,25 @@
     const where = targetOf(link), special = lower(where);
     if (special === '_blank') return true;
     if (special === '' || special === '_self' || special === '_parent' || special === '_top') return false;
-    let known = false;
-    try {
-      const mine = named[where];
-      known = where === window.name || (!!mine && !mine.closed && mine.name === where) || frameNamed(where, window.top, 0);
-    } catch (e) {}
-    return !known;
+    const mine = named[where];
+    if (mine) {
+      try { if (!mine.closed && mine.name === where) return false; } catch (e) { return false; }  // cross-origin now: still its
+    }
+    return !(frameElementNamed(where) || windowNamed(where, window.top, 0));
   };
   const counted = new WeakMap();
+  const giveBack = (event) => {  // the page kept the link from opening: its count is given back, once
+    if (!sentNow(counted, event)) return;  // not a counted click (nor, called on anything, an event)
+    if (prevented(event)) popups--;
+    mark(counted, event, false);
+  };
+  // A handler that prevents the click then stops it (jQuery's return false) keeps it from the window:
+  // given back as it stops it. One that stops it first and prevents it later keeps its count spent.
+  for (const name of ['stopPropagation', 'stopImmediatePropagation']) {
+    const stop = Event.prototype[name];
+    define(Event.prototype, name, {value: {[name](...args) { giveBack(this); return apply(stop, this, args); }}[name],
+      writable: true, configurable: true});
+  }
   listen(window, 'click', (event) => {
     const link = linkOf(event);
     if (!link || !opensWindow(link)) return;
@@ -357,8 +373,7 @@
     mark(counted, event, true);
   }, true);
   listen(window, 'click', (event) => {
-    if (sentNow(counted, event) && prevented(event)) popups--;  // the page kept it from opening
-    mark(counted, event, false);
+    giveBack(event);
     const link = linkOf(event);
     if (!link || prevented(event) || !opensWindow(link)) return;
     if (loads(hrefOf(link))) net.opens++;

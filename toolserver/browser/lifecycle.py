@@ -87,7 +87,8 @@ def discard(making: asyncio.Future[BrowserContext], backstop: Backstop, browser:
 
     def made(_: asyncio.Future) -> None:
         late.cancel()
-        DISCARDING.add(task := asyncio.ensure_future(close_discarded(making, backstop, browser, bound)))
+        task = asyncio.ensure_future(close_discarded(making, backstop, browser, bound))
+        DISCARDING[task] = browser
         task.add_done_callback(discarded)
 
     making.add_done_callback(made)
@@ -104,20 +105,25 @@ async def close_discarded(
         await backstop.close()
 
 
-DISCARDING: set[asyncio.Future] = set()  # held until done (the loop keeps only weak references to tasks)
+# Held until done (the loop keeps only weak references to tasks), each with its browser.
+DISCARDING: dict[asyncio.Future, Browser] = {}
 
 
 def discarded(task: asyncio.Future) -> None:
-    DISCARDING.discard(task)
+    DISCARDING.pop(task, None)
     if not task.cancelled() and task.exception() is not None:  # retrieved: said here, once
         log.warning("closing a failed session start's context failed: %r", task.exception())
 
 
-async def closes_ended(timeout: float) -> None:
-    """The discards and late context closes still going on, awaited for at most ``timeout`` (the
-    server stops: its browser is closed, so they end), rather than destroyed pending."""
-    if going := DISCARDING | LATE_CLOSES:
-        await asyncio.wait(going, timeout=timeout)
+async def closes_ended(browser: Browser | None, timeout: float) -> None:
+    """The discards and late context closes on ``browser`` still going on, awaited for at most
+    ``timeout`` (the server stops: its browser is closed, so they end), rather than destroyed pending."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while going := [f for f, of in (DISCARDING | LATE_CLOSES).items() if of is browser]:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            return
+        await asyncio.wait(going, timeout=left)
 
 
 def evicted(forgotten: list[str], run: Recorder) -> dict:
@@ -184,18 +190,19 @@ async def close_or_dispose(context: BrowserContext, browser: Browser | None, bou
         log.warning("closing %s: %r", whose, exc)
     finally:
         if not closing.done():
-            LATE_CLOSES.add(closing)
+            LATE_CLOSES[closing] = browser
             closing.add_done_callback(lambda done: closed_late(done, whose))
 
 
 def closed_late(closing: asyncio.Future, whose: str) -> None:
-    LATE_CLOSES.discard(closing)
+    LATE_CLOSES.pop(closing, None)
     if not closing.cancelled():
         error = closing.exception()
         log.warning("%s: its context's late close ended%s", whose, f" in {error!r}" if error else ": closed")
 
 
-LATE_CLOSES: set[asyncio.Future] = set()  # context closes that outlived their bound, held until they end
+# Context closes that outlived their bound, each with its browser, held until they end.
+LATE_CLOSES: dict[asyncio.Future, Browser | None] = {}
 
 
 async def dispose(context: BrowserContext, browser: Browser | None, bound: float, whose: str) -> None:

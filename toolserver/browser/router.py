@@ -156,8 +156,9 @@ class Router:
         try:
             await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
         except BaseException:
-            if download is not None:  # never served: no download event will take it
-                self.took_download(download)
+            # Never served: no download event will take it; unless one took it already (it happened).
+            if download is not None and not self.took_download(download):
+                self._record_download(routed, blocked=False)
             raise
         if download is not None:
             self._record_download(routed, blocked=False)

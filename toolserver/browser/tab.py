@@ -78,8 +78,9 @@ class Tab:
         not at their bound, for Chromium never answers them."""
         self.crashed = True
         now = asyncio.get_running_loop().time()
-        for bound in self.questions:
-            bound.reschedule(now)
+        for bound in list(self.questions):
+            if not bound.expired():  # one that fired already is leaving ``bounded`` (reschedule would raise)
+                bound.reschedule(now)
 
     def summary(self, active: bool) -> dict:
         return {"tab": self.id, "url": self.page.url, "active": active}
