@@ -110,8 +110,9 @@ class ServerConfig:
     # with no call running, and alert() in a loop would make one for as long as the page is open.
     max_page_dialogs: int = 100
     # A tab whose pages' workers write more console messages than this in one such window is
-    # closed (a tab_closed event, reason console_flood): a page's own are dropped in the page, but a
-    # worker's cross the driver, and a worker logging in a loop held another run's call for 47 s.
+    # closed (a tab_closed event, reason console_flood): a page's own are dropped in the page, but
+    # a worker's cross the driver, and a worker logging in a loop made another run's session
+    # start time out.
     max_page_console_messages: int = 200
     # Text a page makes is cut beyond this many characters in results and trace lines (a title, a
     # URL, a dialog's message, an error's message quoting an argument; a snapshot is not cut; the

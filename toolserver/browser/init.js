@@ -16,7 +16,7 @@
   // method(proto, name)(self, ...args) and getter(proto, name)(self) call the built-in itself.
   const method = (proto, name) => { const f = proto[name]; return (self, ...args) => apply(f, self, args); };
   const getter = (proto, name) => { const get = describe(proto, name).get; return (self) => apply(get, self, []); };
-  const later = setTimeout, max = Math.max, Url = URL, Element_ = Element, Anchor = HTMLAnchorElement;
+  const later = setTimeout, max = Math.max, Url = URL;
   const Exception = DOMException;
   const then = method(Promise.prototype, 'then'), reject = Promise.reject.bind(Promise), Promise_ = Promise;
   const listen = method(EventTarget.prototype, 'addEventListener'), exec = RegExp.prototype.exec;
@@ -32,14 +32,13 @@
   const animations = method(doc, 'getAnimations');
   const nodesIn = getter(NodeList.prototype, 'length'), itemsIn = getter(HTMLCollection.prototype, 'length');
   const visible = method(Element.prototype, 'checkVisibility'), getAttribute = method(Element.prototype, 'getAttribute');
-  const closest = method(Element.prototype, 'closest'), localName = getter(Element.prototype, 'localName');
+  const localName = getter(Element.prototype, 'localName');
   const nodeType = getter(Node.prototype, 'nodeType'), textOf = getter(Node.prototype, 'textContent');
   const fontStatus = getter(FontFaceSet.prototype, 'status'), complete = getter(HTMLImageElement.prototype, 'complete');
   const playState = getter(Animation.prototype, 'playState'), metaContent = getter(HTMLMetaElement.prototype, 'content');
   const target = getter(Event.prototype, 'target'), composedPath = method(Event.prototype, 'composedPath');
   const prevented = getter(Event.prototype, 'defaultPrevented'), preventDefault = method(Event.prototype, 'preventDefault');
   const formAction = getter(HTMLFormElement.prototype, 'action'), formMethod = getter(HTMLFormElement.prototype, 'method');
-  const linkTarget = getter(HTMLAnchorElement.prototype, 'target'), linkHref = getter(HTMLAnchorElement.prototype, 'href');
   const protocolOf = getter(Url.prototype, 'protocol');
   const observe = method(MutationObserver.prototype, 'observe'), Observer = MutationObserver;
   const fetch = window.fetch, open = window.open, xhr = XMLHttpRequest.prototype;
