@@ -232,10 +232,8 @@ class Router:
         return policy.block_state_changes
 
     def _record_download(self, routed: Routed, blocked: bool) -> None:
-        url = routed.url
-        self.owner.record_state_change(
-            "download", name=f"download {url}", blocked=blocked, detail=routed.base, tab=routed.tab
-        )
+        name, tab = f"download {routed.url}", routed.tab
+        self.owner.record_state_change("download", name=name, blocked=blocked, detail=routed.base, tab=tab)
 
     def _url_refused(self, routed: Routed, url: str | None = None, origin: str | None = None) -> bool:
         """A navigation off the allow-list, of the top frame or of any frame in it (an iframe
