@@ -55,7 +55,6 @@ from toolserver.transports.messages import (
     id_in_use,
     initialize_of,
     request_id_of,
-    request_id_of_request,
 )
 from toolserver.transports.pipes import LINE_START
 
@@ -201,7 +200,8 @@ class StreamableHttp:
         if named is not None and named not in self.sessions and named in self.ended:  # the SDK may not know yet
             return self.session_gone(named, request_id_of(body))
         binding = self.sessions.get(named or "")
-        request_id = request_id_of_request(body) if binding is not None and request.method == "POST" else None
+        posted = binding is not None and request.method == "POST"
+        request_id = request_id_of(body, requests_only=True) if posted else None
         if binding is not None and request_id is not None:  # the SDK ran both and answered the id twice
             if str(request_id) in binding.running:
                 record_unreadable(binding.run, "mcp-http", types.INVALID_REQUEST, id_in_use(request_id), line)

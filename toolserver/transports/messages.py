@@ -140,25 +140,17 @@ def _shapeless(body: bytes) -> Refused | None:
     return None
 
 
-def request_id_of(body: bytes) -> str | int | None:
-    """The id of the JSON-RPC request ``body`` holds, if it gives a valid one."""
+def request_id_of(body: bytes, requests_only: bool = False) -> str | int | None:
+    """The id of the JSON-RPC message ``body`` holds, if it gives a valid one (``requests_only``:
+    of a request only, not of a response)."""
     try:
         message = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    given = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or (requests_only and "method" not in message):
+        return None
+    given = message.get("id")
     return given if _valid_id(given) else None
-
-
-def request_id_of_request(body: bytes) -> str | int | None:
-    """The id of the JSON-RPC request ``body`` holds (not a notification, not a response), or None."""
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(message, dict) and "method" in message and _valid_id(message.get("id")):
-        return message["id"]
-    return None
 
 
 def refusal_of(text: str | bytes, max_depth: int | None = None) -> Refused | None:
