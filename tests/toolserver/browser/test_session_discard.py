@@ -45,17 +45,20 @@ async def test_a_failed_start_on_a_frozen_browser_is_bounded_logged_and_closed_o
         pids = own.host.browser_pids()
         assert pids
         make = browser.new_context
+        made, closed_contexts = [], []
 
-        async def answer_then_freeze(**options):
+        async def recorded(**options):  # the real new_context; each context it makes, and its close, noted
             context = await make(**options)
-            freeze(pids, signal.SIGSTOP)  # Chromium stops answering, its context made
-            await asyncio.sleep(2 * BOUNDS["call_timeout_s"])  # the answer comes after the start was cut short
+            made.append(context)
+            context.on("close", lambda closed: closed_contexts.append(closed))
+            if frozen == "once-it-is-made":
+                freeze(pids, signal.SIGSTOP)  # Chromium stops answering, its context made
+                await asyncio.sleep(2 * BOUNDS["call_timeout_s"])  # the answer comes after the start was cut short
             return context
 
+        browser.new_context = recorded  # type: ignore[method-assign]
         if frozen == "before-the-context-is-made":
             freeze(pids, signal.SIGSTOP)
-        else:
-            browser.new_context = answer_then_freeze  # type: ignore[method-assign]
         try:
             run = own.create_run()
             began = time.monotonic()
@@ -69,7 +72,8 @@ async def test_a_failed_start_on_a_frozen_browser_is_bounded_logged_and_closed_o
             assert logged and ended, (caplog.text, lifecycle.DISCARDING)
         finally:
             freeze(pids, signal.SIGCONT)
-        # Once Chromium answers again, the context is closed: not left open on it.
-        closed = await until(lambda: not (browser.contexts or lifecycle.DISCARDING or lifecycle.LATE_CLOSES), 10)
+        # Once Chromium answers again, it makes the context, and the context is closed: not left open on it.
+        closed = await until(lambda: len(made) == len(closed_contexts) == 1 and not browser.contexts, 10)
+        ended = await until(lambda: not (lifecycle.DISCARDING or lifecycle.LATE_CLOSES), 5)
         await run.close()
-    assert closed, (browser.contexts, caplog.text)
+    assert closed and ended, (len(made), len(closed_contexts), len(browser.contexts), caplog.text)
