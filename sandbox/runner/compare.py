@@ -174,8 +174,9 @@ def versions_mixed(attempts: list[dict[str, Any]]) -> list[str]:
 
 
 def unreplaced(attempts: list[dict[str, Any]]) -> list[str]:
-    """A note when attempts the infrastructure interrupted were not replaced: they count as failures."""
-    left = [a for a in attempts if a.get("interruption") and a.get("selection", "selected") == "selected"]
+    """A note when attempts the infrastructure interrupted were not replaced: they count as failures
+    (an approved replacement interrupted too, the last of its re-runs, is one of them)."""
+    left = [a for a in attempts if a.get("interruption") and a.get("selection", "selected") != "replaced"]
     if not left:
         return []
     return [

@@ -133,6 +133,28 @@ def test_a_rebuilt_batch_says_which_attempts_were_interrupted(tmp_path):
     )
 
 
+def test_a_re_run_interrupted_too_is_said_unreplaced_and_a_missing_re_run_leaves_one_attempt_selected(tmp_path):
+    """The last approved replacement, interrupted too, counted as a failure without the note; and
+    a batch whose first re-run's folder is missing (not written on a full disk) was read back with
+    two selected attempts of one job: the original and the second re-run."""
+    for name, status in (("a--controlled-form-1", "stopped"), ("a--controlled-form-1-r2", "stopped")):
+        folder = tmp_path / "b" / name
+        folder.mkdir(parents=True)
+        record = AttemptRecord(pack="controlled-form", agent="a", status=status, elapsed_seconds=4.0)
+        (folder / "attempt.json").write_text(record.to_json())
+    summary = read_summary(tmp_path / "b")  # no summary.json: rebuilt
+    assert [(Path(a["directory"]).name, a["selection"]) for a in summary["attempts"]] == [
+        ("a--controlled-form-1", "replaced"),
+        ("a--controlled-form-1-r2", "approved replacement"),
+    ]
+    (row,) = summary["comparison"]["ranking"]
+    assert row["attempts"] == 1
+    assert any(
+        n.startswith("1 attempt(s) were interrupted by the infrastructure and not replaced")
+        for n in summary["comparison"]["overlaps"]
+    ), summary["comparison"]["overlaps"]
+
+
 def test_a_rebuilt_batch_keeps_its_credit_rate_and_an_unpriced_batch_sets_none(tmp_path, capsys):
     priced = tmp_path / "priced" / "a--controlled-form-1"
     priced.mkdir(parents=True)

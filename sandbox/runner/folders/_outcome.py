@@ -99,15 +99,17 @@ def number_or_zero(value: Any) -> float:
 
 def reselected(outcomes: list[AttemptOutcome]) -> list[AttemptOutcome]:
     """Run selection as the batch made it, read back from the folder names: ``<folder>-r<k>`` is
-    the approved replacement of ``<folder>`` (k = 1) or of ``<folder>-r<k-1>``, which it replaced."""
+    the approved replacement of the latest earlier attempt of ``<folder>`` there is (``<folder>-r<k-1>``,
+    or ``<folder>`` for k = 1), which it replaced: a re-run whose folder could not be written (a full
+    disk) or was removed leaves a gap, not two selected attempts of one job."""
     by_name = {o.directory.name: o for o in outcomes}
     replaces: dict[str, str] = {}
     for name in by_name:
         if (rerun := rerun_of(name)) is not None:
             first, k = rerun
-            earlier = first if k == 1 else rerun_name(first, k - 1)
-            if earlier in by_name:
-                replaces[name] = earlier
+            earlier = [rerun_name(first, j) for j in range(k - 1, 0, -1)] + [first]
+            if (found := next((e for e in earlier if e in by_name), None)) is not None:
+                replaces[name] = found
     replaced = set(replaces.values())
     result = []
     for o in outcomes:
