@@ -266,6 +266,13 @@ def _url_calls(ctx: GateContext) -> Iterator[tuple[CallRecord, Any]]:
 
 @gate("allowed_urls")
 def check_allowed_urls(ctx: GateContext) -> Iterator[Finding]:
+    if (ctx.trace.header or {}).get("policy") == "none":
+        yield ctx.fail(
+            None,
+            "the run had no allow-list (its trace header's policy is \"none\"): the pages' own navigations "
+            f"were neither refused nor recorded, so they cannot be judged; record the run with the pack "
+            f"(--pack {ctx.pack.id})",
+        )
     for call, url in _url_calls(ctx):
         if not url_allowed(url, ctx.spec.allowed_urls):
             yield ctx.fail(
@@ -359,6 +366,8 @@ def _trace_elapsed(trace: Trace) -> tuple[float, str] | None:
     found: list[tuple[float, str]] = []
     if trace.calls and any(c.t_end or c.t_start for c in trace.calls):
         found.append((max(c.t_end for c in trace.calls), "the trace's last call end"))
+        if (odd := next((c for c in trace.calls if not is_time(c.t_end)), None)) is not None:
+            return odd.t_end, f"call {odd.seq}'s end"  # a damaged trace: not a time, and the gate says so
     idle = (trace.end or {}).get("reason") in IDLE_ENDS
     end_t = None if idle else (trace.end or {}).get("t")
     if isinstance(end_t, int | float) and not isinstance(end_t, bool):
@@ -384,9 +393,16 @@ def check_time_limit(ctx: GateContext) -> Iterator[Finding]:
         elapsed, where = measured
         source = f"measured from {where}"
         ctx.notes.append(f"elapsed time {source} ({elapsed:.1f} s); --elapsed gives the run's own time")
+    if not is_time(elapsed):
+        yield ctx.fail(None, f"elapsed {elapsed!r} s ({source}) is not a time: a time is finite and not negative")
+        return
     if elapsed > limit:
         shown = "" if source == "given" else f" ({source})"
         yield ctx.fail(None, f"elapsed {_over(elapsed, limit)} s{shown} exceeds the {limit} s limit")
+
+
+def is_time(seconds: float) -> bool:
+    return math.isfinite(seconds) and seconds >= 0
 
 
 def _over(elapsed: float, limit: float) -> str:

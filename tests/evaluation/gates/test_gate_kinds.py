@@ -377,12 +377,45 @@ def test_time_limit_counts_to_the_run_end_line(form):
     assert report.ok and any("last call end" in n for n in report.notes), report
 
 
+@pytest.mark.parametrize("odd", [float("nan"), "NaN", -5.0, float("inf")])
+def test_a_call_end_that_is_no_time_fails_the_time_limit(form, odd):
+    """A NaN end (json reads NaN; pydantic reads "NaN") made the measured time NaN, and NaN exceeds
+    no limit: the gate passed, over a run_end line past the limit."""
+    b = form_trace().close().end()
+    b.lines[-1]["t"] = 900.0
+    next(line for line in b.lines if line.get("type") == "call")["t_end"] = odd
+    report = check_gates(form, b.trace(), site_key=SITE_KEY)
+    assert [(f.gate, f.seq) for f in report.failures] == [("time_limit", None)], report
+    assert "s (measured from call 1's end) is not a time" in report.failures[0].message, report.failures
+
+
+@pytest.mark.parametrize("given", [float("nan"), -1.0, float("inf")])
+def test_a_given_elapsed_time_that_is_no_time_fails(form, given):
+    report = check_gates(form, form_trace().close().trace(), elapsed_seconds=given, site_key=SITE_KEY)
+    assert [f.message for f in report.failures] == [
+        f"elapsed {given!r} s (given) is not a time: a time is finite and not negative"
+    ]
+
+
 def test_no_timing_at_all_fails(form):
     b = form_trace().close()
     for line in b.lines:
         if line.get("type") == "call":
             line["t_start"] = line["t_end"] = 0.0
     assert failures(form, b.trace()) == [("time_limit", None)]
+
+
+def test_a_run_recorded_without_an_allow_list_fails_allowed_urls(form):
+    """A trace of a run with no pack (policy "none") passed: its pages' own navigations off the
+    list were never refused or recorded, so the gate judged only the agent's URLs."""
+    b = form_trace().close()
+    b.lines[0].update(pack=None, policy="none")
+    report = check_gates(form, b.trace(), site_key=SITE_KEY)
+    assert [(f.gate, f.seq) for f in report.failures] == [("allowed_urls", None)]
+    assert "the run had no allow-list" in report.failures[0].message
+    assert "--pack controlled-form" in report.failures[0].message
+    b.lines[0].update(pack="controlled-form", policy="observe")
+    assert failures(form, b) == []
 
 
 # --- safety ---

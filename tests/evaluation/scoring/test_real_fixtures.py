@@ -1,6 +1,6 @@
 """Natural answers against the committed evidence fixtures (generated from the mirrors):
 quotes a careful agent would copy from the pages are accepted, near misses are not.
-Skipped while a pack's fixtures are missing."""
+A pack whose fixtures are missing fails here, naming the script that makes them."""
 
 from __future__ import annotations
 
