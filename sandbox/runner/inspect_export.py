@@ -10,6 +10,8 @@ A sample holds:
   per trace call (arguments, result or error, times; its ``metadata`` keeps the call's ``seq``,
   the sandbox's error type and the browser events it caused), and the score;
 - ``output``: the agent's answer (``output.txt``);
+- ``metadata``: the attempt's record, and its run selection as `sandbox results` reads it from the
+  folder names (``reselected``): an attempt a re-run replaced is a sample, not in the log's results;
 - ``scores``: ``sandbox_scorer`` as the live Inspect task names it (qualified pass, field
   accuracy, critical failures, gates ok), with the status, gate failures, critical fields and the
   whole score report in its metadata.
@@ -64,7 +66,14 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from sandbox import __version__
 from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.files import folder_file
-from sandbox.runner.folders import AttemptFolder, batch_attempts, is_attempt_folder, named_agent, outcome
+from sandbox.runner.folders import (
+    AttemptFolder,
+    batch_attempts,
+    is_attempt_folder,
+    named_agent,
+    outcome,
+    reselected,
+)
 from sandbox.runner.transcript import TRANSCRIPT_FILE
 from toolserver.contract.trace import CallRecord
 
@@ -107,7 +116,8 @@ class LogNotWritten(Exception):
 
 def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
     named = {agent for attempt in attempts if (agent := named_agent(attempt))}  # a damaged one's, as results count it
-    samples = [attempt_sample(attempt, named) for attempt in attempts]
+    counted = reselected([outcome(attempt, named) for attempt in attempts])  # run selection, as results read it
+    samples = [attempt_sample(attempt, selected) for attempt, selected in zip(attempts, counted, strict=True)]
     packs = sorted({str(sample.metadata["pack"]) for sample in samples})
     agents = sorted({str(sample.metadata["agent"]) for sample in samples if sample.metadata["agent"]})
     times = [t for sample in samples for t in (sample.started_at, sample.completed_at) if t]
@@ -138,14 +148,16 @@ def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
 
 
 def results(samples: list[EvalSample]) -> EvalResults:
-    """The means of each score value over the scored samples, as Inspect's ``mean()`` metric gives."""
-    values = [found for found in map(score_values, samples) if found is not None]
+    """The means of each score value over the scored samples, as Inspect's ``mean()`` metric gives,
+    of the attempts `sandbox results` counts: one a re-run replaced is a sample, not in the means."""
+    counted = [sample for sample in samples if (sample.metadata or {}).get("selection") != "replaced"]
+    values = [found for found in map(score_values, counted) if found is not None]
     scores = [
         EvalScore(
             name=name,
             scorer=SCORER,
             scored_samples=len(values),
-            unscored_samples=len(samples) - len(values),
+            unscored_samples=len(counted) - len(values),
             metrics={"mean": EvalMetric(name="mean", value=statistics.fmean(value[name] for value in values))},
         )
         for name in (values[0] if values else {})
@@ -172,10 +184,9 @@ def model_name(agent: str) -> str:
 # --- one attempt -------------------------------------------------------------------------------
 
 
-def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
-    """``named``: the agents the batch's attempts name, of which a damaged one naming none ran one
-    (``outcome``, as `sandbox results` counts it)."""
-    counted = outcome(attempt, named)  # a damaged record's values are not taken
+def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSample:
+    """``counted``: the attempt as `sandbox results` counts it (``outcome``: a damaged record's
+    values are not taken; ``reselected``: whether a re-run replaced it)."""
     record = attempt.attempt if attempt.counted else None
     name = unicode_name(attempt.name)  # the sample's id: a name in the log's zip, which must be UTF-8
     pack = unicode_name(counted.pack)  # from the folder's name when no file names the pack
@@ -188,7 +199,10 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
     known = (record.started_at if record else None) or first_wall(calls)
     started = known or changed_at(attempt.path)  # its events need a time: else when its folder last changed
     elapsed = record.elapsed_seconds if record else None
-    completed = iso(parse_time(known) + timedelta(seconds=elapsed)) if elapsed is not None and known else None
+    completed = ended_at(known, elapsed)
+    problems = list(attempt.problems)
+    if completed is None and known and elapsed is not None:  # a time no date can hold: left out, and said
+        problems.append(f"attempt.json field 'elapsed_seconds' ({elapsed:g} s) gives no end a date can hold: left out")
     model = model_name(agent or "unknown")
     metadata = {
         "pack": pack,
@@ -202,7 +216,10 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
         "elapsed_seconds": elapsed,
         "mirror_checksum": record.mirror_checksum if record else None,
         "pack_checksum": record.pack_checksum if record else None,
-        "problems": attempt.problems,
+        "problems": problems,
+        "selection": counted.selection,
+        **({"replaces": counted.replaces} if counted.replaces else {}),
+        **({"interruption": counted.interruption} if counted.interruption else {}),
     }
     conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started)
     events: list[Event] = [
@@ -214,7 +231,9 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
         *conversation.events,
     ]
     damage = [problem for problem in (attempt.record_problem, attempt.trace_problem) if problem]
-    score = sample_score(attempt.score, output, counted, damage) if attempt.score else None
+    if attempt.trace_damage is not None and attempt.trace_problem is None and attempt.counted:  # no pass to take back
+        damage.append(f"{attempt.trace_damage}: the gates cannot be checked against it")
+    score = sample_score(attempt, output, counted, damage) if attempt.score else None
     if score is not None:
         events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
     messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
@@ -244,22 +263,28 @@ def attempt_sample(attempt: AttemptFolder, named: set[str]) -> EvalSample:
     )
 
 
-def sample_score(
-    report: dict[str, Any], output: str, counted: AttemptOutcome, damage: list[str] | None = None
-) -> Score:
+def sample_score(attempt: AttemptFolder, output: str, counted: AttemptOutcome, damage: list[str]) -> Score:
     """score.json as the live task's score: the same values (plus ``gates_ok``), the verdict's
-    parts in its metadata. The qualified pass and field accuracy are the attempt's as ``sandbox
-    results`` counts them (``counted``): a damaged folder's (``damage`` says why) are not
-    score.json's, which its metadata keeps."""
+    parts in its metadata. The values are the attempt's as ``sandbox results`` counts them
+    (``counted``): a damaged folder's (``damage`` says why) are not score.json's, which its
+    metadata keeps. With its record not counted (missing, unreadable, a lost reply) none of its
+    score counts: every critical field is a failure, as its field accuracy is 0; with its trace
+    damaged, the critical failures rest on the answer and are kept; either way its gates are not ok
+    (they cannot be checked)."""
+    report = attempt.score or {}
     gates = report.get("gates") or {}
-    fields = report.get("fields") or []
-    reasons = (damage or []) + (report.get("reasons") or [])
+    fields = [field for field in report.get("fields") or [] if isinstance(field, dict)]
+    critical = [field for field in fields if field.get("critical")]
+    scored = attempt.counted and not attempt.lost_reply  # as ``outcome`` takes its field accuracy
+    checked = scored and attempt.trace_damage is None
+    failures = len(report.get("critical_failures") or []) if scored else len(critical)
+    reasons = damage + (report.get("reasons") or [])
     return Score(
         value={
             "qualified_pass": float(counted.qualified_pass),
             "field_accuracy": counted.field_accuracy,
-            "critical_failures": float(len(report.get("critical_failures") or [])),
-            "gates_ok": float(bool(gates.get("ok"))),
+            "critical_failures": float(failures),
+            "gates_ok": float(checked and gates.get("ok") is True),
         },
         answer=output[:ANSWER_LIMIT],
         explanation="; ".join(reasons) or "qualified pass",
@@ -268,8 +293,9 @@ def sample_score(
             "qualified_pass": report.get("qualified_pass"),
             "error_free": report.get("error_free"),
             "field_accuracy": report.get("field_accuracy"),
+            "gates_ok": gates.get("ok"),
             "gate_failures": gates.get("failures") or [],
-            "critical_fields": [field for field in fields if field.get("critical")],
+            "critical_fields": critical,
             "critical_failures": report.get("critical_failures") or [],
             "score_report": report,
         },
@@ -489,6 +515,17 @@ def changed_at(folder: Path) -> str:
 
 def now() -> str:
     return iso(datetime.now(UTC))
+
+
+def ended_at(started: str | None, elapsed: float | None) -> str | None:
+    """When an attempt that started at ``started`` and took ``elapsed`` seconds ended; None when
+    either is unknown, or the end is a time no date can hold (an edited ``1e300``)."""
+    if started is None or elapsed is None:
+        return None
+    try:
+        return iso(parse_time(started) + timedelta(seconds=elapsed))
+    except OverflowError:
+        return None
 
 
 def parse_time(text: str) -> datetime:

@@ -268,3 +268,81 @@ def test_a_damaged_attempt_naming_nothing_is_its_batchs_agents_with_no_made_up_t
     assert damaged.metadata["agent"] == "a" and log.eval.metadata["agents"] == ["a"], damaged.metadata
     assert damaged.started_at is None and damaged.completed_at is None, damaged.started_at
     assert samples["controlled-form-1"].started_at is not None
+
+
+def failed_attempt(folder: Path) -> Path:
+    """``scored_attempt`` whose score.json says the answer did not qualify."""
+    from tests.support.attempt_folders import scored_attempt
+
+    scored_attempt(folder)
+    score = json.loads((folder / "score.json").read_text())
+    (folder / "score.json").write_text(json.dumps({**score, "qualified_pass": False, "error_free": False}))
+    return folder
+
+
+def test_an_attempt_a_rerun_replaced_is_a_sample_left_out_of_the_results(tmp_path):
+    """The results counted it: two samples, a qualified pass of 0.5, where `sandbox results` counts
+    one attempt and one qualified pass."""
+    from sandbox.runner.folders import read_summary
+    from sandbox.runner.inspect_export import export_inspect_log
+    from tests.support.attempt_folders import scored_attempt
+
+    batch = tmp_path / "batch"
+    failed_attempt(batch / "controlled-form-1")
+    scored_attempt(batch / "controlled-form-1-r1")
+    (row,) = read_summary(batch)["summary"]
+    assert (row["attempts"], row["qualified_passes"]) == (1, 1), row
+    target, _ = export_inspect_log(batch, tmp_path / "log.json")
+    log = read_eval_log(target)
+    means = {score.name: score.metrics["mean"].value for score in log.results.scores}
+    assert means["qualified_pass"] == 1.0, means
+    assert {score.scored_samples for score in log.results.scores} == {1}
+    samples = {sample.id: sample for sample in log.samples}
+    assert samples["controlled-form-1"].metadata["selection"] == "replaced"
+    replacement = samples["controlled-form-1-r1"].metadata
+    assert (replacement["selection"], replacement["replaces"]) == ("approved replacement", "controlled-form-1")
+    assert samples["controlled-form-1"].scores["sandbox_scorer"].value["qualified_pass"] == 0.0  # its own, kept
+
+
+@pytest.mark.parametrize("damage", ["trace-cut", "trace-cut-not-a-pass", "record-unreadable"])
+def test_a_damaged_attempts_gates_are_not_ok_and_score_json_says_its_own_in_the_metadata(tmp_path, damage):
+    """A trace cut mid-line scored qualified_pass 0 but gates_ok 1 (score.json's), though its
+    explanation says the gates cannot be checked; an unreadable record kept score.json's
+    critical failures, where none of its score counts."""
+    from sandbox.runner.inspect_export import export_inspect_log
+    from tests.support.attempt_folders import cut_trace_mid_line, scored_attempt
+
+    folder = tmp_path / "controlled-form-1"
+    if damage == "record-unreadable":
+        scored_attempt(folder, record=b"{garbled")
+    else:
+        (failed_attempt if damage == "trace-cut-not-a-pass" else scored_attempt)(folder)
+        cut_trace_mid_line(folder, 3)
+    critical = [f for f in json.loads((folder / "score.json").read_text())["fields"] if f["critical"]]
+    assert critical  # the controlled form has critical fields
+    target, _ = export_inspect_log(folder, tmp_path / "log.json")
+    (sample,) = read_eval_log(target).samples
+    score = sample.scores["sandbox_scorer"]
+    assert score.value["gates_ok"] == 0.0 and score.value["qualified_pass"] == 0.0, score.value
+    assert score.metadata["gates_ok"] is True  # score.json's own
+    expected = len(critical) if damage == "record-unreadable" else 0  # its field accuracy: 0, or the answer's
+    assert score.value["critical_failures"] == expected, score.value
+    assert "cannot be checked" in score.explanation or "not counted" in score.explanation, score.explanation
+
+
+@pytest.mark.parametrize("elapsed", [1e300, 283824000000])
+def test_an_elapsed_time_no_date_can_hold_leaves_the_end_out_and_says_so(tmp_path, capsys, elapsed):
+    """The export raised OverflowError (a traceback, not an exit status)."""
+    from sandbox.runner.attempt import AttemptRecord
+    from tests.support.attempt_folders import scored_attempt
+
+    record = AttemptRecord(
+        pack="controlled-form", agent="a", status="completed", elapsed_seconds=elapsed,
+        started_at="2026-12-04T12:26:32.000+00:00",
+    )  # fmt: skip
+    folder = scored_attempt(tmp_path / "controlled-form-1", record=record.to_json().encode())
+    code, out, err = exported([str(folder), "-o", str(tmp_path / "log.json")], capsys)
+    assert code == 0, err
+    (sample,) = read_eval_log(tmp_path / "log.json").samples
+    assert sample.completed_at is None and sample.started_at is not None
+    assert any("elapsed_seconds" in problem for problem in sample.metadata["problems"]), sample.metadata["problems"]
