@@ -20,8 +20,9 @@ on). The record mode is ``--sandbox-record-mode`` (one of
 ``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
 to ``--sandbox-out`` (default: pytest's temporary directory).
 
-The warm sandbox (one Chromium for the test session) runs on its own event loop in a
-background thread, so plain and async tests can use it alike, with or without pytest-asyncio.
+The warm sandbox (one Chromium for the test session, the ``sandbox_host`` fixture: a user's own
+``sandbox`` fixture does not replace it) runs on its own event loop in a background thread, so
+plain and async tests can use it alike, with or without pytest-asyncio.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -86,17 +88,43 @@ class BackgroundSandbox:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="sandbox", daemon=True)
         self.thread.start()
-        self.sandbox = self.call(app_sandbox(app_config(mirror_roots=mirror_roots)).start())
+        self.sandbox = app_sandbox(app_config(mirror_roots=mirror_roots))
+        try:
+            self.call(self.sandbox.start())
+        except BaseException:  # Chromium did not start, or the start was interrupted: nothing left running
+            self.close()
+            raise
 
     def call(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+        """The coroutine's result, run on the sandbox's loop. Interrupted (Ctrl-C, pytest-timeout's
+        signal), it is cancelled and given ``CANCEL_WAIT_S`` to end (an attempt records itself as
+        stopped and closes its run) before the interruption goes on: else it ran on, to its end."""
+        ended = threading.Event()
+
+        async def run():
+            try:
+                return await coroutine
+            finally:
+                ended.set()
+
+        future = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            if not future.done():  # interrupted here, not raised there
+                future.cancel()
+                ended.wait(CANCEL_WAIT_S)
+            raise
 
     def close(self) -> None:
         try:
-            self.call(self.sandbox.stop())
+            self.call(self.sandbox.stop())  # a half-started one's too: what started is stopped
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=30)
+
+
+CANCEL_WAIT_S = 10.0  # an interrupted call's wait for its coroutine to end (a run's close is bounded by 8 s)
 
 
 @dataclass(frozen=True)
@@ -196,8 +224,10 @@ def assert_field(attempt: Attempt, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def sandbox(pytestconfig: pytest.Config):
-    """The warm in-process sandbox (one Chromium for the whole test session)."""
+def sandbox_host(pytestconfig: pytest.Config):
+    """The warm in-process sandbox (one Chromium for the whole test session) that ``sandbox_run``
+    uses: a ``BackgroundSandbox`` (``.sandbox`` the started ``Sandbox``, ``.call(coroutine)``).
+    Named apart from a ``sandbox`` fixture of the user's own, which would otherwise replace it."""
     from sandbox.paths import MIRRORS_DIR
 
     host = BackgroundSandbox(tuple(pytestconfig.getoption("sandbox_mirrors") or (MIRRORS_DIR,)))
@@ -282,16 +312,16 @@ def rerecord_hint(model_kind: str, record_mode: object) -> str:
 
 
 def folder_of_test(nodeid: str) -> str:
-    """A test's folder under ``--sandbox-out``: its node id made a name (``/`` and ``::`` become
-    ``_``), with a short hash of the id when it has other characters, as parameters do
-    (``test[a b]`` and ``test[a/b]`` would otherwise be one folder)."""
+    """A test's folder under ``--sandbox-out``: its node id made a name (each run of other
+    characters than letters, digits and ``._-``, as ``/`` and ``::``, becomes ``_``) with a short
+    hash of the id whenever that changed it: ``tests/api_v1/test_x.py::test_y`` and
+    ``tests/api/v1/test_x.py::test_y``, or ``test[a b]`` and ``test[a/b]``, would otherwise be one folder."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid)
-    plain = re.fullmatch(r"[A-Za-z0-9._/:-]+", nodeid) is not None
-    return name if plain else f"{name}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"
+    return name if name == nodeid else f"{name}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}"
 
 
 @pytest.fixture
-def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_path: Path):
+def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox, tmp_path: Path):
     """``sandbox_run(pack=None, agent="reference", cassette=None, record_mode=None, time_limit=None)``
     runs one attempt and returns an ``Attempt``."""
     from sandbox.evaluation.scoring import ScoreReport
@@ -334,7 +364,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
             else:
                 path = default_cassette(request, next(cassette_calls))
             model_kind = AGENT_KINDS.unwrap(agent).partition(":")[0]
-            prepare_cassette(sandbox, loaded, model_kind, path, mode)
+            prepare_cassette(sandbox_host, loaded, model_kind, path, mode)
             path.parent.mkdir(parents=True, exist_ok=True)
             options = AgentOptions(
                 cassette=path, record_mode=mode, rerecord_hint=rerecord_hint(model_kind, record_mode)
@@ -346,10 +376,19 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox: BackgroundSandbox, tmp_
         except ValueError as exc:
             fail(str(exc))
         base = Path(out) / folder_of_test(request.node.nodeid) if out else tmp_path
-        directory = base / f"{loaded.id}-{next(counter)}"
-        while directory.exists():  # an earlier session's attempt, kept: this one goes beside it
+        while True:  # beside an earlier session's attempt, kept, or one another process made just now
             directory = base / f"{loaded.id}-{next(counter)}"
-        outcome = sandbox.call(run_attempt(sandbox.sandbox, loaded, instance, directory, time_limit=time_limit))
+            if directory.exists():
+                continue
+            try:
+                outcome = sandbox_host.call(
+                    run_attempt(sandbox_host.sandbox, loaded, instance, directory, time_limit=time_limit)
+                )
+            except FileExistsError:  # made since, or a link to nothing (run_attempt makes its folder first)
+                if os.path.lexists(directory):  # else a file in the way above it: said
+                    continue
+                raise
+            break
         write_attempt_report(directory)  # the page a failure message names
         report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
         attempt_error = None

@@ -95,6 +95,53 @@ def test_kept(sandbox_run, case):
     assert sandbox_run(pack="controlled-form").report.qualified_pass
 """
 
+# A user's own `sandbox` fixture (it replaced the plugin's: sandbox_run raised AttributeError), an
+# attempt interrupted as pytest-timeout's signal does (it ran on to its end), and two test ids one
+# folder name apart (they shared a folder, where one link to nothing made a FileExistsError traceback).
+OWN_SANDBOX = """
+import pytest
+
+@pytest.fixture
+def sandbox():
+    return "the user's own"
+"""
+
+OWN_SANDBOX_TEST = """
+def test_own_sandbox(sandbox, sandbox_run):
+    assert sandbox == "the user's own"
+    assert sandbox_run(pack="controlled-form").qualified_pass
+"""
+
+INTERRUPTED = """
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+
+class Interrupted(Exception):
+    pass
+
+
+def interrupt(signum, frame):
+    raise Interrupted("the test's time is up")
+
+
+def test_interrupted(sandbox_run, request):
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 4)
+    with pytest.raises(Interrupted):
+        sandbox_run(pack="controlled-form", agent="think:1:reference")  # some 12 s
+    (record,) = Path(request.config.getoption("sandbox_out")).glob("*test_interrupted*/controlled-form-1/attempt.json")
+    assert json.loads(record.read_text())["status"] == "stopped"
+"""
+
+SAME_NAME = """
+def test_y(sandbox_run):
+    assert sandbox_run(pack="controlled-form").qualified_pass
+"""
+
 RECORDED = """
 import pytest
 
@@ -172,6 +219,24 @@ async def twice_into_one_folder(folder: Path) -> tuple[list[pytest.RunResult], P
     return [await run_pytest(folder, "-q", *QUIET, "--sandbox-out", str(out)) for _ in range(2)], out
 
 
+async def users_own(folder: Path) -> tuple[pytest.RunResult, Path]:
+    from sandbox.integrations.pytest_plugin import folder_of_test
+
+    for path, text in {
+        "a/test_interrupted.py": INTERRUPTED,  # first: the tests after it use the host it interrupted
+        "api/v1/test_x.py": SAME_NAME,
+        "api_v1/test_x.py": SAME_NAME,
+        "own/conftest.py": OWN_SANDBOX,
+        "own/test_own.py": OWN_SANDBOX_TEST,
+    }.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    out = folder / "attempts"
+    (out / folder_of_test("api_v1/test_x.py::test_y")).mkdir(parents=True)
+    (out / folder_of_test("api_v1/test_x.py::test_y") / "controlled-form-1").symlink_to(folder / "nothing")
+    return await run_pytest(folder, "-v", *QUIET, "--import-mode=importlib", "--sandbox-out", str(out)), out
+
+
 @pytest.fixture(scope="module")
 async def sessions(tmp_path_factory) -> dict:
     """Every session the tests below check, all at once, each in a folder of its own."""
@@ -197,6 +262,7 @@ async def sessions(tmp_path_factory) -> dict:
         "bad": run_pytest(bad, "-q", *QUIET),
         "record_replay": record_then_replay(folder("record")),
         "kept": twice_into_one_folder(folder("kept")),
+        "own": users_own(folder("own")),
         "on": run_pytest(folder("on"), "--fixtures", *QUIET),
         "off": run_pytest(folder("off"), "--fixtures", *QUIET, "-p", "no:sandbox"),
     }
@@ -290,6 +356,43 @@ def test_attempt_folders_are_never_shared_nor_overwritten(sessions):
     assert sorted({f.split("/")[1] for f in folders}) == ["controlled-form-1", "controlled-form-2"], folders
 
 
+def test_a_users_own_sandbox_fixture_leaves_sandbox_run_its_own(sessions):
+    result, _ = sessions["own"]
+    result.stdout.fnmatch_lines(["*own/test_own.py::test_own_sandbox PASSED*"])
+
+
+def test_an_interrupted_attempt_is_stopped_and_recorded_before_the_interruption_goes_on(sessions):
+    """A signal's exception (pytest-timeout's, Ctrl-C's) left the attempt running on the shared
+    loop, to its end: its attempt.json was not there when the test went on."""
+    result, _ = sessions["own"]
+    result.stdout.fnmatch_lines(["*a/test_interrupted.py::test_interrupted PASSED*"])
+
+
+def test_ids_one_folder_name_apart_get_a_folder_each_and_a_link_in_the_way_is_stepped_over(sessions):
+    result, out = sessions["own"]
+    result.stdout.fnmatch_lines_random(["*api/v1/test_x.py::test_y PASSED*", "*api_v1/test_x.py::test_y PASSED*"])
+    made = sorted(p.relative_to(out).as_posix() for p in out.glob("*/*/attempt.json"))
+    assert len({f.split("/")[0] for f in made if "test_x.py" in f}) == 2, made
+    assert any(f.endswith("controlled-form-2/attempt.json") and "api_v1" in f for f in made), made
+
+
+def test_a_sandbox_that_cannot_start_leaves_no_thread_nor_process_running(tmp_path, monkeypatch):
+    """Its loop thread and the Playwright driver it had started were left running."""
+    import threading
+
+    from sandbox.integrations.pytest_plugin import BackgroundSandbox
+    from sandbox.paths import MIRRORS_DIR
+    from tests.support.processes import descendant_argvs
+    from toolserver.errors import ChromiumUnavailable
+
+    monkeypatch.setenv("SANDBOX_CHROMIUM", str(tmp_path / "no-chromium"))
+    before = set(descendant_argvs(os.getpid()))
+    with pytest.raises(ChromiumUnavailable, match="no-chromium"):
+        BackgroundSandbox((MIRRORS_DIR,))
+    assert [t for t in threading.enumerate() if t.name == "sandbox"] == []
+    assert {pid: argv for pid, argv in descendant_argvs(os.getpid()).items() if pid not in before} == {}
+
+
 def test_the_plugin_can_be_turned_off(sessions):
     on, off = sessions["on"].stdout.str(), sessions["off"].stdout.str()
     assert "sandbox_run" in on and "sandbox_run" not in off
@@ -302,12 +405,21 @@ async def test_the_pytest_plugin_refuses_a_mirror_folder_that_does_not_exist(tmp
     result.stderr.fnmatch_lines([f"*--sandbox-mirrors: no such mirror folder: {tmp_path / 'gone'}*"])
 
 
-def test_a_plain_test_keeps_its_folder_name_and_a_parametrized_one_gets_a_hash():
+def test_a_test_ids_folder_has_a_hash_of_the_id_whenever_its_name_is_not_the_id():
+    """``tests/api_v1/test_x.py::test_y`` and ``tests/api/v1/test_x.py::test_y`` had one folder."""
     from sandbox.integrations.pytest_plugin import folder_of_test
 
-    assert folder_of_test("tests/test_x.py::test_y") == "tests_test_x.py_test_y"  # as before: no hash
+    underscored, nested = (
+        folder_of_test("tests/api_v1/test_x.py::test_y"),
+        folder_of_test("tests/api/v1/test_x.py::test_y"),
+    )
+    assert underscored.startswith("tests_api_v1_test_x.py_test_y-") and nested.startswith(
+        "tests_api_v1_test_x.py_test_y-"
+    )
+    assert underscored != nested
     spaced, slashed = folder_of_test("t.py::test_k[a b]"), folder_of_test("t.py::test_k[a/b]")
     assert spaced.startswith("t.py_test_k_a_b_-") and slashed.startswith("t.py_test_k_a_b_-") and spaced != slashed
+    assert folder_of_test("test_x.py") == "test_x.py"  # a name as it is: no hash
 
 
 def test_a_failure_message_shows_each_value_and_message_cut_short(tmp_path):
