@@ -58,7 +58,7 @@ def junit_xml(batch_dir: Path) -> str:
         case = ET.Element(
             "testcase",
             name=xml_text(f"{entry['pack']}[{entry['agent'] or ''}#{_number(folder)}]"),  # None: a damaged one
-            classname=f"sandbox.{entry['pack']}",
+            classname=xml_text(f"sandbox.{entry['pack']}"),  # a damaged one's pack: its folder's name
         )
         if known:  # unknown: no time, not a measured 0
             case.set("time", f"{seconds:.3f}")
@@ -101,7 +101,7 @@ def junit_xml(batch_dir: Path) -> str:
     suite = ET.SubElement(
         root,
         "testsuite",
-        name=batch_dir.resolve().name,
+        name=xml_text(batch_dir.resolve().name),
         tests=str(len(cases)),
         failures=str(failures),
         errors=str(errors),
@@ -111,7 +111,7 @@ def junit_xml(batch_dir: Path) -> str:
         hostname=socket.gethostname() or "localhost",
     )
     properties = ET.SubElement(suite, "properties")
-    ET.SubElement(properties, "property", name="batch", value=str(batch_dir))
+    ET.SubElement(properties, "property", name="batch", value=xml_text(str(batch_dir)))
     suite.extend(cases)
     ET.SubElement(suite, "system-out").text = ""
     ET.SubElement(suite, "system-err").text = ""

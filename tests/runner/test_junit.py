@@ -17,6 +17,7 @@ from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import format_reasons, run_batch, write_summary
 from sandbox.runner.folders import batch_attempts, outcome, read_summary
+from sandbox.runner.junit import junit_xml
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
 
@@ -168,3 +169,18 @@ def test_an_edited_summary_is_rebuilt_from_the_attempt_folders(tmp_path, edit, s
 def test_the_summary_of_a_batch_stopped_before_any_attempt_ended_is_kept(tmp_path):
     write_summary(tmp_path, [], 2000.0)
     assert read_summary(tmp_path)["attempts"] == [] and "note" not in read_summary(tmp_path)
+
+
+def test_control_characters_in_folder_names_leave_the_document_well_formed(tmp_path):
+    """The suite's name, the batch property and a damaged attempt's class name (its pack: its
+    folder's name) were written raw: ET.fromstring refused the document."""
+    from tests.support.attempt_folders import scored_attempt
+
+    batch = tmp_path / "batch\x01x"
+    folder = scored_attempt(batch / "my\x1b[31mattempt", record=b"{garbled", traced=False)
+    score = json.loads((folder / "score.json").read_text())
+    (folder / "score.json").write_text(json.dumps({k: v for k, v in score.items() if k != "pack"}))  # names none
+    suite = ET.fromstring(junit_xml(batch)).find("testsuite")
+    assert suite.get("name") == "batch\\x01x"
+    assert suite.find("properties/property").get("value") == f"{tmp_path}/batch\\x01x"
+    assert suite.find("testcase").get("classname") == "sandbox.my\\x1b[31mattempt"
