@@ -202,7 +202,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
     completed = ended_at(known, elapsed)
     problems = list(attempt.problems)
     if completed is None and known and elapsed is not None:  # a time no date can hold: left out, and said
-        problems.append(f"attempt.json field 'elapsed_seconds' ({elapsed:g} s) gives no end a date can hold: left out")
+        problems.append(f"attempt.json field 'elapsed_seconds' ({elapsed:g} s) ends past any date: no completed_at")
     model = model_name(agent or "unknown")
     metadata = {
         "pack": pack,
@@ -218,7 +218,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
         "pack_checksum": record.pack_checksum if record else None,
         "problems": problems,
         "selection": counted.selection,
-        **({"replaces": counted.replaces} if counted.replaces else {}),
+        **({"replaces": unicode_name(counted.replaces)} if counted.replaces else {}),
         **({"interruption": counted.interruption} if counted.interruption else {}),
     }
     conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started)
