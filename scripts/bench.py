@@ -75,8 +75,8 @@ class RawPlaywright:
     Chromium runs the sandbox's flags (like for like: what the sandbox's own code costs), or with
     ``plain`` Playwright's own (what a Playwright script costs, the features the sandbox turns off on)."""
 
-    def __init__(self, store: MirrorStore, plain: bool = False) -> None:
-        self.store, self.plain = store, plain
+    def __init__(self, store: MirrorStore, plain: bool = False, chromium: str | None = None) -> None:
+        self.store, self.plain, self.chromium = store, plain, chromium
 
     async def start(self) -> None:
         from playwright.async_api import async_playwright
@@ -85,7 +85,7 @@ class RawPlaywright:
 
         self._pw = await async_playwright().start()
         self.browser = await self._pw.chromium.launch(
-            executable_path=resolve_chromium(None, None),
+            executable_path=resolve_chromium(self.chromium, None),
             headless=True,
             args=OFFLINE_ONLY_ARGS if self.plain else chromium_launch_args(),
         )
@@ -1056,6 +1056,7 @@ def machine() -> dict:
         "kernel": platform.release(),
         "python": platform.python_version(),
         "chromium": version,
+        "chromium_path": chromium,
     }
 
 

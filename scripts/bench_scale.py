@@ -255,12 +255,13 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
     return {prefix + name: value for name, value in figures.items()}
 
 
-async def chromium_floor(contexts: int) -> dict:
-    """The PSS a context costs a plain Playwright script (the sandbox's Chromium flags), each
-    context holding the form after its first step: this process tree's growth / contexts."""
+async def chromium_floor(contexts: int, chromium: str | None = None, prefix: str = "scale_floor_") -> dict:
+    """The PSS a context costs a plain Playwright script (the sandbox's Chromium flags; the Chromium
+    the sandbox resolves, or ``chromium``), each context holding the form after its first step:
+    this process tree's growth / contexts."""
     from bench import FORM, MIRRORS_DIR, RawPlaywright, quiet_tree_cpu_seconds, raw_context_caller, timed_form_round
 
-    raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR))
+    raw = RawPlaywright(MirrorStore.load(MIRRORS_DIR), chromium=chromium)
     await raw.start()
     try:
         await quiet_tree_cpu_seconds()
@@ -272,10 +273,21 @@ async def chromium_floor(contexts: int) -> dict:
     finally:
         await raw.stop()
     return {
-        "scale_floor_contexts": contexts,
-        "scale_floor_pss_per_context_mb": round((held_mb - idle_mb) / contexts, 1),
-        "scale_floor_pss_unread_processes": unread,
+        prefix + "contexts": contexts,
+        prefix + "pss_per_context_mb": round((held_mb - idle_mb) / contexts, 1),
+        prefix + "pss_unread_processes": unread,
     }
+
+
+async def headless_shell_floor(contexts: int) -> dict:
+    """The same floor on Debian's headless shell (``chromium-headless-shell``), when it is installed
+    and is not already the Chromium the sandbox runs: the lighter browser a user may choose
+    (docs/design/scale-limits.md)."""
+    from toolserver.browser.chromium import DEBIAN_HEADLESS_SHELL, resolve_chromium
+
+    if not Path(DEBIAN_HEADLESS_SHELL).is_file() or resolve_chromium(None, None) == DEBIAN_HEADLESS_SHELL:
+        return {}
+    return await chromium_floor(contexts, DEBIAN_HEADLESS_SHELL, "scale_floor_headless_shell_")
 
 
 async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> dict:
@@ -295,6 +307,7 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
         "scale_throughput_goal": THROUGHPUT_GOAL,
         "scale_memory_goal_mb": MEMORY_GOAL_MB,
         **await chromium_floor(held),
+        **await headless_shell_floor(held),
     }
     for concurrency in sorted(levels):
         await asyncio.sleep(QUIET_PAUSE_S)  # the last level's (or the floor's) processes have ended
@@ -373,4 +386,9 @@ def print_scale(results: dict) -> None:
         print(
             f"  Chromium's own floor: {results['scale_floor_pss_per_context_mb']:.1f} MB PSS a context "
             f"(plain Playwright, the same flags, {results['scale_floor_contexts']} contexts holding the form)"
+        )
+    if "scale_floor_headless_shell_pss_per_context_mb" in results:
+        print(
+            f"  The same on Debian's headless shell: {results['scale_floor_headless_shell_pss_per_context_mb']:.1f} "
+            "MB PSS a context (SANDBOX_CHROMIUM=/usr/lib/chromium/chromium-headless-shell)"
         )

@@ -524,6 +524,10 @@ def headline(results: dict[str, Any]) -> list[list[str]]:
         value = f"**{results['scale_floor_pss_per_context_mb']:.1f} MB** PSS a context"
         what = f"Chromium's own floor: plain Playwright, the same flags, {results['scale_floor_contexts']} contexts"
         rows.append([what + " holding the form", value, "(reference)"])
+    if "scale_floor_headless_shell_pss_per_context_mb" in results:
+        value = f"**{results['scale_floor_headless_shell_pss_per_context_mb']:.1f} MB** PSS a context"
+        what = f"the same on Debian's headless shell, {results['scale_floor_headless_shell_contexts']} contexts"
+        rows.append([what, value, "(reference)"])
     if "form_round_ratio" in results:
         value = (
             f"{results['form_round_sandbox_p50_ms']:.0f} ms vs {results['form_round_playwright_mcp_p50_ms']:.0f} ms: "
@@ -588,6 +592,8 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
     for run in reversed(runs):
         machine = run.get("machine", {})
         where = f"{machine.get('cores', '?')} cores, {machine.get('chromium', '').split(' built')[0]}"
+        if machine.get("chromium_path", "").endswith("headless-shell"):
+            where += " (headless shell)"
         rows.append(
             [
                 run["date"][:16].replace("T", " "),

@@ -15,6 +15,8 @@ from pathlib import Path
 from toolserver.errors import ChromiumUnavailable
 
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium-headless-shell: lighter a session (docs/design/scale-limits.md), chosen by path only.
+DEBIAN_HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
 UNSERVED_PROXY = "http://127.0.0.1:9"  # the discard port: for browsers that serve no agent
 NOWHERE_TLD = "invalid"  # RFC 6761: never resolves
 NOWHERE_HOST = f"gaia.sandbox.{NOWHERE_TLD}"  # where Chromium's sign-in requests are sent instead
