@@ -11,9 +11,11 @@ and the part that is wrong. Credentials and cookies are never recorded. The atte
 is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored as the replaying attempt's fresh
 key, so a replay issues the same tool calls with the key its gates expect. The record modes are
 ``sandbox.runner.record_mode.RecordMode``; ``all`` re-records from scratch, without reading the
-file. vcrpy patches the HTTP library process-wide, so attempts that use a cassette take turns (a
-per-event-loop lock, ``Cassette.turn``, which ``sandbox run`` takes before an attempt's clock
-starts: the wait for it is a dispatch wait); only httpx2 (the SDKs' transport) is patched.
+file. vcrpy patches the HTTP library process-wide (only httpx2, the SDKs' transport), so while a
+cassette is in use it answers every model request of the process: an attempt with a cassette has
+the model to itself, and those without one share it among them (``Cassette.turn``, per event
+loop, which ``sandbox run`` takes before an attempt's clock starts: the wait for it is a dispatch
+wait).
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import os
+import secrets
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,7 +40,10 @@ from sandbox.runner.record_mode import RecordMode
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path", "conversation")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
-_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+# of the responses: the account's cookies, organisation and project, which the endpoints send back
+NOT_RECORDED_RESPONSE_HEADERS = frozenset(
+    {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
+)
 _HOLDING = contextvars.ContextVar("cassette_turn_held", default=False)  # this attempt has its turn
 
 
@@ -190,7 +199,9 @@ def path_problem(path: Path) -> str | None:
 class Cassette:
     def __init__(self, path: Path | None, record_mode: RecordMode, rerecord_hint: str) -> None:
         self.path, self.record_mode, self.rerecord_hint = path, RecordMode(record_mode), rerecord_hint
-        self.recording = None  # vcrpy's cassette while ``use`` holds it
+        self.recording: Any = None  # vcrpy's cassette while ``use`` holds it
+        self.whole = False  # the conversation completed (``completed``): the recording may be saved
+        self.unsaved: str | None = None  # why the last ``use`` left the file as it was, if it did
 
     @property
     def replaying(self) -> bool:
@@ -204,17 +215,21 @@ class Cassette:
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        """This attempt's turn at the cassettes (none needed without one); ``use`` within it takes
-        no other."""
-        if self.path is None or _HOLDING.get():
+        """This attempt's turn at the model: with a cassette, the only one (vcrpy's patch answers
+        every model request in the process while it is in use); without one, shared with the other
+        attempts without one. ``use`` within it takes no other."""
+        if _HOLDING.get():
             yield
             return
-        async with lock():
-            held = _HOLDING.set(True)
-            try:
-                yield
-            finally:
-                _HOLDING.reset(held)
+        own = self.path is not None
+        turns = Turns.of_running_loop()
+        await turns.take(own)
+        held = _HOLDING.set(True)
+        try:
+            yield
+        finally:
+            _HOLDING.reset(held)
+            turns.give_back(own)
 
     @asynccontextmanager
     async def use(self, site_key: str):
@@ -240,11 +255,12 @@ class Cassette:
         loading = True  # vcrpy passes the responses it loads through ``recordable`` too
 
         def recordable(response: dict) -> dict | None:
-            """The response as recorded, without cookies; None (not recorded) for one a replay would
-            refuse: a successful JSON answer that is not JSON (the attempt fails on it now, and the
-            cassette stays one that replays), or an answer the SDK retries (a rate limit: the retry
-            is recorded, and the request once)."""
-            response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() != "set-cookie"}
+            """The response as recorded, without cookies, organisation or project; None (not
+            recorded) for one a replay would refuse: a successful JSON answer that is not JSON (the
+            attempt fails on it now, and the cassette stays one that replays), or an answer the SDK
+            retries (a rate limit: the retry is recorded, and the request once)."""
+            headers = response.get("headers", {})
+            response["headers"] = {k: v for k, v in headers.items() if k.lower() not in NOT_RECORDED_RESPONSE_HEADERS}
             try:
                 check_response(path, 0, response)
             except CassetteUnreadable:
@@ -253,6 +269,7 @@ class Cassette:
 
         recorder = vcr.VCR(
             record_mode=self.record_mode.value,
+            record_on_exception=False,  # a conversation stopped or timed out (``saved_only_whole``)
             match_on=MATCH_ON,
             filter_headers=NOT_RECORDED_HEADERS,
             before_record_response=recordable,
@@ -262,8 +279,8 @@ class Cassette:
             skip_patchers=tuple(name for name in PATCHER_NAMES if name != "httpx2"),
         )
         recorder.register_matcher("conversation", conversation)
-        if self.record_mode is RecordMode.ALL:
-            recorder.register_persister(rerecording())
+        recorder.register_persister(persister(self))
+        self.whole, self.unsaved = False, None
         async with self.turn():
             with ExitStack() as stack:
                 try:
@@ -276,7 +293,25 @@ class Cassette:
                 try:
                     yield self.recording
                 finally:
+                    if self.recording.dirty and not self.saved_whole_only():  # vcrpy saves as ``use`` ends
+                        self.unsaved = self.not_saved("the conversation did not complete")
                     self.recording = None
+
+    def saved_whole_only(self) -> bool:
+        """Whether the cassette is saved now: under ``all`` and ``once``, which record a whole
+        conversation, only when it completed (``completed``); a timed-out, stopped or failed
+        one would replace the recording with a part of it, or be a recording that replays a
+        failure. ``new_episodes`` saves what it added in any case (a replay goes on from there)."""
+        return self.whole or self.record_mode not in (RecordMode.ALL, RecordMode.ONCE)
+
+    def completed(self) -> None:
+        """The conversation ended well: the recording is saved when ``use`` ends."""
+        self.whole = True
+
+    def not_saved(self, why: str) -> str:
+        """What the attempt says when its recording is not saved: why, and what the file holds."""
+        kept = "the earlier recording is kept" if holds_recording(Path(str(self.path))) else "no recording was made"
+        return f"cassette {self.path} (record mode {self.record_mode}) was not saved: {why}; {kept}"
 
     def keep_made_only(self, recording) -> None:
         """After a conversation that ended well under ``new_episodes``: the cassette is saved with
@@ -346,17 +381,53 @@ class Cassette:
         return f"{cassette} cannot answer model request {request_number}; {self.rerecord_hint}.\n{said}"
 
 
-def rerecording():
-    """vcrpy's file persister for record mode ``all``, which records from scratch: it does not read
-    the file, so a damaged one is replaced rather than refused."""
+def persister(owner: Cassette):
+    """vcrpy's file persister, for ``owner``'s cassette: it saves a recording only when the
+    conversation is whole (``Cassette.saved_whole_only``), and writes it to a new file beside the
+    old one, then puts it in its place, so a full disk or a kill mid-write leaves the old
+    recording whole; a save that fails is said (``Cassette.unsaved``), not raised. Under record
+    mode ``all``, which records from scratch, it does not read the file, so a damaged one is
+    replaced rather than refused."""
     from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+    from vcr.serialize import serialize
 
-    class Rerecording(FilesystemPersister):
+    class Persister(FilesystemPersister):
         @classmethod
         def load_cassette(cls, cassette_path, serializer):
-            raise CassetteNotFoundError()
+            if owner.record_mode is RecordMode.ALL:
+                raise CassetteNotFoundError()
+            return super().load_cassette(cassette_path, serializer)
 
-    return Rerecording
+        @staticmethod
+        def save_cassette(cassette_path, cassette_dict, serializer):
+            if not owner.saved_whole_only():
+                owner.unsaved = owner.not_saved("the conversation did not complete")
+                return
+            try:
+                replace_file(Path(cassette_path), serialize(cassette_dict, serializer))
+            except OSError as exc:
+                owner.unsaved = owner.not_saved(f"it could not be written ({exc})")
+
+    return Persister
+
+
+def replace_file(path: Path, text: str) -> None:
+    """``path`` holds ``text``, or (an error on the way) what it held before: written to a new
+    file in its folder, flushed to the disk, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    handle = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # as open() makes it, under the umask
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        if path.is_file():
+            os.chmod(new, path.stat().st_mode & 0o7777)  # the old file's permissions
+        os.replace(new, path)
+    except BaseException:
+        new.unlink(missing_ok=True)
+        raise
 
 
 def explained_miss(found: BaseException) -> str | None:
@@ -408,9 +479,62 @@ def failure_in(exc: BaseException) -> BaseException | None:
     return None
 
 
-def lock() -> asyncio.Lock:
-    loop = asyncio.get_running_loop()
-    found = _LOCKS.get(loop)
-    if found is None:
-        found = _LOCKS[loop] = asyncio.Lock()
-    return found
+class Turns:
+    """The model agents' turns in one event loop: a cassette's turn is taken alone, a live one
+    beside other live ones; first come, first served, so a cassette's attempt is not kept waiting
+    by live ones that came after it. Given back without awaiting (also while a stop goes on)."""
+
+    _of_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turns] = weakref.WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self.live = 0  # live turns held
+        self.alone = False  # a cassette's turn held
+        self.waiting: deque[tuple[bool, asyncio.Future[None]]] = deque()
+
+    @classmethod
+    def of_running_loop(cls) -> Turns:
+        loop = asyncio.get_running_loop()
+        found = cls._of_loop.get(loop)
+        if found is None:
+            found = cls._of_loop[loop] = cls()
+        return found
+
+    def free_for(self, alone: bool) -> bool:
+        return not self.alone and (self.live == 0 if alone else True)
+
+    def hold(self, alone: bool) -> None:
+        if alone:
+            self.alone = True
+        else:
+            self.live += 1
+
+    async def take(self, alone: bool) -> None:
+        if not self.waiting and self.free_for(alone):
+            self.hold(alone)
+            return
+        entry = (alone, asyncio.get_running_loop().create_future())
+        self.waiting.append(entry)
+        try:
+            await entry[1]
+        except asyncio.CancelledError:
+            if entry[1].done() and not entry[1].cancelled():  # given it as it was stopped
+                self.give_back(alone)
+            elif entry in self.waiting:
+                self.waiting.remove(entry)
+                self.pass_on()
+            raise
+
+    def give_back(self, alone: bool) -> None:
+        if alone:
+            self.alone = False
+        else:
+            self.live -= 1
+        self.pass_on()
+
+    def pass_on(self) -> None:
+        """The turns the first in line can have now, in order."""
+        while self.waiting and (self.waiting[0][1].cancelled() or self.free_for(self.waiting[0][0])):
+            alone, future = self.waiting.popleft()
+            if not future.cancelled():  # a stopped one gives up its place
+                self.hold(alone)
+                future.set_result(None)

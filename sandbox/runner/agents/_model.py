@@ -14,6 +14,7 @@ import httpx2  # the SDKs' HTTP library, and the one the cassettes (vcrpy) patch
 from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
+from sandbox.runner.transcript import Transcript
 
 MODEL_OPTIONS: tuple[AgentOption, ...] = (  # all of them
     "base_url",
@@ -86,22 +87,33 @@ class ModelAgent:
         return details
 
     def turn(self) -> AbstractAsyncContextManager[None]:
-        """The attempt's turn at the cassettes, taken before its clock starts (``run_attempt``)."""
+        """The attempt's turn at the model (alone, with a cassette), taken before its clock starts
+        (``run_attempt``)."""
         return self.cassette.turn()
 
     async def run(self, task: AgentTask) -> AgentResult:
         try:
-            async with self.cassette.use(task.site_key) as cassette:
+            async with self.cassette.turn(), self.cassette.use(task.site_key) as cassette:
                 result = await self.converse(task, cassette)
-                if result.status != "completed":
-                    return result
-                self.cassette.keep_made_only(cassette)
-                unplayed = self.cassette.unplayed(cassette)
-                if unplayed is not None:  # a replay that ended sooner than the recording
-                    return dataclasses.replace(result, status="error", error=unplayed)
-                return result
+                if result.status == "completed":
+                    self.cassette.keep_made_only(cassette)
+                    unplayed = self.cassette.unplayed(cassette)
+                    if unplayed is not None:  # a replay that ended sooner than the recording
+                        result = dataclasses.replace(result, status="error", error=unplayed)
+                    else:
+                        self.cassette.completed()
         except CassetteUnreadable as exc:  # vcrpy could not load it: no request was made
             return AgentResult(output="", status="error", details=self.details(None), error=str(exc))
+        finally:  # a recording left unsaved is said in the transcript, also when the attempt timed out
+            if self.cassette.unsaved is not None:
+                Transcript(task.workdir).write({"kind": "cassette", "error": self.cassette.unsaved})
+        unsaved = self.cassette.unsaved
+        if unsaved is not None:  # a completed conversation whose recording could not be written fails too
+            error = f"{result.error}; {unsaved}" if result.error else unsaved
+            result = dataclasses.replace(
+                result, status="error" if result.status == "completed" else result.status, error=error
+            )
+        return result
 
     async def converse(self, task: AgentTask, cassette) -> AgentResult:
         raise NotImplementedError

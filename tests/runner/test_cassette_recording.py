@@ -1,0 +1,191 @@
+"""What a model agent's cassette holds after a recording: only its own attempt's exchanges (not a
+live agent's beside it), only a conversation that completed, written whole or not at all, and no
+organisation or project header. Real SDKs against the scripted model server on loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents import AgentOptions
+from sandbox.runner.batch import run_batch
+from sandbox.runner.executors import BatchAgent
+from tests.support.disks import fill, small_disk
+from tests.support.models import scripted_server
+from tests.support.serve import served
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "fixtures" / "cassettes" / "openai-bid-intake.yaml"
+AGENT = "think:0.05:openai:scripted-browser-1"  # slowed, so the two attempts overlap
+
+
+def attempt_of(outcome) -> dict:
+    return json.loads((outcome.directory / "attempt.json").read_text())
+
+
+def interactions(cassette: Path) -> list[dict]:
+    return yaml.safe_load(cassette.read_text())["interactions"]
+
+
+async def run_beside_a_live_agent(sandbox, out: Path, **cassette_options) -> tuple[dict, dict]:
+    """Two agents at concurrency 2: ``cassette`` with ``cassette_options``, ``live`` without one,
+    both against one scripted model server (a replay, given no base URL, goes where its cassette
+    was recorded); their attempts."""
+    runner, url = await scripted_server().start_server()
+    try:
+        live = AgentOptions(base_url=f"{url}/v1")
+        base_url = {} if cassette_options.get("record_mode") == "none" else {"base_url": f"{url}/v1"}
+        outcomes = await run_batch(
+            [load_pack("bid-intake")],
+            [
+                BatchAgent(AGENT, AgentOptions(**{**base_url, **cassette_options}), label="cassette"),
+                BatchAgent(AGENT, live, label="live"),
+            ],
+            concurrency=2, out=out, progress=False, sandbox=sandbox,
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    by_agent = {attempt_of(o)["agent"]: attempt_of(o) for o in outcomes}
+    return by_agent["cassette"], by_agent["live"]
+
+
+async def test_a_live_agent_beside_a_recording_one_is_not_recorded_in_its_cassette(sandbox, tmp_path):
+    """The live agent's exchanges went through the other's cassette (vcrpy patches httpx2 for the
+    whole process): it held 16 interactions, and no replay could use it."""
+    cassette = tmp_path / "recorded.yaml"
+    recording, live = await run_beside_a_live_agent(sandbox, tmp_path / "runs", cassette=cassette, record_mode="all")
+    assert recording["status"] == live["status"] == "completed", (recording["error"], live["error"])
+    assert len(interactions(cassette)) == 8
+    assert all(i["request"]["uri"].endswith("/v1/chat/completions") for i in interactions(cassette))
+
+
+async def test_a_live_agent_beside_a_replaying_one_talks_to_its_endpoint(sandbox, tmp_path):
+    """The live agent's requests were put to the other's cassette, which refused them: its attempt
+    failed with vcrpy's CannotOverwriteExistingCassetteException, naming no cassette."""
+    replaying, live = await run_beside_a_live_agent(sandbox, tmp_path / "runs", cassette=COMMITTED, record_mode="none")
+    assert replaying["status"] == live["status"] == "completed", (replaying["error"], live["error"])
+    assert live["agent_details"]["turns"] == 8
+
+
+async def record(sandbox, out: Path, cassette: Path, mode: str, agent: str = AGENT, app=None, **options) -> dict:
+    """One attempt of ``agent`` recording into ``cassette`` under ``mode``, against the scripted
+    model server (``app``: its app, changed); ``options``: run_batch's (``time_limit``) and the
+    agent's (``max_turns``)."""
+    time_limit = options.pop("time_limit", None)
+    runner, url = await (served(app) if app is not None else scripted_server().start_server())
+    try:
+        agent_options = AgentOptions(base_url=f"{url}/v1", cassette=cassette, record_mode=mode, **options)
+        (outcome,) = await run_batch(
+            [load_pack("bid-intake")], agent, out=out, progress=False, sandbox=sandbox, options=agent_options,
+            time_limit=time_limit,
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    return attempt_of(outcome) | {"transcript": (outcome.directory / "transcript.jsonl").read_text()}
+
+
+@pytest.mark.parametrize("mode", ["all", "once"])
+@pytest.mark.parametrize("cut", ["turn limit", "time limit"])
+async def test_a_recording_cut_short_leaves_the_cassette_as_it_was(sandbox, tmp_path, cut, mode):
+    """vcrpy saved what it had: under all, a good 8-interaction cassette became the 2 requests of a
+    conversation cut short; under once, the partial first recording was saved, then replayed."""
+    cassette = tmp_path / "recorded.yaml"
+    if mode == "all":
+        shutil.copy(COMMITTED, cassette)
+    before = cassette.read_bytes() if cassette.exists() else None
+    cut_short = {"max_turns": 2} if cut == "turn limit" else {"time_limit": 1.0}
+    attempt = await record(
+        sandbox, tmp_path / "runs", cassette, mode, "think:0.3:openai:scripted-browser-1", **cut_short
+    )
+    assert (cassette.read_bytes() if cassette.exists() else None) == before
+    assert attempt["status"] == ("error" if cut == "turn limit" else "timeout"), attempt
+    kept = "the earlier recording is kept" if mode == "all" else "no recording was made"
+    said = f"cassette {cassette} (record mode {mode}) was not saved: the conversation did not complete; {kept}"
+    assert said in attempt["transcript"], attempt["transcript"]
+    if cut == "turn limit":
+        assert attempt["error"] == f"no final answer after 2 model turns (--max-turns); {said}"
+
+
+async def test_a_recording_the_disk_cannot_hold_leaves_the_old_one_whole(sandbox, tmp_path):
+    """The cassette was written in place: a full disk left the old recording cut off mid-way, a
+    file no replay could read, and the attempt crashed in an OSError."""
+    with small_disk(tmp_path / "disk") as disk:
+        cassette = disk / "recorded.yaml"
+        data = yaml.safe_load(COMMITTED.read_text())
+        data["interactions"] = data["interactions"][:1]
+        cassette.write_text(yaml.safe_dump(data))
+        before = cassette.read_bytes()
+        filler = fill(disk)
+        try:
+            attempt = await record(sandbox, tmp_path / "runs", cassette, "all")
+        finally:
+            filler.unlink()
+        assert cassette.read_bytes() == before
+        assert [p.name for p in disk.iterdir()] == ["recorded.yaml"]
+    assert attempt["status"] == "error", attempt
+    assert attempt["error"].startswith(f"cassette {cassette} (record mode all) was not saved: it could not be written")
+    assert "No space left on device" in attempt["error"] and "the earlier recording is kept" in attempt["error"]
+
+
+async def test_the_account_s_organisation_and_project_are_not_recorded(sandbox, tmp_path):
+    """Only set-cookie was taken out of the responses: the openai-organization, openai-project and
+    anthropic-organization-id headers an endpoint sends back were saved in the cassette."""
+    from aiohttp import web
+
+    @web.middleware
+    async def account_headers(request: web.Request, handler):
+        response = await handler(request)
+        response.headers.update(
+            {"OpenAI-Organization": "org-q7x1", "openai-project": "proj_q7x2", "anthropic-organization-id": "q7x3"}
+        )
+        return response
+
+    app = scripted_server().create_app()
+    app.middlewares.append(account_headers)
+    cassette = tmp_path / "recorded.yaml"
+    attempt = await record(sandbox, tmp_path / "runs", cassette, "all", app=app)
+    assert attempt["status"] == "completed", attempt["error"]
+    assert len(interactions(cassette)) == 8
+    for interaction in interactions(cassette):
+        named = {name.lower() for name in interaction["response"]["headers"]}
+        assert "content-type" in named and not named & {
+            "openai-organization",
+            "openai-project",
+            "anthropic-organization-id",
+        }
+    assert "q7x" not in cassette.read_text()
+
+
+async def test_a_cassette_s_turn_is_taken_alone_and_in_order():
+    """Live turns are shared; a cassette's waits for them and holds back live ones that came after
+    it; one stopped while it waits gives up its place."""
+    import asyncio
+
+    from sandbox.runner.agents._cassette import Turns
+
+    turns, taken = Turns(), []
+
+    async def take(name: str, alone: bool) -> None:
+        await turns.take(alone)
+        taken.append(name)
+
+    await take("live 1", False)
+    await take("live 2", False)  # beside the first
+    waiting = [asyncio.ensure_future(take(name, alone)) for name, alone in [("cassette", True), ("live 3", False)]]
+    stopped = asyncio.ensure_future(take("stopped", True))
+    await asyncio.sleep(0)
+    assert taken == ["live 1", "live 2"]
+    stopped.cancel()
+    turns.give_back(False)
+    turns.give_back(False)
+    await asyncio.sleep(0)
+    assert taken == ["live 1", "live 2", "cassette"] and turns.alone
+    turns.give_back(True)
+    await asyncio.gather(*waiting)
+    assert taken == ["live 1", "live 2", "cassette", "live 3"] and turns.live == 1 and not turns.waiting
+    assert stopped.cancelled()
