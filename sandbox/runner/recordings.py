@@ -84,6 +84,7 @@ class Recording:
     block_state_changes: bool | None = None
     faults: list[str] = field(default_factory=list)  # the faults injected into it, in order
     pack_checksum: str | None = None  # the pack's checksum when it ran (attempt.json)
+    mirror_checksum: str | None = None  # the mirrors' checksum when it ran (the trace header)
     sample: str | None = None  # the Inspect sample replayed
     folder: Path | None = None  # the attempt folder, when there is one (for --report)
     problems: list[str] = field(default_factory=list)
@@ -146,12 +147,21 @@ def unreadable(file: Path, exc: OSError) -> ValueError:
     return ValueError(f"{file} cannot be read: {exc.strerror or exc}")
 
 
+HEADER_TYPES: dict[str, tuple[type, str]] = {  # what replay reads of a trace header, and its type
+    "pack": (str, "a pack id"),
+    "site_key": (str, "a text"),
+    "policy": (str, "a policy mode"),
+    "block_state_changes": (bool, "true or false"),
+    "mirror_checksum": (str, "a checksum"),
+}
+
+
 def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
     trace = parse_trace(text)
-    header = trace.header or {}
+    header, problems = header_read(trace.header or {})
     # A trace the sandbox wrote holds each result whole; another harness's (the minimal format, no
     # sandbox_version) may hold a few fields of it: only those are compared.
-    whole = bool(header.get("sandbox_version"))
+    whole = bool(trace.header and trace.header.get("sandbox_version"))
     return Recording(
         kind=kind,
         path=path,
@@ -160,9 +170,26 @@ def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
         site_key=header.get("site_key"),
         policy=header.get("policy"),
         block_state_changes=header.get("block_state_changes"),
-        faults=list(dict.fromkeys(str(e.data["fault"]) for e in trace.events if e.kind == "fault_injected")),
-        problems=trace.problems,
+        mirror_checksum=header.get("mirror_checksum"),
+        faults=list(dict.fromkeys(str(e.data.get("fault")) for e in trace.events if e.kind == "fault_injected")),
+        problems=trace.problems + problems,
     )
+
+
+def header_read(header: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The header fields replay reads (``HEADER_TYPES``), each of its type; one of another type is
+    left out and said (a pack that is no id is never loaded, a policy that is no mode never used)."""
+    read, problems = {}, []
+    for key, (kind, wanted) in HEADER_TYPES.items():
+        value = header.get(key)
+        if value is None:
+            continue
+        if isinstance(value, kind):
+            read[key] = value
+        else:
+            shown = f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
+            problems.append(f"the trace header's {key} is {shown}, not {wanted}: left out")
+    return read, problems
 
 
 def with_attempt_files(recording: Recording, folder: Path) -> Recording:
@@ -331,28 +358,44 @@ def parse_arguments(arguments: Any) -> Any:
 def chat_recording(messages: list[dict[str, Any]], path: Path) -> Recording:
     blocks = [block for m in messages if isinstance(m.get("content"), list) for block in m["content"]]
     if any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in blocks):
-        kind, calls, output = "Anthropic messages", *anthropic_calls(messages)
+        kind = "Anthropic messages"
     elif any(m.get("tool_calls") or m.get("role") == "tool" for m in messages):
-        kind, calls, output = "OpenAI messages", *openai_calls(messages)
+        kind = "OpenAI messages"
     else:
         count = f"{len(messages)} chat message" + ("s" if len(messages) != 1 else "")
         raise ValueError(
             f"{path} holds {count} but no tool call (no OpenAI `tool_calls`, no Anthropic `tool_use` block): "
             f"there is nothing to replay"
         )
-    return Recording(kind=kind, path=path, calls=calls, site_key=site_key_of(calls), output=output)
+    problems: list[str] = []
+    calls, output = (anthropic_calls if kind == "Anthropic messages" else openai_calls)(messages, problems)
+    return Recording(kind=kind, path=path, calls=calls, site_key=site_key_of(calls), output=output, problems=problems)
 
 
-def openai_calls(messages: list[dict[str, Any]]) -> tuple[list[RecordedCall], str]:
+def skipped(problems: list[str], what: str, value: Any, wanted: str) -> None:
+    """A part of a chat transcript that is not what its format says: not replayed, and said."""
+    shown = f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
+    problems.append(f"{what} is {shown}, not {wanted}: not replayed")
+
+
+def openai_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[list[RecordedCall], str]:
     calls: list[RecordedCall] = []
     waiting: dict[str, int] = {}  # tool_call_id -> index in calls
     output = ""
-    for message in messages:
+    for number, message in enumerate(messages, 1):
         role = message.get("role")
         if role == "assistant":
             output = "".join(text_parts(message.get("content"))) or output
-            for tool_call in message.get("tool_calls") or []:
-                function = tool_call.get("function") or tool_call  # also {"name", "arguments"} flat
+            tool_calls = message.get("tool_calls") or []
+            if not isinstance(tool_calls, list):
+                skipped(problems, f"message {number}'s tool_calls", tool_calls, "a list")
+                tool_calls = []
+            for place, tool_call in enumerate(tool_calls, 1):
+                function = tool_call.get("function") or tool_call if isinstance(tool_call, dict) else None
+                if not isinstance(function, dict):  # also {"name", "arguments"} flat
+                    what = f"message {number}'s tool call {place}"
+                    skipped(problems, what, tool_call, 'a mapping with a "function" mapping')
+                    continue
                 calls.append(
                     RecordedCall(
                         seq=len(calls) + 1,
@@ -368,13 +411,18 @@ def openai_calls(messages: list[dict[str, Any]]) -> tuple[list[RecordedCall], st
     return calls, output
 
 
-def anthropic_calls(messages: list[dict[str, Any]]) -> tuple[list[RecordedCall], str]:
+def anthropic_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[list[RecordedCall], str]:
     calls: list[RecordedCall] = []
     waiting: dict[str, int] = {}
     output = ""
-    for message in messages:
+    for number, message in enumerate(messages, 1):
         content = message.get("content")
-        blocks = content if isinstance(content, list) else []
+        blocks = []
+        for place, block in enumerate(content if isinstance(content, list) else [], 1):
+            if isinstance(block, dict):
+                blocks.append(block)
+            else:
+                skipped(problems, f"message {number}'s content block {place}", block, "a mapping")
         if message.get("role") == "assistant":
             output = "".join(text_parts(content)) or output
             for block in blocks:

@@ -162,6 +162,7 @@ class ReplayReport:
     recorded_faults: list[str] = field(default_factory=list)  # injected into the recording, not into the replay
     answer_recorded: bool = True  # False: a bare trace, no answer to re-score
     other_pack: str | None = None  # the pack loaded is not the one the attempt ran with: its checksum then
+    other_mirrors: str | None = None  # the mirrors served are not the ones the recording read: their checksum then
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -196,7 +197,8 @@ async def replay(
     if site_key:
         sandbox.host.profiles.pop(site_key, None)  # a fresh run starts from an empty profile
     # The recorded run's conditions, where its trace says them: a call refused there is refused here.
-    modes: dict[str, PolicyMode] = {"enforce": "enforce", "observe": "observe"}
+    # A run without an allow-list (policy none) refused no URL: its replay observes the pack's.
+    modes: dict[str, PolicyMode] = {"enforce": "enforce", "observe": "observe", "none": "observe"}
     mode = modes.get(recording.policy or "", sandbox.config.policy)
     block = recording.block_state_changes
     policy = pack.policy(mode, sandbox.config.block_state_changes if block is None else block)
@@ -207,6 +209,8 @@ async def replay(
     header = {"site_key": site_key, "agent": f"replay:{recording.path}"}
     run = sandbox.create_run(policy=policy, header=header, mirror_roots=mirror_roots)
     report.run_id = run.id
+    if recording.mirror_checksum and recording.mirror_checksum != run.store.checksum():
+        report.other_mirrors = recording.mirror_checksum
     started = time.monotonic()
     for call in recording.calls:
         if not call.sent:  # as in the recorded run, the sandbox does not see it: the counts gates stay alike

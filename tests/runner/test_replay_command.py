@@ -75,20 +75,20 @@ def test_replay_exit_code_reflects_a_failing_rescore(capsys):
     assert "no divergence" in printed and "qualified_pass=False" in printed
 
 
-async def recorded_off_the_list(sandbox, folder) -> None:
+async def recorded_off_the_list(sandbox, folder, site_key: str = "replayed") -> None:
     """An attempt folder recorded under observe with state changes blocked: a navigation off the
     list was not refused there (not_in_mirror), as it would be under enforce (policy_violation)."""
     folder.mkdir()
     pack = load_pack("controlled-form")
     run = sandbox.create_run(
-        policy=pack.policy("observe", True), trace_path=folder / "trace.jsonl", header={"site_key": "replayed"}
+        policy=pack.policy("observe", True), trace_path=folder / "trace.jsonl", header={"site_key": site_key}
     )
-    start = {"provider": "kernel", "site_key": "replayed", "url": "https://sarah27h.github.io/simple-multi-step-form/"}
+    start = {"provider": "kernel", "site_key": site_key, "url": "https://sarah27h.github.io/simple-multi-step-form/"}
     assert (await run.call("browser_start_session", start))["ok"]
     refused = await run.call("browser_navigate", {"url": "https://example.org/elsewhere"})
     assert refused["error"]["type"] == "not_in_mirror", refused
     await run.close()
-    (folder / "attempt.json").write_text(json.dumps({"pack": pack.id, "site_key": "replayed"}))
+    (folder / "attempt.json").write_text(json.dumps({"pack": pack.id, "site_key": site_key}))
 
 
 async def test_replay_runs_under_the_recorded_policy(sandbox, tmp_path, capsys):
@@ -98,6 +98,25 @@ async def test_replay_runs_under_the_recorded_policy(sandbox, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["first_divergence"] is None, report["first_divergence"]
     assert (report["policy"], report["block_state_changes"]) == ("observe", True)
+
+
+async def test_a_run_without_an_allow_list_replays_observed_and_other_mirrors_are_said(sandbox, tmp_path, capsys):
+    """A trace whose header said policy none was replayed under enforce, where its off-list
+    navigation diverged; a trace read from other mirrors was replayed on these without a word."""
+    folder = tmp_path / "unlisted"
+    await recorded_off_the_list(sandbox, folder, "unlisted")
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["type"] == "run" and header["policy"] == "observe"
+    header.update(policy="none", mirror_checksum="0123456789abcdef")
+    (folder / "trace.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    assert await asyncio.to_thread(main, ["replay", str(folder)]) == 0
+    printed = capsys.readouterr().out
+    assert "compared 2 (policy observe, state changes blocked)" in printed and "no divergence" in printed, printed
+    assert (
+        "the mirrors served are not the ones the recording read (checksum 0123456789abcdef): a page that changed "
+        "diverges; give those mirrors with --mirrors DIR"
+    ) in printed
 
 
 async def test_a_bare_trace_is_compared_not_scored_and_recorded_faults_are_said(tmp_path, capsys):

@@ -246,3 +246,63 @@ async def test_the_cli_replays_an_exported_log_of_a_batch_by_sample(attempt, tmp
     assert load_recording(log_file).sample == "controlled-form-1"
     assert await asyncio.to_thread(main, ["replay", str(log_file), "--sample", "controlled-form-2"]) == 0
     assert capsys.readouterr().out.startswith("pack controlled-form (Inspect log, sample controlled-form-2): ")
+
+
+@pytest.mark.parametrize(
+    ("messages", "says"),
+    [
+        ([{"role": "assistant", "tool_calls": ["oops"]}], 'message 1\'s tool call 1 is str "oops", not a mapping'),
+        (
+            [{"role": "assistant", "tool_calls": [{"id": "c1", "function": "browser_snapshot"}]}],
+            'message 1\'s tool call 1 is dict {"id": "c1", "function": "browser_snapshot"}, not a mapping',
+        ),
+        ([{"role": "assistant", "tool_calls": "browser_snapshot"}], "message 1's tool_calls is str \"browser_sn"),
+    ],
+)
+def test_a_garbled_openai_tool_call_is_said_not_a_traceback(tmp_path, capsys, messages, says):
+    """`sandbox replay` crashed in an AttributeError ('str' object has no attribute 'get')."""
+    file = write_json(tmp_path / "garbled.json", messages)
+    assert main(["replay", str(file), "--pack", "controlled-form"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(
+        f"sandbox replay: {file} (OpenAI messages) records no tool call: there is nothing to replay"
+    )
+    assert says in error and "not replayed" in error, error
+
+
+def test_an_anthropic_block_that_is_no_mapping_is_skipped_and_said(tmp_path):
+    """A string among the content blocks crashed the replay in an AttributeError."""
+    use = {"type": "tool_use", "id": "t1", "name": "browser_snapshot", "input": {}}
+    messages = [
+        {"role": "user", "content": "Do the task."},
+        {"role": "assistant", "content": ["Looking.", use]},
+        {"role": "user", "content": [7, {"type": "tool_result", "tool_use_id": "t1", "content": "{}"}]},
+    ]
+    recording = load_recording(write_json(tmp_path / "anthropic.json", messages))
+    assert recording.kind == "Anthropic messages"
+    assert [(c.tool, c.args, c.ok) for c in recording.calls] == [("browser_snapshot", {}, True)]
+    assert recording.problems == [
+        'message 2\'s content block 1 is str "Looking.", not a mapping: not replayed',
+        "message 3's content block 1 is int 7, not a mapping: not replayed",
+    ]
+
+
+def test_a_trace_header_of_the_wrong_types_is_said_not_used(tmp_path, capsys):
+    """A header pack of ["a"] reached load_pack: a TypeError traceback; a policy of a list was
+    unhashable in the replay's look-up."""
+    trace = tmp_path / "trace.jsonl"
+    header = {"type": "run", "pack": ["a"], "site_key": {"k": 1}, "policy": ["enforce"], "block_state_changes": "no"}
+    call = {"type": "call", "seq": 1, "tool": "browser_snapshot", "args": {}, "ok": True, "result": {}}
+    trace.write_text(json.dumps(header) + "\n" + json.dumps(call) + "\n")
+    recording = load_recording(trace)
+    assert (recording.pack, recording.site_key, recording.policy, recording.block_state_changes) == (None,) * 4
+    assert recording.problems == [
+        'the trace header\'s pack is list ["a"], not a pack id: left out',
+        'the trace header\'s site_key is dict {"k": 1}, not a text: left out',
+        'the trace header\'s policy is list ["enforce"], not a policy mode: left out',
+        'the trace header\'s block_state_changes is str "no", not true or false: left out',
+    ]
+    assert main(["replay", str(trace)]) == 2
+    error = capsys.readouterr().err
+    assert f"sandbox replay: {trace}: the trace header's pack is list" in error
+    assert error.rstrip().endswith(f"sandbox replay: {trace} (a trace) names no pack: pass --pack"), error

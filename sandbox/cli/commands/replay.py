@@ -211,6 +211,11 @@ def print_report(report, as_json: bool) -> None:
             f"the pack loaded ({report.pack}) is not the one the attempt ran with (checksum {report.other_pack}): "
             "give that pack's folder with --pack PATH"
         )
+    if report.other_mirrors:
+        print(
+            f"the mirrors served are not the ones the recording read (checksum {report.other_mirrors}): a page "
+            "that changed diverges; give those mirrors with --mirrors DIR"
+        )
     if not report.answer_recorded:
         print("no recorded answer (a trace without its attempt folder): only the calls are compared")
     if report.rescore:
