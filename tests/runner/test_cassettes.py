@@ -57,9 +57,13 @@ def first_body(change: Callable[[dict], None]) -> Callable[[dict], None]:
         (lambda data: data["interactions"][0]["request"].pop("uri"), "interaction 1's request has no 'uri' (vcrpy's"),
         (lambda data: data["interactions"][1]["response"]["status"].pop("message"), "interaction 2's response status"),
         (lambda data: data["interactions"][1]["response"]["headers"].update(server="x"), "response header 'server'"),
+        # these three were a TypeError (unhashable) when the requests were told apart
+        (lambda data: data["interactions"][0]["request"].update(method=["POST"]), "request method is list"),
+        (lambda data: data["interactions"][1]["request"].update(uri={"a": 1}), "interaction 2's request uri is dict"),
+        (lambda data: data["interactions"][2]["request"].update(headers=["x"]), "3's request headers is list"),
     ],
     ids=["interactions", "interaction", "request", "response", "messages", "tools"]
-    + ["no-interactions", "uri", "status-message", "header"],
+    + ["no-interactions", "uri", "status-message", "header", "method-list", "uri-mapping", "headers-list"],
 )
 def test_a_cassette_of_the_wrong_structure_is_refused_saying_where(tmp_path, damage, says):
     """Each ended in an AttributeError traceback (exit 1 from `sandbox run`, a crash in pytest)."""

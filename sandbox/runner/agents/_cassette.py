@@ -109,9 +109,14 @@ def missing_part(path: Path, number: int, part: str, key: str, holds: str) -> Ca
 
 
 def check_request(path: Path, number: int, request: dict) -> None:
+    """A request as vcrpy replays it: a method and a uri (texts), a body, headers (a mapping)."""
     for key in ("method", "uri", "body", "headers"):
         if key not in request:
             raise missing_part(path, number, "request", key, "method, uri, body and headers")
+    for key, kind, holds in (("method", str, "a text"), ("uri", str, "a text"), ("headers", dict, "a mapping")):
+        if not isinstance(request[key], kind):
+            what = f"interaction {number}'s request {key}"
+            raise CassetteUnreadable(not_as_recorded(path, what, request[key], holds))
 
 
 def check_response(path: Path, number: int, response: dict) -> None:
