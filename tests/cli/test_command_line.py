@@ -188,6 +188,24 @@ def test_a_folder_given_as_a_cassette_is_refused_before_the_batch_in_every_recor
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("mode", ["all", "once", "new_episodes"])
+def test_recording_a_cassette_on_ray_at_a_concurrency_is_refused_before_the_batch(tmp_path, mode):
+    """Ray's workers are processes of their own: the attempts recording one cassette did not take
+    turns (the turn is per process), and each saved its conversation over the others'."""
+    run = ["run", "bid-intake", "--agent", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path)]
+    cassette = tmp_path / "new.yaml"
+    done = sandbox_command(
+        *run, "--cassette", str(cassette), "--record-mode", mode, "--executor", "ray", "--concurrency", "2",
+        "--repeats", "3",
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr == (
+        f"sandbox run: --executor ray with --cassette {cassette} recording (record mode {mode}) at --concurrency 2: "
+        "its attempts would record it at once in separate worker processes, each over the others' conversation; "
+        "record it with --concurrency 1 (or --repeats 1), then replay it at any concurrency\n"
+    ), done.stderr
+    assert not cassette.exists()
+
+
 def test_a_replay_agent_without_a_trace_is_refused_before_the_batch(tmp_path):
     done = sandbox_command("run", "bid-intake", "--agent", f"replay:{tmp_path}/nowhere", "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr

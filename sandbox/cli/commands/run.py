@@ -265,7 +265,7 @@ def command(args: argparse.Namespace) -> int:
         print("sandbox run: --repeats and --concurrency must be at least 1, --retries at least 0", file=sys.stderr)
         return 2
     try:
-        parse_executor(args.executor, {"retries": args.retries} if args.retries is not None else {})
+        executor = parse_executor(args.executor, {"retries": args.retries} if args.retries is not None else {})
         packs = resolve_packs(args.packs)
         agents = batch_agents(args)
         prices = Prices.load(args.prices) if args.prices else None
@@ -275,7 +275,7 @@ def command(args: argparse.Namespace) -> int:
         mirror_roots = mirror_roots_option(args.mirrors)
         for agent in agents:
             make_agent(agent.spec, agent.options)  # an unknown kind, a bad value, an option it does not use
-            check_cassettes(agent, packs)
+            check_cassettes(agent, packs, executor.kind.name, args.concurrency if args.repeats > 1 else 1)
         if args.junit is not None:
             check_writable(args.junit, "--junit")
     except (PackError, ValueError, CassetteMismatch) as exc:
@@ -358,11 +358,13 @@ def command(args: argparse.Namespace) -> int:
     return 0 if counted and all(o.qualified_pass for o in counted) else 1
 
 
-def check_cassettes(agent, packs: list) -> None:
+def check_cassettes(agent, packs: list, executor: str = "local", at_once: int = 1) -> None:
     """A model agent's cassette (a ``think:`` agent's too), before the batch: it serves one pack
     only (it holds one pack's conversation); one that replays (record mode ``none`` or ``once``)
     must have been recorded for that pack's task and this sandbox's tools (as the pytest plugin
-    checks), and with ``none`` it must exist."""
+    checks), and with ``none`` it must exist. One that records is recorded by one attempt at a time
+    (``at_once``: how many of the agent's attempts may run at once): an executor other than
+    ``local`` runs them in other processes, where they do not take turns."""
     from sandbox.runner.agents import AGENT_KINDS, MODEL_TOOL_FORMATS, RecordMode
     from sandbox.runner.cassettes import check_cassette, nothing_recorded
     from toolserver.formats import tool_definitions
@@ -380,6 +382,13 @@ def check_cassettes(agent, packs: list) -> None:
     missing = nothing_recorded(cassette)  # a folder or a path under a file: refused in every mode
     if missing is not None and mode is RecordMode.NONE:
         raise ValueError(f"{missing} and the record mode is 'none': record one first")
+    records = mode in (RecordMode.ALL, RecordMode.NEW_EPISODES) or (mode is RecordMode.ONCE and missing is not None)
+    if records and executor != "local" and at_once > 1:  # each worker's turn is its own; each saves over the others
+        raise ValueError(
+            f"--executor {executor} with --cassette {cassette} recording (record mode {mode}) at --concurrency "
+            f"{at_once}: its attempts would record it at once in separate worker processes, each over the others' "
+            f"conversation; record it with --concurrency 1 (or --repeats 1), then replay it at any concurrency"
+        )
     if missing is not None or mode is RecordMode.ALL:
         return
     tools = tool_definitions(MODEL_TOOL_FORMATS[kind], default_registry().schemas())
