@@ -158,7 +158,7 @@ HEADER_TYPES: dict[str, tuple[type, str]] = {  # what replay reads of a trace he
 
 def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
     trace = parse_trace(text)
-    header, problems = header_read(trace.header or {})
+    header, problems = header_read(trace.header or {}, tuple(HEADER_TYPES), "the trace header's")
     # A trace the sandbox wrote holds each result whole; another harness's (the minimal format, no
     # sandbox_version) may hold a few fields of it: only those are compared.
     whole = bool(trace.header and trace.header.get("sandbox_version"))
@@ -176,11 +176,13 @@ def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
     )
 
 
-def header_read(header: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The header fields replay reads (``HEADER_TYPES``), each of its type; one of another type is
-    left out and said (a pack that is no id is never loaded, a policy that is no mode never used)."""
+def header_read(header: dict[str, Any], keys: tuple[str, ...], where: str) -> tuple[dict[str, Any], list[str]]:
+    """The fields ``keys`` of a trace header (or an Inspect sample's metadata, ``where``), each of
+    its type (``HEADER_TYPES``); one of another type is left out and said (a pack that is no id is
+    never loaded, a policy that is no mode never used)."""
     read, problems = {}, []
-    for key, (kind, wanted) in HEADER_TYPES.items():
+    for key in keys:
+        kind, wanted = HEADER_TYPES[key]
         value = header.get(key)
         if value is None:
             continue
@@ -188,7 +190,7 @@ def header_read(header: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             read[key] = value
         else:
             shown = f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
-            problems.append(f"the trace header's {key} is {shown}, not {wanted}: left out")
+            problems.append(f"{where} {key} is {shown}, not {wanted}: left out")
     return read, problems
 
 
@@ -485,7 +487,7 @@ def inspect_recording(path: Path, sample_id: str | None) -> Recording:
         raise ValueError(f"{path} has no sample {sample_id!r}; its samples: {shown} (give one with --sample ID)")
     sample = samples[index]
     calls = tool_event_calls(sample.events) or message_calls(sample.messages)
-    metadata = sample.metadata or {}
+    metadata, problems = header_read(sample.metadata or {}, ("pack", "site_key"), "the Inspect sample's")
     output = sample.output.completion if sample.output else ""
     if not output:
         output = next((m.text for m in reversed(sample.messages) if m.role == "assistant" and m.text), "")
@@ -498,6 +500,7 @@ def inspect_recording(path: Path, sample_id: str | None) -> Recording:
         output=output,
         elapsed_seconds=sample.total_time,
         sample=names[index],
+        problems=problems,
     )
 
 

@@ -306,3 +306,15 @@ def test_a_trace_header_of_the_wrong_types_is_said_not_used(tmp_path, capsys):
     error = capsys.readouterr().err
     assert f"sandbox replay: {trace}: the trace header's pack is list" in error
     assert error.rstrip().endswith(f"sandbox replay: {trace} (a trace) names no pack: pass --pack"), error
+
+
+def test_an_inspect_sample_whose_pack_is_no_id_is_said_not_loaded(attempt, tmp_path, capsys):
+    """The sample's metadata pack reached load_pack as a list: a TypeError traceback."""
+    log_file, _ = export_inspect_log(attempt.folder, tmp_path / "attempt.json")
+    log = json.loads(log_file.read_text(encoding="utf-8"))
+    log["samples"][0]["metadata"]["pack"] = ["controlled-form"]
+    write_json(log_file, log)
+    assert main(["replay", str(log_file)]) == 2
+    error = capsys.readouterr().err
+    assert f'sandbox replay: {log_file}: the Inspect sample\'s pack is list ["controlled-form"], not a pack id' in error
+    assert error.rstrip().endswith(f"sandbox replay: {log_file} (an Inspect log) names no pack: pass --pack"), error
