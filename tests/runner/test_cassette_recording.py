@@ -189,3 +189,19 @@ async def test_a_cassette_s_turn_is_taken_alone_and_in_order():
     await asyncio.gather(*waiting)
     assert taken == ["live 1", "live 2", "cassette", "live 3"] and turns.live == 1 and not turns.waiting
     assert stopped.cancelled()
+
+
+def test_a_cassette_written_anew_keeps_its_link_and_its_permissions(tmp_path):
+    """The new file is renamed over the old one: a link to the cassette must stay a link (its
+    target replaced), and the file keep its permissions (the temporary file's are 0600)."""
+    from sandbox.runner.agents._cassette import replace_file
+
+    target = tmp_path / "kept" / "recorded.yaml"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    replace_file(link, "new\n")
+    assert link.is_symlink() and target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in target.parent.iterdir()) == ["recorded.yaml"]

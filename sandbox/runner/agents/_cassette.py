@@ -21,6 +21,7 @@ wait).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import os
@@ -419,6 +420,7 @@ def persister(owner: Cassette):
 def replace_file(path: Path, text: str) -> None:
     """``path`` holds ``text``, or (an error on the way) what it held before: written to a new
     file in its folder, flushed to the disk, then renamed over it."""
+    path = Path(os.path.realpath(path))  # a link to the cassette stays a link: its target is replaced
     path.parent.mkdir(parents=True, exist_ok=True)
     new = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
     handle = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # as open() makes it, under the umask
@@ -433,6 +435,12 @@ def replace_file(path: Path, text: str) -> None:
     except BaseException:
         new.unlink(missing_ok=True)
         raise
+    with contextlib.suppress(OSError):  # the rename itself to the disk (where a folder can be opened)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def explained_miss(found: BaseException) -> str | None:
