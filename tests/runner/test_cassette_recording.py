@@ -89,6 +89,18 @@ async def record(sandbox, out: Path, cassette: Path, mode: str, agent: str = AGE
     return attempt_of(outcome) | {"transcript": (outcome.directory / "transcript.jsonl").read_text()}
 
 
+@pytest.mark.parametrize("cut", ["turn limit", "time limit"])
+async def test_new_episodes_cut_short_saves_what_it_added(sandbox, tmp_path, cut):
+    """Unlike all and once, it adds to a recording: what it added is kept however it ended."""
+    cassette = tmp_path / "recorded.yaml"
+    shutil.copy(COMMITTED, cassette)  # recorded at another port: every request is a new one
+    cut_short = {"max_turns": 2} if cut == "turn limit" else {"time_limit": 1.0}
+    agent = "think:0.3:openai:scripted-browser-1"
+    attempt = await record(sandbox, tmp_path / "runs", cassette, "new_episodes", agent, **cut_short)
+    assert attempt["status"] == ("error" if cut == "turn limit" else "timeout"), attempt
+    assert len(interactions(cassette)) > 8 and "was not saved" not in attempt["transcript"]
+
+
 @pytest.mark.parametrize("mode", ["all", "once"])
 @pytest.mark.parametrize("cut", ["turn limit", "time limit"])
 async def test_a_recording_cut_short_leaves_the_cassette_as_it_was(sandbox, tmp_path, cut, mode):

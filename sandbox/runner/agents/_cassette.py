@@ -275,7 +275,8 @@ class Cassette:
 
         recorder = vcr.VCR(
             record_mode=self.record_mode.value,
-            record_on_exception=False,  # a conversation stopped or timed out (``saved_only_whole``)
+            # a conversation stopped or timed out is saved only where one cut short is (``saved_whole_only``)
+            record_on_exception=self.record_mode is RecordMode.NEW_EPISODES,
             match_on=MATCH_ON,
             filter_headers=NOT_RECORDED_HEADERS,
             before_record_response=recordable,
@@ -307,7 +308,8 @@ class Cassette:
         """Whether the cassette is saved now: under ``all`` and ``once``, which record a whole
         conversation, only when it completed (``completed``); a timed-out, stopped or failed
         one would replace the recording with a part of it, or be a recording that replays a
-        failure. ``new_episodes`` saves what it added in any case (a replay goes on from there)."""
+        failure. ``new_episodes`` saves what it added in any case, also when the attempt timed out
+        or was stopped (the next recording goes on from there)."""
         return self.whole or self.record_mode not in (RecordMode.ALL, RecordMode.ONCE)
 
     def completed(self) -> None:
