@@ -242,6 +242,7 @@ class Cassette:
         """The vcrpy cassette while the attempt talks to its model (None without a cassette).
         ``CassetteUnreadable`` before any request when the file cannot hold a cassette, or holds one
         vcrpy could not replay (``recorded_interactions``; record mode ``all`` does not read it)."""
+        self.whole, self.unsaved = False, None  # this conversation's
         if self.path is None:
             yield None
             return
@@ -287,7 +288,6 @@ class Cassette:
         )
         recorder.register_matcher("conversation", conversation)
         recorder.register_persister(persister(self))
-        self.whole, self.unsaved = False, None
         async with self.turn():
             with ExitStack() as stack:
                 try:
