@@ -129,6 +129,7 @@ class Agent(Protocol):
 
 def agent_turn(agent: Agent) -> AbstractAsyncContextManager[None]:
     """What ``agent`` waits for before its attempt's clock starts (``agent.turn()``, if it has one:
-    a model agent's turn at the cassettes); the wait counts as a dispatch wait, not elapsed time."""
+    a model agent's turn at the model: alone with a cassette, beside the other live ones without);
+    the wait counts as a dispatch wait, not elapsed time."""
     turn = getattr(agent, "turn", None)
     return turn() if turn is not None else contextlib.nullcontext()
