@@ -384,9 +384,9 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox,
                 outcome = sandbox_host.call(
                     run_attempt(sandbox_host.sandbox, loaded, instance, directory, time_limit=time_limit)
                 )
-            except FileExistsError:  # made since, or a link to nothing (run_attempt makes its folder first)
-                if os.path.lexists(directory):  # else a file in the way above it: said
-                    continue
+            except FileExistsError as exc:  # made since, or a link to nothing (run_attempt makes its folder first)
+                if exc.filename is not None and Path(exc.filename) == directory and os.path.lexists(directory):
+                    continue  # else a file in the way above it, or one the attempt made later: said
                 raise
             break
         write_attempt_report(directory)  # the page a failure message names

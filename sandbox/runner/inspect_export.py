@@ -162,7 +162,8 @@ def results(samples: list[EvalSample]) -> EvalResults:
         )
         for name in (values[0] if values else {})
     ]
-    return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores)
+    replaced = {"replaced_samples": len(samples) - len(counted)}  # total = scored + unscored + replaced
+    return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores, metadata=replaced)
 
 
 def score_values(sample: EvalSample) -> dict[str, float] | None:

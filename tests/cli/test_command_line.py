@@ -206,6 +206,21 @@ def test_recording_a_cassette_on_ray_at_a_concurrency_is_refused_before_the_batc
     assert not cassette.exists()
 
 
+def test_one_cassette_given_to_two_agents_is_refused_before_the_batch(tmp_path):
+    """Two agents each given the same file with --with cassette= both recorded into it, each saving
+    over the other's conversation (in two Ray workers at once, or one after the other here)."""
+    cassette = tmp_path / "shared.yaml"
+    done = sandbox_command(
+        "run", "bid-intake", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "out"),
+        "--agent", "openai:a", "--with", f"cassette={cassette}",
+        "--agent", "openai:b", "--with", f"cassette={cassette}",
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr == (
+        f"sandbox run: cassette {cassette} is given to several agents: give each its own (--with cassette=FILE)\n"
+    ), done.stderr
+    assert not (tmp_path / "out").exists() and not cassette.exists()
+
+
 def test_a_replay_agent_without_a_trace_is_refused_before_the_batch(tmp_path):
     done = sandbox_command("run", "bid-intake", "--agent", f"replay:{tmp_path}/nowhere", "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr

@@ -217,3 +217,14 @@ def test_a_cassette_written_anew_keeps_its_link_and_its_permissions(tmp_path):
     replace_file(link, "new\n")
     assert link.is_symlink() and target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in target.parent.iterdir()) == ["recorded.yaml"]
+
+
+def test_a_cassette_whose_name_is_as_long_as_a_name_can_be_is_written(tmp_path):
+    """The new file's name added 18 bytes to the cassette's: a name over 237 bytes (pytest's
+    parameter ids make long ones) could never be saved again ("File name too long")."""
+    from sandbox.runner.agents._cassette import replace_file
+
+    path = tmp_path / ("c" * 250 + ".yaml")
+    replace_file(path, "first\n")
+    replace_file(path, "second\n")
+    assert path.read_text() == "second\n" and [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -297,6 +297,8 @@ def test_an_attempt_a_rerun_replaced_is_a_sample_left_out_of_the_results(tmp_pat
     means = {score.name: score.metrics["mean"].value for score in log.results.scores}
     assert means["qualified_pass"] == 1.0, means
     assert {score.scored_samples for score in log.results.scores} == {1}
+    assert {score.unscored_samples for score in log.results.scores} == {0}
+    assert (log.results.total_samples, log.results.metadata) == (2, {"replaced_samples": 1})  # 1 + 0 + 1
     samples = {sample.id: sample for sample in log.samples}
     assert samples["controlled-form-1"].metadata["selection"] == "replaced"
     replacement = samples["controlled-form-1-r1"].metadata

@@ -214,6 +214,9 @@ def batch_agents(args: argparse.Namespace) -> list:
         )
         agents.append(BatchAgent(spec, options, own.get("label", "")))
     check_names(agents)
+    cassettes = [agent.options.cassette.resolve() for agent in agents if agent.options.cassette is not None]
+    if (twice := next((path for path in cassettes if cassettes.count(path) > 1), None)) is not None:
+        raise ValueError(f"cassette {twice} is given to several agents: give each its own (--with cassette=FILE)")
     return agents
 
 

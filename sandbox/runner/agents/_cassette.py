@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from sandbox.runner.agents._conversation import canonical, conversation, differences, masked
+from sandbox.runner.files import NAME_MAX
 from sandbox.runner.record_mode import RecordMode
 
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
@@ -424,7 +425,8 @@ def replace_file(path: Path, text: str) -> None:
     file in its folder, flushed to the disk, then renamed over it."""
     path = Path(os.path.realpath(path))  # a link to the cassette stays a link: its target is replaced
     path.parent.mkdir(parents=True, exist_ok=True)
-    new = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    suffix = f".{secrets.token_hex(4)}.partial"  # the name cut so that the whole stays one the file system takes
+    new = path.with_name(os.fsdecode(b"." + os.fsencode(path.name)[: NAME_MAX - 1 - len(suffix)]) + suffix)
     handle = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # as open() makes it, under the umask
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
