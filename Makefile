@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh Debian machine: `make run` and `make test`.
-# Browser: Debian's chromium (never Playwright's own browser download, which cannot work here).
+# Browser: Debian's chromium (never Playwright's own browser download, which cannot work here), and
+# its headless shell, the lighter browser a user may choose (the tests and the scale bench use both).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= $(or $(SANDBOX_CHROMIUM),/usr/bin/chromium)
@@ -9,10 +10,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: chromium venv
 
+HEADLESS_SHELL := /usr/lib/chromium/chromium-headless-shell
+
 chromium:
-	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $(CHROMIUM)"; else \
-	  echo "installing Debian chromium"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi
+	@if [ -x "$(CHROMIUM)" ] && [ -x "$(HEADLESS_SHELL)" ]; then echo "chromium: $(CHROMIUM), $(HEADLESS_SHELL)"; else \
+	  echo "installing Debian chromium and chromium-headless-shell"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell; fi
 
 venv: $(VENV)/.installed
 

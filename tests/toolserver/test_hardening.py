@@ -22,6 +22,7 @@ from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
+from toolserver.browser.chromium import DEBIAN_HEADLESS_SHELL
 from toolserver.config import ServerConfig
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
@@ -451,12 +452,18 @@ class UdpCounter(asyncio.DatagramProtocol):
         self.packets += 1
 
 
-async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(bounded, hostile_root):
+@pytest.mark.parametrize("chromium", [None, DEBIAN_HEADLESS_SHELL], ids=["default", "headless-shell"])
+async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(own_sandbox, hostile_root, chromium):
+    """On Debian's headless shell, Chrome's --webrtc-ip-handling-policy is not read: a bare context
+    gathered host candidates and sent its STUN server 6 packets (make setup installs the shell)."""
     transport, listener = await asyncio.get_running_loop().create_datagram_endpoint(
         UdpCounter, local_addr=("127.0.0.1", 0)
     )
     port = transport.get_extra_info("sockname")[1]
-    try:
+    browser = {"own_browser": True, "chromium": chromium} if chromium else {}
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(transport.close)
+        bounded = await stack.enter_async_context(own_sandbox(**BOUNDS, **browser))
         run = hostile_run(bounded, hostile_root)
         assert (await start_at(run, f"{HOSTILE}/webrtc#{port}"))["ok"]
         # The launch flags alone: a context without the sandbox's init script still sends nothing.
@@ -473,15 +480,13 @@ async def test_webrtc_sends_no_udp_and_each_attempt_is_a_blocked_request(bounded
             return pc.iceGatheringState; }""",
             port,
         )
-        assert gathering == "complete"
         await asyncio.sleep(0.2)  # a loopback datagram already sent arrives well within this
         await bare.close()
         await run.close()
         assert listener.packets == 0
+        assert gathering == "complete"
         blocked = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "blocked_request"]
         assert [(b["resource_type"], b["url"]) for b in blocked] == [("webrtc", f"stun:127.0.0.1:{port}")] * 2
-    finally:
-        transport.close()
 
 
 def artifact_bytes(own: Sandbox) -> int:
