@@ -179,10 +179,12 @@ def unreplaced(attempts: list[dict[str, Any]]) -> list[str]:
     left = [a for a in attempts if a.get("interruption") and a.get("selection", "selected") != "replaced"]
     if not left:
         return []
+    last = sum(a.get("selection") == "approved replacement" for a in left)
+    rerun = f"; {last} of them the last re-run of its attempt, so a larger N runs more" if last else ""
     return [
         f"{len(left)} attempt(s) were interrupted by the infrastructure and not replaced (first: "
         f"{left[0]['interruption'][:120]}); they count as failures here, where the benchmark ran approved "
-        "replacements (`sandbox run --replace-interrupted N`)"
+        f"replacements (`sandbox run --replace-interrupted N`{rerun})"
     ]
 
 

@@ -93,9 +93,9 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY, trusted_spki: str | None =
         f"--gaia-url=http://{NOWHERE_HOST}/",
         f"--proxy-bypass-list=<-loopback>;*.{NOWHERE_TLD}",
         f"--host-resolver-rules=MAP *.{NOWHERE_TLD} ~NOTFOUND",
-        # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none. The
-        # first switch is Chrome's preference, which Debian's headless shell ignores (it sent STUN
-        # packets); the second is the content layer's, which both honour.
+        # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none. Each
+        # build reads one of the two: chromium the first (Chrome's), Debian's headless shell only
+        # the second (without it, it sent STUN packets). Both are needed.
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         # CPU: every session is a new context (a new renderer); on small machines the browser is
