@@ -75,11 +75,14 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):  # a lone surrogate (an answer's "\\ud800") printed escaped
         sys.stdout.reconfigure(errors="backslashreplace")
+    given = tuple(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-    except KeyboardInterrupt:  # Ctrl-C while the commands load
+    except KeyboardInterrupt:  # Ctrl-C while the commands load: one line, as once they run
+        named = given[0] if given and not given[0].startswith("-") else None
+        print(f"sandbox{f' {named}' if named else ''}: stopped (Ctrl-C)", file=sys.stderr)
         return 130
-    Parser.given = tuple(sys.argv[1:] if argv is None else argv)
+    Parser.given = given
     args, extra = parser.parse_known_args(argv)
     if extra:  # said with the command's own usage, not the top level's
         chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")

@@ -177,7 +177,8 @@ async def test_a_report_written_elsewhere_links_to_the_attempt_folder(sandbox, t
 
 
 def test_ctrl_c_mid_replay_is_one_line_and_exit_130():
-    """It was a CancelledError traceback, then KeyboardInterrupt (killed by SIGINT)."""
+    """It was a CancelledError traceback, then KeyboardInterrupt (killed by SIGINT); and a Ctrl-C
+    while the commands loaded (this sleep, on a loaded machine) exited 130 saying nothing."""
     sandbox = Path(sys.executable).with_name("sandbox")
     process = subprocess.Popen(
         [sandbox, "replay", str(SAMPLES / "reference" / "bid-intake")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
