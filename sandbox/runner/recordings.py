@@ -189,8 +189,7 @@ def header_read(header: dict[str, Any], keys: tuple[str, ...], where: str) -> tu
         if isinstance(value, kind):
             read[key] = value
         else:
-            shown = f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
-            problems.append(f"{where} {key} is {shown}, not {wanted}: left out")
+            problems.append(f"{where} {key} is {described(value)}, not {wanted}: left out")
     return read, problems
 
 
@@ -376,8 +375,13 @@ def chat_recording(messages: list[dict[str, Any]], path: Path) -> Recording:
 
 def skipped(problems: list[str], what: str, value: Any, wanted: str) -> None:
     """A part of a chat transcript that is not what its format says: not replayed, and said."""
-    shown = f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
-    problems.append(f"{what} is {shown}, not {wanted}: not replayed")
+    problems.append(f"{what} is {described(value)}, not {wanted}: not replayed")
+
+
+def described(value: Any) -> str:
+    """A value of a recording that is not what it should be, for its problem line: its type, and its
+    start as JSON."""
+    return f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
 
 
 def openai_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[list[RecordedCall], str]:
