@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -35,10 +34,10 @@ from toolserver.faults import FaultPlan, RunFaults
 from toolserver.registry import ToolRegistry
 from toolserver.run import Run, new_run_id
 from toolserver.run_names import check_run_name, joined_differently
+from toolserver.run_traces import run_header, run_trace_text, stored_trace_text
 from toolserver.tools import default_registry
 
 PolicyResolver = Callable[[str], Policy]  # pack id -> the pack's policy; PolicyNotFound if unknown
-RUN_ID = re.compile(r"run_[0-9a-f]{12}")
 
 
 class TaskProvider(Protocol):
@@ -295,8 +294,8 @@ class Sandbox:
             assert tasks is not None  # task() refused a server without one
             # Read and scored in a thread: a long trace must not hold up every other run. The trace
             # is final (run_end is written), and a second answer waits for this one (``answering``).
-            pack, site_key, final = header["pack"], header.get("site_key"), run.trace
-            report = await asyncio.to_thread(lambda: tasks.score(pack, output, final.text(), elapsed, site_key))
+            pack, site_key = header["pack"], header.get("site_key")
+            report = await asyncio.to_thread(lambda: tasks.score(pack, output, run_trace_text(run), elapsed, site_key))
             return run.keep_answer(output, report)
 
     def get_run(self, run_id: str) -> Run:
@@ -324,25 +323,6 @@ class Sandbox:
                 del self.runs[run.id]
 
     def trace_text(self, run_id: str) -> str:
-        """A run's JSONL trace: live, ended, or evicted (read from ``trace_dir``)."""
+        """A run's JSONL trace: live, ended, or forgotten (read from ``trace_dir``)."""
         run = self.runs.get(run_id)
-        if run is not None:
-            return run.trace.text()
-        if self.config.trace_dir is not None and RUN_ID.fullmatch(run_id):
-            path = Path(self.config.trace_dir) / f"{run_id}.jsonl"
-            if path.is_file():
-                return path.read_text(encoding="utf-8")
-        raise UnknownRun(
-            f"no run {run_id!r}"
-            + (
-                ""
-                if self.config.trace_dir
-                else " (ended runs are forgotten after a while; start the server "
-                "with a trace directory to keep their traces readable)"
-            )
-        )
-
-
-def run_header(run: Run) -> dict:
-    """The run's trace header (its first line), as written — kept in memory, never re-read."""
-    return run.trace.header
+        return run_trace_text(run) if run is not None else stored_trace_text(self.config.trace_dir, run_id)

@@ -128,11 +128,12 @@ class ServerConfig:
     faults: FaultPlan | None = None
 
     def __post_init__(self) -> None:
-        for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s"):
+        for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s", "request_body_timeout_s"):
             seconds = getattr(self, field)
             if not (number(seconds) and math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
-        for field in ("max_runs", "max_open_sessions"):  # 0 would refuse every run or session
+        # 0 would refuse every run, session or body (aiohttp reads a max_body_bytes of 0 as no bound at all)
+        for field in ("max_runs", "max_open_sessions", "max_body_bytes", "max_json_depth"):
             if not (whole(getattr(self, field)) and getattr(self, field) >= 1):
                 raise ValueError(f"{field} must be a whole number of at least 1, not {getattr(self, field)!r}")
         for field in (

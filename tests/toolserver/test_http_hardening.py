@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import aiohttp
 import pytest
 import pytest_asyncio
 from multidict import CIMultiDict
@@ -128,6 +129,12 @@ FOREIGN = {
     "rebinding Host with a port": ({"Host": "attacker.example:8765", **JSON}, 403, "forbidden_host"),
     "Origin evil.example": ({"Origin": "http://evil.example", **JSON}, 403, "forbidden_origin"),
     "Origin null": ({"Origin": "null", **JSON}, 403, "forbidden_origin"),
+    # A broken bracket or port was a 500 server_fault with a traceback in the log (urlsplit raised).
+    "Host with a broken bracket": ({"Host": "[::1", **JSON}, 403, "forbidden_host"),
+    "Host [evil]": ({"Host": "[evil]", **JSON}, 403, "forbidden_host"),
+    "Host with a port that is none": ({"Host": "localhost:abc", **JSON}, 403, "forbidden_host"),
+    "Host with a port out of range": ({"Host": "localhost:99999", **JSON}, 403, "forbidden_host"),
+    "Origin with a broken bracket": ({"Origin": "http://[::1", **JSON}, 403, "forbidden_origin"),
     "text/plain": ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
     "form encoded": ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"),
 }
@@ -199,6 +206,57 @@ async def test_a_configured_token_is_required(own_sandbox):
         right = await test_client.post("/runs", json={}, headers={"Authorization": "Bearer s3cret"})
         assert (missing.status, wrong.status, right.status) == (401, 401, 201)
         assert (await missing.json())["error"]["type"] == "unauthorized"
+        # A byte that is not UTF-8 in the header (aiohttp reads it as a lone surrogate) was a 500.
+        reader, writer = await asyncio.open_connection("127.0.0.1", test_client.port)
+        writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\r\n")
+        writer.write(b"Connection: close\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 401") and b'"unauthorized"' in answer, answer[:300]
+
+
+async def test_a_deleted_trace_of_an_ended_run_is_unknown_run_not_a_fault(own_sandbox, tmp_path):
+    """An ended run still held in memory whose trace file was deleted: GET /trace and POST /answer
+    answered 500 server_fault (the trace reader's OSError)."""
+    async with own_sandbox(trace_dir=str(tmp_path)) as own, http_client(own) as test_client:
+        run_id = await new_run(test_client)
+        assert (await test_client.delete(f"/runs/{run_id}")).status == 200
+        (tmp_path / f"{run_id}.jsonl").unlink()
+        response = await test_client.get(f"/runs/{run_id}/trace")
+        error = (await response.json())["error"]
+        assert (response.status, error["type"]) == (404, "unknown_run") and "was deleted" in error["message"], error
+
+
+async def test_a_wrong_type_to_an_ended_run_is_unknown_run_as_with_the_right_type(client):
+    """A tool call of an ended run was 404 unknown_run with Content-Type JSON, 415 without."""
+    run_id = await new_run(client)
+    assert (await client.delete(f"/runs/{run_id}")).status == 200
+    for headers in (JSON, {"content-type": "text/plain"}):
+        response = await client.post(f"/runs/{run_id}/tools/browser_snapshot", data=b"{}", headers=headers)
+        assert (response.status, (await response.json())["error"]["type"]) == (404, "unknown_run"), headers
+
+
+async def test_a_malformed_chunked_body_of_the_wrong_type_is_traced_and_closes_the_connection(client, monkeypatch):
+    """The 415 of a tool call whose chunked body was malformed left the connection open (aiohttp then
+    answered the parse error a second time on it), and said the type, not the framing. With
+    aiohttp's pure-Python parser, which gives the route that error (its C parser lets the route
+    wait for the body: ``request_body_timeout_s``)."""
+    monkeypatch.setattr(aiohttp.web_protocol, "HttpRequestParser", aiohttp.http_parser.HttpRequestParserPy)
+    run_id = await new_run(client)
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    writer.write(
+        f"POST /runs/{run_id}/tools/browser_snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    )
+    await writer.drain()
+    await asyncio.sleep(0.3)  # the route has begun: the bad chunk is found while it reads the body
+    writer.write(b"zz\r\n{}\r\n0\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 10)  # read to the end: the server closed the connection
+    writer.close()
+    assert answer.count(b"HTTP/1.") == 1 and answer.startswith(b"HTTP/1.1 400"), answer[:500]
+    assert b'"malformed_http"' in answer and b"TransferEncodingError" in answer, answer[:500]
+    calls = [line for line in await trace_lines(client, run_id) if line["type"] == "call"]
+    assert [(c["tool"], c["error"]["type"]) for c in calls] == [("browser_snapshot", "unsupported_media_type")]
 
 
 @pytest.mark.parametrize(
@@ -225,6 +283,20 @@ def test_binding_beyond_loopback_needs_a_token():
 def test_an_mcp_idle_time_must_be_a_positive_number_of_seconds(idle):
     with pytest.raises(ValueError, match="mcp_session_idle_s must be a positive number"):
         ServerConfig(mcp_session_idle_s=idle)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("max_body_bytes", 0, "of at least 1"),  # aiohttp takes a client_max_size of 0 as no bound at all
+        ("max_json_depth", 0, "of at least 1"),
+        ("request_body_timeout_s", 0, "positive number of seconds"),  # every body was a 408
+        ("request_body_timeout_s", -1.0, "positive number of seconds"),
+    ],
+)
+def test_an_http_limit_that_bounds_nothing_or_everything_is_refused(field, value, said):
+    with pytest.raises(ValueError, match=f"{field} must be a .*{said}"):
+        ServerConfig(**{field: value})
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """What the HTTP server checks before a handler runs: who may reach it (loopback Host names,
 no foreign Origin, the bearer token, JSON bodies only) and what a body may be (UTF-8 JSON of
 bounded size and depth, arriving within its bound). Every refusal is a
-``RequestError`` carrying its status; ``http.error_boundary`` answers it. A refused tool call
-of a live run is still one line in that run's trace."""
+``RequestError`` carrying its status; ``http.error_boundary`` answers it. A tool call of a live
+run refused for its body or type is still one line in that run's trace (one refused for its
+Host, Origin or token is not: who may not reach the server writes nothing into a run's trace)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ from toolserver.errors import (
     RequestError,
     RequestTimeout,
     Unauthorized,
-    UnknownRun,
     UnsupportedCharset,
     UnsupportedMediaType,
 )
@@ -40,16 +40,27 @@ SANDBOX = web.AppKey("sandbox", Sandbox)
 CONFIG = web.AppKey("config", ServerConfig)
 
 
+def hostname(authority: str) -> str | None:
+    """The host name of a Host or Origin value, or None when it is not one: a broken bracket
+    (``[::1``) or a port that is not one (``localhost:abc``, ``localhost:99999``)."""
+    try:
+        parts = urlsplit(authority)
+        parts.port  # noqa: B018 - raises on a port that is not one
+        return parts.hostname or ""
+    except ValueError:
+        return None
+
+
 def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
-    name = urlsplit(f"//{host}").hostname or ""
-    return is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed}
+    name = hostname(f"//{host}")
+    return name is not None and (is_loopback(name) or "*" in allowed or name in {a.lower() for a in allowed})
 
 
 def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
     """A page's origin: a loopback one, or one named by ``--allowed-hosts`` ("*" names no page:
     it lets any Host name reach the server, not any web page drive it)."""
-    name = urlsplit(origin).hostname or ""
-    return is_loopback(name) or name in {a.lower() for a in allowed if a != "*"}
+    name = hostname(origin)
+    return name is not None and (is_loopback(name) or name in {a.lower() for a in allowed if a != "*"})
 
 
 @web.middleware
@@ -70,8 +81,8 @@ async def local_only(request: web.Request, handler: Any) -> web.StreamResponse:
             "refused (only loopback origins and --allowed-hosts)"
         )
     if config.token is not None:
-        given = request.headers.get("Authorization", "")
-        if not secrets.compare_digest(given.encode(), f"Bearer {config.token}".encode()):
+        given = request.headers.get("Authorization", "")  # a byte that is not UTF-8 comes as a lone surrogate
+        if not secrets.compare_digest(given.encode("utf-8", "surrogateescape"), f"Bearer {config.token}".encode()):
             raise Unauthorized(
                 "this server needs 'Authorization: Bearer <token>' (the token given with --token or SANDBOX_TOKEN)"
             )
@@ -99,20 +110,24 @@ def unsupported_type(request: web.Request) -> RequestError | None:
 
 async def trace_refused_call(request: web.Request, refused: RequestError) -> None:
     """A tool call of a live run refused before its body is parsed is still a line in that
-    run's trace, with the body as it arrived (if it arrives within the body bound)."""
+    run's trace, with the body as it arrived (if it arrives within the body bound). A call to a
+    run that is not live is ``unknown_run``, as with any Content-Type; a body whose framing is
+    broken is ``MalformedHttp`` (its answer closes the connection), after its line."""
     info = request.match_info
     if "name" not in info or "run_id" not in info or request.method != "POST":
         return
-    try:
-        run = request.app[SANDBOX].get_run(info["run_id"])
-    except UnknownRun:
-        return
+    run = request.app[SANDBOX].get_run(info["run_id"])
+    broken: MalformedHttp | None = None
     try:
         body = await read_body(request, request.app[CONFIG])
         raw: str | None = body.decode("utf-8", errors="surrogateescape")
+    except MalformedHttp as exc:
+        raw, broken = None, exc
     except RequestError:
         raw = None
     await run.record_rejected(info["name"], raw, refused.to_json())
+    if broken is not None:
+        raise broken
 
 
 async def read_body(request: web.Request, config: ServerConfig) -> bytes:

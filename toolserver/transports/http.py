@@ -14,25 +14,29 @@
 Every route is guarded by ``local_only``: loopback Host names only (plus ``allowed_hosts``),
 no foreign Origin, JSON bodies only, and the bearer token when one is configured. Request
 bodies are read within ``request_body_timeout_s`` and refused unless they are UTF-8 JSON of
-bounded size and depth; a refused tool call is still one trace line. NaN, Infinity and a number
+bounded size and depth; a refused tool call is still one trace line (not one refused for its
+Host, Origin or token: who may not reach the server writes nothing into a run's trace). A Host
+or Origin that is not one (a broken bracket, a port that is none) is refused as foreign. NaN, Infinity and a number
 beyond a double's range (1e400) are read, and refused where they stand: as a tool call's
 ``invalid_arguments`` naming the argument (as over MCP), as a field of another body.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Annotated, Any, Literal
 
 from aiohttp import web
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from toolserver.api import PolicyResolver, Sandbox, TaskProvider, run_header
+from toolserver.api import PolicyResolver, Sandbox, TaskProvider
 from toolserver.config import ServerConfig
 from toolserver.contract.site_keys import check_site_key
 from toolserver.contract.validation import fields_said
 from toolserver.errors import InvalidBody, MalformedHttp, RequestError, ToolError, UnknownRun
 from toolserver.run import Run
+from toolserver.run_traces import run_header
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
 from toolserver.transports.mcp_http import StreamableHttp, jsonrpc_refusal
 
@@ -227,9 +231,12 @@ async def call_tool(request: web.Request) -> web.Response:
 
 
 async def get_trace(request: web.Request) -> web.Response:
-    """The run's JSONL trace (`application/x-ndjson`), also after the run ended."""
-    text = request.app[SANDBOX].trace_text(request.match_info["run_id"])  # ended runs keep their trace
-    return web.Response(text=text, content_type="application/x-ndjson")
+    """The run's JSONL trace (`application/x-ndjson`), also after the run ended (`404 unknown_run` if its file was
+    deleted meanwhile, saying so)."""
+    sandbox, run_id = request.app[SANDBOX], request.match_info["run_id"]
+    # Read (ended runs keep their trace) and encoded in a thread: a long trace must not hold up every other run.
+    body = await asyncio.to_thread(lambda: sandbox.trace_text(run_id).encode())
+    return web.Response(body=body, content_type="application/x-ndjson", charset="utf-8")
 
 
 async def delete_run(request: web.Request) -> web.Response:
