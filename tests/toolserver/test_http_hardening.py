@@ -219,12 +219,16 @@ async def test_a_deleted_trace_of_an_ended_run_is_unknown_run_not_a_fault(own_sa
     """An ended run still held in memory whose trace file was deleted: GET /trace and POST /answer
     answered 500 server_fault (the trace reader's OSError)."""
     async with own_sandbox(trace_dir=str(tmp_path)) as own, http_client(own) as test_client:
-        run_id = await new_run(test_client)
+        response = await test_client.post("/runs", json={"pack": "bid-intake"})
+        run_id = (await response.json())["run_id"]
         assert (await test_client.delete(f"/runs/{run_id}")).status == 200
         (tmp_path / f"{run_id}.jsonl").unlink()
-        response = await test_client.get(f"/runs/{run_id}/trace")
-        error = (await response.json())["error"]
-        assert (response.status, error["type"]) == (404, "unknown_run") and "was deleted" in error["message"], error
+        for response in (
+            await test_client.get(f"/runs/{run_id}/trace"),
+            await test_client.post(f"/runs/{run_id}/answer", json={"output": "{}"}),
+        ):
+            error = (await response.json())["error"]
+            assert (response.status, error["type"]) == (404, "unknown_run") and "was deleted" in error["message"], error
 
 
 async def test_a_wrong_type_to_an_ended_run_is_unknown_run_as_with_the_right_type(client):
