@@ -86,13 +86,14 @@ def chromium_launch_args(proxy: str = UNSERVED_PROXY, trusted_spki: str | None =
         f"--proxy-server={proxy}",
         # Two background requests no switch turns off (Debian's Chromium 156): the component update
         # check goes to a data: URL (fails at once), and the sign-in ListAccounts (sent for every
-        # profile once its network is up) to a .invalid host that bypasses the proxy and resolves
-        # to nothing in the browser itself (no DNS query leaves it). Everything else, loopback
-        # included, goes through the proxy.
+        # profile once its network is up) to a .invalid host that bypasses the proxy. Everything
+        # else, loopback included, goes through the proxy (an IP literal), so the browser needs no
+        # host name resolved: every name resolves to nothing in the browser itself, and no DNS
+        # query leaves it whatever the machine's resolver (a DNS-over-HTTPS upgrade included).
         "--component-updater=url-source=data:,",
         f"--gaia-url=http://{NOWHERE_HOST}/",
         f"--proxy-bypass-list=<-loopback>;*.{NOWHERE_TLD}",
-        f"--host-resolver-rules=MAP *.{NOWHERE_TLD} ~NOTFOUND",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         # WebRTC sends UDP, which neither request interception nor the proxy sees: allow none. Each
         # build reads one of the two: chromium the first (Chrome's), Debian's headless shell only
         # the second (without it, it sent STUN packets). Both are needed.
