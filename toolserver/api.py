@@ -139,6 +139,8 @@ class Sandbox:
         if policy is None:
             policy = self.policy_for(pack, mode, block_state_changes)
         self.check_room()
+        if missing := [str(root) for root in mirror_roots or () if not Path(root).is_dir()]:  # as ServerConfig does
+            raise ValueError(f"no such mirror folder: {', '.join(missing)}")
         store = MirrorStore.load(*mirror_roots) if mirror_roots else None
         # Where the run's files go: as given, else in the server's folders under the run's id.
         run_id, config = new_run_id(), self.config

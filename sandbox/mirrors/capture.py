@@ -1,7 +1,9 @@
 """Mirror tooling: capture live pages into the mirror store, import HAR files, list entries.
 
-Everything written goes through ``toolserver.contract.mirrors.write_entry`` with ``captured`` provenance,
-so a capture and a hand-made reconstruction share one store format and one ``check``.
+Everything written goes through ``toolserver.contract.mirrors.write_entries`` with ``captured``
+provenance, so a capture and a hand-made reconstruction share one store format and one ``check``.
+Every entry is built and every target manifest read before the first write, and the files are
+renamed into place together: a refused import or capture writes nothing.
 
 Capture is the one place where the network is on: Chromium is launched without the
 tool server's dead proxy (but still without background networking), and every response of
@@ -28,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.contract.mirrors import (
     MANIFEST,
@@ -37,8 +39,9 @@ from toolserver.contract.mirrors import (
     Provenance,
     captured,
     default_body_path,
+    new_entry,
     url_key,
-    write_entry,
+    write_entries,
 )
 from toolserver.contract.policy import requested_form
 from toolserver.contract.validation import fields_said
@@ -242,15 +245,30 @@ def list_entries(*roots: Path) -> list[tuple[Path, MirrorEntry]]:
     return sorted(rows, key=lambda row: (row[1].url, str(row[0])))
 
 
+def check_root(into: Path) -> None:
+    """Refuse a host folder as the root to write into: the loaders read only ``<DIR>/manifest.json``
+    there, so entries written into folders under it would never be served."""
+    if (Path(into) / MANIFEST).exists():
+        raise CaptureError(
+            f"{into} holds a {MANIFEST}: it is a host folder, not a mirror root, and entries written into "
+            f"folders under it would never be served; give the mirror root above it (e.g. {Path(into).parent}) "
+            "as --into"
+        )
+
+
 def store_responses(
     into: Path, responses: Iterable[RecordedResponse], report: StoreReport | None = None
 ) -> StoreReport:
-    """Write the chosen responses under ``into/<host>/`` and report what was written."""
+    """Write the chosen responses under ``into/<host>/`` and report what was written. Every target
+    manifest is read and every entry built before the first write (``write_entries``), so a
+    ``CaptureError`` means that nothing was written."""
     into = Path(into)
+    check_root(into)
     report = report or StoreReport(into=into)
     chosen, notes = choose_responses(responses)
-    report.warnings.extend(notes)
     taken_by_folder: dict[str, dict[str, str]] = {}
+    additions: dict[Path, list[tuple[MirrorEntry, bytes]]] = {}
+    written: dict[str, list[str]] = {}
     folder_names = {response.url: host_folder_name(response.url) for response in chosen}  # all refused before a write
     for response in chosen:
         folder_name = folder_names[response.url]
@@ -266,8 +284,7 @@ def store_responses(
         headers = {k: v for k, v in response.headers.items() if k != "content-type"}
         body = b"" if is_redirect(response.status, response.headers) else response.body
         try:
-            write_entry(
-                folder,
+            entry = new_entry(
                 response.url,
                 body,
                 content_type,
@@ -276,40 +293,88 @@ def store_responses(
                 headers=headers,
                 body_path=body_path,
             )
-        except OSError as exc:
-            raise CaptureError(f"cannot write {response.url} into {folder}: {exc}") from exc
+        except ValidationError as exc:
+            said = fields_said(exc, whole="(the entry)")
+            raise CaptureError(f"{response.url}: cannot be a mirror entry: {said}; nothing was written") from exc
+        additions.setdefault(folder, []).append((entry, body))
         taken[body_path] = url_key(response.url)
-        report.written.setdefault(folder_name, []).append(response.url)
+        written.setdefault(folder_name, []).append(response.url)
+    try:
+        write_entries(additions)
+    except (OSError, ValueError) as exc:  # a full disk, a folder it may not write; a manifest changed meanwhile
+        raise CaptureError(f"cannot write into {into}: {exc}; nothing was written") from exc
+    report.warnings.extend(notes)
+    for folder_name, urls in written.items():
+        report.written.setdefault(folder_name, []).extend(urls)
     return report
 
 
 # --- HAR import -----------------------------------------------------------------------------
 
 
-def _har_body(entry_url: str, status: int, headers: dict[str, str], content: dict, har_folder: Path) -> bytes | None:
+class HarPart(BaseModel):
+    """The fields of a HAR entry that an import reads, each of the type the HAR format gives it: a
+    field of another type is named, not a traceback. Other fields (a HAR has many) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class HarHeader(HarPart):
+    name: str
+    value: str
+
+
+class HarContent(HarPart):
+    size: float | None = None
+    mime_type: str | None = Field(default=None, alias="mimeType")
+    text: str | None = None
+    encoding: str | None = None
+    file: str | None = Field(default=None, alias="_file", description="Playwright's attached body file.")
+
+
+class HarRequest(HarPart):
+    url: str
+    method: str = "GET"
+
+
+class HarResponse(HarPart):
+    status: int
+    headers: list[HarHeader] = Field(default_factory=list)
+    content: HarContent | None = None
+    redirect_url: str | None = Field(default=None, alias="redirectURL")
+
+
+class HarEntry(HarPart):
+    started: str | None = Field(default=None, alias="startedDateTime")
+    request: HarRequest
+    response: HarResponse
+
+
+def _har_body(
+    entry_url: str, status: int, headers: dict[str, str], content: HarContent, har_folder: Path
+) -> bytes | None:
     """The response body of a HAR entry, or None when the HAR does not hold it."""
     if is_redirect(status, headers):
         return b""
-    if "text" in content and content["text"] is not None:
-        text = content["text"]
-        if content.get("encoding") == "base64":
+    if content.text is not None:
+        if content.encoding == "base64":
             try:
-                return base64.b64decode(text, validate=True)
+                return base64.b64decode(content.text, validate=True)
             except ValueError as exc:
                 raise CaptureError(f"{entry_url}: content.text is not valid base64: {exc}") from exc
-        if content.get("encoding"):
-            raise CaptureError(f"{entry_url}: unknown content.encoding {content['encoding']!r} (expected base64)")
-        charset = _charset(headers.get("content-type") or content.get("mimeType") or "")
+        if content.encoding:
+            raise CaptureError(f"{entry_url}: unknown content.encoding {content.encoding!r} (expected base64)")
+        charset = _charset(headers.get("content-type") or content.mime_type or "")
         try:
-            return text.encode(charset)
+            return content.text.encode(charset)
         except (LookupError, UnicodeEncodeError):
-            return text.encode("utf-8")
-    if content.get("_file"):  # Playwright's record_har_content="attach": a file next to the HAR
-        path = (har_folder / content["_file"]).resolve()
+            return content.text.encode("utf-8")
+    if content.file:  # Playwright's record_har_content="attach": a file next to the HAR
+        path = (har_folder / content.file).resolve()
         if path.is_relative_to(har_folder.resolve()) and path.is_file():
             return path.read_bytes()
         return None
-    if content.get("size") == 0:
+    if content.size == 0:
         return b""
     return None
 
@@ -338,15 +403,21 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
         raise CaptureError(f"{path} is JSON but not a HAR file: it has no log.entries list")
     responses: list[RecordedResponse] = []
     warnings: list[str] = []
-    for index, entry in enumerate(entries):
+    for index, raw in enumerate(entries):
         try:
-            request, response = entry["request"], entry["response"]
-            url, method, status = request["url"], request.get("method", "GET").upper(), int(response["status"])
-            url = str(url).split("#", 1)[0]  # a fragment is never requested: the store keeps none
-            raw_headers = [(h["name"], h["value"]) for h in response.get("headers", [])]
-            content = response.get("content") or {}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CaptureError(f"{path}: log.entries[{index}] is not a HAR entry (missing {exc})") from exc
+            entry = HarEntry.model_validate(raw)
+        except ValidationError as exc:
+            said = fields_said(exc, whole="(the entry)")
+            raise CaptureError(f"{path}: log.entries[{index}] is not a HAR entry: {said}; nothing was written") from exc
+        request, response = entry.request, entry.response
+        url, method, status = request.url.split("#", 1)[0], request.method.upper(), response.status
+        if status > 0 and not 100 <= status <= 599:
+            raise CaptureError(
+                f"{path}: log.entries[{index}].response.status: {status} is not an HTTP status (100 to 599); "
+                "nothing was written"
+            )
+        raw_headers = [(header.name, header.value) for header in response.headers]
+        content = response.content or HarContent()
         scheme = urlsplit(url).scheme
         if scheme not in ("http", "https"):
             if scheme != "data":
@@ -364,27 +435,27 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             warnings.append(f"{url}: no response in the HAR (status {status}); not recorded")
             continue
         headers = clean_headers(raw_headers)
-        if 300 <= status < 400 and "location" not in headers and response.get("redirectURL"):
-            headers["location"] = response["redirectURL"]
-        if "content-type" not in headers and content.get("mimeType") and content["mimeType"] != "x-unknown":
-            headers["content-type"] = content["mimeType"]
+        if 300 <= status < 400 and "location" not in headers and response.redirect_url:
+            headers["location"] = response.redirect_url
+        if "content-type" not in headers and content.mime_type and content.mime_type != "x-unknown":
+            headers["content-type"] = content.mime_type
         body = _har_body(url, status, headers, content, path.parent)
         if body is None:
             warnings.append(
                 f"{url}: the HAR holds no response body for it (record with content embedded); not recorded"
             )
             continue
-        started = entry.get("startedDateTime")
         try:
-            when = datetime.fromisoformat(str(started).replace("Z", "+00:00"))
+            when = datetime.fromisoformat(str(entry.started).replace("Z", "+00:00"))
         except ValueError:
-            warnings.append(f"{url}: startedDateTime {started!r} is not an ISO time; not recorded")
+            warnings.append(f"{url}: startedDateTime {entry.started!r} is not an ISO time; not recorded")
             continue
         responses.append(RecordedResponse(url, method, status, headers, body, captured(when)))
     return responses, warnings
 
 
 def import_har(path: Path, into: Path) -> StoreReport:
+    check_root(into)
     responses, warnings = read_har(path)
     report = StoreReport(into=Path(into), warnings=warnings)
     return store_responses(into, responses, report)
@@ -428,21 +499,31 @@ async def capture_pages(
             return None
         return RecordedResponse(response.url, method, response.status, headers, body, captured())
 
-    pending: list[asyncio.Future] = []
+    pending: dict[asyncio.Future, str] = {}  # each body being read: its URL
 
     def on_response(response: Response) -> None:
         scheme = urlsplit(response.url).scheme
         if scheme in ("http", "https"):
-            pending.append(asyncio.ensure_future(record(response)))
+            pending[asyncio.ensure_future(record(response))] = response.url
         else:
             skipped_schemes[scheme] = skipped_schemes.get(scheme, 0) + 1
 
     async def drain() -> None:
-        # Responses keep arriving while bodies are read: wait until no new one came in.
-        done = 0
+        """Responses keep arriving while bodies are read: wait until no new one came in, for at most
+        ``timeout_ms`` (a body that never ends would hold the capture for ever); a body still unread
+        then is left out, and said."""
+        loop = asyncio.get_running_loop()
+        done, end = 0, loop.time() + timeout_ms / 1000
         while done < len(pending):
             done = len(pending)
-            await asyncio.gather(*pending)
+            _, unfinished = await asyncio.wait(list(pending), timeout=max(end - loop.time(), 0))
+            for future in sorted(unfinished, key=pending.__getitem__):
+                future.cancel()
+                report.warnings.append(
+                    f"{pending[future]}: response body not complete after {timeout_ms} ms; not recorded"
+                )
+            if unfinished:
+                break
 
     async with async_playwright() as playwright:
         try:
@@ -481,11 +562,13 @@ async def capture_pages(
             await browser.close()
     for scheme, count in sorted(skipped_schemes.items()):
         report.warnings.append(f"skipped {count} {scheme}: response(s) (not http/https)")
-    return [r for r in (f.result() for f in pending) if r is not None], report
+    kept = (future.result() for future in pending if future.done() and not future.cancelled())
+    return [r for r in kept if r is not None], report
 
 
 def capture(urls: list[str], into: Path, *, wait_ms: int = 1000, chromium: str | None = None) -> StoreReport:
     """Capture the URLs into ``into/<host>/`` (see ``capture_pages``)."""
+    check_root(into)  # before the browser starts
     responses, report = asyncio.run(capture_pages(urls, wait_ms=wait_ms, chromium=chromium))
     report.into = Path(into)
     return store_responses(into, responses, report)

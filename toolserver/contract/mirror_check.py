@@ -1,12 +1,15 @@
 """``sandbox mirror check``: what is wrong in mirror roots, before a run finds it. Besides each
 entry's own faults (a missing body, a hash that differs, an odd type, a provenance without its
 basis), it reports what only the roots together show: a URL two manifests serve (the later root's
-entry is the one served) and a redirect chain that loops or is longer than Chromium follows.
+entry is the one served), a redirect chain that loops or is longer than Chromium follows, and a
+manifest in a folder the loaders never read (they take ``<root>/manifest.json``, else
+``<root>/<host>/manifest.json``, and nothing deeper).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -42,6 +45,7 @@ def check(*roots: Path) -> list[str]:
     served by two manifests; a redirect loop or a chain of more than ``MAX_REDIRECTS``."""
     problems: list[str] = []
     served: dict[str, tuple[Path, MirrorEntry]] = {}  # every URL: the manifest whose entry is served
+    bodies: set[Path] = set()  # a body file may be named manifest.json (the URL /manifest.json)
     for root in roots:
         root = Path(root)
         manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"*/{MANIFEST}"))
@@ -55,6 +59,7 @@ def check(*roots: Path) -> list[str]:
                 problems.append(f"{manifest_path}: invalid manifest: {said}")
                 continue
             seen: set[str] = set()
+            bodies.update(Path(os.path.abspath(manifest_path.parent / entry.body)) for entry in manifest.entries)
             for entry in manifest.entries:
                 where = f"{manifest_path}: {entry.url}"
                 if url_key(entry.url) in seen:
@@ -86,11 +91,31 @@ def check(*roots: Path) -> list[str]:
                     problems.append(f"{where}: unexpected content-type {ctype!r}")
                 elif ctype.startswith("application/pdf") and not body[:1024].lstrip().startswith(b"%PDF"):
                     problems.append(f"{where}: content-type {ctype!r}, but the body is no PDF")
-                if entry.provenance.kind == "reconstructed" and not entry.provenance.basis:
+                if entry.provenance.kind == "reconstructed" and not (entry.provenance.basis or "").strip():
                     problems.append(f"{where}: reconstructed entry without a basis")
                 if entry.provenance.kind == "captured" and not entry.provenance.captured_at:
                     problems.append(f"{where}: captured entry without captured_at")
-    return problems + redirect_problems(served)
+    return problems + redirect_problems(served) + unread_manifests(roots, bodies)
+
+
+def unread_manifests(roots: tuple[Path, ...], bodies: set[Path]) -> list[str]:
+    """Each manifest under the roots that no loader reads (in a folder under a host folder, or more
+    than one folder deep), unless it is an entry's body file."""
+    problems: list[str] = []
+    for root in map(Path, roots):
+        host_folder = (root / MANIFEST).exists()
+        for folder, folders, files in os.walk(root):  # links to folders are not followed: no loop
+            folders.sort()
+            path = Path(folder) / MANIFEST
+            read = path == root / MANIFEST if host_folder else path.parent.parent == root
+            if MANIFEST not in files or read or Path(os.path.abspath(path)) in bodies:
+                continue
+            if host_folder:
+                why = f"{root} holds a {MANIFEST}, so it is read as one host folder and the folders under it are not"
+            else:
+                why = f"the loaders read {root}/<host>/{MANIFEST}, one folder below the root, and nothing deeper"
+            problems.append(f"{path}: never read: {why}; move its folder to sit directly under a mirror root")
+    return problems
 
 
 def redirect_problems(served: dict[str, tuple[Path, MirrorEntry]]) -> list[str]:

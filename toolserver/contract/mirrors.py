@@ -9,6 +9,7 @@ Pure module: no Playwright, no aiohttp.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mimetypes
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -39,7 +40,7 @@ class Provenance(BaseModel):
 class MirrorEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url: str
-    status: int = 200
+    status: int = Field(default=200, ge=100, le=599, description="The HTTP status, 100 to 599.")
     headers: dict[str, str] = Field(default_factory=dict)
     body: str = Field(description="Body file, relative to the manifest's folder.")
     sha256: str
@@ -172,6 +173,13 @@ class MirrorStore:
             except OSError as exc:  # the mirror's own fault: said with the entry and its file
                 said = f"mirror entry {entry.url}: body file {folder / entry.body}: {exc.strerror or exc}"
                 raise OSError(exc.errno, said) from exc
+            # Hashed once per read from disk (then served from memory): an edited body is refused, not served.
+            if (actual := hashlib.sha256(body).hexdigest()) != entry.sha256:
+                raise ValueError(
+                    f"mirror entry {entry.url}: body file {folder / entry.body} has sha256 {actual[:12]}…, but its "
+                    f"manifest says {entry.sha256[:12]}…: the file changed after it was recorded; record the page "
+                    "again or fix the manifest (`sandbox mirror check` lists every such entry)"
+                )
             self.bodies.keep(key, body)
         return MirroredResponse(entry.url, entry.status, dict(entry.headers), body, entry)
 
@@ -190,17 +198,17 @@ class MirrorStore:
         return get_close_matches(url_key(url), list(self._entries), n=n, cutoff=0.5)
 
     def checksum(self) -> str:
-        """One hash over every entry's URL and body hash: stamps traces and scores."""
+        """One hash over every served entry, whole (URL, status, headers, body file, its sha256,
+        provenance) in canonical JSON: stamps traces and scores, and tells a replay the mirrors differ."""
         digest = hashlib.sha256()
         for key in sorted(self._entries):
-            digest.update(f"{key}\0{self._entries[key][1].sha256}\n".encode())
+            entry = self._entries[key][1].model_dump(mode="json")
+            digest.update(json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
         return digest.hexdigest()[:16]
 
 
 def default_body_path(url: str, content_type: str) -> str:
     """A readable body file name for a URL: its path, plus a short hash of the query."""
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     path = parts.path.strip("/")
     path = f"{path}/index" if path and parts.path.endswith("/") else (path or "index")
@@ -213,8 +221,7 @@ def default_body_path(url: str, content_type: str) -> str:
     return f"bodies/{stem}"
 
 
-def write_entry(
-    folder: Path,
+def new_entry(
     url: str,
     body: bytes,
     content_type: str,
@@ -224,35 +231,61 @@ def write_entry(
     headers: dict[str, str] | None = None,
     body_path: str | None = None,
 ) -> MirrorEntry:
-    """Write a body file and add (or replace) its entry in ``folder/manifest.json``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    body_path = body_path or default_body_path(url, content_type)
-    target = safe_body_path(folder, body_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(body)
-    all_headers = {"content-type": content_type, **(headers or {})}
-    entry = MirrorEntry(
-        url=url,
-        status=status,
-        headers=all_headers,
-        body=body_path,
-        sha256=hashlib.sha256(body).hexdigest(),
-        provenance=provenance,
+    """The manifest entry of a body, nothing written (``ValidationError``: a status out of 100..599)."""
+    all_headers, body_path = (
+        {"content-type": content_type, **(headers or {})},
+        body_path or default_body_path(url, content_type),
     )
-    manifest_path = folder / MANIFEST
-    manifest = (
-        Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-        if manifest_path.exists()
-        else Manifest()
+    sha256 = hashlib.sha256(body).hexdigest()
+    return MirrorEntry(
+        url=url, status=status, headers=all_headers, body=body_path, sha256=sha256, provenance=provenance
     )
-    kept = [e for e in manifest.entries if url_key(e.url) != url_key(url)]
-    manifest.entries = sorted([*kept, entry], key=lambda e: e.url)
-    manifest_path.write_text(
-        json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
+
+
+def write_entry(
+    folder: Path, url: str, body: bytes, content_type: str, provenance: Provenance, **kw: Any
+) -> MirrorEntry:
+    """Write a body file and add (or replace) its entry in ``folder/manifest.json`` (``new_entry``'s
+    keywords: ``status``, ``headers``, ``body_path``)."""
+    entry = new_entry(url, body, content_type, provenance, **kw)
+    write_entries({Path(folder): [(entry, body)]})
     return entry
+
+
+def write_entries(additions: dict[Path, list[tuple[MirrorEntry, bytes]]]) -> None:
+    """Add (or replace) entries and their bodies in host folders as one change. Every manifest is
+    read and every body path checked first (``ValueError``); then each body and manifest is written
+    to a temporary file beside it, and only once all are written are they renamed into place: a
+    failure (``OSError``: a full disk, a folder it may not write) leaves every folder as it was."""
+    files: dict[Path, bytes] = {}
+    for folder, added in additions.items():
+        manifest_path = Path(folder) / MANIFEST
+        exists = manifest_path.exists()
+        old = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8")) if exists else Manifest()
+        replaced = {url_key(entry.url) for entry, _ in added}
+        entries = [entry for entry in old.entries if url_key(entry.url) not in replaced]
+        for entry, body in added:
+            files[safe_body_path(Path(folder), entry.body)] = body
+        manifest = Manifest(entries=sorted([*entries, *(entry for entry, _ in added)], key=lambda e: e.url))
+        dumped = json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False)
+        files[manifest_path] = (dumped + "\n").encode()  # after its folder's bodies
+    made: list[Path] = []  # folders made here, removed again if the change fails
+    temporaries: dict[Path, Path] = {}
+    try:
+        for path, data in files.items():
+            made.extend(reversed([p for p in (path.parent, *path.parent.parents) if not p.exists()]))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporaries[path] = path.with_name(f".{path.name}.{os.getpid()}.partial")
+            temporaries[path].write_bytes(data)
+        for path, temporary in temporaries.items():
+            os.replace(temporary, path)
+        made.clear()
+    finally:
+        for temporary in temporaries.values():
+            temporary.unlink(missing_ok=True)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def remove_entries(folder: Path) -> None:

@@ -1,7 +1,7 @@
 """``sandbox mirror capture|import-har|check|list``: build, verify and inspect mirror stores.
 
 Exit codes: 0 done/clean, 1 problems found (check) or a URL that did not load (capture),
-2 bad usage or an unreadable/malformed input file.
+2 bad usage or an unreadable/malformed input file (capture and import-har then write nothing).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Any
 from sandbox.cli.arguments import group_usage, whole_number
 from sandbox.cli.exits import declare_exits
 from sandbox.paths import MIRRORS_DIR
+
+INTO_HELP = "mirror root to write into (DIR/<host>/; not a host folder, one holding a manifest.json)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "DIR/<host>/ with 'captured' provenance.",
     )
     capture.add_argument("urls", nargs="+", metavar="URL", help="absolute http(s) URL of a page to visit")
-    capture.add_argument("--into", type=Path, required=True, metavar="DIR", help="mirror root to write into")
+    capture.add_argument("--into", type=Path, required=True, metavar="DIR", help=INTO_HELP)
     capture.add_argument(
         "--wait-ms",
         type=whole_number(0, "milliseconds", "ms"),
@@ -59,14 +61,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "record_har_content='embed') into DIR/<host>/ with 'captured' provenance.",
     )
     har.add_argument("file", type=Path, metavar="FILE", help="the HAR file")
-    har.add_argument("--into", type=Path, required=True, metavar="DIR", help="mirror root to write into")
+    har.add_argument("--into", type=Path, required=True, metavar="DIR", help=INTO_HELP)
     har.set_defaults(func=run_import_har)
-    declare_exits(har, {0: "imported", 2: "bad usage: an unreadable HAR file or an unsafe host name"})
+    declare_exits(
+        har,
+        {
+            0: "imported",
+            2: "bad usage (nothing written): an unreadable or malformed HAR file, an unsafe host name, "
+            "a host folder as --into, a folder it cannot write",
+        },
+    )
 
     check = commands.add_parser(
         "check",
         help="verify manifests and bodies (exit 1 on problems)",
-        description="Check manifests, body files, hashes, content types and provenance.",
+        description="Check manifests, body files, hashes, content types and provenance, and name a "
+        "manifest.json that no loader reads (one inside a host folder, or deeper than DIR/<host>/).",
     )
     check.add_argument(
         "roots",
