@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from toolserver.contract.bodies import BodyCache
 from toolserver.contract.validation import fields_said
@@ -37,10 +37,16 @@ class Provenance(BaseModel):
     captured_at: str | None = Field(default=None, description="ISO time of a capture.")
 
 
+def http_status(status: int) -> int:
+    if not 100 <= status <= 599:
+        raise ValueError(f"{status} is not an HTTP status (100 to 599)")
+    return status
+
+
 class MirrorEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     url: str
-    status: int = Field(default=200, ge=100, le=599, description="The HTTP status, 100 to 599.")
+    status: Annotated[int, AfterValidator(http_status)] = 200
     headers: dict[str, str] = Field(default_factory=dict)
     body: str = Field(description="Body file, relative to the manifest's folder.")
     sha256: str
@@ -232,14 +238,9 @@ def new_entry(
     body_path: str | None = None,
 ) -> MirrorEntry:
     """The manifest entry of a body, nothing written (``ValidationError``: a status out of 100..599)."""
-    all_headers, body_path = (
-        {"content-type": content_type, **(headers or {})},
-        body_path or default_body_path(url, content_type),
-    )
-    sha256 = hashlib.sha256(body).hexdigest()
-    return MirrorEntry(
-        url=url, status=status, headers=all_headers, body=body_path, sha256=sha256, provenance=provenance
-    )
+    headers = {"content-type": content_type, **(headers or {})}
+    body_path, sha256 = body_path or default_body_path(url, content_type), hashlib.sha256(body).hexdigest()
+    return MirrorEntry(url=url, status=status, headers=headers, body=body_path, sha256=sha256, provenance=provenance)
 
 
 def write_entry(
