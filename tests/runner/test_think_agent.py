@@ -23,6 +23,14 @@ def test_bad_think_specs_are_refused(spec):
         make_agent(spec)
 
 
+@pytest.mark.parametrize("seconds", ["nan", "inf", "-inf", "NaN", "Infinity"])
+def test_a_think_delay_that_is_no_finite_number_is_refused(seconds):
+    """float() reads these: nan passed the old ``delay < 0`` check, inf too, and every call then
+    waited until the pack's time limit."""
+    with pytest.raises(AgentSpecError, match="use think:SECONDS:AGENT with SECONDS >= 0"):
+        make_agent(f"think:{seconds}:reference")
+
+
 def test_think_takes_the_options_its_inner_agent_takes(tmp_path):
     options = AgentOptions(base_url="http://127.0.0.1:1/v1", cassette=tmp_path / "c.yaml")
     agent = make_agent("think:0.5:openai:some-model", options)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -57,6 +58,6 @@ def create(value: str, options: AgentOptions) -> ThinkingAgent:
         delay = float(seconds)
     except ValueError:
         delay = -1.0
-    if delay < 0 or not inner:
+    if not math.isfinite(delay) or delay < 0 or not inner:  # nan or inf: every call would wait forever
         raise AgentSpecError(f"think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:{value}'")
     return ThinkingAgent(delay, make_agent(inner, options))
