@@ -54,9 +54,20 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "agent"
 
 
+def decided(agent: BatchAgent) -> BatchAgent:
+    """The agent as every attempt of it runs, decided here, on the driver, once: its relative paths
+    mean this working directory (a Ray worker's is another), and its name, when no label gives one,
+    is the made agent's (``think:0.50:reference`` is ``think:0.5:reference``, ``replay:./runs/x/``
+    is ``replay:runs/x``), so that an attempt that ran, one that could not and one whose worker
+    died are one agent's. ``AgentSpecError``: a bad spec."""
+    options = agent.options.anchored(Path.cwd())
+    return dataclasses.replace(agent, options=options, label=agent.label or make_agent(agent.spec, options).name)
+
+
 def check_names(agents: list[BatchAgent]) -> None:
-    """A ``ValueError`` when two agents of a batch have one name, or names that are one folder name."""
-    names = [agent.name for agent in agents]
+    """A ``ValueError`` when two agents of a batch have one name (as ``decided``: ``think:0.5:reference``
+    and ``think:0.50:reference`` are one), or names that are one folder name."""
+    names = [decided(agent).name for agent in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"two agents of the batch have the same name ({', '.join(names)}): --with label=NAME")
     folders = [slug(name) for name in names]
@@ -125,6 +136,7 @@ async def run_batch(
     if isinstance(agents, str):
         agents = [BatchAgent(agents, options or AgentOptions())]
     check_names(agents)
+    agents = [decided(agent) for agent in agents]
     for agent in agents:
         check = getattr(make_agent(agent.spec, agent.options), "preflight", None)  # fail early on a bad spec
         problem = await check() if check else None  # once, so N attempts do not fail the same way

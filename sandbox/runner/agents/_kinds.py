@@ -16,15 +16,17 @@ from sandbox.runner.kinds import KindRegistry
 from sandbox.runner.record_mode import RecordMode
 from sandbox.runner.task import Agent
 
-AgentOption = Literal["base_url", "cassette", "record_mode", "max_turns", "rerecord_hint"]  # AgentOptions' fields
+AgentOption = Literal[
+    "base_url", "cassette", "record_mode", "max_turns", "rerecord_hint", "workdir"
+]  # AgentOptions' fields
 
 
 @dataclass(frozen=True)
 class AgentOptions:
     """What ``sandbox run`` (or the pytest plugin) hands every agent kind. An option left at None is
     not given; one given to a kind that does not use it is an error (``AgentKinds.make``).
-    ``record_mode``, ``max_turns`` and ``rerecord_hint`` always have a value, so they are never
-    refused."""
+    ``record_mode``, ``max_turns``, ``rerecord_hint`` and ``workdir`` always have a value, so they are
+    never refused."""
 
     base_url: str | None = None  # model agents: the endpoint (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)
     cassette: Path | None = None  # model agents: vcrpy cassette
@@ -32,6 +34,9 @@ class AgentOptions:
     max_turns: int = 80
     # model agents: how to record a cassette again, said when it cannot answer (the plugin says its own)
     rerecord_hint: str = "record it again with --record-mode all, against your model endpoint"
+    # what relative paths mean (a cmd: agent runs there, a replay: folder, a cassette); ".": the
+    # current directory, which a batch makes its driver's (``anchored``) before a Ray worker reads it
+    workdir: Path = Path()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "record_mode", RecordMode(self.record_mode))
@@ -43,6 +48,17 @@ class AgentOptions:
             for field in dataclasses.fields(self)
             if field.default is None and getattr(self, field.name) is not None
         ]
+
+    def anchored(self, workdir: Path) -> AgentOptions:
+        """These options with their relative paths made to mean ``workdir`` (the driver's working
+        directory), wherever the agent is made: a Ray worker's working directory is another."""
+        anchored = dataclasses.replace(self, workdir=workdir.absolute() / self.workdir)  # an absolute one stays
+        cassette = anchored.path(self.cassette) if self.cassette is not None else None
+        return dataclasses.replace(anchored, cassette=cassette)
+
+    def path(self, given: str | Path) -> Path:
+        """``given``, relative to ``workdir`` (an absolute one as it is)."""
+        return self.workdir / given
 
 
 CreateAgent = Callable[[str, AgentOptions], Agent]

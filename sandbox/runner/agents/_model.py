@@ -22,6 +22,7 @@ MODEL_OPTIONS: tuple[AgentOption, ...] = (  # all of them
     "record_mode",
     "max_turns",
     "rerecord_hint",
+    "workdir",  # a relative cassette's
 )
 
 PREFLIGHT_TIMEOUT_S = 10.0

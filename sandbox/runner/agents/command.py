@@ -24,10 +24,11 @@ from sandbox.runner.task import AgentResult, AgentTask
 
 
 class CommandAgent:
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, workdir: str | os.PathLike[str] = ".") -> None:
         self.command = command
         self.name = f"cmd:{command}"
-        self.cwd = os.getcwd()  # where `sandbox run` was started: relative paths in the command mean this
+        # where `sandbox run` was started (its options carry it to a Ray worker): relative paths mean this
+        self.cwd = os.path.abspath(workdir)
 
     async def run(self, task: AgentTask) -> AgentResult:
         if not task.sandbox_url:
@@ -122,6 +123,6 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
     return (counts if "input_tokens" in counts and not bad else None), facts
 
 
-@agent_kind("cmd", usage='cmd:"COMMAND"')
+@agent_kind("cmd", usage='cmd:"COMMAND"', uses=("workdir",))
 def create(command: str, options: AgentOptions) -> CommandAgent:
-    return CommandAgent(command)
+    return CommandAgent(command, options.workdir)

@@ -27,9 +27,10 @@ def substitute(value, old: str | None, new: str):
 
 
 class ReplayAgent:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, given: Path | None = None) -> None:
+        """``given``: the folder as the spec gave it, which names the agent (None: ``directory``)."""
         self.directory = Path(directory)
-        self.name = f"replay:{self.directory}"
+        self.name = f"replay:{given or self.directory}"
 
     async def run(self, task: AgentTask) -> AgentResult:
         trace = read_trace(self.directory / "trace.jsonl")
@@ -42,8 +43,9 @@ class ReplayAgent:
         return AgentResult(output=output, details={"replayed_calls": len(trace.calls)})
 
 
-@agent_kind("replay", usage="replay:ATTEMPT_DIR")
+@agent_kind("replay", usage="replay:ATTEMPT_DIR", uses=("workdir",))
 def create(attempt_dir: str, options: AgentOptions) -> ReplayAgent:
-    if not (Path(attempt_dir) / "trace.jsonl").is_file():  # refused before the batch, not as each attempt's crash
+    directory = options.path(attempt_dir)  # the driver's working directory's, on a Ray worker too
+    if not (directory / "trace.jsonl").is_file():  # refused before the batch, not as each attempt's crash
         raise ValueError(f"replay:{attempt_dir}: no trace.jsonl there; give an attempt folder")
-    return ReplayAgent(Path(attempt_dir))
+    return ReplayAgent(directory, Path(attempt_dir))
