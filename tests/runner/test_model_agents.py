@@ -529,16 +529,18 @@ async def test_an_empty_cassette_under_once_is_recorded_as_none_would_be(sandbox
 
 
 @by_api
-async def test_a_model_fault_answers_every_request_of_either_sdk(sandbox, tmp_path, api):
+@pytest.mark.parametrize("wrapper", ["", "think:0:"])
+async def test_a_model_fault_answers_every_request_of_either_sdk(sandbox, tmp_path, api, wrapper):
     """The fault's HTTP client was built on httpx, where the SDKs use httpx2: the anthropic SDK
-    refused it (TypeError, the attempt crashed)."""
+    refused it (TypeError, the attempt crashed). In ``think:`` the model agent found no run on its
+    tool client (the thinking one) and so no fault: every request was answered."""
     from toolserver.contract.trace import parse_trace
     from toolserver.faults import parse_faults
 
     runner, url = await scripted_server().start_server()
     try:
         (outcome,) = await run_batch(
-            [load_pack("bid-intake")], api.agent, out=tmp_path, progress=False, sandbox=sandbox,
+            [load_pack("bid-intake")], wrapper + api.agent, out=tmp_path, progress=False, sandbox=sandbox,
             options=AgentOptions(base_url=f"{url}{api.base_path}"), faults=parse_faults("model-429"),
         )  # fmt: skip
     finally:

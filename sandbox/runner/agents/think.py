@@ -19,6 +19,12 @@ class ThinkingClient:
     def __init__(self, client: ToolClient, seconds: float) -> None:
         self.client, self.seconds = client, seconds
 
+    @property
+    def run(self) -> Any:
+        """The run of the client it wraps (None: none): a model agent finds the run's planned
+        faults there (``model-429``, ``model-5xx``), as it does unwrapped."""
+        return getattr(self.client, "run", None)
+
     async def call_raw(self, name: str, args: Any) -> dict:
         await asyncio.sleep(self.seconds)
         return await self.client.call_raw(name, args)
