@@ -51,3 +51,13 @@ def test_think_takes_them_on_the_command_line_too(tmp_path, capsys):
     assert code == 2
     assert "cannot reach the model endpoint http://127.0.0.1:9/v1" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_think_spec_beside_another_agent_gets_the_think_usage(tmp_path, capsys):
+    """With several agents, the options each takes were looked up first: "unknown agent ''"."""
+    from sandbox.cli import main
+
+    code = main(["run", "bid-intake", "--agent", "think:1", "--agent", "reference", "--out", str(tmp_path)])
+    assert code == 2
+    assert "think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:1'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -187,10 +187,12 @@ def batch_agents(args: argparse.Namespace) -> list:
     """The batch's agents: each ``--agent`` with its ``--with`` options over the shared ones. A
     shared model option goes to every agent that takes it; with several agents, one cassette
     file cannot serve two of them."""
-    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, RecordMode
+    from sandbox.runner.agents import AGENT_KINDS, AgentOptions, RecordMode, make_agent
     from sandbox.runner.batch import check_names
     from sandbox.runner.executors import BatchAgent
 
+    for entry in args.agents:  # a bad spec is its kind's error, not what uses() makes of it ("unknown agent ''")
+        make_agent(entry["spec"])
     several = len(args.agents) > 1
     cassette_users = sum("cassette" in AGENT_KINDS.uses(entry["spec"]) for entry in args.agents) if several else 0
     agents = []
