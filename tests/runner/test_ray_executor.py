@@ -575,6 +575,7 @@ async def test_a_dead_workers_attempt_whose_files_show_it_finished_says_so(tmp_p
         return None
 
     monkeypatch.setattr(ray_pool, "salvaged", brought_back)
+    monkeypatch.setattr(ray_pool, "end_worker", lambda worker: None)  # no actor: Worker(None, ...)
     pool = RayPool([], WorkerKind(None, 1), size=1, fill=False)
     monkeypatch.setattr(pool, "replace", replaced)
     errors = ["ray worker died on node n1: ActorDiedError"]
@@ -606,6 +607,7 @@ async def test_a_dead_workers_finished_attempt_is_no_pass_read_back_either(tmp_p
         return None
 
     monkeypatch.setattr(ray_pool, "salvaged", brought_back)
+    monkeypatch.setattr(ray_pool, "end_worker", lambda worker: None)  # no actor: Worker(None, ...)
     pool = RayPool([], WorkerKind(None, 1), size=1, fill=False)
     monkeypatch.setattr(pool, "replace", replaced)
     folder = tmp_path / "attempt"
@@ -617,3 +619,65 @@ async def test_a_dead_workers_finished_attempt_is_no_pass_read_back_either(tmp_p
     said = ("status", "qualified_pass", "error_free", "field_accuracy", "elapsed_seconds", "cost_usd", "tool_calls")
     assert {k: getattr(read, k) for k in said} == {k: getattr(live, k) for k in said}
     assert read.qualified_pass is False and read.status == "crashed" and read.tool_calls > 0
+
+
+async def test_a_worker_runs_no_more_attempts_at_once_than_its_server_holds_and_says_so(local_ray, caplog):
+    """A worker's server had the defaults (64 runs, 24 sessions a core) whatever its slots: at
+    ``--concurrency`` beyond them, runs and sessions were refused and the attempts recorded as crashed."""
+    from sandbox.runner.wiring import app_config
+    from toolserver.capacity import session_cap
+
+    cap, why = session_cap(app_config())  # the worker's node is this machine
+    pool = await RayPool.start(cap + 10)
+    try:
+        said = f"a Ray worker runs at most {cap} attempts at once, not {cap + 10}: its server holds {cap} sessions"
+        assert said in caplog.text
+        (worker,) = pool.workers  # this Ray's 2 CPUs: one browser
+        assert (await worker.handle.info.remote())["slots"] == worker.slots == cap and worker.held_by == why
+    finally:
+        await pool.stop()
+
+
+@pytest.mark.parametrize(("asked", "slots"), [(100, 100), (500, 192)])
+async def test_a_workers_server_holds_a_run_for_each_of_its_slots(local_ray, monkeypatch, asked, slots):
+    from toolserver import capacity
+
+    monkeypatch.setattr(capacity, "cores", lambda: 8)  # 24 sessions a core: 192
+    worker = ray_pool.AttemptWorker(asked)  # in this process: its server's configuration is readable
+    try:
+        said = await worker.start()
+        assert worker.sandbox.config.max_runs >= slots + 8
+        assert said["slots"] == slots
+    finally:
+        await worker.http.cleanup()
+        await worker.sandbox.stop()
+
+
+async def test_a_worker_taken_for_dead_is_ended_before_it_is_replaced(local_ray, tmp_path):
+    """``ActorUnavailableError`` ("may or may not have been executed") counted as death, and the
+    worker, alive, ran on beside its replacement (with --retries, its attempt beside the re-run)."""
+    pool = await RayPool.start(1)
+    try:
+        (taken,) = pool.workers
+        errors = ["ray worker died on node n1: ActorUnavailableError"]
+        await pool.after_death(taken, tmp_path / "attempt", ray_pool.new_scratch_name(), 1, True, errors)
+        with pytest.raises(ray.exceptions.RayActorError):
+            await asyncio.wait_for(taken.handle.info.remote(), 30)
+        (replacement,) = pool.workers
+        assert replacement is not taken and (await replacement.handle.info.remote())["browser_starts"] == 1
+    finally:
+        await pool.stop()
+
+
+async def test_a_batch_goes_on_with_the_workers_that_started(local_ray, monkeypatch, caplog):
+    """One of several workers that did not start (its node gone meanwhile) sank the batch's start,
+    and the others, started, were never ended."""
+    here = ray.get_runtime_context().get_node_id()
+    gone = "ab" * 28  # a node that is not there: its worker does not start
+    monkeypatch.setattr(ray_pool, "worker_places", lambda count, fill=False: [here, gone])
+    pool = await RayPool.start(2)
+    try:
+        assert [worker.node for worker in pool.workers] == [here]
+    finally:
+        await pool.stop()
+    assert f"a Ray worker did not start on node {gone}" in caplog.text

@@ -334,3 +334,17 @@ def test_a_pool_whose_worker_cannot_start_is_one_line_and_not_left_running(clust
         assert sandbox("ray", "status", "--address", cluster.address, "--name", "broken").returncode == 2
     finally:
         cluster.remove_node(broken)
+
+
+async def test_a_replacement_that_does_not_start_leaves_the_batch_the_live_workers(cluster, monkeypatch):
+    """A dead worker's replacement that did not start (its node gone meanwhile) sank the batch,
+    though the pool's other worker was alive."""
+    before = await start_pool("part", workers=2)
+    try:
+        ray.kill(ray.get_actor(before[1]["worker"], namespace="browser-tool-sandbox"))
+        gone = "ab" * 28  # a node that is not there: the replacement does not start
+        monkeypatch.setattr(ray_pool.RayPool, "free_places", lambda self, count, slots=None: [gone][:count])
+        pool = await join_pool("part")
+        assert pool is not None and [worker.name for worker in pool.workers] == [before[0]["worker"]]
+    finally:
+        stop_pool("part")

@@ -273,13 +273,22 @@ class AttemptWorker:
     event loop, so it only reads counters (the browser belongs to the default group's loop)."""
 
     def __init__(self, capacity: int = 1) -> None:
+        from sandbox.runner.wiring import app_config
+        from toolserver.capacity import session_cap
+        from toolserver.config import ServerConfig
+
         self.sandbox: Any = None
         self.starting: asyncio.Lock | None = None
         self.url = ""
         self.attempts = 0  # attempts run (finished) since it started
         self.running = 0
         self.waiting = 0  # attempts sent here waiting for one of its slots (their dispatch wait)
-        self.slots = asyncio.Semaphore(capacity)  # its attempts at once
+        # As a local batch's server: at most as many attempts at once as its server holds sessions (an
+        # attempt holds one; beyond it a start is refused), and runs for each of them and a few besides.
+        cap, self.held_by = session_cap(app_config())
+        self.capacity = min(capacity, cap)
+        self.config = app_config(max_runs=max(ServerConfig.max_runs, self.capacity + 8))
+        self.slots = asyncio.Semaphore(self.capacity)  # its attempts at once
         self.raylet = os.getppid()  # its node's raylet started it
         self.browser_starts = 0
 
@@ -293,7 +302,7 @@ class AttemptWorker:
         async with self.starting:
             if self.sandbox is None:
                 await asyncio.to_thread(sweep_abandoned)
-                self.sandbox = await app_sandbox().start()
+                self.sandbox = await app_sandbox(self.config).start()
                 self.http, self.url = await serve_loopback(self.sandbox)
                 self.browser_starts += 1
         return self.describe()
@@ -311,6 +320,8 @@ class AttemptWorker:
             "running": self.running,
             "waiting": self.waiting,
             "browser_starts": self.browser_starts,
+            "slots": self.capacity,  # its attempts at once: those asked, or fewer (``held_by``)
+            "held_by": self.held_by,
         }
 
     async def run(
@@ -505,6 +516,28 @@ class Worker:
     node: str
     name: str | None = None  # a warm pool's worker: its Ray name; None: the batch's own
     running: int = 0
+    slots: int | None = None  # its attempts at once, as it said (None: not said)
+    held_by: str = ""  # why not more: its server's session cap
+
+    @classmethod
+    def of(cls, handle: Any, info: dict, name: str | None = None) -> Worker:
+        """The worker as its ``info()`` describes it."""
+        return cls(handle, info["node"], name, slots=info.get("slots"), held_by=info.get("held_by", ""))
+
+
+def say_held(workers: list[Worker], asked: int) -> None:
+    """Warn, once per reason, when workers run fewer attempts at once than asked (as a local
+    batch does when its server holds fewer sessions than ``--concurrency``)."""
+    held = {(worker.slots, worker.held_by) for worker in workers if worker.slots is not None and worker.slots < asked}
+    for slots, why in sorted(held, key=str):
+        log.warning(
+            "a Ray worker runs at most %d attempts at once, not %d: its server holds %d sessions (%s); the others "
+            "wait their turn (dispatch_wait_seconds)",
+            slots,
+            asked,
+            slots,
+            why,
+        )
 
 
 async def start_worker(kind: WorkerKind, place: str, name: str | None = None) -> Worker:
@@ -521,15 +554,39 @@ async def start_worker(kind: WorkerKind, place: str, name: str | None = None) ->
     except ray.exceptions.RayError as exc:
         ray.kill(handle)  # a pool's worker, detached, would stay, browserless, under its name
         raise WorkerDidNotStart(f"a Ray worker did not start on node {place}: {said(exc)}") from exc
-    return Worker(handle, info["node"], name)
+    except BaseException:  # stopped while it started (the batch's stop): it would run on, unused
+        ray.kill(handle)
+        raise
+    return Worker.of(handle, info, name)
 
 
 def started(results: list[Worker | BaseException]) -> list[Worker]:
     """The workers that started among ``asyncio.gather(..., return_exceptions=True)``'s results;
     the others are logged (a node that went while its worker started)."""
     for failure in (r for r in results if isinstance(r, BaseException)):
-        log.warning("a Ray worker for a node that joined did not start: %s", str(failure).splitlines()[0])
+        log.warning("%s", str(failure).splitlines()[0] if str(failure) else type(failure).__name__)
     return [r for r in results if isinstance(r, Worker)]
+
+
+async def start_workers(kind: WorkerKind, places: list[str], names: list[str | None] | None = None) -> list[Worker]:
+    """Workers on ``places`` (with ``names``), started at once: those that start; one that does not
+    is logged, and ``WorkerDidNotStart`` says why when none does. Stopped meanwhile, those that
+    started are ended."""
+    named = names if names is not None else [None] * len(places)
+    starts = [asyncio.ensure_future(start_worker(kind, place, name)) for place, name in zip(places, named, strict=True)]
+    try:
+        results = await asyncio.gather(*starts, return_exceptions=True)
+    except BaseException:
+        await asyncio.wait(starts)  # each ends its own worker when it is cut short (start_worker)
+        for start in starts:
+            if not start.cancelled() and start.exception() is None:
+                ray.kill(start.result().handle)
+        raise
+    workers = started(results)
+    failures = [result for result in results if isinstance(result, BaseException)]
+    if failures and not workers:
+        raise failures[0]
+    return workers
 
 
 class RayPool:
@@ -564,8 +621,9 @@ class RayPool:
         if not places:
             raise RayUnavailable(f"no live Ray node to start a worker on{messages_said()}")
         kind = worker_class(math.ceil(concurrency / len(places)))
-        workers = await asyncio.gather(*(start_worker(kind, place) for place in places))
-        return cls(list(workers), kind, size=concurrency, fill=False, grow=own_workers_on_new_nodes)
+        workers = await start_workers(kind, places)  # one that does not start: the batch goes on with the others
+        say_held(workers, kind.capacity)
+        return cls(workers, kind, size=concurrency, fill=False, grow=own_workers_on_new_nodes)
 
     def free_places(self, count: int, slots: list[str] | None = None) -> list[str]:
         """Up to ``count`` places no live worker holds, among ``slots`` (None: those of the nodes
@@ -701,7 +759,11 @@ class RayPool:
     ) -> None:
         """What a try left on the dead worker's node (its trace up to the death) is kept: in the
         attempt's folder after its last try, else in try-N/ beside the next try's files; then the
-        worker is replaced."""
+        worker is replaced. It is ended first: Ray's error may not mean it died (``ActorUnavailableError``:
+        the call "may or may not have been executed"; ``ObjectFetchTimedOutError``), and a worker
+        that lives on would go on running the attempt beside its re-run, and its browser beside its
+        replacement's."""
+        end_worker(dead)
         kept = directory if last else directory / f"try-{tries}"
         if write_files(kept, (await salvaged(dead.node, scratch)).items(), prefix=directory.name + "/"):
             errors[-1] += f" (its files up to then: {kept.relative_to(directory.parent)}){finished_in(kept)}"
@@ -720,6 +782,15 @@ class RayPool:
         for worker in self.workers:
             if worker.name is None:
                 ray.kill(worker.handle)
+
+
+def end_worker(worker: Worker) -> None:
+    """End the worker's actor, whether or not it still runs (a warm pool's too: ``replace`` starts
+    another under its name)."""
+    try:
+        ray.kill(worker.handle)
+    except ray.exceptions.RayError as exc:  # Ray itself unreachable: the worker goes with it
+        log.warning("a Ray worker taken for dead could not be ended: %s", said(exc))
 
 
 async def load_of(worker: Worker) -> int:

@@ -37,7 +37,9 @@ from sandbox.runner.executors.ray_pool import (
     WorkerDidNotStart,
     named_actor,
     said,
+    say_held,
     start_worker,
+    start_workers,
     started,
     worker_class,
     worker_places,
@@ -149,7 +151,7 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
         raise RayUnavailable(f"a pool named {pool!r} was started meanwhile by another `sandbox ray start`") from exc
     kind = worker_class(capacity)
     try:
-        await asyncio.gather(*map(start_worker, [kind] * len(places), places, names))
+        say_held(await asyncio.gather(*map(start_worker, [kind] * len(places), places, names)), capacity)
     except (ray.exceptions.RayError, WorkerDidNotStart) as exc:
         stop_pool(pool)
         why = str(exc) if isinstance(exc, WorkerDidNotStart) else f"a worker did not start: {said(exc)}"
@@ -187,7 +189,7 @@ async def join_pool(pool: str) -> RayPool | None:
     layout = await layout_of(pool, record)
     kind = worker_class(layout["capacity"])
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
-    live = [Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info]
+    live = [Worker.of(handle, info, name) for name, (handle, info) in states.items() if info]
     follow = layout.get("follow", False)
     grow = following(pool, record) if follow else None
     running = RayPool(live, kind, size=ALL_SLOTS if follow else len(states), fill=not follow, grow=grow)
@@ -196,8 +198,12 @@ async def join_pool(pool: str) -> RayPool | None:
         if states[name][0] is not None:  # alive to Ray but not answering: ended, so its name is free again
             ray.kill(states[name][0])
     places = running.free_places(len(dead))
-    replacements = [start_worker(kind, place, name) for name, place in zip(dead, places, strict=False)]
-    running.workers += await asyncio.gather(*replacements)
+    try:  # a replacement that does not start leaves the batch the live workers (none: its WorkerDidNotStart)
+        running.workers += await start_workers(kind, places, dead[: len(places)]) if places else []
+    except WorkerDidNotStart:
+        if not running.workers:
+            raise
+    say_held(running.workers, kind.capacity)
     if grow is not None:  # the dead that found no slot leave; the slots still free (new nodes) get workers
         await record.change.remote([], dead[len(places) :])
         running.workers += await grow(running)
@@ -215,7 +221,7 @@ def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Work
         states = dict(zip(others, await asyncio.gather(*map(worker_state, others)), strict=True))
         known = {worker.name for worker in running.workers}  # again: a replacement may have joined meanwhile
         running.workers.extend(
-            Worker(handle, info["node"], name) for name, (handle, info) in states.items() if info and name not in known
+            Worker.of(handle, info, name) for name, (handle, info) in states.items() if info and name not in known
         )
         slots = await asyncio.to_thread(worker_places, ALL_SLOTS)  # ray.nodes(): a call to Ray's GCS
         new = new_worker_names(pool, running, taken=set(layout["workers"]), slots=slots)
