@@ -681,3 +681,20 @@ async def test_a_batch_goes_on_with_the_workers_that_started(local_ray, monkeypa
     finally:
         await pool.stop()
     assert f"a Ray worker did not start on node {gone}" in caplog.text
+
+
+async def test_a_cmd_agent_on_a_worker_runs_in_the_drivers_working_directory(local_ray, tmp_path, monkeypatch):
+    """The worker made the agent in its own working directory (the one Ray started in): a relative
+    ``cmd:python3 agent.py`` was not found there (exit status 2)."""
+    (tmp_path / "agent.py").write_text("import os\nprint(os.getcwd())\n")
+    monkeypatch.chdir(tmp_path)
+    outcomes = await run_batch(
+        [load_pack("controlled-form")],
+        [BatchAgent("cmd:python3 agent.py", AgentOptions()), BatchAgent("think:0.50:reference", AgentOptions())],
+        out=tmp_path / "runs", progress=False, executor="ray",
+    )  # fmt: skip
+    ran, reference = sorted(outcomes, key=lambda outcome: outcome.agent or "")
+    attempt = json.loads((ran.directory / "attempt.json").read_text())
+    assert attempt["status"] == "completed", attempt["error"]
+    assert (ran.directory / "output.txt").read_text().strip() == str(tmp_path)
+    assert reference.agent == "think:0.5:reference" and reference.qualified_pass
