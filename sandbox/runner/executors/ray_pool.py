@@ -554,8 +554,9 @@ async def start_worker(kind: WorkerKind, place: str, name: str | None = None) ->
     except ray.exceptions.RayError as exc:
         ray.kill(handle)  # a pool's worker, detached, would stay, browserless, under its name
         raise WorkerDidNotStart(f"a Ray worker did not start on node {place}: {said(exc)}") from exc
-    except BaseException:  # stopped while it started (the batch's stop): it would run on, unused
-        ray.kill(handle)
+    except BaseException:  # stopped while it started (the batch's stop): the batch's own would run on, unused
+        if name is None:  # a pool's may be another batch's already (get_if_exists): the pool keeps it
+            ray.kill(handle)
         raise
     return Worker.of(handle, info, name)
 
@@ -570,8 +571,8 @@ def started(results: list[Worker | BaseException]) -> list[Worker]:
 
 async def start_workers(kind: WorkerKind, places: list[str], names: list[str | None] | None = None) -> list[Worker]:
     """Workers on ``places`` (with ``names``), started at once: those that start; one that does not
-    is logged, and ``WorkerDidNotStart`` says why when none does. Stopped meanwhile, those that
-    started are ended."""
+    is logged, and ``WorkerDidNotStart`` says why when none does. Stopped meanwhile, the batch's
+    own that started are ended (a pool's stay in the pool)."""
     named = names if names is not None else [None] * len(places)
     starts = [asyncio.ensure_future(start_worker(kind, place, name)) for place, name in zip(places, named, strict=True)]
     try:
@@ -579,7 +580,7 @@ async def start_workers(kind: WorkerKind, places: list[str], names: list[str | N
     except BaseException:
         await asyncio.wait(starts)  # each ends its own worker when it is cut short (start_worker)
         for start in starts:
-            if not start.cancelled() and start.exception() is None:
+            if not start.cancelled() and start.exception() is None and start.result().name is None:
                 ray.kill(start.result().handle)
         raise
     workers = started(results)
