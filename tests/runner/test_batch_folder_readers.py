@@ -72,6 +72,18 @@ def damaged_batch(attempts: int, modes: dict[str, int]) -> Iterator[Path]:
                     (batch / name).chmod(0o777)
 
 
+def test_the_compared_leaderboard_links_no_folder_that_cannot_be_entered():
+    """`sandbox compare --html` linked the page of an attempt folder it could not enter, a page
+    `sandbox report` never writes into it (the batch page shows it unlinked)."""
+    with damaged_batch(2, {"controlled-form-2": 0}) as batch:
+        board = batch / "board.html"
+        compared = read_as_nobody("compare", str(batch), "--html", str(board))
+        assert compared.returncode == 1, compared.stderr
+        page = board.read_text()
+        assert re.findall(r'href="([^"]*)"', page) == ["controlled-form-1/report.html"]
+        assert "controlled-form-2 (unreadable)" in page
+
+
 def test_an_attempt_folder_or_file_that_cannot_be_read_is_counted_and_the_others_reported():
     """`sandbox report` stopped at the folder it could not enter (exit 3, "cannot write the report:
     Permission denied"), leaving the pages of the attempts after it unwritten; a trace.jsonl it could

@@ -174,7 +174,7 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     batch_dir = Path(batch_dir)
     data, note = stored_summary(batch_dir)
     if data is not None:
-        return with_links_said(data, batch_dir)
+        return with_links_said(with_counted_rows(data), batch_dir)
     if is_attempt_folder(batch_dir):
         folders = [AttemptFolder.load(batch_dir)]
     else:
@@ -197,6 +197,42 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
     rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
     return {**rebuilt, "note": note} if note else rebuilt
+
+
+def with_counted_rows(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored summary with its table rows counted anew from its attempts (``summarise``, as a
+    rebuilt one's are), and a note when its own rows say otherwise (edited, or written by a version
+    that counted otherwise): the table then agrees with the attempts listed under it and with the
+    comparison, which are counted from them too."""
+    rows = summarise([listed_outcome(attempt) for attempt in data["attempts"]])
+    stored = data["summary"]
+    if len(stored) == len(rows) and all(
+        all(old.get(key) == value for key, value in new.items()) for old, new in zip(stored, rows, strict=True)
+    ):
+        return data
+    note = (
+        f"{SUMMARY_FILE}'s table rows are not those its attempts give (an edited file, or one an older version "
+        "wrote): the table is counted anew from its attempts"
+    )
+    return {**data, "summary": rows, "note": "; ".join(n for n in (data.get("note"), note) if n)}
+
+
+def listed_outcome(attempt: dict[str, Any]) -> AttemptOutcome:
+    """An attempt of summary.json (checked: ``summary_problem``) as the outcome it was written from,
+    in what ``summarise`` counts."""
+    return AttemptOutcome(
+        pack=attempt["pack"],
+        agent=attempt["agent"],
+        directory=Path(str(attempt["directory"])),
+        status=attempt["status"],
+        elapsed_seconds=attempt["elapsed_seconds"],
+        qualified_pass=attempt["qualified_pass"],
+        error_free=attempt["error_free"],
+        field_accuracy=attempt["field_accuracy"],
+        tool_calls=attempt["tool_calls"],
+        token_usage=None,
+        selection=attempt.get("selection") or "selected",
+    )
 
 
 def with_links_said(data: dict[str, Any], batch_dir: Path) -> dict[str, Any]:

@@ -3,7 +3,7 @@ no request beyond the folder's own screenshots).
 
     write_reports(folder) -> [paths]   a batch folder: every attempt's report.html and the
                                        batch's; an attempt folder: its report.html
-    write_attempt_report(folder, divergence=None, target=None) -> path
+    write_attempt_report(folder, divergence=None, target=None, in_batch=None) -> path
     unreadable_pages(folder) -> [names]   the batch's attempt folders that cannot be entered (no page)
     NothingToReport                    the folder holds no attempt at all, or cannot be read
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from sandbox import __version__
 from sandbox.evaluation.shown import shown
@@ -32,6 +32,7 @@ from sandbox.runner.folders import (
     batch_attempts,
     closed_folder,
     is_attempt_folder,
+    outcome,
     read_summary,
     unopened,
 )
@@ -82,17 +83,23 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
     return "NOT A QUALIFIED PASS", "fail"
 
 
-def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None = None, root: str = "") -> str:
+def render_attempt(
+    folder: AttemptFolder, *, divergence: dict[str, Any] | None = None, root: str = "", in_batch: bool | None = None
+) -> str:
     """The attempt's page; ``root``: the attempt folder's URL from where the page is (its files are
-    linked through it), empty for a page in the folder."""
+    linked through it), empty for a page in the folder; ``in_batch``: whether its folder is one of
+    the batch whose page is in the folder above it (None: look)."""
     verdict, verdict_class = _verdict(folder)
     attempt: AttemptRecord | dict[str, Any] = folder.attempt or {}  # the template reads either
     title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
+    counted = outcome(folder)  # as `sandbox results` counts it
     return _environment.get_template("attempt.html.j2").render(
         title=title,
         pack=folder.pack,
         attempt=attempt,
         score=folder.score,
+        accuracy=counted.field_accuracy,
+        accuracy_counted=folder.counted and not folder.lost_reply,
         verdict=verdict,
         verdict_class=verdict_class,
         reasons=folder.reasons() if folder.qualified is not True else [],
@@ -103,14 +110,26 @@ def render_attempt(folder: AttemptFolder, *, divergence: dict[str, Any] | None =
         divergence=divergence,
         transcript=transcript(folder),
         files=[n for n in LINKED_FILES if folder_file(folder.path, n)[0] is not None],
-        batch_link=(folder.path.parent / REPORT_FILE).is_file(),
+        batch_link=_in_batch(folder.path) if in_batch is None else in_batch,
         folder_name=folder.name,
         root=root,
         version=__version__,
     )
 
 
-def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None) -> Path:
+def _in_batch(path: Path) -> bool:
+    """Whether the page in the folder above the attempt folder is its batch's: one linking to the
+    attempt's page, not some other ``report.html`` a folder given alone happens to sit beside."""
+    try:
+        page = (path.parent / REPORT_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:  # none (a folder given alone, a batch never reported), or unreadable
+        return False
+    return f'href="{escape(href(path.name))}/report.html"' in page
+
+
+def write_attempt_report(
+    path: Path, *, divergence: dict[str, Any] | None = None, target: Path | None = None, in_batch: bool | None = None
+) -> Path:
     """The attempt's page (``<attempt>/report.html`` unless ``target``, whose missing folders are
     made). Its links to the attempt's files are relative: from a ``target`` elsewhere, they go
     to the folder (the page and the folder move together, or the links break)."""
@@ -119,18 +138,29 @@ def write_attempt_report(path: Path, *, divergence: dict[str, Any] | None = None
     target.parent.mkdir(parents=True, exist_ok=True)
     relative = Path(os.path.relpath(folder.path.resolve(), target.parent.resolve())).as_posix()
     root = "" if relative == "." else href(relative) + "/"
-    write_file(target, render_attempt(folder, divergence=divergence, root=root))
+    write_file(target, render_attempt(folder, divergence=divergence, root=root, in_batch=in_batch))
     return target
 
 
 def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
     """The batch's page; ``closed``: the names of the attempt folders that cannot be entered, which
-    get no page (none is linked)."""
+    get no page (none is linked). An attempt whose folder is not in the batch folder (a summary.json
+    listing one removed since) is not linked either."""
+    batch_dir = Path(batch_dir)
     data = read_summary(batch_dir)
+
+    def folder_link(attempt: dict[str, Any]) -> tuple[str | None, str | None]:
+        name = Path(str(attempt["directory"])).name
+        if name in closed:
+            return None, "unreadable"
+        if not name or not (batch_dir / name).is_dir():
+            return None, "its folder is not in the batch folder"
+        return name, None
+
     attempts = [{**a, "name": Path(a["directory"]).name} for a in data["attempts"]]
     for attempt in attempts:
-        attempt["href"] = None if attempt["name"] in closed else f"{href(attempt['name'])}/report.html"
-    for attempt in attempts:
+        where, attempt["no_page"] = folder_link(attempt)
+        attempt["href"] = None if where is None else f"{href(where)}/report.html"
         attempt["raised"] = attempt["status"] == EVALUATION_ERROR
         attempt["time_known"] = time_known(str(attempt["status"]), attempt["elapsed_seconds"])
     counted = selected_attempts(attempts)
@@ -138,8 +168,8 @@ def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
     comp = comparison(data["attempts"], credits_of(data))  # made anew: a summary's own may be edited or old
     several = len(comp["ranking"]) > 1
     return _environment.get_template("batch.html.j2").render(
-        title=f"Batch {Path(batch_dir).resolve().name}",
-        board=board(comp, data["attempts"], Path(batch_dir), closed) if several else None,
+        title=f"Batch {batch_dir.resolve().name}",
+        board=board(comp, data["attempts"], folder_link) if several else None,
         rows=[{**row, "time_known": row["median_seconds"] is not None} for row in data["summary"]],
         problems=[data["note"]] if data.get("note") else [],
         attempts=attempts,
@@ -152,9 +182,20 @@ def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
 
 
 def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> str:
-    """A page of the leaderboard alone (``sandbox compare --html``); attempt links relative to ``where``."""
+    """A page of the leaderboard alone (``sandbox compare --html``); attempt links relative to
+    ``where``, to the attempt folders that are there and can be entered (the others have no page)."""
+    here = Path(where).resolve()
+
+    def folder_link(attempt: dict[str, Any]) -> tuple[str | None, str | None]:
+        path = Path(str(attempt["directory"]))
+        if not path.is_dir():  # a summary.json listing a folder removed since keeps its old path
+            return None, "its folder is not there"
+        if closed_folder(path) is not None:
+            return None, "unreadable"
+        return os.path.relpath(path.resolve(), here), None
+
     return _environment.get_template("leaderboard.html.j2").render(
-        title="Comparison", board=board(comp, attempts, where), version=__version__
+        title="Comparison", board=board(comp, attempts, folder_link), version=__version__
     )
 
 
@@ -179,7 +220,7 @@ def write_reports(path: Path) -> list[Path]:
     batch = path / REPORT_FILE
     closed = frozenset(folder.name for folder in folders if not folder.opened)
     write_file(batch, render_batch(path, closed))  # first, so attempts link back to it
-    return [batch, *(write_attempt_report(folder.path) for folder in folders if folder.opened)]
+    return [batch, *(write_attempt_report(folder.path, in_batch=True) for folder in folders if folder.opened)]
 
 
 def unreadable_pages(path: Path) -> list[str]:

@@ -4,7 +4,6 @@ with its 95 % interval, drawn as inline SVG here (no script, nothing fetched).""
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Callable
 from html import escape
@@ -22,30 +21,39 @@ BAR_W, ROW_H, LABEL_W = 420, 26, 220
 LABEL_CHARS = 30  # an agent's name in a chart: cut in the middle beyond this, unless two would read alike
 
 
-def board(
-    comparison: dict[str, Any], attempts: list[dict[str, Any]], where: Path, closed: frozenset[str] = frozenset()
-) -> dict[str, Any]:
-    """What the page shows: the ranking, the grid (rows of cells with their links, relative to
-    the page's folder ``where``, and a colour from the pass rate; none to the attempt folders named
-    in ``closed``, which have no page), the workflows, and the chart."""
+# Where an attempt's folder is, relative to the page, to link its page; or None and why it has no
+# link (its folder is not there, or cannot be entered: no page was written into it).
+FolderLink = Callable[[dict[str, Any]], tuple[str | None, str | None]]
+
+
+def board(comparison: dict[str, Any], attempts: list[dict[str, Any]], link: FolderLink) -> dict[str, Any]:
+    """What the page shows: the ranking, the grid (rows of cells with their links, from ``link``, and
+    a colour from the pass rate), the workflows, and the chart; the notes say which attempts have
+    no link, and why."""
     packs = sorted({pack for cells in comparison["matrix"].values() for pack in cells})
     historical = comparison.get("scored_as", {})
-    folders: dict[tuple[str, str], list[str]] = {}  # a cell's attempts: by workflow, the selected ones
+    # a cell's attempts (by workflow, the selected ones): each one's folder name and link
+    folders: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
+    unlinked: list[str] = []
     for attempt in attempts:
-        if attempt.get("selection") == "replaced" or Path(attempt["directory"]).name in closed:
+        if attempt.get("selection") == "replaced" or attempt["agent"] is None:  # in no cell, or in no row
             continue
-        if attempt["agent"] is None:  # in no row of the comparison
-            continue
-        folders.setdefault((str(attempt["agent"]), workflow(str(attempt["pack"]), historical)), []).append(
-            os.path.relpath(Path(attempt["directory"]).resolve(), Path(where).resolve())
-        )
+        where, why = link(attempt)
+        name = Path(str(attempt["directory"])).name
+        if where is None:
+            unlinked.append(f"{name} ({why})")
+        key = (str(attempt["agent"]), workflow(str(attempt["pack"]), historical))
+        folders.setdefault(key, []).append((name, where))
     grid = []
     for row in comparison["ranking"]:
         cells = comparison["matrix"][row["agent"]]
         grid.append(
             {
                 "agent": row["agent"],
-                "cells": [cell(cells.get(pack), sorted(folders.get((row["agent"], pack), []))) for pack in packs],
+                "cells": [
+                    cell(cells.get(pack), sorted(folders.get((row["agent"], pack), []), key=lambda found: found[0]))
+                    for pack in packs
+                ],
             }
         )
     ranking = comparison["ranking"]
@@ -62,11 +70,14 @@ def board(
         ),
         "cost_chart": spread(ranking, names, attempts, "cost_usd", "Cost per attempt", dollars),
         "scored_as": historical,
-        "notes": comparison.get("overlaps", []),
+        "notes": comparison.get("overlaps", [])
+        + ([f"no page to link for {len(unlinked)} attempt(s): {', '.join(sorted(unlinked))}"] if unlinked else []),
     }
 
 
-def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
+def cell(counts: dict[str, int] | None, folders: list[tuple[str, str | None]]) -> dict[str, Any]:
+    """A grid cell: its count, colour and the attempts it counts (``folders``: each one's name and
+    where its folder is from the page; None: no link)."""
     if not counts:
         return {"text": "-", "colour": "#ffffff", "links": []}
     rate = counts["passes"] / counts["attempts"]
@@ -75,7 +86,9 @@ def cell(counts: dict[str, int] | None, names: list[str]) -> dict[str, Any]:
     return {
         "text": f"{counts['passes']}/{counts['attempts']}",
         "colour": f"#{red:02x}{green:02x}b0",
-        "links": [{"name": Path(name).name, "href": f"{href(name)}/report.html"} for name in names],
+        "links": [
+            {"name": name, "href": None if where is None else f"{href(where)}/report.html"} for name, where in folders
+        ],
     }
 
 

@@ -71,6 +71,7 @@ class CallView:
     url_after: str | None
     events: list[EventView]
     screenshot: str | None
+    screenshot_problem: str | None  # why the call's screenshot is not shown, when it is there
     gate_failures: list[str] = field(default_factory=list)
     divergence: str | None = None
 
@@ -88,23 +89,32 @@ class FieldView:
 
 
 def _events(call: CallRecord) -> list[EventView]:
-    return [
-        EventView(
-            e.get("kind", "?"),
-            clip(json.dumps(e.get("data", {}), ensure_ascii=False), 400),
-            e.get("kind") in HIGHLIGHTED_EVENTS,
+    """The call's events; a kind that is no name (a damaged or edited trace's ``["x"]``) shown as its
+    JSON text, never highlighted."""
+    views = []
+    for event in call.events:
+        kind = event.get("kind", "?")
+        views.append(
+            EventView(
+                kind if isinstance(kind, str) else clip(json.dumps(kind, ensure_ascii=False), 200),
+                clip(json.dumps(event.get("data", {}), ensure_ascii=False), 400),
+                isinstance(kind, str) and kind in HIGHLIGHTED_EVENTS,
+            )
         )
-        for e in call.events
-    ]
+    return views
 
 
-def _screenshot(folder: AttemptFolder, call: CallRecord) -> str | None:
-    """The call's screenshot, when it is a file of the attempt folder: a damaged or edited trace's
-    ``../x.png`` or ``/etc/...`` would have the page show a file from elsewhere."""
-    if not call.screenshot or os.path.isabs(call.screenshot):
-        return None
-    inside = os.path.normpath(call.screenshot).split(os.sep)[0] != os.pardir
-    return href(call.screenshot) if inside and (folder.path / call.screenshot).is_file() else None
+def _screenshot(folder: AttemptFolder, call: CallRecord) -> tuple[str | None, str | None]:
+    """The call's screenshot, when it is a file of the attempt folder (as every other file the page
+    links, ``folder_file``): a damaged or edited trace's ``../x.png`` or ``/etc/...``, or a symbolic
+    link out of the folder, would have the page show a file from elsewhere. Else None, and why it is
+    not shown (None too when it is missing: ``--screenshots failures`` deletes them)."""
+    if not call.screenshot:
+        return None, None
+    if os.path.isabs(call.screenshot) or os.path.normpath(call.screenshot).split(os.sep)[0] == os.pardir:
+        return None, f"the trace names {call.screenshot}, outside the attempt folder: not shown"
+    file, odd = folder_file(folder.path, call.screenshot)
+    return (href(call.screenshot) if file is not None else None), (f"{odd}: not shown" if odd else None)
 
 
 def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
@@ -112,10 +122,11 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
         return []
     gates: dict[int, list[str]] = {}
     for failure in ((folder.score or {}).get("gates") or {}).get("failures", []):
-        if failure.get("seq") is not None:
+        if isinstance(failure.get("seq"), int):  # a call's; None: no single call is at fault
             gates.setdefault(failure["seq"], []).append(f"{failure['gate']}: {failure['message']}")
     views = []
     for call in folder.trace.calls:
+        screenshot, unshown = _screenshot(folder, call)
         views.append(
             CallView(
                 seq=call.seq,
@@ -129,7 +140,8 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
                 url_before=call.url_before,
                 url_after=call.url_after,
                 events=_events(call),
-                screenshot=_screenshot(folder, call),
+                screenshot=screenshot,
+                screenshot_problem=unshown,
                 gate_failures=gates.get(call.seq, []),
                 divergence=divergence["difference"] if divergence and divergence.get("seq") == call.seq else None,
             )
@@ -155,8 +167,8 @@ def _scoring_pack(folder: AttemptFolder):
     """The pack the score was made with, for rule kinds and evidence sources (None: unknown here)."""
     name = (folder.score or {}).get("scoring_pack") or folder.pack
     try:
-        return load_pack(name) if name else None
-    except PackError:
+        return load_pack(name) if isinstance(name, str) and name else None
+    except (PackError, OSError, ValueError):  # a name no file can have (a NUL, too long) is none either
         return None
 
 
