@@ -202,3 +202,22 @@ def test_an_attempt_links_back_only_to_its_own_batchs_page(tmp_path):
     shutil.copytree(batch / "controlled-form-1", alone / "controlled-form-1")
     (alone / "report.html").write_text("<p>something else</p>")
     assert back not in write_reports(alone / "controlled-form-1")[0].read_text()
+
+
+def test_the_score_readers_model_names_the_keys_the_scorer_writes():
+    """score.json is checked against the readers' model (``ScoreFile``), made of the scorer's own
+    entry models: a key the scorer renames or adds to a part the readers check fails here first."""
+    from sandbox.evaluation.gates import GateReport
+    from sandbox.evaluation.scoring import EvidenceResult, OutputContractResult, ScoreReport
+    from sandbox.runner.folders._records import ScoreFile
+
+    read = ScoreFile.model_fields
+    assert set(read) - {"agent"} <= set(ScoreReport.model_fields)
+    assert set(ScoreReport.model_fields) - set(read) == {"stamp"}  # the readers show no stamp
+    for key, written in (
+        ("evidence", EvidenceResult),
+        ("output_contract", OutputContractResult),
+        ("gates", GateReport),
+    ):
+        annotation = read[key].annotation
+        assert annotation is not None and set(annotation.model_fields) == set(written.model_fields), key
