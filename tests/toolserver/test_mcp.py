@@ -386,6 +386,10 @@ async def test_stdio_bad_messages_keep_the_server_up_and_stdin_close_exits_zero(
     await send({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "browser_snapshot"}})
     early = await answer()
     assert early["error"] == {"code": -32600, "message": "tools/call before initialize: send initialize first"}
+    for method in ("sandbox/nope", "resources/list"):  # not served: -32601 before the handshake too (clients probe)
+        await send({"jsonrpc": "2.0", "id": 3, "method": method})
+        unknown = await answer()
+        assert unknown["id"] == 3 and unknown["error"]["code"] == -32601, unknown
     await send({"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}})
     failed = await answer()  # its run ends (initialize_failed); the connection may initialize again
     assert failed["id"] == 11 and failed["error"]["code"] == -32602, failed

@@ -21,6 +21,7 @@ from tests.support.calls import handshake_then
 from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace, read_trace
 from toolserver.faults import parse_faults
+from toolserver.transports.guards import SANDBOX
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
@@ -34,6 +35,13 @@ class RawRequest(types.Request[dict[str, Any] | None, str]):
 
 def unreadable(trace) -> list[dict]:
     return [e.data for e in trace.events if e.kind == "unreadable_message"]
+
+
+def assert_of_no_call(trace) -> None:
+    """A refused message belongs to no call, not to the one that ran when it came (whose line
+    listed it among the events that call caused)."""
+    assert [e.seq for e in trace.events if e.kind == "unreadable_message"] == [None]
+    assert [e["kind"] for c in trace.calls for e in c.events if e["kind"] == "unreadable_message"] == []
 
 
 async def test_stdio_a_request_whose_id_is_in_use_is_refused_and_traced(tmp_path):
@@ -66,6 +74,7 @@ async def test_stdio_a_request_whose_id_is_in_use_is_refused_and_traced(tmp_path
     (event,) = unreadable(trace)
     assert event["transport"] == "mcp-stdio" and event["code"] == types.INVALID_REQUEST
     assert "is in use" in event["error"] and json.loads(event["line"])["id"] == "2"
+    assert_of_no_call(trace)
 
 
 async def test_http_a_request_whose_id_is_in_use_is_refused_and_traced(own_sandbox):
@@ -80,6 +89,7 @@ async def test_http_a_request_whose_id_is_in_use_is_refused_and_traced(own_sandb
         async def rpc(id: int | str, method: str, params: dict | None = None):
             message = {"jsonrpc": "2.0", "id": id, "method": method} | ({"params": params} if params else {})
             response = await asyncio.wait_for(server.post("/mcp", json=message, headers=session), 30)
+            assert response.headers["mcp-run-id"] == run_id  # every answer of a session names its run
             return response.status, await response.json()
 
         first = asyncio.create_task(rpc(7, "tools/call", START))
@@ -97,6 +107,7 @@ async def test_http_a_request_whose_id_is_in_use_is_refused_and_traced(own_sandb
         assert [c.tool for c in trace.calls] == ["browser_start_session"]
         (event,) = unreadable(trace)
         assert event["transport"] == "mcp-http" and "is in use" in event["error"]
+        assert_of_no_call(trace)
 
 
 async def test_a_session_not_open_is_404_saying_why_and_to_initialize_again(own_sandbox):
@@ -168,3 +179,26 @@ async def mcp_error(request) -> MCPError:
     with pytest.raises(MCPError) as raised:
         await request
     return raised.value
+
+
+async def test_an_attached_process_answers_a_method_not_served_before_initialize_with_32601(client):
+    """It said "sandbox/nope before initialize" (-32600), where the SDK and the server say -32601,
+    which clients probing a server before the handshake rely on."""
+    server = str(client.make_url("")).rstrip("/")
+    process = await asyncio.create_subprocess_exec(
+        SANDBOX_CLI, "mcp", "--attach", server, "--name", "probed", "--pack", "controlled-form",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    for request in ({"id": 1, "method": "sandbox/nope"}, {"id": 2, "method": "tools/list"}):
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", **request}).encode() + b"\n")
+    await process.stdin.drain()
+    unknown, early = [json.loads(await asyncio.wait_for(process.stdout.readline(), 60)) for _ in range(2)]
+    assert unknown["id"] == 1 and unknown["error"]["code"] == types.METHOD_NOT_FOUND, unknown
+    assert early["error"] == {
+        "code": types.INVALID_REQUEST,
+        "message": "tools/list before initialize: send initialize first",
+    }
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 60) == 0
+    run = client.app[SANDBOX].named_run("probed")
+    assert run is not None and (await client.delete(f"/runs/{run.id}")).status == 200

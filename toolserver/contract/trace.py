@@ -117,7 +117,8 @@ class RunEnd(BaseModel):
     reason: str = Field(
         default="closed",
         description="Why the run ended: `deleted` (`DELETE /runs/{id}`), `answered` (`POST /answer`), "
-        "`idle_timeout`, `mcp_disconnected`, `initialize_failed`, `server_stopped`, `closed` (the Python "
+        "`idle_timeout`, `mcp_disconnected`, `mcp_idle_timeout` (an MCP HTTP session idle for "
+        "`mcp_session_idle_s`), `initialize_failed`, `server_stopped`, `closed` (the Python "
         "API's `close()`), or the status of a `sandbox run` attempt (`completed`, `error`, `timeout`, "
         "`crashed`, `stopped`).",
     )

@@ -101,3 +101,21 @@ async def asgi_bridge(
 
 def decoded(headers: list[tuple[bytes, bytes]]) -> CIMultiDict:
     return CIMultiDict((key.decode("latin-1"), value.decode("latin-1")) for key, value in headers)
+
+
+async def asgi_request(asgi_app, method: str, headers: list[tuple[str, str]]) -> None:
+    """A request of no body made here to an ASGI app (e.g. to end the SDK's session as a client
+    would); its answer goes nowhere."""
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
+        "path": "/", "raw_path": b"/", "root_path": "", "query_string": b"", "client": None, "server": None,
+        "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers],
+    }  # fmt: skip
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        pass
+
+    await asgi_app(scope, receive, send)

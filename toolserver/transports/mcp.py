@@ -50,9 +50,12 @@ from pydantic import ValidationError
 
 from toolserver import __version__
 from toolserver.api import Sandbox
+from toolserver.contract.events import event_of
 from toolserver.contract.policy import PolicyMode
+from toolserver.contract.trace import wall_now
 from toolserver.contract.validation import fields_said
 from toolserver.errors import NoTask, RequestError
+from toolserver.floods import cut_text
 from toolserver.formats import tool_definitions
 from toolserver.run import Run
 from toolserver.stopping import StopSignals
@@ -153,18 +156,19 @@ def create_server(sandbox: Sandbox, runs: ConnectionRuns) -> Server:
 
     async def bind_run(ctx, call_next):
         """The transport's error boundary. Refuse the stateless era; on ``initialize``, open the
-        connection's run."""
+        connection's run. Before it, a method served is refused saying so (the SDK said only "Invalid
+        request parameters"); one not served has the SDK's -32601, which probing clients rely on."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise handshake_only(ctx.protocol_version)
         if ctx.method != "initialize":
             run = runs.bound(ctx)  # a stdio connection whose initialize failed has its run (ended), not initialized
-            if (run is None or ctx.session.client_params is None) and ctx.method != "ping":  # the SDK's refusal
-                # said only "Invalid request parameters"
+            served = server.get_request_handler(ctx.method) is not None and ctx.method != "ping"
+            if served and (run is None or ctx.session.client_params is None):
                 raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
-            if ctx.method == "tools/call" and run is not None and (odd := odd_arguments(ctx.params)) is not None:
-                return called(odd[0], await asyncio.shield(run.call(*odd)))  # refused and traced, as over HTTP
             try:
                 with answered(ctx.method):
+                    if ctx.method == "tools/call" and run is not None and (odd := odd_arguments(ctx.params)):
+                        return called(odd[0], await asyncio.shield(run.call(*odd)))  # refused and traced, as over HTTP
                     return await call_next(ctx)
             except MCPError as exc:  # params of no shape (a tools/call with no name): no call ran, traced
                 if run is not None and isinstance(exc.__cause__, ValidationError):
@@ -244,14 +248,16 @@ def handshake_only(version: str) -> MCPError:
 
 
 def record_unreadable(run: Run, transport: str, code: int, error: str, line: str) -> None:
-    """A message of the run's client that could not be read, as an ``unreadable_message`` event
-    (a trace the disk refuses is logged: the message is still answered)."""
-    if not run.closed:
-        data = {"transport": transport, "code": code, "error": error, "line": line}
-        try:
-            run.record_event("unreadable_message", data)
-        except OSError as exc:
-            log.error("run %s: an unreadable message could not be traced: %s", run.id, exc)
+    """A client's message that could not be read, as an ``unreadable_message`` of no call (not the one running)."""
+    if run.closed:
+        return
+    said = {"transport": transport, "code": code, "error": error, "line": line}
+    data = cut_text(said, run.config.max_page_text_chars)
+    event = event_of({"kind": "unreadable_message", "t": run.trace.now(), "wall": wall_now(), "data": data})
+    try:
+        run.trace.write(event.model_dump(mode="json", exclude={"escaped"}))
+    except OSError as exc:
+        log.error("run %s: an unreadable message could not be traced: %s", run.id, exc)
 
 
 async def end_run(run: Run, reason: str = "mcp_disconnected") -> None:

@@ -7,9 +7,10 @@ the one run called NAME: the first starts it, the others continue it, and the se
 (``DELETE /runs/{id}``, ``/answer``, or ``named_run_idle_s`` after its last call). Every request
 after the handshake is relayed as it was sent, its params unread here (a tool call of no name or
 of arguments that are no object too), and answered as the server answers it: results and
-refusals are the same as on ``/mcp``, and the server's trace has every call and every call's bad
-arguments. What this process answers itself is not traced: a line that is no JSON-RPC message, a
-request reusing the id of one running, an unknown method. No browser starts in this process.
+refusals are the same as on ``/mcp`` (an unknown method too), and the server's trace has every
+call and every call's bad arguments. What this process answers itself is not traced: a line that
+is no JSON-RPC message, a request reusing the id of one running, a request before ``initialize``
+(one of a method not served: -32601, as the server answers it). No browser starts in this process.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ def proxy_server(upstream: Client, run_id: str | None) -> Server:
         was refused unseen by the run's trace); the handshake is answered here, with the run's id."""
         if ctx.request_id is not None and ctx.method not in LOCAL_METHODS:  # a notification stays here
             if ctx.session.client_params is None:
+                if server.get_request_handler(ctx.method) is None:
+                    return await call_next(ctx)  # the SDK's -32601, which probing clients rely on
                 raise MCPError(types.INVALID_REQUEST, f"{ctx.method} before initialize: send initialize first")
             request = RawRequest(method=ctx.method, params=None if ctx.params is None else dict(ctx.params))
             return await upstream.session.send_request(request, RAW_RESULT)  # its MCPError passes through

@@ -6,7 +6,8 @@ The pack is chosen per connection (``/mcp?pack=ID``), or a run made elsewhere is
 The body is read here, within the HTTP API's time and size bounds. An ``initialize`` that
 opens a session has its run opened here too, before the SDK sees the request: a refusal (an
 unknown pack or run, a bad run name, too many runs) is answered with the HTTP API's status and
-a JSON-RPC error, and the SDK never makes a session for it.
+a JSON-RPC error, and the SDK never makes a session for it. One the SDK refuses (its params)
+keeps no session either: the SDK answers it with HTTP 200 and keeps one, which is ended here.
 
 The SDK does not show a handler its connection, so the binding of session to run is kept
 here, from what passes through the bridge: the ``initialize`` request that opens a run is
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import time
 import uuid
@@ -39,7 +41,7 @@ from multidict import MultiMapping
 from toolserver.api import Sandbox
 from toolserver.errors import MalformedHttp, RequestError, UnknownPack
 from toolserver.run import Run
-from toolserver.transports.asgi import EXCHANGE_HEADER, asgi_bridge
+from toolserver.transports.asgi import EXCHANGE_HEADER, asgi_bridge, asgi_request
 from toolserver.transports.guards import read_body
 from toolserver.transports.mcp import (
     RUN_ID_HEADER,
@@ -70,6 +72,7 @@ class Opening:
     run: Run
     owned: bool
     claimed: bool = False  # the server's initialize took it (else it ends unused)
+    session: str = ""  # the SDK's session for it, named in the answer's headers
 
 
 @dataclass
@@ -105,6 +108,7 @@ class StreamableHttp:
             json_response=True,
             security_settings=security,
             session_idle_timeout=sandbox.config.mcp_session_idle_s,
+            max_request_body_size=sandbox.config.max_body_bytes,  # read_body's bound: the SDK's own is 4 MiB
         )
 
     def open_run(self, query: MultiMapping[str]) -> tuple[Run, bool]:
@@ -182,31 +186,30 @@ class StreamableHttp:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         exchange = uuid.uuid4().hex
+        named = request.headers.get(SESSION_HEADER)
         try:
             body = await read_body(request, self.sandbox.config)
         except RequestError as exc:  # late, too large, or the client left
-            if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
-                record_unreadable(bound.run, "mcp-http", types.INVALID_REQUEST, str(exc), "")
-            return jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
+            return self.refuse(
+                named, types.INVALID_REQUEST, str(exc), "", jsonrpc_refusal(exc, None, types.INVALID_REQUEST)
+            )
         line = body[: LINE_START * 4].decode("utf-8", "backslashreplace")[:LINE_START]
         version = request.headers.get(VERSION_HEADER)
         refused = http_refusal(request.method, version, body, self.sandbox.config.max_json_depth)
         if refused is not None:  # what the SDK reads wrongly, or answers otherwise than stdio
-            if (bound := self.sessions.get(request.headers.get(SESSION_HEADER, ""))) is not None:
-                record_unreadable(bound.run, "mcp-http", refused.code, refused.message, line)
             said = {"code": refused.code, "message": refused.message} | ({"data": refused.data} if refused.data else {})
-            return web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
-        named = request.headers.get(SESSION_HEADER)
+            answer = web.json_response({"jsonrpc": "2.0", "id": refused.request_id, "error": said}, status=400)
+            return self.refuse(named, refused.code, refused.message, line, answer)
+        request_id = request_id_of(body, requests_only=True) if request.method == "POST" else None
         if named is not None and named not in self.sessions and named in self.ended:  # the SDK may not know yet
-            return self.session_gone(named, request_id_of(body))
+            return self.session_gone(named, request_id)
         binding = self.sessions.get(named or "")
-        posted = binding is not None and request.method == "POST"
-        request_id = request_id_of(body, requests_only=True) if posted else None
+        running = binding is not None and request_id is not None
         if binding is not None and request_id is not None:  # the SDK ran both and answered the id twice
             if str(request_id) in binding.running:
-                record_unreadable(binding.run, "mcp-http", types.INVALID_REQUEST, id_in_use(request_id), line)
                 said = {"code": types.INVALID_REQUEST, "message": id_in_use(request_id), "data": ID_IN_USE}
-                return web.json_response({"jsonrpc": "2.0", "id": request_id, "error": said}, status=400)
+                answer = web.json_response({"jsonrpc": "2.0", "id": request_id, "error": said}, status=400)
+                return self.refuse(named, types.INVALID_REQUEST, id_in_use(request_id), line, answer)
             binding.running.add(str(request_id))
         initialize = initialize_of(body) if request.method == "POST" else None
         opening = None if named is not None else initialize
@@ -218,7 +221,7 @@ class StreamableHttp:
             self.opening[exchange] = Opening(run, owned)
         if binding is not None:
             binding.in_flight += 1
-        gone = False
+        gone, response = False, None
         try:
             on_start = functools.partial(self.response_start, exchange)
             hidden = (VERSION_HEADER,) if initialize is not None else ()  # its body's version is negotiated
@@ -227,18 +230,17 @@ class StreamableHttp:
             )
             if named is not None and response.status == 404 and type(response) is web.Response:
                 gone = True  # the SDK said only "Session not found"
-                return self.session_gone(named, request_id_of(body))
+                return self.session_gone(named, request_id)
             return response
         finally:
             if binding is not None:
                 binding.in_flight -= 1
                 if not gone:  # a client retrying a session the SDK reaped first does not keep its run
                     binding.last_seen = time.monotonic()
-                if request_id is not None:
+                if running:
                     binding.running.discard(str(request_id))
-            unanswered = self.opening.pop(exchange, None)  # an initialize that was never answered
-            if unanswered is not None and unanswered.owned:
-                await end_run(unanswered.run, "initialize_failed")
+            if opening is not None:
+                await self.settle(exchange, response)
 
     async def response_start(self, exchange: str, request: web.Request, status: int, headers: list) -> list:
         """Binds a session to the run its ``initialize`` opened; every response of a session
@@ -248,14 +250,10 @@ class StreamableHttp:
             (v.decode("latin-1") for k, v in headers if k.lower() == SESSION_HEADER.encode()),
             request.headers.get(SESSION_HEADER, ""),
         )
-        opening = self.opening.pop(exchange, None)
-        if opening is not None:
-            # A named run another client ended meanwhile is bound all the same: the SDK's 200 is on its
-            # way, and the session's calls then say the run ended (not "send initialize first").
-            if opening.claimed and status < 300 and session and not (opening.owned and opening.run.closed):
-                self.sessions[session] = Binding(opening.run, opening.owned)
-            elif opening.owned:
-                await end_run(opening.run, "initialize_failed")
+        opening = self.opening.get(exchange)
+        if opening is not None:  # bound once its answer is read (``settle``)
+            opening.session = session
+            return headers + [(RUN_ID_HEADER.encode(), opening.run.id.encode())]
         binding = self.sessions.get(session)
         if binding is None:
             return headers
@@ -266,10 +264,39 @@ class StreamableHttp:
                 await end_run(binding.run)
         return headers + [(RUN_ID_HEADER.encode(), binding.run.id.encode())]
 
+    async def settle(self, exchange: str, response: web.StreamResponse | None) -> None:
+        """Binds the session an ``initialize`` opened to its run if the SDK answered it with a
+        result (one JSON body: ``json_response``). Else its run, if owned, ends, and so does the
+        SDK's session: the SDK answers an error with HTTP 200 and keeps the session, as for any
+        status below 400."""
+        opening = self.opening.pop(exchange, None)
+        if opening is None:
+            return
+        # A named run another client ended meanwhile is bound all the same: the session's calls then
+        # say the run ended (not "send initialize first").
+        if opening.claimed and opening.session and is_result(response) and not (opening.owned and opening.run.closed):
+            self.sessions[opening.session] = Binding(opening.run, opening.owned)
+            return
+        if opening.session:
+            if response is not None and not response.prepared:
+                response.headers.popall(SESSION_HEADER, None)  # no session to name
+            # As a client ends a session: the SDK's manager has no public way
+            await asgi_request(self.manager.handle_request, "DELETE", [(SESSION_HEADER, opening.session)])
+        if opening.owned:
+            await end_run(opening.run, "initialize_failed")
+
     def forget(self, session: str, how: str) -> None:
         self.ended[session] = how
         while len(self.ended) > ENDED_KEPT:
             del self.ended[next(iter(self.ended))]
+
+    def refuse(self, session: str | None, code: int, error: str, line: str, answer: web.Response) -> web.Response:
+        """``answer``, a refusal made before the SDK saw the request: traced, and naming its run, if
+        ``session`` is bound to one."""
+        if (binding := self.sessions.get(session or "")) is not None:
+            record_unreadable(binding.run, "mcp-http", code, error, line)
+            answer.headers[RUN_ID_HEADER] = binding.run.id
+        return answer
 
     def session_gone(self, session: str, request_id: str | int | None) -> web.Response:
         """The 404 of a request naming a session that is not open (as the MCP spec has it: the
@@ -280,7 +307,10 @@ class StreamableHttp:
             how = self.ended.get(session, "is unknown: this server never opened it (or not since it restarted)")
         said = f"MCP session {session[:64]!r} {how}; send initialize again, without an Mcp-Session-Id header"
         error = {"code": types.INVALID_REQUEST, "message": said, "data": {"type": "unknown_mcp_session"}}
-        return web.json_response({"jsonrpc": "2.0", "id": request_id, "error": error}, status=404)
+        answer = web.json_response({"jsonrpc": "2.0", "id": request_id, "error": error}, status=404)
+        if session in self.sessions:
+            answer.headers[RUN_ID_HEADER] = self.sessions[session].run.id
+        return answer
 
 
 def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None = None) -> web.Response:
@@ -292,6 +322,16 @@ def jsonrpc_refusal(refused: RequestError, request_id: object, code: int | None 
     if isinstance(refused, MalformedHttp):  # the connection's framing is lost: nothing after this can be read
         response.force_close()
     return response
+
+
+def is_result(response: web.StreamResponse | None) -> bool:
+    """Whether ``response`` is a whole JSON-RPC answer with a result (not an error)."""
+    body = response.body if type(response) is web.Response else None
+    try:
+        answer = json.loads(body) if isinstance(body, bytes | bytearray) else None
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and "result" in answer
 
 
 def http_request(ctx: ServerRequestContext) -> Any:

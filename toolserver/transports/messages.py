@@ -80,7 +80,12 @@ def http_refusal(method: str, version: str | None, body: bytes, max_depth: int) 
     opening = method == "POST" and initialize_of(body) is not None  # its body's version is negotiated, not refused
     if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS and not opening:
         said, data = unsupported_version(version)
-        return Refused(request_id_of(body), UNSUPPORTED_PROTOCOL_VERSION, f"MCP-Protocol-Version header: {said}", data)
+        return Refused(
+            request_id_of(body, requests_only=True),
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"MCP-Protocol-Version header: {said}",
+            data,
+        )
     if method != "POST":
         return None
     if (bad := not_utf8(body)) is not None:
