@@ -79,6 +79,24 @@ async def test_refused_initializes_answer_at_once_and_leave_nothing_behind(own_s
         assert rss_mb() - rss < 15  # the SDK kept ~40 MB per 1,000 refused sessions
 
 
+async def test_initializes_the_sdk_refuses_leave_no_sdk_session(own_sandbox):
+    """The SDK answered an initialize it refused (params of the wrong shape) with HTTP 200 and kept
+    its session for mcp_session_idle_s: 10,000 such answers and every new client got 503."""
+    async with own_sandbox() as own, http_client(own) as server:
+        sessions = live_sdk_sessions()
+        async with aiohttp.ClientSession(str(server.make_url(""))) as client:  # keeps no responses
+            for number in range(300):
+                query = "pack=controlled-form" + ("&name=refused" if number % 2 else "")
+                message = {"jsonrpc": "2.0", "id": number, "method": "initialize", "params": {}}
+                async with client.post(f"/mcp?{query}", json=message, headers=ACCEPT) as answer:
+                    body = await answer.json()
+                    assert (body["id"], body["error"]["code"]) == (number, types.INVALID_PARAMS), body
+                    assert "mcp-session-id" not in answer.headers
+        assert live_sdk_sessions() == sessions
+        named = own.named_run("refused")  # waits for an initialize; the others ended
+        assert named is not None and [run for run in own.runs.values() if not run.closed] == [named]
+
+
 async def test_the_official_client_sees_the_refusals_codes(own_sandbox):
     async with own_sandbox(max_runs=1) as own, http_client(own) as server:
         with pytest.raises(BaseException) as unknown:
