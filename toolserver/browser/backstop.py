@@ -15,8 +15,12 @@ An https request reaches a proxy as ``CONNECT host:443``, with its method and pa
 The backstop answers the CONNECT and takes the TLS itself, with a certificate it made for itself
 (Chromium is told to accept that key, and no other: ``backstop_spki``), so it reports the request
 inside (``POST https://host/path``): a page's POST as it unloads, which escapes interception, is
-then a state change like any other. A connection with no request in it (Chromium connecting ahead
-of a navigation) is reported as the bare ``CONNECT``.
+then a state change like any other. Chromium sends a worker's ``ws://`` WebSocket (and any plain
+http request) through the proxy as ``CONNECT host:80`` too, then speaks plain HTTP in it: the
+backstop looks at the first byte the client sends after the ``200`` (TLS begins with 0x16) and
+reads such a request plainly (``GET ws://host/path``). A tunnel with no request in it (Chromium
+connecting ahead of a navigation: nothing sent, or TLS and then nothing) goes to ``idle`` when it
+is set; one whose TLS failed or timed out is reported as the bare ``CONNECT``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import datetime
 import functools
 import hashlib
 import logging
+import os
+import socket
 import ssl
 import tempfile
 from collections.abc import Callable
@@ -37,12 +43,19 @@ from typing import cast
 log = logging.getLogger("toolserver.browser")
 
 READ_BOUND_S = 2.0  # the request line must arrive within this (a silent client is just closed)
+HANDSHAKE_BOUND_S = 10.0  # a TLS handshake on a loaded machine: slow, but a request may follow it
+TLS_RECORD = 0x16  # the first byte of a TLS handshake record
 MAX_LINE = 8192
 _BODY = b"offline sandbox: this request is refused"
 REFUSAL = b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
 REFUSAL += b"Content-Length: %d\r\n\r\n%s" % (len(_BODY), _BODY)
 
 Report = Callable[[str, str], None]  # (method, url) of a refused request, or ("CONNECT", "host:port")
+Idle = Callable[[str], None]  # "host:port" of a tunnel no request was sent in
+
+
+class _Idle(Exception):
+    """The tunnel stayed empty: no request came in it."""
 
 
 class Backstop:
@@ -50,6 +63,7 @@ class Backstop:
 
     def __init__(self, report: Report | None = None) -> None:
         self.report = report
+        self.idle: Idle | None = None  # a tunnel with no request in it goes here, when set (else reported)
         self.tls = backstop_tls()
         self.seen = 0  # connections refused so far
         self.targets: list[str] = []  # the first few "METHOD target" refused without a report
@@ -74,7 +88,11 @@ class Backstop:
         try:
             method, url = request_target(await read_line(reader))
             if method == "CONNECT":
-                method, url = await self._inside(reader, writer, url)
+                try:
+                    method, url = await self._inside(reader, writer, url)
+                except _Idle:
+                    if self.idle is not None:
+                        return self.idle(url)
             if self.report is not None:
                 self.report(method, url)
             else:
@@ -89,8 +107,9 @@ class Backstop:
             writer.close()
 
     async def _inside(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, target: str) -> tuple[str, str]:
-        """The request inside a CONNECT to ``target`` (``host:port``): its method and URL, or the
-        CONNECT itself when none comes (no TLS, or nothing sent in it)."""
+        """The request inside a CONNECT to ``target`` (``host:port``): its method and URL (TLS or
+        plain), or the CONNECT itself when it cannot be read. ``_Idle``: no request came in it."""
+        host, _, port = target.rpartition(":")
         try:
             while (await asyncio.wait_for(reader.readline(), READ_BOUND_S)).strip():
                 pass  # the CONNECT's own headers
@@ -98,9 +117,14 @@ class Backstop:
             # socket for TLS to take them, not be read by the plain reader, which would keep them.
             cast(asyncio.Transport, writer.transport).pause_reading()  # a socket: it reads too
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            async with asyncio.timeout(READ_BOUND_S):
+            first = await first_byte(writer)
+            if not first:
+                raise _Idle
+            if first[0] != TLS_RECORD:  # plain HTTP in the tunnel: a ws:// WebSocket, an http request
+                cast(asyncio.Transport, writer.transport).resume_reading()
+                return await request_in(reader, "http", host, port)
+            async with asyncio.timeout(HANDSHAKE_BOUND_S):
                 await writer.start_tls(self.tls)  # reads again once TLS has the connection
-            method, path = request_target(await read_line(reader))
         except (
             TimeoutError,
             OSError,
@@ -110,10 +134,58 @@ class Backstop:
             asyncio.IncompleteReadError,
         ):
             return "CONNECT", target
-        if method == "?" or not path.startswith("/"):
+        try:
+            return await request_in(reader, "https", host, port)
+        except (TimeoutError, asyncio.IncompleteReadError):
+            raise _Idle from None  # TLS, and then nothing: Chromium's connection ahead of a navigation
+        except (OSError, ValueError, ssl.SSLError, asyncio.LimitOverrunError):
             return "CONNECT", target
-        host, _, port = target.rpartition(":")
-        return method, f"https://{host}{'' if port == '443' else ':' + port}{path}"
+
+
+async def first_byte(writer: asyncio.StreamWriter) -> bytes:
+    """The first byte the client sends, left in the socket (a peek, on a duplicate of its
+    descriptor: the transport, paused, reads nothing meanwhile); empty when none comes within
+    ``READ_BOUND_S`` or the client closed."""
+    loop = asyncio.get_running_loop()
+    peeker = socket.socket(fileno=os.dup(writer.get_extra_info("socket").fileno()))
+    try:
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(peeker.fileno(), readable)
+        try:
+            async with asyncio.timeout(READ_BOUND_S):
+                await ready
+        except TimeoutError:
+            return b""
+        finally:
+            loop.remove_reader(peeker.fileno())
+        return peeker.recv(1, socket.MSG_PEEK)
+    finally:
+        peeker.close()  # the duplicate only: the connection stays open
+
+
+async def request_in(reader: asyncio.StreamReader, scheme: str, host: str, port: str) -> tuple[str, str]:
+    """The request in a tunnel to ``host:port`` (``scheme``: TLS or not): its method and URL,
+    ``ws://`` or ``wss://`` for a WebSocket's handshake (its ``Upgrade: websocket`` header); the
+    bare CONNECT when it is no request."""
+    method, path = request_target(await read_line(reader))
+    if method == "?" or not path.startswith("/"):
+        return "CONNECT", f"{host}:{port}"
+    websocket = False
+    with contextlib.suppress(TimeoutError, ValueError, asyncio.LimitOverrunError, asyncio.IncompleteReadError):
+        async with asyncio.timeout(READ_BOUND_S):
+            for _ in range(100):  # its headers, as far as they come: the request is reported anyway
+                line = (await reader.readline()).strip().lower()
+                if not line:
+                    break
+                websocket = websocket or line.replace(b" ", b"") == b"upgrade:websocket"
+    default = "443" if scheme == "https" else "80"
+    scheme = {"http": "ws", "https": "wss"}[scheme] if websocket else scheme
+    return method, f"{scheme}://{host}{'' if port == default else ':' + port}{path}"
 
 
 def backstop_tls() -> ssl.SSLContext:

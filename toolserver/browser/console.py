@@ -24,13 +24,15 @@ if TYPE_CHECKING:
     from toolserver.browser.owner import Owner
     from toolserver.browser.settling import Settling
     from toolserver.browser.tab import Tab
+    from toolserver.contract.policy import Policy
 
 
 class PageReports:
     """Takes the reports of one session's pages."""
 
-    def __init__(self, owner: Owner, settling: Settling, report_key: str) -> None:
+    def __init__(self, owner: Owner, settling: Settling, report_key: str, policy: Policy | None = None) -> None:
         self.owner = owner
+        self.policy = policy  # a blocked form submission's URL is checked against it
         self.settling = settling  # keeps the state reports
         self.prefix = f"{REPORT_PREFIX}{report_key}:"
 
@@ -80,6 +82,7 @@ class PageReports:
             detail = {"tag": str(info.get("tag", "")), "text": str(info.get("text", ""))}
             owner.record_state_change("final_state_click", name=name, detail=detail, tab=tab)
         if kind == "form_submission":
+            self.blocked_submission(tab, info)
             owner.record_state_change(
                 "form_submission",
                 name=f"submit {info.get('method')} {info.get('action')}",
@@ -87,6 +90,15 @@ class PageReports:
                 detail=info,
                 tab=tab,
             )
+
+    def blocked_submission(self, tab: Tab | None, info: dict[str, Any]) -> None:
+        """A submission blocked in the page (``block_state_changes``) never reaches the router: the
+        URL it would have requested, off the allow-list, is a policy violation all the same."""
+        url = info.get("url")
+        if not (info.get("blocked") and isinstance(url, str) and url) or self.policy is None or self.policy.url_ok(url):
+            return
+        origin, method = "frame" if info.get("frame") else "page", str(info.get("method", ""))
+        self.owner.record_policy_violation(url, origin=origin, method=method, resource_type="document", tab=tab)
 
     @staticmethod
     def refusal(tab: Tab | None, kind: str, info: dict[str, Any]) -> dict[str, Any] | None:

@@ -39,7 +39,11 @@
   const target = getter(Event.prototype, 'target'), composedPath = method(Event.prototype, 'composedPath');
   const prevented = getter(Event.prototype, 'defaultPrevented'), preventDefault = method(Event.prototype, 'preventDefault');
   const formAction = getter(HTMLFormElement.prototype, 'action'), formMethod = getter(HTMLFormElement.prototype, 'method');
-  const protocolOf = getter(Url.prototype, 'protocol');
+  const protocolOf = getter(Url.prototype, 'protocol'), urlText = getter(Url.prototype, 'href');
+  const searchSet = describe(Url.prototype, 'search').set, setSearch = (url, text) => apply(searchSet, url, [text]);
+  const Fields = FormData, Params = URLSearchParams, paramsText = method(URLSearchParams.prototype, 'toString');
+  const submitterOf = getter(SubmitEvent.prototype, 'submitter'), hasAttribute = method(Element.prototype, 'hasAttribute');
+  const formTarget = getter(HTMLFormElement.prototype, 'target');  // baseOf: below
   const observe = method(MutationObserver.prototype, 'observe'), Observer = MutationObserver;
   const fetch = window.fetch, open = window.open, xhr = XMLHttpRequest.prototype;
   const send = xhr.send, reopen = xhr.open, abort = xhr.abort;
@@ -85,17 +89,33 @@
     try { console[name] = quiet; } catch (e) {}
   }
   // On window, in the capture phase, and first of all: no listener of the page comes before it.
+  // A blocked submission never reaches the router, so its report says the URL it would have
+  // requested (its submitter's formaction and formmethod count; a GET's query is its fields), which
+  // the sandbox checks against the allow-list, and whether it would have navigated this frame only.
+  const attribute = (node, name) => node && hasAttribute(node, name) ? getAttribute(node, name) : null;
+  const submission = (form, submitter, info) => {
+    try {
+      const action = attribute(submitter, 'formaction'), verb = upper(attribute(submitter, 'formmethod') ?? info.method);
+      const url = action === null ? new Url(info.action) : new Url(action, baseOf(form));
+      if (verb === 'DIALOG') return info;  // closes a dialog: no request
+      if (verb !== 'POST') setSearch(url, '?' + paramsText(new Params(submitter ? new Fields(form, submitter) : new Fields(form))));
+      const aimed = lower(attribute(submitter, 'formtarget') ?? formTarget(form) ?? '');
+      info.url = urlText(url);
+      info.frame = !top && (aimed === '' || aimed === '_self');
+    } catch (e) {}
+    return info;
+  };
   listen(window, 'submit', (event) => {
     const form = target(event);
     const info = {action: formAction(form) || '', method: upper(formMethod(form) || 'get')};
-    if (BLOCK_STATE_CHANGES) { preventDefault(event); info.blocked = true; }
+    if (BLOCK_STATE_CHANGES) { preventDefault(event); info.blocked = true; submission(form, submitterOf(event), info); }
     report('form_submission', info);
   }, true);
   // form.submit() fires no submit event: the method itself reports it (and, blocking, refuses it).
   const submitForm = method(HTMLFormElement.prototype, 'submit');
   define(HTMLFormElement.prototype, 'submit', {configurable: true, writable: true, value: function submit() {
     const info = {action: formAction(this) || '', method: upper(formMethod(this) || 'get'), scripted: true};
-    if (BLOCK_STATE_CHANGES) info.blocked = true;
+    if (BLOCK_STATE_CHANGES) { info.blocked = true; submission(this, null, info); }
     report('form_submission', info);
     if (!BLOCK_STATE_CHANGES) submitForm(this);
   }});

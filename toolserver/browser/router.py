@@ -19,14 +19,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Route, WebSocketRoute
 
-from toolserver import pdf
 from toolserver.browser.flooding import flooding
-from toolserver.browser.tab import PdfDocument
+from toolserver.browser.pdf_viewer import serve_pdf
 
 if TYPE_CHECKING:
     from toolserver.browser.owner import Owner
@@ -62,6 +61,11 @@ def blocked_page(reason: str, url: str) -> str:
         "<!doctype html><title>Blocked by the sandbox</title><h1>Blocked by the sandbox</h1>"
         f"<p>{html.escape(reason)}: {html.escape(url)} was not requested.</p>"
     )
+
+
+def described(request: Request) -> dict[str, str]:
+    """What every event about ``request`` says of it."""
+    return {"url": request.url, "method": request.method, "resource_type": request.resource_type}
 
 
 def target_closed(exc: BaseException) -> bool:
@@ -114,16 +118,21 @@ class Router:
     async def answer(self, route: Route, request: Request) -> None:
         frame = self._frame(request)
         tab = self.owner.tab_for_page(frame.page) if frame is not None else None
-        if self._flooding(tab):
+        if self._flooding(tab):  # aborted unrecorded, but a navigation off the list is still a violation
+            if request.is_navigation_request():
+                top = frame is None or frame.parent_frame is None
+                self._url_refused(Routed(described(request), tab, True, top))
             return await route.abort("blockedbyclient")
         routed = self._identify(request, frame, tab)
-        if self._method_blocked(routed):
+        # The allow-list first: a navigation off it is a violation, whatever else refuses it.
+        policy_refused = self._url_refused(routed)
+        if self._method_blocked(routed, policy_refused):
             return await self._refuse(route, routed.main_frame_nav, "state_change_blocked", routed.base, routed.tab)
         entry = self.store.entry(routed.url)  # the manifest only: no body is read for a refused request
         headers = {k.lower(): v for k, v in entry.headers.items()} if entry else {}
-        if self._download_blocked(routed, headers):
+        if self._download_blocked(routed, headers, policy_refused):
             return await self._refuse(route, True, "state_change_blocked", routed.base, routed.tab)
-        if self._url_refused(routed):
+        if policy_refused:
             return await self._refuse(route, routed.main_frame_nav, "policy", routed.base, routed.tab)
         if entry is None:
             return await self._refuse(route, routed.main_frame_nav, "not_in_mirror", routed.base, routed.tab)
@@ -152,7 +161,7 @@ class Router:
         self._expect_commit(routed, download is not None, mirrored)
         content_type = {k.lower(): v for k, v in mirrored.headers.items()}.get("content-type", "")
         if routed.main_frame_nav and content_type.startswith("application/pdf") and download is None:
-            return await self._serve_pdf(route, routed, mirrored)
+            return await serve_pdf(route, routed.url, routed.tab, mirrored)
         try:
             await route.fulfill(status=mirrored.status, headers=mirrored.headers, body=mirrored.body)
         except BaseException:
@@ -206,30 +215,30 @@ class Router:
         main_frame_nav = is_nav and (frame is None or frame.parent_frame is None)
         if main_frame_nav and tab is not None:
             tab.activity.nav_requests += 1
-        base = {"url": request.url, "method": request.method, "resource_type": request.resource_type}
-        return Routed(base, tab, is_nav, main_frame_nav)
+        return Routed(described(request), tab, is_nav, main_frame_nav)
 
-    def _method_blocked(self, routed: Routed) -> bool:
-        """A request other than GET, HEAD or OPTIONS is a state change (refused when blocked)."""
+    def _method_blocked(self, routed: Routed, policy_refused: bool) -> bool:
+        """A request other than GET, HEAD or OPTIONS is a state change (refused when blocked). Its
+        ``blocked`` says whether it was refused by either check (``policy_refused``: by the allow-list)."""
         method = routed.base["method"]
         if method in SAFE_METHODS:
             return False
         blocked = self.policy.block_state_changes
+        name = f"{method} {routed.url}"
         self.owner.record_state_change(
-            "non_get_request", name=f"{method} {routed.url}", blocked=blocked, detail=routed.base, tab=routed.tab
+            "non_get_request", name=name, blocked=blocked or policy_refused, detail=routed.base, tab=routed.tab
         )
         return blocked
 
-    def _download_blocked(self, routed: Routed, headers: dict[str, str]) -> bool:
+    def _download_blocked(self, routed: Routed, headers: dict[str, str], policy_refused: bool) -> bool:
         """A navigation to an attachment is a download, a state change (refused when blocked)."""
         if not (routed.is_nav and "attachment" in headers.get("content-disposition", "")):
             return False
-        policy = self.policy
-        # Refused by either check (``_url_refused`` refuses any frame's navigation off the list):
-        # then no download event follows. One not refused is recorded as it is served (``_serve``).
-        if policy.block_state_changes or (policy.enforcing and not policy.url_ok(routed.url)):
+        # Refused by either check (``policy_refused``: the allow-list refuses it): then no download event
+        # follows. One not refused is recorded as it is served (``_serve``).
+        if self.policy.block_state_changes or policy_refused:
             self._record_download(routed, blocked=True)
-        return policy.block_state_changes
+        return self.policy.block_state_changes
 
     def _record_download(self, routed: Routed, blocked: bool) -> None:
         name, tab = f"download {routed.url}", routed.tab
@@ -256,21 +265,6 @@ class Router:
         if routed.main_frame_nav and routed.tab is not None:
             routed.tab.activity.new_document_requested = True
             routed.tab.activity.awaiting_commit = not attachment and mirrored.status != 204
-
-    async def _serve_pdf(self, route: Route, routed: Routed, mirrored: MirroredResponse) -> None:
-        """A PDF opened in a tab is answered with a viewer page that shows its text."""
-        name = urlsplit(routed.url).path.rsplit("/", 1)[-1] or "document.pdf"
-        try:
-            pages = await pdf.pages_of(mirrored.body)  # off the event loop: a big PDF holds up no other run
-        except TimeoutError:
-            raise ValueError(f"mirror entry {mirrored.url}: its PDF text took over {pdf.TEXT_TIMEOUT_S:g} s") from None
-        except Exception as exc:  # pypdf's own errors: the mirror's fault, said with its entry
-            raise ValueError(f"mirror entry {mirrored.url} is typed a PDF but is none ({exc!r})") from exc
-        if routed.tab is not None:
-            routed.tab.pending_pdf = PdfDocument(routed.url, name, pages)
-        await route.fulfill(
-            status=mirrored.status, content_type="text/html; charset=utf-8", body=pdf.viewer_html(name, pages)
-        )
 
     async def _redirect(self, route: Route, target: str, routed: Routed, base: dict[str, str], hops: int = 0) -> None:
         """Chromium sends a fulfilled redirect's next request past interception, so the router
@@ -312,7 +306,7 @@ class Router:
         """A redirect to an attachment is answered with it, as a link straight to it: the page
         stays (a stub's document would stay instead, empty, awaiting a commit that never comes)."""
         download = Routed({**routed.base, "url": target}, routed.tab, True, True)
-        if self._download_blocked(download, headers):
+        if self._download_blocked(download, headers, policy_refused=False):  # ``_redirect`` checked its URL
             return await self._refuse(route, True, "state_change_blocked", download.base, routed.tab)
         mirrored = self.store.cached(target) or await asyncio.to_thread(self.store.lookup, target)
         if mirrored is None:

@@ -30,6 +30,7 @@ from toolserver.browser.reports import bounded, safe_title
 from toolserver.browser.router import Router
 from toolserver.browser.settling import Marks, Settling
 from toolserver.browser.tab import Tab
+from toolserver.browser.unrouted import Unrouted
 from toolserver.errors import PageUnresponsive
 from toolserver.media import RunMedia
 
@@ -104,6 +105,7 @@ class Session:
     downloads: Downloads = field(init=False)
     dialogs: Dialogs = field(init=False)
     local_documents: LocalDocuments = field(init=False)
+    unrouted: Unrouted = field(init=False)
     tabs_made: int = 0  # tabs are t1, t2, ... in the order they were made
     unannounced: dict[Page, Tab | None] = field(default_factory=dict)  # opened by a page, not yet recorded
     undecided: list[Page] = field(default_factory=list)  # new while a tool opens a tab: its page, or a popup
@@ -111,12 +113,13 @@ class Session:
     def __post_init__(self) -> None:
         self.settling = Settling(self, self.run.config)
         self.router = Router(self, self.settling, self.run.store, self.run.policy, self.run.faults)
-        self.reports = PageReports(self, self.settling, self.report_key)
+        self.reports = PageReports(self, self.settling, self.report_key, self.run.policy)
         self.downloads = Downloads(self, self.run)
         self.dialogs = Dialogs(self, self.run.config, self.run.policy)
         self.local_documents = LocalDocuments(self, self.run.policy)
+        self.unrouted = Unrouted(self, self.run.store, self.run.policy)
         if self.backstop is not None:
-            self.backstop.report = self.escaped
+            self.backstop.report, self.backstop.idle = self.unrouted.escaped, self.unrouted.idle_tunnel
 
     @property
     def active_tab(self) -> Tab | None:
@@ -174,18 +177,6 @@ class Session:
         """Mark the session closed: False when it was closed already."""
         was, self.closed = self.closed, True
         return not was
-
-    def escaped(self, method: str, url: str) -> None:
-        """A request that escaped the router (a worker's, a page's as it unloads, a speculative
-        prefetch) reached the backstop, which refused it; one that is not GET, HEAD or OPTIONS is a
-        state change too, refused. A bare connection to a mirrored host is Chromium's own
-        preconnect for a navigation the router answers (no request was in it): not recorded."""
-        if method == "CONNECT" and url.rsplit(":", 1)[0] in self.run.store.hosts():
-            return
-        data = {"url": url, "method": method, "resource_type": "unrouted", "reason": "escaped_interception"}
-        self.record_event("blocked_request", data)
-        if method not in ("GET", "HEAD", "OPTIONS", "CONNECT", "?"):
-            self.record_state_change("non_get_request", name=f"{method} {url}", blocked=True, detail=data)
 
     def browser_disconnected(self, browser: Browser, reason: str | None = None) -> None:
         if self.browser is browser and not self.closed:
@@ -318,6 +309,7 @@ class Session:
         self.record_event("download", data, tab=tab)
         blocked = self.run.policy.block_state_changes
         if not self.router.took_download(download.url):  # else the router recorded it already
+            blocked = self.unrouted.download_refused(download.url, tab) or blocked
             self.record_state_change("download", name=f"download {download.url}", blocked=blocked, detail=data, tab=tab)
         if not blocked:
             self.downloads.started(tab, download)
