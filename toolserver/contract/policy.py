@@ -9,9 +9,12 @@ Pure module: no Playwright, no aiohttp.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
-from typing import Literal
-from urllib.parse import quote, urlsplit
+from typing import Literal, cast
+from urllib.parse import quote, unquote, urlsplit
+
+import idna
 
 PolicyMode = Literal["enforce", "observe"]
 """``enforce`` refuses calls outside the allow-list; ``observe`` only records them."""
@@ -34,18 +37,20 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def requested_form(url: str) -> str | None:
-    """``url`` as Chromium would request it (scheme and host lower-cased, punycode, no default
-    port, dot segments resolved, percent-encoded); None when no browser requests it at all."""
-    parts = urlsplit(url)
+    """``url`` as Chromium would request it (scheme and host lower-cased, the host as the WHATWG URL
+    standard reads it: UTS-46 punycode, an IPv4 address in any of its spellings written as four
+    numbers; no default port, dot segments resolved, percent-encoded); None when no browser
+    requests it at all."""
+    parts = urlsplit(_authority_ended(url))
     if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.password:
         return None
-    try:  # a host of non-ASCII letters is asked for in punycode
-        host = parts.hostname if parts.hostname.isascii() else parts.hostname.encode("idna").decode("ascii")
-    except UnicodeError:
+    try:
+        host = browser_host(parts.hostname)
+        port = parts.port
+    except ValueError:  # a host or port no browser takes (UnicodeError is one)
         return None
-    host = f"[{host}]" if ":" in host else host
-    default = parts.port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
-    canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{parts.port}'}"
+    default = port in (None, _DEFAULT_PORTS[parts.scheme.lower()])
+    canonical = f"{parts.scheme.lower()}://{host}{'' if default else f':{port}'}"
     canonical += quote(resolved(parts.path.replace("\\", "/") or "/"), safe=_PATH_SAFE)  # "\\" is "/" in a path
     before_fragment = url.split("#", 1)[0]
     if "?" in before_fragment:  # an empty query is kept as "?", as Chromium keeps it
@@ -55,12 +60,71 @@ def requested_form(url: str) -> str | None:
     return canonical
 
 
+def _authority_ended(url: str) -> str:
+    """``url`` with its host ended by a "\\" as a browser ends it there (http and https take it for
+    "/"): ``https://a.example\\@b.example/`` is a request to a.example, not a user name."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in _DEFAULT_PORTS:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#\\") if i >= 0), default=len(rest))
+    return url if rest[end : end + 1] != "\\" else f"{scheme}://{rest[:end]}/{rest[end + 1 :]}"
+
+
+def browser_host(host: str) -> str:
+    """``host`` (from ``urlsplit``: lower-cased, no brackets) as Chromium requests it: percent-decoded,
+    mapped by UTS-46 (non-transitional: ß stays, as xn--...), an IPv4 address as four decimal
+    numbers, an IPv6 one compressed. ValueError when a browser refuses it."""
+    if ":" in host:
+        return f"[{ipaddress.IPv6Address(host).compressed}]"
+    host = unquote(host, errors="strict")
+    if not host.isascii():
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        host = ".".join(
+            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+            for label in mapped.split(".")
+        )
+    address = _ipv4(host.lower())
+    return address if address is not None else host.lower()
+
+
+def _ipv4(host: str) -> str | None:
+    """The IPv4 address a host that ends in a number stands for (WHATWG: "0x7f.1" is 127.0.0.1,
+    "10" is 0.0.0.10); None for a name; ValueError for a number that is no address ("1.2.3.4.5")."""
+    labels = host.split(".")
+    if len(labels) > 1 and labels[-1] == "":
+        labels.pop()
+    if _ipv4_number(labels[-1]) is None and not (labels[-1] and labels[-1].isdigit()):
+        return None
+    numbers = [_ipv4_number(label) for label in labels]
+    if len(numbers) > 4 or any(n is None for n in numbers):
+        raise ValueError(f"{host} ends in a number but is no IPv4 address")
+    *leading, last = cast(list[int], numbers)
+    if any(n > 255 for n in leading) or last >= 256 ** (5 - len(numbers)):
+        raise ValueError(f"{host} ends in a number but is no IPv4 address")
+    value = sum(n << (8 * (3 - i)) for i, n in enumerate(leading)) + last
+    return ".".join(str((value >> shift) & 255) for shift in (24, 16, 8, 0))
+
+
+def _ipv4_number(label: str) -> int | None:
+    """A label as an IPv4 number: decimal, hex after 0x, octal after a leading 0; None if not one."""
+    base = 10
+    if label[:2].lower() == "0x":
+        label, base = label[2:], 16
+        if not label:
+            return 0
+    elif len(label) > 1 and label.startswith("0"):
+        label, base = label[1:], 8
+    if not label or not all(c in "0123456789abcdef"[:base] for c in label.lower()):
+        return None
+    return int(label, base)
+
+
 def url_problem(url: str) -> str | None:
     """Why no browser request has ``url`` as written (then no allow-list or mirror entry of it is
     ever matched): the form Chromium would send instead. None when it is in that form."""
     canonical = requested_form(url)
     if canonical is None:
-        parts = urlsplit(url)
+        parts = urlsplit(_authority_ended(url))
         if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
             return "not an http(s) URL with a host"
         if parts.username or parts.password:
