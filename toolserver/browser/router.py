@@ -2,10 +2,11 @@
 refused; nothing reaches a network (a dead proxy in the launch flags catches anything that
 could escape interception).
 
-One step per method, in the order a request meets them: whose navigation it is, the method
-(a non-GET is a state change), an attachment (a download), the allow-list, the mirror, a
-redirect (followed here), the document's commit bookkeeping, the PDF viewer. Each check records
-what it saw and says whether the request is refused; ``_refuse`` then answers it.
+One step per method, in the order a request meets them: whose navigation it is, the allow-list
+(a navigation off it is recorded first, whatever else refuses it), the method (a non-GET is a
+state change), an attachment (a download), the mirror, a redirect (followed here), the document's
+commit bookkeeping, the PDF viewer (``pdf_viewer``). Each check records what it saw and says
+whether the request is refused; ``_refuse`` then answers it.
 """
 
 from __future__ import annotations
