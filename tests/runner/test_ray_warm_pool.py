@@ -241,7 +241,7 @@ async def test_a_batch_stopped_on_a_pool_stops_its_attempts_on_the_worker(cluste
         with pytest.raises(BatchStopped) as stopped:
             await batch
         outcomes = stopped.value.outcomes
-        assert [outcome.status for outcome in outcomes] == ["stopped", "stopped"]
+        assert [outcome.status for outcome in outcomes] == ["stopped", "stopped"], [o.reason for o in outcomes]
         for outcome in outcomes:  # as the worker recorded it, fetched from its node (only attempt.json before)
             attempt = json.loads((outcome.directory / "attempt.json").read_text())
             assert attempt["status"] == "stopped" and attempt["error"].startswith("the batch was stopped after")
