@@ -73,6 +73,17 @@ def test_batches_on_a_warm_pool_start_no_worker_and_leave_it_running(cluster, tm
     )
 
 
+def test_the_status_table_says_a_worker_runs_fewer_attempts_at_once_than_asked(capsys):
+    """A worker clamped to its server's session cap showed the attempts its pool asked for."""
+    from sandbox.cli.commands.ray import show
+
+    row = {"worker": "pool/p/0", "node": "n" * 20, "alive": True, "attempts": 0, "running": 0, "waiting": 0}
+    show([{**row, "capacity": 64, "slots": 48, "held_by": "max_sessions_per_core 24 × 2 cores"}], as_json=False)
+    assert "48 (of 64 asked: max_sessions_per_core 24 × 2 cores)" in capsys.readouterr().out
+    show([{**row, "capacity": 8, "slots": 8, "held_by": "max_open_sessions 200"}], as_json=False)
+    assert capsys.readouterr().out.splitlines()[-1].rstrip().endswith(" 8")
+
+
 def test_no_ray_at_the_address_is_one_line_and_exit_2():
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

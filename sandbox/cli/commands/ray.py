@@ -147,6 +147,14 @@ def run_stop(args: argparse.Namespace) -> int:
     return connected("stop", args, action)
 
 
+def at_once(row: dict) -> str:
+    """The attempts a worker runs at once: those its pool asks, or fewer where its server holds fewer."""
+    slots = row.get("slots")
+    if isinstance(slots, int) and slots < row["capacity"]:
+        return f"{slots} (of {row['capacity']} asked: {row.get('held_by') or 'its server holds no more'})"
+    return str(row["capacity"])
+
+
 def show(rows: list[dict], as_json: bool) -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -165,7 +173,7 @@ def show(rows: list[dict], as_json: bool) -> None:
             str(row.get("attempts", "-")),
             str(row.get("running", "-")),
             str(row.get("waiting", "-")),
-            "-" if row.get("orphan") else str(row["capacity"]),
+            "-" if row.get("orphan") else at_once(row),
         ]
         for row in rows
     ]
