@@ -315,6 +315,10 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
     assert unpriced(agents, outcomes, Prices.load(prices_file)) == [
         "the prices file has no price for model 'priced-elsewhere' (reports-usage): its cost is unknown"
     ]
+    # named as its attempts name it (the spec as typed was a name no row of the results has)
+    assert unpriced([BatchAgent("think:0.50:openai:m1", AgentOptions())], [], Prices.load(prices_file)) == [
+        "the prices file has no price for model 'm1' (think:0.5:openai:m1): its cost is unknown"
+    ]
     capsys.readouterr()
     assert main(["compare", str(outcomes[0].directory.parent), "--json"]) == 1  # at the batch's own rate
     again = next(r for r in json.loads(capsys.readouterr().out)["ranking"] if r["agent"] == row["agent"])

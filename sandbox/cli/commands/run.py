@@ -226,6 +226,7 @@ def unpriced(agents: list, outcomes: list, prices) -> list[str]:
     """The models the prices file does not price, with the agents that used them (their cost is
     unknown): a model agent's own model, and any model a ``cmd:`` agent reported."""
     from sandbox.runner.agents import AGENT_KINDS
+    from sandbox.runner.batch import decided
 
     if prices is None:
         return []
@@ -233,7 +234,7 @@ def unpriced(agents: list, outcomes: list, prices) -> list[str]:
     for agent in agents:
         kind, _, model = AGENT_KINDS.unwrap(agent.spec).partition(":")
         if kind in ("openai", "anthropic"):
-            users.setdefault(model, set()).add(agent.name)
+            users.setdefault(model, set()).add(decided(agent).name)  # as its attempts name it
     for outcome in outcomes:
         if outcome.model and outcome.token_usage:
             users.setdefault(outcome.model, set()).add(outcome.agent)
