@@ -248,7 +248,8 @@ class UnreadableMessage(EventBase):
     or not sent in time. On both: JSON that is no JSON-RPC message (an array: a batch), an object
     that gives one key twice, a request whose `id` is not a string or an integer, a string with a
     lone surrogate, a `tools/call` with no tool name, a request whose `id` is that of a request of
-    the connection still running. `line`: its start (200 characters)"""
+    the connection still running. `line`: its start (200 characters). It belongs to no call (`seq`
+    null), also when a call is running."""
 
     kind: Literal["unreadable_message"] = "unreadable_message"
     Data: ClassVar[builtins.type] = UnreadableData
