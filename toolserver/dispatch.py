@@ -37,9 +37,10 @@ from toolserver.errors import (
 )
 from toolserver.floods import cut_text
 from toolserver.injected import end_session_midway, refuse_session_start
-from toolserver.registry import Tool
+from toolserver.registry import Tool, traced_args
 from toolserver.response import Response
-from toolserver.run import CallContext, Run, SessionContext, TabContext, crashed_error, crashed_tab, no_open_tab
+from toolserver.run import CallContext, Run, SessionContext, TabContext
+from toolserver.session_errors import crashed_error, crashed_tab, no_open_tab
 
 TARGET_CRASHED = "Target crashed"  # Playwright's message for a call whose page's renderer ended
 CRASH_EXPLAINS = ("browser_action_failed", "page_unresponsive")  # errors a crash during the call explains
@@ -144,8 +145,10 @@ class Dispatcher:
             return {"ok": False, "error": error or ended(run).to_json()}
         screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
         suppressed = run.close_event_window(ctx)
+        args, noted = traced_args(raw_args) if error and error["type"] == "invalid_arguments" else (raw_args, [])
+        escaped = [*noted, *escaped]
         run.write_call(CallRecord.model_construct(
-            seq=ctx.seq, tool=name, args=raw_args, ok=error is None, result=result, error=error,
+            seq=ctx.seq, tool=name, args=args, ok=error is None, result=result, error=error,
             t_start=t_start, t_end=run.trace.now(), wall_start=wall_start, wall_end=wall_now(),
             session_id=session.id if session else None, tab=tab.id if tab else None,
             url_before=cut_text(url_before, limit), url_after=cut_text(url_after, limit), events=ctx.events,

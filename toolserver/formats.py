@@ -19,12 +19,14 @@ FORMATS = ("mcp", "openai", "openai-strict", "anthropic", "json-schema")
 
 # MCP tool annotations derived from a tool's side-effect kind. ``input`` tools (click, type)
 # may submit a form, a state change the sandbox records, so they are marked destructive;
-# ``action`` tools open or move pages (additive), ``destructive`` ones close sessions or tabs.
+# ``action`` tools open or move pages or the view (additive), ``destructive`` ones close sessions
+# or tabs. Only ``read_only`` tools (a snapshot, the tool list) are idempotent: a client may retry
+# a tool it is told is idempotent, or read-only, by itself, and every call counts in the trace.
 _ANNOTATIONS = {
     "read_only": {"readOnlyHint": True, "idempotentHint": True},
-    "input": {"readOnlyHint": False, "destructiveHint": True},
-    "action": {"readOnlyHint": False, "destructiveHint": False},
-    "destructive": {"readOnlyHint": False, "destructiveHint": True},
+    "input": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
+    "action": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+    "destructive": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
 }
 
 
@@ -76,8 +78,11 @@ def to_openai_strict(tool: dict) -> dict:
 
 def strict_schema(schema: dict) -> dict:
     """A JSON Schema under OpenAI's strict function-calling rules: every object closed
-    (``additionalProperties: false``) with every property required, no ``default``; a property
-    that was optional becomes nullable, and the tools take ``null`` as "not given"."""
+    (``additionalProperties: false``) with every property required, no ``default``. A property
+    that was optional with no default (or a ``null`` one) becomes nullable, and the tools take
+    ``null`` as "not given"; one with a default of its own (``clear_cookies: false``) keeps its
+    plain type, so a model sends a value of that type (a gate on exact arguments wants ``false``,
+    not ``null``)."""
 
     def walk(node: object) -> object:
         if isinstance(node, list):
@@ -88,7 +93,7 @@ def strict_schema(schema: dict) -> dict:
         if "properties" in node:
             required = set(node.get("required", ()))
             out["properties"] = {
-                name: walk(prop) if name in required else nullable(prop_of(walk(prop)))
+                name: walk(prop) if name in required or has_default(prop) else nullable(prop_of(walk(prop)))
                 for name, prop in node["properties"].items()
             }
             out["required"] = list(node["properties"])
@@ -96,6 +101,11 @@ def strict_schema(schema: dict) -> dict:
         return out
 
     return walk(schema)  # type: ignore[return-value]
+
+
+def has_default(prop: object) -> bool:
+    """Whether a property has a default other than ``null``."""
+    return isinstance(prop, dict) and prop.get("default") is not None
 
 
 def prop_of(node: object) -> dict:

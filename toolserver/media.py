@@ -92,6 +92,9 @@ class RunMedia:
             self._failed(ctx, tab, file, f"no screenshot within {config.screenshot_timeout_ms} ms")
         except (PlaywrightError, OSError) as exc:
             self._failed(ctx, tab, file, str(exc).splitlines()[0][:300])
+        except Exception as exc:  # awaited before the next call has its line: never that call's failure
+            log.exception("run %s: the screenshot after call %s failed", self.run.id, ctx.seq)
+            self._failed(ctx, tab, file, repr(exc)[:300])
 
     async def _keep_viewport(self, tab: Any, file: Path, key: dict | None = None) -> None:
         """Write the tab's viewport now to ``file``. When the page says nothing it shows can have

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -59,16 +60,20 @@ class ToolArgs(BaseModel):
 
 
 def lenient_int(value: Any) -> Any:
-    """``"200"`` -> 200 (decimal digits, an optional sign, spaces around) and ``200.0`` -> 200;
+    """``"200"`` -> 200 (decimal digits, an optional sign, spaces around) and ``200.0`` -> 200,
+    however large (``1e20``, twenty nines: the argument's bound then says what is allowed);
     anything else as given (``200.5`` stays a float, and is refused)."""
     if isinstance(value, str) and DIGITS.fullmatch(value):
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:  # exact as a float
+        try:
+            return int(value)
+        except ValueError:  # more digits than int() reads (4,300): refused as given
+            return value
+    if isinstance(value, float) and value.is_integer():  # not NaN or ±Infinity
         return int(value)
     return value
 
 
-DIGITS = re.compile(r"\s*[+-]?[0-9]{1,18}\s*")  # ASCII digits: int() also reads "٣" as 3
+DIGITS = re.compile(r"\s*[+-]?[0-9]+\s*")  # ASCII digits: int() also reads "٣" as 3
 # On an integer argument, after its bounds: Annotated[int, Field(ge=1), LENIENT_INT] takes "200" and 200.0 as 200.
 LENIENT_INT = BeforeValidator(lenient_int)
 
@@ -182,6 +187,14 @@ class ToolRegistry:
         return [item.schema() for item in self]
 
 
+def traced_args(raw_args: Any) -> tuple[Any, list[str]]:
+    """The arguments as a call line keeps them: as sent, or as shortened text when they contain
+    themselves (no JSON line can), with what ``escaped`` then says."""
+    if isinstance(raw_args, dict) and circular(raw_args) is not None:
+        return reprlib.repr(raw_args), ["args (circular: kept as shortened text)"]
+    return raw_args, []
+
+
 def require_strict_json(name: str, raw_args: Any) -> None:
     """Arguments a strict JSON parser could read back: no NaN/Infinity, no absurd nesting. A number
     beyond a double's range (``1e400``) is read as Infinity by every transport's JSON reader, and
@@ -189,6 +202,9 @@ def require_strict_json(name: str, raw_args: Any) -> None:
     try:
         json.dumps(raw_args, allow_nan=False, default=str)
     except ValueError:
+        if (at := circular(raw_args)) is not None:  # from the Python API: JSON has no such value
+            said = f"argument '{at}' contains itself (a circular reference, which JSON cannot carry)"
+            raise InvalidArguments(f"{name}: {said}; pass plain JSON values") from None
         if (at := long_integer(raw_args)) is not None:  # from the Python API: every JSON reader refuses it
             limit = sys.get_int_max_str_digits()
             said = f"argument '{at}' is an integer longer than the {limit} digits this server reads; pass a shorter one"
@@ -221,12 +237,42 @@ def writable(number: int) -> bool:
 
 
 def find(value: Any, test: Callable[[Any], bool]) -> str | None:
-    """Where the first item in ``value`` that passes ``test`` is, walked without recursion."""
+    """Where the first item in ``value`` that passes ``test`` is, walked without recursion; a
+    list or object met again (the same one twice, or one inside itself) is walked once."""
     left: deque[tuple[str, Any]] = deque([("", value)])
+    seen: set[int] = set()
     while left:
         at, item = left.popleft()
         if test(item):
             return at or "(arguments)"
-        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
-        left += [(f"{at}.{key}" if at else str(key), child) for key, child in children]
+        if isinstance(item, (dict, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))
+            left += [(f"{at}.{key}" if at else str(key), child) for key, child in children_of(item)]
+    return None
+
+
+def children_of(item: dict | list | tuple) -> Iterable[tuple[Any, Any]]:
+    return item.items() if isinstance(item, dict) else enumerate(item)
+
+
+def circular(value: Any) -> str | None:
+    """Where the first list or object inside itself is (``amount``: the arguments' ``amount`` holds
+    a value that holds ``amount`` again), walked depth first, without recursion; None: no cycle."""
+    on_path: set[int] = set()  # the ids of the containers from the top down to the one walked
+    done: set[int] = set()  # containers walked whole (the same one met again is no cycle)
+    stack: list[tuple[str, Any, bool]] = [("", value, False)]
+    while stack:
+        at, item, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            done.add(id(item))
+            continue
+        if not isinstance(item, (dict, list, tuple)) or id(item) in done:
+            continue
+        if id(item) in on_path:
+            return at or "(arguments)"
+        on_path.add(id(item))
+        stack.append((at, item, True))
+        children = [(f"{at}.{key}" if at else str(key), child) for key, child in children_of(item)]
+        stack += [(where, child, False) for where, child in reversed(children)]
     return None

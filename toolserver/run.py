@@ -30,11 +30,12 @@ from toolserver.contract.events import EventKind, event_of
 from toolserver.contract.mirrors import MirrorStore
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import CallRecord, RunHeader, TraceWriter, wall_now
-from toolserver.errors import AlreadyAnswered, BrowserCrashed, NoSession, NoTab, PageCrashed
+from toolserver.errors import AlreadyAnswered
 from toolserver.faults import RunFaults
 from toolserver.floods import PAGE_EVENT_KINDS, EventBudget, budgeted, cut_text
 from toolserver.media import RunMedia
 from toolserver.registry import ToolRegistry
+from toolserver.session_errors import crashed_error, no_session
 
 log = logging.getLogger("toolserver.run")
 
@@ -111,6 +112,8 @@ class Run:
         self._snapshot_numbers = itertools.count(1)
         self.sessions: dict[str, br.Session] = {}
         self.current_session_id: str | None = None
+        self.closed_by: dict[str, int] = {}  # session id -> the seq of the browser_close that closed it
+        self.last_closed: str | None = None  # the session that was current when a browser_close closed it
         self.current: CallContext | None = None
         self.seq = 0
         self.closed = False
@@ -176,7 +179,8 @@ class Run:
     def current_session(self, crashed_ok: bool = False) -> br.Session:
         session = self.sessions.get(self.current_session_id or "")
         if session is None or session.closed:
-            raise NoSession("no open browser session in this run; call browser_start_session first")
+            ended = session.id if session is not None else self.last_closed
+            raise no_session(ended, self.closed_by.get(ended or ""))
         if session.crashed and not crashed_ok:
             raise crashed_error(session)
         return session
@@ -325,25 +329,5 @@ class Run:
         return self.policy.block_state_changes and not self.policy.state_change_allowed(name)
 
 
-def no_open_tab() -> NoTab:
-    return NoTab("the session has no open tab; open one with browser_open_tab(url)")
-
-
 def new_run_id() -> str:
     return f"run_{secrets.token_hex(6)}"
-
-
-def crashed_tab(tab: br.Tab) -> PageCrashed:
-    return PageCrashed(
-        f"tab {tab.id}'s page crashed (its renderer ended; recorded as a page_crashed event): close it "
-        "with browser_close_tab and open another with browser_open_tab"
-    )
-
-
-def crashed_error(session: br.Session) -> BrowserCrashed:
-    return BrowserCrashed(
-        f"the browser crashed under session {session.id} (recorded as a browser_crashed event); "
-        "its tabs are gone. Start a new session with browser_start_session (a new browser is "
-        "running).",
-        session_id=session.id,
-    )

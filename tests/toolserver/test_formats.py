@@ -152,9 +152,10 @@ def test_what_a_strict_model_sends_the_tools_take_as_the_loose_call():
         "browser_open_tab": {"url": "https://example.gov/"},
         "browser_switch_tab": {"tab": "t1"},
     }
-    for definition in tool_definitions("openai-strict", SCHEMAS):
+    for definition, source in zip(tool_definitions("openai-strict", SCHEMAS), SCHEMAS, strict=True):
         name, schema = definition["function"]["name"], definition["function"]["parameters"]
-        sent = {key: None for key in schema["properties"]} | minimal.get(name, {})
+        defaults = {key: prop.get("default") for key, prop in source["input_schema"].get("properties", {}).items()}
+        sent = defaults | minimal.get(name, {})  # null, or the property's own default (clear_cookies: false)
         assert jsonschema.Draft202012Validator(schema).is_valid(sent), (name, sent)
         tool = registry.get(name)
         assert tool.parse(sent) == tool.parse(minimal.get(name, {})), name
@@ -172,9 +173,10 @@ def test_integer_arguments_may_come_as_digit_strings_or_whole_numbers_and_nothin
     for whole in (300.0, 1e3):
         assert jsonschema.Draft202012Validator(schema).is_valid({"max_chars": whole})
         assert snapshot.parse({"max_chars": whole}).max_chars == int(whole)
-    for bad in ("2e2", "300.0", "abc", "", 300.5, True, "٣٠٠", 1e300):  # ASCII digits only: int() reads "٣٠٠"
+    for bad in ("2e2", "300.0", "abc", "", 300.5, True, "٣٠٠", float("inf")):  # ASCII digits only: int() reads "٣٠٠"
         with pytest.raises(Exception, match="argument 'max_chars'"):
             snapshot.parse({"max_chars": bad})
+    assert snapshot.parse({"max_chars": 1e300}).max_chars == int(1e300)  # an integer, as JSON Schema says
     with pytest.raises(Exception, match="greater than or equal to 200"):
         snapshot.parse({"max_chars": "5"})
     with pytest.raises(Exception, match="less than or equal to 100000"):  # ten digits are a number too
@@ -182,3 +184,44 @@ def test_integer_arguments_may_come_as_digit_strings_or_whole_numbers_and_nothin
     start = default_registry().get("browser_start_session")
     with pytest.raises(Exception, match="argument 'clear_cookies'"):  # booleans stay JSON booleans
         start.parse({"provider": "kernel", "clear_cookies": "false"})
+
+
+def test_strict_definitions_keep_a_property_with_a_default_of_its_own_as_its_plain_type():
+    """A strict model sends every property: one with a real default (``clear_cookies: false``,
+    ``submit: false``) stays its plain type, so the model sends the boolean, never ``null`` (which
+    the server reads as not given but the start gate refuses: it wants the JSON boolean false)."""
+    strict = {d["function"]["name"]: d["function"]["parameters"] for d in tool_definitions("openai-strict", SCHEMAS)}
+    start, typing = strict["browser_start_session"], strict["browser_type"]
+    assert start["properties"]["clear_cookies"] == {
+        "type": "boolean",
+        "title": "Clear Cookies",
+        "description": "Empty the site_key's profile before starting (a JSON boolean).",
+    }
+    assert typing["properties"]["submit"]["type"] == "boolean" and "anyOf" not in typing["properties"]["submit"]
+    sent = {"provider": "kernel", "site_key": "k", "clear_cookies": None, "url": "https://example.gov/"}
+    assert not jsonschema.Draft202012Validator(start).is_valid(sent)
+    assert jsonschema.Draft202012Validator(start).is_valid({**sent, "clear_cookies": False})
+    assert start["properties"]["site_key"]["anyOf"][-1] == {"type": "null"}  # no default of its own: nullable
+
+
+def test_mcp_annotations_never_call_a_tool_that_acts_again_when_repeated_idempotent():
+    """Repeating a scroll scrolls further, and a switch changes where later calls act: a client
+    that retries idempotent (or read-only) tools by itself would add calls the counts gate counts.
+    MCP reads idempotentHint only when readOnlyHint is false, so neither says read-only."""
+    annotations = {t["name"]: t["annotations"] for t in tool_definitions("mcp", SCHEMAS)}
+    for name in ("browser_scroll", "browser_switch_tab"):
+        assert annotations[name]["readOnlyHint"] is False and annotations[name]["idempotentHint"] is False, name
+        assert annotations[name]["destructiveHint"] is False, name
+    idempotent = sorted(name for name, hints in annotations.items() if hints.get("idempotentHint"))
+    assert idempotent == ["browser_snapshot", "list_tools"]
+    assert all("idempotentHint" in hints for hints in annotations.values())  # said, not left to a default
+
+
+def test_an_integral_number_beyond_a_bound_gets_the_bounds_message():
+    scroll = default_registry().get("browser_scroll")
+    for huge in (1e20, "99999999999999999999", " +99999999999999999999 ", 2.0**60, "9" * 4300):
+        with pytest.raises(Exception, match="less than or equal to 100000"):
+            scroll.parse({"direction": "down", "amount": huge})
+    for bad in (float("inf"), float("nan"), "1e20", "9" * 30 + ".5", "9" * 4301):  # 4,301 digits: int() refuses
+        with pytest.raises(Exception, match="argument 'amount'"):
+            scroll.parse({"direction": "down", "amount": bad})

@@ -137,8 +137,10 @@ async def test_tools_list_is_the_contract_with_titles_and_annotations(client, mc
     for tool, published in zip(listed, http_tools, strict=True):
         assert tool.input_schema == with_nullable(published["input_schema"]) and tool.title == published["title"]
         assert tool.annotations.open_world_hint is False
-    for name in ("browser_snapshot", "browser_scroll", "list_tools"):
-        assert by_name[name].annotations.read_only_hint is True
+    for name in ("browser_snapshot", "list_tools"):
+        assert by_name[name].annotations.read_only_hint is True and by_name[name].annotations.idempotent_hint is True
+    for name in ("browser_scroll", "browser_switch_tab"):  # repeated, each moves further: no client retries them
+        assert by_name[name].annotations.read_only_hint is False and by_name[name].annotations.idempotent_hint is False
     for name in ("browser_click", "browser_type", "browser_close", "browser_close_tab"):
         assert by_name[name].annotations.read_only_hint is False and by_name[name].annotations.destructive_hint is True
     assert by_name["browser_navigate"].annotations.destructive_hint is False

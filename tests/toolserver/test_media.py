@@ -169,3 +169,18 @@ def test_screenshot_names_are_relative_inside_the_trace_folder(tmp_path):
         (tmp_path / "elsewhere" / "3.png").resolve()
     )
     assert screenshot_name(tmp_path / "3.png", None) == str((tmp_path / "3.png").resolve())
+
+
+async def test_a_capture_that_raises_something_unexpected_is_an_event_never_the_next_calls_failure(sandbox, tmp_path):
+    """A folder name with a NUL makes ``mkdir`` raise ``ValueError``, which the capture did not
+    catch: it came out of the next call's wait for the picture, before that call had a line."""
+    run = sandbox.create_run(trace_path=tmp_path / "trace.jsonl", screenshot_dir=tmp_path / "sh\0ts")
+    await start(run)
+    moved = await run.call("browser_navigate", {"url": f"{SITE}/second"})
+    assert moved["ok"], moved
+    await run.close()
+    trace = read_trace(tmp_path / "trace.jsonl")
+    assert [c.tool for c in trace.calls] == ["browser_start_session", "browser_navigate"]
+    failed = [e for e in trace.events if e.kind == "screenshot_failed"]
+    assert [e.seq for e in failed] == [1, 2], failed
+    assert all(e.data["error"] == "ValueError('embedded null byte')" for e in failed), failed

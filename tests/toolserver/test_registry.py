@@ -4,6 +4,9 @@ list and the trace."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
 from pydantic import Field
 
@@ -11,6 +14,7 @@ from sandbox.runner.task import InProcessClient
 from toolserver.contract.names import TOOL_NAMES, URL_BEARING_TOOLS
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
+from toolserver.errors import InvalidArguments
 from toolserver.formats import tool_definitions
 from toolserver.registry import ToolArgs, ToolRegistry, tool
 from toolserver.tools import ALL_TOOLS, default_registry
@@ -73,3 +77,52 @@ async def test_an_unknown_tool_lists_the_registry(run):
     reply = await run.call("browser_fly", {})
     assert reply["error"]["type"] == "unknown_tool"
     assert reply["error"]["message"].endswith(", ".join(TOOL_NAMES))
+
+
+def parse_within(tool_name: str, raw: object, seconds: float = 5.0) -> BaseException | None:
+    """Parse in a thread of its own (a walk that never ends must fail the test, not hang it)."""
+    outcome: list[BaseException | None] = []
+
+    def parse() -> None:
+        try:
+            default_registry().get(tool_name).parse(raw)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001  (the outcome is the test's)
+            outcome.append(exc)
+
+    worker = threading.Thread(target=parse, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "parsing circular arguments did not end"
+    return outcome[0]
+
+
+def test_circular_arguments_are_refused_at_once_naming_where():
+    """From the in-process API an argument object may contain itself: JSON cannot carry it. The
+    search for what made ``json.dumps`` refuse walked the cycle for ever, holding the event loop."""
+    itself: dict = {"direction": "down"}
+    itself["amount"] = itself
+    error = parse_within("browser_scroll", itself)
+    assert isinstance(error, InvalidArguments), error
+    assert str(error) == (
+        "browser_scroll: argument 'amount' contains itself (a circular reference, which JSON cannot carry); "
+        "pass plain JSON values"
+    )
+    loop: list = [1]
+    loop.append([loop])
+    error = parse_within("browser_scroll", {"direction": "down", "amount": loop})
+    assert isinstance(error, InvalidArguments) and "argument 'amount.1.0' contains itself" in str(error), error
+    shared = [1.5]  # the same list twice is no cycle: found once, said once
+    error = parse_within("browser_scroll", {"direction": "down", "amount": [shared, shared, float("nan")]})
+    assert isinstance(error, InvalidArguments) and "argument 'amount.2' is not a finite number" in str(error)
+
+
+async def test_a_circular_argument_call_is_answered_and_has_its_line(run):
+    itself: dict = {"direction": "down"}
+    itself["amount"] = itself
+    reply = await asyncio.wait_for(run.call("browser_scroll", itself), 10)
+    assert reply["error"]["type"] == "invalid_arguments" and "contains itself" in reply["error"]["message"]
+    (line,) = parse_trace(run.trace.text()).calls
+    assert line.tool == "browser_scroll" and line.error.type == "invalid_arguments"
+    assert isinstance(line.args, str) and "'direction': 'down'" in line.args and "{...}" in line.args, line.args
+    assert line.escaped == ["args (circular: kept as shortened text)"]

@@ -257,8 +257,13 @@ async def test_close_variants_and_approval(run, sandbox):
     again = (await run.call("browser_close", {"session_id": first}))["result"]  # closed already: said so
     assert (again["closed"], again["already_closed"], again["open_sessions"]) == ([], [first], [second])
     assert (await run.call("browser_close", {}))["result"]["closed"] == [second]
-    after = await run.call("browser_snapshot", {})
-    assert after["error"]["type"] == "no_session"
+    after = await run.call("browser_snapshot", {})  # no advice to start another: the session is over
+    assert after["error"] == {
+        "type": "no_session",
+        "message": f"session {second} was closed by call 7 (browser_close): this run's session is over",
+    }
+    again = (await run.call("browser_close", {}))["result"]  # an argument-free close, repeated
+    assert (again["closed"], again["already_closed"], again["open_sessions"]) == ([], [second], [])
     await other_run.close()
 
 
@@ -326,3 +331,18 @@ async def test_a_broken_mirror_entry_is_a_fault_naming_the_entry(sandbox, tmp_pa
     faults = [e.data["error"] for e in parse_trace(run.trace.text()).events if e.kind == "server_fault"]
     assert any("mirror entry https://broken.test/gone: body file " in f and "gone.html" in f for f in faults), faults
     assert any("mirror entry https://broken.test/lie.pdf is typed a PDF but is none" in f for f in faults), faults
+
+
+@pytest.mark.parametrize("max_chars", [200, 201, 1000, "300"])
+async def test_a_cut_snapshot_keeps_its_note_within_max_chars(run, max_chars):
+    await start(run, f"{SITE}/long")
+    whole = (await snapshot(run))["snapshot"]
+    cut = (await run.call("browser_snapshot", {"max_chars": max_chars}))["result"]
+    budget = int(max_chars)
+    assert len(whole) > budget and cut["truncated"] is True
+    text = cut["snapshot"]
+    assert len(text) <= budget, len(text)
+    shown, note = text.split("\n[... truncated: ")
+    assert whole.startswith(shown) and note == f"{len(whole) - len(shown)} of {len(whole)} characters not shown]\n"
+    fits = (await run.call("browser_snapshot", {"max_chars": len(whole)}))["result"]
+    assert fits["snapshot"] == whole and "truncated" not in fits

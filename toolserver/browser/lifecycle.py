@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Awaitable
 
 from playwright.async_api import Browser, BrowserContext
 from playwright.async_api import Error as PlaywrightError
@@ -131,16 +132,23 @@ def evicted(forgotten: list[str], run: Recorder) -> dict:
     return {"site_keys": forgotten, "max_profile_bytes": run.config.max_profile_bytes}
 
 
-async def close_session(session: Session) -> None:
+def close_session(session: Session) -> Awaitable[None]:
     """Save the session's profile (under its site key) and close its context, each bounded. The
-    close is a task of its own: a call cut short (``call_timeout_s``) does not leave the context
-    open on the shared browser, and a second close (the run's end) awaits the first."""
+    close begins before this returns (the session marked closed, its close a task of its own), so
+    a caller knows it is under way before its first wait; the caller awaits what this returns. A
+    call cut short (``call_timeout_s``) does not leave the context open on the shared browser, and
+    a second close (the run's end) awaits the first."""
     if session.mark_closed():
         session.closing = asyncio.ensure_future(close_all(session))
-        await asyncio.shield(session.closing)
-    elif session.closing is not None:  # a close another call began: what it raised is that call's
+        return asyncio.shield(session.closing)
+    return awaited(session.closing)
+
+
+async def awaited(closing: asyncio.Future | None) -> None:
+    """A close another call began (if any): what it raised is that call's."""
+    if closing is not None:
         with contextlib.suppress(Exception):
-            await asyncio.shield(session.closing)
+            await asyncio.shield(closing)
 
 
 async def close_all(session: Session) -> None:

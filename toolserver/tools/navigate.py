@@ -51,7 +51,7 @@ async def browser_navigate(ctx: TabContext, args: NavigateArgs, response: Respon
     "browser_scroll",
     args=ScrollArgs,
     title="Scroll",
-    side_effect="read_only",
+    side_effect="action",
     description="Scroll the current tab; returns the new scroll position and whether the end was reached.",
 )
 async def browser_scroll(ctx: TabContext, args: ScrollArgs, response: Response) -> None:

@@ -26,7 +26,9 @@ _INFO_JS = (
 
 class SnapshotArgs(ToolArgs):
     max_chars: Annotated[int, Field(ge=200), LENIENT_INT] | None = Field(
-        None, description="Return at most this many characters (the default returns the whole page)."
+        None,
+        description="Return at most this many characters; a cut snapshot ends with a note, within them, of how "
+        "much was left out (the default returns the whole page).",
     )
 
 
@@ -83,11 +85,19 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     response.add(snapshot_id=tab.snapshot_id).page(tab, info["title"]).tabs().add(format=kind)
     if tab.pdf_pages is not None:
         response.add(pdf_pages=len(tab.pdf_pages))
-    total = len(text)
-    if args.max_chars is not None and total > args.max_chars:
-        text = text[: args.max_chars] + f"\n[... truncated: {total - args.max_chars} of {total} characters not shown]\n"
+    if args.max_chars is not None and len(text) > args.max_chars:
+        text = cut(text, args.max_chars)
         response.add(truncated=True)
     response.add(snapshot=text)
+
+
+def cut(text: str, budget: int) -> str:
+    """The start of ``text`` and a note of how much was left out, together ``budget`` characters
+    at most (the note is made room for as it would be with the total twice, its longest)."""
+    total = len(text)
+    note = f"\n[... truncated: {total} of {total} characters not shown]\n"  # the longest it can be
+    shown = budget - len(note)
+    return text[:shown] + f"\n[... truncated: {total - shown} of {total} characters not shown]\n"
 
 
 TOOLS = [browser_snapshot]

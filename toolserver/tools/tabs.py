@@ -4,15 +4,17 @@ Tabs are ids like "t2" everywhere."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from pydantic import Field
 
 from toolserver import browser as br
-from toolserver.errors import ApprovalRequired, TooManyTabs, UnknownSession, UnknownTab
+from toolserver.errors import ApprovalRequired, ToolError, TooManyTabs, UnknownSession, UnknownTab
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
-from toolserver.run import CallContext, SessionContext, crashed_tab, no_open_tab
+from toolserver.run import CallContext, SessionContext
+from toolserver.session_errors import crashed_tab, no_open_tab, no_session
 from toolserver.tools._common import ask_page
 from toolserver.tools.session import goto
 
@@ -63,8 +65,17 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
     if len(session.tabs) >= cap:
         raise TooManyTabs(f"this session holds {len(session.tabs)} tabs (max_tabs_per_session {cap}): close one first")
     tab = await ask_page(ctx, None, session.open_page(), "opening a tab")
+    before = session.active_tab_id
+    # Current from now on, also when its page fails: a hang or crash of that page is answered as
+    # this tab's, and the advice then (close the tab) is about it.
     session.active_tab_id = tab.id
-    went = await goto(ctx, tab, args.url)
+    try:
+        went = await goto(ctx, tab, args.url)
+    except ToolError as exc:  # said, so the agent knows which tab its next call acts on
+        was = f" (tab {before} is still open)" if before else ""
+        exc.message = f"{exc.message}. Tab {tab.id} was opened and is now the current tab{was}."
+        exc.args = (exc.message,)
+        raise
     response.page(tab, went["title"]).changes().tabs().add(status=went["status"])
 
 
@@ -73,15 +84,15 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
     args=SwitchTabArgs,
     title="Switch tab",
     scope="session",
-    side_effect="read_only",
+    side_effect="action",
     description="Make another tab of this session the current tab.",
 )
 async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response: Response) -> None:
     tab = find_tab(ctx, args.tab)
     if tab.crashed:
         raise crashed_tab(tab)
-    ctx.session.active_tab_id = tab.id
     await ask_page(ctx, tab, tab.page.bring_to_front(), "bringing the tab to the front")
+    ctx.session.active_tab_id = tab.id  # once it is in front: a switch that fails switches nothing
     response.page(tab).tabs()
 
 
@@ -112,7 +123,7 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     side_effect="destructive",
     page_effect="ends_session",
     description="Close the current session (no arguments), one session of this run (session_id), "
-    "or all (close_all, needs approval).",
+    "or all (close_all, needs approval). A session closed already is listed in already_closed.",
 )
 async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -> None:
     run = ctx.run
@@ -131,16 +142,24 @@ async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -
                 f"this run's sessions: {', '.join(run.sessions) or 'none'}"
             )
         targets = [session]
-    else:
-        targets = [run.current_session(crashed_ok=True)]
+    else:  # the current session; after a close, the one that was current (closed already, said so)
+        current = run.sessions.get(run.current_session_id or run.last_closed or "")
+        if current is None:
+            raise no_session(None, None)
+        targets = [current]
     ctx.session = targets[0] if targets else None
     already = [s.id for s in targets if s.closed]  # said as such, not as closed by this call
     targets = [s for s in targets if not s.closed]
-    for session in targets:
-        await br.close_session(session)
+    # Each close begins now (the session marked closed), and the run says so before the first
+    # wait: a close cut short by the call's timeout still closes, and leaves no closed session current.
+    closes = [br.close_session(session) for session in targets]
+    run.closed_by |= {session.id: ctx.seq for session in targets}
+    if run.current_session_id in [*already, *run.closed_by]:
+        run.last_closed = run.current_session_id
     open_ids = [sid for sid, s in run.sessions.items() if not s.closed]
     if run.current_session_id not in open_ids:
         run.current_session_id = open_ids[-1] if open_ids else None
+    await asyncio.gather(*closes)
     response.add(closed=[s.id for s in targets], open_sessions=open_ids)
     if already:
         response.add(already_closed=already)

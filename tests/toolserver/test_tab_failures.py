@@ -1,0 +1,44 @@
+"""A tab call that fails says where the agent is: browser_open_tab whose page does not load
+leaves the new tab current and says so (a hang or crash of that page is answered as that tab's,
+and closing it is the advice), and browser_switch_tab cut short switches nothing. Before, the
+open's error did not say the current tab had moved, and a failed switch had moved it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.support.calls import snapshot, start
+from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.site import SITE
+from toolserver.contract.policy import Policy
+from toolserver.contract.trace import parse_trace
+
+
+async def test_an_open_tab_whose_page_fails_to_load_leaves_the_current_tab_current(sandbox, tmp_path):
+    run = sandbox.create_run(policy=Policy(mode="observe"), mirror_roots=(build_hostile_mirror(tmp_path / "h"),))
+    started = await run.call("browser_start_session", {"provider": "kernel", "site_key": "h", "url": f"{HOSTILE}/calm"})
+    assert started["ok"], started
+    failed = await run.call("browser_open_tab", {"url": f"{HOSTILE}/fifo"})  # a body that cannot be read
+    assert failed["error"]["type"] == "browser_action_failed", failed
+    message = failed["error"]["message"]
+    assert message.endswith(". Tab t2 was opened and is now the current tab (tab t1 is still open)."), message
+    page = await snapshot(run)
+    assert page["tab"] == "t2" and page["url"] != f"{HOSTILE}/calm"
+    assert [(t["tab"], t["active"]) for t in page["tabs"]] == [("t1", False), ("t2", True)]
+    await run.close()
+    (*_, opened, _) = parse_trace(run.trace.text()).calls
+    assert (opened.tool, opened.tab, opened.error.message) == ("browser_open_tab", "t2", message)
+
+
+async def test_a_switch_cut_short_switches_nothing(run):
+    await start(run)
+    assert (await run.call("browser_open_tab", {"url": f"{SITE}/second"}))["result"]["tab"] == "t2"
+    bounds = run.config
+    run.config = dataclasses.replace(bounds, call_timeout_s=1e-9)  # cut short at its first wait
+    try:
+        cut = await run.call("browser_switch_tab", {"tab": "t1"})
+    finally:
+        run.config = bounds
+    assert cut["error"]["type"] == "page_unresponsive", cut
+    page = await snapshot(run)
+    assert (page["tab"], page["url"]) == ("t2", f"{SITE}/second")
