@@ -154,7 +154,7 @@ async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -
     # wait: a close cut short by the call's timeout still closes, and leaves no closed session current.
     closes = [br.close_session(session) for session in targets]
     run.closed_by |= {session.id: ctx.seq for session in targets}
-    if run.current_session_id in [*already, *run.closed_by]:
+    if run.current_session_id in [*already, *(session.id for session in targets)]:
         run.last_closed = run.current_session_id
     open_ids = [sid for sid, s in run.sessions.items() if not s.closed]
     if run.current_session_id not in open_ids:
