@@ -335,8 +335,8 @@ async def bounded_call(ctx: CallContext, handler_call: Any) -> dict:
             ) from None
         raise PageUnresponsive(
             f"{ctx.tool} did not finish within {bound:g} s: the page is not answering (a script on it may be "
-            "spinning, or the machine too busy). Close the tab (browser_close_tab) or the session "
-            "(browser_close) and start again."
+            "spinning, or the machine too busy). Close the tab (browser_close_tab) and open another "
+            "(browser_open_tab): the session stays."
         ) from None
     if ctx.run.closed:
         raise UnknownRun(f"run {ctx.run.id} ended while this call was running")

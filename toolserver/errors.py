@@ -64,7 +64,8 @@ class UnknownTool(ToolError):
 
 
 class NoSession(ToolError):
-    """The run has no open session: call `browser_start_session` first."""
+    """The run has no open session: call `browser_start_session` first; or its session was closed
+    (`browser_close`, whose call the message names), and the run's session is over."""
 
     type = "no_session"
 

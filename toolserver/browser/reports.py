@@ -49,7 +49,7 @@ async def bounded(awaitable: Awaitable[T], seconds: float, what: str, tab: Tab |
         raise PageUnresponsive(
             f"the page did not answer ({what}) within {seconds:g} s: a script on it may be spinning, the page "
             "may be too large to read in that time, or the machine too busy (many sessions at once). Close "
-            "the tab (browser_close_tab) or the session (browser_close) and start again."
+            "the tab (browser_close_tab) and open another (browser_open_tab): the session stays."
         ) from None
 
 
