@@ -21,6 +21,7 @@ from playwright.sync_api import sync_playwright
 
 from sandbox.cli import main
 from sandbox.mirrors.capture import capture_launch_args
+from tests.support.har import har_entry
 from toolserver.browser.chromium import resolve_chromium
 from toolserver.contract.mirrors import MANIFEST, Manifest, MirrorStore
 
@@ -211,16 +212,8 @@ def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
 
 
 def test_import_har_skips_unusable_entries_and_stores_urls_as_requested(tmp_path, capsys):
-    def entry(url: str, content: dict, status: int = 200) -> dict:
-        return {
-            "startedDateTime": "2024-05-01T10:00:00.000Z",
-            "request": {"method": "GET", "url": url, "headers": []},
-            "response": {
-                "status": status,
-                "headers": [{"name": "Content-Type", "value": "text/plain"}],
-                "content": content,
-            },
-        }
+    def entry(url: str, content: dict) -> dict:
+        return har_entry(url, content=content)
 
     har = tmp_path / "partial.har"
     har.write_text(

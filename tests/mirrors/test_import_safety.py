@@ -14,21 +14,9 @@ from pathlib import Path
 import pytest
 
 from sandbox.cli import main
+from tests.support.har import har_entry
 from toolserver.contract.mirror_check import check
 from toolserver.contract.mirrors import MANIFEST, MirrorStore, reconstructed, write_entry
-
-
-def har_entry(url: str, text: str = "hello", status: int = 200) -> dict:
-    return {
-        "startedDateTime": "2024-05-01T10:00:00.000Z",
-        "request": {"method": "GET", "url": url, "headers": []},
-        "response": {
-            "status": status,
-            "headers": [{"name": "Content-Type", "value": "text/plain"}],
-            "content": {"size": len(text), "mimeType": "text/plain", "text": text},
-            "redirectURL": "",
-        },
-    }
 
 
 def write_har(path: Path, *entries: dict) -> Path:

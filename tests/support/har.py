@@ -1,0 +1,17 @@
+"""HAR 1.2 entries for the import tests."""
+
+from __future__ import annotations
+
+
+def har_entry(url: str, text: str = "hello", status: int = 200, content: dict | None = None) -> dict:
+    """A GET answered with ``text`` as text/plain (``content``: the response's content object instead)."""
+    return {
+        "startedDateTime": "2024-05-01T10:00:00.000Z",
+        "request": {"method": "GET", "url": url, "headers": []},
+        "response": {
+            "status": status,
+            "headers": [{"name": "Content-Type", "value": "text/plain"}],
+            "content": content if content is not None else {"size": len(text), "mimeType": "text/plain", "text": text},
+            "redirectURL": "",
+        },
+    }
