@@ -465,11 +465,12 @@ def import_har(path: Path, into: Path) -> StoreReport:
 
 
 def capture_launch_args() -> list[str]:
-    """The tool server's Chromium flags without its dead proxy: capture needs the network,
-    but background networking (updates, sync, pings) stays off."""
+    """The tool server's Chromium flags without its dead proxy and its resolver that resolves no
+    name: capture needs the network, but background networking (updates, sync, pings) stays off."""
     from toolserver.browser.chromium import chromium_launch_args
 
-    return [arg for arg in chromium_launch_args() if not arg.startswith(("--proxy-server", "--proxy-bypass-list"))]
+    offline = ("--proxy-server", "--proxy-bypass-list", "--host-resolver-rules")
+    return [arg for arg in chromium_launch_args() if not arg.startswith(offline)]
 
 
 async def capture_pages(

@@ -178,6 +178,14 @@ def test_list_shows_every_url(captured, site, capsys):
     assert "302  application/octet-stream" in out and out.rstrip().endswith("6 URL(s)")  # no type sent
 
 
+def test_capture_resolves_host_names(site, tmp_path):
+    """The tool server's Chromium resolves no name (its requests never leave it); capture's copied
+    that rule and could reach no site by name, only 127.0.0.1."""
+    named = site.url.replace("127.0.0.1", "localhost")
+    assert main(["mirror", "capture", f"{named}/start", "--into", str(tmp_path), "--wait-ms", "100"]) == 0
+    assert MirrorStore.load(tmp_path).lookup(f"{named}/page") is not None
+
+
 def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
     har_path = tmp_path / "site.har"
     with sync_playwright() as playwright:
