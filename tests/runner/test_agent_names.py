@@ -46,6 +46,17 @@ async def test_two_specs_of_one_agent_are_one_name_twice(first, second, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_two_delays_are_two_names_and_a_whole_one_is_written_whole():
+    """``:g`` named 0.1234567 and 0.1234568 alike (refused as one agent twice) and 1000000 1e+06."""
+    check_names(
+        [
+            BatchAgent("think:0.1234567:reference", AgentOptions()),
+            BatchAgent("think:0.1234568:reference", AgentOptions()),
+        ]
+    )
+    assert decided(BatchAgent("think:1000000:reference", AgentOptions())).name == "think:1000000:reference"
+
+
 def test_a_label_is_the_name_whatever_the_spec(tmp_path):
     agent = decided(BatchAgent("think:0.50:reference", AgentOptions(), "slow"))
     assert agent.name == "slow"

@@ -73,7 +73,7 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
         went = await goto(ctx, tab, args.url)
     except ToolError as exc:  # said, so the agent knows which tab its next call acts on
         was = f" (tab {before} is still open)" if before else ""
-        exc.message = f"{exc.message}. Tab {tab.id} was opened and is now the current tab{was}."
+        exc.message = f"{exc.message.rstrip('.')}. Tab {tab.id} was opened and is now the current tab{was}."
         exc.args = (exc.message,)
         raise
     response.page(tab, went["title"]).changes().tabs().add(status=went["status"])

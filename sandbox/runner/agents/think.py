@@ -33,10 +33,19 @@ class ThinkingClient:
         return await self.client.list_tools()
 
 
+def seconds_said(seconds: float) -> str:
+    """The delay as an agent's name says it: 0.50 is 0.5 and 1.0 is 1, but two delays are never one
+    name (``:g`` alone rounds 0.1234567 and 0.1234568 alike) and a whole number is never 1e+06."""
+    if seconds.is_integer():
+        return str(int(seconds))
+    said = f"{seconds:g}"
+    return said if float(said) == seconds else repr(seconds)
+
+
 class ThinkingAgent:
     def __init__(self, seconds: float, inner: Agent) -> None:
         self.seconds, self.inner = seconds, inner
-        self.name = f"think:{seconds:g}:{inner.name}"
+        self.name = f"think:{seconds_said(seconds)}:{inner.name}"
 
     async def run(self, task: AgentTask) -> AgentResult:
         assert task.client is not None, "run_attempt always gives the agent a tool client"
