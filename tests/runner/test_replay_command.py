@@ -115,7 +115,8 @@ async def test_a_run_without_an_allow_list_replays_observed_and_other_mirrors_ar
     assert "compared 2 (policy observe, state changes blocked)" in printed and "no divergence" in printed, printed
     assert (
         "the mirrors served are not the ones the recording read (checksum 0123456789abcdef): a page that changed "
-        "diverges; give those mirrors with --mirrors DIR"
+        "diverges; give those mirrors with --mirrors DIR (a recording made before the checksum covered whole "
+        "entries, on 2026-12-06, differs on any mirrors: re-record it to compare them)"
     ) in printed
 
 

@@ -214,7 +214,8 @@ def print_report(report, as_json: bool) -> None:
     if report.other_mirrors:
         print(
             f"the mirrors served are not the ones the recording read (checksum {report.other_mirrors}): a page "
-            "that changed diverges; give those mirrors with --mirrors DIR"
+            "that changed diverges; give those mirrors with --mirrors DIR (a recording made before the checksum "
+            "covered whole entries, on 2026-12-06, differs on any mirrors: re-record it to compare them)"
         )
     if not report.answer_recorded:
         print("no recorded answer (a trace without its attempt folder): only the calls are compared")
