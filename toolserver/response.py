@@ -17,6 +17,7 @@ from toolserver.run import CallContext
 # Which events an action result reports, under which key of ``changes``.
 CHANGE_KINDS = {
     "tab_opened": "new_tabs",
+    "tab_closed": "closed_tabs",
     "dialog": "dialogs",
     "download": "downloads",
     "blocked_request": "blocked_requests",
@@ -83,6 +84,10 @@ class Response:
         pages = [part for _, part in self._parts if isinstance(part, _Page)]
         page = pages[-1] if pages else None
         live = session is not None and not session.closed
+        if page is not None and page.tab.closed and live and session is not None and session.active_tab is not None:
+            # The page closed its own tab during the call (or the sandbox closed it for a flood):
+            # the result shows the tab that is current now, the closed one in changes.closed_tabs.
+            page.tab, page.title = session.active_tab, None
         needs_tabs = live and any(isinstance(part, _Tabs) for _, part in self._parts)
         asks: list[Any] = []
         if page is not None and page.title is None and not page.tab.closed:
@@ -114,7 +119,7 @@ class Response:
 
     def _changes(self, before: PageState | None, after: dict | None) -> dict:
         changes: dict[str, Any] = {}
-        if before is not None and after:
+        if before is not None and after and after["tab"] == before.tab:
             changes["url_changed"] = before.url != after["url"]
             changes["title_changed"] = before.title != after["title"]
         for event in self.ctx.events:

@@ -122,7 +122,7 @@
   // What the page is doing, so the sandbox waits exactly as long as it is busy (no fixed pause):
   // scripted requests until their answers were read and handled (a task turn after the body was
   // read), and the navigations, popups and downloads it started.
-  const net = {pending: 0, navs: 0, opens: 0, downloads: 0, seq: 0};
+  const net = {pending: 0, navs: 0, opens: 0, downloads: 0, closes: 0, seq: 0};
   const top = window === window.top;
   const finalState = () => {
     const marked = queryAll(document, '[data-sandbox-final-state]');
@@ -141,7 +141,7 @@
   const title = () => cut(titleOf(document));
   const state = () => ({seq: ++net.seq, top, title: title(), type: typeOf(document),
                         ready: readyOf(document), pending: net.pending, navs: net.navs, opens: net.opens,
-                        downloads: net.downloads, final: finalState(), refresh: refreshing(),
+                        downloads: net.downloads, closes: net.closes, final: finalState(), refresh: refreshing(),
                         paint: SHOTS ? paint() : null});
   // The state report (toolserver.browser.reports): now, or (later) a task turn from now, when
   // what the last input event started (timers of 0 ms, promise chains) has begun.
@@ -312,6 +312,16 @@
     try { fresh = !!opened && opened.top === opened && opened !== window.top; } catch (e) {}
     if (fresh && args[0] && loads(text(args[0]))) net.opens++;
     return opened;
+  };
+  // window.close() of this top window, counted so the sandbox waits for its tab to close. Chromium
+  // closes only a window a script opened or one with a single history entry; any other is not
+  // counted (a popup opened with noopener that navigated since is closed, not waited for).
+  const closeWindow = window.close, opener = getter(window, 'opener'), history_ = window.history;
+  const historyLength = getter(History.prototype, 'length');
+  window.close = function close() {
+    const closable = () => !!opener(window) || historyLength(history_) === 1;
+    if (top && (this === undefined || this === window) && closable()) net.closes++;
+    return apply(closeWindow, this === undefined ? window : this, []);
   };
   // A link that opens a new window counts against the same cap: a script clicking one in a loop
   // made a page for each, which Chromium made before the session closed it. Counted as the click

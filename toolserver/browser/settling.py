@@ -41,13 +41,14 @@ class Marks:
     navs: int = 0  # the page's own counters, from its report read just before the action
     opens: int = 0
     downloads: int = 0
+    closes: int = 0
 
     def reported(self, state: dict) -> Marks:
         """These marks with the page's own counters from ``state``."""
         return replace(self, **{key: state.get(key, 0) for key in PAGE_COUNTERS})
 
 
-PAGE_COUNTERS = ("navs", "opens", "downloads")
+PAGE_COUNTERS = ("navs", "opens", "downloads", "closes")
 
 
 class Settling:
@@ -156,6 +157,8 @@ class Settling:
                 waits.append(("popup", lambda: self.pages_seen - before.pages_seen >= opened, grace))
             if probe is not None and probe["downloads"] > before.downloads:
                 waits.append(("download", lambda: self.downloads_seen > before.downloads_seen, grace))
+            if probe is not None and probe["closes"] > before.closes:  # the page closed its tab
+                waits.append(("close", lambda: tab.closed, grace))
         for what, ready, bound in waits:
             if not await self.until(ready, bound) and bound == deadline:
                 return self._timed_out(tab, started, what)

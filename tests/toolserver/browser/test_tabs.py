@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from tests.support.calls import ref_of, snapshot, start
-from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, start_hostile
 from tests.support.site import SITE
 from toolserver.contract.events import EventRecord
 from toolserver.contract.trace import parse_trace
@@ -75,3 +75,29 @@ async def test_requests_a_page_makes_are_refused_in_its_tab(run):
     assert (icon.tab, icon.data["reason"], icon.data["resource_type"]) == ("t1", "not_in_mirror", "other")
     assert (image.tab, image.data["reason"], image.data["resource_type"]) == ("t1", "not_in_mirror", "image")
     assert icon.session_id == image.session_id == run.current_session_id
+
+
+async def test_a_click_that_closes_its_own_tab_says_so(sandbox, tmp_path):
+    # A popup's page closes its tab (window.close()) in the click's handler: the call waits for the
+    # tab to close, and its result shows the tab that is current now, the closed one in
+    # changes.closed_tabs. A tab the agent opened stays open: Chromium closes only popups.
+    root = build_hostile_mirror(tmp_path)
+    run = hostile_run(sandbox, root, "/closer")
+    try:
+        await start_hostile(run, "/closer")
+        text = (await snapshot(run))["snapshot"]
+        refused = await run.call("browser_click", {"ref": ref_of(text, 'button "Close this tab"')})
+        assert refused["ok"] and [t["tab"] for t in refused["result"]["tabs"]] == ["t1"], refused
+        assert "closed_tabs" not in refused["result"]["changes"]
+        opened = await run.call("browser_click", {"ref": ref_of(text, 'button "Open a copy"')})
+        assert [t["tab"] for t in opened["result"]["changes"]["new_tabs"]] == ["t2"], opened
+        assert (await run.call("browser_switch_tab", {"tab": "t2"}))["ok"]
+        text = (await snapshot(run))["snapshot"]
+        reply = await run.call("browser_click", {"ref": ref_of(text, 'button "Close this tab"')})
+        assert reply["ok"], reply
+        result = reply["result"]
+        assert result["changes"] == {"closed_tabs": [{"tab": "t2", "url": f"{HOSTILE}/closer", "reason": "page"}]}
+        assert (result["tab"], result["url"], result["title"]) == ("t1", f"{HOSTILE}/closer", "Closer")
+        assert [(t["tab"], t["active"]) for t in result["tabs"]] == [("t1", True)]
+    finally:
+        await run.close()
