@@ -18,7 +18,7 @@
     RequestError                   transport-level: refused before any tool runs; carries its HTTP status
                                    (UnknownRun is a call's result too: its run ended before or while it ran)
     ├── MalformedHttp, MalformedJson, InvalidBody, InvalidEncoding, UnknownPack, NoTask      400
-    ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin 403, UnknownRun 404
+    ├── Unauthorized 401, ForbiddenHost / ForbiddenOrigin / RunsGiven 403, UnknownRun 404
     ├── RequestTimeout 408, BodyTooLarge 413
     ├── UnsupportedMediaType / UnsupportedCharset 415
     ├── TooManyRuns                429
@@ -228,6 +228,14 @@ class InvalidRunName(RequestError):
     type = "invalid_run_name"
 
 
+class RunsGiven(RequestError):
+    """A batch's server (`sandbox run`) neither lists nor makes runs (`GET /runs`, `POST /runs`, `/mcp`
+    without `?run=`): each agent uses the run it was given (`SANDBOX_RUN_ID`, `SANDBOX_MCP_URL`)."""
+
+    type = "runs_given"
+    status = 403
+
+
 class RunNameTaken(RequestError):
     """A run name in use by a live run of another pack."""
 
@@ -282,8 +290,7 @@ class UnknownRun(RequestError):
 
     @classmethod
     def ended(cls, run_id: str, served: bool = True) -> UnknownRun:
-        """A request for a run that has ended: the same words on every transport (where the trace
-        is read, for a run of a served one)."""
+        """A request for a run that has ended: the same words on every transport (``served``: over HTTP)."""
         where = f"at GET /runs/{run_id}/trace" if served else "in its trace file"
         said = f"run {run_id} has ended: nothing more can be done in it, start a new run"
         return cls(f"{said} (its trace stays readable {where})")
@@ -325,8 +332,7 @@ class TooManyRuns(RequestError):
 
 
 class RunRefusedAtCapacity(RequestError):
-    """The machine is at a real limit (available memory, file descriptors): no run was created.
-    The message names the limit, the measured figure and the threshold; retry later."""
+    """The machine is at a real limit (memory, descriptors): no run made; the message names it; retry later."""
 
     type = "server_at_capacity"
     status = 429

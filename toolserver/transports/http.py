@@ -34,13 +34,14 @@ from toolserver.api import PolicyResolver, Sandbox, TaskProvider
 from toolserver.config import ServerConfig
 from toolserver.contract.site_keys import check_site_key
 from toolserver.contract.validation import fields_said
-from toolserver.errors import InvalidBody, MalformedHttp, RequestError, ToolError, UnknownRun
+from toolserver.errors import InvalidBody, MalformedHttp, RequestError, RunsGiven, ToolError, UnknownRun
 from toolserver.run import Run
 from toolserver.run_traces import run_header
 from toolserver.transports.guards import CONFIG, SANDBOX, local_only, read_json
 from toolserver.transports.mcp_http import StreamableHttp, jsonrpc_refusal
 
 MCP_SESSIONS = web.AppKey("mcp_sessions", StreamableHttp)  # /mcp: its sessions and their runs
+RUNS_GIVEN = web.AppKey("runs_given", bool)  # a batch's server: no run listed or made (``RunsGiven``)
 MCP_PATH = "/mcp"
 INVALID_REQUEST, INTERNAL_ERROR = -32600, -32603  # JSON-RPC
 
@@ -132,6 +133,7 @@ async def create_run(request: web.Request) -> web.Response:
     `block_state_changes` than the body names (what it leaves out joins as the run has it). A
     run with no tool call for `http_run_idle_s` (a named one: `named_run_idle_s`) ends with the
     reason `idle_timeout`."""
+    refuse_if_runs_given(request)
     sandbox = request.app[SANDBOX]
     body, _raw = await read_json(request)
     asked = parse_body(CreateRunBody, body, 'POST /runs takes a JSON object like {"pack": "bid-intake"}')
@@ -166,6 +168,7 @@ async def list_runs(request: web.Request) -> web.Response:
     """The runs the server holds, oldest first: the live ones and the recently ended ones
     (`{"runs": [{"run_id", "pack", "name", "transport", "site_key", "live", "calls"}]}`), so a
     client can find a run it knows by name or transport."""
+    refuse_if_runs_given(request)
     runs = []
     for run in request.app[SANDBOX].runs.values():
         header = run_header(run)
@@ -181,6 +184,11 @@ async def list_runs(request: web.Request) -> web.Response:
             }
         )
     return web.json_response({"runs": runs})
+
+
+def refuse_if_runs_given(request: web.Request) -> None:
+    if request.app[RUNS_GIVEN]:
+        raise RunsGiven("this server runs a batch's attempts: it lists and makes no runs; use yours ($SANDBOX_RUN_ID)")
 
 
 async def get_task(request: web.Request) -> web.Response:
@@ -292,18 +300,21 @@ def create_app(
     *,
     policies: PolicyResolver | None = None,
     tasks: TaskProvider | None = None,
+    runs_given: bool = False,
 ) -> web.Application:
     """Application factory. Pass a started ``sandbox`` to share it (tests), else one is
     started (with ``policies`` resolving the packs of ``POST /runs``, ``tasks`` their tasks).
     The HTTP limits and guards come from ``config`` (default: the sandbox's). Serve it with
     ``toolserver.transports.serving`` (``AppRunner``, ``run_app``), whose server answers a request
-    that is not readable HTTP in JSON too."""
+    that is not readable HTTP in JSON too. ``runs_given``: a batch's server, whose clients use
+    only the runs they were given (``RunsGiven``)."""
     owned = sandbox is None
     sandbox = sandbox or Sandbox(config, policies=policies, tasks=tasks)
     config = config or sandbox.config
     app = web.Application(middlewares=[error_boundary, local_only], client_max_size=config.max_body_bytes)
     app[SANDBOX] = sandbox
     app[CONFIG] = config
+    app[RUNS_GIVEN] = runs_given
 
     async def lifecycle(app: web.Application):
         if owned:
@@ -319,7 +330,7 @@ def create_app(
         app.router.add_route(method, path, handler)
 
     # MCP over streamable HTTP on the same port: /mcp?pack=ID (toolserver/transports/mcp.py)
-    mcp_http = app[MCP_SESSIONS] = StreamableHttp(app[SANDBOX])
+    mcp_http = app[MCP_SESSIONS] = StreamableHttp(app[SANDBOX], runs_given=runs_given)
     app.on_shutdown.append(mcp_http.close_streams)
     app.cleanup_ctx.append(mcp_http.lifecycle)
     app.router.add_route("*", MCP_PATH, mcp_http.handle)

@@ -39,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 from multidict import MultiMapping
 
 from toolserver.api import Sandbox
-from toolserver.errors import MalformedHttp, RequestError, UnknownPack
+from toolserver.errors import MalformedHttp, RequestError, RunsGiven, UnknownPack
 from toolserver.run import Run
 from toolserver.transports.asgi import EXCHANGE_HEADER, asgi_bridge, asgi_request
 from toolserver.transports.guards import read_body
@@ -91,8 +91,9 @@ class StreamableHttp:
 
     transport = "mcp-http"
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, *, runs_given: bool = False) -> None:
         self.sandbox, self.poll_s = sandbox, sandbox.config.mcp_disconnect_poll_s
+        self.runs_given = runs_given  # only ?run=ID (a batch's server: ``RunsGiven``)
         self.idle_s = sandbox.config.mcp_session_idle_s
         self.opening: dict[str, Opening] = {}  # exchange -> the run its initialize opens
         self.closing = asyncio.Event()  # the server stops: open event streams end (``close_streams``)
@@ -122,6 +123,8 @@ class StreamableHttp:
             raise UnknownPack(f"/mcp takes ?pack=PACK_ID[&name=RUN_NAME] or ?run=RUN_ID (got {sorted(query)})")
         if "run" in query:
             return self.sandbox.get_run(query["run"]), False
+        if self.runs_given:
+            raise RunsGiven("this server runs a batch's attempts: connect to your run's /mcp?run=ID ($SANDBOX_MCP_URL)")
         if "name" in query:  # a named run outlives its connections
             return self.sandbox.open_run(query.get("pack"), transport="mcp-http", name=query["name"]), False
         return self.sandbox.open_run(query.get("pack"), transport="mcp-http"), True

@@ -18,7 +18,8 @@ async def serve_loopback(sandbox: Sandbox) -> tuple[web.AppRunner, str]:
     from toolserver.transports.http import create_app
     from toolserver.transports.serving import AppRunner
 
-    runner = AppRunner(create_app(sandbox=sandbox), access_log=None)
+    # One agent's client must not find, use or crowd out another attempt's run: it uses its own.
+    runner = AppRunner(create_app(sandbox=sandbox, runs_given=True), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
