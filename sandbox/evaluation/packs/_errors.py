@@ -18,8 +18,13 @@ class PackError(Exception):
 
 def _display(path: Path) -> Path:
     """The path from the working folder when it is under it, else absolute: never from another
-    folder (the project's), where the same relative path may name a different pack."""
+    folder (the project's), where the same relative path may name a different pack. The file's
+    own name is kept: a link is named, not where it leads."""
     try:
-        return path.resolve().relative_to(Path.cwd())
-    except (ValueError, OSError):
-        return path.resolve()
+        whole = path.parent.resolve() / path.name
+    except (OSError, RuntimeError):
+        whole = path.absolute()
+    try:
+        return whole.relative_to(Path.cwd())
+    except ValueError:
+        return whole

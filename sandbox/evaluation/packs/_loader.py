@@ -15,10 +15,12 @@ from pydantic import BaseModel, ValidationError
 from sandbox.evaluation.packs._errors import PackError
 from sandbox.evaluation.packs._models import Card, GatesSpec, Rules
 from sandbox.evaluation.packs._pack import SITE_KEY_TOKEN, Pack
-from sandbox.evaluation.records import pointer_part, record_value
+from sandbox.evaluation.records import KeyCounter, NotJson, json_depth, pointer_part, read_json, record_value
 from sandbox.evaluation.rules import expected_problem
 from sandbox.paths import PACKS_DIR
 
+MAX_JSON_DEPTH = 64  # the deepest pack file here is 9 levels; deeper only risks recursion limits
+MAX_SCHEMA_NODES = 10_000  # the schema with its references followed; the largest bundled one has 479 nodes
 PACK_FILES = (
     "card.json",
     "task_prompt.md",
@@ -131,12 +133,9 @@ def _load(directory: Path, *, require_fixtures: bool, scoring_for: tuple[Path, C
     _check_evidence_urls(pack)
     if require_fixtures:
         for name, source in rules.evidence_sources.items():
-            if not (directory / source.path).is_file():
-                raise PackError(
-                    directory / source.path,
-                    f"rules.json evidence_sources.{name}.path",
-                    "evidence fixture is missing; fixtures are generated from the mirrors",
-                )
+            problem = pack.fixture_problem(name)
+            if problem:
+                raise PackError(directory / source.path, f"rules.json evidence_sources.{name}.path", problem)
     return pack
 
 
@@ -150,10 +149,31 @@ def _read_text(path: Path) -> str:
 
 
 def _parse_json(text: str, path: Path) -> Any:
+    """``text`` read as RFC 8259 JSON (as an agent's output is): anything else, a key repeated in
+    one object, or nesting past ``MAX_JSON_DEPTH`` is a ``PackError``."""
+    keys = KeyCounter()
     try:
-        return json.loads(text)
+        data = read_json(text, keys)
     except json.JSONDecodeError as exc:
         raise PackError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+    except NotJson as exc:
+        raise PackError(path, None, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise PackError(path, None, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # any other value Python's reader refuses
+        raise PackError(path, None, f"invalid JSON: {exc}") from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise PackError(path, None, f"nested deeper than {MAX_JSON_DEPTH} levels")
+    repeated = keys.paths(data, ".")
+    if repeated:
+        where, key = repeated[0]
+        raise PackError(
+            path,
+            key if where == "(root)" else f"{where}.{key}",
+            f"key {json.dumps(key)} appears more than once in one object (a JSON reader keeps only the last); "
+            "give each key once",
+        )
+    return data
 
 
 def _read_json(path: Path) -> Any:
@@ -196,7 +216,59 @@ def _check_schema(schema: Any, path: Path) -> None:
         found = _pointed(schema, ref) if ref == "#" or ref.startswith("#/") else (ref[1:] in anchors or None)
         if found is None:
             raise PackError(path, where, f"$ref {ref!r} points nowhere in this schema")
+    if not _within_node_budget(schema):
+        raise PackError(
+            path,
+            None,
+            f"the schema with its $refs followed has more than {MAX_SCHEMA_NODES:,} nodes (a $ref chain that "
+            "refers to the next step several times grows exponentially); validating outputs against it "
+            "would not end in time",
+        )
     _CHECKED_SCHEMAS.add(digest)
+
+
+def _within_node_budget(schema: dict[str, Any]) -> bool:
+    """Whether the schema, every local reference followed (one already being followed is left:
+    recursion), has at most ``MAX_SCHEMA_NODES`` nodes: the most a validator walks per value, and
+    what the scorer inlines. Stops counting past the budget, so a hostile schema costs little."""
+    anchors = {
+        value: node
+        for node in _nodes(schema)
+        for key in ("$anchor", "$dynamicAnchor")
+        if isinstance(value := node.get(key), str)
+    }
+    count = 0
+    stack: list[tuple[Any, frozenset[str]]] = [(schema, frozenset())]
+    while stack:
+        node, active = stack.pop()
+        count += 1
+        if count > MAX_SCHEMA_NODES:
+            return False
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                    if value not in active:
+                        local = value == "#" or value.startswith("#/")
+                        target = _pointed(schema, value) if local else anchors.get(value[1:])
+                        if target is not None:
+                            stack.append((target, active | {value}))
+                else:
+                    stack.append((value, active))
+        elif isinstance(node, list):
+            stack.extend((value, active) for value in node)
+    return True
+
+
+def _nodes(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every object in the schema, without recursion."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _refs(node: Any, at: tuple[str, ...], keys: tuple[str, ...] = ("$ref", "$dynamicRef")) -> Iterator[tuple[str, str]]:

@@ -4,14 +4,17 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.policy import url_problem
+
+PACK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # matched in full: never a path, never a newline
 
 
 class _Frozen(BaseModel):
@@ -42,6 +45,18 @@ class Card(_Frozen):
     record_key: str = Field(description="Dotted field that matches output records to expected records.")
     supplied_source_urls: list[str] = Field(default_factory=list)
     seed: SeedReference | None = None
+
+    @field_validator("scoring_pack")
+    @classmethod
+    def _scoring_pack_is_an_id(cls, value: str, info: ValidationInfo) -> str:
+        # Another pack's id names a folder beside this one: a path ("../x", "/x") would load a
+        # pack from anywhere. The pack's own id is its folder's name, whatever that is.
+        if value != info.data.get("pack_id") and not PACK_ID.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is no pack id (lowercase letters, digits and -): a historical pack names its "
+                "workflow's reviewed pack by its id, a folder beside its own"
+            )
+        return value
 
     @property
     def reviewed(self) -> bool:
@@ -225,8 +240,9 @@ class EvidenceSource(_Frozen):
     @field_validator("path")
     @classmethod
     def _inside_pack(cls, value: str) -> str:
-        if value.startswith("/") or ".." in Path(value).parts:
-            raise ValueError("fixture path must stay inside the pack folder")
+        parts = PurePosixPath(value).parts
+        if value.startswith("/") or ".." in parts or not parts:  # "" and "." name the folder itself
+            raise ValueError("fixture path must name a file inside the pack folder (relative, no ..)")
         return value
 
 

@@ -105,18 +105,24 @@ class Pack(BaseModel):
         return sorted({s.path for s in self.rules.evidence_sources.values()})
 
     def missing_fixtures(self) -> list[str]:
-        return [p for p in self.fixture_paths() if not (self.dir / p).is_file()]
+        """Fixture paths that name no readable file of the pack (missing, a folder, or a link
+        leading out of the pack folder)."""
+        return [p for p in self.fixture_paths() if _fixture_problem(self.dir, p)]
+
+    def fixture_problem(self, source: str) -> str | None:
+        """Why the fixture of ``source`` cannot be read (None when it can)."""
+        return _fixture_problem(self.dir, self.rules.evidence_sources[source].path)
 
     def fixture_bytes(self, source: str) -> bytes:
+        """The fixture's content; a ``PackError`` when it is missing or unreadable."""
         path = self.fixture_path(source)
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise PackError(
-                path,
-                f"evidence_sources.{source}",
-                "evidence fixture is missing; fixtures are generated from the mirrors (see docs/concepts/packs.md)",
-            ) from None
+        problem = self.fixture_problem(source)
+        if problem is None:
+            try:
+                return path.read_bytes()
+            except OSError as exc:
+                problem = f"unreadable ({exc.strerror or exc})"
+        raise PackError(path, f"evidence_sources.{source}", problem)
 
     def checksums(self) -> dict[str, str | None]:
         """sha256 of the files scoring depends on (None = missing fixture)."""
@@ -124,7 +130,11 @@ class Pack(BaseModel):
             out: dict[str, str | None] = {}
             for name in ("rules.json", "expected.json", "output.schema.json", *self.fixture_paths()):
                 path = self.dir / name
-                out[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+                try:
+                    readable = _fixture_problem(self.dir, name) is None
+                    out[name] = hashlib.sha256(path.read_bytes()).hexdigest() if readable else None
+                except OSError:
+                    out[name] = None
             self._checksums = out
         return self._checksums
 
@@ -134,3 +144,20 @@ class Pack(BaseModel):
         for name, value in sorted(self.checksums().items()):
             digest.update(f"{name}\0{value or 'missing'}\n".encode())
         return digest.hexdigest()
+
+
+def _fixture_problem(folder: Path, relative: str) -> str | None:
+    """Why ``relative`` names no regular file inside ``folder`` once links are followed (a link
+    out of the pack would let a pack read any file of the machine), or None."""
+    path = folder / relative
+    try:
+        resolved = path.resolve(strict=True)
+    except FileNotFoundError:
+        return "evidence fixture is missing; fixtures are generated from the mirrors (see docs/concepts/packs.md)"
+    except (OSError, RuntimeError) as exc:  # a link loop
+        return f"unreadable ({exc})"
+    if not resolved.is_relative_to(folder.resolve()):
+        return "is a link leading out of the pack folder; a fixture must be a file of the pack"
+    if not resolved.is_file():
+        return "is not a regular file"
+    return None

@@ -3,16 +3,16 @@ tool server is handed (``pack_policy``), which takes an id and never a path."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from sandbox.evaluation.packs._errors import PackError
 from sandbox.evaluation.packs._loader import load_pack, pack_dirs
+from sandbox.evaluation.packs._models import PACK_ID
 from sandbox.evaluation.packs._pack import Pack
 from sandbox.paths import PACKS_DIR
 from toolserver.contract.policy import Policy, PolicyNotFound
 
-PACK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # matched in full: never a path, never a newline
+__all__ = ["PACK_ID", "list_packs", "pack_policy"]
 
 
 def list_packs(packs_dir: Path | None = None) -> list[Pack]:

@@ -18,23 +18,23 @@ line break.
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
 from sandbox.evaluation.packs import Pack
-from sandbox.evaluation.records import pointer_part
+from sandbox.evaluation.records import KeyCounter, NotJson, json_depth, pointer_part, read_json
 from sandbox.evaluation.scoring._cache import derived
+from sandbox.evaluation.scoring._describe import short_value
 from sandbox.evaluation.scoring._report import ContractError
 
 BEGIN = "BENCHMARK_JSON_BEGIN"
 END = "BENCHMARK_JSON_END"
 MAX_SCHEMA_ERRORS = 20
 MAX_DEPTH = 64  # the deepest schema here is 5 levels; deeper input would only risk recursion limits
+MAX_MESSAGE = 300  # characters of one contract error: an agent's value may be megabytes
 _FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
 _FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)[^\n]*$", re.M)
 NOT_PARSED = object()
@@ -54,23 +54,11 @@ class ParsedOutput:
         return self.data if isinstance(self.data, list) else []
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth, computed without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
-    return deepest
-
-
 def inline_local_refs(schema: Any) -> Any:
     """A copy of ``schema`` with every bare local ``{"$ref": "#/..."}`` replaced by its target.
     Same meaning, but validation skips the reference lookups that dominate its cost. A
-    recursive reference is left as it is."""
+    recursive reference is left as it is. The copy is bounded: ``load_pack`` refuses a schema
+    of more than ``MAX_SCHEMA_NODES`` nodes with its references followed."""
 
     def resolve(pointer: str) -> Any:
         node = schema
@@ -116,59 +104,24 @@ def schema_validator(pack: Pack) -> Draft202012Validator:
     return cache.validator
 
 
-class _NotJson(ValueError):
-    """A token Python's JSON reader accepts but RFC 8259 does not."""
+def cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut in its middle to ``limit`` characters (`` ... `` marks the cut): its start
+    says where, its end what is wrong."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 5) * 2 // 3
+    return text[:head] + " ... " + text[len(text) - (limit - 5 - head) :]
 
 
-def _refuse_constant(name: str) -> Any:
-    raise _NotJson(f"{name} is not a JSON value (JSON has no NaN or Infinity); write a finite number or null")
-
-
-def _read_float(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):  # RFC 8259 lets a reader bound its numbers: a double's range here
-        raise _NotJson(f"the number {text[:40]} is beyond a double's range")
-    return number
-
-
-def _read_int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:  # longer than Python's bound on digits (4,300)
-        raise _NotJson(f"an integer of {len(text.lstrip('-'))} digits is longer than this reader takes") from None
-
-
-class _KeyCounter:
-    """An ``object_pairs_hook`` that builds each object as ``json`` does (the last of a repeated
-    key wins) and remembers the objects that repeated a key (kept alive, so ids stay unique)."""
-
-    def __init__(self) -> None:
-        self.repeated: dict[int, tuple[dict[str, Any], list[str]]] = {}
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        built = dict(pairs)
-        if len(built) < len(pairs):
-            counts = Counter(key for key, _ in pairs)
-            self.repeated[id(built)] = (built, [key for key in built if counts[key] > 1])
-        return built
-
-    def paths(self, data: Any) -> list[tuple[str, str]]:
-        """(path, key) of every repeated key, objects in document order."""
-        found: list[tuple[str, str]] = []
-        if not self.repeated:
-            return found
-        stack: list[tuple[Any, str]] = [(data, "")]
-        while stack:
-            node, where = stack.pop()
-            children: list[tuple[Any, Any]] = []
-            if isinstance(node, dict):
-                if id(node) in self.repeated:
-                    found += [(where or "(root)", key) for key in self.repeated[id(node)][1]]
-                children = list(node.items())
-            elif isinstance(node, list):
-                children = list(enumerate(node))
-            stack.extend((value, f"{where}/{name}" if where else str(name)) for name, value in reversed(children))
-        return found
+def _schema_message(error: Any) -> str:
+    """The validator's message with the agent's value in it shortened (it embeds the whole
+    value, as Python shows it), then cut to ``MAX_MESSAGE``."""
+    message = error.message
+    whole = repr(error.instance)
+    if len(whole) > 90 and whole in message:
+        message = message.replace(whole, short_value(error.instance))
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return cut(f"{cut(where, 120)}: {message}")
 
 
 def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
@@ -210,14 +163,12 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
         _error(parsed, "markdown_fence", "a Markdown code fence wraps the JSON; emit the JSON between the markers bare")
     if fenced:
         body = _FENCE_LINE.sub("", body)
-    keys = _KeyCounter()
+    keys = KeyCounter()
     try:
-        data = json.loads(
-            body, parse_constant=_refuse_constant, parse_float=_read_float, parse_int=_read_int, object_pairs_hook=keys
-        )
+        data = read_json(body, keys)
     except RecursionError:
         return _error(parsed, "invalid_json", "the JSON is nested too deeply to read")
-    except _NotJson as exc:
+    except NotJson as exc:
         return _error(parsed, "invalid_json", f"the text between the markers is not JSON: {exc}")
     except json.JSONDecodeError as exc:
         if not fenced:  # position in the whole output, as the reader sees it
@@ -231,22 +182,21 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
             "invalid_json",
             f"the text between the markers is not JSON: {exc.msg} (output line {line}, column {column})",
         )
-    if _depth(data) > MAX_DEPTH:
+    if json_depth(data) > MAX_DEPTH:
         return _error(parsed, "invalid_json", f"the JSON is nested deeper than {MAX_DEPTH} levels")
     parsed.data = data
     for where, key in keys.paths(data):
         _error(
             parsed,
             "duplicate_key",
-            f"{where}: key {json.dumps(key)} appears more than once in one object; give each key once "
-            "(the report shows the last value)",
+            f"{cut(where, 120)}: key {cut(json.dumps(key), 120)} appears more than once in one object; "
+            "give each key once (the report shows the last value)",
         )
     errors = sorted(
         schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
     )
     for error in errors[:MAX_SCHEMA_ERRORS]:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        _error(parsed, "schema_violation", f"{where}: {error.message}")
+        _error(parsed, "schema_violation", _schema_message(error))
     if len(errors) > MAX_SCHEMA_ERRORS:
         _error(parsed, "schema_violation", f"... and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
     return parsed

@@ -149,7 +149,8 @@ def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str
     candidates = [n for n in names if sources[n].url == url]
     if not candidates:
         accepted = sorted({sources[n].url for n in names})
-        return f"URL {url!r} is not an accepted source for this field (accepted, exactly: {accepted})", None
+        shown_url = url if len(url) <= 200 else url[:197] + "..."  # an agent's URL may be megabytes
+        return f"URL {shown_url!r} is not an accepted source for this field (accepted, exactly: {accepted})", None
     quote = citation.get("quote")
     problems = []
     for name in candidates:
@@ -164,7 +165,8 @@ def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str
         try:
             haystacks = source_haystacks(ctx.pack, name)
         except PackError as exc:  # missing, or there and unreadable (then why)
-            ctx.missing_fixtures.add(exc.file if not Path(exc.file).is_file() else f"{exc.file} ({exc.message})")
+            there = Path(exc.file).exists() or Path(exc.file).is_symlink()
+            ctx.missing_fixtures.add(f"{exc.file} ({exc.message})" if there else exc.file)
             problems.append(f"cannot check source {name!r}: {exc}")
             continue
         if any(needle in h for h in haystacks):

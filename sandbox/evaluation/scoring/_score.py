@@ -23,6 +23,7 @@ from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.records import MISSING, record_value
 from sandbox.evaluation.rules import FieldCheck, check_field
 from sandbox.evaluation.scoring._contract import ParsedOutput, parse_output
+from sandbox.evaluation.scoring._describe import short_value
 from sandbox.evaluation.scoring._evidence import check_evidence
 from sandbox.evaluation.scoring._report import (
     ContractError,
@@ -56,11 +57,11 @@ def _match_record(scoring: Pack, expected: dict, records: list[Any]) -> tuple[di
         return matches[0], note
     got = [record_value(r, key) for r in objects]
     shown = [g for g in got if g is not MISSING]
-    found = json.dumps(shown, ensure_ascii=False) if shown else "none"
+    found = short_value(shown, 200) if shown else "none"  # an agent's keys: cut, they may be megabytes
     key_judged = any(rule.name == key for rule in scoring.rules.field_rules)
     if len(scoring.expected) == 1 and len(objects) == 1 and key_judged:
         value = record_value(objects[0], key)
-        has = f"{key} = {json.dumps(value, ensure_ascii=False)}" if value is not MISSING else f"no {key}"
+        has = f"{key} = {short_value(value, 200)}" if value is not MISSING else f"no {key}"
         return objects[0], (
             f"the one output record has {has} (expected {json.dumps(want, ensure_ascii=False)}); it was scored "
             "all the same, its key judged by the key's own field rule"

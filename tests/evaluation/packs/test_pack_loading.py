@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -483,3 +484,113 @@ def test_a_ref_to_an_anchor_of_the_schema_loads(broken):
         lambda schema: schema["$defs"].update(named={"$anchor": "named", "type": "string"}, user={"$ref": "#named"}),
     )
     assert load_pack(folder).schema["$defs"]["user"] == {"$ref": "#named"}
+
+
+def _doubling_defs(depth: int, ref: str) -> dict:
+    """$defs d0..d<depth>, each step referring to the next twice: 2**depth nodes once followed."""
+    defs: dict = {f"d{depth}": {"$anchor": f"d{depth}", "type": "string"}}
+    for step in range(depth):
+        target = ref.format(step + 1)
+        defs[f"d{step}"] = {"$anchor": f"d{step}", "allOf": [{"$ref": target}, {"$ref": target}]}
+    return defs
+
+
+@pytest.mark.parametrize("ref", ["#/$defs/d{}", "#d{}"])
+def test_a_schema_whose_refs_grow_exponentially_is_refused_at_load(broken, ref):
+    """It loaded, then the first score inlined (or followed) 2**30 copies and never ended."""
+    folder = broken("addenda-trace")
+    edit_json(folder / "output.schema.json", lambda schema: schema["$defs"].update(_doubling_defs(30, ref)))
+    started = time.monotonic()
+    with pytest.raises(PackError, match=r"with its \$refs followed has more than 10,000 nodes") as error:
+        load_pack(folder)
+    assert error.value.file.endswith("output.schema.json") and time.monotonic() - started < 2
+
+
+def test_a_schema_with_a_few_doubling_refs_loads(broken):
+    folder = broken("addenda-trace")
+    edit_json(folder / "output.schema.json", lambda schema: schema["$defs"].update(_doubling_defs(8, "#/$defs/d{}")))
+    assert "d8" in load_pack(folder).schema["$defs"]
+
+
+@pytest.mark.parametrize("scoring", ["../{here}/elsewhere/court-docket", "{packs}/court-docket", "court-docket/"])
+def test_scoring_pack_is_an_id_never_a_path(broken, tmp_path, scoring):
+    """A path loaded: a historical pack could be scored by a pack from anywhere."""
+    folder = broken("court-docket-p4")
+    shutil.copytree(PACKS_DIR / "court-docket", tmp_path / "elsewhere" / "court-docket")
+    scoring = scoring.format(here=tmp_path.name, packs=PACKS_DIR)
+    edit_json(folder / "card.json", lambda card: card.update(scoring_pack=scoring))
+    with pytest.raises(PackError, match="is no pack id") as error:
+        load_pack(folder)
+    assert error.value.file.endswith("court-docket-p4/card.json") and error.value.field == "scoring_pack"
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "field"),
+    [
+        ("rules.json", '"critical": true', '"critical": true, "critical": false', "field_rules.1.critical"),
+        ("card.json", '"time_limit_seconds": 600', '"time_limit_seconds": 1, "time_limit_seconds": 600', None),
+        ("rules.json", '"evidence_sources": {', '"evidence_sources": {"notice": {}, ', "evidence_sources.notice"),
+        ("expected.json", '"identity": {', '"identity": {"title": "other", ', "0.identity.title"),
+    ],
+)
+def test_a_key_repeated_in_a_pack_file_is_refused(broken, file, old, new, field):
+    """The last of a repeated key won without a word (an agent's output doing so fails the contract)."""
+    folder = broken()
+    text = json.dumps(json.loads((folder / file).read_text()))
+    assert old in text
+    (folder / file).write_text(text.replace(old, new, 1))
+    with pytest.raises(PackError, match="appears more than once in one object") as error:
+        load_pack(folder)
+    assert error.value.file.endswith(file)
+    assert error.value.field == (field or "time_limit_seconds")
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "said"),
+    [
+        ("gates.json", "[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),  # was RecursionError
+        ("output.schema.json", '{"items": ' * 500 + "{}" + "}" * 500, "nested deeper than 64 levels"),
+        ("card.json", '{"time_limit_seconds": ' + "9" * 5000 + "}", "an integer of 5000 digits"),  # was ValueError
+        ("rules.json", '{"success_threshold": NaN}', "NaN is not a JSON value"),
+    ],
+)
+def test_a_pack_file_python_cannot_read_is_a_pack_error(broken, tmp_path, file, text, said):
+    folder = broken()
+    (folder / file).write_text(text)
+    with pytest.raises(PackError, match=said) as error:
+        load_pack(folder)
+    assert error.value.file.endswith(file)
+    with pytest.raises(PackError, match=said):  # one folder's broken file is said, not a traceback
+        list_packs(tmp_path)
+
+
+@pytest.mark.parametrize("path", ["", ".", "fixtures/..", "./"])
+def test_a_fixture_path_naming_the_pack_folder_is_refused(broken, path):
+    folder = broken()
+    edit_json(folder / "rules.json", lambda rules: rules["evidence_sources"]["notice"].update(path=path))
+    with pytest.raises(PackError, match="fixture path must name a file inside the pack folder") as error:
+        load_pack(folder)
+    assert error.value.field == "evidence_sources.notice.path"
+
+
+def test_a_fixture_that_is_a_folder_or_leads_out_of_the_pack_is_missing(broken, tmp_path):
+    """A folder was read (IsADirectoryError at scoring); a link out of the pack was read."""
+    folder = broken()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private key\n")
+    pack = load_pack(folder)
+    notice, resources = (folder / pack.rules.evidence_sources[n].path for n in ("notice", "attachment_names"))
+    notice.unlink()
+    notice.symlink_to(secret)
+    resources.unlink()
+    resources.mkdir()
+    pack = load_pack(folder)
+    assert pack.missing_fixtures() == sorted(p.relative_to(folder).as_posix() for p in (notice, resources))
+    assert pack.checksums()[notice.relative_to(folder).as_posix()] is None
+    with pytest.raises(PackError, match="is a link leading out of the pack folder") as error:
+        pack.fixture_bytes("notice")
+    assert error.value.file.endswith("sam-notice-visible.txt") and "secret" not in str(error.value)
+    with pytest.raises(PackError, match="is not a regular file"):
+        pack.fixture_bytes("attachment_names")
+    with pytest.raises(PackError, match="is a link leading out of the pack folder"):
+        load_pack(folder, require_fixtures=True)

@@ -7,13 +7,12 @@ and the report's status is ``error``: never a silent ``fail``, never an exceptio
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from sandbox.cli import main
 from sandbox.evaluation.gates import GATES, check_gates
-from sandbox.evaluation.packs import load_pack
+from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.rules import RULE_KINDS
 from sandbox.evaluation.scoring import describe_score, score_attempt
 from sandbox.evaluation.scoring._evidence import check_evidence
@@ -94,21 +93,24 @@ def test_a_raising_gate_is_an_error_and_the_other_gates_still_run(synthetic_pack
     assert "gates NOT JUDGED: 1 raised" in describe_score(report)
 
 
-def test_a_raising_evidence_check_is_an_error(synthetic_root, tmp_path):
-    folder = tmp_path / "bid-intake"
-    shutil.copytree(synthetic_root / "bid-intake", folder)
-    fixture = folder / load_pack(folder).rules.evidence_sources["attachment_names"].path
-    fixture.unlink()
-    fixture.mkdir()  # a folder where the fixture file should be: reading it raises IsADirectoryError
-    pack = load_pack(folder)
+def test_a_raising_evidence_check_is_an_error(synthetic_root, monkeypatch):
+    pack = load_pack(synthetic_root / "bid-intake")  # its own: fixture texts are cached per pack object
+    original = Pack.fixture_bytes
+
+    def raising(self, source):
+        if source == "attachment_names":
+            raise RuntimeError("planted")
+        return original(self, source)
+
+    monkeypatch.setattr(Pack, "fixture_bytes", raising)
     report = score(pack)
     assert report.status == "error" and not report.qualified_pass
     [error] = report.errors
-    assert (error.evaluator, error.exception) == ("evidence of field attachments.names", "IsADirectoryError")
+    assert (error.evaluator, error.exception) == ("evidence of field attachments.names", "RuntimeError")
     failure = next(f for f in report.evidence.failures if f.field == "attachments.names")
     assert failure.message == "not judged: the evidence check raised (see errors)"
     assert report.evidence.valid == report.evidence.required - 1  # the other fields' evidence was judged
-    with pytest.raises(IsADirectoryError):  # without an errors list to record into, it propagates
+    with pytest.raises(RuntimeError, match="planted"):  # without an errors list to record into, it propagates
         check_evidence(pack, cited_record(pack))
 
 

@@ -283,3 +283,25 @@ def test_a_fixture_that_is_not_utf8_is_said_as_such_not_as_missing(custom_pack):
     report = score_attempt(pack, attempt_output(record | {"evidence": good_evidence()}), None, None)
     [said] = [r for r in report.reasons if "evidence fixtures" in r]
     assert "missing or unreadable" in said and "opinion.txt (" in said and "UTF-8" in said, said
+
+
+def test_a_fixture_that_is_a_folder_or_a_link_out_of_the_pack_is_reported_not_read(custom_pack, tmp_path):
+    """A folder made the evidence check raise (status error, IsADirectoryError); a link to a file
+    outside the pack was read, so a quote of that file passed."""
+    pack = evidence_pack(custom_pack)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("requires an employer that denies a religious accommodation\n")
+    (pack.dir / "fixtures" / "opinion.txt").unlink()
+    (pack.dir / "fixtures" / "opinion.txt").symlink_to(outside)
+    (pack.dir / "fixtures" / "data.json").unlink()
+    (pack.dir / "fixtures" / "data.json").mkdir()
+    record = {"id": "r1", "due": "x", "number": "70Z03126RALAM2004", "items": ["a", "b"], "holding": "h"}
+    evidence = good_evidence() | {"number": {"url": DATA, "quote": "70Z03126RALAM2004"}}
+    report = score_attempt(pack, attempt_output(record | {"evidence": evidence}), None, None)
+    assert report.status == "fail" and not report.errors
+    failures = {f.field: f.message for f in report.evidence.failures}
+    assert sorted(failures) == ["holding", "number"] and "leading out of the pack folder" in failures["holding"]
+    assert "is not a regular file" in failures["number"]
+    [said] = [r for r in report.reasons if "evidence fixtures" in r]
+    assert "missing or unreadable" in said and "data.json (" in said and "opinion.txt (" in said, said
+    assert str(outside) not in said

@@ -252,3 +252,23 @@ def test_odd_evidence_never_raises(synthetic_pack):
         record["evidence"] = evidence
         report = score(pack, attempt_output(record))
         assert not report.qualified_pass and report.evidence.score < 1
+
+
+def test_an_agents_huge_values_are_cut_in_the_report(form):
+    """Each schema message held the whole value: two 3 MB strings gave 6 MB of reasons and a
+    15 MB score text."""
+    from sandbox.evaluation.scoring import describe_score
+
+    huge = "x" * 3_000_000
+    record = cited_record(form)
+    record["fields"]["city"] = [huge]  # not a string: the message showed the whole array
+    record["record_id"] = {"id": huge}  # the key matched nothing: the note showed it whole
+    record["workflow"][huge] = 1  # an extra key: "Additional properties are not allowed ('xxx…' was unexpected)"
+    report = score(form, attempt_output(record))
+    assert {"schema_violation"} == set(codes(report))
+    assert all(len(e.message) <= 300 for e in report.output_contract.errors), [
+        len(e.message) for e in report.output_contract.errors
+    ]
+    assert "is not of type 'string'" in " ".join(e.message for e in report.output_contract.errors)
+    assert sum(len(r) for r in report.reasons) < 3_000
+    assert len(describe_score(report)) < 20_000
