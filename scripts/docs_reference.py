@@ -129,7 +129,7 @@ def anchor(title: str) -> str:
 
 
 def render_exit_codes(parser: argparse.ArgumentParser) -> str:
-    from sandbox.cli.exits import BAD_COMMAND_LINE, CLOSED_PIPE, exit_codes
+    from sandbox.cli.exits import BAD_COMMAND_LINE, CLOSED_PIPE, STOPPED, exit_codes
 
     rows = []
     for name, _summary, sub in commands(parser):
@@ -141,8 +141,10 @@ def render_exit_codes(parser: argparse.ArgumentParser) -> str:
         "# Exit codes\n\n"
         + GENERATED
         + f"Every command also exits 2 on {BAD_COMMAND_LINE} or when no Chromium can start (one line naming the "
-        + f"binary), and {CLOSED_PIPE} when the reader of its output has gone (a closed pipe, as in "
-        + "`sandbox mirror list | head -1`). `sandbox COMMAND --help` ends with the same list.\n\n"
+        + f"binary), {CLOSED_PIPE} when the reader of its output has gone (a closed pipe, as in "
+        + f"`sandbox mirror list | head -1`), and {STOPPED} when Ctrl-C (SIGINT) stops it, with one line "
+        + "(`sandbox COMMAND: stopped (Ctrl-C)`), unless its row says what Ctrl-C does (`serve` and `mcp` "
+        + "stop cleanly with 0). `sandbox COMMAND --help` ends with the same list.\n\n"
         + table(["command", "0", "1", "2", "others"], rows)
     )
 

@@ -19,6 +19,9 @@ Kinds:
     model-429[:p=P], model-5xx[:p=P]  a model agent's request to its endpoint is answered 429 or 503
                                  (each request, retries included, draws anew): for openai: and anthropic:
 
+P is a share between 0 and 1, M a number of milliseconds of 0 or more, N a whole number of calls
+of 0 or more: anything else (nan, inf, -5, after=2.5) is a ``FaultSpecError``.
+
 Each run draws from its own generator, seeded with the seed and the run's fault key (the runner
 gives each attempt one from its pack, agent and number), so concurrency does not change who gets
 which fault.
@@ -26,6 +29,7 @@ which fault.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -108,7 +112,19 @@ def parse_faults(spec: str | None, seed: int = 0) -> FaultPlan | None:
                 params[key] = float(value)
             except ValueError:
                 raise FaultSpecError(f"fault {kind}: {key}={value!r} is not a number") from None
-        if not 0 <= params["p"] <= 1:
-            raise FaultSpecError(f"fault {kind}: p must be between 0 and 1, not {params['p']:g}")
+        check_params(kind, params)
         faults.append(Fault(kind, params))
     return FaultPlan(tuple(faults), seed)
+
+
+def check_params(kind: str, params: dict[str, float]) -> None:
+    """A ``FaultSpecError`` for a value no fault can mean: a share outside 0..1, a delay that is
+    negative or not finite (``asyncio.sleep(nan)`` never returns), a call count that is not a
+    whole number of 0 or more (``after=nan`` would fire at every call)."""
+    p, ms, after = params["p"], params.get("ms"), params.get("after")
+    if not 0 <= p <= 1:
+        raise FaultSpecError(f"fault {kind}: p must be between 0 and 1, not {p:g}")
+    if ms is not None and not 0 <= ms < math.inf:
+        raise FaultSpecError(f"fault {kind}: ms must be a number of milliseconds of 0 or more, not {ms:g}")
+    if after is not None and not (0 <= after < math.inf and after == int(after)):
+        raise FaultSpecError(f"fault {kind}: after must be a whole number of calls, 0 or more, not {after:g}")

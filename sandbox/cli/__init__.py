@@ -16,7 +16,8 @@ import sys
 
 from sandbox import __version__
 from sandbox.cli import commands
-from sandbox.cli.exits import CLOSED_PIPE
+from sandbox.cli.arguments import group_usage
+from sandbox.cli.exits import CLOSED_PIPE, STOPPED
 from toolserver.errors import ChromiumUnavailable
 
 
@@ -81,14 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while the commands load: one line, as once they run
         named = given[0] if given and not given[0].startswith("-") else None
         print(f"sandbox{f' {named}' if named else ''}: stopped (Ctrl-C)", file=sys.stderr)
-        return 130
+        return STOPPED
     Parser.given = given
     args, extra = parser.parse_known_args(argv)
     if extra:  # said with the command's own usage, not the top level's
         chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    if not getattr(args, "func", None):  # no command: as a command group without its subcommand
+        return group_usage(parser)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # a command that does not stop on Ctrl-C in its own way
         print(f"sandbox {args.command}: stopped (Ctrl-C)", file=sys.stderr)
-        return 130
+        return STOPPED
     except BrokenPipeError:  # the reader of our output has gone: say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE

@@ -10,6 +10,9 @@ BAD_COMMAND_LINE = "a malformed command line (argparse)"
 # ... and 141 (128 + SIGPIPE, as a shell reports a tool a closed pipe ended) when the reader of its
 # output has gone (`sandbox mirror list | head -1`), without a traceback.
 CLOSED_PIPE = 141
+# ... and 130 (128 + SIGINT) when Ctrl-C stops it, with one line ("sandbox COMMAND: stopped
+# (Ctrl-C)"), unless it declares another meaning for Ctrl-C (serve and mcp stop cleanly with 0).
+STOPPED = 130
 
 
 def declare_exits(parser: argparse.ArgumentParser, codes: dict[int, str]) -> None:

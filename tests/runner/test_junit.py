@@ -48,11 +48,13 @@ async def test_run_junit_has_one_case_per_attempt_with_the_reason(sandbox, tmp_p
     assert failure.text.startswith("attempt bid-intake #1 by cmd:/nonexistent/agent: error")
 
 
-def test_a_junit_path_that_cannot_be_written_is_exit_3_as_documented(tmp_path, capsys):
+def test_a_junit_path_that_cannot_be_written_is_refused_before_the_pages_with_exit_2(tmp_path, capsys):
+    """As ``run --junit``: checked before anything is written, so bad usage (2), not a failed write (3)."""
     batch = tmp_path / "reference"
     shutil.copytree(FIXTURES_DIR / "attempts" / "reference", batch)
-    assert main(["report", str(batch), "--junit", "/proc/junit.xml"]) == 3  # it was 2, "no attempt"
+    assert main(["report", str(batch), "--junit", "/proc/junit.xml"]) == 2  # it said "no attempt" once
     assert "sandbox report: --junit /proc/junit.xml: cannot write a file there" in capsys.readouterr().err
+    assert not (batch / "report.html").exists()
 
 
 def test_a_junit_file_with_a_name_as_long_as_the_file_system_allows_is_written(tmp_path, capsys):

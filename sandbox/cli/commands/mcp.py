@@ -66,20 +66,32 @@ def register(subparsers) -> None:
         "--name", help="with --attach: the run's name; every connection with the same name shares one run"
     )
     attach.add_argument("--token", help="with --attach: the server's bearer token (default: $SANDBOX_TOKEN)")
-    p.set_defaults(func=command)
+    p.set_defaults(func=command, server_defaults={option: p.get_default(option) for option in SERVER_OPTIONS})
     declare_exits(
         p,
         {
             0: "the client closed stdin, or SIGTERM, SIGINT or SIGHUP stopped the server (the run ended; attached: "
             "stdin closed, the connection ended, the run goes on)",
-            2: "bad usage: an unknown or unusable pack, a mirror folder that does not exist, --attach without "
-            "--name, a server option with --attach",
+            2: "bad usage: an unknown or unusable pack, a mirror folder that does not exist, --policy without "
+            "--pack, --attach without --name, a server option with --attach",
             3: "attached: the server could not be reached, refused the run, or went away",
         },
     )
 
 
-SERVER_OPTIONS = ("policy", "block_state_changes", "mirrors", "fallback_provider", "approvals", "faults")
+# What the server at --attach URL was started with, not this connection: each refused with --attach.
+SERVER_OPTIONS = (
+    "policy",
+    "block_state_changes",
+    "trace_dir",
+    "mirrors",
+    "fallback_provider",
+    "approvals",
+    "timeout_action",
+    "timeout_navigation",
+    "faults",
+    "faults_seed",
+)
 
 
 def attach(args: argparse.Namespace) -> int:
@@ -89,7 +101,11 @@ def attach(args: argparse.Namespace) -> int:
     if not args.name:
         print("sandbox mcp: --attach needs --name RUN_NAME (the run every connection shares)", file=sys.stderr)
         return 2
-    given = [f"--{option.replace('_', '-')}" for option in SERVER_OPTIONS if getattr(args, option)]
+    given = [  # an option at its default is not given (--trace-dir runs/traces is the same either way)
+        f"--{option.replace('_', '-')}"
+        for option in SERVER_OPTIONS
+        if getattr(args, option) != args.server_defaults[option]
+    ]
     if given:
         print(
             f"sandbox mcp: {', '.join(given)} {'belong' if len(given) > 1 else 'belongs'} to the server at "
@@ -119,6 +135,13 @@ def command(args: argparse.Namespace) -> int:
         return attach(args)
     if args.name or args.token:
         print("sandbox mcp: --name and --token go with --attach URL", file=sys.stderr)
+        return 2
+    if args.policy and not args.pack:
+        print(
+            f"sandbox mcp: --policy {args.policy} goes with --pack: without a pack there are no allowed URLs to "
+            "enforce or observe",
+            file=sys.stderr,
+        )
         return 2
     kwargs = dict(
         trace_dir=args.trace_dir,

@@ -1,7 +1,8 @@
 """``sandbox mirror capture|import-har|check|list``: build, verify and inspect mirror stores.
 
-Exit codes: 0 done/clean, 1 problems found (check) or a URL that did not load (capture),
-2 bad usage or an unreadable/malformed input file (capture and import-har then write nothing).
+Exit codes: 0 done/clean, 1 problems found (check), a URL that did not load (capture) or nothing
+imported (import-har), 2 bad usage or an unreadable/malformed input file (capture and import-har
+then write nothing).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         har,
         {
             0: "imported",
+            1: "nothing imported: the HAR has no entry, or every one was skipped (the warnings say why)",
             2: "bad usage (nothing written): an unreadable or malformed HAR file, an unsafe host name, "
             "a host folder as --into, a folder it cannot write",
         },
@@ -141,6 +143,12 @@ def run_import_har(args: argparse.Namespace) -> int:
     except CaptureError as exc:
         return _fail(str(exc))
     _print_report(report, "imported")
+    if not report.count:  # every entry skipped (said in the warnings above), or none at all
+        print(
+            f"sandbox mirror: nothing imported from {args.file}: it has no response that can be mirrored",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

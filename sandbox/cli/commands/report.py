@@ -17,7 +17,7 @@ def register(subparsers) -> None:
         description="Write report.html for a batch folder (and each of its attempts) or for one "
         "attempt folder; older folders work too (what is missing is named in the "
         "report). Exit 0 when written, 2 when the folder holds nothing to report or cannot be "
-        "listed or entered.",
+        "listed or entered, or --junit names a file it cannot write.",
     )
     p.add_argument("folder", type=Path, metavar="DIR", help="a batch folder (runs/<time>-<agent>) or an attempt folder")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the folder's JUnit XML here")
@@ -26,7 +26,8 @@ def register(subparsers) -> None:
         p,
         {
             0: "reports written",
-            2: "nothing to report (no attempt in the folder, or a folder it cannot list or enter)",
+            2: "nothing to report (no attempt in the folder, or a folder it cannot list or enter), or a --junit "
+            "path that is a folder or in one it cannot write (nothing written)",
             3: "a file could not be written (a full disk, a read-only folder)",
         },
     )
@@ -38,9 +39,9 @@ def command(args: argparse.Namespace) -> int:
     try:
         if args.junit:
             check_writable(args.junit, "--junit")
-    except ValueError as exc:  # checked before the pages are written: nothing is half done
+    except ValueError as exc:  # checked before the pages are written: nothing was written (as run --junit)
         print(f"sandbox report: {exc}", file=sys.stderr)
-        return 3
+        return 2
     try:
         written = write_reports(args.folder)
     except (NothingToReport, ValueError) as exc:

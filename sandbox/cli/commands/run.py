@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from sandbox.cli.arguments import check_writable, mirror_roots_option, positive_seconds
+from sandbox.cli.arguments import check_writable, mirror_roots_option, positive_seconds, whole_number
 from sandbox.cli.exits import declare_exits
 
 
@@ -65,7 +65,9 @@ def register(subparsers) -> None:
         default=RecordMode.ONCE.value,
         help=f"model agents: when the cassette records. {RecordMode.describe()}",
     )
-    p.add_argument("--max-turns", type=int, default=80, help="model agents: most model turns per attempt")
+    p.add_argument(
+        "--max-turns", type=whole_number(1), default=80, help="model agents: most model turns per attempt (1 or more)"
+    )
     p.add_argument(
         "--policy",
         choices=["enforce", "observe"],
@@ -180,6 +182,13 @@ class WithAction(argparse.Action):
             parser.error(f"--with {values!r}: use KEY=VALUE with KEY one of {', '.join(sorted(WITH_KEYS))}")
         if key in agents[-1]["with"]:
             parser.error(f"--with {key} given twice for --agent {agents[-1]['spec']}")
+        if key == "label" and not value.strip():
+            parser.error(f"--with label= is empty: give --agent {agents[-1]['spec']} a name (--with label=NAME)")
+        if key == "max-turns":
+            try:
+                whole_number(1)(value)
+            except argparse.ArgumentTypeError as exc:
+                parser.error(f"--with max-turns: {exc}")
         agents[-1]["with"][key] = value
 
 
@@ -204,10 +213,7 @@ def batch_agents(args: argparse.Namespace) -> list:
             shared = {key: value for key, value in shared.items() if key in uses}
             if shared.get("cassette") is not None and cassette_users > 1:
                 raise ValueError("--cassette with several model agents: give each its own (--with cassette=FILE)")
-        try:
-            max_turns = int(own.get("max-turns", args.max_turns))
-        except ValueError:
-            raise ValueError(f"--with max-turns={own['max-turns']!r}: not a whole number") from None
+        max_turns = int(own.get("max-turns", args.max_turns))  # checked as it was read (WithAction)
         options = AgentOptions(
             base_url=own.get("base-url", shared.get("base_url")),
             cassette=Path(own["cassette"]) if "cassette" in own else shared.get("cassette"),
