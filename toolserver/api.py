@@ -225,6 +225,7 @@ class Sandbox:
                         f"the run named {name!r} ({named.id}) is a run of {differs}: "
                         "ask for the same, or leave it out to join, or use another name"
                     )
+                named.last_active = time.monotonic()  # joined: its idle bound counts from now
                 return named
         if pack is None and self.config.require_pack:
             raise UnknownPack(
@@ -315,9 +316,13 @@ class Sandbox:
         return run
 
     def evict_ended_runs(self) -> None:
-        """Forget ended runs beyond ``max_ended_runs`` or older than ``ended_run_ttl_s`` (their
-        trace files stay; ``trace_text`` reads them back)."""
-        ended = [run for run in self.runs.values() if run.closed]
+        """Forget ended runs beyond ``max_ended_runs`` (those that ended first) or older than
+        ``ended_run_ttl_s`` (their trace files stay; ``trace_text`` reads them back). A run still
+        ending is kept: its end writes its last lines."""
+        ended = sorted(
+            (run for run in self.runs.values() if run.ending is not None and run.ending.done()),
+            key=lambda run: run.ended_at or 0.0,
+        )
         expired = time.monotonic() - self.config.ended_run_ttl_s
         surplus = len(ended) - self.config.max_ended_runs
         for index, run in enumerate(ended):

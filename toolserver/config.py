@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
@@ -128,26 +128,24 @@ class ServerConfig:
     faults: FaultPlan | None = None
 
     def __post_init__(self) -> None:
-        for field in ("mcp_session_idle_s", "named_run_idle_s", "http_run_idle_s", "request_body_timeout_s"):
-            seconds = getattr(self, field)
-            if not (number(seconds) and math.isfinite(seconds) and seconds > 0):
-                raise ValueError(f"{field} must be a positive number of seconds, not {seconds!r}")
-        # 0 would refuse every run, session or body (aiohttp reads a max_body_bytes of 0 as no bound at all)
-        for field in ("max_runs", "max_open_sessions", "max_body_bytes", "max_json_depth"):
-            if not (whole(getattr(self, field)) and getattr(self, field) >= 1):
-                raise ValueError(f"{field} must be a whole number of at least 1, not {getattr(self, field)!r}")
-        for field in (
-            "min_free_memory_mb",
-            "min_free_fds",
-            "min_free_tasks",
-            "max_sessions_per_core",
-            "max_renderer_memory_mb",
-        ):
-            reserve = getattr(self, field)
+        # Every wait and bound: NaN ends a wait at once (asyncio.timeout(nan)), inf never, 0 polls busily.
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name.endswith("_s") and not (number(value) and math.isfinite(value) and value > 0):
+                raise ValueError(f"{field.name} must be a positive number of seconds, not {value!r}")
+            if field.name.endswith("_ms") and not (whole(value) and value >= 1):
+                raise ValueError(f"{field.name} must be a whole number of milliseconds of at least 1, not {value!r}")
+            # 0 would refuse every run, session, tab or body (aiohttp reads a max_body_bytes of 0 as no bound)
+            if field.name.startswith("max_") and field.name not in MAY_BE_ZERO and not (whole(value) and value >= 1):
+                raise ValueError(f"{field.name} must be a whole number of at least 1, not {value!r}")
+        for name in (*MAY_BE_ZERO, "min_free_memory_mb", "min_free_fds", "min_free_tasks"):
+            reserve = getattr(self, name)
             if not (whole(reserve) and reserve >= 0):
-                raise ValueError(f"{field} must be a whole number >= 0 (0: not checked), not {reserve!r}")
-        if not (whole(self.max_downloads) and self.max_downloads >= 0):
-            raise ValueError(f"max_downloads must be a whole number >= 0 (0: none kept), not {self.max_downloads!r}")
+                raise ValueError(
+                    f"{name} must be a whole number >= 0 (0: {MAY_BE_ZERO.get(name, 'not checked')}), not {reserve!r}"
+                )
+        if len(self.viewport) != 2 or not all(whole(side) and side >= 1 for side in self.viewport):
+            raise ValueError(f"viewport must be two whole numbers of CSS pixels of at least 1, not {self.viewport!r}")
         missing = [str(root) for root in self.mirror_roots if not Path(root).is_dir()]
         if missing:  # else every page of it is refused as not mirrored, and an agent fails for no reason it can see
             raise ValueError(f"no such mirror folder: {', '.join(missing)}")
@@ -161,6 +159,21 @@ class ServerConfig:
                 f"binding to {self.host!r} (not a loopback address) needs a bearer token: "
                 "pass --token or set SANDBOX_TOKEN (clients then send 'Authorization: Bearer <token>')"
             )
+
+
+# Limits whose 0 has a meaning of its own (said in the error for a negative one).
+MAY_BE_ZERO = {
+    "max_downloads": "none kept",
+    "max_download_bytes": "none kept",
+    "max_ended_runs": "none kept",
+    "max_profiles": "none kept",
+    "max_profile_bytes": "none kept",
+    "max_identical_refusals": "none written",
+    "max_refusal_lines": "none written",
+    "max_page_event_lines": "none written",
+    "max_sessions_per_core": "not checked",
+    "max_renderer_memory_mb": "not checked",
+}
 
 
 def whole(value: object) -> bool:

@@ -1,13 +1,11 @@
 """The dispatcher: the one error boundary every transport goes through.
 
 For each call it takes the run's turn (one call at a time per run), parses the arguments
-(strict: only a ``null`` optional argument and an integer sent as digits or as ``200.0``
-are taken, as ``ToolArgs`` says), resolves the tool's scope (the run's session, its tab), applies
+(strictly, as ``ToolArgs`` says), resolves the tool's scope (the run's session, its tab), applies
 the shared checks once (the URL allowed by the run's policy, and mirrored), runs the handler
 within ``call_timeout_s``, translates what the handler raised into the one error shape, and
 writes exactly one trace line. Screenshots and Playwright traces hang off the run
-(``toolserver.media``). Imports the registry and the run; never the tools (a registry is
-handed in) and never packs (a ``Policy`` is handed in).
+(``toolserver.media``). Never imports the tools (a registry is handed in) nor packs (a ``Policy`` is).
 """
 
 from __future__ import annotations
@@ -55,6 +53,7 @@ class Dispatcher:
         self._turns: weakref.WeakKeyDictionary[Run, asyncio.Lock] = weakref.WeakKeyDictionary()
         # The call holding a run's turn, with what its line needs should the run's end not wait for it
         self._in_flight: weakref.WeakKeyDictionary[Run, Flight] = weakref.WeakKeyDictionary()
+        self._ends: set[asyncio.Future] = set()  # runs' ends under way (held till done: ``end``)
 
     def _turn(self, run: Run) -> asyncio.Lock:
         lock = self._turns.get(run)
@@ -174,6 +173,14 @@ class Dispatcher:
         run.ending = asyncio.get_running_loop().create_future()
         run.closed = True
         run.ended_at = time.monotonic()
+        # Finished even when its caller is cancelled (a sweeper stopped at shutdown): a cut end
+        # left the run ended with no run_end line, and every later end returned at once.
+        self._ends.add(finishing := asyncio.ensure_future(self.finish(run, reason)))
+        finishing.add_done_callback(self._ends.discard)
+        await asyncio.shield(finishing)
+
+    async def finish(self, run: Run, reason: str) -> None:
+        assert run.ending is not None
         try:
             await run.media.before_call(None)
             await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))

@@ -1,0 +1,46 @@
+"""How ended runs are kept and how a run's end completes: the run that ended last is the one kept
+past ``max_ended_runs`` (creation order evicted a long run the moment it ended, so a repeated
+``/answer`` got ``unknown_run``); joining a named run counts as activity (it could be swept
+before the joiner's first call); and an end whose caller is cancelled still writes ``run_end``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from tests.support.sandboxes import http_client
+from toolserver.contract.trace import parse_trace
+
+
+async def test_the_runs_that_ended_first_are_forgotten_first(own_sandbox, tmp_path):
+    async with own_sandbox(max_ended_runs=1, trace_dir=tmp_path) as own:
+        first, second = own.create_run(), own.create_run()
+        await second.close("deleted")
+        await first.close("deleted")  # made first, ended last
+        own.evict_ended_runs()
+        assert list(own.runs) == [first.id]
+
+
+async def test_joining_a_named_run_counts_as_activity(own_sandbox):
+    async with own_sandbox(named_run_idle_s=0.6) as own, http_client(own) as server:
+        made = await (await server.post("/runs", json={"name": "shared"})).json()
+        await asyncio.sleep(0.45)
+        joined = await server.post("/runs", json={"name": "shared"})
+        assert joined.status == 200 and (await joined.json())["run_id"] == made["run_id"]
+        await asyncio.sleep(0.45)  # 0.9 s after it was made, 0.45 s after the join
+        tools = await server.get(f"/runs/{made['run_id']}/tools")
+        assert tools.status == 200, await tools.text()
+
+
+async def test_an_end_whose_caller_is_cancelled_still_writes_run_end(own_sandbox, tmp_path):
+    async with own_sandbox(trace_dir=tmp_path) as own:
+        run = own.create_run()
+        assert (await run.call("browser_start_session", {"provider": "kernel"}))["ok"]
+        ending = asyncio.ensure_future(run.close("idle_timeout"))
+        await asyncio.sleep(0)  # the end has begun (its sessions closing)
+        ending.cancel()
+        deadline = time.monotonic() + 10
+        while not run.trace.closed and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        trace = parse_trace(run.trace.text())
+        assert trace.end is not None and trace.end["reason"] == "idle_timeout", run.trace.text()[-500:]
