@@ -64,6 +64,7 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from sandbox import __version__
+from sandbox.runner.agents import AGENT_KINDS, AgentSpecError
 from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.files import folder_file
 from sandbox.runner.folders import (
@@ -174,9 +175,14 @@ def score_values(sample: EvalSample) -> dict[str, float] | None:
 
 
 def model_name(agent: str) -> str:
-    """Inspect names a model ``provider/model``: ``openai:gpt-x`` -> ``openai/gpt-x``; any other
-    agent (reference, cmd:...) is the sandbox's: ``sandbox/reference``."""
-    kind, _, model = agent.partition(":")
+    """Inspect names a model ``provider/model``: ``openai:gpt-x`` -> ``openai/gpt-x``, and so for a
+    wrapper of one (``think:30:openai:gpt-x``); any other agent (reference, cmd:...) is the
+    sandbox's: ``sandbox/reference``."""
+    try:
+        inner = AGENT_KINDS.unwrap(agent)
+    except AgentSpecError:  # an agent this version does not know (an old batch's): named as it is
+        inner = agent
+    kind, _, model = inner.partition(":")
     if kind in ("openai", "anthropic") and model:
         return f"{kind}/{model}"
     return f"sandbox/{agent}"
@@ -222,7 +228,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
         **({"replaces": unicode_name(counted.replaces)} if counted.replaces else {}),
         **({"interruption": counted.interruption} if counted.interruption else {}),
     }
-    conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started)
+    conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started, problems)
     events: list[Event] = [
         SampleInitEvent(
             timestamp=parse_time(started),
@@ -234,9 +240,8 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
     damage = [problem for problem in (attempt.record_problem, attempt.trace_problem) if problem]
     if attempt.trace_damage is not None and attempt.trace_problem is None and attempt.counted:  # no pass to take back
         damage.append(f"{attempt.trace_damage}: the gates cannot be checked against it")
-    score = sample_score(attempt, output, counted, damage) if attempt.score else None
-    if score is not None:
-        events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
+    score = sample_score(attempt, output, counted, damage)  # one with no score.json too: results count it
+    events.append(ScoreEvent(timestamp=parse_time(completed or started), score=score, target=pack, scorer=SCORER))
     messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
     usage = token_usage(record.token_usage if record else None)
     status = record.status if record else None
@@ -247,7 +252,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
         target=pack,
         messages=messages,
         output=ModelOutput.from_content(model=model, content=output),
-        scores={SCORER: score} if score is not None else None,
+        scores={SCORER: score},
         metadata=metadata,
         events=events,
         model_usage={model: usage} if usage else {},
@@ -271,8 +276,18 @@ def sample_score(attempt: AttemptFolder, output: str, counted: AttemptOutcome, d
     metadata keeps. With its record not counted (missing, unreadable, a lost reply) none of its
     score counts: every critical field is a failure, as its field accuracy is 0; with its trace
     damaged, the critical failures rest on the answer and are kept; either way its gates are not ok
-    (they cannot be checked)."""
-    report = attempt.score or {}
+    (they cannot be checked). An attempt with no score.json (unfinished, stopped, a damaged one
+    set aside) is scored as `sandbox results` counts it: no pass, its field accuracy (0), gates not
+    ok, its reasons the results' (``counted.reason``)."""
+    if attempt.score is None:
+        return Score(
+            value={"qualified_pass": 0.0, "field_accuracy": counted.field_accuracy, "critical_failures": 0.0,
+                   "gates_ok": 0.0},
+            answer=output[:ANSWER_LIMIT],
+            explanation=counted.reason or "no score.json: the attempt was not scored",
+            metadata={"status": counted.status, "scored": False, "score_report": None},
+        )  # fmt: skip
+    report = attempt.score
     gates = report.get("gates") or {}
     fields = [field for field in report.get("fields") or [] if isinstance(field, dict)]
     critical = [field for field in fields if field.get("critical")]
@@ -317,7 +332,16 @@ class Conversation:
     """The messages and events of an attempt: a model agent's turns (from its transcript, when
     its tool calls are the trace's, in order), else one assistant message per trace call."""
 
-    def __init__(self, prompt: str, calls: list[CallRecord], transcript: list[dict], model: str, started: str):
+    def __init__(
+        self,
+        prompt: str,
+        calls: list[CallRecord],
+        transcript: list[dict],
+        model: str,
+        started: str,
+        problems: list[str],
+    ):
+        """``problems``: the sample's, to which a call's time that is no time is added."""
         self.model = model
         self.messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
         self.events: list[Event] = []
@@ -325,7 +349,7 @@ class Conversation:
         pending = iter(calls)
         for turn in turns or [Turn("", [f"call-{call.seq}"], None, None) for call in calls]:
             made = [next(pending) for _ in turn.call_ids]
-            when = parse_time(made[0].wall_start or started) if made else parse_time(started)
+            when = call_time(made[0], "wall_start", parse_time(started), problems) if made else parse_time(started)
             assistant = ChatMessageAssistant(
                 content=turn.text,
                 model=model,
@@ -335,7 +359,7 @@ class Conversation:
                 self.events.append(self.model_event(assistant, turn, when))
             self.messages.append(assistant)
             for call_id, call in zip(turn.call_ids, made, strict=True):
-                self.events.append(tool_event(call_id, call, started))
+                self.events.append(tool_event(call_id, call, started, problems))
                 parts = result_parts(call)
                 self.messages.append(
                     ChatMessageTool(
@@ -406,10 +430,10 @@ def tool_call(call_id: str, call: CallRecord) -> ToolCall:
     return ToolCall(id=call_id, function=call.tool, arguments=arguments)
 
 
-def tool_event(call_id: str, call: CallRecord, started: str) -> ToolEvent:
-    begun = parse_time(call.wall_start or started)
+def tool_event(call_id: str, call: CallRecord, started: str, problems: list[str]) -> ToolEvent:
+    begun = call_time(call, "wall_start", parse_time(started), problems)
     parts = result_parts(call)
-    ended = parse_time(call.wall_end) if call.wall_end else begun
+    ended = call_time(call, "wall_end", begun, problems)
     return ToolEvent(
         timestamp=begun,
         completed=ended,
@@ -460,7 +484,10 @@ def compact(value: object) -> str:
 
 
 def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
-    """OpenAI's (prompt/completion) or Anthropic's (input/output) token counts as Inspect's."""
+    """OpenAI's (prompt/completion) or Anthropic's and cmd: agents' (input/output) token counts as
+    Inspect's, whose ``input_tokens`` leaves out the cached input (``input_tokens_cache_read``) and
+    the input written to a cache (``input_tokens_cache_write``), as ``sandbox.runner.prices`` reads
+    them: OpenAI's ``cached_tokens`` are part of its prompt tokens, the others' beside them."""
     if not usage:
         return None
 
@@ -468,8 +495,20 @@ def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
         found = next((usage[key] for key in keys if usage.get(key)), 0)
         return int(found) if isinstance(found, int) and not isinstance(found, bool) else 0
 
-    given, made = count("input_tokens", "prompt_tokens"), count("output_tokens", "completion_tokens")
-    return ModelUsage(input_tokens=given, output_tokens=made, total_tokens=count("total_tokens") or given + made)
+    made = count("output_tokens", "completion_tokens")
+    if "prompt_tokens" in usage:
+        read, written = count("cached_tokens"), 0
+        given = max(count("prompt_tokens") - read, 0)
+    else:
+        read, written = count("cache_read_input_tokens", "cached_input_tokens"), count("cache_creation_input_tokens")
+        given = count("input_tokens")
+    return ModelUsage(
+        input_tokens=given,
+        output_tokens=made,
+        total_tokens=count("total_tokens") or given + read + written + made,
+        input_tokens_cache_read=read or None,
+        input_tokens_cache_write=written or None,
+    )
 
 
 # --- reading the folder --------------------------------------------------------------------------
@@ -503,7 +542,35 @@ def transcript_entries(text: str) -> Iterator[dict]:
 
 
 def first_wall(calls: list[CallRecord]) -> str | None:
-    return next((call.wall_start for call in calls if call.wall_start), None)
+    """The first call's start that is a time (a trace of another writer's may hold any text)."""
+    return next((call.wall_start for call in calls if call.wall_start and is_time(call.wall_start)), None)
+
+
+def is_time(text: str) -> bool:
+    try:
+        parse_time(text)
+    except ValueError:
+        return False
+    return True
+
+
+def call_time(
+    call: CallRecord, field: Literal["wall_start", "wall_end"], instead: datetime, problems: list[str]
+) -> datetime:
+    """The call's ``field`` as a time; ``instead`` when it has none, or one that is no ISO time
+    (a trace of another writer's), which is added to the sample's ``problems``, once."""
+    text = getattr(call, field)
+    if not text:
+        return instead
+    try:
+        return parse_time(text)
+    except ValueError:
+        said = (
+            f"trace.jsonl call seq {call.seq}: {field} {text!r} is not an ISO time; its event is dated {iso(instead)}"
+        )
+        if said not in problems:
+            problems.append(said)
+        return instead
 
 
 def changed_at(folder: Path) -> str:

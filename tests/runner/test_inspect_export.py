@@ -348,3 +348,98 @@ def test_an_elapsed_time_no_date_can_hold_leaves_the_end_out_and_says_so(tmp_pat
     (sample,) = read_eval_log(tmp_path / "log.json").samples
     assert sample.completed_at is None and sample.started_at is not None
     assert any("elapsed_seconds" in problem for problem in sample.metadata["problems"]), sample.metadata["problems"]
+
+
+def test_an_attempt_with_no_score_is_a_sample_the_means_count_as_results_do(tmp_path):
+    """Two passes and a crashed attempt (no score.json) gave results 2/3 and an export of 1.0: a
+    sample with no score was left out of the means; so was one unfinished and one whose
+    score.json is damaged."""
+    from sandbox.runner.attempt import AttemptRecord
+    from sandbox.runner.folders import read_summary
+    from sandbox.runner.inspect_export import export_inspect_log
+    from tests.support.attempt_folders import scored_attempt
+
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1")
+    scored_attempt(batch / "controlled-form-2")
+    crashed = AttemptRecord(pack="controlled-form", agent="a", status="crashed", error="worker died")
+    (scored_attempt(batch / "controlled-form-3", record=crashed.to_json().encode()) / "score.json").unlink()
+    unfinished = scored_attempt(batch / "controlled-form-4")
+    (unfinished / "attempt.json").unlink()
+    (unfinished / "score.json").unlink()
+    (scored_attempt(batch / "controlled-form-5") / "score.json").write_text('{"qualified_pass": "yes"')
+    (row,) = read_summary(batch)["summary"]
+    assert (row["attempts"], row["qualified_passes"]) == (5, 2), row
+    target, _ = export_inspect_log(batch, tmp_path / "log.json")
+    log = read_eval_log(target)
+    means = {score.name: score.metrics["mean"].value for score in log.results.scores}
+    assert means["qualified_pass"] == pytest.approx(2 / 5), means
+    assert means["field_accuracy"] == pytest.approx(row["mean_field_accuracy"]), (means, row)
+    assert {(score.scored_samples, score.unscored_samples) for score in log.results.scores} == {(5, 0)}
+    samples = {sample.id: sample for sample in log.samples}
+    for name, said in [("controlled-form-3", "agent crashed: worker died"), ("controlled-form-4", "no score.json"),
+                       ("controlled-form-5", "taken as not scored")]:  # fmt: skip
+        score = samples[name].scores["sandbox_scorer"]
+        assert score.value == {"qualified_pass": 0.0, "field_accuracy": 0.0, "critical_failures": 0.0, "gates_ok": 0.0}
+        assert said in score.explanation, (name, score.explanation)
+
+
+def test_a_call_time_that_is_no_time_dates_its_event_at_the_start_and_is_said(tmp_path, capsys):
+    """A trace of another writer's may hold any text in wall_start and wall_end: the whole export
+    failed ("sandbox export: Invalid isoformat string: '12:00 yesterday'", exit 2, no log, no file named)."""
+    from tests.support.attempt_folders import scored_attempt
+
+    folder = scored_attempt(tmp_path / "controlled-form-1")
+    lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    calls = [n for n, line in enumerate(lines) if json.loads(line).get("type") == "call"]
+    first, second = (json.loads(lines[n]) for n in calls[:2])
+    lines[calls[0]] = json.dumps({**first, "wall_start": "12:00 yesterday"}) + "\n"
+    lines[calls[1]] = json.dumps({**second, "wall_end": "soon"}) + "\n"
+    (folder / "trace.jsonl").write_text("".join(lines), encoding="utf-8")
+    code, _, err = exported([str(folder), "-o", str(tmp_path / "log.json")], capsys)
+    assert code == 0, err
+    (sample,) = read_eval_log(tmp_path / "log.json").samples
+    tools = [event for event in sample.events if event.event == "tool"]
+    assert tools[0].timestamp == sample.events[0].timestamp  # the sample's start
+    assert tools[1].completed == tools[1].timestamp
+    problems = [p for p in sample.metadata["problems"] if "is not an ISO time" in p]
+    assert [p.split(":")[0] for p in problems] == [
+        f"trace.jsonl call seq {first['seq']}",
+        f"trace.jsonl call seq {second['seq']}",
+    ]
+    assert "'12:00 yesterday'" in problems[0] and "wall_end 'soon'" in problems[1], problems
+
+
+def test_cached_tokens_are_inspects_and_a_wrapped_model_agent_is_named_by_its_model(tmp_path):
+    """token_usage read only input/output/total (the cached input was lost, and counted as fresh
+    for OpenAI); ``think:30:openai:gpt-4o`` was the model ``sandbox/think:30:openai:gpt-4o``."""
+    from sandbox.runner.attempt import AttemptRecord
+    from sandbox.runner.inspect_export import export_inspect_log, model_name, token_usage
+    from tests.support.attempt_folders import scored_attempt
+
+    assert model_name("think:30:openai:gpt-4o") == "openai/gpt-4o"
+    assert model_name("think:5:think:30:anthropic:claude-x") == "anthropic/claude-x"
+    assert model_name("think:30:reference") == "sandbox/think:30:reference"
+    assert model_name("no-such-kind:x") == "sandbox/no-such-kind:x"
+    openai = token_usage({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "cached_tokens": 60})
+    assert (openai.input_tokens, openai.input_tokens_cache_read, openai.total_tokens) == (40, 60, 105)
+    anthropic = token_usage(
+        {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 60, "cache_creation_input_tokens": 7}
+    )
+    assert (anthropic.input_tokens, anthropic.input_tokens_cache_read, anthropic.input_tokens_cache_write) == (
+        10,
+        60,
+        7,
+    )
+    assert anthropic.total_tokens == 82
+    usage = {"input_tokens": 10, "cached_input_tokens": 50, "output_tokens": 4}  # a cmd: agent's usage.json
+    record = AttemptRecord(
+        pack="controlled-form", agent="think:30:openai:gpt-4o", status="completed", elapsed_seconds=3.0,
+        token_usage=usage,
+    )  # fmt: skip
+    folder = scored_attempt(tmp_path / "controlled-form-1", record=record.to_json().encode())
+    target, _ = export_inspect_log(folder, tmp_path / "log.json")
+    log = read_eval_log(target)
+    assert log.eval.model == "openai/gpt-4o"
+    used = log.stats.model_usage["openai/gpt-4o"]
+    assert (used.input_tokens, used.input_tokens_cache_read, used.output_tokens, used.total_tokens) == (10, 50, 4, 64)
