@@ -1,8 +1,10 @@
 """Every pack as an Inspect task: ``inspect eval sandbox/integrations/inspect/tasks.py@bid_intake``,
-or any pack by id: ``inspect eval sandbox/integrations/inspect/tasks.py@sandbox_pack -T pack=bid-intake``.
+or any pack by id: ``inspect eval sandbox/integrations/inspect/tasks.py@sandbox_pack -T pack=bid-intake``
+(or by its folder's absolute path).
 
 Task parameters (``-T``): ``site_key`` (default: a fresh key), ``trace_root`` (where each
-sample's trace folder goes; default: the temporary directory).
+sample's trace folder goes; default: the temporary directory; a relative one is in the folder
+``inspect eval`` runs in).
 
 The per-pack tasks are built by one function, ``pack_task``, and registered under the pack id
 with ``_`` for ``-``. Inspect lists a file's tasks by reading it for ``@task`` functions, so
@@ -21,7 +23,7 @@ PackTask = Callable[..., Task]
 
 @task
 def sandbox_pack(pack: str | None = None, site_key: str | None = None, trace_root: str | None = None) -> Task:
-    """The pack ``pack`` (its id, e.g. ``bid-intake``) as an Inspect task."""
+    """The pack ``pack`` (its id, e.g. ``bid-intake``, or its folder's absolute path) as an Inspect task."""
     if pack is None:  # Inspect runs every task of the file when none is named: say what this one needs
         raise ValueError(
             "sandbox_pack needs the pack: -T pack=ID (e.g. -T pack=bid-intake), or run a pack's own task "
