@@ -18,7 +18,8 @@ name>.yaml``, as pytest-recording does; a test's second attempt ``<test name>-2.
 on). The record mode is ``--sandbox-record-mode`` (one of
 ``sandbox.runner.record_mode.RecordMode``: ``once``/``none``/``all``/``new_episodes``; default
 ``none``: nothing is recorded unless asked, so CI never reaches a model). Attempt folders go
-to ``--sandbox-out`` (default: pytest's temporary directory).
+to ``--sandbox-out`` (default: pytest's temporary directory; a relative one is in the folder
+pytest was started in).
 
 The warm sandbox (one Chromium for the test session, the ``sandbox_host`` fixture: a user's own
 ``sandbox`` fixture does not replace it) runs on its own event loop in a background thread, so
@@ -77,6 +78,12 @@ def pytest_configure(config: pytest.Config) -> None:
     missing = [str(root) for root in config.getoption("sandbox_mirrors", None) or () if not root.is_dir()]
     if missing:  # said before any test, not as every test's failure
         raise pytest.UsageError(f"--sandbox-mirrors: no such mirror folder: {', '.join(missing)}")
+    out = config.getoption("sandbox_out", None)
+    if out is not None:  # the folder pytest was started in: a test that changes folder sends no attempt elsewhere
+        out = config.invocation_params.dir / out
+        if out.exists() and not out.is_dir():
+            raise pytest.UsageError(f"--sandbox-out: {out} is not a folder: give a folder for the attempt folders")
+        config.option.sandbox_out = out
 
 
 class BackgroundSandbox:
@@ -261,13 +268,24 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
     from sandbox.evaluation.packs import PackError, load_pack
 
     marker = request.node.get_closest_marker("sandbox_pack")
-    pack_id = pack or (marker.args[0] if marker and marker.args else None)
+    pack_id = pack or (marker_pack(marker) if marker else None)
     if not pack_id:
         pytest.fail("sandbox_run needs a pack: sandbox_run(pack=...) or @pytest.mark.sandbox_pack(...)", pytrace=False)
     try:
         return load_pack(pack_id)
     except PackError as exc:
         fail(f"unknown pack {pack_id!r}: {exc}")
+
+
+def marker_pack(marker: pytest.Mark) -> str | None:
+    """The pack of ``@pytest.mark.sandbox_pack("id")`` or ``sandbox_pack(pack_id="id")``."""
+    if set(marker.kwargs) - {"pack_id"} or len(marker.args) + len(marker.kwargs) > 1:
+        pytest.fail(
+            f"@pytest.mark.sandbox_pack takes one pack id, as sandbox_pack('bid-intake') or "
+            f"sandbox_pack(pack_id='bid-intake'); got args {marker.args!r}, keywords {marker.kwargs!r}",
+            pytrace=False,
+        )
+    return marker.args[0] if marker.args else marker.kwargs.get("pack_id")
 
 
 # The SDK's variables that point a model agent at an endpoint, by model kind.
@@ -369,8 +387,13 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox,
             options = AgentOptions(
                 cassette=path, record_mode=mode, rerecord_hint=rerecord_hint(model_kind, record_mode)
             )
-        elif cassette is not None:
-            pytest.fail(f"agent {agent!r} does not use a cassette", pytrace=False)
+        elif cassette is not None or record_mode is not None:
+            given = "cassette" if cassette is not None else "record_mode"
+            pytest.fail(
+                f"agent {agent!r} does not use a cassette: {given}= is for model agents (openai:, anthropic:, "
+                "think: around one)",
+                pytrace=False,
+            )
         try:
             instance = make_agent(agent, options)
         except ValueError as exc:

@@ -463,3 +463,45 @@ def test_a_failure_message_shows_an_agents_control_characters_escaped(tmp_path):
     said = attempt.explain()
     assert not any(raw in said for raw in ("\x1b", "\x9b", "\u202e")), said
     assert "stderr: \\x1b[2J\\x9b31m\\u202eevil" in said and 'got "\\x1b[2J\\x9b31m\\u202eevil"' in said
+
+
+MISUSED = """
+import os
+import pytest
+
+def test_record_mode_of_a_scripted_agent(sandbox_run):
+    sandbox_run(pack="controlled-form", record_mode="bogus")
+
+@pytest.mark.sandbox_pack(pack_id="controlled-form")
+def test_marker_keyword_and_a_changed_folder(sandbox_run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    attempt = sandbox_run()
+    assert attempt.status == "completed", attempt.explain()
+    print("ATTEMPT", attempt.directory)
+"""
+
+
+async def test_misused_options_are_refused_and_a_relative_out_is_pytests_folders(tmp_path):
+    """record_mode= of an agent with no cassette was taken in silence; the marker's keyword form
+    was ignored ("sandbox_run needs a pack"); a relative --sandbox-out was taken from the folder
+    the test had changed to, and a file given as --sandbox-out failed every test with a FileExistsError."""
+    misused, blocked = tmp_path / "misused", tmp_path / "blocked"
+    misused.mkdir(), blocked.mkdir()
+    (misused / "test_misused.py").write_text(MISUSED)
+    (blocked / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
+    (blocked / "out").write_text("a file")
+    result, refused = await asyncio.gather(
+        run_pytest(misused, "-q", "-s", *QUIET, "--sandbox-out", "attempts"),
+        run_pytest(blocked, "-q", *QUIET, "--sandbox-out", "out"),
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*agent 'reference' does not use a cassette: record_mode= is for model agents*"], consecutive=False
+    )
+    from sandbox.integrations.pytest_plugin import folder_of_test
+
+    folder = misused / "attempts" / folder_of_test("test_misused.py::test_marker_keyword_and_a_changed_folder")
+    result.stdout.fnmatch_lines([f"*ATTEMPT {folder / 'controlled-form-1'}*"])
+    assert (folder / "controlled-form-1" / "score.json").is_file()
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR, refused.stdout.str()[-2000:]
+    refused.stderr.fnmatch_lines([f"*--sandbox-out: {blocked / 'out'} is not a folder*"])
