@@ -14,7 +14,8 @@ A sample holds:
   folder names (``reselected``): an attempt a re-run replaced is a sample, not in the log's results;
 - ``scores``: ``sandbox_scorer`` as the live Inspect task names it (qualified pass, field
   accuracy, critical failures, gates ok), with the status, gate failures, critical fields and the
-  whole score report in its metadata.
+  whole score report in its metadata; an attempt with no score.json has one all the same, as
+  ``sandbox results`` counts it (no pass, field accuracy 0, gates not ok).
 
 The result a tool event carries is the text an MCP client reads (a snapshot's text first, then
 the page facts as JSON; compact JSON otherwise), so ``sandbox replay`` can compare it again.
@@ -149,8 +150,9 @@ def eval_log(folder: Path, attempts: list[AttemptFolder]) -> EvalLog:
 
 
 def results(samples: list[EvalSample]) -> EvalResults:
-    """The means of each score value over the scored samples, as Inspect's ``mean()`` metric gives,
-    of the attempts `sandbox results` counts: one a re-run replaced is a sample, not in the means."""
+    """The means of each score value, as Inspect's ``mean()`` metric gives, over the attempts
+    `sandbox results` counts (every sample has a score): one a re-run replaced is a sample, not in
+    the means."""
     counted = [sample for sample in samples if (sample.metadata or {}).get("selection") != "replaced"]
     values = [found for found in map(score_values, counted) if found is not None]
     scores = [
