@@ -156,6 +156,37 @@ def test_an_attempt_folder_given_alone_that_cannot_be_entered_is_nothing_to_repo
         assert whole.stderr.startswith(f"sandbox report: cannot list or enter {batch} (Permission denied)")
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o311, 0o000], ids=oct)
+def test_a_batch_folder_that_cannot_be_entered_is_one_line_from_results_and_compare(mode):
+    """`sandbox results` and `sandbox compare` stopped with a PermissionError traceback on a batch
+    folder they could not list or enter (`sandbox report` says so in one line, exit 2); and on the
+    folder given to `sandbox run --out` whose newest batch they may enter but not list (one they may
+    not enter is taken as an unreadable attempt folder, as in a batch)."""
+    with damaged_batch(1, {}) as batch:
+        out = batch.parent / "runs"
+        newest = out / "2026-12-06T20-00-00-reference"
+        newest.mkdir(parents=True)
+        scored_attempt(newest / "controlled-form-1", traced=True)
+        out.chmod(0o777)
+        batch.chmod(mode)
+        newest.chmod(0o311)
+        try:
+            for command in ("results", "compare"):
+                given = read_as_nobody(command, str(batch))
+                assert given.returncode == 2, given.stderr
+                assert given.stderr == (
+                    f"sandbox {command}: cannot list or enter {batch} (Permission denied): nothing in it can be read\n"
+                )
+            newest_given = read_as_nobody("results", str(out))
+        finally:
+            batch.chmod(0o777)
+            newest.chmod(0o777)
+        assert newest_given.returncode == 2, newest_given.stderr
+        assert newest_given.stderr.splitlines()[-1] == (
+            f"sandbox results: cannot list or enter {newest} (Permission denied): nothing in it can be read"
+        )
+
+
 def garbled(folder: Path) -> Path:
     """An attempt folder whose record is no JSON, with no trace: none of its files names its agent."""
     return scored_attempt(folder, record=b"{garbled", traced=False)

@@ -42,7 +42,8 @@ def register(subparsers) -> None:
         {
             0: "compared; every attempt a qualified pass",
             1: "compared; some attempt is not",
-            2: "a folder holds no attempt; --html names a file that cannot be written (a folder, a read-only one)",
+            2: "a folder holds no attempt or cannot be listed or entered; --html names a file that cannot be "
+            "written (a folder, a read-only one)",
             3: "--html could not be written (a full disk)",
         },
     )
@@ -51,7 +52,7 @@ def register(subparsers) -> None:
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.batch import selected_attempts
     from sandbox.runner.compare import comparison, credits_of, format_comparison, scored_as, workflow
-    from sandbox.runner.folders import read_summary, resolve_batch
+    from sandbox.runner.folders import ClosedFolder, read_summary, resolve_batch
     from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
 
     if args.html:
@@ -63,15 +64,15 @@ def command(args: argparse.Namespace) -> int:
     batches: list[tuple[Path, list]] = []
     rates: set[float] = set()  # the batches' credits per dollar (their --prices files')
     for given in args.folders:
-        folder, note = resolve_batch(given)
-        if note:
-            print(f"sandbox compare: {note}", file=sys.stderr)
-        if any(folder.resolve() == seen.resolve() for seen, _ in batches):
-            print(f"sandbox compare: {given} is {folder} again: its attempts are counted once", file=sys.stderr)
-            continue
         try:
+            folder, note = resolve_batch(given)
+            if note:
+                print(f"sandbox compare: {note}", file=sys.stderr)
+            if any(folder.resolve() == seen.resolve() for seen, _ in batches):
+                print(f"sandbox compare: {given} is {folder} again: its attempts are counted once", file=sys.stderr)
+                continue
             data = read_summary(folder)
-        except (FileNotFoundError, NotADirectoryError) as exc:
+        except (FileNotFoundError, NotADirectoryError, ClosedFolder) as exc:
             print(f"sandbox compare: {exc}", file=sys.stderr)
             return 2
         if data.get("note"):

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         "summary.json, or rebuilt from the attempt folders of an older batch): the comparison too, "
         "for several agents, prices or replaced attempts. "
         "Exit 0 when every attempt qualified, 1 otherwise, 2 when the folder "
-        "holds no attempt.",
+        "holds no attempt or cannot be listed or entered.",
     )
     p.add_argument(
         "folder",
@@ -30,20 +30,27 @@ def register(subparsers) -> None:
     )
     p.add_argument("--json", action="store_true", help="print summary.json's data")
     p.set_defaults(func=command)
-    declare_exits(p, {0: "every attempt a qualified pass", 1: "some attempt is not", 2: "no attempt in the folder"})
+    declare_exits(
+        p,
+        {
+            0: "every attempt a qualified pass",
+            1: "some attempt is not",
+            2: "no attempt in the folder, or a folder it cannot list or enter",
+        },
+    )
 
 
 def command(args: argparse.Namespace) -> int:
     from sandbox.runner.batch import format_reasons, format_table, selected_attempts
     from sandbox.runner.compare import comparison, credits_of, format_comparison
-    from sandbox.runner.folders import read_summary, resolve_batch
+    from sandbox.runner.folders import ClosedFolder, read_summary, resolve_batch
 
-    folder, note = resolve_batch(args.folder)
-    if note:
-        print(f"sandbox results: {note}", file=sys.stderr)
     try:
+        folder, note = resolve_batch(args.folder)
+        if note:
+            print(f"sandbox results: {note}", file=sys.stderr)
         data = read_summary(folder)
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except (FileNotFoundError, NotADirectoryError, ClosedFolder) as exc:
         print(f"sandbox results: {exc}", file=sys.stderr)
         return 2
     if data.get("note"):

@@ -12,7 +12,8 @@ never raised. One job per module:
     _batch     batch_attempts(path): a batch folder's attempt folders, in name order
                (attempt_paths(path): their paths, none read); left_out_folders(path): those
                with attempt files under a name the runner never gives, or linked;
-               resolve_batch(path): the batch a folder given to the readers names
+               resolve_batch(path): the batch a folder given to the readers names (ClosedFolder:
+               one they cannot list or enter)
     _outcome   outcome(folder, agents): the folder as an AttemptOutcome (for the summary table);
                named_agent(folder): the agent its own files name;
                reselected(outcomes): run selection read back from the folder names
@@ -29,6 +30,7 @@ from sandbox.runner.folders._attempt import (
     unopened,
 )
 from sandbox.runner.folders._batch import (
+    ClosedFolder,
     attempt_paths,
     batch_attempts,
     left_out_folders,
@@ -43,6 +45,7 @@ from sandbox.runner.folders._summary import read_summary, summary_problem
 __all__ = [
     "ATTEMPT_MARKERS",
     "AttemptFolder",
+    "ClosedFolder",
     "attempt_paths",
     "closed_folder",
     "batch_attempts",

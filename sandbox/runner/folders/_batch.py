@@ -10,13 +10,24 @@ import re
 from pathlib import Path
 
 from sandbox.runner.batch import SUMMARY_FILE
-from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
+from sandbox.runner.folders._attempt import AttemptFolder, closed_folder, is_attempt_folder
 
 # The names the runner gives attempt folders in a batch (``run_batch``, ``rerun_name``): ``<pack>-<n>``,
 # ``<agent>--<pack>-<n>`` with several agents, ``<folder>-r<k>`` for a re-run. Another folder with
 # attempt files is no attempt of the batch: a copy (``bid-intake-1.bak``) counted twice.
 RUNNER_ATTEMPT_NAME = re.compile(r".+-[1-9][0-9]*(?:-r[1-9][0-9]*)?")
 RUNNER_NAMES_SAID = "<pack>-<n>, <agent>--<pack>-<n>, a re-run <folder>-r<k>"
+
+
+class ClosedFolder(Exception):
+    """A folder given to the readers that they cannot list or enter (its mode, its owner): nothing
+    in it can be read."""
+
+
+def refuse_closed(folder: Path) -> None:
+    """Raise ``ClosedFolder`` when ``folder`` is a folder this user cannot list or enter."""
+    if folder.is_dir() and (why := closed_folder(folder)) is not None:
+        raise ClosedFolder(f"cannot list or enter {folder} ({why}): nothing in it can be read")
 
 
 def runner_named(path: Path) -> bool:
@@ -87,13 +98,20 @@ def link_target(path: Path) -> str:
 
 def resolve_batch(folder: Path) -> tuple[Path, str | None]:
     """The batch folder ``folder`` names: itself, or, for the folder given to ``sandbox run
-    --out`` (which holds batch folders), its newest batch, with a note saying so."""
+    --out`` (which holds batch folders), its newest batch, with a note saying so. Raises
+    ``ClosedFolder`` when ``folder`` cannot be listed or entered; a folder inside it that cannot be
+    is taken as a batch (``read_summary`` then says it cannot be read)."""
     folder = Path(folder)
+    refuse_closed(folder)
     if (folder / SUMMARY_FILE).is_file() or is_attempt_folder(folder) or not folder.is_dir():
         return folder, None
     if batch_attempts(folder):
         return folder, None
-    batches = sorted(p for p in folder.iterdir() if p.is_dir() and ((p / SUMMARY_FILE).is_file() or batch_attempts(p)))
+    batches = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_dir() and (closed_folder(p) is not None or (p / SUMMARY_FILE).is_file() or batch_attempts(p))
+    )
     if not batches:
         return folder, None
     note = f"{folder} holds {len(batches)} batch folder(s); showing the newest, {batches[-1].name}"

@@ -13,7 +13,13 @@ from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.batch import SUMMARY_FILE, summarise
 from sandbox.runner.compare import comparison
 from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
-from sandbox.runner.folders._batch import attempt_paths, batch_attempts, left_out_folders, left_out_note
+from sandbox.runner.folders._batch import (
+    attempt_paths,
+    batch_attempts,
+    left_out_folders,
+    left_out_note,
+    refuse_closed,
+)
 from sandbox.runner.folders._kinds import KIND_SAID, NUMBER, NUMBER_OR_NULL, WHOLE_OR_NULL, of_kind
 from sandbox.runner.folders._outcome import named_agent, outcome, reselected
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR
@@ -170,8 +176,10 @@ def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
     batches have none; one that cannot be taken as it is gets a ``note`` saying why). Raises
-    ``FileNotFoundError`` when the folder holds no attempt."""
+    ``FileNotFoundError`` when the folder holds no attempt, ``ClosedFolder`` when it cannot be
+    listed or entered."""
     batch_dir = Path(batch_dir)
+    refuse_closed(batch_dir)
     data, note = stored_summary(batch_dir)
     if data is not None:
         return with_links_said(with_counted_rows(data), batch_dir)
