@@ -69,7 +69,7 @@ def recorded_error(folder: Path) -> str | None:
     record, _ = folder_file(folder, "attempt.json")
     try:
         data = json.loads(record.read_text(encoding="utf-8")) if record is not None else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested deeper than json reads
         return None
     return str(data.get("error") or "") if isinstance(data, dict) else None
 

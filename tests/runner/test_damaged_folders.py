@@ -338,3 +338,28 @@ def test_a_cost_no_writer_gives_is_shown_not_raised_on():
     from sandbox.runner.compare import dollars
 
     assert [dollars(float(v)) for v in ("nan", "inf", "-1")] == ["$nan", "$inf", "$-1.0000"]
+
+
+DEEP = b"[" * 200_000 + b"]" * 200_000  # valid JSON nested deeper than Python's json reads
+
+
+@pytest.mark.parametrize("name", ["summary.json", "score.json", "attempt.json"])
+def test_a_file_nested_too_deep_is_not_valid_json_and_never_fatal(tmp_path, capsys, name):
+    """A summary.json, score.json or attempt.json nested 200,000 deep made `sandbox results` raise a
+    RecursionError; it is damaged, and said as a file that is not valid JSON is."""
+    batch = tmp_path / "batch"
+    for n in (1, 2):
+        scored_attempt(batch / f"controlled-form-{n}", traced=True)
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    target = batch / name if name == "summary.json" else batch / "controlled-form-2" / name
+    target.write_bytes(DEEP)
+    code = main(["results", str(batch)])
+    captured = capsys.readouterr()
+    if name == "summary.json":
+        assert code == 0 and "2/2" in captured.out
+        assert "summary.json is unreadable (not valid JSON (nested too deep)); rebuilt" in captured.err
+    else:
+        assert code == 1 and "1/2" in captured.out
+        assert f"{name} is not valid JSON (nested too deep)" in captured.out
+    assert main(["compare", str(batch), "--json"]) == code
+    assert main(["report", str(batch)]) == 0

@@ -185,6 +185,8 @@ class AttemptFolder:
             problem = f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         except json.JSONDecodeError as exc:
             problem = f"{name} is not valid JSON ({exc})"
+        except RecursionError:  # nested deeper than Python's json reads: no file the runner writes
+            problem = f"{name} is not valid JSON (nested too deep)"
         if problem is not None:
             self.problems.append(problem)
             return None, problem

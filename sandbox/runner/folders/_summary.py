@@ -151,6 +151,8 @@ def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
         problem = summary_problem(data, batch_dir)
     except (OSError, ValueError) as exc:  # cut short, not UTF-8: the attempt folders still say it all
         problem = str(exc).splitlines()[0][:200]
+    except RecursionError:  # valid JSON nested deeper than Python's json reads: no summary the runner writes
+        problem = "not valid JSON (nested too deep)"
     if problem is not None:  # edited
         return None, f"{file} is unreadable ({problem}); rebuilt from the attempt folders"
     if unlisted := unlisted_folders(data, batch_dir):
