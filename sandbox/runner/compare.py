@@ -19,6 +19,7 @@ from sandbox.evaluation.shown import shown
 from sandbox.runner.attempt import median_seconds
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, finite_number
 
+MONEY_DECIMALS = 6  # a mean cost is ranked to the millionth of a dollar, and printed so (``dollars``)
 Z95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
 
 
@@ -128,7 +129,7 @@ def agent_row(agent: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_field_accuracy": round(statistics.fmean(float(a["field_accuracy"]) for a in items), 4),
         "median_seconds": median_seconds([(str(a["status"]), a.get("elapsed_seconds")) for a in items]),
         # over every attempt, failures included; unknown if any attempt's cost is (never zero)
-        "mean_cost_usd": round(statistics.fmean(known), 6) if len(known) == n else None,
+        "mean_cost_usd": round(statistics.fmean(known), MONEY_DECIMALS) if len(known) == n else None,
         "mean_tool_calls": mean_calls([a["tool_calls"] for a in items]),
         "statuses": dict(sorted(statuses.items())),
     }
@@ -241,11 +242,16 @@ def format_comparison(comp: dict[str, Any]) -> str:
 
 
 def dollars(amount: float) -> str:
-    """``$0.0123``: four decimals, or as many as show two significant digits of a smaller cost
-    (``$0.000020``), so that two costs the ranking tells apart never print alike as ``$0.0000``."""
+    """``$0.0123``: the cost to the millionth of a dollar the comparison ranks mean costs on (it rounds
+    them to six decimals), with at least four decimals and no zero after the last digit that
+    counts (``$0.01231``, ``$0.000123``, ``$1.5000``), so that two costs the ranking tells apart
+    never print alike. A cost under a millionth (never one the ranking holds) shows two
+    significant digits, never ``$0.0000``."""
     if not math.isfinite(amount) or amount <= 0:  # no cost written gives these: shown as they are, never raised on
         return f"${amount:.4f}"
-    return f"${amount:.{max(4, 1 - math.floor(math.log10(amount)))}f}"
+    digits = MONEY_DECIMALS if amount >= 10**-MONEY_DECIMALS else 1 - math.floor(math.log10(amount))
+    whole, _, decimals = f"{amount:.{digits}f}".partition(".")
+    return f"${whole}.{decimals.rstrip('0').ljust(4, '0')}"
 
 
 def agent_labels(names: list[str], width: int = 40) -> dict[str, str]:

@@ -17,7 +17,7 @@ from sandbox import FIXTURES_DIR
 from sandbox.cli import main
 from sandbox.runner.attempt import AttemptOutcome, AttemptRecord
 from sandbox.runner.batch import interleaved, write_summary
-from sandbox.runner.compare import comparison, dollars
+from sandbox.runner.compare import comparison, dollars, format_comparison
 from sandbox.runner.folders import read_summary
 from sandbox.runner.report import render_leaderboard
 from tests.support.attempt_folders import scored_attempt
@@ -177,10 +177,26 @@ def test_results_reprints_the_comparison_and_refuses_a_summary_of_no_attempt(tmp
     assert "lists no attempt" in capsys.readouterr().err
 
 
-def test_small_costs_keep_two_significant_digits():
-    assert [dollars(x) for x in (0.0, 0.00002, 0.00004, 0.0123, 1.5)] == [
-        "$0.0000", "$0.000020", "$0.000040", "$0.0123", "$1.5000",
+def test_costs_print_to_the_millionth_the_ranking_tells_apart():
+    """Costs were printed with two significant digits: $0.000123 and $0.000124 both as $0.00012,
+    $0.01231 and $0.01232 both as $0.0123, though ranked apart (on means rounded to six decimals)."""
+    assert [dollars(x) for x in (0.0, 0.00002, 0.00004, 0.0123, 1.5, 0.000123, 0.000124, 0.01231, 0.01232)] == [
+        "$0.0000", "$0.00002", "$0.00004", "$0.0123", "$1.5000", "$0.000123", "$0.000124", "$0.01231", "$0.01232",
     ]  # fmt: skip
+    assert dollars(4.5e-7) == "$0.00000045"  # under a millionth: never $0.0000
+    ranked = [round(k * 1e-6, 6) for k in range(1, 30_000)] + [round(12.0 + k * 1e-6, 6) for k in range(3_000)]
+    assert len({dollars(cost) for cost in ranked}) == len(set(ranked))
+    rows = comparison(
+        [
+            outcome(Path(f"/b/{agent}-{n}"), agent=agent, cost_usd=cost).to_json()
+            for agent, cost in (("a", 0.000123), ("b", 0.000124), ("c", 0.01231), ("d", 0.01232))
+            for n in (1, 2)
+        ]
+    )
+    table = format_comparison(rows)
+    assert all(f"${cost}" in table for cost in ("0.000123", "0.000124", "0.01231", "0.01232")), table
+    board = render_leaderboard(rows, [], Path("/b"))
+    assert all(f"${cost}" in board for cost in ("0.000123", "0.000124", "0.01231", "0.01232"))
 
 
 def test_every_pack_and_repeat_starts_with_the_next_agent():
