@@ -177,6 +177,18 @@ def test_results_reprints_the_comparison_and_refuses_a_summary_of_no_attempt(tmp
     assert "lists no attempt" in capsys.readouterr().err
 
 
+def test_results_json_prints_the_comparison_made_anew_not_the_one_stored(tmp_path, capsys):
+    """`sandbox results --json` printed summary.json's own comparison as it was: an edited one
+    ranking an agent that never ran, which the text table (made anew) does not show."""
+    folder = batch(tmp_path / "b", outcome(tmp_path / "b" / "1"), outcome(tmp_path / "b" / "2", agent="b"))
+    data = json.loads((folder / "summary.json").read_text())
+    made = data["comparison"]
+    forged = {**made, "ranking": [{**made["ranking"][0], "agent": "forged", "qualified_passes": 99}]}
+    (folder / "summary.json").write_text(json.dumps({**data, "comparison": forged}))
+    assert main(["results", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"] == made
+
+
 def test_costs_print_to_the_millionth_the_ranking_tells_apart():
     """Costs were printed with two significant digits: $0.000123 and $0.000124 both as $0.00012,
     $0.01231 and $0.01232 both as $0.0123, though ranked apart (on means rounded to six decimals)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from sandbox.runner.attempt import AttemptOutcome
 from sandbox.runner.batch import SUMMARY_FILE, summarise
-from sandbox.runner.compare import comparison
+from sandbox.runner.compare import comparison, credits_of
 from sandbox.runner.folders._attempt import AttemptFolder, is_attempt_folder
 from sandbox.runner.folders._batch import (
     attempt_paths,
@@ -177,13 +177,15 @@ def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
 
 def read_summary(batch_dir: Path) -> dict[str, Any]:
     """The batch's ``summary.json``, or the same data rebuilt from its attempt folders (older
-    batches have none; one that cannot be taken as it is gets a ``note`` saying why). Raises
+    batches have none; one that cannot be taken as it is gets a ``note`` saying why). Either way
+    its table rows and comparison are counted from its attempts, at its credits per dollar. Raises
     ``FileNotFoundError`` when the folder holds no attempt, ``ClosedFolder`` when it cannot be
     listed or entered."""
     batch_dir = Path(batch_dir)
     refuse_closed(batch_dir)
     data, note = stored_summary(batch_dir)
-    if data is not None:
+    if data is not None:  # its comparison made anew from its attempts, as its table rows are (an edited one not shown)
+        data = {**data, "comparison": comparison(data["attempts"], credits_of(data))}
         return with_links_said(with_counted_rows(data), batch_dir)
     if is_attempt_folder(batch_dir):
         folders = [AttemptFolder.load(batch_dir)]
