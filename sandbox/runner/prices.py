@@ -51,29 +51,25 @@ class Prices:
 
     @classmethod
     def load(cls, path: Path) -> Prices:
+        """The prices of a TOML file, checked: a key this version does not know, a price that is no
+        number (``true``, ``"2.5"``) or is negative, NaN or infinite, a ``models`` that is no table
+        of tables, is a ``PricesError`` naming the file and the key."""
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise PricesError(f"prices file {path}: {exc}") from None
-        models = {}
-        for name, entry in (data.get("models") or {}).items():
-            try:
-                price = Price(
-                    input=float(entry["input"]),
-                    cached_input=float(entry.get("cached_input", entry["input"])),
-                    output=float(entry["output"]),
-                    cache_write_input=float(entry.get("cache_write_input", entry["input"])),
-                )
-            except (KeyError, TypeError, ValueError) as exc:
-                raise PricesError(
-                    f"prices file {path}: [models.{name!r}] needs numbers input and output "
-                    f"(USD per million tokens), and may give cached_input and cache_write_input "
-                    f"({type(exc).__name__}: {exc})"
-                ) from None
-            values = (price.input, price.cached_input, price.output, price.cache_write_input)
-            if not all(math.isfinite(v) and v >= 0 for v in values):
-                raise PricesError(f"prices file {path}: [models.{name!r}] has a price that is negative, nan or inf")
-            models[str(name)] = price
+        unknown = sorted(set(data) - {"models", "credits_per_dollar"})
+        if unknown:
+            raise PricesError(
+                f"prices file {path}: unknown key(s) {', '.join(map(repr, unknown))}: "
+                'give credits_per_dollar and [models."NAME"] tables'
+            )
+        given = data.get("models", {})
+        if not isinstance(given, dict):
+            raise PricesError(
+                f'prices file {path}: models is {given!r}, not a table: give each model as [models."NAME"]'
+            )
+        models = {str(name): model_price(path, str(name), entry) for name, entry in given.items()}
         rate = data.get("credits_per_dollar", DEFAULT_CREDITS_PER_DOLLAR)
         if not finite_number(rate) or rate <= 0:
             raise PricesError(f"prices file {path}: credits_per_dollar must be a positive number, not {rate!r}")
@@ -92,6 +88,34 @@ class Prices:
             + written * price.cache_write_input
             + output * price.output
         ) / 1_000_000
+
+
+PRICE_KEYS = ("input", "output", "cached_input", "cache_write_input")  # the first two required
+
+
+def model_price(path: Path, name: str, entry: object) -> Price:
+    """``[models."NAME"]``'s prices, checked (``Prices.load``)."""
+    where = f"prices file {path}: [models.{name!r}]"
+    needs = "needs numbers input and output (USD per million tokens), and may give cached_input and cache_write_input"
+    if not isinstance(entry, dict):
+        raise PricesError(f"{where} is {entry!r}, not a table: it {needs}")
+    if unknown := sorted(set(entry) - set(PRICE_KEYS)):
+        raise PricesError(f"{where} has unknown key(s) {', '.join(map(repr, unknown))}: it {needs}")
+    if missing := [key for key in PRICE_KEYS[:2] if key not in entry]:
+        raise PricesError(f"{where} has no {' or '.join(missing)}: it {needs}")
+    for key in PRICE_KEYS:
+        value = entry.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise PricesError(f"{where} {key} is {value!r}, not a number: it {needs}")
+        if not finite_number(value) or value < 0:
+            raise PricesError(f"{where} {key} is {value!r}: a price that is negative, nan or inf")
+    given = {key: float(entry[key]) for key in PRICE_KEYS if key in entry}
+    return Price(
+        input=given["input"],
+        cached_input=given.get("cached_input", given["input"]),
+        output=given["output"],
+        cache_write_input=given.get("cache_write_input", given["input"]),
+    )
 
 
 def tokens(usage: dict | None) -> tuple[int, int, int, int] | None:

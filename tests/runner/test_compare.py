@@ -338,6 +338,15 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
         ("credits_per_dollar = 0\n", "credits_per_dollar must be a positive number"),
         ("credits_per_dollar = inf\n", "credits_per_dollar must be a positive number"),
         ("[models\n", "prices file"),
+        ("models = 3\n", "models is 3, not a table"),
+        ("models = [1]\n", "models is [1], not a table"),
+        ("[models]\nx = 1\n", "[models.'x'] is 1, not a table"),
+        ("[models.x]\ninput = true\noutput = 1\n", "[models.'x'] input is True, not a number"),
+        ('[models.x]\ninput = 1\noutput = "2.5"\n', "[models.'x'] output is '2.5', not a number"),
+        ("[models.x]\ninput = 1\noutput = 2\ncached_input = [1]\n", "[models.'x'] cached_input is [1], not a number"),
+        ("[models.x]\ninput = 1\noutput = 2\ncache_input = 1\n", "[models.'x'] has unknown key(s) 'cache_input'"),
+        ("credit_per_dollar = 1000\n", "unknown key(s) 'credit_per_dollar'"),
+        ("credits_per_dollar = true\n", "credits_per_dollar must be a positive number, not True"),
     ],
 )
 def test_a_bad_prices_file_is_a_usage_error_naming_what_is_wrong(tmp_path, capsys, text, message):
