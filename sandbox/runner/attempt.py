@@ -36,7 +36,7 @@ from sandbox.evaluation.scoring import ScoreStatus, describe_score, score_attemp
 from sandbox.evaluation.shown import shown
 from sandbox.paths import PACKS_DIR
 from sandbox.runner.files import read_tail, write_file
-from sandbox.runner.prices import Prices, finite_number
+from sandbox.runner.prices import Prices, finite_number, usage_problem
 from sandbox.runner.reasons import failure_reasons
 from sandbox.runner.task import Agent, AgentResult, AgentTask, InProcessClient, agent_turn
 from toolserver.contract import site_keys
@@ -339,6 +339,9 @@ async def run_attempt(
     counts = Counter(call.tool for call in trace.calls)
     model = getattr(agent, "model", None) or (result.details or {}).get("model") or task.spent.model
     cost = prices.cost(model, result.token_usage) if prices is not None else None
+    details = result.details
+    if prices is not None and (problem := usage_problem(result.token_usage)) is not None:
+        details = {**(details or {}), "usage_problem": problem}  # said, as a cmd: agent's unreadable usage.json is
     attempt = AttemptRecord(
         pack=pack.id,
         scoring_pack=pack.card.scoring_pack,
@@ -359,7 +362,7 @@ async def run_attempt(
         token_usage=result.token_usage,
         cost_usd=None if cost is None else round(cost, 6),
         credits_per_dollar=prices.credits_per_dollar if prices is not None else None,
-        agent_details=result.details,
+        agent_details=details,
         qualified_pass=report.qualified_pass,
         error_free=report.error_free,
         score_status=report.status,

@@ -120,9 +120,27 @@ def model_price(path: Path, name: str, entry: object) -> Price:
 
 def tokens(usage: dict | None) -> tuple[int, int, int, int] | None:
     """(fresh input, cached input, input written to a cache, output) tokens of a usage dict;
-    None if it has no counts."""
-    if not usage:
+    None if it has no counts, or counts that do not add up (``usage_problem``)."""
+    if not usage or usage_problem(usage) is not None:
         return None
+    return _counts(usage)
+
+
+def usage_problem(usage: dict | None) -> str | None:
+    """Why a usage's counts cannot be priced (an endpoint that reports more cached tokens than
+    prompt tokens, a negative count), or None: its cost is then unknown, never negative."""
+    counted = _counts(usage) if usage else None
+    if usage is None or counted is None or min(counted) >= 0:
+        return None
+    if "prompt_tokens" in usage and counted[0] < 0:
+        return (
+            f"the endpoint reported {usage.get('cached_tokens')} cached tokens of {usage['prompt_tokens']} prompt "
+            "tokens (more cached than sent): the cost is unknown"
+        )
+    return f"the token counts {usage} hold a negative count: the cost is unknown"
+
+
+def _counts(usage: dict) -> tuple[int, int, int, int] | None:
     if "prompt_tokens" in usage:  # OpenAI: cached tokens are part of the prompt tokens
         cached = int(usage.get("cached_tokens", 0))
         return int(usage["prompt_tokens"]) - cached, cached, 0, int(usage.get("completion_tokens", 0))

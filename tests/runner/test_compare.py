@@ -24,7 +24,9 @@ from sandbox.runner.batch import run_batch
 from sandbox.runner.compare import comparison, format_comparison, wilson
 from sandbox.runner.executors import BatchAgent
 from sandbox.runner.folders import read_summary
-from sandbox.runner.prices import Prices
+from sandbox.runner.prices import Price, Prices
+from tests.support.models import scripted_server
+from tests.support.serve import served
 
 ANSWER = "print('BENCHMARK_JSON_BEGIN'); print('{}'); print('BENCHMARK_JSON_END')"  # a wrong, empty answer
 WRONG = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(ANSWER)}"
@@ -326,6 +328,47 @@ async def test_costs_are_tokens_times_prices_and_unknown_without_them(sandbox, t
     (outcomes[0].directory.parent / "summary.json").unlink()  # rebuilt from the folders: the costs too
     rebuilt = {a["agent"]: a["cost_usd"] for a in read_summary(outcomes[0].directory.parent)["attempts"]}
     assert rebuilt == {o.agent: o.cost_usd for o in outcomes}
+
+
+async def test_an_endpoint_reporting_more_cached_than_prompt_tokens_costs_unknown(sandbox, tmp_path):
+    """An endpoint that reported more cached tokens than prompt tokens gave a negative cost, and
+    attempt.json (a cost of at least 0) could not be written after score.json: the attempt was
+    recorded as not run, its answer lost. Its cost is unknown, and the attempt says why."""
+    from aiohttp import web
+
+    @web.middleware
+    async def overcounted(request: web.Request, handler):
+        response = await handler(request)
+        if request.path != "/v1/chat/completions" or response.status != 200:
+            return response
+        body = json.loads(response.body)
+        usage = body["usage"]
+        body["usage"] = {**usage, "prompt_tokens_details": {"cached_tokens": usage["prompt_tokens"] * 10}}
+        return web.json_response(body)
+
+    app = scripted_server().create_app()
+    app.middlewares.append(overcounted)
+    runner, url = await served(app)
+    try:
+        (attempt,) = await run_batch(
+            [load_pack("bid-intake")],
+            "openai:scripted-browser-1",
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=f"{url}/v1"),
+            prices=Prices(
+                {"scripted-browser-1": Price(input=2.0, cached_input=1.0, output=8.0, cache_write_input=2.0)}
+            ),
+        )
+    finally:
+        await runner.cleanup()
+    record = json.loads((attempt.directory / "attempt.json").read_text())
+    score = json.loads((attempt.directory / "score.json").read_text())
+    assert record["status"] == attempt.status == "completed", attempt.reason  # as it ended, not "crashed" unrun
+    assert attempt.field_accuracy == score["field_accuracy"] and record["qualified_pass"] == score["qualified_pass"]
+    assert attempt.cost_usd is None and record["cost_usd"] is None
+    assert record["agent_details"]["usage_problem"].endswith("(more cached than sent): the cost is unknown")
 
 
 @pytest.mark.parametrize(
