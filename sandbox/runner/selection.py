@@ -3,6 +3,9 @@ infrastructure failed it (an injected fault that fails it, a browser crash, a fa
 dead Ray worker, the model endpoint refusing or failing after the agent's own retries, its batch
 stopped under it) is an *interruption*, and may be replaced; a wrong answer, a failed gate, an
 agent crashing on its own input or a time-out while working is a *genuine failure*, and never is.
+Broad on purpose: any such event in the trace of an attempt that did not qualify interrupts it,
+even when the agent went on after it (the trace cannot tell whether its wrong answer came from what
+the event lost; docs/guide/agents.md says so).
 """
 
 from __future__ import annotations
