@@ -363,3 +363,31 @@ def test_a_file_nested_too_deep_is_not_valid_json_and_never_fatal(tmp_path, caps
         assert f"{name} is not valid JSON (nested too deep)" in captured.out
     assert main(["compare", str(batch), "--json"]) == code
     assert main(["report", str(batch)]) == 0
+
+
+def test_a_field_accuracy_outside_0_to_1_in_score_json_is_damage(tmp_path, capsys):
+    """score.json's field_accuracy 7.5 was counted (`sandbox results` printed 7.500, exit 0), where
+    the same in summary.json is a number no writer gives: the score is damaged, and said."""
+    batch = tmp_path / "batch"
+    for n in (1, 2):
+        scored_attempt(batch / f"controlled-form-{n}", traced=True)
+    score = json.loads((batch / "controlled-form-2" / "score.json").read_text())
+    (batch / "controlled-form-2" / "score.json").write_text(json.dumps({**score, "field_accuracy": 7.5}))
+    assert main(["results", str(batch)]) == 1
+    out = capsys.readouterr().out
+    assert "score.json is damaged (field_accuracy is 7.5, not a number from 0 to 1)" in out
+    assert "7.500" not in out and "4.250" not in out, out  # the row's mean: (1 + 0) / 2, not (1 + 7.5) / 2
+    (row,) = read_summary(batch)["summary"]
+    assert row["qualified_passes"] == 1 and row["mean_field_accuracy"] == 0.5
+
+
+def test_a_rebuilt_batch_of_attempts_priced_at_different_rates_says_which_rate_it_shows(tmp_path, capsys):
+    """Attempts of one rebuilt batch priced at two credit rates were shown at the default rate
+    without a word (`sandbox compare` says it of batches that do)."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", record(cost_usd=0.5, credits_per_dollar=1000.0), traced=True)
+    scored_attempt(batch / "controlled-form-2", record(cost_usd=0.5, credits_per_dollar=3000.0), traced=True)
+    assert main(["results", str(batch)]) == 0
+    assert "the attempts priced credits differently (1000, 3000 a dollar); credits here are 2000 a dollar" in (
+        capsys.readouterr().err
+    )

@@ -91,7 +91,7 @@ class ScoreFile(BaseModel):
     model_config = _READ
     qualified_pass: bool
     error_free: bool
-    field_accuracy: float
+    field_accuracy: float = Field(ge=0, le=1)  # a share of the fields: 7.5 or NaN is no writer's
     fields: list[_Field]
     evidence: _Evidence
     output_contract: _Contract
@@ -108,6 +108,7 @@ class ScoreFile(BaseModel):
 TYPE_SAID = {  # a pydantic error type, as a message says it
     "bool_type": "true or false", "int_type": "a whole number", "float_type": "a number", "string_type": "a string",
     "list_type": "a list", "model_type": "an object", "dict_type": "an object",
+    "greater_than_equal": "a number from 0 to 1", "less_than_equal": "a number from 0 to 1",
 }  # fmt: skip
 
 

@@ -203,10 +203,15 @@ def read_summary(batch_dir: Path) -> dict[str, Any]:
     agents = {agent for f in folders if (agent := named_agent(f))}  # what a damaged folder's may be (batch_agent)
     outcomes = reselected([outcome(f, agents) for f in folders])
     noted = damage_notes(folders, left_out, batch_dir) + agent_notes(folders, outcomes)
-    note = "; ".join([note, *noted] if note else noted) or None
     rates = {f.attempt.credits_per_dollar for f in folders if f.counted and f.attempt and f.attempt.credits_per_dollar}
+    rate = next(iter(rates)) if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
+    if len(rates) > 1:  # as `sandbox compare` says of batches that did
+        noted.append(
+            f"the attempts priced credits differently ({', '.join(f'{r:g}' for r in sorted(rates))} a dollar); "
+            f"credits here are {rate:g} a dollar"
+        )
+    note = "; ".join([note, *noted] if note else noted) or None
     attempts = [o.to_json() for o in outcomes]
-    rate = rates.pop() if len(rates) == 1 else DEFAULT_CREDITS_PER_DOLLAR
     rebuilt = {"summary": summarise(outcomes), "attempts": attempts, "comparison": comparison(attempts, rate)}
     return {**rebuilt, "note": note} if note else rebuilt
 
