@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -290,9 +289,11 @@ class Sandbox:
         async with run.answering:  # two answers at once: the second waits, then is the first's or refused
             if (earlier := run.earlier_answer(output)) is not None:  # a client that retries gets it again
                 return earlier
+            # The agent's time: to its answer, on the run's monotonic clock (no wall-clock step,
+            # and not the closing that follows).
+            elapsed = run.trace.now()
             await run.close("answered")  # an end already under way (a DELETE) is waited for
             header = run_header(run)
-            elapsed = (datetime.now(UTC) - datetime.fromisoformat(header["started_wall"])).total_seconds()
             tasks = self.tasks
             assert tasks is not None  # task() refused a server without one
             # Read and scored in a thread: a long trace must not hold up every other run. The trace

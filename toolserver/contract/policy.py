@@ -34,6 +34,9 @@ _PATH_SAFE = "-._~:/[]@!$&'()*+,;=%"
 _QUERY_SAFE = "-._~:/?[]@!$&()*+,;=%^`{|}\\"
 _FRAGMENT_SAFE = "-._~:/?#[]@!$&'()*+,;=%^{|}\\"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# In a host, once percent-decoded: what Chromium refuses (controls, "%" and these), and what it escapes.
+_HOST_REFUSED = frozenset(map(chr, [*range(0x20), 0x7F])) | frozenset("%:<>[]^|#/?@\\")
+_HOST_ESCAPED = {" ": "%20", "*": "%2A"}
 
 
 def requested_form(url: str) -> str | None:
@@ -41,7 +44,10 @@ def requested_form(url: str) -> str | None:
     standard reads it: UTS-46 punycode, an IPv4 address in any of its spellings written as four
     numbers; no default port, dot segments resolved, percent-encoded); None when no browser
     requests it at all."""
-    parts = urlsplit(_authority_ended(url))
+    try:
+        parts = urlsplit(_authority_ended(url))
+    except ValueError:  # an unclosed or invalid "[...]" host
+        return None
     if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname or parts.username or parts.password:
         return None
     try:
@@ -73,7 +79,8 @@ def _authority_ended(url: str) -> str:
 def browser_host(host: str) -> str:
     """``host`` (from ``urlsplit``: lower-cased, no brackets) as Chromium requests it: percent-decoded,
     mapped by UTS-46 (non-transitional: ß stays, as xn--...), an IPv4 address as four decimal
-    numbers, an IPv6 one compressed. ValueError when a browser refuses it."""
+    numbers, an IPv6 one compressed, a space or ``*`` escaped. ValueError when a browser refuses
+    it (a control, ``%``, ``|``, ``^`` and the like, as Chromium 156 refuses them)."""
     if ":" in host:
         return f"[{ipaddress.IPv6Address(host).compressed}]"
     host = unquote(host, errors="strict")
@@ -83,8 +90,10 @@ def browser_host(host: str) -> str:
             label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
             for label in mapped.split(".")
         )
+    if refused := sorted(_HOST_REFUSED.intersection(host)):
+        raise ValueError(f"a host with {refused[0]!r} in it")
     address = _ipv4(host.lower())
-    return address if address is not None else host.lower()
+    return address if address is not None else "".join(_HOST_ESCAPED.get(c, c) for c in host.lower())
 
 
 def _ipv4(host: str) -> str | None:
@@ -124,7 +133,10 @@ def url_problem(url: str) -> str | None:
     ever matched): the form Chromium would send instead. None when it is in that form."""
     canonical = requested_form(url)
     if canonical is None:
-        parts = urlsplit(_authority_ended(url))
+        try:
+            parts = urlsplit(_authority_ended(url))
+        except ValueError:  # "https://[zz/": a bracketed host that is no IPv6 address
+            return "a host name that is not one"
         if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
             return "not an http(s) URL with a host"
         if parts.username or parts.password:
