@@ -201,7 +201,8 @@ async def get_task(request: web.Request) -> web.Response:
 async def post_answer(request: web.Request) -> web.Response:
     """Body: `{"output": "<the final answer>"}`. Ends the run and replies with the reviewed
     scoring pack's report on its trace (`qualified_pass`, fields, gates); elapsed time counts
-    from the run's creation. One answer per run: the same output again gets the same report (a
+    from the run's creation to the answer's arrival (on a monotonic clock; closing the run is not
+    counted). One answer per run: the same output again gets the same report (a
     client's retry), another output `409 already_answered`."""
     body, _raw = await read_json(request)
     answer = parse_body(AnswerBody, body, 'POST /runs/{id}/answer takes {"output": "<the agent\'s final answer>"}')
