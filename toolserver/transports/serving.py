@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
@@ -109,12 +110,22 @@ class AppRunner(web.AppRunner):
         self.server.__class__ = JsonErrorServer
 
 
-def run_app(app: web.Application, *, host: str, port: int) -> None:
+class CannotListen(Exception):
+    """The server's port could not be bound once the app had started (taken meanwhile): the app is
+    stopped again; ``errno`` and ``strerror`` are the bind's."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.errno, self.strerror = error.errno, error.strerror or str(error)
+
+
+def run_app(app: web.Application, *, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
     """``web.run_app(app, host=host, port=port, print=None)`` with ``AppRunner``, in the same steps:
     serves until SIGINT or SIGTERM (or a ``web.GracefulExit`` raised in the loop), then stops the
-    app while the loop's other tasks still run, then ends them."""
+    app while the loop's other tasks still run, then ends them. ``ready`` is called once the port
+    is bound; ``CannotListen`` if it cannot be."""
     loop = asyncio.new_event_loop()
-    main = loop.create_task(serve(app, host, port))
+    main = loop.create_task(serve(app, host, port, ready))
     try:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(main)
@@ -133,11 +144,16 @@ def run_app(app: web.Application, *, host: str, port: int) -> None:
         loop.close()
 
 
-async def serve(app: web.Application, host: str, port: int) -> None:
+async def serve(app: web.Application, host: str, port: int, ready: Callable[[], None] | None) -> None:
     runner = AppRunner(app, handle_signals=True, keepalive_timeout=75.0)  # web.run_app's defaults
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:  # free when checked, before the browser started; taken since
+            raise CannotListen(exc) from exc
+        if ready is not None:
+            ready()
         await asyncio.Event().wait()  # until cancelled
     finally:
         await runner.cleanup()

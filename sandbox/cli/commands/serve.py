@@ -191,7 +191,7 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     from sandbox.runner.wiring import PackTasks  # the server's modules load once the arguments are known to be good
     from toolserver.transports.http import create_app
-    from toolserver.transports.serving import run_app
+    from toolserver.transports.serving import CannotListen, run_app
 
     try:
         tasks = PackTasks(*(pack_option("serve", pack) for pack in args.pack or ()))
@@ -204,11 +204,14 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     app.on_startup.append(stop_on_sighup)
 
-    async def announce(app) -> None:  # once the browser is up (a Chromium that cannot start: no line)
+    def announce() -> None:  # once the browser is up and the port bound (a Chromium that cannot start: no line)
         print(f"sandbox tool server on http://{args.host}:{args.port} (traces in {args.trace_dir})", flush=True)
 
-    app.on_startup.append(announce)
-    run_app(app, host=args.host, port=args.port)  # stops on SIGINT and SIGTERM
+    try:
+        run_app(app, host=args.host, port=args.port, ready=announce)  # stops on SIGINT and SIGTERM
+    except CannotListen as exc:  # free when checked above, taken while the browser started
+        print(f"sandbox serve: {bind_problem(args.host, args.port, exc.errno, exc.strerror)}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -237,10 +240,14 @@ def listen_problem(host: str, port: int) -> str | None:
         try:
             probe.bind(address)
         except OSError as exc:
-            hint = (
-                "choose another --port or stop the process using it"
-                if exc.errno == errno.EADDRINUSE
-                else "use an address of this machine (e.g. 127.0.0.1) and a port you may open"
-            )
-            return f"cannot listen on {host}:{port}: {exc.strerror}; {hint}"
+            return bind_problem(host, port, exc.errno, exc.strerror)
     return None
+
+
+def bind_problem(host: str, port: int, number: int | None, strerror: str | None) -> str:
+    hint = (
+        "choose another --port or stop the process using it"
+        if number == errno.EADDRINUSE
+        else "use an address of this machine (e.g. 127.0.0.1) and a port you may open"
+    )
+    return f"cannot listen on {host}:{port}: {strerror}; {hint}"
