@@ -32,6 +32,7 @@ Imports only the configuration, the errors and ``toolserver.cgroups``: no browse
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 from collections.abc import Iterable, Iterator
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from toolserver.cgroups import cgroup_room_mb, cgroup_task_room
+from toolserver.cgroups import cgroup_cpu_limit, cgroup_room_mb, cgroup_task_room
 from toolserver.config import ServerConfig
 from toolserver.errors import RunRefusedAtCapacity, ServerAtCapacity
 
@@ -245,12 +246,15 @@ def count_open_sessions(sessions: Iterable[OpenSession]) -> int:
     return sum(not session.closed and not session.crashed for session in sessions)
 
 
+@functools.cache
 def cores() -> int:
-    """The CPU cores this process may run on."""
+    """The CPU cores this process may run on, and its cpu cgroup lets it use (a container's CPU
+    limit leaves the cores it may run on as they are)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    return min(cpus, cgroup_cpu_limit() or cpus)
 
 
 def session_cap(config: ServerConfig) -> tuple[int, str]:

@@ -1,11 +1,12 @@
 """What this process's cgroups allow it: the memory (``cgroup_room_mb``) and the tasks
-(``cgroup_task_room``) left under the tightest limit of its groups, cgroup v2 (its group and every
-group above it) or v1 (its group in the controller's hierarchy). Read from ``/proc/self/cgroup``
-and the cgroup mount; None where there is no limit or no cgroups. ``toolserver.capacity`` turns
-them into refusals."""
+(``cgroup_task_room``) left, and the cores (``cgroup_cpu_limit``), under the tightest limit of its
+groups, cgroup v2 (its group and every group above it) or v1 (its group in the controller's
+hierarchy). Read from ``/proc/self/cgroup`` and the cgroup mount; None where there is no limit or
+no cgroups. ``toolserver.capacity`` turns them into refusals and its session cap."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 CGROUP_MOUNT = Path("/sys/fs/cgroup")
@@ -31,6 +32,15 @@ def cgroup_task_room(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS)
     found = [pids_room(group) for group, _ in own_groups("pids", mount, membership)]
     rooms = [room for room in found if room is not None]
     return min(rooms) if rooms else None
+
+
+def cgroup_cpu_limit(mount: Path = CGROUP_MOUNT, membership: Path = OWN_CGROUPS) -> int | None:
+    """The cores this process's cpu cgroup lets it use, rounded up: the tightest quota over its
+    period (v2: ``cpu.max`` of its group and each group above it; v1: ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``), as ``docker run --cpus`` or a pod's CPU limit sets it. None: no limit."""
+    found = [cpu_cores(group, version) for group, version in own_groups("cpu", mount, membership)]
+    limits = [cores for cores in found if cores is not None]
+    return min(limits) if limits else None
 
 
 def own_groups(controller: str, mount: Path, membership: Path) -> list[tuple[Path, int]]:
@@ -81,4 +91,19 @@ def pids_room(group: Path) -> int | None:
             return None
         return max(0, int(limit_text) - int((group / "pids.current").read_text()))
     except (OSError, ValueError):
+        return None
+
+
+def cpu_cores(group: Path, version: int) -> int | None:
+    """The whole cores a group's CPU quota allows, at least 1 (None: no limit, or unreadable)."""
+    try:
+        if version == 2:
+            quota, period = (group / "cpu.max").read_text().split()[:2]
+        else:
+            quota = (group / "cpu.cfs_quota_us").read_text().strip()
+            period = (group / "cpu.cfs_period_us").read_text().strip()
+        if quota == "max" or int(quota) <= 0:  # v1 writes no limit as -1
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError, ZeroDivisionError):
         return None

@@ -33,7 +33,7 @@ from toolserver.capacity import (
     task_shortage,
     user_task_room,
 )
-from toolserver.cgroups import cgroup_room_mb, cgroup_task_room
+from toolserver.cgroups import cgroup_cpu_limit, cgroup_room_mb, cgroup_task_room
 from toolserver.config import ServerConfig
 from toolserver.contract.trace import parse_trace
 from toolserver.transports.mcp import SERVER_BUSY
@@ -394,3 +394,36 @@ async def test_a_server_at_its_pids_cgroup_limit_refuses_sessions_and_runs_and_r
                 group.rmdir()
                 break
             await asyncio.sleep(0.1)
+
+
+def test_a_cpu_cgroup_limit_is_read_up_the_v2_tree_and_from_the_v1_hierarchy(tmp_path):
+    # docker run --cpus 1.5 (v1), a pod's CPU limit above its container's group (v2): the per-core
+    # session cap counted every core of the host, which the container could not use.
+    mount, membership = cgroup_tree(
+        tmp_path / "v2",
+        {
+            "proc-self-cgroup": "0::/kubepods/pod1/ctr\n",
+            "mount/cgroup.controllers": "cpu memory pids\n",
+            "mount/kubepods/pod1/cpu.max": "200000 100000\n",
+            "mount/kubepods/pod1/ctr/cpu.max": "max 100000\n",
+        },
+    )
+    assert cgroup_cpu_limit(mount, membership) == 2
+    mount, membership = cgroup_tree(
+        tmp_path / "v1",
+        {
+            "proc-self-cgroup": "3:cpu,cpuacct:/docker/abc\n0::/\n",
+            "mount/cpu/docker/abc/cpu.cfs_quota_us": "150000\n",
+            "mount/cpu/docker/abc/cpu.cfs_period_us": "100000\n",
+        },
+    )
+    assert cgroup_cpu_limit(mount, membership) == 2
+    mount, membership = cgroup_tree(
+        tmp_path / "none",
+        {
+            "proc-self-cgroup": "3:cpu,cpuacct:/\n0::/\n",
+            "mount/cpu/cpu.cfs_quota_us": "-1\n",
+            "mount/cpu/cpu.cfs_period_us": "100000\n",
+        },
+    )
+    assert cgroup_cpu_limit(mount, membership) is None
