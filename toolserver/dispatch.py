@@ -118,8 +118,8 @@ class Dispatcher:
         finally:
             run.current = None
             run.last_active = time.monotonic()
-        if (crashed := crashed_during(ctx)) is not None and (error is None or error["type"] in CRASH_EXPLAINS):
-            result, error = None, crashed_tab(crashed).to_json()
+        if (crashed := await crashed_during(ctx)) is not None and (error is None or error["type"] in CRASH_EXPLAINS):
+            result, error = None, crashed
         if error is not None and run.closed and error["type"] != "unknown_run":  # its sessions closed under it
             cause = error["message"]
             error = {"type": "unknown_run", "message": f"run {run.id} ended while this call was running: {cause}"}
@@ -285,16 +285,22 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab
     return BrowserActionFailed(first_line(str(exc))).to_json()
 
 
-def crashed_during(ctx: CallContext) -> br.Tab | None:
-    """The tab the call ends on, when its page crashed during the call (a ``page_crashed`` event
-    of this call): the call answers that, not the page as it stood before the crash (an action
-    whose settle wait the crash ended), nor how the crash made it fail."""
+async def crashed_during(ctx: CallContext) -> dict | None:
+    """The error the call answers when its session's browser ended during the call (a
+    ``browser_crashed`` event of this call: once the tabs that closed are known to be the crash's),
+    or the page of the tab it ends on crashed (a ``page_crashed`` event): that, not the page as it
+    stood before (an action whose settle wait the crash ended), nor how the crash made it fail."""
     session = ctx.session
-    tab = session.active_tab if session is not None and not session.closed else None
-    if session is None or tab is None or not tab.crashed:
+    if session is None or session.closed:
         return None
-    crash = ("page_crashed", session.id, tab.id)
-    return tab if any((e["kind"], e["session_id"], e["tab"]) == crash for e in ctx.events) else None
+    await session.closes.decided()
+    if session.crashed and any((e["kind"], e["session_id"]) == ("browser_crashed", session.id) for e in ctx.events):
+        return crashed_error(session).to_json()
+    tab = session.active_tab
+    crash = ("page_crashed", session.id, tab.id if tab is not None else None)
+    if tab is not None and tab.crashed and any((e["kind"], e["session_id"], e["tab"]) == crash for e in ctx.events):
+        return crashed_tab(tab).to_json()
+    return None
 
 
 async def page_crashed(ctx: CallContext, tab: br.Tab, exc: PlaywrightError) -> bool:

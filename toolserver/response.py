@@ -81,6 +81,8 @@ class Response:
         """The result. The titles and the tab list are read at once; a title the call already had
         is not asked again."""
         session = self.ctx.session
+        if session is not None:  # a tab closed during the call: by a page, or its browser's end?
+            await session.closes.decided()
         pages = [part for _, part in self._parts if isinstance(part, _Page)]
         page = pages[-1] if pages else None
         live = session is not None and not session.closed

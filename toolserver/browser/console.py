@@ -1,5 +1,5 @@
 """The reports ``init.js`` sends on its own, as console messages: the page's state (loaded, idle,
-typing), form submissions, clicks on controls marked as state-changing, and attempts at what it
+typing), its window.close(), form submissions, clicks on controls marked as state-changing, and attempts at what it
 refuses (WebRTC, WebTransport, service workers, popups over the tab cap, navigations to overlong URLs).
 A worker's console messages reach the server too (init.js drops a page's own, but does not run
 in workers): a tab whose workers flood them is closed (``flooding``), and its messages are no
@@ -69,6 +69,10 @@ class PageReports:
                 self.settling.take_state(tab, info)
                 if kind == "input":
                     tab.activity.inputs, tab.activity.input_state = tab.activity.inputs + 1, info
+            return
+        if kind == "closing":  # window.close(): its tab's close, when it comes, is the page's
+            if tab is not None:
+                tab.closed_by_page = True
             return
         refusal = self.refusal(tab, kind, info)
         if refusal is not None:

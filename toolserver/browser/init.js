@@ -313,14 +313,15 @@
     if (fresh && args[0] && loads(text(args[0]))) net.opens++;
     return opened;
   };
-  // window.close() of this top window, counted so the sandbox waits for its tab to close. Chromium
-  // closes only a window a script opened or one with a single history entry; any other is not
-  // counted (a popup opened with noopener that navigated since is closed, not waited for).
+  // window.close() of this top window, counted so the sandbox waits for its tab to close, and
+  // reported, so the sandbox records the close as the page's (a tab whose browser died closes
+  // unreported). Chromium closes only a window a script opened or one with a single history entry;
+  // any other is not counted (a popup opened with noopener that navigated since is closed, not waited for).
   const closeWindow = window.close, opener = getter(window, 'opener'), history_ = window.history;
   const historyLength = getter(History.prototype, 'length');
   window.close = function close() {
     const closable = () => !!opener(window) || historyLength(history_) === 1;
-    if (top && (this === undefined || this === window) && closable()) net.closes++;
+    if (top && (this === undefined || this === window) && closable()) { net.closes++; report('closing', {}); }
     return apply(closeWindow, this === undefined ? window : this, []);
   };
   // A link that opens a new window counts against the same cap: a script clicking one in a loop

@@ -33,7 +33,12 @@ STATE_JS = read_expression("state.js").replace("__TURN__", "true")
 async def bounded(awaitable: Awaitable[T], seconds: float, what: str, tab: Tab | None = None) -> T:
     """Await a browser operation for at most ``seconds``: a page whose script spins never
     answers, and Playwright puts no bound on evaluate/title itself. A question to ``tab`` ends
-    when its page crashes (Playwright's "Target crashed" error): a crashed page never answers."""
+    when its page crashes, and one to a page that crashed already fails at once (Playwright's
+    "Target crashed" error): a crashed page never answers."""
+    if tab is not None and tab.crashed:
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()  # never awaited: no warning
+        raise PlaywrightError(f"Target crashed while {what}")
     try:
         async with asyncio.timeout(seconds) as bound:  # in this task (wait_for would start one per question)
             if tab is None:

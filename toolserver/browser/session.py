@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from playwright.async_api import Browser, BrowserContext, Download, Frame, Page
 
 from toolserver.browser.backstop import Backstop
+from toolserver.browser.closes import PageCloses
 from toolserver.browser.console import PageReports
 from toolserver.browser.dialogs import Dialogs
 from toolserver.browser.downloads import Downloads
@@ -102,6 +103,7 @@ class Session:
     settling: Settling = field(init=False)
     router: Router = field(init=False)
     reports: PageReports = field(init=False)
+    closes: PageCloses = field(init=False)
     downloads: Downloads = field(init=False)
     dialogs: Dialogs = field(init=False)
     local_documents: LocalDocuments = field(init=False)
@@ -114,6 +116,7 @@ class Session:
         self.settling = Settling(self, self.run.config)
         self.router = Router(self, self.settling, self.run.store, self.run.policy, self.run.faults)
         self.reports = PageReports(self, self.settling, self.report_key, self.run.policy)
+        self.closes = PageCloses(self, self.settling)
         self.downloads = Downloads(self, self.run)
         self.dialogs = Dialogs(self, self.run.config, self.run.policy)
         self.local_documents = LocalDocuments(self, self.run.policy)
@@ -130,10 +133,7 @@ class Session:
         return self.browser_lost or (self.browser is not None and not self.browser.is_connected())
 
     def tab_for_page(self, page: Page | None) -> Tab | None:
-        for tab in self.tabs.values():
-            if tab.page is page:
-                return tab
-        return None
+        return next((tab for tab in self.tabs.values() if tab.page is page), None)
 
     async def tab_list(self, known: tuple[Tab, str] | None = None) -> list[dict]:
         """Every tab with its title. ``known``: a tab whose title was just read (not asked again).
@@ -183,6 +183,7 @@ class Session:
             self.browser_lost = True
             self.record_event("browser_crashed", {"session_id": self.id} | ({"reason": reason} if reason else {}))
             self.downloads.cut_off()  # what it was writing ended with it
+            self.notify()  # a settle wait ends now (``Settling.idle``)
 
     # --- recording: through the run, with this session filled in --------------------------
     def record_event(self, kind: EventKind, data: dict, *, tab: Tab | None = None) -> dict:
@@ -291,9 +292,9 @@ class Session:
 
     def _on_close(self, tab: Tab) -> None:
         """A tab's page closed. One the sandbox did not close (a call, the flood guard, the
-        session's end) was closed by its page (``window.close()``): recorded, as its opening was."""
+        session's end) was closed by a page, or its browser's end (``PageCloses`` tells which)."""
         if not (self.closed or self.crashed or tab.closed or tab.closing or tab.flooded):
-            self.record_event("tab_closed", {"tab": tab.id, "url": tab.page.url, "reason": "page"}, tab=tab)
+            self.closes.closed(tab)
         self.forget_tab(tab)
 
     def _on_crash(self, tab: Tab) -> None:

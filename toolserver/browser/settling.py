@@ -106,9 +106,9 @@ class Settling:
         )
 
     def idle(self, tab: Tab) -> bool:
-        """Nothing in the router, the tab's document loaded and its scripted requests handled; or
-        nothing more will come: the tab closed, or its page crashed (reported as such, not waited out)."""
-        if tab.closed or tab.crashed:
+        """Nothing in the router, the tab's document loaded and its scripted requests handled; or nothing
+        more will come: the tab closed, its page crashed, or its browser ended (reported as such, not waited out)."""
+        if tab.closed or tab.crashed or self.owner.crashed:
             return True
         activity = tab.activity
         quiet = self.inflight == 0 and not activity.awaiting_commit and not self.popup_pending(time.monotonic())
@@ -146,6 +146,7 @@ class Settling:
                         lambda: (
                             tab.closed
                             or tab.crashed
+                            or self.owner.crashed
                             or tab.document != before.document
                             or (tab.activity.nav_requests > before.nav_requests and not tab.activity.awaiting_commit)
                         ),
@@ -189,10 +190,11 @@ class Settling:
         return True
 
     async def until_idle(self, tab: Tab, deadline: float) -> bool:
-        """Wait for ``idle(tab)``. When the router is quiet but the page has not reported for an
-        action timeout, ask it directly: a page that does not answer is ``page_unresponsive``
-        (a spinning script), one that does has its state taken (a report was lost)."""
-        bound = action_bound(self.config)
+        """Wait for ``idle(tab)``. When the router is quiet but the page has not reported for an action
+        timeout (at most half of ``settle_timeout_s``, so that there is time to ask), ask it directly: a
+        page that does not answer is ``page_unresponsive`` (a spinning script), one that does has its
+        state taken (a report was lost)."""
+        bound = min(action_bound(self.config), self.config.settle_timeout_s / 2)
         while not await self.until(lambda: self.idle(tab), min(deadline, time.monotonic() + bound)):
             if time.monotonic() >= deadline:
                 return False
