@@ -23,8 +23,8 @@ from toolserver.contract.trace import parse_trace
 from toolserver.faults import parse_faults
 
 LATE_MS = 1500  # every mirrored answer comes this late: the call is still settling when the page crashes
-# The call's questions to the page once its request is out answer within this (a question a crashed
-# page never answers waits out the action bound, another matter): then it is settling.
+# The call's questions to the page once its request is out answer within this: then it is settling
+# (a question asked after the crash fails at once: test_browser_crash_mid_call.py).
 ASKED_S = 0.3
 XHR_BUTTON = "document.querySelectorAll('button')[1].click()"  # /settle's "xhr": one request, answered late
 
