@@ -266,6 +266,7 @@ class Router:
         if routed.main_frame_nav and routed.tab is not None:
             routed.tab.activity.new_document_requested = True
             routed.tab.activity.awaiting_commit = not attachment and mirrored.status != 204
+            routed.tab.activity.served_url = routed.url
 
     async def _redirect(self, route: Route, target: str, routed: Routed, base: dict[str, str], hops: int = 0) -> None:
         """Chromium sends a fulfilled redirect's next request past interception, so the router

@@ -305,6 +305,8 @@ class Session:
     def _on_download(self, tab: Tab, download: Download) -> None:
         """Every download is a state change; under blocking none is written, else they are capped (``Downloads``)."""
         self.settling.downloads_seen += 1
+        if download.url == tab.activity.served_url:  # the document served became a download: none commits
+            tab.activity.awaiting_commit = False
         self.notify()
         data = {"url": download.url, "filename": download.suggested_filename}
         self.record_event("download", data, tab=tab)

@@ -40,6 +40,7 @@ class Activity:
     nav_requests: int = 0  # main-frame navigation requests the router answered or refused
     new_document_requested: bool = False  # the router served a main-frame document
     awaiting_commit: bool = False  # the router answered one with a document that has not committed yet
+    served_url: str | None = None  # the main-frame document it answered last (a download, if Chromium downloads it)
     refresh_from: int | None = None  # the document refreshes at once (meta refresh 0): nav_requests then
     inputs: int = 0  # typing reports (trusted input events) of the tab's documents
     input_state: dict | None = None  # the latest one (a state report with the field's ``value``)
