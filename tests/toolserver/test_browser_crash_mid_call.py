@@ -139,3 +139,22 @@ async def test_a_question_to_a_crashed_page_fails_at_once(sandbox):
     took = time.monotonic() - began
     await run.close()
     assert took < 1.0, took
+
+
+async def test_a_tab_whose_close_failed_is_still_recorded_when_its_page_closes_it(sandbox):
+    """A browser_close_tab whose close hit its bound left the tab marked as being closed by a call,
+    so its page's own window.close() later was never recorded. (The failed close is set up by hand:
+    Chromium closes a page well within the bound, even a spinning one.)"""
+    run = sandbox.create_run(policy=Policy(mode="observe"))
+    assert (await run.call("browser_start_session", {"provider": "kernel", "url": f"{SITE}/settle"}))["ok"]
+    session = run.current_session()
+    await session.active_tab.page.evaluate("window.open(location.href)")
+    await asyncio.wait_for(until(lambda: "t2" in session.tabs), 10)
+    popup = session.tabs["t2"]
+    await popup.page.wait_for_load_state("load")
+    popup.closing = True  # as a browser_close_tab that failed leaves it
+    await popup.page.evaluate("window.close()")
+    await asyncio.wait_for(until(lambda: popup.closed), 10)
+    await run.close()
+    closed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "tab_closed"]
+    assert closed == [{"tab": "t2", "url": f"{SITE}/settle", "reason": "page"}], closed

@@ -38,6 +38,8 @@ async def bounded(awaitable: Awaitable[T], seconds: float, what: str, tab: Tab |
     if tab is not None and tab.crashed:
         if asyncio.iscoroutine(awaitable):
             awaitable.close()  # never awaited: no warning
+        elif asyncio.isfuture(awaitable):
+            awaitable.cancel()  # a gather of questions: each ends
         raise PlaywrightError(f"Target crashed while {what}")
     try:
         async with asyncio.timeout(seconds) as bound:  # in this task (wait_for would start one per question)
