@@ -12,6 +12,7 @@ reach holds: a page cannot forge one.
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -72,7 +73,7 @@ class PageReports:
             return
         if kind == "closing":  # window.close(): its tab's close, when it comes, is the page's
             if tab is not None:
-                tab.closed_by_page = True
+                tab.close_reported = time.monotonic()
             return
         refusal = self.refusal(tab, kind, info)
         if refusal is not None:

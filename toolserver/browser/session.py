@@ -293,7 +293,7 @@ class Session:
     def _on_close(self, tab: Tab) -> None:
         """A tab's page closed. One the sandbox did not close (a call, the flood guard, the
         session's end) was closed by a page, or its browser's end (``PageCloses`` tells which)."""
-        if not (self.closed or self.crashed or tab.closed or tab.flooded) and (tab.closed_by_page or not tab.closing):
+        if not (self.closed or self.crashed or tab.closed or tab.flooded):  # one a call closes: ``PageCloses``
             self.closes.closed(tab)
         self.forget_tab(tab)
 

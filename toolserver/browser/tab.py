@@ -54,7 +54,7 @@ class Tab:
     committed_url: str = "about:blank"
     closed: bool = False
     closing: bool = False  # a call is closing it (browser_close_tab): not its page
-    closed_by_page: bool = False  # its page reported a window.close() Chromium will honour (init.js)
+    close_reported: float = -1e9  # when its page last reported a window.close() Chromium will honour (init.js)
     crashed: bool = False  # its renderer ended (a page_crashed event): every later call on it fails at once
     questions: set[asyncio.Timeout] = field(default_factory=set)  # the bounds of the questions to it in flight
     snapshot: Snapshot = field(default_factory=Snapshot)
