@@ -109,7 +109,7 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     tab = find_tab(ctx, args.tab) if args.tab is not None else session.active_tab
     if tab is None:
         raise no_open_tab()
-    tab.closing = True  # a close the page reports (its window.close()) is still the page's: ``Session._on_close``
+    tab.closing = True  # a close its page reported (window.close()) is still the page's: ``PageCloses``
     await ask_page(ctx, None, tab.page.close(), "closing the tab")  # not ended by a crash: a crashed tab closes too
     session.forget_tab(tab)
     response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()
