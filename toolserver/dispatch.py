@@ -134,9 +134,8 @@ class Dispatcher:
         url_after = tab.url if tab else None
         if result is not None and url_before is None and url_after is None:
             url_after = result.get("url")
-        # Page text is cut at its bound (toolserver.floods), and so is an error's message (which
-        # may quote a 200 KB argument); text that is not valid Unicode (a lone surrogate in a
-        # title) is escaped, and noted.
+        # Page text and an error's message (which may quote a 200 KB argument) are cut at their bound
+        # (toolserver.floods); text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
         limit = run.config.max_page_text_chars
         result, escaped = strict_json(cut_text(result, limit), "result")
         error = cut_text(error, limit)
@@ -170,11 +169,8 @@ class Dispatcher:
         DELETE, a sweep) returns once the first is done, the trace final."""
         if run.ending is not None:  # ended, or ending: done when its trace is final
             return await asyncio.shield(run.ending)
-        run.ending = asyncio.get_running_loop().create_future()
-        run.closed = True
-        run.ended_at = time.monotonic()
-        # Finished even when its caller is cancelled (a sweeper stopped at shutdown): a cut end
-        # left the run ended with no run_end line, and every later end returned at once.
+        run.ending, run.closed, run.ended_at = asyncio.get_running_loop().create_future(), True, time.monotonic()
+        # Finished even when its caller is cancelled (a sweep stopped at shutdown): run_end is written.
         self._ends.add(finishing := asyncio.ensure_future(self.finish(run, reason)))
         finishing.add_done_callback(self._ends.discard)
         await asyncio.shield(finishing)
@@ -260,11 +256,10 @@ def not_in_mirror(run: Run, url: str, reached_from: str | None = None) -> NotInM
 
 
 async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab | None) -> dict:
-    """What a Playwright failure means: the browser died, the page hangs (a timeout on a page
-    that does not answer a trivial question), or the action failed. A run that ended under the
-    call makes any failure ``unknown_run`` (``Dispatcher.call``). The page asked is the session's
-    tab now (a tab the call opened), unless the tab the call began on closed under it: then
-    none, not another tab that had no part in the call."""
+    """What a Playwright failure means: the browser died, the page hangs (a timeout on a page that
+    does not answer a trivial question), or the action failed (a run that ended under the call: any
+    failure is ``unknown_run``). The page asked is the session's tab now (a tab the call opened),
+    unless the tab the call began on closed under it: then none, not a tab with no part in the call."""
     run = ctx.run
     tab = ctx.session.active_tab if ctx.session is not None else None
     if began_on is not None and began_on.closed:
@@ -304,9 +299,8 @@ async def crashed_during(ctx: CallContext) -> dict | None:
 
 
 async def page_crashed(ctx: CallContext, tab: br.Tab, exc: PlaywrightError) -> bool:
-    """Whether the call failed because the tab's page crashed under it. Playwright fails the call
-    ("Target crashed") before, or after, the tab's ``page_crashed`` event: that event is awaited
-    for at most ``responsive_probe_s``."""
+    """Whether the call failed because the tab's page crashed under it ("Target crashed" comes before
+    or after the tab's ``page_crashed`` event, which is awaited for at most ``responsive_probe_s``)."""
     if tab.crashed:
         return True
     if TARGET_CRASHED not in str(exc) or ctx.session is None or tab.closed:
@@ -315,8 +309,7 @@ async def page_crashed(ctx: CallContext, tab: br.Tab, exc: PlaywrightError) -> b
 
 
 async def browser_started(start: asyncio.Future) -> None:
-    """The browser's start, awaited in the call's turn (so a run that ends meanwhile still gets
-    the call's line first); a start that failed is every call's ``provider_unavailable``."""
+    """The browser's start, awaited in the call's turn; a start that failed is every call's ``provider_unavailable``."""
     try:
         await asyncio.shield(start)  # a call cut short never cancels the start for the others
     except ChromiumUnavailable as exc:
