@@ -235,7 +235,7 @@ class TabClosed(EventBase):
     run on the server; `byte_flood`: it was served more than `max_page_bytes` body bytes in
     `seconds`; `dialog_flood`: more than `max_page_dialogs` dialogs in `seconds`; `console_flood`:
     its workers wrote more than `max_page_console_messages` console messages in `seconds`), or its page did
-    (`page`: `window.close()`)"""
+    (`page`: its own `window.close()`, or another page's `close()` of a window it opened)"""
 
     kind: Literal["tab_closed"] = "tab_closed"
     Data: ClassVar[builtins.type] = TabClosedData
