@@ -80,8 +80,13 @@ def test_a_request_the_agent_changed_does_not_match_and_says_where(api, change, 
     assert said.startswith(says), said
 
 
-def test_bodies_that_are_not_json_objects_are_not_judged():
-    assert conversation(SimpleNamespace(body=b"not json"), request({"model": "m"}))
-    assert conversation(request({"model": "m"}), SimpleNamespace(body=None))
-    assert conversation(SimpleNamespace(body=b"[1]"), SimpleNamespace(body=b"[2]"))
+def test_a_body_that_is_not_a_json_object_matches_only_the_same_bytes():
+    """A recorded body that was not JSON (cut inside a quote) matched every request: the cassette
+    replayed for another model or task."""
+    cut = SimpleNamespace(body=json.dumps(recorded_body("openai", 0))[:500].encode())
+    assert not conversation(request(recorded_body("openai", 0)), cut)
+    assert not conversation(request({"model": "m"}), SimpleNamespace(body=None))
+    assert not conversation(SimpleNamespace(body=b"[1]"), SimpleNamespace(body=b"[2]"))
+    assert conversation(SimpleNamespace(body=b"[1]"), SimpleNamespace(body="[1]"))
+    assert conversation(SimpleNamespace(body=None), SimpleNamespace(body=None))
     assert not conversation(request({"model": "m"}), request({"model": "n"}))

@@ -228,3 +228,31 @@ def test_a_cassette_whose_name_is_as_long_as_a_name_can_be_is_written(tmp_path):
     replace_file(path, "first\n")
     replace_file(path, "second\n")
     assert path.read_text() == "second\n" and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+async def test_a_password_or_key_in_the_base_url_is_not_recorded_and_the_replay_matches(sandbox, tmp_path):
+    """vcrpy's httpx stub records str(request.url): `--base-url http://user:s3cret@proxy/v1` kept
+    `user:s3cret@` in every uri of the cassette, and the replay's recorded base URL reused it."""
+    from sandbox.runner.agents._cassette import without_credentials
+
+    assert without_credentials("http://u:s3cret@h:1/v1/chat?api-key=s3cret&v=2&KEY=s3cret") == "http://h:1/v1/chat?v=2"
+    assert without_credentials("http://h:1/v1/messages") == "http://h:1/v1/messages"
+    cassette = tmp_path / "recorded.yaml"
+    runner, url = await scripted_server().start_server()
+    base_url = url.replace("://", "://user:s3cret@") + "/v1"
+    try:
+        (outcome,) = await run_batch(
+            [load_pack("bid-intake")], AGENT, out=tmp_path / "runs", progress=False, sandbox=sandbox,
+            options=AgentOptions(base_url=base_url, cassette=cassette, record_mode="all"),
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    assert attempt_of(outcome)["status"] == "completed", attempt_of(outcome)["error"]
+    assert "s3cret" not in cassette.read_text() and "user" not in interactions(cassette)[0]["request"]["uri"]
+    assert all(i["request"]["uri"] == f"{url}/v1/chat/completions" for i in interactions(cassette))
+    for given in (base_url, None):  # matched as recorded, at the URL given or at the one recorded
+        (replayed,) = await run_batch(
+            [load_pack("bid-intake")], AGENT, out=tmp_path / "replays", progress=False, sandbox=sandbox,
+            options=AgentOptions(base_url=given, cassette=cassette, record_mode="none"),
+        )  # fmt: skip
+        assert attempt_of(replayed)["status"] == "completed", attempt_of(replayed)["error"]

@@ -132,6 +132,32 @@ def test_a_response_body_that_is_not_its_json_is_refused_naming_the_interaction(
     ), refused.value
 
 
+@pytest.mark.parametrize(
+    "cut, says",
+    [
+        (lambda body: body[:700], "is not the JSON its content-type says (Unterminated string starting at"),
+        (lambda body: "[" + body + "]", "is JSON list, not a JSON object"),
+    ],
+    ids=["cut-in-a-quote", "a-list"],
+)
+def test_a_request_body_that_is_not_its_json_object_is_refused_naming_the_interaction(tmp_path, cut, says):
+    """It loaded, the check skipped the prompt and tools, and the conversation matcher took the body
+    for any request: the cassette replayed for another model or task."""
+    for number in (0, 2):
+
+        def damage(data: dict, number: int = number) -> None:
+            request = data["interactions"][number]["request"]
+            request["body"] = cut(request["body"])
+
+        path = damaged(tmp_path, damage)
+        with pytest.raises(CassetteMismatch) as refused:
+            check_cassette(path, load_pack("bid-intake"), TOOLS)
+        assert str(refused.value).startswith(
+            f"cassette {path} cannot be replayed: interaction {number + 1}'s request body {says}"
+        ), refused.value
+        assert "re-record it" in str(refused.value)
+
+
 @pytest.mark.parametrize("where", [0, 3])
 def test_an_interaction_recorded_twice_is_refused_naming_both(tmp_path, where):
     """A conversation recorded twice over replayed its first half and passed; a turn recorded

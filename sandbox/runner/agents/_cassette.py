@@ -7,9 +7,10 @@ content). So a replaying agent whose requests changed since the recording (anoth
 prompt or parameter, a turn more) is told where (``sandbox.runner.agents._conversation``), and a
 replay that leaves recorded requests unmade is an error too (``Cassette.unplayed``). Before vcrpy
 loads a cassette, ``recorded_interactions`` checks that it can replay it, naming the interaction
-and the part that is wrong. Credentials and cookies are never recorded. The attempt's site key
-is saved as the placeholder ``<SANDBOX_SITE_KEY>`` and restored as the replaying attempt's fresh
-key, so a replay issues the same tool calls with the key its gates expect. The record modes are
+and the part that is wrong. Credentials and cookies are never recorded: not in headers, nor a
+user, password or key in the request's URI. The attempt's site key is saved as the placeholder
+``<SANDBOX_SITE_KEY>`` and restored as the replaying attempt's fresh key, so a replay issues the
+same tool calls with the key its gates expect. The record modes are
 ``sandbox.runner.record_mode.RecordMode``; ``all`` re-records from scratch, without reading the
 file. vcrpy patches the HTTP library process-wide (only httpx2, the SDKs' transport), so while a
 cassette is in use it answers every model request of the process: an attempt with a cassette has
@@ -32,6 +33,7 @@ from collections.abc import AsyncIterator
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import yaml
 
@@ -42,6 +44,8 @@ from sandbox.runner.record_mode import RecordMode
 SITE_KEY_PLACEHOLDER = "<SANDBOX_SITE_KEY>"
 MATCH_ON = ("method", "scheme", "host", "port", "path", "conversation")
 NOT_RECORDED_HEADERS = ("authorization", "x-api-key", "openai-organization", "openai-project", "cookie")
+# of the request URI, beside its user and password: the query parameters that carry a key (Azure's, Google's)
+NOT_RECORDED_QUERY_PARAMETERS = frozenset({"key", "api-key", "api_key", "apikey", "access_token"})
 # of the responses: the account's cookies, organisation and project, which the endpoints send back
 NOT_RECORDED_RESPONSE_HEADERS = frozenset(
     {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
@@ -111,7 +115,9 @@ def missing_part(path: Path, number: int, part: str, key: str, holds: str) -> Ca
 
 
 def check_request(path: Path, number: int, request: dict) -> None:
-    """A request as vcrpy replays it: a method and a uri (texts), a body, headers (a mapping)."""
+    """A request as vcrpy replays it: a method and a uri (texts), a body, headers (a mapping); a body
+    its content-type says is JSON a JSON object (the conversation matcher judges it: one that is not
+    would match any request, and the cassette would replay for another model or task)."""
     for key in ("method", "uri", "body", "headers"):
         if key not in request:
             raise missing_part(path, number, "request", key, "method, uri, body and headers")
@@ -119,6 +125,20 @@ def check_request(path: Path, number: int, request: dict) -> None:
         if not isinstance(request[key], kind):
             what = f"interaction {number}'s request {key}"
             raise CassetteUnreadable(not_as_recorded(path, what, request[key], holds))
+    body = body_bytes(request["body"])
+    if body is None or "json" not in headers_said(request["headers"]).get("content-type", ""):
+        return
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        problem = f"is not the JSON its content-type says ({exc})"
+    else:
+        problem = None if isinstance(parsed, dict) else f"is JSON {type(parsed).__name__}, not a JSON object"
+    if problem is not None:
+        shown = body[:60].decode("utf-8", errors="replace")
+        raise CassetteUnreadable(
+            f"cassette {path} cannot be replayed: interaction {number}'s request body {problem}: {shown!r}"
+        )
 
 
 def check_response(path: Path, number: int, response: dict) -> None:
@@ -154,8 +174,11 @@ def check_response(path: Path, number: int, response: dict) -> None:
 
 
 def headers_said(headers: dict) -> dict[str, str]:
-    """A response's headers (lists of values) by lower-case name, each one text."""
-    return {str(name).lower(): " ".join(map(str, values)) for name, values in headers.items()}
+    """Recorded headers (lists of values, or a text) by lower-case name, each one text."""
+    return {
+        str(name).lower(): " ".join(map(str, values)) if isinstance(values, list) else str(values)
+        for name, values in headers.items()
+    }
 
 
 def retried(response: dict) -> bool:
@@ -182,6 +205,28 @@ def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
     """A cassette's ``what`` is ``value`` where vcrpy wants ``wanted``: the value shown, short."""
     shown = "missing" if value is None else f"{type(value).__name__} {str(value)[:60]!r}"
     return f"cassette {path} cannot be read: {what} is {shown}, not {wanted}"
+
+
+def without_credentials(uri: str) -> str:
+    """``uri`` without its user and password (``http://user:secret@proxy/v1``) and without the
+    query parameters that carry a key (``NOT_RECORDED_QUERY_PARAMETERS``); the rest as it was."""
+    parts = urlsplit(uri)
+    host = parts.netloc.rpartition("@")[2]
+    kept = [
+        pair
+        for pair in parts.query.split("&")
+        if unquote_plus(pair.partition("=")[0]).lower() not in NOT_RECORDED_QUERY_PARAMETERS
+    ]
+    if host == parts.netloc and len(kept) == len(parts.query.split("&")):
+        return uri
+    return urlunsplit(parts._replace(netloc=host, query="&".join(kept)))
+
+
+def recorded_without_credentials(request):
+    """vcrpy's ``before_record_request``: the request's URI ``without_credentials``. vcrpy passes
+    every request made through it before matching it too, so a replay matches as recorded."""
+    request.uri = without_credentials(request.uri)
+    return request
 
 
 def holds_recording(path: Path) -> bool:
@@ -281,6 +326,7 @@ class Cassette:
             record_on_exception=self.record_mode is RecordMode.NEW_EPISODES,
             match_on=MATCH_ON,
             filter_headers=NOT_RECORDED_HEADERS,
+            before_record_request=recorded_without_credentials,
             before_record_response=recordable,
             decode_compressed_response=True,
             drop_unused_requests=self.record_mode is RecordMode.ALL,
@@ -387,6 +433,9 @@ class Cassette:
             return f"{cassette} {problem}; {self.rerecord_hint}"
         # vcrpy's own "How to fix" speaks of its options (allow_playback_repeats ...), not the sandbox's
         said = explained_miss(found) or str(found).split("\nHow to fix:")[0].rstrip()
+        sent = getattr(getattr(found, "failed_request", None), "uri", None)
+        if isinstance(sent, str):  # as it was made, with the base URL's password: said as it is recorded
+            said = said.replace(sent, without_credentials(sent))
         return f"{cassette} cannot answer model request {request_number}; {self.rerecord_hint}.\n{said}"
 
 

@@ -67,11 +67,21 @@ def without_tool_results(message: object) -> object:
 
 def conversation(sent, recorded) -> bool:
     """vcrpy's matcher ``conversation``: whether the request made (``sent``) and one the cassette
-    holds (``recorded``) are the same conversation; bodies that are not JSON objects are not judged.
+    holds (``recorded``) are the same conversation. A body that is not a JSON object matches only
+    the same bytes: a recorded body cut short matches no request, rather than any.
     Where they differ (``differences``) is worked out only when no recorded request matches:
     vcrpy compares each request with every recorded one, and a long conversation's are large."""
     mine, theirs = canonical_of(sent), canonical_of(recorded)
-    return mine is None or theirs is None or mine == theirs
+    if mine is None and theirs is None:
+        return raw_body(sent) == raw_body(recorded)
+    return mine == theirs
+
+
+def raw_body(request: object) -> bytes | None:
+    body = getattr(request, "body", None)
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return bytes(body) if isinstance(body, (bytes, bytearray)) else None
 
 
 def canonical_of(request: object) -> str | None:
