@@ -26,7 +26,6 @@ Inspect logs need the ``[inspect]`` extra, imported only when one is given.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 
 from sandbox.runner.attempt import read_attempt_record
 from sandbox.runner.files import folder_file
-from toolserver.contract.trace import CallRecord, parse_trace
+from toolserver.contract.trace import TYPED_MESSAGE, UNKNOWN_ERROR, CallRecord, parse_trace
 
 ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
 TRACE_LINE_TYPES = {"run", "call", "event", "run_end"}
@@ -42,7 +41,6 @@ KINDS_READ = (
     "an attempt folder, a trace (JSONL), an Inspect eval log (.eval or .json), or a JSON list of "
     "OpenAI or Anthropic chat messages with tool calls"
 )
-_TYPED_MESSAGE = re.compile(r"^([a-z][a-z0-9_]*): ")  # "stale_ref: Ref e5 ..." (an exported Inspect error)
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,8 @@ class RecordedCall:
             args=call.args,
             ok=call.ok if answered else None,
             result=call.result,
-            error_type=call.error.type if call.error else None,
+            # a minimal trace's error text that names no type (``UNKNOWN_ERROR``): its type is not compared
+            error_type=call.error.type if call.error and call.error.type != UNKNOWN_ERROR else None,
         )
 
 
@@ -291,7 +290,7 @@ def answered(call: RecordedCall, parts: list[str], is_error: bool | None) -> Rec
     if is_error or (is_error is None and single is not None and is_error_shaped(single)):
         if single is not None and is_error_shaped(single):
             return replace(call, ok=False, error_type=single["type"])
-        typed = _TYPED_MESSAGE.match(" ".join(parts))
+        typed = TYPED_MESSAGE.match(" ".join(parts))
         return replace(call, ok=False, error_type=typed.group(1) if typed else None)
     result: dict[str, Any] = {}
     for parsed in found:

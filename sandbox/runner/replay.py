@@ -89,6 +89,8 @@ def call_difference(call: RecordedCall, reply: dict) -> str | None:
             return f".ok: recorded error {recorded.get('error_type') or '(type unknown)'}, replayed ok"
         error = reply_error(reply)
         return f".ok: recorded ok, replayed error {error.get('type')}: {short_repr(error.get('message'), 200)}"
+    if recorded.get("error_type") != replayed.get("error_type"):  # names, not texts to show around
+        return f".error_type: recorded {recorded.get('error_type')!r}, replayed {replayed.get('error_type')!r}"
     return first_difference(recorded, replayed)
 
 

@@ -318,3 +318,28 @@ def test_an_inspect_sample_whose_pack_is_no_id_is_said_not_loaded(attempt, tmp_p
     error = capsys.readouterr().err
     assert f'sandbox replay: {log_file}: the Inspect sample\'s pack is list ["controlled-form"], not a pack id' in error
     assert error.rstrip().endswith(f"sandbox replay: {log_file} (an Inspect log) names no pack: pass --pack"), error
+
+
+@pytest.mark.parametrize(
+    "error, recorded_type, diverges",
+    [
+        ("stale_ref: Ref e9 is stale", "stale_ref", None),
+        ("unknown_ref: Ref e9 not found", "unknown_ref", ".error_type: recorded 'unknown_ref', replayed 'stale_ref'"),
+        ("Ref e9 is stale", None, None),  # no type named: not compared
+    ],
+    ids=["typed", "other-type", "untyped"],
+)
+def test_a_minimal_trace_s_error_text_is_compared_by_the_type_it_names(error, recorded_type, diverges):
+    """The trace concept page allows an error as text; it was read as type 'error', a false
+    divergence from every real error (`.error_type: recorded 'error', replayed 'stale_ref'`)."""
+    from sandbox.runner.recordings import trace_recording
+    from sandbox.runner.replay import call_difference
+
+    line = {"seq": 1, "tool": "browser_click", "args": {"ref": "e9"}, "ok": False, "error": error}
+    (call,) = trace_recording(json.dumps(line) + "\n", Path("other.jsonl")).calls
+    assert (call.ok, call.error_type) == (False, recorded_type)
+    reply = {"ok": False, "error": {"type": "stale_ref", "message": "Ref e9 is stale: take a new snapshot"}}
+    assert call_difference(call, reply) == diverges
+    assert call_difference(call, {"ok": True, "result": {}}) == (
+        f".ok: recorded error {recorded_type or '(type unknown)'}, replayed ok"
+    )

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolserver.contract.events import EventRecord, event_of
 
 TRACE_FORMAT = 1
+TYPED_MESSAGE, UNKNOWN_ERROR = re.compile(r"([a-z][a-z0-9_]*): "), "unknown"  # "stale_ref: Ref e5 ..."
 # A new file only (O_EXCL), every write at its end (O_APPEND), not inherited by child processes.
 NEW_FILE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 
@@ -329,8 +330,8 @@ def parse_trace(text: str) -> Trace:
 def normalise_call(data: dict[str, Any]) -> dict[str, Any]:
     """Fill the minimal external format (seq, tool, args, ok?, result?) up to a CallRecord.
 
-    Traces converted from other harnesses may carry only ``seq``, ``tool`` and ``args``
-    (plus optional ``ok``, ``result``, ``error``, ``t_start``, ``t_end``).
+    Traces converted from other harnesses may carry only ``seq``, ``tool`` and ``args`` (plus ``ok``, ``result``,
+    ``t_start``, ``t_end``, ``error``: a text is of the type it starts with, else of type ``UNKNOWN_ERROR``).
     """
     out = dict(data)
     out["type"] = "call"
@@ -340,7 +341,8 @@ def normalise_call(data: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("wall_start", "")
     out.setdefault("wall_end", out["wall_start"])
     if isinstance(out.get("error"), str):
-        out["error"] = {"type": "error", "message": out["error"]}
+        typed = TYPED_MESSAGE.match(out["error"])
+        out["error"] = {"type": typed[1] if typed else UNKNOWN_ERROR, "message": out["error"]}
     return out
 
 
