@@ -33,7 +33,7 @@ from typing import Any
 
 from sandbox.runner.attempt import read_attempt_record
 from sandbox.runner.files import folder_file
-from toolserver.contract.trace import TYPED_MESSAGE, UNKNOWN_ERROR, CallRecord, parse_trace
+from toolserver.contract.trace import TYPED_MESSAGE, UNKNOWN_ERROR, CallRecord, normalise_call, parse_trace
 
 ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
 TRACE_LINE_TYPES = {"run", "call", "event", "run_end"}
@@ -87,6 +87,9 @@ class Recording:
     sample: str | None = None  # the Inspect sample replayed
     folder: Path | None = None  # the attempt folder, when there is one (for --report)
     problems: list[str] = field(default_factory=list)
+    # recorded calls a replay cannot make (a trace's call line it cannot read, a seq missing), each a
+    # divergence at its seq: {"seq", "tool", "difference"}; the calls after it ran against another state
+    not_read: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_recording(path: Path, sample: str | None = None) -> Recording:
@@ -172,7 +175,66 @@ def trace_recording(text: str, path: Path, kind: str = "trace") -> Recording:
         mirror_checksum=header.get("mirror_checksum"),
         faults=list(dict.fromkeys(str(e.data.get("fault")) for e in trace.events if e.kind == "fault_injected")),
         problems=trace.problems + problems,
+        not_read=calls_not_read(text, trace.calls),
     )
+
+
+NOT_REPLAYED = "recorded, not replayed"
+
+
+def calls_not_read(text: str, calls: list[CallRecord]) -> list[dict[str, Any]]:
+    """The trace's calls a replay cannot make, as divergences: a call line that cannot be read (at
+    its own seq, else at the next read call's), and a seq missing between two calls read (a line
+    deleted). A line that is not JSON is not known to be a call: a seq it leaves missing is said."""
+    found: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []  # unread lines without a seq: placed at the next call read
+    for number, raw in enumerate(text.split("\n"), start=1):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or data.get("type", "call") != "call":
+            continue
+        try:
+            call = CallRecord.model_validate(normalise_call(data))
+        except Exception as exc:  # what parse_trace left out: its problem line says it too
+            seq, tool = data.get("seq"), data.get("tool")
+            entry = {
+                "seq": seq if type(seq) is int else None,
+                "tool": tool if isinstance(tool, str) else "?",
+                "difference": f"{NOT_REPLAYED}: trace line {number} cannot be read ({why_unread(exc)})",
+            }
+            found.append(entry)
+            if entry["seq"] is None:
+                waiting.append(entry)
+            continue
+        for entry in waiting:
+            entry["seq"] = call.seq
+        waiting.clear()
+    last = max((call.seq for call in calls), default=0)
+    for entry in waiting:  # after the last call read
+        entry["seq"] = last + 1
+    seqs, unread = sorted({call.seq for call in calls}), {entry["seq"] for entry in found}
+    for before, after in zip(seqs, seqs[1:], strict=False):
+        between = range(before + 1, after)  # looked through only as far as the unread lines go
+        first = next((seq for seq in between if seq not in unread), None)
+        if first is None:
+            continue
+        last = next(seq for seq in reversed(between) if seq not in unread)
+        span = f"seq {first}" if first == last else f"seqs {first}-{last}"
+        found.append(
+            {"seq": first, "tool": "?", "difference": f"{NOT_REPLAYED}: the trace holds no call of {span} "
+             f"(between seq {before} and {after}: a line deleted?)"}
+        )  # fmt: skip
+    return sorted(found, key=lambda entry: entry["seq"])
+
+
+def why_unread(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic's: the first field and what is wrong with it
+        first = errors()[0]
+        return f"{'.'.join(map(str, first.get('loc', ()))) or 'the line'}: {first.get('msg')}"
+    return f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
 def header_read(header: dict[str, Any], keys: tuple[str, ...], where: str) -> tuple[dict[str, Any], list[str]]:

@@ -163,6 +163,7 @@ class ReplayReport:
     block_state_changes: bool = False
     recorded_faults: list[str] = field(default_factory=list)  # injected into the recording, not into the replay
     answer_recorded: bool = True  # False: a bare trace, no answer to re-score
+    not_read: int = 0  # recorded calls the replay could not make (``Recording.not_read``), up to --until
     other_pack: str | None = None  # the pack loaded is not the one the attempt ran with: its checksum then
     other_mirrors: str | None = None  # the mirrors served are not the ones the recording read: their checksum then
 
@@ -229,6 +230,11 @@ async def replay(
                 report.first_divergence = {"seq": call.seq, "tool": call.tool, "difference": difference}
         if until is not None and call.seq >= until:
             break
+    # a recorded call the replay could not make diverges at its place: the calls after it ran on another state
+    lost = [entry for entry in recording.not_read if until is None or entry["seq"] <= until]
+    report.not_read = len(lost)
+    if lost and (report.first_divergence is None or lost[0]["seq"] <= report.first_divergence["seq"]):
+        report.first_divergence = dict(lost[0])
     if keep_open:
         return report, run
     elapsed = recording.elapsed_seconds or (time.monotonic() - started)

@@ -250,3 +250,31 @@ def test_a_recording_file_that_cannot_be_read_is_said_with_exit_2(unreadable):
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )  # fmt: skip
     assert (done.returncode, done.stderr) == (2, f"sandbox replay: {folder / name} cannot be read: Permission denied\n")
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        ("args lost", "(browser_snapshot): recorded, not replayed: trace line 4 cannot be read (args: Field required)"),
+        ("line deleted", "(?): recorded, not replayed: the trace holds no call of seq 2 (between seq 1 and 3: a line"),
+    ],
+)
+def test_a_recorded_call_replay_cannot_make_is_a_divergence(tmp_path, capsys, edit, says):
+    """A call line that lost its args was said on stderr and skipped, a deleted one not even that:
+    either way "no divergence" and exit 0, though the calls after it ran on another state."""
+    folder = tmp_path / "bid-intake"
+    shutil.copytree(SAMPLES / "reference" / "bid-intake", folder)
+    lines = (folder / "trace.jsonl").read_text().splitlines()
+    call = json.loads(lines[3])
+    assert (call["seq"], call["tool"]) == (2, "browser_snapshot")
+    if edit == "args lost":
+        call.pop("args")
+        lines[3] = json.dumps(call)
+    else:
+        del lines[3]
+    (folder / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(folder)]) == 1
+    printed = capsys.readouterr().out
+    assert f"first divergence at seq 2 {says}" in printed, printed
+    assert "1 recorded call(s) could not be read or are missing, and were not replayed" in printed
+    assert "no divergence" not in printed

@@ -59,7 +59,8 @@ def register(subparsers) -> None:
         p,
         {
             0: "no divergence and a qualified re-score (a bare trace, with no answer to re-score: no divergence)",
-            1: "a divergence, or a re-score that does not qualify",
+            1: "a divergence (also a recorded call that cannot be read, or a seq missing), or a re-score "
+            "that does not qualify",
             2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack, "
             "a --port in use",
             3: "--report could not be written (a full disk, a read-only folder)",
@@ -204,6 +205,11 @@ def print_report(report, as_json: bool) -> None:
     if report.first_divergence:
         d = report.first_divergence
         print(f"first divergence at seq {d['seq']} ({d['tool']}): {d['difference']}")
+    if report.not_read:
+        print(
+            f"{report.not_read} recorded call(s) could not be read or are missing, and were not replayed: the "
+            "calls after them ran on another state"
+        )
     else:
         print("no divergence: every compared result matches the recording (ids and times ignored)")
     if report.other_pack:
