@@ -18,6 +18,7 @@ from sandbox.evaluation.packs import Pack, list_packs
 from sandbox.runner.agents._cassette import (
     SITE_KEY_PLACEHOLDER,
     CassetteUnreadable,
+    holds_recording,
     not_as_recorded,
     path_problem,
     recorded_interactions,
@@ -31,9 +32,10 @@ class CassetteMismatch(Exception):
 
 
 def nothing_recorded(path: Path) -> str | None:
-    """Why the cassette at ``path`` holds nothing to replay (there is no file, or it is empty: vcrpy
-    records either), or None. ``CassetteMismatch`` when no cassette can be there at all (a
-    folder, or a path under a file), in every record mode: vcrpy would fail when it saves."""
+    """Why the cassette at ``path`` holds nothing to replay (there is no file, or one without an
+    interaction: ``holds_recording``, which vcrpy records into as into none), or None.
+    ``CassetteMismatch`` when no cassette can be there at all (a folder, or a path under a file),
+    in every record mode: vcrpy would fail when it saves."""
     problem = path_problem(path)
     if problem is not None:
         raise CassetteMismatch(f"{problem}: pass the path of a cassette file")
@@ -43,7 +45,9 @@ def nothing_recorded(path: Path) -> str | None:
         empty = not path.read_bytes().strip()
     except OSError as exc:
         raise CassetteMismatch(f"cassette {path} cannot be read: {exc}") from None
-    return f"the cassette {path} is empty" if empty else None
+    if empty:
+        return f"the cassette {path} is empty"
+    return None if holds_recording(path) else f"the cassette {path} holds no interactions"
 
 
 def first_request(path: Path) -> dict | None:

@@ -256,3 +256,20 @@ async def test_a_password_or_key_in_the_base_url_is_not_recorded_and_the_replay_
             options=AgentOptions(base_url=given, cassette=cassette, record_mode="none"),
         )  # fmt: skip
         assert attempt_of(replayed)["status"] == "completed", attempt_of(replayed)["error"]
+
+
+@pytest.mark.parametrize("text", ["# to record\n", "---\n", "interactions: []\n"], ids=["comment", "document", "none"])
+async def test_a_cassette_without_interactions_is_recorded_into_as_none(sandbox, tmp_path, text):
+    """The checks took it for a recording: vcrpy's loader then failed on a comment or a lone `---`
+    ("cannot be loaded (TypeError: 'NoneType' object is not subscriptable)"), and `interactions: []`
+    was replayed under once, each request ending in vcrpy's raw message."""
+    from sandbox.runner.agents._cassette import holds_recording
+    from sandbox.runner.cassettes import nothing_recorded
+
+    cassette = tmp_path / "recorded.yaml"
+    cassette.write_text(text)
+    assert not holds_recording(cassette)
+    assert nothing_recorded(cassette) == f"the cassette {cassette} holds no interactions"
+    attempt = await record(sandbox, tmp_path / "runs", cassette, "once")
+    assert attempt["status"] == "completed", attempt["error"]
+    assert len(interactions(cassette)) == 8 and holds_recording(cassette) and nothing_recorded(cassette) is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import json
 import os
 import secrets
@@ -230,11 +231,24 @@ def recorded_without_credentials(request):
 
 
 def holds_recording(path: Path) -> bool:
-    """Whether the cassette file at ``path`` holds anything (a file that cannot be read is said by
-    the check that reads it)."""
+    """Whether the cassette file at ``path`` holds a recording: an interaction at least. A file
+    without one (empty, only a comment, ``---``, ``interactions: []``) is as good as none, in every
+    check and in vcrpy's loader (``persister``): it is recorded into, never replayed. One that
+    cannot be read holds something: the check that reads it says what is wrong."""
     try:
-        return path.is_file() and bool(path.read_bytes().strip())
+        found = path.stat()
     except OSError:
+        return False
+    if not path.is_file():
+        return False
+    return _holds_interactions(str(path), found.st_mtime_ns, found.st_size, found.st_ino)
+
+
+@functools.lru_cache(maxsize=64)  # read once per version of the file: a long cassette is slow to parse
+def _holds_interactions(path: str, mtime_ns: int, size: int, inode: int) -> bool:
+    try:
+        return bool(recorded_interactions(Path(path)))
+    except CassetteUnreadable:
         return True
 
 
@@ -452,8 +466,8 @@ def persister(owner: Cassette):
     class Persister(FilesystemPersister):
         @classmethod
         def load_cassette(cls, cassette_path, serializer):
-            if owner.record_mode is RecordMode.ALL:
-                raise CassetteNotFoundError()
+            if owner.record_mode is RecordMode.ALL or not holds_recording(Path(cassette_path)):
+                raise CassetteNotFoundError()  # recorded into, as a missing file is
             return super().load_cassette(cassette_path, serializer)
 
         @staticmethod
