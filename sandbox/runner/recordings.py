@@ -305,13 +305,13 @@ def recording_file(path: Path, sample: str | None) -> Recording:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         if is_trace_line(first_line(text)):  # JSONL (a killed run's last line may be cut short)
-            return with_attempt_files(trace_recording(text, path), path.parent)
+            return trace_file(text, path)
         raise ValueError(
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}) nor a JSONL trace; "
             f"replay reads {KINDS_READ}"
         ) from exc
     if is_trace_line(data):  # a trace of one line
-        return with_attempt_files(trace_recording(text, path), path.parent)
+        return trace_file(text, path)
     if isinstance(data, dict) and {"eval", "status"} <= data.keys():
         return inspect_recording(path, sample)
     messages = data.get("messages") if isinstance(data, dict) else data
@@ -319,6 +319,14 @@ def recording_file(path: Path, sample: str | None) -> Recording:
         return chat_recording(messages, path)
     found = f"a JSON object with keys {sorted(data)[:8]}" if isinstance(data, dict) else f"JSON {type(data).__name__}"
     raise ValueError(f"{path} holds {found}, which is no recording replay knows; replay reads {KINDS_READ}")
+
+
+def trace_file(text: str, path: Path) -> Recording:
+    """A trace given as a file: its attempt folder's files are read with it only when it is that
+    folder's ``trace.jsonl``; another trace beside them is not their attempt's (its own pack and
+    site key, no answer to re-score, no page to mark)."""
+    recording = trace_recording(text, path)
+    return with_attempt_files(recording, path.parent) if path.name == "trace.jsonl" else recording
 
 
 def first_line(text: str) -> Any:

@@ -343,3 +343,19 @@ def test_a_minimal_trace_s_error_text_is_compared_by_the_type_it_names(error, re
     assert call_difference(call, {"ok": True, "result": {}}) == (
         f".ok: recorded error {recorded_type or '(type unknown)'}, replayed ok"
     )
+
+
+def test_a_trace_beside_an_attempt_folder_s_files_is_not_their_attempt_s(attempt, tmp_path):
+    """Any .jsonl read the folder's attempt.json (its pack and site key over the trace's header) and
+    output.txt (re-scored as this trace's answer), and --report rendered the folder's own trace."""
+    folder = shutil.copytree(attempt.folder, tmp_path / "controlled-form-1")
+    lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header.update(pack="bid-intake", site_key="other-key")
+    (folder / "other.jsonl").write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    other = load_recording(folder / "other.jsonl")
+    assert (other.kind, other.pack, other.site_key, other.output, other.folder) == (
+        "trace", "bid-intake", "other-key", None, None,
+    )  # fmt: skip
+    own = load_recording(folder / "trace.jsonl")
+    assert (own.pack, own.output, own.folder) == ("controlled-form", attempt.output, folder)
