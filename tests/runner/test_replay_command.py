@@ -136,12 +136,12 @@ async def test_replay_until_on_a_port_in_use_is_one_line(tmp_path, capsys):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--hold", "0"]
+        args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--hold", "1"]
         code = await asyncio.to_thread(main, [*args, "--port", str(taken.getsockname()[1])])
     captured = capsys.readouterr()
     assert code == 2 and "cannot serve the session on --port" in captured.err, captured.err
     assert "replayed" not in captured.out  # said before the replay, which it was not worth running
-    args[-1:] = ["0", "--port", "70000"]  # --hold 0 --port 70000: an OverflowError's traceback before
+    args[-1:] = ["1", "--port", "70000"]  # --hold 1 --port 70000: an OverflowError's traceback before
     assert await asyncio.to_thread(main, args) == 2
     assert "--port 70000 is not a TCP port: give a number from 1 to 65535" in capsys.readouterr().err
 
@@ -278,3 +278,56 @@ def test_a_recorded_call_replay_cannot_make_is_a_divergence(tmp_path, capsys, ed
     assert f"first divergence at seq 2 {says}" in printed, printed
     assert "1 recorded call(s) could not be read or are missing, and were not replayed" in printed
     assert "no divergence" not in printed
+
+
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        (["--until", "0"], "--until 0: give the seq of a recorded call (from 1)"),
+        (["--until", "-3"], "--until -3: give the seq of a recorded call (from 1)"),
+        (["--hold", "5"], "--hold serve(s) the session kept open by --until SEQ: give --until too"),
+        (["--port", "9000"], "--port serve(s) the session kept open by --until SEQ: give --until too"),
+        (["--until", "2", "--hold", "-5"], "--hold -5.0: give a number of seconds above 0 (or leave it out"),
+        (["--until", "2", "--hold", "nan"], "--hold nan: give a number of seconds above 0 (or leave it out"),
+        (["--until", "2", "--hold", "inf"], "--hold inf: give a number of seconds above 0 (or leave it out"),
+        (["--report", "{tmp}"], "--report {tmp}: cannot write a file there (it is a folder)"),
+    ],
+    ids=["until-0", "until-negative", "hold-alone", "port-alone", "hold-negative", "hold-nan", "hold-inf", "report"],
+)
+def test_replay_options_that_cannot_work_are_refused_before_the_replay(tmp_path, capsys, options, says):
+    """Each was accepted: the replay ran (--until 0 stopped after no call, --hold and --port alone
+    were ignored, --hold -5 closed at once), and --report to a folder exited 3 after the replay."""
+    options = [option.replace("{tmp}", str(tmp_path)) for option in options]
+    assert main(["replay", str(SAMPLES / "reference" / "bid-intake"), *options]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"sandbox replay: {says.replace('{tmp}', str(tmp_path))}"), captured.err
+    assert captured.err.count("\n") == 1
+    assert "replayed" not in captured.out
+
+
+async def test_replay_until_past_the_last_call_says_so_and_json_stays_json(capsys):
+    """--json printed "stopped after call 99" and the curl lines to stdout (no `| jq`), for a call
+    the recording does not hold."""
+    args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "99", "--hold", "1", "--json"]
+    assert await asyncio.to_thread(main, [*args, "--port", str(free_port())]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["calls_replayed"] == 7
+    assert captured.err.startswith(
+        "--until 99 is past the recording's last call, seq 7: stopped after it; the session is open for inspection:"
+    ), captured.err
+
+
+def test_ctrl_c_during_the_hold_ends_it_with_the_replay_s_verdict():
+    """The guide said Ctrl-C stops a replay with exit 130; during --until's hold it is the way to
+    end the hold, and the exit status is the replay's (0 here: no divergence, a qualified pass)."""
+    sandbox = Path(sys.executable).with_name("sandbox")
+    args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--port", str(free_port())]
+    process = subprocess.Popen([sandbox, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = []
+    while not said or "the session is open" not in said[-1]:
+        line = process.stdout.readline()
+        assert line, process.stderr.read()
+        said.append(line)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and "Traceback" not in err, err

@@ -13,13 +13,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import socket
 import sys
 from pathlib import Path
 
-from sandbox.cli.arguments import mirror_roots_option
+from sandbox.cli.arguments import check_writable, mirror_roots_option
 from sandbox.cli.exits import declare_exits
 from sandbox.evaluation.shown import json_shown
+
+DEFAULT_PORT = 8765
 
 
 def register(subparsers) -> None:
@@ -40,9 +43,14 @@ def register(subparsers) -> None:
         help="a mirror root to replay against instead of the bundled mirrors/ (repeatable): the recording's own",
     )
     p.add_argument("--sample", metavar="ID", help="the sample of an Inspect log to replay (default: its first sample)")
-    p.add_argument("--port", type=int, default=8765, help="with --until: tool server port for inspection")
     p.add_argument(
-        "--hold", type=float, help="with --until: keep the session open this many seconds (default: until Ctrl-C)"
+        "--port", type=int, help=f"with --until: the tool server's port for inspection (default {DEFAULT_PORT})"
+    )
+    p.add_argument(
+        "--hold",
+        type=float,
+        metavar="SECONDS",
+        help="with --until: keep the session open this many seconds (default: until Ctrl-C, which ends the hold)",
     )
     p.add_argument(
         "--report",
@@ -64,7 +72,8 @@ def register(subparsers) -> None:
             2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack, "
             "a --port in use",
             3: "--report could not be written (a full disk, a read-only folder)",
-            130: "stopped by Ctrl-C",
+            130: "stopped by Ctrl-C during the replay (during --until's hold, Ctrl-C ends the hold: the exit "
+            "status is the replay's)",
         },
     )
 
@@ -77,9 +86,28 @@ def command(args: argparse.Namespace) -> int:
         return 2
 
 
+def misused(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, said before the replay (exit 2), or None."""
+    if args.until is not None and args.until < 1:
+        return f"--until {args.until}: give the seq of a recorded call (from 1)"
+    if args.until is None and (args.hold is not None or args.port is not None):
+        given = [name for name, value in (("--hold", args.hold), ("--port", args.port)) if value is not None]
+        return f"{' and '.join(given)} serve(s) the session kept open by --until SEQ: give --until too"
+    if args.hold is not None and not (math.isfinite(args.hold) and args.hold > 0):
+        return f"--hold {args.hold}: give a number of seconds above 0 (or leave it out: until Ctrl-C)"
+    if args.port is not None and not 0 < args.port < 65536:
+        return f"--port {args.port} is not a TCP port: give a number from 1 to 65535"
+    return None
+
+
 async def main(args: argparse.Namespace) -> int:
     from sandbox.runner.recordings import article, load_recording
 
+    problem = misused(args)
+    if problem is not None:
+        print(f"sandbox replay: {problem}", file=sys.stderr)
+        return 2
+    args.port = DEFAULT_PORT if args.port is None else args.port
     recording = load_recording(args.attempt, args.sample)
     mirror_roots = mirror_roots_option(args.mirrors)
     for problem in recording.problems:  # lines it could not read are replayed without, and said
@@ -91,9 +119,8 @@ async def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.until is not None and not 0 < args.port < 65536:
-        print(f"sandbox replay: --port {args.port} is not a TCP port: give a number from 1 to 65535", file=sys.stderr)
-        return 2
+    if args.report:  # before the replay, not after it
+        check_writable(report_target(args, recording.folder), "--report")
     try:  # with --until: the port is taken now, so a port in use is said before the replay, not after
         listening = listen_on(args.port) if args.until is not None else None
     except OSError as exc:
@@ -124,20 +151,31 @@ async def replay_and_report(args: argparse.Namespace, recording, mirror_roots, l
             return 2
         print_report(report, args.json)  # before the hold: what the session is open for
         if listening is not None:
-            await hold_open(sandbox, run, args, listening)
+            last = max(call.seq for call in recording.calls)
+            stopped = (
+                f"stopped after call {args.until}"
+                if args.until <= last
+                else f"--until {args.until} is past the recording's last call, seq {last}: stopped after it"
+            )
+            await hold_open(sandbox, run, args, listening, stopped)
     if args.report and recording.folder is not None:
         from sandbox.runner.report import write_attempt_report
 
         folder = recording.folder
-        target = folder / "replay-report.html" if args.report is True else args.report
         try:
-            written = write_attempt_report(folder, divergence=report.first_divergence, target=target)
+            written = write_attempt_report(
+                folder, divergence=report.first_divergence, target=report_target(args, folder)
+            )
         except OSError as exc:  # a full disk, a read-only folder
             print(f"sandbox replay: cannot write the report: {exc}", file=sys.stderr)
             return 3
         print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
     rescore_failed = report.rescore is not None and not report.rescore["qualified_pass"]
     return 1 if report.first_divergence or rescore_failed else 0
+
+
+def report_target(args: argparse.Namespace, folder: Path) -> Path:
+    return folder / "replay-report.html" if args.report is True else args.report
 
 
 def listen_on(port: int) -> socket.socket:
@@ -153,7 +191,10 @@ def listen_on(port: int) -> socket.socket:
     return listening
 
 
-async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
+async def hold_open(sandbox, run, args, listening: socket.socket, stopped: str) -> None:
+    """Serve the run on ``listening`` for ``--hold`` seconds, or until Ctrl-C, which ends the hold
+    (not the command: the exit status is the replay's). What it prints goes to stderr under
+    ``--json``, whose stdout is the report alone."""
     from aiohttp import web
 
     from toolserver.transports.http import create_app
@@ -164,9 +205,10 @@ async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
     await web.SockSite(runner, listening).start()
     base = f"http://127.0.0.1:{args.port}/runs/{run.id}"
     print(
-        f"stopped after call {args.until}; the session is open for inspection:\n"
+        f"{stopped}; the session is open for inspection:\n"
         f"  curl -s -X POST {base}/tools/browser_snapshot -H 'Content-Type: application/json' -d '{{}}'\n"
         f"  trace: {base}/trace",
+        file=sys.stderr if args.json else sys.stdout,
         flush=True,
     )
     try:
@@ -174,8 +216,10 @@ async def hold_open(sandbox, run, args, listening: socket.socket) -> None:
             await asyncio.sleep(args.hold)
         else:
             await asyncio.Event().wait()
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        pass
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: the hold is over, the verdict stands
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
     finally:
         await runner.cleanup()
 
