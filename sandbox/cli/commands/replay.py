@@ -119,7 +119,7 @@ async def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.report:  # before the replay, not after it
+    if args.report and recording.folder is not None:  # before the replay, not after it
         check_writable(report_target(args, recording.folder), "--report")
     try:  # with --until: the port is taken now, so a port in use is said before the replay, not after
         listening = listen_on(args.port) if args.until is not None else None

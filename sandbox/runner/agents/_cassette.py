@@ -129,12 +129,14 @@ def check_request(path: Path, number: int, request: dict) -> None:
     body = body_bytes(request["body"])
     if body is None or "json" not in headers_said(request["headers"]).get("content-type", ""):
         return
+    problem: str | None = None
     try:
         parsed = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         problem = f"is not the JSON its content-type says ({exc})"
     else:
-        problem = None if isinstance(parsed, dict) else f"is JSON {type(parsed).__name__}, not a JSON object"
+        if not isinstance(parsed, dict):
+            problem = f"is JSON {type(parsed).__name__}, not a JSON object"
     if problem is not None:
         shown = body[:60].decode("utf-8", errors="replace")
         raise CassetteUnreadable(
