@@ -16,6 +16,7 @@ agent, then scoring; everything lands in the attempt's folder.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import statistics
@@ -274,7 +275,10 @@ async def run_attempt(
     (``playwright show-trace``; off by default: it costs more than the screenshots)."""
     if screenshots not in SCREENSHOT_MODES:
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
-    directory.mkdir(parents=True, exist_ok=False)  # an attempt's folder is its own: never appended to
+    try:
+        directory.mkdir(parents=True, exist_ok=False)  # an attempt's folder is its own: never appended to
+    except FileExistsError:
+        raise AttemptFolderTaken(f"{directory} exists already: an attempt's folder is its own") from None
     site_key = sandbox.issue_site_key(SITE_KEY_PREFIX)  # never issued: the server has never seen it either
     name = label or agent.name
     block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
@@ -288,114 +292,208 @@ async def run_attempt(
         faults=faults,
         fault_key=f"{pack.id}:{name}:{attempt_number}:{directory.name}",  # a replacement draws anew
     )
-    prompt = pack.render_prompt(site_key)
-    write_file(directory / "prompt.txt", prompt)
     limit = time_limit if time_limit is not None else pack.card.time_limit_seconds
-    task = AgentTask(
-        pack_id=pack.id,
-        workflow=pack.card.workflow,
-        prompt=prompt,
-        site_key=site_key,
-        time_limit_seconds=limit,
-        input_text=pack.input_text,
-        output_schema=pack.schema,
-        sandbox_url=sandbox_url,
-        run_id=run.id,
-        client=InProcessClient(run),
-        workdir=directory,
-    )
-    waiting = started = time.monotonic()
-    started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
-    try:
-        async with agent_turn(agent):  # a model agent's turn at the cassettes: a wait to be dispatched
-            dispatch_wait += time.monotonic() - waiting
-            started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
-            started = time.monotonic()  # the clock starts immediately before the agent
-            result = await run_agent(agent, task, limit, started)
-    except asyncio.CancelledError:  # stopped while it waited for its turn: recorded all the same
-        uncancel()
-        dispatch_wait += time.monotonic() - waiting  # all of it a wait: no time of its own
-        started = time.monotonic()
-        result = AgentResult(output="", status=STOPPED, error="the batch was stopped before the attempt's turn came")
-    elapsed = round(time.monotonic() - started, 3)  # once: the outcome, attempt.json and the score say the same
-    # A stop now (its run closing) is taken back, as during the agent's run: the attempt is
-    # recorded (nothing below awaits), and the stop goes on as AttemptStopped.
-    closing = asyncio.ensure_future(run.close(reason=result.status))
-    stopped = result.status == STOPPED
-    while not closing.done():  # a second stop too
+    try:  # from here the run is open: whatever is raised before the agent's end closes it first
+        prompt = pack.render_prompt(site_key)
+        write_file(directory / "prompt.txt", prompt)
+        task = AgentTask(
+            pack_id=pack.id,
+            workflow=pack.card.workflow,
+            prompt=prompt,
+            site_key=site_key,
+            time_limit_seconds=limit,
+            input_text=pack.input_text,
+            output_schema=pack.schema,
+            sandbox_url=sandbox_url,
+            run_id=run.id,
+            client=InProcessClient(run),
+            workdir=directory,
+        )
+        waiting = started = time.monotonic()
+        started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
         try:
-            await asyncio.shield(closing)
+            async with agent_turn(agent):  # a model agent's turn at the cassettes: a wait to be dispatched
+                dispatch_wait += time.monotonic() - waiting
+                started_wall = datetime.now(UTC).isoformat(timespec="milliseconds")
+                started = time.monotonic()  # the clock starts immediately before the agent
+                result = await run_agent(agent, task, limit, started)
+        except asyncio.CancelledError:  # stopped while it waited for its turn: recorded all the same
+            uncancel()
+            dispatch_wait += time.monotonic() - waiting  # all of it a wait: no time of its own
+            started = time.monotonic()
+            result = AgentResult(
+                output="", status=STOPPED, error="the batch was stopped before the attempt's turn came"
+            )
+    except BaseException:  # no agent result: the run is closed, and the attempt could not be run
+        await asyncio.shield(asyncio.ensure_future(run.close(reason="crashed")))
+        raise
+    elapsed = round(time.monotonic() - started, 3)  # once: the outcome, attempt.json and the score say the same
+    # A stop now (its run closing, its files being written) is taken back, as during the agent's
+    # run: the attempt is recorded, and the stop goes on as AttemptStopped.
+    closed, stopped = await awaited(run.close(reason=result.status))
+    closed.result()  # a run that failed to close is the batch's to see, as before
+    stopped = stopped or result.status == STOPPED
+    model = getattr(agent, "model", None) or (result.details or {}).get("model") or task.spent.model
+    cost = prices.cost(model, result.token_usage) if prices is not None else None
+    if prices is not None and (problem := usage_problem(result.token_usage)) is not None:
+        result.details = {**(result.details or {}), "usage_problem": problem}  # said, as an unreadable usage.json is
+    ran = AgentRun(name, site_key, run.id, started_wall, elapsed, round(dispatch_wait, 3), limit, result, model, cost)
+    # Read and scored in a thread: a long trace must not hold up the other attempts' calls.
+    recording = asyncio.to_thread(
+        record_attempt, sandbox, run, pack, directory, ran, attempt_number, screenshots, prices
+    )
+    recorded, stopped_recording = await awaited(recording)
+    try:
+        outcome = recorded.result()
+    except Exception as exc:  # the agent ran; its files could not all be written (a full disk, a deleted folder)
+        outcome = unrecorded_attempt(pack, directory, ran, attempt_number, exc)
+    if stopped or stopped_recording:
+        raise AttemptStopped(outcome)
+    return outcome
+
+
+async def awaited(awaitable) -> tuple[asyncio.Future, bool]:
+    """``awaitable`` awaited to its end, a stop (or two) of this task meanwhile taken back: its
+    future (done) and whether there was a stop."""
+    future = asyncio.ensure_future(awaitable)
+    stopped = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
         except asyncio.CancelledError:
             uncancel()
             stopped = True
+        except Exception:  # the future holds it: its caller's to take
+            pass
+    return future, stopped
 
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What the agent's run was, before its files are written: what an attempt that could not be
+    recorded in full still says."""
+
+    name: str
+    site_key: str
+    run_id: str
+    started_wall: str
+    elapsed: float
+    dispatch_wait: float
+    limit: float
+    result: AgentResult
+    model: str | None
+    cost: float | None
+
+
+RECORDING_ERROR = "recording_error"  # an attempt's status when the agent ran but its files could not be written
+
+
+def record_attempt(
+    sandbox, run, pack: Pack, directory: Path, ran: AgentRun, attempt_number: int, screenshots: str,
+    prices: Prices | None,
+) -> AttemptOutcome:  # fmt: skip
+    """The attempt's files, its trace read and its answer scored (in a thread: nothing here awaits)."""
+    result = ran.result
     write_file(directory / "output.txt", result.output)
     trace = read_trace(directory / "trace.jsonl")
-    report = score_attempt(pack, result.output, trace, elapsed, site_key=site_key)
+    report = score_attempt(pack, result.output, trace, ran.elapsed, site_key=ran.site_key)
     score = report.model_dump(mode="json")
     write_file(directory / "score.json", json.dumps(score, indent=2, ensure_ascii=False) + "\n")
     if screenshots == "failures" and report.qualified_pass:
         shutil.rmtree(directory / SHOTS_FOLDER, ignore_errors=True)
     counts = Counter(call.tool for call in trace.calls)
-    model = getattr(agent, "model", None) or (result.details or {}).get("model") or task.spent.model
-    cost = prices.cost(model, result.token_usage) if prices is not None else None
-    details = result.details
-    if prices is not None and (problem := usage_problem(result.token_usage)) is not None:
-        details = {**(details or {}), "usage_problem": problem}  # said, as a cmd: agent's unreadable usage.json is
     attempt = AttemptRecord(
-        pack=pack.id,
-        scoring_pack=pack.card.scoring_pack,
-        agent=name,
-        attempt=attempt_number,
-        origin="recorded",
-        recorded_run=True,
-        site_key=site_key,
-        run_id=run.id,
-        started_at=started_wall,
-        elapsed_seconds=elapsed,
-        dispatch_wait_seconds=round(dispatch_wait, 3),
-        time_limit_seconds=limit,
-        status=result.status,
-        error=result.error,
+        **recorded_run_fields(sandbox, run, pack, ran, attempt_number, prices),
         tool_calls=dict(sorted(counts.items())),
         tool_calls_total=sum(counts.values()),
-        token_usage=result.token_usage,
-        cost_usd=None if cost is None else round(cost, 6),
-        credits_per_dollar=prices.credits_per_dollar if prices is not None else None,
-        agent_details=details,
         qualified_pass=report.qualified_pass,
         error_free=report.error_free,
         score_status=report.status,
-        versions=package_versions(),
-        chromium=sandbox.host.executable,
-        mirror_checksum=run.store.checksum(),
-        pack_checksum=pack.checksum(),
-        pack_path=None if pack.dir.resolve().parent == PACKS_DIR.resolve() else str(pack.dir.resolve()),
     )
     write_file(directory / "attempt.json", attempt.to_json())
     stderr_file = directory / "agent.stderr.txt"
     stderr = read_tail(stderr_file) if stderr_file.is_file() else None
     reasons = failure_reasons(attempt, score, stderr)
     write_file(directory / "score.txt", describe_attempt(attempt, describe_score(report), reasons))
-    outcome = AttemptOutcome(
+    return AttemptOutcome(
         pack.id,
-        name,
+        ran.name,
         directory,
         attempt_status(result.status, report.status),
-        elapsed,
+        ran.elapsed,
         report.qualified_pass,
         report.error_free,
         float(report.field_accuracy),
         sum(counts.values()),
         result.token_usage,
         "; ".join(reasons),
-        None if cost is None else round(cost, 6),
-        model=model,
+        ran.cost,
+        model=ran.model,
         pack_checksum=attempt.pack_checksum,
     )
-    if stopped:
-        raise AttemptStopped(outcome)
-    return outcome
+
+
+def recorded_run_fields(sandbox, run, pack: Pack, ran: AgentRun, attempt_number: int, prices: Prices | None) -> dict:
+    """``attempt.json``'s fields known once the agent ended (its trace not read, its answer not scored)."""
+    return {
+        "pack": pack.id,
+        "scoring_pack": pack.card.scoring_pack,
+        "agent": ran.name,
+        "attempt": attempt_number,
+        "origin": "recorded",
+        "recorded_run": True,
+        "site_key": ran.site_key,
+        "run_id": ran.run_id,
+        "started_at": ran.started_wall,
+        "elapsed_seconds": ran.elapsed,
+        "dispatch_wait_seconds": ran.dispatch_wait,
+        "time_limit_seconds": ran.limit,
+        "status": ran.result.status,
+        "error": ran.result.error,
+        "token_usage": ran.result.token_usage,
+        "cost_usd": None if ran.cost is None else round(ran.cost, 6),
+        "credits_per_dollar": prices.credits_per_dollar if prices is not None else None,
+        "agent_details": ran.result.details,
+        "versions": package_versions(),
+        "chromium": sandbox.host.executable,
+        "mirror_checksum": run.store.checksum(),
+        "pack_checksum": pack.checksum(),
+        "pack_path": None if pack.dir.resolve().parent == PACKS_DIR.resolve() else str(pack.dir.resolve()),
+    }
+
+
+def unrecorded_attempt(
+    pack: Pack, directory: Path, ran: AgentRun, attempt_number: int, exc: Exception
+) -> AttemptOutcome:
+    """An attempt whose agent ran but whose files could not all be written or read (a full disk, an
+    agent that removed its folder): status ``recording_error``, the agent's own status, time, tokens
+    and cost kept; ``attempt.json`` and ``score.txt`` say so when they can still be written (never
+    in a folder made anew)."""
+    problem = f"{type(exc).__name__}: {exc}"
+    agent_ended = ran.result.status + (f" ({ran.result.error})" if ran.result.error else "")
+    reason = f"the agent ended {agent_ended}, but its attempt could not be recorded: {problem}"
+    record = AttemptRecord(
+        pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=ran.name, attempt=attempt_number,
+        origin="recorded", recorded_run=True, site_key=ran.site_key, run_id=ran.run_id, started_at=ran.started_wall,
+        elapsed_seconds=ran.elapsed, dispatch_wait_seconds=ran.dispatch_wait, time_limit_seconds=ran.limit,
+        status=RECORDING_ERROR, error=reason, token_usage=ran.result.token_usage,
+        cost_usd=None if ran.cost is None else round(ran.cost, 6),
+        agent_details={**(ran.result.details or {}), "agent_status": ran.result.status},
+        qualified_pass=False, error_free=False,
+    )  # fmt: skip
+    said = shown(f"attempt {pack.id} #{attempt_number} by {ran.name}: {RECORDING_ERROR}\n{reason}") + "\n"
+    if directory.is_dir():  # an agent that removed its folder: it is not made anew
+        with contextlib.suppress(OSError):  # the outcome's reason says it all the same
+            write_file(directory / "attempt.json", record.to_json())
+            write_file(directory / "score.txt", said)
+    return AttemptOutcome(
+        pack.id, ran.name, directory, RECORDING_ERROR, ran.elapsed, False, False, 0.0, None,
+        ran.result.token_usage, reason, None if ran.cost is None else round(ran.cost, 6), model=ran.model,
+    )  # fmt: skip
+
+
+class AttemptFolderTaken(FileExistsError):
+    """The attempt's folder exists already: it is another attempt's, and nothing is written there."""
 
 
 class AttemptStopped(asyncio.CancelledError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import re
@@ -23,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 from sandbox.evaluation.packs import Pack, list_packs, load_pack
 from sandbox.evaluation.shown import shown
 from sandbox.runner.agents import AgentOptions, make_agent
-from sandbox.runner.attempt import STOPPED, UNRUN, AttemptOutcome, AttemptRecord, AttemptStopped, median_seconds
+from sandbox.runner.attempt import (
+    STOPPED,
+    UNRUN,
+    AttemptFolderTaken,
+    AttemptOutcome,
+    AttemptRecord,
+    AttemptStopped,
+    median_seconds,
+)
 from sandbox.runner.compare import agent_labels, comparison, mean_calls, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
 from sandbox.runner.files import rerun_name, write_file
@@ -45,9 +54,30 @@ class AgentUnavailable(Exception):
 
 
 def resolve_packs(names: list[str]) -> list[Pack]:
+    """The packs ``names`` give (``all`` or none: every bundled pack); a ``ValueError`` when two
+    are one pack id (``check_pack_ids``)."""
     if not names or names == ["all"]:
         return list_packs()
-    return [load_pack(name) for name in names]
+    packs = [load_pack(name) for name in names]
+    check_pack_ids(packs, names)
+    return packs
+
+
+def check_pack_ids(packs: list[Pack], names: list[str] | None = None) -> None:
+    """A ``ValueError`` when two packs of a batch have one id (a pack's id is its folder's name, so
+    ``bid-intake`` and ``./copy/bid-intake`` are one): their attempts would share folders, and the
+    tool server would know only one of them by that id."""
+    given = names or [str(pack.dir) for pack in packs]
+    seen: dict[str, list[str]] = defaultdict(list)
+    for pack, name in zip(packs, given, strict=True):
+        seen[pack.id].append(name)
+    twice = {pack_id: named for pack_id, named in seen.items() if len(named) > 1}
+    if twice:
+        said = "; ".join(f"{pack_id} as {', '.join(named)}" for pack_id, named in twice.items())
+        raise ValueError(
+            f"a pack is named more than once ({said}): a pack's id is its folder's name, and a batch runs each id "
+            "once; name it once and use --repeats N to run it N times, or rename the folder of a copy"
+        )
 
 
 def slug(text: str) -> str:
@@ -130,7 +160,8 @@ async def run_batch(
     ``agents``: one spec (with ``options``), or several ``BatchAgent``s, each with its own
     options. The attempts of several agents are interleaved (every agent's attempt of a pack and
     repeat before the next, starting with a different agent each time), so machine noise favours
-    none; their folders are ``<agent>--<pack>-<n>``."""
+    none; their folders are ``<agent>--<pack>-<n>``. Two packs with one id are a ``ValueError``."""
+    check_pack_ids(packs)
     given = {name: value for name, value in (("sandbox", sandbox), ("retries", retries)) if value is not None}
     chosen = parse_executor(executor, given)
     if isinstance(agents, str):
@@ -305,12 +336,18 @@ async def run_or_record(running, pack: Pack, rep: int, directory: Path, agent: B
 
 def unrun_attempt(directory: Path, pack: Pack, agent: str, number: int, exc: Exception) -> AttemptOutcome:
     """An attempt the sandbox could not run (its run refused, an executor failing): its folder
-    says why, in ``attempt.json`` and ``score.txt``, and the batch goes on."""
+    says why, in ``attempt.json`` and ``score.txt``, and the batch goes on. A folder that is
+    another attempt's (``AttemptFolderTaken``), or holds an ``attempt.json`` already, is left as it is."""
     error = f"{UNRUN}: {type(exc).__name__}: {exc}"
+    if isinstance(exc, AttemptFolderTaken):  # another attempt's folder: never written into
+        log.error("attempt folder %s is another attempt's: nothing written there", directory)
+        return AttemptOutcome(pack.id, agent, directory, "crashed", None, False, False, 0.0, 0, None, error)
     record = AttemptRecord(pack=pack.id, scoring_pack=pack.card.scoring_pack, agent=agent, attempt=number,
                            status="crashed", error=error, qualified_pass=False, error_free=False)  # fmt: skip
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)  # made by the attempt itself, or here
+        if (directory / "attempt.json").exists():  # recorded already: what it says is kept
+            raise FileExistsError(errno.EEXIST, "it holds an attempt.json already", str(directory))
         write_file(directory / "attempt.json", record.to_json())
         write_file(directory / "score.txt", f"attempt {pack.id} #{number} by {agent}: not run\n{error}\n")
     except OSError as unwritten:  # a full disk, ...: the outcome still says why, in the summary and the table

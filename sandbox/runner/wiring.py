@@ -37,6 +37,11 @@ class PackTasks:
     def __init__(self, *extras: Pack | None) -> None:
         self.extras = {pack.card.pack_id: pack for pack in extras if pack is not None}
 
+    def add(self, pack: Pack) -> None:
+        """Know ``pack`` by its id from now on, before a bundled pack of that id (a batch's packs:
+        one of the user's own, or a changed copy of a bundled one)."""
+        self.extras[pack.card.pack_id] = pack
+
     def load(self, pack: str) -> Pack:
         return self.extras.get(pack) or load_pack(pack)
 

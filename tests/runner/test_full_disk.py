@@ -38,7 +38,9 @@ def test_a_batch_on_a_full_disk_keeps_every_attempt_and_leaves_no_half_file(smal
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "crashed 2" in done.stdout and done.stdout.count("No space left on device") >= 2, done.stdout
+    # The agents ran (their times are known): their attempts' files are what could not be written.
+    assert "recording_error 2" in done.stdout and done.stdout.count("No space left on device") >= 2, done.stdout
+    assert done.stdout.count("but its attempt could not be recorded") == 2, done.stdout
     assert "sandbox run: cannot write the report" in done.stderr
     (batch,) = small_disk.iterdir()
     for file in batch.rglob("*"):

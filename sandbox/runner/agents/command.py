@@ -8,6 +8,14 @@ may report its model tokens for the cost boundary) in its environment, calls
 ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its final
 answer on stdout. It is killed (with its process group) at the pack's time limit; what it leaves
 running in its group when it exits is killed then.
+
+Its answer is read up to ``MAX_OUTPUT_BYTES`` (16 MiB): an agent that prints more ends as an
+error, its first 16 MiB kept as its output. ``agent.stderr.txt`` keeps the last
+``MAX_STDERR_BYTES`` (16 MiB) of its standard error once it ended (while it runs, all of it is
+on disk). A ``sandbox run`` that ends at once (a second signal, SIGKILL, out of memory) takes its
+agents' process groups with it: a small guard process (``GUARD``) kills the groups of the agents
+still running when ``sandbox run`` is gone. A process an agent moved out of its group (``setsid``)
+is not in it, and is not killed.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
@@ -62,6 +72,7 @@ class CommandAgent:
             )
             try:
                 process = await asyncio.shield(spawning)
+                tell_guard(f"+{process.pid}")
                 await process.wait()
             except asyncio.CancelledError:
                 # The time limit or a stop of the batch: end the whole process group, that of a
@@ -70,15 +81,27 @@ class CommandAgent:
                 if not spawning.cancelled() and spawning.exception() is None:
                     end_group(spawning.result().pid)
                     await spawning.result().wait()
+                keep_stderr_tail(task.workdir / "agent.stderr.txt")
                 if task.workdir is not None:  # what it reported using up to then still costs
                     task.spent.token_usage, facts = reported_usage(task.workdir / USAGE_FILE)
                     task.spent.model = facts.get("model")
                 raise
             end_group(process.pid)  # what it left running in its group ends with it
             stdout_file.seek(0)
-            stdout = stdout_file.read()
-        output = stdout.decode("utf-8", errors="replace")
+            stdout = stdout_file.read(MAX_OUTPUT_BYTES + 1)  # never all of it: an agent may print gigabytes
+        keep_stderr_tail(task.workdir / "agent.stderr.txt")
+        too_long = len(stdout) > MAX_OUTPUT_BYTES
+        output = stdout[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
+        del stdout
         usage, facts = reported_usage(task.workdir / USAGE_FILE)
+        if too_long:
+            return AgentResult(
+                output=output,
+                status="error",
+                error=f"agent output over {MAX_OUTPUT_BYTES} bytes: its first {MAX_OUTPUT_BYTES} are kept",
+                token_usage=usage,
+                details={"exit_code": process.returncode, **facts},
+            )
         if process.returncode != 0:
             return AgentResult(
                 output=output,
@@ -95,6 +118,54 @@ def end_group(pid: int) -> None:
     that left it (``setsid``) is not in it, and no longer holds up the attempt."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    if _guard is not None:
+        tell_guard(f"-{pid}")
+
+
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024  # of an agent's stdout, read as its answer
+MAX_STDERR_BYTES = 16 * 1024 * 1024  # of its stderr, kept in agent.stderr.txt (its end)
+
+# The guard: a process of its own session, told each agent's process group as it starts ("+PID")
+# and as it is ended ("-PID") on a pipe from this process; when the pipe closes (this process has
+# ended, whatever the way: a second SIGTERM, SIGKILL, the OOM killer) it kills the groups still told.
+GUARD = """
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_guard: subprocess.Popen | None = None
+
+
+def tell_guard(line: str) -> None:
+    """Tell the guard a process group (started once, by the first ``cmd:`` agent of this process)."""
+    global _guard
+    if _guard is None or _guard.poll() is not None:
+        _guard = subprocess.Popen(
+            [sys.executable, "-c", GUARD], stdin=subprocess.PIPE, start_new_session=True, close_fds=True
+        )
+    assert _guard.stdin is not None
+    with contextlib.suppress(OSError):  # a guard gone: the agents' own ends still kill their groups
+        _guard.stdin.write(f"{line}\n".encode())
+        _guard.stdin.flush()
+
+
+def keep_stderr_tail(path, limit: int = MAX_STDERR_BYTES) -> None:
+    """Cut ``agent.stderr.txt`` to its last ``limit`` bytes, with a line before them saying so."""
+    with contextlib.suppress(OSError), open(path, "r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size <= limit:
+            return
+        handle.seek(size - limit)
+        tail = handle.read(limit)
+        handle.seek(0)
+        handle.write(f"[sandbox: the first {size - limit} bytes of {size} were cut]\n".encode() + tail)
+        handle.truncate()
 
 
 USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}

@@ -24,9 +24,13 @@ class LocalOptions:
 
 class LocalExecutor:
     def __init__(self, plan: BatchPlan, sandbox: Sandbox, owned: bool, http: web.AppRunner, url: str) -> None:
+        from sandbox.runner.wiring import PackTasks
         from toolserver.capacity import session_cap
 
         self.plan, self.sandbox, self.owned, self.http, self.url = plan, sandbox, owned, http, url
+        # The batch's own server knows each pack it runs as the batch loaded it, so that an agent's
+        # GET /runs/{id}/task and POST .../answer use that pack (one of the user's own, a changed copy).
+        self.tasks = sandbox.tasks if owned and isinstance(sandbox.tasks, PackTasks) else None
         # At most as many attempts at once as the server holds sessions (an attempt holds one):
         # beyond it a start would be refused, so further attempts wait their turn instead.
         self.capacity: tuple[int, str] | None = session_cap(sandbox.config)
@@ -37,6 +41,8 @@ class LocalExecutor:
         from sandbox.runner.agents import make_agent
         from sandbox.runner.attempt import run_attempt
 
+        if self.tasks is not None:
+            self.tasks.add(pack)
         return await run_attempt(
             self.sandbox,
             pack,
