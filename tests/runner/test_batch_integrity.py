@@ -163,3 +163,37 @@ async def test_a_sandbox_run_killed_at_once_takes_its_agent_with_it(tmp_path):
     process.send_signal(signal.SIGKILL)
     await process.wait()
     assert await wait_until_gone(agent) == []
+
+
+class _BigAnswer:
+    """An agent that answers at once with a 15 MB JSON answer (most of a second to score), and
+    watches its attempt folder meanwhile: whether the event loop ran while the answer was scored
+    (``output.txt`` written, ``score.json`` not yet)."""
+
+    name = "big-answer"
+
+    def __init__(self) -> None:
+        answer = json.dumps({"notes": "a" * 15_000_000})  # made before the clock: not the attempt's time
+        self.output = f"BENCHMARK_JSON_BEGIN\n{answer}\nBENCHMARK_JSON_END\n"
+        self.watching: asyncio.Task | None = None
+
+    async def run(self, task):
+        from sandbox.runner.task import AgentResult
+
+        self.watching = asyncio.ensure_future(self.watch(task.workdir))
+        return AgentResult(output=self.output)
+
+    @staticmethod
+    async def watch(folder: Path) -> bool:
+        while not (folder / "output.txt").exists():
+            await asyncio.sleep(0.001)
+        return not (folder / "score.json").exists()
+
+
+async def test_an_attempt_is_scored_without_holding_up_the_others(sandbox, tmp_path):
+    # Before, its trace was read and its answer scored on the event loop: every other attempt's
+    # calls waited until its files were all written (1.6 s here).
+    agent = _BigAnswer()
+    outcome = await run_attempt(sandbox, load_pack("controlled-form"), agent, tmp_path / "a")
+    assert outcome.status == "completed" and agent.watching is not None
+    assert await agent.watching, "the event loop did not run while the answer was scored"
