@@ -105,7 +105,8 @@ class AttemptRecord(BaseModel):
     status: str | None = Field(
         default=None,
         description="How the agent ended: completed, error (it reported one), timeout, crashed, or stopped (its "
-        "batch was stopped while it ran).",
+        "batch was stopped while it ran); recording_error: it ended (agent_details.agent_status says how), but the "
+        "attempt's files could not all be written.",
     )
     error: str | None = Field(default=None, description="The agent's error message (None when it completed).")
     tool_calls: dict[str, StrictInt] | None = Field(default=None, description="Calls per tool, from the trace.")

@@ -14,8 +14,9 @@ error, its first 16 MiB kept as its output. ``agent.stderr.txt`` keeps the last
 ``MAX_STDERR_BYTES`` (16 MiB) of its standard error once it ended (while it runs, all of it is
 on disk). A ``sandbox run`` that ends at once (a second signal, SIGKILL, out of memory) takes its
 agents' process groups with it: a small guard process (``GUARD``) kills the groups of the agents
-still running when ``sandbox run`` is gone. A process an agent moved out of its group (``setsid``)
-is not in it, and is not killed.
+still running when ``sandbox run`` is gone (an agent whose start had not yet been told it, in the
+moment ``sandbox run`` died, is missed). A process an agent moved out of its group (``setsid``) is
+not in it, and is not killed.
 """
 
 from __future__ import annotations
@@ -147,7 +148,12 @@ def tell_guard(line: str) -> None:
     global _guard
     if _guard is None or _guard.poll() is not None:
         _guard = subprocess.Popen(
-            [sys.executable, "-c", GUARD], stdin=subprocess.PIPE, start_new_session=True, close_fds=True
+            [sys.executable, "-c", GUARD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not in the terminal's Ctrl-C, nor in a kill of this process's group
+            close_fds=True,
         )
     assert _guard.stdin is not None
     with contextlib.suppress(OSError):  # a guard gone: the agents' own ends still kill their groups
