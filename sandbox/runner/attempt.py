@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import shutil
 import statistics
 import time
@@ -328,7 +329,7 @@ async def run_attempt(
     except BaseException:  # no agent result: the run is closed, and the attempt could not be run
         await asyncio.shield(asyncio.ensure_future(run.close(reason="crashed")))
         raise
-    elapsed = round(time.monotonic() - started, 3)  # once: the outcome, attempt.json and the score say the same
+    elapsed = counted_seconds(time.monotonic() - started)  # once: the outcome, attempt.json and the score say the same
     # A stop now (its run closing, its files being written) is taken back, as during the agent's
     # run: the attempt is recorded, and the stop goes on as AttemptStopped.
     closed, stopped = await awaited(run.close(reason=result.status))
@@ -367,6 +368,12 @@ async def awaited(awaitable) -> tuple[asyncio.Future, bool]:
         except Exception:  # the future holds it: its caller's to take
             pass
     return future, stopped
+
+
+def counted_seconds(seconds: float) -> float:
+    """An attempt's time, rounded up to the millisecond: a time over a limit stays over it (600.0004
+    rounded to the nearest was 600.0, which a 600 s time gate passed)."""
+    return math.ceil(seconds * 1000) / 1000
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,10 @@ def test_a_value_of_another_json_type_is_left_out_never_coerced():
     whole = {"pack": "b", "elapsed_seconds": 12, "cost_usd": 0, "time_limit_seconds": 300}
     record, problems = read_attempt_record(whole)  # JSON's whole numbers are numbers
     assert problems == [] and record is not None and (record.elapsed_seconds, record.cost_usd) == (12.0, 0.0)
+
+
+def test_an_attempt_time_over_its_limit_stays_over_it_once_rounded():
+    from sandbox.runner.attempt import counted_seconds
+
+    assert counted_seconds(600.0004) == 600.001 > 600  # to the nearest it was 600.0, which a 600 s gate passed
+    assert counted_seconds(599.9996) == 600.0 and counted_seconds(1.25) == 1.25
