@@ -279,8 +279,8 @@ async def run_attempt(
         raise ValueError(f"screenshots must be one of {', '.join(SCREENSHOT_MODES)}, not {screenshots!r}")
     try:
         directory.mkdir(parents=True, exist_ok=False)  # an attempt's folder is its own: never appended to
-    except FileExistsError:
-        raise AttemptFolderTaken(f"{directory} exists already: an attempt's folder is its own") from None
+    except FileExistsError as exc:  # the folder (or a link to nothing) named, as FileExistsError names it
+        raise AttemptFolderTaken(exc.errno, "exists already: an attempt's folder is its own", exc.filename) from None
     site_key = sandbox.issue_site_key(SITE_KEY_PREFIX)  # never issued: the server has never seen it either
     name = label or agent.name
     block = sandbox.config.block_state_changes if block_state_changes is None else block_state_changes
