@@ -67,8 +67,10 @@ PROVENANCE_AFTER = (
     '<a href="/on/2024-06-24/title-28/section-<n>" class="cfr external">, href before class, a '
     "paragraph reference as a #p-<n>(x) fragment; paragraph markup from the same saved view: one "
     "space after span.paragraph-hierarchy, two after em.paragraph-heading. "
-    "Invented: the exact regulatory wording (written after the 2024 final rule as remembered, "
-    "not copied); the source-note markup (div.source > p with a bold 'Source:' label: kept "
+    "Ours, not the regulation's text: every paragraph's wording and the headings of § 35.200's "
+    "paragraphs ('General.', 'Compliance dates.' and the two entity-size headings) are a short neutral "
+    "summary written by us around the facts above; they do not reproduce the codified text. "
+    "Invented: the source-note markup (div.source > p with a bold 'Source:' label: kept "
     "visible because the task reads the subpart's source from the view, and no capture of a "
     "subpart-level renderer response was found; a public client reads section responses' source "
     "and authority from a script#source-and-authority-data JSON element, which is not confirmed "

@@ -124,9 +124,29 @@ def test_after_view_states_every_expected_fact(store: MirrorStore) -> None:
     assert ("§ 35.104", "/on/2024-06-24/title-28/section-35.104") in references
     assert ("§ 35.200(b)", "/on/2024-06-24/title-28/section-35.200#p-35.200(b)") in references
     assert {text for text, _ in references} == {"§ 35.104", "§ 35.200", "§ 35.200(b)"}
-    assert "requirements of § 35.200 do not apply" in normalised(visible_text(html))
+    assert "None of the requirements of § 35.200 apply" in normalised(visible_text(html))
     first = soup.select_one('p[data-title="35.200(a)"]')
-    assert normalised(first.get_text()).startswith("(a) General. A public entity shall ensure")
+    assert normalised(first.get_text()).startswith("(a) General. In summary, a public entity must make")
+
+
+# Sentences of the codified regulation the reconstruction once reproduced: the paragraph wording
+# is ours (the provenance says so), so none of them may appear.
+CODIFIED_WORDING = [
+    "shall ensure that the following are readily accessible to and usable by",
+    "provides or makes available, directly or through contractual, licensing, or other arrangements",
+    "comply with Level A and Level AA success criteria and conformance requirements specified in WCAG 2.1",
+    "unless such documents are currently used to apply for, gain access to, or participate in",
+    "In those circumstances where personnel of the public entity believe that the proposed action",
+    "to the maximum extent possible",
+    "substantially equivalent or greater accessibility and usability",
+]
+
+
+def test_after_view_does_not_reproduce_the_codified_wording(store: MirrorStore) -> None:
+    text = normalised(visible_text(body_text(store, AFTER)))
+    assert [quote for quote in CODIFIED_WORDING if quote in text] == []
+    basis = store.lookup(AFTER).entry.provenance.basis
+    assert "do not reproduce the codified text" in basis and "as remembered" not in basis
 
 
 def test_before_view_has_the_old_heading_and_no_sections(store: MirrorStore) -> None:

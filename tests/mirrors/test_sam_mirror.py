@@ -353,7 +353,7 @@ async def test_bid_intake_page_renders(browser):
             "USA",
         ]
         # The chrome a person sees: banner, navigation, Sign In, Follow, Download All, footer.
-        assert "An official website of the United States government" in text
+        assert "A U.S. government website (offline mirror)" in text
         assert await page.get_by_role("navigation").get_by_role("link").all_inner_texts() == [
             "Home",
             "Search",
@@ -367,9 +367,16 @@ async def test_bid_intake_page_renders(browser):
             await page.get_by_role("link", name="Download All").get_attribute("href")
             == f"{API}/opps/v3/opportunities/{BID}/resources/download/zip"
         )
-        assert await page.locator("footer").count() == 1 and "FOR OFFICIAL USE ONLY" in text
+        assert await page.locator("footer").count() == 1 and "stand-in text; not the real warning" in text
+        # The banner and footer wording is ours (one line each), not the real site's.
+        for real in (
+            "FOR OFFICIAL USE ONLY",
+            "An official website of the United States government",
+            "A .gov website belongs to an official government organization",
+        ):
+            assert real not in text and real not in await page.content(), real
         assert not await page.locator("#gov-banner-content").is_visible()
-        await page.get_by_role("button", name="Here\u2019s how you know").click()
+        await page.get_by_role("button", name="About this site").click()
         assert await page.locator("#gov-banner-content").is_visible()
         for quote in (
             "install a gravel pad",

@@ -197,21 +197,18 @@
   /* The government banner and the site header (rendered before the notice loads, as the app's shell does). */
   function siteHeader() {
     var how = el('div', { id: 'gov-banner-content', 'class': 'usa-banner-content', hidden: 'hidden' }, [
-      el('p', {}, [el('strong', {}, ['Official websites use .gov']), ' A .gov website belongs to an official ' +
-        'government organization in the United States.']),
-      el('p', {}, [el('strong', {}, ['Secure .gov websites use HTTPS']), ' A lock or https:// means you\u2019ve ' +
-        'safely connected to the .gov website. Share sensitive information only on official, secure websites.'])
+      el('p', {}, ['Stand-in banner text for an offline mirror; the real site\u2019s wording is not reproduced.'])
     ]);
     var toggle = el('button', { type: 'button', 'class': 'usa-banner-button', 'aria-expanded': 'false',
-      'aria-controls': 'gov-banner-content' }, ['Here\u2019s how you know']);
+      'aria-controls': 'gov-banner-content' }, ['About this site']);
     toggle.addEventListener('click', function () {
       var open = toggle.getAttribute('aria-expanded') !== 'true';
       toggle.setAttribute('aria-expanded', String(open));
       if (open) { how.removeAttribute('hidden'); } else { how.setAttribute('hidden', 'hidden'); }
     });
-    var banner = el('section', { 'class': 'usa-banner', 'aria-label': 'Official website of the United States government' }, [
+    var banner = el('section', { 'class': 'usa-banner', 'aria-label': 'Site banner' }, [
       el('div', { 'class': 'usa-banner-header' }, [
-        el('span', {}, ['An official website of the United States government']), ' ', toggle
+        el('span', {}, ['A U.S. government website (offline mirror)']), ' ', toggle
       ]),
       how
     ]);
@@ -234,10 +231,7 @@
     });
     return el('footer', { 'class': 'sam-footer', role: 'contentinfo' }, [
       groups,
-      el('p', { 'class': 'sam-footer-warning' }, ['WARNING: This is a U.S. General Services Administration Federal ' +
-        'Government computer system that is "FOR OFFICIAL USE ONLY." This system is subject to monitoring. ' +
-        'Individuals found performing unauthorized activities are subject to disciplinary action including ' +
-        'criminal prosecution.']),
+      el('p', { 'class': 'sam-footer-warning' }, ['Notice: system-use terms apply (stand-in text; not the real warning).']),
       el('p', {}, ['SAM.gov is a U.S. General Services Administration website.'])
     ]);
   }
