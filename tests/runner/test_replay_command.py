@@ -196,8 +196,11 @@ async def test_the_replay_agent_replaces_only_the_site_key_itself(sandbox, tmp_p
     "<new key>ernel", and the start gate failed."""
     folder = tmp_path / "recorded"
     shutil.copytree(SAMPLES / "reference" / "bid-intake", folder)
+    key = json.loads((folder / "attempt.json").read_text())["site_key"]  # the recording's, whatever it is
     for name in ("trace.jsonl", "attempt.json"):
-        (folder / name).write_text((folder / name).read_text().replace("bench-01061285916fade6", "k"))
+        text = (folder / name).read_text()
+        assert key in text and len(key) > 1, name
+        (folder / name).write_text(text.replace(key, "k"))
     [outcome] = await run_batch(
         [load_pack("bid-intake")], f"replay:{folder}", out=tmp_path / "runs", progress=False, sandbox=sandbox
     )
