@@ -26,7 +26,7 @@ from sandbox.runner.inspect_export import export_inspect_log
 from sandbox.runner.junit import junit_xml
 from sandbox.runner.recordings import load_recording
 from sandbox.runner.report import write_reports
-from tests.support.attempt_folders import cut_trace_mid_line, scored_attempt
+from tests.support.attempt_folders import REFERENCE, cut_trace_mid_line, scored_attempt
 
 
 def record(**fields) -> bytes:
@@ -37,6 +37,8 @@ def record(**fields) -> bytes:
 def write_record(**fields) -> Callable[[Path], None]:
     return lambda folder: (folder / "attempt.json").write_bytes(record(**fields))
 
+
+REFERENCE_RUN = json.loads((REFERENCE / "attempt.json").read_text(encoding="utf-8"))["run_id"]  # its trace's run
 
 # damage -> (what it does to the second attempt's folder, its status and field accuracy, the start
 # of its reason, what the batch's note says of it)
@@ -65,7 +67,7 @@ DAMAGE = {
     ),
     "record-of-another-run": (  # two batches copied into one folder: one's record, the other's trace
         write_record(run_id="run_000000000000"), "unreadable", 0.0,
-        "attempt.json is of run run_000000000000 and trace.jsonl of run run_b0c56f84a2ee (two attempts' files in",
+        f"attempt.json is of run run_000000000000 and trace.jsonl of run {REFERENCE_RUN} (two attempts' files in",
         "have an attempt.json that cannot be read or counted (controlled-form-2: attempt.json is of run",
     ),
     "record-and-score-disagree": (  # one's record, the other's score; or an edited score.json
