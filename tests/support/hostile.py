@@ -5,6 +5,7 @@ answer, tool call and standard error carry text that acts on a terminal (``hosti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -57,6 +58,16 @@ async def snapshot_text(run: Run) -> str:
     reply = await run.call("browser_snapshot", {})
     assert reply["ok"], reply
     return reply["result"]["snapshot"]
+
+
+async def past_the_line_cap(run: Run, cap: int) -> None:
+    """Until the page's refused navigations have filled their ``cap`` lines, and a while more (a
+    fixed second was too short for a loaded machine's flood: no refusal was left to be counted)."""
+    for _ in range(150):
+        if run.trace.text().count('"kind": "policy_violation"') >= cap:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
 
 
 def blocked_requests(run: Run) -> list[dict]:

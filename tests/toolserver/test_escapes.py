@@ -15,7 +15,14 @@ import pytest
 import pytest_asyncio
 
 from tests.support.calls import ref_of
-from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, snapshot_text, start_hostile
+from tests.support.hostile import (
+    HOSTILE,
+    build_hostile_mirror,
+    hostile_run,
+    past_the_line_cap,
+    snapshot_text,
+    start_hostile,
+)
 from tests.support.processes import descendant_argvs
 from toolserver.api import Sandbox
 from toolserver.capacity import process_tree
@@ -244,16 +251,6 @@ async def test_a_page_that_floods_navigations_grows_its_trace_and_results_by_a_b
     assert summaries and {(s["kind"], s["host"]) for s in summaries} == {("navigation", "hostile.sandbox.example")}
     snapshot_call = trace.calls[1]  # the first call after the flood began
     assert snapshot_call.suppressed_events is not None and snapshot_call.suppressed_events > 100, snapshot_call
-
-
-async def past_the_line_cap(run, cap: int) -> None:
-    """Until the page's refused navigations have filled their ``cap`` lines, and a while more (a
-    fixed second was too short for a loaded machine's flood: no refusal was left to be counted)."""
-    for _ in range(150):
-        if run.trace.text().count('"kind": "policy_violation"') >= cap:
-            break
-        await asyncio.sleep(0.1)
-    await asyncio.sleep(0.5)
 
 
 async def test_a_page_that_floods_refused_frame_navigations_grows_its_trace_by_a_bounded_amount(

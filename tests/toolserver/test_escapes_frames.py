@@ -9,7 +9,14 @@ import asyncio
 import pytest
 import pytest_asyncio
 
-from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, snapshot_text, start_hostile
+from tests.support.hostile import (
+    HOSTILE,
+    build_hostile_mirror,
+    hostile_run,
+    past_the_line_cap,
+    snapshot_text,
+    start_hostile,
+)
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
 
@@ -55,7 +62,7 @@ async def test_a_frame_flooding_local_documents_grows_its_trace_by_a_bounded_amo
     async with own_sandbox(max_page_event_lines=10) as own:
         run = hostile_run(own, hostile_root, "/local-frame-flood")
         await start_hostile(run, "/local-frame-flood")
-        await asyncio.sleep(1.0)  # a data: document every 5 ms, each taken off, no call in flight
+        await past_the_line_cap(run, 10)  # a data: document every 5 ms, each taken off, no call in flight
         text = await snapshot_text(run)
         await run.close()
     assert "Local frame flood" in text, text
