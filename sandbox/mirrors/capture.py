@@ -158,7 +158,10 @@ def _is_ip(host: str) -> bool:
 
 
 def check_capturable(url: str) -> None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # a bracketed host that is no IPv6 address
+        raise CaptureError(f"cannot capture {url!r}: {exc}") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CaptureError(f"cannot capture {url!r}: give an absolute http(s) URL, e.g. https://www.example.com/page")
 
@@ -394,9 +397,10 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
         raise CaptureError(f"cannot read HAR file {path}: {exc}") from exc
     try:
         har = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
+        said = exc if isinstance(exc, json.JSONDecodeError) else "nested too deep to read"
         raise CaptureError(
-            f"{path} is not JSON ({exc}); give a HAR file, e.g. one recorded with Playwright's record_har_path"
+            f"{path} is not JSON ({said}); give a HAR file, e.g. one recorded with Playwright's record_har_path"
         ) from exc
     entries = har.get("log", {}).get("entries") if isinstance(har, dict) and isinstance(har.get("log"), dict) else None
     if not isinstance(entries, list):
@@ -418,7 +422,11 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             )
         raw_headers = [(header.name, header.value) for header in response.headers]
         content = response.content or HarContent()
-        scheme = urlsplit(url).scheme
+        try:
+            scheme = urlsplit(url).scheme
+        except ValueError as exc:  # a bracketed host that is no IPv6 address
+            warnings.append(f"{url[:80]}: not a URL ({exc}); not recorded")
+            continue
         if scheme not in ("http", "https"):
             if scheme != "data":
                 warnings.append(f"{url[:80]}: {scheme}: URL not recorded")

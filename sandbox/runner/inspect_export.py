@@ -74,6 +74,7 @@ from sandbox.runner.folders import (
     is_attempt_folder,
     named_agent,
     outcome,
+    refuse_closed,
     reselected,
 )
 from sandbox.runner.transcript import TRANSCRIPT_FILE
@@ -88,9 +89,10 @@ ANSWER_LIMIT = 2000  # characters of the answer in a score, as the live scorer k
 def export_inspect_log(folder: Path, target: Path | None = None) -> tuple[Path, EvalLog]:
     """Write the attempts of ``folder`` (one attempt folder, or a batch folder's) as one Inspect
     log at ``target`` (default ``folder/inspect.eval``; ``.eval`` or ``.json``, Inspect's two
-    formats). Raises ``FileNotFoundError`` when the folder holds no attempt, ``ValueError`` for a
-    target of another kind."""
+    formats). Raises ``FileNotFoundError`` when the folder holds no attempt, ``ClosedFolder`` when it
+    cannot be listed or entered, ``ValueError`` for a target of another kind."""
     folder = Path(folder)
+    refuse_closed(folder)
     target = Path(target) if target is not None else folder / EXPORT_FILE
     log_format = FORMATS.get(target.suffix)
     if log_format is None:

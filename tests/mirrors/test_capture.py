@@ -186,6 +186,14 @@ def test_capture_resolves_host_names(site, tmp_path):
     assert MirrorStore.load(tmp_path).lookup(f"{named}/page") is not None
 
 
+@pytest.mark.parametrize("url", ["ftp://example.org/", "http://[::1/page", "https://[example.org]/"])
+def test_capture_of_a_url_no_browser_asks_for_exits_2(tmp_path, capsys, url):
+    assert main(["mirror", "capture", url, "--into", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot capture {url!r}" in err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()
+
+
 def test_import_har_recorded_by_playwright(site, tmp_path, capsys):
     har_path = tmp_path / "site.har"
     with sync_playwright() as playwright:
@@ -237,6 +245,7 @@ def test_import_har_skips_unusable_entries_and_stores_urls_as_requested(tmp_path
                         entry("https://user:p@ss@example.org/secret.txt", {"size": 3, "text": "pwd"}),
                         entry("https://example.org/search?q=a|b{c}", {"size": 2, "text": "ok"}),  # as Chromium sends it
                         entry("data:text/plain,inline", {"size": 6, "text": "inline"}),
+                        entry("https://[example.org]/bracketed.txt", {"size": 2, "text": "no"}),  # no IPv6 host
                     ]
                 }
             }
@@ -247,6 +256,7 @@ def test_import_har_skips_unusable_entries_and_stores_urls_as_requested(tmp_path
     assert "https://example.org/lost.txt: the HAR holds no response body" in captured_io.err
     assert "https://example.org/odd%20name.txt, the form a browser requests" in captured_io.err
     assert "https://…@example.org/secret.txt: no browser requests this URL" in captured_io.err
+    assert "https://[example.org]/bracketed.txt: not a URL (" in captured_io.err
     assert "p@ss" not in captured_io.err and "search?q=a" not in captured_io.err  # as requested: kept
     store = MirrorStore.load(tmp_path / "m")
     assert store.urls() == [  # no fragment kept
@@ -263,6 +273,7 @@ def test_import_har_skips_unusable_entries_and_stores_urls_as_requested(tmp_path
     "content, message",
     [
         ("<html>not json</html>", "is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "is not JSON (nested too deep to read)"),
         ('{"entries": []}', "not a HAR file"),
         (None, "cannot read HAR file"),
     ],

@@ -33,6 +33,7 @@ import contextlib, io, json, os, shutil, sys, tempfile
 from pathlib import Path
 from sandbox.cli import build_parser, main
 from tests.support.attempt_folders import scored_attempt
+import sandbox.runner.inspect_export  # export's own import: nobody cannot read this Python's files
 build_parser()
 warm = Path(tempfile.mkdtemp()) / "batch"
 scored_attempt(warm / "controlled-form-1", traced=True)
@@ -157,8 +158,8 @@ def test_an_attempt_folder_given_alone_that_cannot_be_entered_is_nothing_to_repo
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o311, 0o000], ids=oct)
-def test_a_batch_folder_that_cannot_be_entered_is_one_line_from_results_and_compare(mode):
-    """`sandbox results` and `sandbox compare` stopped with a PermissionError traceback on a batch
+def test_a_batch_folder_that_cannot_be_entered_is_one_line_from_results_compare_and_export(mode):
+    """`sandbox results`, `sandbox compare` and `sandbox export` stopped with a PermissionError traceback on a batch
     folder they could not list or enter (`sandbox report` says so in one line, exit 2); and on the
     folder given to `sandbox run --out` whose newest batch they may enter but not list (one they may
     not enter is taken as an unreadable attempt folder, as in a batch)."""
@@ -171,7 +172,7 @@ def test_a_batch_folder_that_cannot_be_entered_is_one_line_from_results_and_comp
         batch.chmod(mode)
         newest.chmod(0o311)
         try:
-            for command in ("results", "compare"):
+            for command in ("results", "compare", "export"):
                 given = read_as_nobody(command, str(batch))
                 assert given.returncode == 2, given.stderr
                 assert given.stderr == (

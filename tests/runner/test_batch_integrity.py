@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
 import shutil
 import signal
 import sys
@@ -24,6 +23,7 @@ from sandbox.runner.agents.command import MAX_OUTPUT_BYTES, MAX_STDERR_BYTES
 from sandbox.runner.attempt import RECORDING_ERROR, UNRUN, AttemptFolderTaken, run_attempt
 from sandbox.runner.batch import resolve_packs, run_batch, unrun_attempt
 from sandbox.runner.selection import interruption
+from tests.support.agents import TASK_PROMPT
 from tests.support.processes import wait_until_gone
 from toolserver.contract.trace import read_trace
 
@@ -100,15 +100,6 @@ async def test_an_agent_printing_more_than_the_cap_is_an_error_with_the_head_of_
     assert (outcome.directory / "output.txt").stat().st_size == MAX_OUTPUT_BYTES
     stderr = (outcome.directory / "agent.stderr.txt").read_bytes()
     assert stderr.startswith(b"[sandbox: the first 10 bytes of ") and stderr.endswith(b"e" * MAX_STDERR_BYTES)
-
-
-TASK_PROMPT = (
-    "cmd:" + shlex.quote(sys.executable) + " -c " + shlex.quote(
-        "import json, os, urllib.request\n"
-        "url = os.environ['SANDBOX_URL'] + '/runs/' + os.environ['SANDBOX_RUN_ID'] + '/task'\n"
-        "print(json.load(urllib.request.urlopen(url))['prompt'])"
-    )
-)  # fmt: skip
 
 
 async def test_the_batchs_own_server_gives_the_agent_the_pack_the_batch_runs(tmp_path):

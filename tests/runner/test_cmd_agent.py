@@ -165,3 +165,9 @@ def test_a_usage_file_that_cannot_be_read_says_why_in_the_attempts_details(tmp_p
     assert counts is None and facts["usage_problem"].startswith("usage.json: input_tokens"), facts
     usage.write_text("[1, 2]")
     assert reported_usage(usage) == (None, {"usage_problem": "usage.json is not a JSON object"})
+    usage.write_text("[" * 100_000 + "]" * 100_000)  # deeper than the JSON reader goes
+    assert reported_usage(usage) == (None, {"usage_problem": "usage.json is unreadable: nested too deep"})
+    usage.write_bytes(b'{"input_tokens": 1, "model": "' + b"m" * (1024 * 1024) + b'"}')
+    assert reported_usage(usage)[1]["usage_problem"] == f"usage.json is over {1024 * 1024} bytes: not read"
+    usage.write_bytes(b'{"input_tokens": 1, "model": "\xff"}')  # not UTF-8
+    assert reported_usage(usage)[1]["usage_problem"].startswith("usage.json is unreadable: 'utf-8' codec")

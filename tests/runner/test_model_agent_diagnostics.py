@@ -103,6 +103,29 @@ async def test_api_errors_name_the_endpoint(sandbox, tmp_path):
     assert last["kind"] == "error" and last["error"].startswith(f"model API error at {url}/v1/")
 
 
+async def test_a_password_in_the_base_url_is_in_no_record_of_the_attempt(sandbox, tmp_path):
+    """agent_details.base_url in attempt.json, and the errors, said the endpoint's password."""
+    runner, url = await scripted_server().start_server()
+    try:
+        [outcome] = await run_batch(
+            [load_pack("bid-intake")],
+            "openai:no-such-model",
+            out=tmp_path,
+            progress=False,
+            sandbox=sandbox,
+            options=AgentOptions(base_url=url.replace("://", "://user:hunter2@") + "/v1"),
+            screenshots="none",
+        )
+    finally:
+        await runner.cleanup()
+    shown = url.replace("://", "://user:…@") + "/v1"
+    assert outcome.reason.startswith(f"agent error: model API error at {shown}/ (NotFoundError): "), outcome.reason
+    record = json.loads((outcome.directory / "attempt.json").read_text())
+    assert record["agent_details"]["base_url"].rstrip("/") == shown  # as the SDK client says it
+    written = [path.read_text(errors="replace") for path in outcome.directory.rglob("*") if path.is_file()]
+    assert written and not any("hunter2" in text for text in written)
+
+
 async def test_a_base_url_without_v1_is_named_as_the_likely_404(sandbox, tmp_path):
     outcome, url = await one_attempt(sandbox, tmp_path, "openai:scripted-browser-1", "")
     assert outcome.reason.startswith(f"agent error: model API error at {url} (NotFoundError): Error code: 404 (")

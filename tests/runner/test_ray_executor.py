@@ -30,6 +30,7 @@ from sandbox.runner.executors.ray_pool import RayPool, worker_places
 from sandbox.runner.folders import AttemptFolder
 from sandbox.runner.folders import outcome as outcome_of
 from sandbox.runner.selection import interruption
+from tests.support.agents import TASK_PROMPT
 from tests.support.dying_workers import kill_during_the_first_try, scratch_folders
 
 
@@ -191,6 +192,18 @@ async def test_a_pack_of_ones_own_runs_on_the_workers_as_it_does_here(local_ray,
     assert by_pack["my-form"]["status"] == "completed" and by_pack["my-form"]["qualified_pass"], by_pack["my-form"]
     assert by_pack["controlled-form"]["time_limit_seconds"] == 77
     assert by_pack["controlled-form"]["pack_path"] == str(edited.resolve())
+
+
+async def test_the_workers_server_gives_the_agent_the_pack_the_batch_runs(local_ray, tmp_path):
+    """A worker's server knew only the bundled packs: an agent asking GET /runs/{id}/task got the
+    bundled prompt for a changed copy of a pack (and /answer scored against the bundled pack)."""
+    copy = shutil.copytree(PACKS_DIR / "controlled-form", tmp_path / "mine" / "controlled-form")
+    (copy / "task_prompt.md").write_text((copy / "task_prompt.md").read_text() + "\nTHE COPY'S OWN LINE\n")
+    (outcome,) = await run_batch([load_pack(copy)], TASK_PROMPT, out=tmp_path / "runs", progress=False, executor="ray")
+    assert outcome.status == "completed", (outcome.directory / "agent.stderr.txt").read_text()
+    output = (outcome.directory / "output.txt").read_text()
+    assert "THE COPY'S OWN LINE" in output
+    assert output.strip() == (outcome.directory / "prompt.txt").read_text().strip()
 
 
 async def test_an_attempt_that_raises_on_its_worker_is_one_line(local_ray, tmp_path):

@@ -49,6 +49,7 @@ def register(subparsers) -> None:
 
 def command(args: argparse.Namespace) -> int:
     try:
+        from sandbox.runner.folders import ClosedFolder
         from sandbox.runner.inspect_export import LogNotWritten, export_inspect_log
     except ImportError as exc:
         print(
@@ -58,7 +59,7 @@ def command(args: argparse.Namespace) -> int:
         return 2
     try:
         target, log = export_inspect_log(args.folder, args.out)
-    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
+    except (FileNotFoundError, NotADirectoryError, ValueError, ClosedFolder) as exc:
         print(f"sandbox export: {exc}", file=sys.stderr)
         return 2
     except LogNotWritten as exc:  # a full disk, a read-only folder

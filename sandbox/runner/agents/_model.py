@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -31,6 +32,17 @@ SYSTEM_PROMPT = (
     "You are a browser agent. Do the task using only the browser tools provided, following "
     "every rule in the task exactly, and end with your final answer as plain text."
 )
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password in its user part shown as ``…``: attempt records and errors are
+    read, shared and published; an endpoint's password is no part of what they say."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, _ = re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")
+    name, colon, _ = userinfo.partition(":")
+    if not (sep and at and colon):
+        return url
+    return f"{scheme}://{name}:…@{rest[len(userinfo) + 1 :]}"
 
 
 class ModelAgent:
@@ -75,7 +87,7 @@ class ModelAgent:
     def details(self, cassette) -> dict[str, Any]:
         details: dict[str, Any] = {
             "model": self.model,
-            "base_url": self.base_url(cassette) or "SDK default",
+            "base_url": without_password(self.base_url(cassette) or "SDK default"),
             "turns": 0,
             "tool_calls": 0,
         }
@@ -139,7 +151,8 @@ class ModelAgent:
             await client.models.list()
         except unreachable as exc:  # a time-out is one too
             return (
-                f"cannot reach the model endpoint {client.base_url} ({type(exc).__name__}: {exc}); start your "
+                f"cannot reach the model endpoint {without_password(str(client.base_url))} ({type(exc).__name__}: "
+                f"{without_password(str(exc))}); start your "
                 f"{self.server_kind} server there, or point --base-url / ${self.base_url_env} at it"
             )
         except answered:
@@ -149,6 +162,7 @@ class ModelAgent:
         return None
 
     def request_failed(self, exc: BaseException, output: str, usage, details: dict, transcript=None) -> AgentResult:
+        details = {**details, "base_url": without_password(str(details["base_url"]))}  # the SDK client's own
         error = (
             self.cassette.describe_failure(exc, details["turns"] + 1)
             or f"model API error at {details['base_url']} ({type(exc).__name__}): {exc}"

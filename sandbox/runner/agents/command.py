@@ -95,23 +95,14 @@ class CommandAgent:
         output = stdout[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
         del stdout
         usage, facts = reported_usage(task.workdir / USAGE_FILE)
+        details = {"exit_code": process.returncode, **facts}
         if too_long:
-            return AgentResult(
-                output=output,
-                status="error",
-                error=f"agent output over {MAX_OUTPUT_BYTES} bytes: its first {MAX_OUTPUT_BYTES} are kept",
-                token_usage=usage,
-                details={"exit_code": process.returncode, **facts},
-            )
-        if process.returncode != 0:
-            return AgentResult(
-                output=output,
-                status="error",
-                error=f"agent exited with status {process.returncode} (run in {self.cwd})",
-                token_usage=usage,
-                details={"exit_code": process.returncode, **facts},
-            )
-        return AgentResult(output=output, token_usage=usage, details={"exit_code": 0, **facts})
+            error = f"agent output over {MAX_OUTPUT_BYTES} bytes: its first {MAX_OUTPUT_BYTES} are kept"
+        elif process.returncode != 0:
+            error = f"agent exited with status {process.returncode} (run in {self.cwd})"
+        else:
+            return AgentResult(output=output, token_usage=usage, details=details)
+        return AgentResult(output=output, status="error", error=error, token_usage=usage, details=details)
 
 
 def end_group(pid: int) -> None:
@@ -174,6 +165,7 @@ def keep_stderr_tail(path, limit: int = MAX_STDERR_BYTES) -> None:
         handle.truncate()
 
 
+MAX_USAGE_BYTES = 1024 * 1024  # of usage.json: a few counts and a model name
 USAGE_FILE = "usage.json"  # in the attempt folder: {"model", "input_tokens", "cached_input_tokens", "output_tokens"}
 # (and "cache_creation_input_tokens" for input written to a cache, priced at cache_write_input)
 
@@ -183,11 +175,17 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
     its ``model``, or the ``usage_problem`` when it wrote something else (its cost is then unknown,
     never zero, and the attempt says why)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_USAGE_BYTES + 1)  # never all of it: an agent may write gigabytes
+        if len(raw) > MAX_USAGE_BYTES:
+            return None, {"usage_problem": f"{USAGE_FILE} is over {MAX_USAGE_BYTES} bytes: not read"}
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return None, {}
-    except (OSError, ValueError) as exc:
-        return None, {"usage_problem": f"{USAGE_FILE} is unreadable: {str(exc).splitlines()[0][:200]}"}
+    except RecursionError:
+        return None, {"usage_problem": f"{USAGE_FILE} is unreadable: nested too deep"}
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None, {"usage_problem": f"{USAGE_FILE} is unreadable: {(str(exc).splitlines() or [''])[0][:200]}"}
     if not isinstance(data, dict):
         return None, {"usage_problem": f"{USAGE_FILE} is not a JSON object"}
     keys = ("input_tokens", "cached_input_tokens", "cache_creation_input_tokens", "output_tokens")

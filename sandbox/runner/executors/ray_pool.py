@@ -372,9 +372,13 @@ class AttemptWorker:
         self.running += 1
         kept = False
         try:
+            pack = load_pack(pack_id)
+            # As a local batch's server: GET /runs/{id}/task and POST .../answer use the pack this attempt
+            # runs (one of the user's own, a changed copy), not only the bundled one of its id.
+            self.sandbox.tasks.add(pack)
             outcome = await run_attempt(
                 self.sandbox,
-                load_pack(pack_id),
+                pack,
                 make_agent(agent.spec, agent.options),
                 directory,
                 sandbox_url=self.url,

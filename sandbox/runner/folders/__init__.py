@@ -13,7 +13,7 @@ never raised. One job per module:
                (attempt_paths(path): their paths, none read); left_out_folders(path): those
                with attempt files under a name the runner never gives, or linked;
                resolve_batch(path): the batch a folder given to the readers names (ClosedFolder:
-               one they cannot list or enter)
+               one they cannot list or enter; refuse_closed(path) raises it)
     _outcome   outcome(folder, agents): the folder as an AttemptOutcome (for the summary table);
                named_agent(folder): the agent its own files name;
                reselected(outcomes): run selection read back from the folder names
@@ -35,6 +35,7 @@ from sandbox.runner.folders._batch import (
     batch_attempts,
     left_out_folders,
     left_out_note,
+    refuse_closed,
     resolve_batch,
     runner_named,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "outcome",
     "read_attempt_record",
     "read_summary",
+    "refuse_closed",
     "reselected",
     "resolve_batch",
     "runner_named",
