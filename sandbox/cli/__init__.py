@@ -6,12 +6,14 @@ The top layer: the only place that wires packs to policies and transports togeth
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import io
 import os
 import pkgutil
 import re
+import resource
 import sys
 
 from sandbox import __version__
@@ -73,7 +75,22 @@ def build_parser() -> Parser:
     return parser
 
 
+OPEN_FILES_CEILING = 1 << 20  # Linux's default most open files a process may have (fs.nr_open)
+
+
+def raise_open_file_limit() -> None:
+    """Raise this process's soft limit on open files to its hard limit, as Go's runtime does: each
+    session holds a few descriptors, and a shell's soft limit (1,024, or 256) made the server keep
+    its reserve of free ones (``min_free_fds``) by refusing every run. Chromium inherits it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES_CEILING if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):  # a ceiling lower than the default: the soft limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def main(argv: list[str] | None = None) -> int:
+    raise_open_file_limit()
     if isinstance(sys.stdout, io.TextIOWrapper):  # a lone surrogate (an answer's "\\ud800") printed escaped
         sys.stdout.reconfigure(errors="backslashreplace")
     given = tuple(sys.argv[1:] if argv is None else argv)
