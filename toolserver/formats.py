@@ -40,9 +40,17 @@ def to_mcp(tool: dict) -> dict:
         "name": tool["name"],
         "title": tool["title"],
         "description": tool["description"],
-        "inputSchema": with_nullable(tool["input_schema"]),
+        "inputSchema": open_schema(with_nullable(tool["input_schema"])),
         "annotations": mcp_annotations(tool),
     }
+
+
+def open_schema(schema: dict) -> dict:
+    """The schema without its top-level ``"additionalProperties": false``: google-genai's MCP tools
+    (a ``ClientSession`` given to ``generate_content``) read that keyword as a schema and fail on
+    every tool (``'bool' object has no attribute 'items'``). The server still refuses an argument
+    it does not know; strict converters (OpenAI's) put the keyword back themselves."""
+    return {key: value for key, value in schema.items() if key != "additionalProperties"}
 
 
 def with_nullable(schema: dict) -> dict:

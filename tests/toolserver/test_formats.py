@@ -46,7 +46,11 @@ def test_each_format_has_the_contract_in_order_with_the_same_schemas():
     for source, m, o, a in zip(SCHEMAS, mcp, openai, anthropic, strict=True):
         jsonschema.Draft202012Validator.check_schema(source["input_schema"])
         assert o["function"]["parameters"] == a["input_schema"] == source["input_schema"]
-        assert without_nullable(m.input_schema) == source["input_schema"]  # MCP adds only nullable: true
+        # MCP adds only nullable: true, and leaves out the top-level additionalProperties: false that
+        # google-genai's MCP tools cannot read (every tool failed: 'bool' object has no attribute 'items')
+        assert "additionalProperties" not in m.input_schema and source["input_schema"]["additionalProperties"] is False
+        closed = {**without_nullable(m.input_schema), "additionalProperties": False}
+        assert closed == source["input_schema"]
         for name, prop in m.input_schema.get("properties", {}).items():
             assert prop.get("nullable", False) == ({"type": "null"} in prop.get("anyOf", ())), (source["name"], name)
         assert m.title == source["title"] and m.annotations.open_world_hint is False

@@ -103,10 +103,21 @@ def schemas(published: dict) -> dict[str, str]:
             return harness.exception_line(exc)
         return None
 
+    def genai_mcp(tool: dict) -> str | None:  # google-genai's own MCP tools (a session given to generate_content)
+        from google.genai._mcp_utils import mcp_to_gemini_tool
+        from mcp.types import Tool
+
+        try:
+            mcp_to_gemini_tool(Tool.model_validate(tool))
+        except Exception as exc:  # noqa: BLE001  (reported per tool)
+            return harness.exception_line(exc)
+        return None
+
     tools = published["mcp"]
     return {
         "_to_gemini_schema(mcp)": harness.tally({t["name"]: gemini(t["inputSchema"]) for t in tools}, "converted"),
         "Schema.from_json_schema(mcp)": harness.tally({t["name"]: genai(t["inputSchema"]) for t in tools}, "converted"),
+        "google-genai mcp_to_gemini_tool(mcp)": harness.tally({t["name"]: genai_mcp(t) for t in tools}, "converted"),
     }
 
 
