@@ -10,8 +10,8 @@ local executor raises its own), started and quiet before the batch, stopped afte
 run in increasing order with a quiet pause between them. Per level:
 
 - wall time, attempts per minute;
-- errors: attempts that did not qualify, or whose trace records a server fault or a capacity
-  refusal (goal 0);
+- errors: attempts that did not qualify, whose trace records a server fault or a capacity
+  refusal, or that left no record of their calls (goal 0);
 - CPU per attempt: the process tree's CPU seconds over the batch (this process, which also runs
   the agents and the scoring, the Node driver, every Chromium), less the sampler's own, / attempts;
 - call times (answered less arrived, from the traces): p50, p99 and the longest of every call
@@ -20,17 +20,23 @@ run in increasing order with a quiet pause between them. Per level:
 - the bound: the larger of the think-time bound (the longest attempt's tool calls × think: the
   wave's duration if tools cost nothing, times the waves: a batch runs no more attempts at once
   than its server holds sessions, ``max_sessions_per_core`` × cores) and the CPU bound
-  (attempts × CPU per attempt / cores); the throughput ratio wall / bound (goal ≤ 1.3). Beside
+  (attempts × CPU per attempt / cores); the cores are those this process may use (its CPU
+  affinity and cgroup limit, ``toolserver.capacity.cores``, as the server's cap counts them);
+  the throughput ratio wall / bound (goal ≤ 1.3). Beside
   it, this process's own CPU per attempt and the bound it sets alone (its CPU seconds over the
   batch: one event loop uses one core);
-- memory per concurrent session: the process tree's PSS (``Pss:`` of /proc/PID/smaps_rollup
-  when the most sessions were open, less its PSS with the server started and no session open,
-  / those sessions (goal ≤ 30 MB). Open sessions are counted from the server's own state every
-  ``SAMPLE_EVERY_S``; the PSS is read while the count is at its peak so far (``PeakSampler``), and
-  the largest reading with the most sessions open is kept. Beside it, the marginal figure: that
-  reading's growth over the smallest level's / the sessions added (the earlier "28 MB a session"
-  was measured so, from 1 to 64 sessions). PSS shares a library's pages among every process
-  mapping it, other Chromiums on the machine too: on a shared machine it moves with their number.
+- memory per concurrent session, as the goal defines it: the whole process tree's PSS (``Pss:``
+  of /proc/PID/smaps_rollup: this process, the Node driver, every Chromium) when the most
+  sessions were open / those sessions (goal ≤ 30 MB). Beside it two growth figures: the growth,
+  that reading less the tree's PSS with the server started and no session open / those sessions;
+  and the marginal, that growth less the smallest level's / the sessions added (the earlier "28
+  MB a session" was measured so, from 1 to 64 sessions); both leave out what the idle tree
+  holds, the bench process's own growth from level to level with it. Open sessions are counted
+  from the server's own state every ``SAMPLE_EVERY_S``; the PSS is read while the count is at its
+  peak so far (``ReadSchedule``): when it is reached, again ``SETTLE_S`` after (the sessions at
+  rest), and on a schedule while it stays there; the largest reading with the most sessions open
+  is kept. PSS shares a library's pages among every process mapping it, other Chromiums on the
+  machine too: on a shared machine it moves with their number.
 
 Before the levels, Chromium's own floor: a plain Playwright script (its own browser, the sandbox's
 Chromium flags, the mirrored form from a route) holds as many contexts open as the largest level
@@ -54,8 +60,11 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench_goals import SCALE_MEMORY_GOAL_MB as MEMORY_GOAL_MB
+from bench_goals import SCALE_THROUGHPUT_GOAL as THROUGHPUT_GOAL
 
 from toolserver.api import Sandbox
 from toolserver.capacity import count_open_sessions, open_file_descriptors, process_tree, session_cap
@@ -64,12 +73,11 @@ from toolserver.contract.trace import read_trace
 
 LEVELS = (1, 8, 32, 64, 128, 256)
 SCALE_PACK = "controlled-form"
-THROUGHPUT_GOAL = 1.3  # wall time against the bound
-MEMORY_GOAL_MB = 30.0  # PSS per concurrent session (what is good today, guarded)
 QUIET_PAUSE_S = 5.0  # between levels: the last level's processes have ended and the machine is calm
 SAMPLE_EVERY_S = 0.25  # how often the open sessions are counted
-READ_EVERY_S = 1.0  # the tree's PSS is read at most this often ...
-READ_BUDGET = 0.02  # ... and costs at most this share of a core (one read of 300 processes: ~0.3 s)
+READ_EVERY_S = 2.0  # while the count is at its peak, the tree's PSS is read this often ...
+READ_BUDGET = 0.05  # ... or less, so it costs at most this share of a core (one read of 300 processes: ~0.3 s)
+SETTLE_S = 3.0  # and once this long after the peak was reached: the sessions at rest, not mid-start
 REFUSED = ("server_fault", "server_at_capacity")  # error types that are the server's, not the agent's
 
 
@@ -98,11 +106,35 @@ def open_sessions(sandbox: Sandbox) -> int:
 
 
 @dataclass
+class ReadSchedule:
+    """When the tree's PSS is read, from the open sessions counted at ``now``: when the count
+    reaches a new peak (if the budget allows), ``SETTLE_S`` after it did (whatever the budget),
+    and every ``READ_EVERY_S`` (or less often, within ``READ_BUDGET``) while it stays there."""
+
+    peak: int = 0
+    peak_since: float = 0.0
+    settled: bool = True  # the read SETTLE_S after the peak was reached is done
+    next_read: float = 0.0
+
+    def due(self, count: int, now: float) -> bool:
+        if count > self.peak:
+            self.peak, self.peak_since, self.settled = count, now, False
+        if not count or count < self.peak:
+            return False
+        return now >= self.next_read or (not self.settled and now >= self.peak_since + SETTLE_S)
+
+    def done(self, now: float, cost: float) -> None:
+        """A read began at ``now`` and took ``cost`` CPU seconds."""
+        self.settled = self.settled or now >= self.peak_since + SETTLE_S
+        self.next_read = now + max(READ_EVERY_S, cost / READ_BUDGET)
+
+
+@dataclass
 class PeakSampler:
     """Counts open sessions while a batch runs, and reads the tree's PSS (with the open
-    descriptors and the renderers) when the count is at its peak so far: in a worker thread, so
-    the server's event loop goes on, at most once a second and never more than ``READ_BUDGET``
-    of a core. Keeps its own CPU time, to take off the batch's."""
+    descriptors and the renderers) when the count is at its peak so far, as ``ReadSchedule``
+    says: in a worker thread, so the server's event loop goes on. Keeps its own CPU time, to
+    take off the batch's."""
 
     sandbox: Sandbox
     peak_sessions: int = 0  # the most sessions counted open
@@ -113,7 +145,7 @@ class PeakSampler:
     unread: int = 0
     reads: int = 0
     cpu_s: float = 0.0
-    next_read: float = 0.0
+    schedule: ReadSchedule = field(default_factory=ReadSchedule)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -121,7 +153,7 @@ class PeakSampler:
             count = open_sessions(self.sandbox)
             self.cpu_s += time.thread_time() - began
             self.peak_sessions = max(self.peak_sessions, count)
-            if count and count == self.peak_sessions and time.monotonic() >= self.next_read:
+            if self.schedule.due(count, time.monotonic()):
                 await asyncio.to_thread(self.read, count)
             with contextlib.suppress(TimeoutError):  # the next count is due
                 await asyncio.wait_for(stop.wait(), SAMPLE_EVERY_S)
@@ -129,12 +161,12 @@ class PeakSampler:
     def read(self, count: int) -> None:
         from soak import renderers
 
-        began = time.thread_time()
+        began, now = time.thread_time(), time.monotonic()
         pss, unread = tree_pss_mb(os.getpid())
         fds, renderer_processes = open_file_descriptors() or 0, renderers(os.getpid())
         cost = time.thread_time() - began
         self.cpu_s, self.reads = self.cpu_s + cost, self.reads + 1
-        self.next_read = time.monotonic() + max(READ_EVERY_S, cost / READ_BUDGET)
+        self.schedule.done(now, cost)
         if count > self.read_sessions or (count == self.read_sessions and pss > self.read_pss_mb):
             self.read_sessions, self.read_pss_mb, self.unread = count, pss, unread
             self.read_fds, self.read_renderers = fds, renderer_processes
@@ -164,6 +196,19 @@ def call_times(directories: list[Path]) -> dict:
         "call_max_tool": longest[1],
         "start_max_ms": round(max(starts, default=0.0), 1),
     }
+
+
+def failed_attempts(outcomes: list) -> list:
+    """The level's errors: attempts that did not qualify, whose trace records a server fault or a
+    capacity refusal, or that left no record of their calls (``tool_calls`` unknown)."""
+    return [o for o in outcomes if not o.qualified_pass or o.tool_calls is None or server_errors(o.directory)]
+
+
+def think_bound_seconds(outcomes: list, admitted: int, think: float) -> float:
+    """The wave's duration if tools cost nothing (the longest attempt's calls × think), times the
+    waves; an attempt that left no record of its calls is an error, not in the bound."""
+    longest = max((o.tool_calls for o in outcomes if o.tool_calls is not None), default=0)
+    return math.ceil(len(outcomes) / admitted) * longest * think
 
 
 def server_errors(directory: Path) -> int:
@@ -210,17 +255,17 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
         own_cpu_s = own_cpu_seconds() - own_before - sampler.cpu_s
     attempts = len(outcomes)
     faults = sum(server_errors(outcome.directory) for outcome in outcomes)
-    failed = [o for o in outcomes if not o.qualified_pass or server_errors(o.directory)]
-    cpu_per_attempt = cpu_s / attempts
+    failed = failed_attempts(outcomes)
+    cpu_per_attempt = cpu_s / attempts if attempts else 0.0
     # The batch runs at most as many attempts at once as the server holds sessions: the rest
     # come in further waves, each as long as an attempt with free tools.
     admitted = min(concurrency, session_cap(config)[0])
-    think_bound_s = math.ceil(attempts / admitted) * max(o.tool_calls for o in outcomes) * think
+    think_bound_s = think_bound_seconds(outcomes, admitted, think)
     cpu_bound_s = attempts * cpu_per_attempt / cores
     own_bound_s = own_cpu_s  # this process runs on one core at a time (one event loop)
     bound_s = max(think_bound_s, cpu_bound_s)
+    sessions = sampler.read_sessions
     grown = sampler.read_pss_mb - idle_pss_mb
-    per_session = grown / sampler.read_sessions if sampler.read_sessions else 0.0
     prefix = f"scale_{concurrency}_"
     figures = {
         "concurrency": concurrency,
@@ -228,6 +273,7 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
         "attempts": attempts,
         "wall_s": round(wall_s, 2),
         "attempts_per_min": round(attempts / wall_s * 60, 1),
+        "unrecorded": sum(o.tool_calls is None for o in outcomes),
         "errors": len(failed),
         "not_qualified": sum(not o.qualified_pass for o in outcomes),
         "server_errors": faults,
@@ -240,12 +286,13 @@ async def scale_level(concurrency: int, think: float, cores: int, out: Path) -> 
         "think_bound_s": round(think_bound_s, 2),
         "cpu_bound_s": round(cpu_bound_s, 2),
         "bound_s": round(bound_s, 2),
-        "throughput_ratio": round(wall_s / bound_s, 3),
+        "throughput_ratio": round(wall_s / bound_s, 3) if bound_s else None,
         "idle_pss_mb": round(idle_pss_mb, 1),
         "peak_pss_mb": round(sampler.read_pss_mb, 1),
         "peak_sessions": sampler.peak_sessions,
         "pss_sessions": sampler.read_sessions,
-        "pss_per_session_mb": round(per_session, 1),
+        "pss_tree_per_session_mb": round(sampler.read_pss_mb / sessions, 1) if sessions else None,
+        "pss_growth_per_session_mb": round(grown / sessions, 1) if sessions else None,
         "peak_fds": sampler.read_fds,
         "peak_renderers": sampler.read_renderers,
         "pss_unread_processes": sampler.unread,
@@ -298,7 +345,7 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
 
     from sandbox.runner.wiring import app_config
 
-    cores = machine()["cores"] or 1
+    cores = machine()["usable_cores"]
     held = min(max(levels), session_cap(app_config())[0])  # the most sessions a level holds at once
     results: dict = {
         "scale_levels": sorted(levels),
@@ -313,13 +360,16 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
         await asyncio.sleep(QUIET_PAUSE_S)  # the last level's (or the floor's) processes have ended
         await quiet_tree_cpu_seconds()
         out = Path(tempfile.mkdtemp(prefix=f"bench-scale-{concurrency}-"))
-        level = await scale_level(concurrency, think, cores, out)
+        try:
+            level = await scale_level(concurrency, think, cores, out)
+        except Exception as exc:  # noqa: BLE001 - the levels measured so far are still saved
+            print(f"scale {concurrency}: failed ({exc!r}); its attempts are in {out}", file=sys.stderr)
+            results[f"scale_{concurrency}_failure"] = repr(exc)
+            continue
         results.update(level)
         smallest = min(levels)
-        if concurrency > smallest:  # what each session beyond the smallest level's added
-            grown = level[f"scale_{concurrency}_peak_pss_mb"] - results[f"scale_{smallest}_peak_pss_mb"]
-            added = level[f"scale_{concurrency}_pss_sessions"] - results[f"scale_{smallest}_pss_sessions"]
-            results[f"scale_{concurrency}_pss_marginal_mb"] = round(grown / added, 1) if added > 0 else 0.0
+        if concurrency > smallest and f"scale_{smallest}_idle_pss_mb" in results:
+            results[f"scale_{concurrency}_pss_marginal_mb"] = marginal_mb(results, concurrency, smallest)
         if level[f"scale_{concurrency}_errors"]:
             print(f"scale {concurrency}: attempts with errors kept in {out}", file=sys.stderr)
         else:
@@ -328,12 +378,25 @@ async def scale_side(levels: tuple[int, ...] = LEVELS, think: float = 1.0) -> di
     return results
 
 
+def marginal_mb(results: dict, level: int, smallest: int) -> float:
+    """What each session beyond the smallest level's added: the growth over each level's own idle
+    tree (so the bench process's own growth from level to level is not counted), less the
+    smallest level's, / the sessions added."""
+
+    def grown(at: int) -> float:
+        return results[f"scale_{at}_peak_pss_mb"] - results[f"scale_{at}_idle_pss_mb"]
+
+    added = results[f"scale_{level}_pss_sessions"] - results[f"scale_{smallest}_pss_sessions"]
+    return round((grown(level) - grown(smallest)) / added, 1) if added > 0 else 0.0
+
+
 def print_scale(results: dict) -> None:
     """One row per level, with the goals."""
     goal, memory_goal = results["scale_throughput_goal"], results["scale_memory_goal_mb"]
     print(
         f"scale: controlled-form by an agent thinking {results['scale_think_s']:g} s per call, one wave per level "
-        f"(repeats = concurrency) on one server, {results['scale_cores']} cores"
+        f"(repeats = concurrency) on one server, {results['scale_cores']} cores; PSS/session is the whole "
+        "process tree's / open sessions (the goal's figure), growth and marginal leave out the idle tree"
     )
     header = (
         "concurrency",
@@ -347,6 +410,7 @@ def print_scale(results: dict) -> None:
         f"wall/bound (≤ {goal:g})",
         "peak sessions",
         f"PSS/session MB (≤ {memory_goal:g})",
+        "growth MB",
         "marginal MB",
         "fds",
         "call p50/p99/max ms",
@@ -357,7 +421,20 @@ def print_scale(results: dict) -> None:
         level = {
             key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{concurrency}_")
         }
-        ratio, memory = level["throughput_ratio"], level["pss_per_session_mb"]
+        if "failure" in level:
+            rows.append((str(concurrency), f"FAIL: {level['failure']}", *[""] * (len(header) - 2)))
+            continue
+        ratio, memory, growth = (
+            level["throughput_ratio"],
+            level["pss_tree_per_session_mb"],
+            level["pss_growth_per_session_mb"],
+        )
+
+        def number(value: float | None, limit: float | None = None) -> str:
+            if value is None:
+                return "-" + ("" if limit is None else " FAIL")
+            return f"{value:.2f}" + ("" if limit is None or value <= limit else " FAIL")
+
         rows.append(
             (
                 str(concurrency),
@@ -368,10 +445,11 @@ def print_scale(results: dict) -> None:
                 f"{level['python_cpu_per_attempt_s']:.2f}",
                 f"{level['bound_s']:.1f} ({'CPU' if level['cpu_bound_s'] > level['think_bound_s'] else 'think'})",
                 f"{level['python_bound_s']:.1f}",
-                f"{ratio:.2f}" + ("" if ratio <= goal else " FAIL"),
+                number(ratio, goal),
                 str(level["peak_sessions"])
                 + ("" if level["pss_sessions"] == level["peak_sessions"] else f" (PSS at {level['pss_sessions']})"),
-                f"{memory:.1f}" + ("" if memory <= memory_goal else " FAIL"),
+                number(memory, memory_goal),
+                number(growth),
                 f"{level['pss_marginal_mb']:.1f}" if "pss_marginal_mb" in level else "-",
                 str(level["peak_fds"]),
                 f"{level['call_p50_ms']:.0f}/{level['call_p99_ms']:.0f}/{level['call_max_ms']:.0f} "
