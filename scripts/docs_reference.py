@@ -469,99 +469,223 @@ def render_files() -> str:
 # --- benchmarks -----------------------------------------------------------------------------
 
 BENCHMARKS = ROOT / "docs" / "benchmarks"
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_goals import goals_of as goal_verdicts  # noqa: E402 - beside this script; pure
+from bench_goals import tree_pss_per_session_mb  # noqa: E402
 
 
 def ms(value: float) -> str:
     return f"{value:.1f} ms"
 
 
-def headline(results: dict[str, Any]) -> list[list[str]]:
-    """The figures a user chooses by, from whichever sections a run measured: [figure, value, goal]."""
+def mark(goals: dict[str, dict[str, Any]], *names: str) -> str:
+    """Whether the figure met its goals: "met", "**missed**" (naming which, when several), or
+    nothing when no goal is known for it."""
+    known = [name for name in names if name in goals]
+    if not known:
+        return ""
+    missed = [name for name in known if not goals[name]["met"]]
+    if not missed:
+        return "met"
+    return "**missed**" + (f" ({', '.join(name.rsplit('_', 1)[-1] for name in missed)})" if len(known) > 1 else "")
+
+
+def goal_text(goals: dict[str, dict[str, Any]], name: str, fallback: str, shown: Callable[[Any], str]) -> str:
+    return shown(goals[name]["goal"]) if name in goals else fallback
+
+
+def growth_figures(results: dict[str, Any], level: int, smallest: int) -> tuple[float | None, float | None]:
+    """A scale level's PSS growth a session (over its own idle tree) and its marginal figure (that
+    growth less the smallest level's / the sessions added), from the readings every run keeps."""
+    row = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{level}_")}
+    first = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{smallest}_")}
+    if not row.get("pss_sessions") or "idle_pss_mb" not in row:
+        return row.get("pss_growth_per_session_mb", row.get("pss_per_session_mb")), None
+    grown = row["peak_pss_mb"] - row["idle_pss_mb"]
+    growth = grown / row["pss_sessions"]
+    if level == smallest or not first.get("pss_sessions") or "idle_pss_mb" not in first:
+        return growth, None
+    added = row["pss_sessions"] - first["pss_sessions"]
+    marginal = (grown - (first["peak_pss_mb"] - first["idle_pss_mb"])) / added if added > 0 else None
+    return growth, marginal
+
+
+def scale_rows(results: dict[str, Any], goals: dict[str, dict[str, Any]]) -> list[list[str]]:
     rows = []
-    for op in ("click", "type", "navigate", "snapshot", "start"):
-        row = results.get(f"ops_{op}")
-        if row:
-            value = f"{ms(row['sandbox_p50_ms'])} vs {ms(row['raw_p50_ms'])}: **{row['ratio']:.2f}×**"
-            rows.append([f"`{op}` vs raw Playwright (p50, tiny page)", value, f"≤ {row['goal']}×"])
-    if "workflow_stdio_ratio" in results:
-        raw = results["workflow_raw_round_p50_ms"]
-        for side, name in (("stdio", "over MCP stdio"), ("http", "over the HTTP API")):
-            mine, ratio = results[f"workflow_{side}_round_p50_ms"], results[f"workflow_{side}_ratio"]
-            value = f"{mine:.0f} ms vs {raw:.0f} ms: **{ratio:.2f}×**"
-            goal = f"≤ {results[f'workflow_{side}_goal']:.2f}×"
-            rows.append([f"the form's first step {name} vs raw Playwright (p50)", value, goal])
-        value = (
-            f"{results['workflow_stdio_round_p50_ms']:.0f} ms vs {results['workflow_playwright_mcp_round_p50_ms']:.0f} "
-            f"ms: **{results['workflow_playwright_mcp_ratio']:.2f}×**"
-        )
-        goal = f"≤ {results['workflow_playwright_mcp_goal']:.2f}×"
-        rows.append(["the form's first step over MCP stdio vs Playwright MCP (p50)", value, goal])
-    if "ray_warm_ratio" in results:
-        batch = f"{results['ray_attempts']} attempts thinking {results['ray_think_s']:g} s a call"
-        batch += f", {results['ray_concurrency']} at once"
-        for pool, goal in (("cold", "1.25"), ("warm", "1.10")):
-            value = (
-                f"{results[f'ray_{pool}_s']:.1f} s vs {results['ray_local_s']:.1f} s: "
-                f"**{results[f'ray_{pool}_ratio']:.2f}×**"
-            )
-            rows.append([f"{batch}: a {pool} Ray pool vs local", value, f"≤ {goal}×"])
-    for level in results.get("scale_levels", ()):
+    levels = results.get("scale_levels", ())
+    for level in levels:
         row = {key.split("_", 2)[2]: value for key, value in results.items() if key.startswith(f"scale_{level}_")}
+        agents = f"{level} agent" + ("" if level == 1 else "s")
+        admitted = row.get("admitted", row.get("peak_sessions", level))
+        if admitted < level:  # the rest queued for a session: "at once" is what the server held
+            agents += f", {admitted} at once,"
+        elif level > 1:
+            agents += " at once"
+        what = f"{agents} thinking {results['scale_think_s']:g} s a call, one server"
+        goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
+        if "failure" in row:
+            rows.append([what, f"**failed**: {row['failure']}", goal, mark(goals, f"scale_{level}_errors")])
+            continue
         errors = f"{row['errors']} error" + ("" if row["errors"] == 1 else "s")
+        ratio = "-" if row["throughput_ratio"] is None else f"{row['throughput_ratio']:.2f}×"
+        tree = tree_pss_per_session_mb(results, level)
+        growth, marginal = growth_figures(results, level, min(levels))
+        memory = "-" if tree is None else f"{tree:.1f} MB"
+        memory = f"**{memory}** PSS a session (whole tree"
+        memory += "" if growth is None else f"; growth {growth:.1f} MB"
+        memory += ")" if marginal is None else f", marginal {marginal:.1f} MB)"
         value = (
             f"{row['wall_s']:.1f} s, {row['attempts_per_min']:.0f} attempts/min, **{errors}**, "
-            f"wall/bound **{row['throughput_ratio']:.2f}×**, **{row['pss_per_session_mb']:.1f} MB** PSS a session"
-            + (f" ({row['pss_marginal_mb']:.1f} MB marginal)" if "pss_marginal_mb" in row else "")
-            + f", CPU {row['cpu_per_attempt_s']:.2f} s an attempt"
+            f"wall/bound **{ratio}**, {memory}, CPU {row['cpu_per_attempt_s']:.2f} s an attempt"
             + (
                 f", a call p99 {row['call_p99_ms']:.0f} ms, longest {row['call_max_ms']:.0f} ms"
                 if "call_max_ms" in row
                 else ""
             )
         )
-        goal = f"0 errors, ≤ {results['scale_throughput_goal']:g}×, ≤ {results['scale_memory_goal_mb']:g} MB"
-        agents = f"{level} agent" + ("" if level == 1 else "s")
-        rows.append([f"{agents} at once thinking {results['scale_think_s']:g} s a call, one server", value, goal])
+        names = (f"scale_{level}_errors", f"scale_{level}_throughput", f"scale_{level}_memory")
+        rows.append([what, value, goal, mark(goals, *names)])
     if "scale_floor_pss_per_context_mb" in results:
-        value = f"**{results['scale_floor_pss_per_context_mb']:.1f} MB** PSS a context"
+        value = f"**{results['scale_floor_pss_per_context_mb']:.1f} MB** PSS a context (growth)"
         what = f"Chromium's own floor: plain Playwright, the same flags, {results['scale_floor_contexts']} contexts"
-        rows.append([what + " holding the form", value, "(reference)"])
+        rows.append([what + " holding the form", value, "(reference)", ""])
     if "scale_floor_headless_shell_pss_per_context_mb" in results:
-        value = f"**{results['scale_floor_headless_shell_pss_per_context_mb']:.1f} MB** PSS a context"
+        value = f"**{results['scale_floor_headless_shell_pss_per_context_mb']:.1f} MB** PSS a context (growth)"
         what = f"the same on Debian's headless shell, {results['scale_floor_headless_shell_contexts']} contexts"
-        rows.append([what, value, "(reference)"])
-    if "form_round_ratio" in results:
+        rows.append([what, value, "(reference)", ""])
+    return rows
+
+
+def headline(results: dict[str, Any], goals: dict[str, dict[str, Any]] | None = None) -> list[list[str]]:
+    """The figures a user chooses by, from whichever sections a run measured: [figure, value, goal,
+    verdict]. ``goals`` are the run's own verdicts; a run published without them is judged here
+    (``bench_goals``). Keys no bench writes any more (the old ``form_round_*``) are left out."""
+    goals = goal_verdicts(results) if goals is None else goals
+    ratio = "≤ {:g}×".format
+    rows = []
+    for op in ("click", "type", "navigate", "snapshot", "start"):
+        row = results.get(f"ops_{op}")
+        if row:
+            value = f"{ms(row['sandbox_p50_ms'])} vs {ms(row['raw_p50_ms'])}: **{row['ratio']:.2f}×**"
+            goal = goal_text(goals, f"ops_{op}", f"≤ {row['goal']}×", ratio)
+            rows.append([f"`{op}` vs raw Playwright (p50, tiny page)", value, goal, mark(goals, f"ops_{op}")])
+    if "workflow_stdio_ratio" in results:
+        raw = results["workflow_raw_round_p50_ms"]
+        for side, name in (("stdio", "over MCP stdio"), ("http", "over the HTTP API")):
+            mine, ratio_value = results[f"workflow_{side}_round_p50_ms"], results[f"workflow_{side}_ratio"]
+            value = f"{mine:.0f} ms vs {raw:.0f} ms: **{ratio_value:.2f}×**"
+            goal = f"≤ {results[f'workflow_{side}_goal']:.2f}×"
+            what = f"the form's first step {name} vs raw Playwright (p50)"
+            rows.append([what, value, goal, mark(goals, f"workflow_{side}")])
         value = (
-            f"{results['form_round_sandbox_p50_ms']:.0f} ms vs {results['form_round_playwright_mcp_p50_ms']:.0f} ms: "
-            f"**{results['form_round_ratio']:.2f}×**"
+            f"{results['workflow_stdio_round_p50_ms']:.0f} ms vs {results['workflow_playwright_mcp_round_p50_ms']:.0f} "
+            f"ms: **{results['workflow_playwright_mcp_ratio']:.2f}×**"
         )
-        rows.append(["the form's steps over MCP stdio vs Playwright MCP (p50)", value, "≤ 0.5×"])
+        goal = f"≤ {results['workflow_playwright_mcp_goal']:.2f}×"
+        what = "the form's first step over MCP stdio vs Playwright MCP (p50)"
+        rows.append([what, value, goal, mark(goals, "workflow_playwright_mcp")])
+    if "ray_warm_ratio" in results:
+        batch = f"{results['ray_attempts']} attempts thinking {results['ray_think_s']:g} s a call"
+        batch += f", {results['ray_concurrency']} at once"
+        for pool, default in (("cold", "≤ 1.25×"), ("warm", "≤ 1.10×")):
+            value = (
+                f"{results[f'ray_{pool}_s']:.1f} s vs {results['ray_local_s']:.1f} s: "
+                f"**{results[f'ray_{pool}_ratio']:.2f}×**"
+            )
+            goal = goal_text(goals, f"ray_{pool}", default, "≤ {:.2f}×".format)
+            rows.append([f"{batch}: a {pool} Ray pool vs local", value, goal, mark(goals, f"ray_{pool}")])
+        if "ray_failed_attempts" in results:
+            value = ", ".join(f"{pool} {results[f'ray_{pool}_failed']}" for pool in ("local", "cold", "warm"))
+            what = "attempts of the three batches that are not a qualified pass"
+            rows.append([what, value, "0", mark(goals, "ray_failed_attempts")])
+        if "ray_same_verdicts" in results:
+            value = "yes" if results["ray_same_verdicts"] else "**no**"
+            what = "the same verdicts locally and on both pools"
+            rows.append([what, value, "yes", mark(goals, "ray_same_verdicts")])
+    rows.extend(scale_rows(results, goals))
     for transport in ("stdio", "http"):
         key = f"mcp_{transport}_click_overhead_p50_ms"
         if key in results:
-            rows.append([f"MCP {transport} overhead per click (p50)", f"{results[key]:.2f} ms", "≤ 5 ms"])
+            name = f"mcp_{transport}_click_overhead"
+            goal = goal_text(goals, name, "≤ 5 ms", "≤ {:g} ms".format)
+            rows.append(
+                [f"MCP {transport} overhead per click (p50)", f"{results[key]:.2f} ms", goal, mark(goals, name)]
+            )
     if "think_local_ratio" in results:
         value = (
             f"{results['think_attempts']} attempts: {results['think_serial_s']:.1f} s serial, "
             f"{results['think_local_s']:.1f} s at concurrency {results['think_concurrency']}: "
             f"**{results['think_local_ratio']:.2f}×**"
         )
-        rows.append([f"thinking agents ({results['think_s']:g} s a call), concurrent vs serial", value, "≤ 0.3×"])
+        what = f"thinking agents ({results['think_s']:g} s a call), concurrent vs serial"
+        rows.append([what, value, goal_text(goals, "think_local", "≤ 0.3×", ratio), mark(goals, "think_local")])
         value = f"{results['think_ray_s']:.1f} s: **{results['think_ray_overhead_cold']:+.0%}**"
-        rows.append(["the same batch on a local Ray vs local with its own browser start", value, "≤ +15 %"])
+        goal = goal_text(goals, "think_ray_overhead_cold", "≤ +15 %", "≤ {:+.0%}".format)
+        what = "the same batch on a local Ray vs local with its own browser start"
+        rows.append([what, value, goal, mark(goals, "think_ray_overhead_cold")])
+        value = "yes" if results["think_same_verdicts"] else "**no**"
+        rows.append(
+            ["the same verdicts serial, concurrent and on Ray", value, "yes", mark(goals, "think_same_verdicts")]
+        )
     if "overhead_all" in results:
         value = (
             f"{results['attempts_s_none']:.2f} s → {results['attempts_s_all']:.2f} s: "
             f"**{results['overhead_all']:+.1%}** (pairs' median {results['overhead_all_paired']:+.1%})"
         )
-        rows.append(["screenshot cost: six reference attempts, `--screenshots all` vs none", value, "≤ +15 %"])
-        rows.append(["the same with an agent thinking 0.2 s a call", f"{results['overhead_think_all']:+.1%}", ""])
-        rows.append(["`--playwright-trace` vs nothing kept", f"{results['overhead_trace']:+.1%}", ""])
+        goal = goal_text(goals, "screenshot_overhead", "≤ +15 %", "≤ {:+.0%}".format)
+        what = "screenshot cost: six reference attempts, `--screenshots all` vs none"
+        rows.append([what, value, goal, mark(goals, "screenshot_overhead")])
+        rows.append(["the same with an agent thinking 0.2 s a call", f"{results['overhead_think_all']:+.1%}", "", ""])
+        rows.append(["`--playwright-trace` vs nothing kept", f"{results['overhead_trace']:+.1%}", "", ""])
     for pack, row in sorted(results.items()):
         if isinstance(row, dict) and "sandbox_cpu_s" in row:
             value = f"{row['sandbox_cpu_s']:.2f} s vs {row['raw_cpu_s']:.2f} s: **{row['ratio']:.2f}×**"
-            rows.append([f"CPU per `{pack}` attempt vs a plain Playwright script", value, "≤ 1.2×"])
+            goal = goal_text(goals, f"cpu_{pack}", "≤ 1.2×", ratio)
+            what = f"CPU per `{pack}` attempt vs a plain Playwright script"
+            rows.append([what, value, goal, mark(goals, f"cpu_{pack}")])
     return rows
+
+
+def run_goals(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The run's own verdicts, or (a run published before runs carried them) computed here."""
+    return run["goals"] if "goals" in run else goal_verdicts(run["results"])
+
+
+def run_label(run: dict[str, Any]) -> str:
+    """Date, commit (with "+changes" when the tree had uncommitted changes) and "quick"."""
+    commit = run["commit"]
+    label = f"{run['date'][:10]}, `{commit[:7]}`" + (" +changes" if commit.endswith("+changes") else "")
+    return label + (", quick" if run.get("quick") else "")
+
+
+def latest_runs(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each section's newest run; a quick run only for a section that has no full one."""
+    latest: dict[str, dict[str, Any]] = {}
+    for run in runs:  # oldest first
+        kept = latest.get(run["section"])
+        if kept is None or not run.get("quick") or kept.get("quick"):
+            latest[run["section"]] = run
+    return latest
+
+
+def goals_summary(goals: dict[str, dict[str, Any]]) -> str:
+    if not goals:
+        return "-"
+    missed = sum(not row["met"] for row in goals.values())
+    return f"{len(goals) - missed} of {len(goals)} met" if not missed else f"**{missed} of {len(goals)} missed**"
+
+
+BENCHMARK_NOTES = (
+    "Each figure with a goal is marked *met* or **missed**: a run's JSON carries its verdicts "
+    '(`"goals"`); a run published before runs carried them is judged here against the goal its '
+    "results name or, when they name none, today's goal; a figure with no known goal has no mark. "
+    "Memory on the scale rows: **PSS a session** is the goal's figure, the whole process tree's PSS "
+    "(Python, the Node driver, every Chromium) when the most sessions were open / those sessions; "
+    "*growth* is that reading less the same tree's PSS with the server started and no session open / "
+    "those sessions; *marginal* is the growth less the smallest level's / the sessions added (both from "
+    "each level's own idle reading, so the bench process's own growth is not counted). '256 agents, 48 at "
+    "once': the batch ran 256 attempts, the server held 48 sessions at once and queued the rest.\n\n"
+)
 
 
 def render_benchmarks(folder: Path = BENCHMARKS) -> str:
@@ -578,40 +702,50 @@ def render_benchmarks(folder: Path = BENCHMARKS) -> str:
         "shared 2-core machine move from run to run: compare runs of the same day, and read a ratio against its "
         "goal, not a single millisecond.\n\n"
     )
+    out.append(BENCHMARK_NOTES)
     if not runs:
         return "".join(out) + "No published run yet.\n"
     out.append("## Latest figures\n\n")
-    latest: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        latest[run["section"]] = run
-    rows = []
-    for section, run in sorted(latest.items()):
-        for figure, value, goal in headline(run["results"]):
-            rows.append([figure, value, goal, f"{run['date'][:10]}, `{run['commit'][:7]}`, {section}"])
-    out.append(table(["figure", "measured", "goal", "run"], rows))
+    newest = runs[-1]
+    out.append(
+        f"Each section's newest full run (a `--quick` run only where a section has no full one). The newest "
+        f"run of all is from {run_label(newest)}; a section measured at another commit is marked *older*: "
+        "its figures may not hold for today's code.\n"
+    )
+    for section, run in sorted(latest_runs(runs).items()):
+        rows = headline(run["results"], run_goals(run))
+        if not rows:
+            continue
+        older = "" if run["commit"] == newest["commit"] else " · *older*"
+        out.append(f"\n### {section} · {run_label(run)}{older}\n\n")
+        out.append(table(["figure", "measured", "goal", "verdict"], rows))
     out.append("\n## Every published run\n\n")
     rows = []
     for run in reversed(runs):
         machine = run.get("machine", {})
         where = f"{machine.get('cores', '?')} cores, {machine.get('chromium', '').split(' built')[0]}"
+        if "usable_cores" in machine and machine["usable_cores"] != machine.get("cores"):
+            where = f"{machine['usable_cores']} of " + where
         if machine.get("chromium_path", "").endswith("headless-shell"):
             where += " (headless shell)"
+        commit = run["commit"]
         rows.append(
             [
                 run["date"][:16].replace("T", " "),
-                f"`{run['commit'][:7]}`",
-                run["section"],
+                f"`{commit[:7]}`" + (" +changes" if commit.endswith("+changes") else ""),
+                run["section"] + (" (quick)" if run.get("quick") else ""),
+                goals_summary(run_goals(run)),
                 where,
                 f"`{run.get('command', '')}`",
                 run.get("note", ""),
                 f"`{run['file']}`",
             ]
         )
-    out.append(table(["date (UTC)", "commit", "section", "machine", "command", "note", "data"], rows))
+    out.append(table(["date (UTC)", "commit", "section", "goals", "machine", "command", "note", "data"], rows))
     out.append("\n## Each run's figures\n")
     for run in reversed(runs):
-        out.append(f"\n### {run['date'][:10]} · {run['section']} · `{run['commit'][:7]}`\n\n")
-        out.append(table(["figure", "measured", "goal"], headline(run["results"])))
+        out.append(f"\n### {run['date'][:10]} · {run['section']} · {run_label(run).split(', ', 1)[1]}\n\n")
+        out.append(table(["figure", "measured", "goal", "verdict"], headline(run["results"], run_goals(run))))
         if "workflow_stdio_ratio" in run["results"]:
             out.append("\n" + workflow_steps(run["results"]))
     return "".join(out)
