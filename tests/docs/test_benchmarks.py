@@ -208,3 +208,14 @@ def test_the_pss_is_read_again_once_the_peak_has_settled_and_on_a_schedule_while
     at_peak = [now for now in reads if now >= 47 * 0.25]
     assert 47 * 0.25 + scale.SETTLE_S in at_peak  # once the sessions are at rest, whatever the budget
     assert len(at_peak) >= 6 and max(b - a for a, b in zip(at_peak, at_peak[1:], strict=False)) <= 6.0
+
+
+def test_a_scale_level_that_raised_is_a_missed_goal_and_the_levels_before_it_are_still_shown(tmp_path, monkeypatch):
+    goals = script("bench_goals", monkeypatch)
+    results = scale_results() | {"scale_levels": [1, 256, 512], "scale_512_failure": "TypeError('boom')"}
+    assert goals.goals_of(results)["scale_512_errors"] == {"value": None, "goal": 0, "met": False}
+    docs = script("docs_reference", monkeypatch)
+    publish(tmp_path, "2026-12-06T1000", "scale", results)
+    latest = latest_section(docs.render_benchmarks(tmp_path), "scale")
+    assert "| 512 agents at once thinking 1 s a call, one server | **failed**: TypeError('boom') |" in latest
+    assert "| 256 agents, 48 at once, thinking 1 s a call" in latest
