@@ -1,6 +1,7 @@
 """Benchmarks (not timed tests): the sandbox side by side with raw Playwright and Playwright MCP,
 server overhead, scoring speed, runner throughput, the scale curve and Ray. Prints every
-measurement and ratio with its goal.
+measurement and ratio with its goal, then PASS or FAIL for each goal (``bench_goals``), stored
+with the run (``"goals"``, ``"passed"``); exits 1 when a goal was missed.
 
     .venv/bin/python scripts/bench.py [--quick] [--skip-runner] [--skip-mcp]
         [--only ops|mcp|workflow|cpu|throughput|report|scale|ray] [--json FILE] [--publish]
