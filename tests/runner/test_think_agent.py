@@ -61,3 +61,22 @@ def test_a_bad_think_spec_beside_another_agent_gets_the_think_usage(tmp_path, ca
     assert code == 2
     assert "think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:1'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("spec", ["think:0.5:cmd:python3 agent.py", "think:0.5:think:0.1:cmd:./agent"])
+def test_think_refuses_a_cmd_agent_it_could_not_slow(spec):
+    """A cmd: agent calls the HTTP tool server itself: think:SECONDS:cmd:... was accepted and
+    added no delay."""
+    with pytest.raises(AgentSpecError, match="a cmd: agent calls the tool server itself, so think cannot slow it"):
+        make_agent(spec)
+
+
+def test_think_around_a_cmd_agent_is_refused_on_the_command_line(tmp_path, capsys):
+    from sandbox.cli import main
+
+    code = main(["run", "bid-intake", "--agent", "think:0.5:cmd:true", "--out", str(tmp_path), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "think agent: a cmd: agent calls the tool server itself, so think cannot slow it; make the command " in err
+    assert "got 'think:0.5:cmd:true'" in err
+    assert list(tmp_path.iterdir()) == []

@@ -1,7 +1,8 @@
 """think:SECONDS:AGENT — another agent that waits SECONDS before each tool call, as a model's
 latency would (``think:0.5:reference``). For measuring throughput with agents that think:
 the browser is idle while the "model" thinks, so attempts can overlap. It takes the options its
-inner agent takes (``think:0.5:openai:MODEL --base-url URL``)."""
+inner agent takes (``think:0.5:openai:MODEL --base-url URL``). It refuses a ``cmd:`` agent, whose
+process calls the HTTP tool server itself: no wait could come between."""
 
 from __future__ import annotations
 
@@ -75,4 +76,9 @@ def create(value: str, options: AgentOptions) -> ThinkingAgent:
         delay = -1.0
     if not math.isfinite(delay) or delay < 0 or not inner:  # nan or inf: every call would wait forever
         raise AgentSpecError(f"think agent: use think:SECONDS:AGENT with SECONDS >= 0, got 'think:{value}'")
+    if inner.partition(":")[0] == "cmd":  # its process calls the tool server itself, never through the wait
+        raise AgentSpecError(
+            f"think agent: a cmd: agent calls the tool server itself, so think cannot slow it; "
+            f"make the command wait instead, got 'think:{value}'"
+        )
     return ThinkingAgent(delay, make_agent(inner, options))
