@@ -3,11 +3,18 @@ decision is made from what a read step would hand over."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import datetime
 
 import pytest
 
-from sandbox.runner.agents.reference._reading import BenchmarkError, iso_date
+from sandbox import PROJECT_ROOT
+from sandbox.evaluation.packs import load_pack
+from sandbox.runner.agents.reference import sec_contract
+from sandbox.runner.agents.reference._aria import parse_snapshot
+from sandbox.runner.agents.reference._reading import BenchmarkError, checked_answer, instant, iso_date, run_guarded
+from sandbox.runner.agents.reference._sam import response_due
 from sandbox.runner.agents.reference.addenda_trace import (
     Deadlines,
     Description,
@@ -18,6 +25,8 @@ from sandbox.runner.agents.reference.addenda_trace import (
 )
 from sandbox.runner.agents.reference.bid_intake import derive_qualification
 from sandbox.runner.agents.reference.court_docket import Docket, Proceeding, derive_decision
+from sandbox.runner.task import InProcessClient, Tools
+from tests.support.reference import pack_task
 
 
 @pytest.mark.parametrize(
@@ -130,3 +139,67 @@ def test_court_decision_row_and_the_three_events_before_it():
     assert decision.unanimous and decision.argued is rows[3] and decision.judgment is rows[5]
     with pytest.raises(BenchmarkError):
         derive_decision(Docket("22-1", "No. 22-1", {}, rows[3:]))
+
+
+def test_iso_date_refuses_a_date_no_calendar_has():
+    """date(2023, 2, 30) was a ValueError that crashed the agent."""
+    with pytest.raises(BenchmarkError, match="'Feb 30, 2023' writes no calendar date"):
+        iso_date("Feb 30, 2023")
+
+
+async def _guarded(pack_id: str, body) -> str:
+    """``body`` run the way every solver runs; it calls no tool, so the client is never used."""
+    return await run_guarded(Tools(InProcessClient(run=None)), pack_task(load_pack(pack_id)), body)
+
+
+async def test_a_source_read_as_what_it_is_not_is_a_benchmark_error_saying_where():
+    """A KeyError, TypeError, AttributeError or ValueError while reading used to propagate: the
+    attempt was recorded crashed, without the benchmark-error answer or its tool-call count."""
+
+    async def notice_data_as_an_array(browser, task):
+        return {"due": response_due(["not", "an", "object"])}
+
+    async def a_date_with_no_zone(browser, task):
+        return {"at": instant("2026-07-08T00:00:00Z") < instant("2026-07-08T00:00:00")}
+
+    said = await _guarded("bid-intake", notice_data_as_an_array)
+    assert said.startswith(
+        "BENCHMARK_ERROR: the sources are not as this agent reads them: AttributeError 'list' object has no "
+        "attribute 'get' in _sam.py:"
+    )
+    assert said.endswith("(data2)")
+    said = await _guarded("addenda-trace", a_date_with_no_zone)
+    assert said.startswith("BENCHMARK_ERROR: the sources are not as this agent reads them: TypeError can't compare")
+
+
+async def test_a_record_that_would_break_the_output_contract_is_a_benchmark_error_naming_the_field():
+    pack = load_pack("controlled-form")
+    record = json.loads(
+        (PROJECT_ROOT / "fixtures" / "attempts" / "reference" / "controlled-form" / "output.txt")
+        .read_text(encoding="utf-8")
+        .split("BENCHMARK_JSON_BEGIN", 1)[1]
+        .split("BENCHMARK_JSON_END", 1)[0]
+    )[0]
+    assert checked_answer(pack_task(pack), record).startswith("BENCHMARK_JSON_BEGIN")
+    broken = {**record, "fields": {**record["fields"], "phone": None}, "target_url": "not a uri with spaces"}
+
+    async def body(browser, task):
+        return broken
+
+    assert await _guarded("controlled-form", body) == (
+        "BENCHMARK_ERROR: the answer would break the output contract: fields.phone: None is not of type "
+        "'string'; target_url: 'not a uri with spaces' is not a 'uri'"
+    )
+
+
+def test_sec_contract_evidence_the_contract_asks_and_the_agent_does_not_read_is_a_benchmark_error():
+    """``quotes[name]`` was a KeyError for an evidence field the agent does not read."""
+    evidence = {"required": ["filing.accession_number", "agreement.fee"]}
+    task = dataclasses.replace(
+        pack_task(load_pack("sec-contract")), output_schema={"items": {"properties": {"evidence": evidence}}}
+    )
+    empty = parse_snapshot("")
+    sources = sec_contract.Sources("https://www.sec.gov/index.htm", "https://www.sec.gov/ex10.htm", empty, empty)
+    filing = sec_contract.FilingIndex("0000000000-26-000001", "8-K", "2026-01-02", "Filer Inc.", "EX-10.1")
+    with pytest.raises(BenchmarkError, match=r"asks evidence for \['agreement.fee'\], which this agent does not read"):
+        sec_contract.assemble(task, sources, filing, {})

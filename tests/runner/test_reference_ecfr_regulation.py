@@ -5,10 +5,11 @@ and a RIN that now appears, are read from the views rather than remembered)."""
 from __future__ import annotations
 
 from sandbox.runner.agents.reference import ecfr_regulation
-from tests.support.mirrors import mirror_with_changes
+from tests.support.mirrors import mirror_with_changes, mirror_with_edits
 from tests.support.reference import assert_error_free_pass, run_solver
 
 AFTER_VIEW = "renderer/title-28_part-35_subpart-H_2024-06-24.html"
+VERSIONS = "versioner/title-28_part-35_section-35.200.json"
 
 
 async def test_ecfr_regulation_reference_agent_passes(sandbox):
@@ -44,3 +45,25 @@ async def test_ecfr_regulation_answer_follows_the_views(sandbox, tmp_path):
     assert record["requirements"]["small_or_special_district_compliance_date"] == "2027-04-27"
     assert record["requirements"]["large_entity_compliance_date"] == "2026-04-24"
     assert not attempt.report.qualified_pass
+
+
+async def test_ecfr_title_part_and_section_are_read_from_the_version_history(sandbox, tmp_path):
+    """They were parsed from the versions URL the prompt supplies, not from what the tool showed."""
+
+    def in_title_29_part_36(text: str) -> str:
+        return text.replace('"title": "28"', '"title": "29"').replace('"part": "35"', '"part": "36"')
+
+    mirror = mirror_with_edits(tmp_path, "www.ecfr.gov", {VERSIONS: in_title_29_part_36})
+    attempt = await run_solver(sandbox, ecfr_regulation.solve, "ecfr-regulation", mirror_roots=(mirror,))
+    trace = attempt.record["version_trace"]
+    assert (trace["cfr_title"], trace["cfr_part"], trace["section"]) == (29, "36", "35.200")
+
+
+async def test_ecfr_version_history_that_is_no_json_object_answers_a_benchmark_error(sandbox, tmp_path):
+    """``versions.get`` on a JSON array was an AttributeError: the attempt crashed without an answer."""
+    mirror = mirror_with_edits(tmp_path, "www.ecfr.gov", {VERSIONS: lambda text: f"[{text}]"})
+    attempt = await run_solver(sandbox, ecfr_regulation.solve, "ecfr-regulation", mirror_roots=(mirror,))
+    assert attempt.benchmark_error == (
+        "https://www.ecfr.gov/api/versioner/v1/versions/title-28.json?part=35&section=35.200 shows a JSON array, "
+        "not the object this task reads"
+    )

@@ -13,6 +13,7 @@ from sandbox.evaluation.packs import Pack, load_pack
 from sandbox.evaluation.scoring import ScoreReport, score_attempt
 from sandbox.runner.task import AgentTask, InProcessClient, Tools
 from toolserver.contract.trace import Trace, parse_trace
+from toolserver.faults import parse_faults
 
 SITE_KEY = "reference-agent-test-key"
 
@@ -26,17 +27,21 @@ class Attempt:
     report: ScoreReport
 
     @property
+    def benchmark_error(self) -> str:
+        """The reason of a benchmark-error answer (the output is nothing else)."""
+        assert self.output.startswith("BENCHMARK_ERROR: "), self.output
+        return self.output.removeprefix("BENCHMARK_ERROR: ")
+
+    @property
     def record(self) -> dict:
         found = re.search(r"BENCHMARK_JSON_BEGIN\n(.*)\nBENCHMARK_JSON_END", self.output, re.S)
         assert found, self.output
         return json.loads(found.group(1))[0]
 
 
-async def run_solver(sandbox, solve, pack_id: str, mirror_roots: tuple[Path, ...] | None = None) -> Attempt:
-    """One solver on one pack, on the shared warm browser (with its own mirror when given)."""
-    pack = load_pack(pack_id)
-    run = sandbox.create_run(policy=pack.policy(), header={"site_key": SITE_KEY}, mirror_roots=mirror_roots)
-    task = AgentTask(
+def pack_task(pack: Pack) -> AgentTask:
+    """The task an agent gets for ``pack`` (what ``run_attempt`` hands it, without a client)."""
+    return AgentTask(
         pack_id=pack.id,
         workflow=pack.card.workflow,
         prompt=pack.render_prompt(SITE_KEY),
@@ -45,6 +50,18 @@ async def run_solver(sandbox, solve, pack_id: str, mirror_roots: tuple[Path, ...
         input_text=pack.input_text,
         output_schema=pack.schema,
     )
+
+
+async def run_solver(
+    sandbox, solve, pack_id: str, mirror_roots: tuple[Path, ...] | None = None, faults: str | None = None
+) -> Attempt:
+    """One solver on one pack, on the shared warm browser (with its own mirror, and the
+    ``--faults`` spec's faults, when given)."""
+    pack = load_pack(pack_id)
+    run = sandbox.create_run(
+        policy=pack.policy(), header={"site_key": SITE_KEY}, mirror_roots=mirror_roots, faults=parse_faults(faults)
+    )
+    task = pack_task(pack)
     started = time.monotonic()
     try:
         output = await solve(Tools(InProcessClient(run)), task)

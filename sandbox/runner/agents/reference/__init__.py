@@ -7,8 +7,10 @@
 workflow's reference agent is one module here. Each solver reads only its ``AgentTask`` and
 tool results, never packs, fixtures or mirrors, and has one shape: ``read_sources`` browses
 and keeps what the tools returned; pure ``derive_*`` functions parse and decide from it;
-``assemble`` builds the output record; ``solve`` runs them under ``_reading.run_guarded``
-(a ``BenchmarkError`` ends the run with the benchmark-error answer).
+``assemble`` builds the output record; ``solve`` runs them under ``_reading.run_guarded``,
+which answers with the record once it keeps the task's output schema. A ``BenchmarkError``, a
+failed tool call, a source read as something it is not (a KeyError, TypeError, ...) or a record
+that breaks the schema ends the run with the benchmark-error answer, saying why.
 """
 
 from __future__ import annotations

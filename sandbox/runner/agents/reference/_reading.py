@@ -6,7 +6,8 @@ here, so a solver imports its idiom from this one module).
 
 Each solver has the same shape: ``read_sources`` only browses and keeps what the tools
 returned; pure ``derive_*`` functions parse and decide from that; ``assemble`` builds the
-output record; ``solve`` runs them under ``run_guarded``.
+output record; ``solve`` runs them under ``run_guarded``, which checks the record against the
+task's output schema and answers with it, or with the benchmark error that stopped the run.
 
 An agent only ever reads ``AgentTask`` text and tool results; nothing here touches the disk,
 the packs, the mirrors or the browser directly. Pure module: no Playwright, no aiohttp.
@@ -17,15 +18,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 from sandbox.runner.agents.reference import _task_text
 from sandbox.runner.agents.reference._aria import Node, parse_snapshot
 from sandbox.runner.agents.reference._task_text import NOT_FOUND, NOT_STATED, BenchmarkError  # noqa: F401 (re-exported)
-from sandbox.runner.agents.reference._task_text import benchmark_output as answer  # noqa: F401 (re-exported)
+from sandbox.runner.agents.reference._task_text import benchmark_output as answer
 from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
 
@@ -98,6 +101,15 @@ async def read_json(browser: Browser, url: str, citations: Citations) -> tuple[s
     return text, value
 
 
+async def read_json_object(browser: Browser, url: str, citations: Citations) -> tuple[str, dict]:
+    """``read_json`` for a URL whose document must be one JSON object (a record, an index)."""
+    text, value = await read_json(browser, url, citations)
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+        raise BenchmarkError(f"{url} shows a JSON {kind}, not the object this task reads")
+    return text, value
+
+
 class Browser:
     """The agent's browser calls, in the gates' terms: one start with the run plan's URL,
     URL-bearing navigations, snapshots, and one close (also when the agent stops early)."""
@@ -152,16 +164,55 @@ class Browser:
             await self.tools.call("browser_close")
 
 
-async def run_guarded(tools: Tools, task: AgentTask, body: Callable[[Browser, AgentTask], Awaitable[str]]) -> str:
-    """Run an agent body. If it must stop (a benchmark error or a failed tool call) the
+# What reading a well-formed but unexpected page raises: a missing key or index, a value of another
+# type ("data2" a list, a date "Feb 30"), None where a string was. The run stops with the reason.
+SOURCE_FAULTS = (LookupError, TypeError, AttributeError, ValueError)
+
+
+def unexpected_source(exc: Exception) -> BenchmarkError:
+    """A ``SOURCE_FAULTS`` exception as the benchmark error it stands for, naming where the agent
+    was reading (the innermost frame in a reference agent module) and what it found."""
+    here = Path(__file__).parent
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).parent == here]
+    where = f" in {Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})" if frames else ""
+    return BenchmarkError(f"the sources are not as this agent reads them: {type(exc).__name__} {exc}{where}")
+
+
+def checked_answer(task: AgentTask, record: dict) -> str:
+    """The answer block for ``record``, once it is known to keep the task's output contract (the
+    JSON Schema with its formats); a record that would break it is a benchmark error naming the
+    fields, never an answer that fails the contract as a whole."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(task.output_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors([record]), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        said = "; ".join(
+            f"{'.'.join(str(p) for p in list(e.absolute_path)[1:]) or 'the record'}: {e.message[:200]}"
+            for e in errors[:3]
+        )
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        raise BenchmarkError(f"the answer would break the output contract: {said}{more}")
+    return answer(record)
+
+
+async def run_guarded(tools: Tools, task: AgentTask, body: Callable[[Browser, AgentTask], Awaitable[dict]]) -> str:
+    """Run an agent body and answer with the record it builds. If it must stop (a benchmark
+    error, a failed tool call, a source it cannot read, a record that breaks the contract) the
     session it opened is released and the answer is the error; any other exception is a bug
     in the agent and propagates (after the release)."""
     browser = Browser(tools, task)
     try:
-        return await body(browser, task)
-    except (BenchmarkError, ToolCallError) as error:
+        return checked_answer(task, await body(browser, task))
+    except BenchmarkError as error:
         await _release(browser)
-        return benchmark_error_answer(error if isinstance(error, BenchmarkError) else BenchmarkError(str(error)))
+        return benchmark_error_answer(error)
+    except ToolCallError as error:
+        await _release(browser)
+        return benchmark_error_answer(BenchmarkError(str(error)))
+    except SOURCE_FAULTS as exc:
+        await _release(browser)
+        return benchmark_error_answer(unexpected_source(exc))
     except Exception:
         await _release(browser)
         raise
@@ -171,6 +222,28 @@ async def _release(browser: Browser) -> None:
     # The trace records a failed close; the stop reason is what the caller reports.
     with contextlib.suppress(ToolCallError):
         await browser.close()
+
+
+# --- values read from a source ------------------------------------------------------------------
+
+
+def stated(value: Any, what: str) -> str:
+    """A text value a source holds, else ``NOT_FOUND`` (absent, null or blank): the prompts' token
+    for a concrete record value the complete sources do not hold. Another kind of value (a list
+    where a name was) is no answer, but a benchmark error."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return NOT_FOUND
+    if not isinstance(value, str):
+        raise BenchmarkError(f"{what} is {value!r} in the source, not a text")
+    return value
+
+
+def required(value: Any, what: str) -> str:
+    """A text value the task cannot do without (one to cite, a date the contract types): its
+    absence stops the run with a benchmark error naming it."""
+    if not isinstance(value, str) or not value.strip():
+        raise BenchmarkError(f"the sources give no {what} as a text (found {value!r})")
+    return value
 
 
 # --- citations -------------------------------------------------------------------------------
@@ -259,7 +332,15 @@ def iso_date(text: str) -> str:
     match = MONTH_DAY_YEAR.search(text)
     if not match:
         raise BenchmarkError(f"no 'Month day, year' date in {text!r}")
-    return date(int(match.group(3)), month_number(match.group(1)), int(match.group(2))).isoformat()
+    return calendar_date(int(match.group(3)), month_number(match.group(1)), int(match.group(2)), text).isoformat()
+
+
+def calendar_date(year: int, month: int, day: int, text: str) -> date:
+    """The date, or a benchmark error naming the text that wrote an impossible one ('Feb 30, 2023')."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        raise BenchmarkError(f"{text!r} writes no calendar date") from None
 
 
 def iso_datetime_from_text(day_month_year: str, clock: str, zone: str) -> str:
@@ -274,7 +355,7 @@ def iso_datetime_from_text(day_month_year: str, clock: str, zone: str) -> str:
     offset = ZONE_OFFSETS.get(zone.upper())
     if offset is None:
         raise BenchmarkError(f"unknown time zone abbreviation {zone!r}")
-    day = date(int(match.group(3)), month_number(match.group(2)), int(match.group(1)))
+    day = calendar_date(int(match.group(3)), month_number(match.group(2)), int(match.group(1)), day_month_year)
     return f"{day.isoformat()}T{hour:02d}:{hour_minute.group(2)}:00{offset}"
 
 

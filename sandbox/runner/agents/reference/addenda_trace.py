@@ -20,20 +20,24 @@ from datetime import datetime
 
 from sandbox.runner.agents.reference._aria import Node
 from sandbox.runner.agents.reference._reading import (
+    DAY_MONTH_YEAR,
+    MONTH_DAY_YEAR,
+    MONTHS,
     NOT_FOUND,
     NOT_STATED,
     BenchmarkError,
     Browser,
     Citations,
     RunPlan,
-    answer,
     instant,
     iso_datetime_from_text,
     json_member_quote,
     local_date,
-    read_json,
+    read_json_object,
     read_run_plan,
+    required,
     run_guarded,
+    stated,
 )
 from sandbox.runner.agents.reference._sam import (
     SamUrls,
@@ -90,6 +94,20 @@ def window_count_deltas(note: str) -> str:
         s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)
     ]
     return " ".join(stated) if stated else NOT_STATED
+
+
+def stated_date(note: str) -> str:
+    """The first date a note's site-visit sentences write ('29 June 2026', 'June 29, 2026'), as
+    written; NOT_STATED when they write none."""
+    for sentence in sentences(note):
+        if not re.search(r"site visit", sentence, re.I):
+            continue
+        found = [m for pattern in (DAY_MONTH_YEAR, MONTH_DAY_YEAR) for m in pattern.finditer(sentence)]
+        for match in sorted(found, key=lambda m: m.start()):
+            month = match.group(2) if match.re is DAY_MONTH_YEAR else match.group(1)
+            if month[:3].lower() in MONTHS:
+                return match.group(0)
+    return NOT_STATED
 
 
 def find_paragraph(paragraphs: list[str], prefix: str) -> str | None:
@@ -170,8 +188,13 @@ class Versions:
         return self.data[2]
 
 
+def posted_at(version: dict) -> str:
+    """A notice-data version's postedDate (the version order and the timeline need it)."""
+    return required(version.get("postedDate"), "postedDate of a notice-data version")
+
+
 def derive_versions(versions: dict[str, tuple[str, dict]]) -> Versions:
-    ordered = sorted(versions, key=lambda u: instant(versions[u][1]["postedDate"]))
+    ordered = sorted(versions, key=lambda u: instant(posted_at(versions[u][1])))
     if len(ordered) != 3:
         raise BenchmarkError(f"expected three notice-data versions, got {len(ordered)}")
     baseline, amended, current = ordered
@@ -236,14 +259,11 @@ def derive_description(versions: Versions) -> Description:
     funds = funds_statement(current_paragraphs)
     if not (site_visit and questions and funds and acknowledge_quote):
         raise BenchmarkError("the description lacks the site visit, questions, funds or acknowledgment statement")
-    revised_visit = next((n for n in notes.values() if re.search(r"site visit", n, re.I)), None)
     if current_site_visit and current_site_visit["date"] != site_visit["date"]:
         revised_visit_date = current_site_visit["date"]
-    elif revised_visit:
-        revised_visit_date = revised_visit
-    else:
-        revised_visit_date = NOT_STATED
-    solicitation_year = instant(versions.baseline["postedDate"]).year
+    else:  # a date an amendment note gives the site visit
+        revised_visit_date = next((d for d in map(stated_date, notes.values()) if d != NOT_STATED), NOT_STATED)
+    solicitation_year = instant(posted_at(versions.baseline)).year
     deadline_year = re.search(r"\b(\d{4})\b", site_visit["deadline"])
     all_text = " ".join(current_paragraphs + baseline_paragraphs + description_paragraphs(versions.amended))
     bonding = [s for s in sentences(all_text) if re.search(r"\bbond(s|ing)?\b", s, re.I)]
@@ -275,17 +295,16 @@ class Documents:
 
 
 def derive_documents(resources: dict, notes: dict[str, str], baseline: dict) -> Documents:
-    files = sorted(attachment_files(resources), key=lambda a: instant(a["postedDate"]))
-    sow_files = [f["name"] for f in files if re.search(r"STATEMENT OF WORK|\bSOW\b", f["name"], re.I)]
+    files = sorted(attachment_files(resources), key=lambda a: instant(required(a.get("postedDate"), "file postedDate")))
+    names = [required(f.get("name"), "attachment name") for f in files]
+    sow_files = [n for n in names if re.search(r"STATEMENT OF WORK|\bSOW\b", n, re.I)]
     if not sow_files:
         raise BenchmarkError("the attachment index lists no statement of work")
     sow_updated = {n: bool(re.search(r"updated statement of work|updated SOW", t, re.I)) for n, t in notes.items()}
-    changed = any(sow_updated.values()) or any(
-        instant(f["postedDate"]) > instant(baseline["postedDate"]) for f in files
-    )
+    changed = any(sow_updated.values()) or any(instant(f["postedDate"]) > instant(posted_at(baseline)) for f in files)
     return Documents(
         files,
-        [f["name"] for f in files if re.search(r"\bAMENDMENT\b|\bSF 30\b", f["name"], re.I)],
+        [n for n in names if re.search(r"\bAMENDMENT\b|\bSF 30\b", n, re.I)],
         sow_files,
         sow_updated,
         changed,
@@ -349,8 +368,8 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     urls = classify_urls(plan.allowed_urls)
     citations = Citations()
     page = await open_notice(browser, plan, urls, citations)
-    versions = {url: await read_json(browser, url, citations) for url in urls.notice_data}
-    index_text, resources = await read_json(browser, urls.attachment_index, citations)
+    versions = {url: await read_json_object(browser, url, citations) for url in urls.notice_data}
+    index_text, resources = await read_json_object(browser, urls.attachment_index, citations)
     await browser.close()
     return Sources(urls, page, versions, index_text, resources, citations)
 
@@ -370,30 +389,39 @@ def assemble(
     baseline, amended, current = versions.data
     texts, dues, notes = versions.texts, deadlines.dues, description.notes
     fields = data2(current)
+    solicitation_number = required(fields.get("solicitationNumber"), "solicitation number")  # cited
     place = fields.get("placeOfPerformance") or {}
+    state = place.get("state") or {}
     site_visit, questions, sow_files = description.site_visit, description.questions, documents.sow_files
     amount = award_amount(current)
+
+    def version_id(version: dict) -> str:
+        return stated(version.get("id") or version.get("opportunityId"), "a version id")
+
     return {
         "identity": {
-            "title": fields.get("title"),
-            "solicitation_number": fields.get("solicitationNumber"),
-            "current_version_id": current.get("id") or current.get("opportunityId"),
+            "title": stated(fields.get("title"), "the title"),
+            "solicitation_number": solicitation_number,
+            "current_version_id": version_id(current),
             "lifecycle_status": lifecycle,
         },
-        "classification": {"naics_code": primary_naics(current), "set_aside": set_aside_category(current)},
+        "classification": {
+            "naics_code": stated(primary_naics(current), "the primary NAICS code"),
+            "set_aside": set_aside_category(current),
+        },
         "place": {
-            "city": (place.get("city") or {}).get("name"),
-            "state": (place.get("state") or {}).get("code") or (place.get("state") or {}).get("name"),
-            "postal_code": place.get("zip"),
+            "city": stated((place.get("city") or {}).get("name"), "the city"),
+            "state": stated(state.get("code") or state.get("name"), "the state"),
+            "postal_code": stated(place.get("zip"), "the postal code"),
         },
         "timeline": {
-            "baseline_version_id": baseline.get("id") or baseline.get("opportunityId"),
-            "baseline_posted_at": baseline["postedDate"],
+            "baseline_version_id": version_id(baseline),
+            "baseline_posted_at": posted_at(baseline),
             "baseline_due_at": dues[0],
-            "amendment_0001_version_id": amended.get("id") or amended.get("opportunityId"),
-            "amendment_0001_posted_at": amended["postedDate"],
+            "amendment_0001_version_id": version_id(amended),
+            "amendment_0001_posted_at": posted_at(amended),
             "after_amendment_0001_due_at": dues[1],
-            "current_posted_at": current["postedDate"],
+            "current_posted_at": posted_at(current),
             "current_due_at": dues[2],
             "deadline_sequence": deadlines.sequence,
             "deadline_changes_count": len(deadlines.sequence) - 1,
@@ -438,7 +466,7 @@ def assemble(
         "evidence": {
             "identity.solicitation_number": cite(
                 current_url,
-                json_member_quote(texts[current_url], "solicitationNumber", fields.get("solicitationNumber")),
+                json_member_quote(texts[current_url], "solicitationNumber", solicitation_number),
             ),
             "timeline.baseline_due_at": cite(baseline_url, json_member_quote(texts[baseline_url], "response", dues[0])),
             "timeline.after_amendment_0001_due_at": cite(
@@ -463,7 +491,7 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     sources = await read_sources(browser, read_run_plan(task))
     versions = derive_versions(sources.versions)
     as_of_text, as_of = as_of_from(task.input_text)
@@ -472,4 +500,4 @@ async def _run(browser: Browser, task: AgentTask) -> str:
     documents = derive_documents(sources.resources, description.notes, versions.baseline)
     lifecycle = lifecycle_at(versions.current, as_of)
     monitoring = derive_monitoring(lifecycle, deadlines, description, documents, as_of)
-    return answer(assemble(sources, as_of_text, lifecycle, versions, deadlines, description, documents, monitoring))
+    return assemble(sources, as_of_text, lifecycle, versions, deadlines, description, documents, monitoring)

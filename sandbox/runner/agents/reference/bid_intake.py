@@ -24,13 +24,14 @@ from sandbox.runner.agents.reference._reading import (
     Browser,
     Citations,
     RunPlan,
-    answer,
     find_span,
     instant,
     json_member_quote,
-    read_json,
+    read_json_object,
     read_run_plan,
+    required,
     run_guarded,
+    stated,
 )
 from sandbox.runner.agents.reference._sam import (
     SamUrls,
@@ -188,8 +189,8 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     notice_data_url = urls.notice_data[0]
     citations = Citations()
     page = await open_notice(browser, plan, urls, citations)
-    data_text, notice = await read_json(browser, notice_data_url, citations)
-    index_text, resources = await read_json(browser, urls.attachment_index, citations)
+    data_text, notice = await read_json_object(browser, notice_data_url, citations)
+    index_text, resources = await read_json_object(browser, urls.attachment_index, citations)
     await browser.close()
     return Sources(urls, notice_data_url, page, data_text, notice, index_text, resources, citations)
 
@@ -200,39 +201,43 @@ def assemble(
     notice, page, data_text, cite = sources.notice, sources.page, sources.data_text, sources.citations.cite
     urls, notice_data_url = sources.urls, sources.notice_data_url
     fields = data2(notice)
-    due = response_due(notice)
+    # The values cited, and the dates the contract types, are needed; other texts may be NOT_FOUND.
+    solicitation_number = required(fields.get("solicitationNumber"), "solicitation number")
+    due = required(response_due(notice), "offers-due time")
     place = fields.get("placeOfPerformance") or {}
     state = place.get("state") or {}
-    naics = primary_naics(notice)
-    names = [f["name"] for f in attachment_files(sources.resources)]
+    state_code = required(state.get("code"), "place-of-performance state code")
+    naics = required(primary_naics(notice), "primary NAICS code")
+    email = required(contact.get("email"), "primary contact email")
+    names = [required(f.get("name"), "attachment name") for f in attachment_files(sources.resources)]
     amount = award_amount(notice)
     return {
         "identity": {
-            "title": fields.get("title"),
-            "solicitation_number": fields.get("solicitationNumber"),
-            "opportunity_id": notice.get("id") or notice.get("opportunityId"),
+            "title": stated(fields.get("title"), "the title"),
+            "solicitation_number": solicitation_number,
+            "opportunity_id": stated(notice.get("id") or notice.get("opportunityId"), "the opportunity id"),
             "lifecycle_status": lifecycle,
         },
         "buyer": {
-            "department": labelled_value(page, "Department/Ind. Agency"),
-            "sub_tier": labelled_value(page, "Sub-tier"),
-            "office": labelled_value(page, "Office"),
+            "department": stated(labelled_value(page, "Department/Ind. Agency"), "the department"),
+            "sub_tier": stated(labelled_value(page, "Sub-tier"), "the sub-tier"),
+            "office": stated(labelled_value(page, "Office"), "the office"),
         },
         "dates": {
-            "published_at": notice.get("postedDate"),
+            "published_at": required(notice.get("postedDate"), "postedDate"),
             "offers_due_at": due,
-            "inactive_date": (fields.get("archive") or {}).get("date"),
+            "inactive_date": required((fields.get("archive") or {}).get("date"), "inactive (archive) date"),
         },
         "classification": {
             "naics_code": naics,
             "secondary_naics_code": secondary_naics(notice) or NOT_FOUND,
-            "psc_code": fields.get("classificationCode"),
+            "psc_code": stated(fields.get("classificationCode"), "the PSC code"),
             "set_aside": set_aside_category(notice),
         },
         "place": {
-            "city": (place.get("city") or {}).get("name"),
-            "state": state.get("code") or state.get("name"),
-            "postal_code": place.get("zip"),
+            "city": stated((place.get("city") or {}).get("name"), "the city"),
+            "state": state_code,
+            "postal_code": stated(place.get("zip"), "the postal code"),
         },
         "scope": {
             "work_type": scope.work_type,
@@ -244,7 +249,7 @@ def assemble(
             "complete_within_calendar_days": scope.complete_days,
         },
         "attachments": {"count": len(names), "names": names},
-        "contact": {"primary_name": contact.get("fullName"), "primary_email": contact.get("email")},
+        "contact": {"primary_name": stated(contact.get("fullName"), "the contact's name"), "primary_email": email},
         "qualification": {"as_of_at": as_of_text, **qualification},
         "official_urls": {
             "notice": urls.notice,
@@ -253,17 +258,17 @@ def assemble(
         },
         "evidence": {
             "identity.solicitation_number": cite(
-                notice_data_url, json_member_quote(data_text, "solicitationNumber", fields.get("solicitationNumber"))
+                notice_data_url, json_member_quote(data_text, "solicitationNumber", solicitation_number)
             ),
             "dates.offers_due_at": cite(notice_data_url, json_member_quote(data_text, "response", due)),
             "classification.naics_code": cite(notice_data_url, json_member_quote(data_text, "code", [naics])),
             "place.state": cite(
                 notice_data_url,
-                find_span(data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state.get("code")}"')),
+                find_span(data_text, r'"state"\s*:\s*\{\s*"code"\s*:\s*' + re.escape(f'"{state_code}"')),
             ),
             **({"scope.work_type": cite(notice_data_url, scope.work_sentence)} if scope.work_sentence else {}),
             "performance.begin_within_calendar_days_after_award": cite(notice_data_url, scope.begin_quote),
-            "contact.primary_email": cite(notice_data_url, json_member_quote(data_text, "email", contact.get("email"))),
+            "contact.primary_email": cite(notice_data_url, json_member_quote(data_text, "email", email)),
             "attachments.names": [
                 cite(urls.attachment_index, json_member_quote(sources.index_text, "name", n)) for n in names
             ],
@@ -275,7 +280,7 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     sources = await read_sources(browser, read_run_plan(task))
     rules = surrogate_filter(task.prompt)
     as_of_text, as_of = as_of_from(task.input_text)
@@ -283,13 +288,11 @@ async def _run(browser: Browser, task: AgentTask) -> str:
         raise BenchmarkError(f"the prompt's as-of {rules['open_at']} differs from the input's {as_of_text}")
     notice = sources.notice
     scope = derive_scope(notice)
-    return answer(
-        assemble(
-            sources,
-            as_of_text,
-            lifecycle_at(notice, as_of),
-            scope,
-            derive_contact(notice),
-            derive_qualification(notice, scope.work_type, rules, as_of),
-        )
+    return assemble(
+        sources,
+        as_of_text,
+        lifecycle_at(notice, as_of),
+        scope,
+        derive_contact(notice),
+        derive_qualification(notice, scope.work_type, rules, as_of),
     )

@@ -23,7 +23,6 @@ from sandbox.runner.agents.reference._reading import (
     BenchmarkError,
     Browser,
     RunPlan,
-    answer,
     read_run_plan,
     run_guarded,
 )
@@ -270,8 +269,8 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     form = parse_form_task(task)
     plan = read_run_plan(task)
     sources = await read_sources(browser, plan, form)
-    return answer(assemble(plan, form, derive_fields(form, sources), derive_workflow(form, sources)))
+    return assemble(plan, form, derive_fields(form, sources), derive_workflow(form, sources))

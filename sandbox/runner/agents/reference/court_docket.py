@@ -22,7 +22,6 @@ from sandbox.runner.agents.reference._reading import (
     BenchmarkError,
     Browser,
     RunPlan,
-    answer,
     iso_date,
     read_run_plan,
     run_guarded,
@@ -281,6 +280,21 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     return Sources(plan.start_url, opinion_url, docket, _pdf_text(opinion["snapshot"]))
 
 
+def _header_date(docket: Docket, label: str) -> str:
+    """The ISO date of a header row; the contract types it as a date, so NOT_FOUND cannot stand in."""
+    shown = docket.header.get(label)
+    if shown is None:
+        raise BenchmarkError(f"the docket header has no {label!r} row (it shows {sorted(docket.header)})")
+    return iso_date(shown)
+
+
+def _row_date(row: Proceeding | None, what: str, field: str) -> str:
+    """The date of a Proceedings and Orders row the record needs as a date."""
+    if row is None:
+        raise BenchmarkError(f"the docket shows no {what} row; the output contract allows only a date for {field}")
+    return row.date
+
+
 def assemble(sources: Sources, docket: Docket, decision: Decision, opinion: Opinion) -> dict:
     docket_url, opinion_url = sources.docket_url, sources.opinion_url
     rows, row = docket.proceedings, decision.row
@@ -293,17 +307,19 @@ def assemble(sources: Sources, docket: Docket, decision: Decision, opinion: Opin
         "lower_court": {
             "name": header.get("Lower Ct", NOT_FOUND),
             "case_number": lower_number,
-            "decision_date": iso_date(header["Decision Date"]),
+            "decision_date": _header_date(docket, "Decision Date"),
             "panel_vote": _panel_vote(*(r.description for r in rows), sources.opinion_text),
         },
         "dates": {
-            "docketed": iso_date(header["Docketed"]),
-            "argued": decision.argued.date if decision.argued else NOT_FOUND,
+            "docketed": _header_date(docket, "Docketed"),
+            "argued": _row_date(decision.argued, "'Argued'", "dates.argued"),
             "decided": row.date,
         },
         "disposition": {
             "result": _disposition(decision.disposition_sentence),
-            "judgment_issued_date": decision.judgment.date if decision.judgment else NOT_FOUND,
+            "judgment_issued_date": _row_date(
+                decision.judgment, "'JUDGMENT ISSUED' (after the decision)", "disposition.judgment_issued_date"
+            ),
         },
         "opinion": {
             "author": opinion.author,
@@ -331,8 +347,8 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     sources = await read_sources(browser, read_run_plan(task))
     docket = derive_docket(sources.docket)
     decision = derive_decision(docket)
-    return answer(assemble(sources, docket, decision, derive_opinion(sources.opinion_text, decision, task.prompt)))
+    return assemble(sources, docket, decision, derive_opinion(sources.opinion_text, decision, task.prompt))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, urlsplit
 
 from sandbox.runner.agents.reference._aria import Node
 from sandbox.runner.agents.reference._reading import (
@@ -23,11 +22,11 @@ from sandbox.runner.agents.reference._reading import (
     Browser,
     Citations,
     RunPlan,
-    answer,
     iso_date,
     json_member_quote,
-    read_json,
+    read_json_object,
     read_run_plan,
+    required,
     run_guarded,
     seen_texts,
 )
@@ -201,19 +200,26 @@ class VersionTrace:
     first_version: str
 
 
-def derive_version_trace(versions_url: str, versions: dict) -> VersionTrace:
-    query = parse_qs(urlsplit(versions_url).query)
-    section_number, part = query["section"][0], query["part"][0]
-    title = re.search(r"title-(\d+)", urlsplit(versions_url).path)
+def derive_version_trace(versions: dict) -> VersionTrace:
+    """The section, part and title the version history gives, and its earliest substantive
+    version of that section (the history must be about one section)."""
+    entries = [v for v in versions.get("content_versions") or [] if v.get("type", "section") == "section"]
+    sections = sorted({(v.get("title"), v.get("part"), v.get("identifier")) for v in entries}, key=str)
+    if len(sections) != 1:
+        raise BenchmarkError(f"the version history is not about one section: (title, part, section) {sections}")
+    title, part, section_number = sections[0]
+    title = required(title or (versions.get("meta") or {}).get("title"), "CFR title in the version history")
+    if not title.isdigit():
+        raise BenchmarkError(f"the version history's CFR title is {title!r}, not a number")
     substantive = sorted(
-        v["date"]
-        for v in versions.get("content_versions", [])
-        if v.get("identifier") == section_number and v.get("substantive") and not v.get("removed")
+        required(v.get("date"), "date of a content version")
+        for v in entries
+        if v.get("substantive") and not v.get("removed")
     )
     if not substantive:
         raise BenchmarkError(f"no substantive content version of {section_number} in the version history")
-    cfr_title = int(title.group(1)) if title else int(versions["content_versions"][0]["title"])
-    return VersionTrace(cfr_title, part, section_number, substantive[0])
+    part = required(part, "CFR part in the version history")
+    return VersionTrace(int(title), part, required(section_number, "section in the version history"), substantive[0])
 
 
 @dataclass(frozen=True)
@@ -288,7 +294,7 @@ async def read_sources(browser: Browser, plan: RunPlan) -> Sources:
     _, after = await browser.snapshot()
     citations.saw(before_url, seen_texts(before))
     citations.saw(after_url, seen_texts(after))
-    versions_text, versions = await read_json(browser, versions_url, citations)
+    versions_text, versions = await read_json_object(browser, versions_url, citations)
     for _ in range(plan.min_snapshots - 3):  # the gates ask for more snapshots than the three views
         await browser.snapshot()
     await browser.close()
@@ -370,21 +376,19 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     sources = await read_sources(browser, read_run_plan(task))
     before, after = derive_view(sources.before), derive_view(sources.after)
     if not (before.subpart_heading and after.subpart_heading and after.source_note):
         raise BenchmarkError("a view lacks its subpart heading or the after view lacks its source note")
-    trace = derive_version_trace(sources.versions_url, sources.versions)
+    trace = derive_version_trace(sources.versions)
     all_text = "\n".join(seen_texts(sources.before) + seen_texts(sources.after) + [sources.versions_text])
-    return answer(
-        assemble(
-            sources,
-            before,
-            after,
-            derive_authority(after.source_note),
-            trace,
-            derive_requirements(after, trace.section),
-            _silent_items(all_text),
-        )
+    return assemble(
+        sources,
+        before,
+        after,
+        derive_authority(after.source_note),
+        trace,
+        derive_requirements(after, trace.section),
+        _silent_items(all_text),
     )

@@ -23,7 +23,6 @@ from sandbox.runner.agents.reference._reading import (
     BenchmarkError,
     Browser,
     RunPlan,
-    answer,
     iso_date,
     read_run_plan,
     run_guarded,
@@ -462,6 +461,9 @@ def assemble(task: AgentTask, sources: Sources, filing: FilingIndex, terms: dict
     quotes = {"filing.accession_number": Found(filing.accession_number, filing.accession_number), **terms}
     # The output schema lists the fields that need a citation; filing fields cite the index.
     required = task.output_schema["items"]["properties"]["evidence"]["required"]
+    unread = [name for name in required if name not in quotes]
+    if unread:
+        raise BenchmarkError(f"the output contract asks evidence for {unread}, which this agent does not read")
     evidence = {
         name: {"url": index_url if name.startswith("filing.") else exhibit_url, "quote": quotes[name].quote}
         for name in required
@@ -485,8 +487,8 @@ async def solve(tools: Tools, task: AgentTask) -> str:
     return await run_guarded(tools, task, _run)
 
 
-async def _run(browser: Browser, task: AgentTask) -> str:
+async def _run(browser: Browser, task: AgentTask) -> dict:
     sources = await read_sources(browser, read_run_plan(task))
     filing = derive_filing(sources.index, sources.exhibit_url)
     terms = derive_terms(Agreement(_blocks(sources.exhibit)), task)
-    return answer(assemble(task, sources, filing, terms))
+    return assemble(task, sources, filing, terms)
