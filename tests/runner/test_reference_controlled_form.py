@@ -32,3 +32,44 @@ async def test_controlled_form_verdict_follows_the_page(sandbox, tmp_path):
     assert workflow["final_state"] == "INCOMPLETE_NOT_SUBMITTED"
     assert workflow["final_submission_attempted"] is False
     assert not attempt.report.qualified_pass
+
+
+async def test_controlled_form_whose_session_start_fails_answers_the_benchmark_error(sandbox):
+    """The runner prompt: "If that start fails, report the benchmark error and stop". The agent
+    used to answer FORM_UNAVAILABLE_NOT_SUBMITTED instead."""
+    attempt = await run_solver(sandbox, controlled_form.solve, "controlled-form", faults="session-refused")
+    assert attempt.benchmark_error.startswith("browser_start_session: ")
+    assert [call.tool for call in attempt.trace.calls] == ["browser_start_session"]
+
+
+async def test_controlled_form_typing_that_fails_mid_form_reports_the_incomplete_state(sandbox, tmp_path):
+    """The task: "report the actual incomplete state". A failed browser_type used to end the run
+    with a bare benchmark error; now the filling stops and the final snapshot is reported. Here
+    the page draws step 1 again after the Name is typed, so the Email's ref is stale."""
+    mirror = mirror_with_changes(
+        tmp_path,
+        "sarah27h.github.io",
+        {
+            "simple-multi-step-form/static/js/form.js": [
+                (
+                    "state.values[event.target.id] = event.target.value;\n",
+                    "state.values[event.target.id] = event.target.value;\n"
+                    "    if (event.target.id === 'name') { render(); return; }\n",
+                )
+            ],
+        },
+    )
+    attempt = await run_solver(sandbox, controlled_form.solve, "controlled-form", mirror_roots=(mirror,))
+    tools = [call.tool for call in attempt.trace.calls]
+    assert tools == ["browser_start_session", "browser_snapshot", "browser_type", "browser_type"] + [
+        "browser_snapshot",
+        "browser_close",
+    ]
+    assert attempt.trace.calls[3].error is not None
+    record = attempt.record
+    assert record["fields"]["name"] == "João Muñoz" and record["fields"]["email"] == ""
+    workflow = record["workflow"]
+    assert workflow["final_state"] == "INCOMPLETE_NOT_SUBMITTED"
+    assert workflow["current_heading"] == "Enter User Details (Step 1 of 3)"
+    assert (workflow["steps_reached"], workflow["final_submission_attempted"]) == (1, False)
+    assert attempt.report.output_contract.ok, attempt.report.output_contract.errors

@@ -6,6 +6,10 @@ stops there: it never clicks the confirm action and never presses Enter. Every r
 value is what the snapshots showed; the synthetic values, the record id and the expected
 heading / action label come from the task text.
 
+A failed browser_start_session (or a provider other than Kernel) is the benchmark error the
+runner prompt asks for. A typing or click that fails on the form ends the filling: the record
+then reports the state the final snapshot shows (incomplete, not submitted), as the task asks.
+
 ``parse_form_task`` reads the task text; ``read_sources`` browses (fills and clicks, then
 snapshots the confirmation screen); ``derive_workflow`` judges it (pure); ``assemble``
 builds the record.
@@ -26,7 +30,7 @@ from sandbox.runner.agents.reference._reading import (
     read_run_plan,
     run_guarded,
 )
-from sandbox.runner.task import AgentTask, Tools
+from sandbox.runner.task import AgentTask, ToolCallError, Tools
 
 WORKFLOW = "controlled-form"
 
@@ -99,11 +103,11 @@ def parse_form_task(task: AgentTask) -> FormTask:
 class Sources:
     """What the tools showed while the steps were filled, and the final screen."""
 
-    started: bool = False
     headings: list[str] = field(default_factory=list)
     field_names: set[str] = field(default_factory=set)
     typed: dict[str, str] = field(default_factory=dict)  # label -> value the field held after typing
     clicks: int = 0
+    failed: str | None = None  # the typing or click on the form that failed, which ended the filling
     final: Node | None = None
 
 
@@ -164,25 +168,29 @@ async def _fill_steps(browser: Browser, form: FormTask, seen: Sources) -> None:
             target = _field(tree, value.label)
             if target is None or target.ref is None:
                 return
-            result = await browser.type(target.ref, value.value)
+            try:
+                result = await browser.type(target.ref, value.value)
+            except ToolCallError as error:
+                seen.failed = str(error)
+                return
             if isinstance(result.get("value"), str):  # what the field held, as the tool read it back
                 seen.typed[value.label] = result["value"]
         button = _button(tree, form.next_label)
         if button is None or button.ref is None:
             return
-        await browser.click(button.ref)
+        try:
+            await browser.click(button.ref)
+        except ToolCallError as error:
+            seen.failed = str(error)
+            return
         seen.clicks += 1
 
 
 async def read_sources(browser: Browser, plan: RunPlan, form: FormTask) -> Sources:
-    """Fill the steps and snapshot the screen they lead to. A failed start is not an error
-    here: the record then says the form was unavailable."""
+    """Start the session (a failure stops the run), fill the steps and snapshot the screen
+    they lead to, also when a typing or click on the form failed."""
     seen = Sources()
-    try:
-        await browser.start(plan)
-    except BenchmarkError:
-        return seen
-    seen.started = True
+    await browser.start(plan)
     await _fill_steps(browser, form, seen)
     # A fresh snapshot strictly after the last click: the screen the verdict is about.
     seen.final = await _snapshot(browser, seen)
@@ -240,8 +248,9 @@ def derive_workflow(form: FormTask, seen: Sources) -> dict:
         and errors == 0
         and primary == form.primary_action
         and not submitted
+        and seen.failed is None
     )
-    if not seen.started or not seen.headings or not steps_reached:
+    if not seen.headings or not steps_reached:
         state = UNAVAILABLE
     elif submitted:
         state = ATTEMPTED
