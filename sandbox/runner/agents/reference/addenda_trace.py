@@ -80,20 +80,18 @@ def changed_project_areas(note: str) -> list[int]:
 
 def specific_scope_changes(note: str) -> str:
     """What an amendment says changed in the work itself (not dates or a republished SOW)."""
-    stated = [
+    said = [
         s
         for s in sentences(note)
         if re.search(r"\b(changed|revised|modified|added|deleted|removed|increased|decreased)\b", s, re.I)
         and not re.search(r"response date|due date|deadline|statement of work|\bSOW\b", s, re.I)
     ]
-    return " ".join(stated) if stated else NOT_STATED
+    return " ".join(said) if said else NOT_STATED
 
 
 def window_count_deltas(note: str) -> str:
-    stated = [
-        s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)
-    ]
-    return " ".join(stated) if stated else NOT_STATED
+    said = [s for s in sentences(note) if re.search(r"\b\d+\s+(additional\s+)?windows?\b|\bwindow counts?\b", s, re.I)]
+    return " ".join(said) if said else NOT_STATED
 
 
 def stated_date(note: str) -> str:
