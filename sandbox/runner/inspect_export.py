@@ -536,7 +536,8 @@ def read_transcript(folder: Path) -> list[dict]:
 
 
 def transcript_entries(text: str) -> Iterator[dict]:
-    for line in text.splitlines():
+    """Each line's message; split at newlines only (an older writer left U+2028 raw in a string)."""
+    for line in text.split("\n"):
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:

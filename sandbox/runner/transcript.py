@@ -22,6 +22,9 @@ from typing import Any
 
 TRANSCRIPT_FILE = "transcript.jsonl"
 _TAIL_BLOCK = 65536
+# Characters ``str.splitlines`` (and many JSONL readers) end a line at, which JSON may carry raw in
+# a string: written as escapes, as the trace writer does, so one line is one message.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 class Transcript:
@@ -33,7 +36,8 @@ class Transcript:
         if self.path is None:
             return
         with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as file:
-            file.write(json.dumps({"turn": self.turn, **entry}, ensure_ascii=False, default=str) + "\n")
+            line = json.dumps({"turn": self.turn, **entry}, ensure_ascii=False, default=str).translate(_LINE_BREAKS)
+            file.write(line + "\n")
 
 
 def last_turn(path: Path) -> int:

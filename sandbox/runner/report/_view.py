@@ -213,7 +213,8 @@ def transcript(folder: AttemptFolder) -> list[TranscriptEntry]:
     if file is None:
         return []
     entries = []
-    for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    # split at newlines only: an older writer left U+2028 and the like raw inside a line's strings
+    for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
         if not line.strip():
             continue
         try:
