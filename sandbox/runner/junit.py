@@ -41,6 +41,17 @@ def _number(folder: AttemptFolder) -> str:
     return f"{number} re-run {rerun[1]}" if rerun else number
 
 
+def _score_text(folder: AttemptFolder) -> str:
+    """The attempt's ``score.txt``; its reasons when it has none (or one that cannot be read, said)."""
+    score_txt, _ = folder_file(folder.path, "score.txt")  # a link out of the folder is not read
+    if score_txt is None:
+        return "\n".join(folder.reasons())
+    try:
+        return score_txt.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return "\n".join([f"score.txt is unreadable ({exc.strerror or exc})", *folder.reasons()])
+
+
 def junit_xml(batch_dir: Path) -> str:
     """The batch (or single attempt) folder's results as JUnit XML text."""
     batch_dir = Path(batch_dir)
@@ -78,12 +89,7 @@ def junit_xml(batch_dir: Path) -> str:
                 message=xml_text(entry.get("reason") or "not a qualified pass"),
                 type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
             )
-            score_txt, _ = folder_file(folder.path, "score.txt")  # a link out of the folder is not read
-            text = (
-                score_txt.read_text(encoding="utf-8", errors="replace")
-                if score_txt is not None
-                else "\n".join(folder.reasons())
-            )
+            text = _score_text(folder)
             for problem in (folder.trace_problem, folder.record_problem):  # score.txt may call it a pass
                 if problem and problem not in text:
                     text = f"{problem}\n\n{text}"

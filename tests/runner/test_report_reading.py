@@ -6,12 +6,16 @@ no browser."""
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
-from sandbox.runner.folders import AttemptFolder
+from sandbox.cli import main
+from sandbox.runner.batch import write_summary
+from sandbox.runner.folders import AttemptFolder, batch_attempts, outcome
 from sandbox.runner.inspect_export import transcript_entries
 from sandbox.runner.report._view import transcript
 from sandbox.runner.transcript import TRANSCRIPT_FILE, Transcript
 from tests.support.attempt_folders import scored_attempt
+from tests.support.nobody import as_nobody, open_folder, open_to_all
 
 SEPARATORS = "a\u2028b\u2029c\x85d"
 
@@ -31,6 +35,42 @@ def test_a_line_separator_in_a_transcript_keeps_one_entry_per_line(tmp_path):
     )
     for text in (written, (older / TRANSCRIPT_FILE).read_text(encoding="utf-8")):
         assert next(transcript_entries(text))["content"] == SEPARATORS
-    entries = transcript(AttemptFolder.load(older))
+    entries = transcript(AttemptFolder.load(older), [])
     assert [entry.heading for entry in entries] == ["1 · tool"]
-    assert [entry.heading for entry in transcript(AttemptFolder.load(folder))] == ["0 · tool", "0 · assistant"]
+    assert [entry.heading for entry in transcript(AttemptFolder.load(folder), [])] == ["0 · tool", "0 · assistant"]
+
+
+def test_an_unreadable_transcript_or_score_txt_is_named_and_an_unwritable_page_is_left_out(capsys):
+    """One unreadable file or unwritable attempt folder stopped the whole report: the batch page was
+    written first, linking attempt pages never written, and `sandbox report` exited 3 "cannot write
+    the report" for a file it could not read; `--junit` raised on an unreadable score.txt."""
+    with open_folder() as made:
+        batch = made / "batch"
+        for n in (1, 2, 3):
+            scored_attempt(batch / f"controlled-form-{n}")
+        (batch / "controlled-form-1" / TRANSCRIPT_FILE).write_text('{"turn": 0, "role": "user"}\n')
+        score = json.loads((batch / "controlled-form-1" / "score.json").read_text())
+        (batch / "controlled-form-1" / "score.json").write_text(json.dumps({**score, "qualified_pass": False}))
+        (batch / "controlled-form-1" / "score.txt").write_text("NOT QUALIFIED\n")
+        write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+        assert main(["report", str(batch)]) == 0  # warm: every module and template loaded
+        open_to_all(made)
+        for name in (TRANSCRIPT_FILE, "score.txt"):
+            (batch / "controlled-form-1" / name).chmod(0)
+        (batch / "controlled-form-2" / "report.html").unlink()
+        (batch / "controlled-form-2").chmod(0o555)  # entered, read, not written
+        with as_nobody():
+            code = main(["report", str(batch), "--junit", str(made / "junit.xml")])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert "no page for controlled-form-2/: cannot write its page (Permission denied" in captured.err
+        assert "(and 2 attempt reports)" in captured.out
+        page = (batch / "controlled-form-1" / "report.html").read_text()
+        assert "transcript.jsonl is unreadable (Permission denied): no transcript shown" in page
+        assert not (batch / "controlled-form-2" / "report.html").exists()
+        listing = (batch / "report.html").read_text()
+        assert 'href="controlled-form-2/report.html"' not in listing
+        assert 'controlled-form-2 <span class="muted">(no page: it could not be written: Permission denied' in listing
+        assert 'href="controlled-form-3/report.html"' in listing
+        [failure] = [case.find("failure") for case in ET.parse(made / "junit.xml").getroot().iter("testcase")][:1]
+        assert failure.text.startswith("score.txt is unreadable (Permission denied)")

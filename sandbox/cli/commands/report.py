@@ -42,15 +42,16 @@ def command(args: argparse.Namespace) -> int:
     except ValueError as exc:  # checked before the pages are written: nothing was written (as run --junit)
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
+    unwritten: list[str] = []  # the attempt pages that could not be written, and why
     try:
-        written = write_reports(args.folder)
+        written = write_reports(args.folder, unwritten)
     except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk, a read-only folder: the pages already there are left whole
         print(f"sandbox report: cannot write the report: {exc}", file=sys.stderr)
         return 3
-    for unread in unreadable_pages(args.folder):
+    for unread in [*unreadable_pages(args.folder), *unwritten]:
         print(f"sandbox report: no page for {unread}", file=sys.stderr)
     print(
         f"report: {written[0]}"

@@ -14,6 +14,7 @@ pack's rules; never scores or runs anything.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,8 @@ def render_attempt(
     attempt: AttemptRecord | dict[str, Any] = folder.attempt or {}  # the template reads either
     title = f"{folder.pack or 'unknown pack'} — attempt {folder.name}"
     counted = outcome(folder)  # as `sandbox results` counts it
+    problems = list(folder.problems)
+    entries = transcript(folder, problems)
     return _environment.get_template("attempt.html.j2").render(
         title=title,
         pack=folder.pack,
@@ -104,11 +107,11 @@ def render_attempt(
         verdict_class=verdict_class,
         reasons=folder.reasons() if folder.qualified is not True else [],
         evaluation_errors=(folder.score or {}).get("errors") or [],
-        problems=folder.problems,
+        problems=problems,
         fields=fields(folder),
         calls=timeline(folder, divergence),
         divergence=divergence,
-        transcript=transcript(folder),
+        transcript=entries,
         files=[n for n in LINKED_FILES if folder_file(folder.path, n)[0] is not None],
         batch_link=_in_batch(folder.path) if in_batch is None else in_batch,
         folder_name=folder.name,
@@ -142,17 +145,23 @@ def write_attempt_report(
     return target
 
 
-def render_batch(batch_dir: Path, closed: frozenset[str] = frozenset()) -> str:
+def render_batch(
+    batch_dir: Path, closed: frozenset[str] = frozenset(), unwritten: Mapping[str, str] | None = None
+) -> str:
     """The batch's page; ``closed``: the names of the attempt folders that cannot be entered, which
-    get no page (none is linked). An attempt whose folder is not in the batch folder (a summary.json
+    get no page (none is linked); ``unwritten``: the attempt folders whose page could not be written,
+    and why (not linked either). An attempt whose folder is not in the batch folder (a summary.json
     listing one removed since) is not linked either."""
     batch_dir = Path(batch_dir)
     data = read_summary(batch_dir)
+    unwritten = unwritten or {}
 
     def folder_link(attempt: dict[str, Any]) -> tuple[str | None, str | None]:
         name = Path(str(attempt["directory"])).name
         if name in closed:
             return None, "unreadable"
+        if name in unwritten:
+            return None, f"it could not be written: {unwritten[name]}"
         if not name or not (batch_dir / name).is_dir():
             return None, "its folder is not in the batch folder"
         return name, None
@@ -199,11 +208,13 @@ def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], whe
     )
 
 
-def write_reports(path: Path) -> list[Path]:
+def write_reports(path: Path, unwritten: list[str] | None = None) -> list[Path]:
     """(Re)write the reports of a batch folder or an attempt folder; returns the batch's (or the
     attempt's) report first. An attempt folder of the batch that cannot be entered gets no page
-    (the batch's says why, as ``unreadable_pages`` does); the others do. The folder given, when it
-    cannot be listed or entered, is ``NothingToReport`` (not a page that could not be written)."""
+    (the batch's says why, as ``unreadable_pages`` does); the others do. An attempt page that cannot
+    be written (OSError) is not linked from the batch's, which says why, and is added to
+    ``unwritten`` (``<folder>/: why``); the other pages are written all the same. The folder given,
+    when it cannot be listed or entered, is ``NothingToReport`` (not a page that could not be written)."""
     path = Path(path)
     if path.is_dir() and (unlisted := closed_folder(path)) is not None:  # as a batch's: no page written into it
         raise NothingToReport(
@@ -219,8 +230,18 @@ def write_reports(path: Path) -> list[Path]:
         )
     batch = path / REPORT_FILE
     closed = frozenset(folder.name for folder in folders if not folder.opened)
-    write_file(batch, render_batch(path, closed))  # first, so attempts link back to it
-    return [batch, *(write_attempt_report(folder.path, in_batch=True) for folder in folders if folder.opened)]
+    written, failed = [], {}
+    for folder in folders:
+        if not folder.opened:
+            continue
+        try:  # one page that cannot be written (or whose folder cannot be read) leaves the others whole
+            written.append(write_attempt_report(folder.path, in_batch=True))
+        except OSError as exc:
+            failed[folder.name] = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    if unwritten is not None:
+        unwritten.extend(f"{name}/: cannot write its page ({why})" for name, why in failed.items())
+    write_file(batch, render_batch(path, closed, failed))  # after its attempts': it links only the pages there
+    return [batch, *written]
 
 
 def unreadable_pages(path: Path) -> list[str]:

@@ -207,14 +207,20 @@ class TranscriptEntry:
     text: str
 
 
-def transcript(folder: AttemptFolder) -> list[TranscriptEntry]:
-    """``transcript.jsonl`` (model agents): one entry per line; a line that does not parse is shown as is."""
+def transcript(folder: AttemptFolder, problems: list[str]) -> list[TranscriptEntry]:
+    """``transcript.jsonl`` (model agents): one entry per line; a line that does not parse is shown as is.
+    A file that cannot be read is added to ``problems`` (the page lists it), not raised."""
     file, _ = folder_file(folder.path, "transcript.jsonl")  # a link out of the folder is not read
     if file is None:
         return []
+    try:
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        problems.append(f"transcript.jsonl is unreadable ({exc.strerror or exc}): no transcript shown")
+        return []
     entries = []
     # split at newlines only: an older writer left U+2028 and the like raw inside a line's strings
-    for number, line in enumerate(file.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
