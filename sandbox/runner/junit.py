@@ -52,6 +52,20 @@ def _score_text(folder: AttemptFolder) -> str:
         return "\n".join([f"score.txt is unreadable ({exc.strerror or exc})", *folder.reasons()])
 
 
+def _start(folder: AttemptFolder) -> datetime | None:
+    """When the attempt started, in UTC (a time without a zone taken as UTC, as the record writes
+    them); None when its record gives none that can be one (an edited ``0001-01-01T00:00:00+05:00``
+    is before the first UTC time)."""
+    started_at = folder.attempt.started_at if folder.attempt else None
+    if not started_at:
+        return None
+    try:
+        started = datetime.fromisoformat(started_at)
+        return started.astimezone(UTC) if started.tzinfo is not None else started.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
 def junit_xml(batch_dir: Path) -> str:
     """The batch (or single attempt) folder's results as JUnit XML text."""
     batch_dir = Path(batch_dir)
@@ -62,9 +76,8 @@ def junit_xml(batch_dir: Path) -> str:
         folder = AttemptFolder.load(directory if directory.is_dir() else batch_dir / directory.name)
         known = time_known(str(entry["status"]), entry["elapsed_seconds"])
         seconds = float(entry["elapsed_seconds"]) if known else 0.0
-        started_at = folder.attempt.started_at if folder.attempt else None
-        if started_at:
-            starts.append(datetime.fromisoformat(started_at).astimezone(UTC))
+        if (started := _start(folder)) is not None:
+            starts.append(started)
         total_time += seconds
         case = ET.Element(
             "testcase",
@@ -78,7 +91,7 @@ def junit_xml(batch_dir: Path) -> str:
             said = f"replaced by a re-run: interrupted ({entry.get('interruption') or 'no reason recorded'})"
             ET.SubElement(case, "skipped", message=xml_text(said))
         elif not entry["qualified_pass"]:
-            raised = entry["status"] == EVALUATION_ERROR or (folder.score or {}).get("status") == "error"
+            raised = entry["status"] == EVALUATION_ERROR  # as the batch page and `sandbox results` count it
             if raised:
                 errors += 1
             else:
@@ -87,7 +100,7 @@ def junit_xml(batch_dir: Path) -> str:
                 case,
                 "error" if raised else "failure",
                 message=xml_text(entry.get("reason") or "not a qualified pass"),
-                type=EVALUATION_ERROR if raised else f"not_qualified ({entry['status']})",
+                type=EVALUATION_ERROR if raised else xml_text(f"not_qualified ({entry['status']})"),
             )
             text = _score_text(folder)
             for problem in (folder.trace_problem, folder.record_problem):  # score.txt may call it a pass
@@ -113,7 +126,7 @@ def junit_xml(batch_dir: Path) -> str:
         errors=str(errors),
         skipped=str(skipped),
         time=f"{total_time:.3f}",
-        timestamp=started.strftime("%Y-%m-%dT%H:%M:%S"),  # UTC; the format has no zone
+        timestamp=started.replace(tzinfo=None).isoformat(timespec="seconds"),  # UTC; the format has no zone
         hostname=socket.gethostname() or "localhost",
     )
     properties = ET.SubElement(suite, "properties")

@@ -186,3 +186,38 @@ def test_control_characters_in_folder_names_leave_the_document_well_formed(tmp_p
     assert suite.get("name") == "batch\\x01x"
     assert suite.find("properties/property").get("value") == f"{tmp_path}/batch\\x01x"
     assert suite.find("testcase").get("classname") == "sandbox.my\\x1b[31mattempt"
+
+
+def failed_batch(batch: Path, edit_entry) -> Path:
+    """A batch of one attempt that did not qualify, its summary entry edited by ``edit_entry``."""
+    from tests.support.attempt_folders import scored_attempt
+
+    folder = scored_attempt(batch / "controlled-form-1")
+    score = json.loads((folder / "score.json").read_text()) | {"qualified_pass": False}
+    (folder / "score.json").write_text(json.dumps(score))
+    write_summary(batch, [outcome(attempt) for attempt in batch_attempts(batch)])
+    summary = json.loads((batch / "summary.json").read_text())
+    edit_entry(summary["attempts"][0])
+    (batch / "summary.json").write_text(json.dumps(summary))
+    return batch
+
+
+def test_a_status_with_a_control_character_leaves_the_document_well_formed(tmp_path):
+    """The failure's type, ``not_qualified (<status>)``, was written raw: ET refused the document."""
+    batch = failed_batch(tmp_path / "batch", lambda entry: entry.update(status="completed\x1b"))
+    [case] = ET.fromstring(junit_xml(batch)).iter("testcase")
+    assert case.find("failure").get("type") == "not_qualified (completed\\x1b)"
+
+
+def test_an_error_is_counted_by_the_summarys_status_as_on_the_batch_page(tmp_path):
+    """A score.json of status error under a summary status that is not evaluation_error (a summary
+    written before the attempt was scored again) was an <error> in JUnit and "not qualified" on the
+    batch page: the two now count it alike, by the summary's status."""
+    batch = failed_batch(tmp_path / "batch", lambda entry: None)
+    folder = batch / "controlled-form-1"
+    score = json.loads((folder / "score.json").read_text()) | {"status": "error"}
+    (folder / "score.json").write_text(json.dumps(score))
+    suite = ET.fromstring(junit_xml(batch)).find("testsuite")
+    assert (suite.get("errors"), suite.get("failures")) == ("0", "1")
+    assert main(["report", str(batch)]) == 0
+    assert '<span class="fail">not qualified</span>' in (batch / "report.html").read_text()

@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 import xmlschema
 
 from sandbox.runner.attempt import AttemptRecord
@@ -55,3 +56,30 @@ def test_an_unknown_time_is_left_out_not_written_as_0(tmp_path):
             "controlled-form[a#4]": None,
         }, (summarised, cases)
         assert suite_time == "3.000", suite_time
+
+
+@pytest.mark.parametrize(
+    ("started_at", "timestamp"),
+    [
+        ("0001-01-01T00:00:00+05:00", None),  # before the first UTC time: OverflowError
+        ("0001-01-01T00:00:00", "0001-01-01T00:00:00"),  # no zone: ValueError, taken as local time
+        ("0999-06-01T10:00:00+00:00", "0999-06-01T10:00:00"),  # strftime wrote "999-06-01": no xs:dateTime
+    ],
+    ids=["overflow", "naive", "year-999"],
+)
+def test_a_start_time_that_is_no_utc_time_is_skipped_not_a_traceback(tmp_path, started_at, timestamp):
+    """`sandbox report --junit` and `sandbox run --junit` ended in a traceback on an edited record's
+    start time; the suite's timestamp is the earliest start that is a time (else now)."""
+    batch = tmp_path / "batch"
+    record = AttemptRecord(pack="controlled-form", agent="a", status="completed", elapsed_seconds=3.0)
+    record = record.model_copy(update={"started_at": started_at})
+    (scored_attempt(batch / "controlled-form-1") / "attempt.json").write_text(record.to_json())
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    document = junit_xml(batch)
+    SCHEMA.validate(document)
+    suite = ET.fromstring(document).find("testsuite")
+    assert suite is not None
+    if timestamp is not None:
+        assert suite.get("timestamp") == timestamp
+    else:
+        assert suite.get("timestamp", "")[:4] >= "2026"  # now
