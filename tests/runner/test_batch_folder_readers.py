@@ -78,6 +78,7 @@ def test_the_compared_leaderboard_links_no_folder_that_cannot_be_entered():
     `sandbox report` never writes into it (the batch page shows it unlinked)."""
     with damaged_batch(2, {"controlled-form-2": 0}) as batch:
         board = batch / "board.html"
+        (batch / "controlled-form-1" / "report.html").write_text("")  # as `sandbox report` leaves it
         compared = read_as_nobody("compare", str(batch), "--html", str(board))
         assert compared.returncode == 1, compared.stderr
         page = board.read_text()

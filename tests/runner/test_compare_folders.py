@@ -233,7 +233,8 @@ def test_the_leaderboard_links_a_cells_selected_attempts_and_shows_the_notes(tmp
         outcome(tmp_path / "u", agent="b", pack="court-docket", pack_checksum="2" * 64).to_json(),
     ]
     for name in ("r", "s", "s-r1", "t", "u"):
-        (tmp_path / name).mkdir()  # an attempt is linked when its folder is there
+        (tmp_path / name).mkdir()  # an attempt is linked when its folder is there, with its page
+        (tmp_path / name / "report.html").write_text("")
     page = render_leaderboard(comparison(attempts), attempts, tmp_path)
     cell = re.search(r"<td style=[^>]*>2/2((?: <a [^>]*>#\d</a>)*)</td>", page)
     assert cell is not None and re.findall(r'href="([^"]+)/report.html"', cell.group(1)) == ["r", "s-r1"]

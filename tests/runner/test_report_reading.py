@@ -6,6 +6,7 @@ no browser."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from sandbox.cli import main
@@ -74,3 +75,21 @@ def test_an_unreadable_transcript_or_score_txt_is_named_and_an_unwritable_page_i
         assert 'href="controlled-form-3/report.html"' in listing
         [failure] = [case.find("failure") for case in ET.parse(made / "junit.xml").getroot().iter("testcase")][:1]
         assert failure.text.startswith("score.txt is unreadable (Permission denied)")
+
+
+def test_the_leaderboard_links_only_the_pages_that_are_there(tmp_path, capsys):
+    """`sandbox compare --html` linked <folder>/report.html of a batch never reported: a dead link."""
+    batch = tmp_path / "batch"
+    for agent in ("a", "b"):
+        scored_attempt(batch / f"{agent}--controlled-form-1", agent=agent)
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    board = tmp_path / "board.html"
+    assert main(["compare", str(batch), "--html", str(board)]) == 0
+    assert re.findall(r'href="([^"]*)"', board.read_text()) == []
+    assert f"a--controlled-form-1 (no page: run `sandbox report {batch}`)" in board.read_text()
+    assert main(["report", str(batch)]) == 0
+    assert main(["compare", str(batch), "--html", str(board)]) == 0
+    assert re.findall(r'href="([^"]*)"', board.read_text()) == [
+        "batch/a--controlled-form-1/report.html",
+        "batch/b--controlled-form-1/report.html",
+    ]

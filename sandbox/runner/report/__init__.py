@@ -192,7 +192,7 @@ def render_batch(
 
 def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], where: Path) -> str:
     """A page of the leaderboard alone (``sandbox compare --html``); attempt links relative to
-    ``where``, to the attempt folders that are there and can be entered (the others have no page)."""
+    ``where``, to the pages of the attempt folders that are there, can be entered and hold one."""
     here = Path(where).resolve()
 
     def folder_link(attempt: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -201,6 +201,8 @@ def render_leaderboard(comp: dict[str, Any], attempts: list[dict[str, Any]], whe
             return None, "its folder is not there"
         if closed_folder(path) is not None:
             return None, "unreadable"
+        if not (path / REPORT_FILE).is_file():  # a batch never reported: a link would lead nowhere
+            return None, f"no page: run `sandbox report {path.parent}`"
         return os.path.relpath(path.resolve(), here), None
 
     return _environment.get_template("leaderboard.html.j2").render(
