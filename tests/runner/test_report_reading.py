@@ -13,7 +13,8 @@ from sandbox.cli import main
 from sandbox.runner.batch import write_summary
 from sandbox.runner.folders import AttemptFolder, batch_attempts, outcome
 from sandbox.runner.inspect_export import transcript_entries
-from sandbox.runner.report._view import transcript
+from sandbox.runner.report import write_reports
+from sandbox.runner.report._view import TIMELINE_ENDS, transcript
 from sandbox.runner.transcript import TRANSCRIPT_FILE, Transcript
 from tests.support.attempt_folders import scored_attempt
 from tests.support.nobody import as_nobody, open_folder, open_to_all
@@ -93,3 +94,64 @@ def test_the_leaderboard_links_only_the_pages_that_are_there(tmp_path, capsys):
         "batch/a--controlled-form-1/report.html",
         "batch/b--controlled-form-1/report.html",
     ]
+
+
+def test_each_sessions_playwright_trace_is_linked(tmp_path):
+    """Only playwright-trace.zip was linked and shown; a run's later sessions write -2, -3..."""
+    folder = scored_attempt(tmp_path / "attempt")
+    for name in ("playwright-trace.zip", "playwright-trace-2.zip", "playwright-trace-10.zip", "playwright-trace-x.zip"):
+        (folder / name).write_bytes(b"PK")
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    links = re.findall(r'href="(playwright-trace[^"]*)"', page)
+    assert links == ["playwright-trace.zip", "playwright-trace-2.zip", "playwright-trace-10.zip"]
+    assert "Playwright traces, one per session" in page
+    assert "<code>playwright show-trace playwright-trace-10.zip</code>" in page
+
+
+def test_a_huge_field_value_is_cut_where_expected_and_got_differ(tmp_path):
+    """A field's expected and got went into the page whole (a 16 MB value: a 16 MB cell)."""
+    folder = scored_attempt(tmp_path / "attempt")
+    score = json.loads((folder / "score.json").read_text())
+    long = "x" * 3_000_000
+    score["fields"][0].update(expected=long + "EXPECTED" + long, got=long + "GOT" + long, correct=False)
+    (folder / "score.json").write_text(json.dumps(score))
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    assert len(page) < 100_000
+    assert f"EXPECTED{'x' * 900}" in page and f"GOT{'x' * 900}" in page  # the difference is shown
+    assert f"({len(long) * 2 + 10} characters)" in page and f"({len(long) * 2 + 5} characters)" in page
+
+
+def test_a_long_timeline_shows_its_ends_and_the_calls_pointed_to(tmp_path):
+    """Every call went into the page: with 10,000 calls it was ~300 MB, built as one string."""
+    folder = scored_attempt(tmp_path / "attempt")
+    header, *lines = (folder / "trace.jsonl").read_text().splitlines()
+    call = next(json.loads(line) for line in lines if json.loads(line).get("type") == "call")
+    calls = [json.dumps({**call, "seq": seq, "result": {"text": "r" * 20_000}}) for seq in range(1, 1001)]
+    (folder / "trace.jsonl").write_text("\n".join([header, *calls]) + "\n")
+    score = json.loads((folder / "score.json").read_text())
+    score["gates"].update(ok=False, failures=[{"gate": "g", "message": "at fault", "seq": 500}])
+    (folder / "score.json").write_text(json.dumps(score))
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    shown = [int(seq) for seq in re.findall(r'<article class="[^"]*" id="call-(\d+)"', page)]
+    ends = TIMELINE_ENDS
+    assert shown == [*range(1, ends + 1), 500, *range(1001 - ends, 1001)]
+    assert "Timeline (1000 tool calls)" in page
+    assert f"{499 - ends} tool calls not shown here (seq {ends + 1} to 499)" in page
+    assert f"{500 - ends} tool calls not shown here (seq 501 to {1000 - ends})" in page
+    assert len(page) < 20 * 1_000_000
+
+
+def test_an_evaluation_error_says_what_rescoring_does_with_the_full_path(tmp_path):
+    """It said "Fix it, then re-score: `sandbox score <folder name>`": the name works only from the
+    batch folder, and `sandbox score` prints a verdict, never rewrites score.json."""
+    folder = scored_attempt(tmp_path / "my batch" / "controlled-form-1")
+    score = json.loads((folder / "score.json").read_text())
+    error = {"evaluator": "rule x", "exception": "KeyError", "message": "k", "traceback": "Traceback"}
+    (folder / "score.json").write_text(json.dumps({**score, "status": "error", "errors": [error]}))
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    assert f"<code>sandbox score &#39;{folder.resolve()}&#39;</code> prints the attempt's verdict" in page
+    assert "does not rewrite this folder's score.json" in page

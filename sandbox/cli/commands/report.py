@@ -25,10 +25,12 @@ def register(subparsers) -> None:
     declare_exits(
         p,
         {
-            0: "reports written",
+            0: "reports written (an attempt page of the batch that cannot be written is named on stderr, "
+            "and left unlinked on the batch page)",
             2: "nothing to report (no attempt in the folder, or a folder it cannot list or enter), or a --junit "
             "path that is a folder or in one it cannot write (nothing written)",
-            3: "a file could not be written (a full disk, a read-only folder)",
+            3: "the batch page, a lone attempt's page or the --junit file could not be written (a full disk, "
+            "a read-only folder)",
         },
     )
 

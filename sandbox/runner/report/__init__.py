@@ -14,6 +14,8 @@ pack's rules; never scores or runs anything.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -50,8 +52,9 @@ LINKED_FILES = (
     "prompt.txt",
     "agent.stderr.txt",
     "transcript.jsonl",
-    "playwright-trace.zip",
 )
+# each session's Playwright trace: playwright-trace.zip, then -2, -3... (toolserver.media)
+PLAYWRIGHT_TRACES = re.compile(r"playwright-trace(?:-([2-9]|[1-9][0-9]+))?\.zip")
 
 
 class NothingToReport(Exception):
@@ -84,6 +87,16 @@ def _verdict(folder: AttemptFolder) -> tuple[str, str]:
     return "NOT A QUALIFIED PASS", "fail"
 
 
+def playwright_traces(path: Path) -> list[str]:
+    """The attempt folder's Playwright traces, one per session, in the order they were saved."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    found = sorted((int(match.group(1) or 1), name) for name in names if (match := PLAYWRIGHT_TRACES.fullmatch(name)))
+    return [name for _, name in found if folder_file(path, name)[0] is not None]
+
+
 def render_attempt(
     folder: AttemptFolder, *, divergence: dict[str, Any] | None = None, root: str = "", in_batch: bool | None = None
 ) -> str:
@@ -96,6 +109,7 @@ def render_attempt(
     counted = outcome(folder)  # as `sandbox results` counts it
     problems = list(folder.problems)
     entries = transcript(folder, problems)
+    traces = playwright_traces(folder.path)
     return _environment.get_template("attempt.html.j2").render(
         title=title,
         pack=folder.pack,
@@ -110,11 +124,14 @@ def render_attempt(
         problems=problems,
         fields=fields(folder),
         calls=timeline(folder, divergence),
+        call_count=len(folder.trace.calls) if folder.trace else 0,
         divergence=divergence,
         transcript=entries,
-        files=[n for n in LINKED_FILES if folder_file(folder.path, n)[0] is not None],
+        files=[n for n in LINKED_FILES if folder_file(folder.path, n)[0] is not None] + traces,
+        playwright_traces=traces,
         batch_link=_in_batch(folder.path) if in_batch is None else in_batch,
         folder_name=folder.name,
+        folder_argument=shlex.quote(str(folder.path.resolve())),
         root=root,
         version=__version__,
     )

@@ -19,6 +19,11 @@ from toolserver.contract.trace import CallRecord
 HIGHLIGHTED_EVENTS = {"blocked_request", "policy_violation", "state_change", "server_fault", "settle_timeout"}
 SUMMARY_CHARS = 160  # one value in the result summary
 DETAIL_CHARS = 20_000  # the full JSON behind a <details>
+FIELD_CHARS = 2_000  # a field's expected or got value in the table
+# The timeline shows the first and last calls whole, and between them only those a gate failure or
+# the replay's divergence points to: a call's view is up to ~25 KB, so a 10,000-call trace made a
+# page of ~300 MB; at most 2 x 100 calls keep it under ~5 MB, and trace.jsonl has every call.
+TIMELINE_ENDS = 100
 
 
 def href(path: str) -> str:
@@ -34,6 +39,24 @@ def href(path: str) -> str:
 
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def clipped_pair(expected: Any, got: Any, limit: int = FIELD_CHARS) -> tuple[str, str]:
+    """Two values as JSON, a long one cut to ``limit`` characters around where the two first differ
+    (two long values that differ past a plain cut would read the same), with its whole length."""
+    texts = json.dumps(expected, ensure_ascii=False), json.dumps(got, ensure_ascii=False)
+    if max(map(len, texts)) <= limit:
+        return texts
+    index = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
+    start = max(0, index - limit // 2) if index >= limit else 0
+
+    def cut(text: str) -> str:
+        if len(text) <= limit:
+            return text
+        end = start + limit
+        return f"{'…' if start else ''}{text[start:end]}{'…' if end < len(text) else ''} ({len(text)} characters)"
+
+    return cut(texts[0]), cut(texts[1])
 
 
 def as_json(value: Any, limit: int = DETAIL_CHARS) -> str:
@@ -117,15 +140,36 @@ def _screenshot(folder: AttemptFolder, call: CallRecord) -> tuple[str | None, st
     return (href(call.screenshot) if file is not None else None), (f"{odd}: not shown" if odd else None)
 
 
-def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView]:
+@dataclass
+class LeftOut:
+    """Calls of the timeline not shown (``TIMELINE_ENDS``): how many, from which seq to which."""
+
+    left_out: int
+    first_seq: int
+    last_seq: int
+    shown_at_each_end: int = TIMELINE_ENDS
+
+
+def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[CallView | LeftOut]:
+    """The calls' views: the first and last ``TIMELINE_ENDS`` and any a gate failure or the divergence
+    points to (their links lead somewhere); each run of calls left out between them as a ``LeftOut``."""
     if folder.trace is None:
         return []
     gates: dict[int, list[str]] = {}
     for failure in ((folder.score or {}).get("gates") or {}).get("failures", []):
         if isinstance(failure.get("seq"), int):  # a call's; None: no single call is at fault
             gates.setdefault(failure["seq"], []).append(f"{failure['gate']}: {failure['message']}")
-    views = []
-    for call in folder.trace.calls:
+    calls = folder.trace.calls
+    pointed = {*gates, divergence.get("seq")} if divergence else set(gates)
+    views: list[CallView | LeftOut] = []
+    for index, call in enumerate(calls):
+        if TIMELINE_ENDS <= index < len(calls) - TIMELINE_ENDS and call.seq not in pointed:
+            if views and isinstance(views[-1], LeftOut):
+                views[-1].left_out += 1
+                views[-1].last_seq = call.seq
+            else:
+                views.append(LeftOut(1, call.seq, call.seq))
+            continue
         screenshot, unshown = _screenshot(folder, call)
         views.append(
             CallView(
@@ -192,8 +236,7 @@ def fields(folder: AttemptFolder) -> list[FieldView]:
                 kind,
                 f["critical"],
                 f["correct"],
-                json.dumps(f["expected"], ensure_ascii=False),
-                json.dumps(f["got"], ensure_ascii=False),
+                *clipped_pair(f["expected"], f["got"]),
                 f.get("detail"),
                 _evidence(pack, f["name"], failures),
             )
