@@ -249,6 +249,7 @@ def write_reports(path: Path, unwritten: list[str] | None = None) -> list[Path]:
         )
     batch = path / REPORT_FILE
     closed = frozenset(folder.name for folder in folders if not folder.opened)
+    write_file(batch, render_batch(path, closed))  # first: on a disk filling up, the page that matters most
     written, failed = [], {}
     for folder in folders:
         if not folder.opened:
@@ -259,7 +260,8 @@ def write_reports(path: Path, unwritten: list[str] | None = None) -> list[Path]:
             failed[folder.name] = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
     if unwritten is not None:
         unwritten.extend(f"{name}/: cannot write its page ({why})" for name, why in failed.items())
-    write_file(batch, render_batch(path, closed, failed))  # after its attempts': it links only the pages there
+    if failed:  # again, linking only the pages that are there
+        write_file(batch, render_batch(path, closed, failed))
     return [batch, *written]
 
 
