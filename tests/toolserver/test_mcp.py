@@ -28,7 +28,7 @@ from toolserver.browser.chromium import resolve_chromium
 from toolserver.config import ServerConfig
 from toolserver.contract.names import TOOL_NAMES
 from toolserver.contract.trace import parse_trace, read_trace
-from toolserver.formats import with_nullable
+from toolserver.formats import open_schema, with_nullable
 
 FORM_URL = "https://sarah27h.github.io/simple-multi-step-form/"
 SANDBOX_CLI = str(Path(sys.executable).with_name("sandbox"))
@@ -135,7 +135,8 @@ async def test_tools_list_is_the_contract_with_titles_and_annotations(client, mc
     assert [t.name for t in listed] == list(TOOL_NAMES)
     by_name = {t.name: t for t in listed}
     for tool, published in zip(listed, http_tools, strict=True):
-        assert tool.input_schema == with_nullable(published["input_schema"]) and tool.title == published["title"]
+        assert tool.input_schema == open_schema(with_nullable(published["input_schema"]))
+        assert tool.title == published["title"]
         assert tool.annotations.open_world_hint is False
     for name in ("browser_snapshot", "list_tools"):
         assert by_name[name].annotations.read_only_hint is True and by_name[name].annotations.idempotent_hint is True
