@@ -71,6 +71,15 @@ class ModelAgent:
             or None
         )
 
+    def endpoint_decided(self) -> AgentOptions:
+        """The options with the endpoint this process chooses (``base_url``) written in, for the agent
+        made elsewhere (a Ray worker, whose environment is another): ``$OPENAI_BASE_URL`` or
+        ``$ANTHROPIC_BASE_URL`` here, unless ``--base-url`` or the cassette's recording chooses."""
+        chosen = os.environ.get(self.base_url_env)
+        if self.options.base_url or not chosen or self.cassette.recorded_base_url(None, self.endpoint_path):
+            return self.options
+        return dataclasses.replace(self.options, base_url=chosen)
+
     def client_options(self, cassette, task: AgentTask | None = None) -> dict[str, Any]:
         options: dict[str, Any] = {
             "base_url": self.base_url(cassette),

@@ -8,6 +8,7 @@ imported when a batch starts, not when this module registers the executor."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,14 +45,17 @@ class RayExecutor:
 
     def __init__(self, plan: BatchPlan, pool: RayPool, retries: int) -> None:
         self.plan, self.pool, self.retries = plan, pool, retries
+        self.decided: dict[BatchAgent, BatchAgent] = {}  # each agent as its attempts run on a worker
 
     async def run(
         self, pack: Pack, attempt_number: int, directory: Path, agent: BatchAgent, dispatch_wait: float = 0.0
     ) -> AttemptOutcome:
+        if agent not in self.decided:
+            self.decided[agent] = endpoint_decided(agent)
         return await self.pool.run(
             directory,
             pack.id,
-            agent,
+            self.decided[agent],
             self.plan.attempt,
             attempt_number=attempt_number,
             retries=self.retries,
@@ -61,6 +65,23 @@ class RayExecutor:
 
     async def stop(self) -> None:
         await self.pool.stop()
+
+
+def endpoint_decided(agent: BatchAgent) -> BatchAgent:
+    """The agent with the model endpoint the driver chooses written into its options: a worker
+    reads ``$OPENAI_BASE_URL`` / ``$ANTHROPIC_BASE_URL`` from its own environment (a pool's, a
+    cluster's: not the driver's), and the check before the batch reached the driver's. API keys
+    are not sent: a worker reads them from its own environment (docs/guide/ray.md)."""
+    from sandbox.runner.agents import AGENT_KINDS, AgentSpecError, make_agent
+    from sandbox.runner.agents._model import ModelAgent
+
+    try:  # the agent that does the work (a wrapper's inner agent takes the wrapper's options)
+        inner = make_agent(AGENT_KINDS.unwrap(agent.spec), agent.options)
+    except AgentSpecError:  # said when the attempt makes it
+        return agent
+    if not isinstance(inner, ModelAgent):
+        return agent
+    return dataclasses.replace(agent, options=inner.endpoint_decided())
 
 
 def pack_reference(pack: Pack) -> str:
