@@ -359,3 +359,51 @@ async def test_a_replacement_that_does_not_start_leaves_the_batch_the_live_worke
         assert pool is not None and [worker.name for worker in pool.workers] == [before[0]["worker"]]
     finally:
         stop_pool("part")
+
+
+async def test_a_pool_of_another_version_of_the_sandbox_is_refused(cluster, monkeypatch):
+    """Pool workers keep the code and mirrors they started with: after a `git pull` a batch joined
+    the old pool and its attempts failed on mirrors changed since. The record's version, then a
+    worker's, not the driver's: refused in one line saying what to do."""
+    monkeypatch.setattr(ray_warm, "installed_version", lambda: "0.0.1+source.old+mirrors.old")
+    await start_pool("stale", workers=1)  # started by the older sandbox: its record says so
+    try:
+        monkeypatch.undo()
+        with pytest.raises(RayUnavailable) as refused:
+            await join_pool("stale")
+        assert str(refused.value) == (
+            "the warm pool 'stale' runs another version of the sandbox (its record: 0.0.1+source.old+mirrors.old; "
+            f"this one: {ray_pool.installed_version()}): `sandbox ray stop --name stale` then "
+            "`sandbox ray start --name stale`"
+        )
+        # the record agrees, a worker does not (it imported another source tree)
+        monkeypatch.setattr(ray_warm, "installed_version", lambda: "0.0.1+source.old+mirrors.old")
+        with pytest.raises(RayUnavailable, match=r"\(its worker pool/stale/0: [^;]+\+source\.[0-9a-f]{12}\+mirrors\."):
+            await join_pool("stale")
+    finally:
+        stop_pool("stale")
+
+
+async def test_a_pack_whose_copy_on_the_worker_differs_from_the_drivers_is_not_run(cluster, tmp_path):
+    """A pack of your own is loaded by each worker from its folder: a node's copy other than the
+    driver's was scored against other rules, silently."""
+    import shutil
+
+    from sandbox.paths import PACKS_DIR
+
+    copy = tmp_path / "controlled-form"
+    shutil.copytree(PACKS_DIR / "controlled-form", copy)
+    pack = load_pack(str(copy))
+    checksum = pack.checksum()  # the driver's, read before the copy changed
+    (copy / "expected.json").write_text((copy / "expected.json").read_text() + "\n")  # changed on the node
+    (before,) = await start_pool("copies", workers=1)
+    try:
+        pool = await join_pool("copies")
+        assert pool is not None
+        outcome = await pool.run(tmp_path / "attempt", pack.id, BatchAgent("reference", AgentOptions()),
+                                 AttemptSettings(time_limit=60), attempt_number=1, retries=0,
+                                 load_from=str(copy), checksum=checksum)  # fmt: skip
+    finally:
+        stop_pool("copies")
+    assert outcome.status == "crashed"
+    assert f"PackDiffers: pack controlled-form on node {before['node']} differs from the driver's" in outcome.reason

@@ -61,6 +61,7 @@ class RayExecutor:
             retries=self.retries,
             dispatch_wait=dispatch_wait,
             load_from=pack_reference(pack),
+            checksum=pack.checksum(),
         )
 
     async def stop(self) -> None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -322,6 +324,7 @@ class AttemptWorker:
             "browser_starts": self.browser_starts,
             "slots": self.capacity,  # its attempts at once: those asked, or fewer (``held_by``)
             "held_by": self.held_by,
+            "version": installed_version(),  # what it imported and read when it started (join_pool checks it)
         }
 
     async def run(
@@ -333,10 +336,12 @@ class AttemptWorker:
         folder_name: str,
         dispatch_wait: float = 0.0,
         scratch_name: str = "",
+        checksum: str = "",
     ) -> dict:
         """Run the attempt, once one of this worker's slots is free (the wait is its dispatch
         wait), in a scratch folder of this node (``scratch_name``, given by the driver so that
-        ``salvage`` finds it if this worker dies), and return its outcome and files."""
+        ``salvage`` finds it if this worker dies), and return its outcome and files. ``checksum``:
+        the pack's on the driver (``Pack.checksum``), which this node's copy must have."""
         waiting = time.monotonic()
         self.waiting += 1
         try:
@@ -346,7 +351,7 @@ class AttemptWorker:
         try:
             return await self.run_in_slot(
                 pack_id, agent, settings, attempt_number, folder_name, dispatch_wait + time.monotonic() - waiting,
-                scratch_name,
+                scratch_name, checksum,
             )  # fmt: skip
         finally:
             self.slots.release()
@@ -360,6 +365,7 @@ class AttemptWorker:
         folder_name: str,
         dispatch_wait: float,
         scratch_name: str,
+        checksum: str,
     ) -> dict:
         from sandbox.evaluation.packs import load_pack
         from sandbox.runner.agents import make_agent
@@ -373,6 +379,12 @@ class AttemptWorker:
         kept = False
         try:
             pack = load_pack(pack_id)
+            if checksum and pack.checksum() != checksum:  # scored against other rules than the driver reads
+                node = ray.get_runtime_context().get_node_id()
+                raise PackDiffers(
+                    f"pack {pack.id} on node {node} differs from the driver's (its scoring files' checksum "
+                    f"{pack.checksum()[:12]}, the driver's {checksum[:12]}): give every node the driver's copy"
+                )
             # As a local batch's server: GET /runs/{id}/task and POST .../answer use the pack this attempt
             # runs (one of the user's own, a changed copy), not only the bundled one of its id.
             self.sandbox.tasks.add(pack)
@@ -401,6 +413,31 @@ class AttemptWorker:
             self.attempts += 1
             if not kept and os.getppid() == self.raylet:  # else its reply is lost with its node's Ray: kept
                 shutil.rmtree(scratch, ignore_errors=True)  # for the driver, or swept later (sweep_abandoned)
+
+
+class PackDiffers(RuntimeError):
+    """The pack a worker's node has is not the driver's (another version, a folder changed since)."""
+
+
+@functools.cache
+def installed_version() -> str:
+    """What a warm pool's workers and the batches that join it must share: the package's version,
+    a sha256 of its installed source (``sandbox`` and ``toolserver``, the ``.py`` and ``.js`` files)
+    and one of the bundled mirrors' manifests, which a worker's mirror store reads when it starts.
+    A ``git pull`` or ``pip install -U`` changes it; a worker keeps what it imported."""
+    import sandbox
+    import toolserver
+    from sandbox.paths import MIRRORS_DIR
+
+    source, mirrors = hashlib.sha256(), hashlib.sha256()
+    for package in (sandbox, toolserver):
+        root = Path(str(package.__file__)).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in {".py", ".js"} and "__pycache__" not in path.parts:
+                source.update(f"{path.relative_to(root.parent)}\0".encode() + path.read_bytes())
+    for manifest in sorted(MIRRORS_DIR.glob("*/manifest.json")):
+        mirrors.update(f"{manifest.parent.name}\0".encode() + manifest.read_bytes())
+    return f"{toolserver.__version__}+source.{source.hexdigest()[:12]}+mirrors.{mirrors.hexdigest()[:12]}"
 
 
 def new_scratch_name() -> str:
@@ -706,9 +743,11 @@ class RayPool:
         retries: int,
         dispatch_wait: float = 0.0,
         load_from: str | None = None,
+        checksum: str = "",
     ) -> AttemptOutcome:
         """``pack_id``: the attempt's pack, as recorded; ``load_from``: how its worker loads it (a
-        pack of your own: its folder; None: by its id)."""
+        pack of your own: its folder; None: by its id); ``checksum``: the pack's on the driver,
+        which the worker's copy must have ("": not checked)."""
         errors: list[str] = []
         node = None
         for tries in range(1, retries + 2):
@@ -720,7 +759,7 @@ class RayPool:
             node = worker.node  # reserved by pick: worker.running counts this try
             scratch = new_scratch_name()
             ref = worker.handle.run.remote(
-                load_from or pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch
+                load_from or pack_id, agent, settings, attempt_number, directory.name, dispatch_wait, scratch, checksum
             )
             try:
                 reply = await ref

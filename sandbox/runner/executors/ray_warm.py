@@ -35,6 +35,7 @@ from sandbox.runner.executors.ray_pool import (
     RayUnavailable,
     Worker,
     WorkerDidNotStart,
+    installed_version,
     named_actor,
     said,
     say_held,
@@ -57,8 +58,8 @@ class PoolRecord:
     """A Ray actor: a warm pool's layout. Its calls run one at a time, so two batches changing
     the layout at once both land."""
 
-    def __init__(self, workers: list[str], capacity: int, follow: bool = False) -> None:
-        self.layout: dict[str, Any] = {"workers": workers, "capacity": capacity, "follow": follow}
+    def __init__(self, workers: list[str], capacity: int, follow: bool = False, version: str = "") -> None:
+        self.layout: dict[str, Any] = {"workers": workers, "capacity": capacity, "follow": follow, "version": version}
 
     def read(self) -> dict:
         return self.layout
@@ -146,7 +147,7 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
     try:
         ray.remote(num_cpus=0)(PoolRecord).options(
             name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
-        ).remote(names, capacity, workers is None)
+        ).remote(names, capacity, workers is None, installed_version())
     except ray.exceptions.ActorAlreadyExistsError as exc:  # another `sandbox ray start` made it since the check
         raise RayUnavailable(f"a pool named {pool!r} was started meanwhile by another `sandbox ray start`") from exc
     kind = worker_class(capacity)
@@ -189,6 +190,8 @@ async def join_pool(pool: str) -> RayPool | None:
     layout = await layout_of(pool, record)
     kind = worker_class(layout["capacity"])
     states = dict(zip(layout["workers"], await asyncio.gather(*map(worker_state, layout["workers"])), strict=True))
+    said_versions = {name: info.get("version") for name, (_, info) in states.items() if info}
+    check_version(pool, layout.get("version"), said_versions)
     live = [Worker.of(handle, info, name) for name, (handle, info) in states.items() if info]
     follow = layout.get("follow", False)
     grow = following(pool, record) if follow else None
@@ -208,6 +211,21 @@ async def join_pool(pool: str) -> RayPool | None:
         await record.change.remote([], dead[len(places) :])
         running.workers += await grow(running)
     return running
+
+
+def check_version(pool: str, recorded: str | None, workers: dict[str, str | None]) -> None:
+    """A pool started by another version of the sandbox (before a ``git pull``, a ``pip install -U``,
+    a change to the mirrors) runs the code and mirrors it had then: refused, rather than attempts
+    failing on mirrors changed since, and replacements running the new code beside the old."""
+    ours = installed_version()
+    other = next(((f"its worker {name}", said) for name, said in workers.items() if said != ours), None)
+    if recorded != ours:
+        other = ("its record", recorded or "none recorded")
+    if other is not None:
+        raise RayUnavailable(
+            f"the warm pool {pool!r} runs another version of the sandbox ({other[0]}: {other[1]}; this one: {ours}): "
+            f"`sandbox ray stop --name {pool}` then `sandbox ray start --name {pool}`"
+        )
 
 
 def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Worker]]]:
