@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -407,3 +409,26 @@ async def test_a_pack_whose_copy_on_the_worker_differs_from_the_drivers_is_not_r
         stop_pool("copies")
     assert outcome.status == "crashed"
     assert f"PackDiffers: pack controlled-form on node {before['node']} differs from the driver's" in outcome.reason
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_start_stopped_while_its_browsers_start_leaves_no_pool(cluster, stop, code):
+    """Ctrl-C or SIGTERM while `sandbox ray start` started its workers' browsers left the record of
+    a half-started pool: `status` showed dead workers and the next `start` was refused."""
+    name = f"cut-{stop.name.lower()}"
+    command = [SANDBOX, "ray", "start", "--address", cluster.address, "--name", name, "--workers", "2"]
+    starting = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # until its record is made: its workers start next
+            if ray_warm.find_record(name) is not None or starting.poll() is not None:
+                break
+            time.sleep(0.02)
+        starting.send_signal(stop)
+        out, err = starting.communicate(timeout=120)
+    finally:
+        starting.kill()
+    assert starting.returncode == code, out + err
+    assert ray_warm.find_record(name) is None and ray_warm.orphans(name) == []
+    again = sandbox("ray", "start", "--address", cluster.address, "--name", name, "--workers", "1")
+    assert again.returncode == 0, again.stderr
+    stop_pool(name)

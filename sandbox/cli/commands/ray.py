@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable
 
@@ -67,7 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--json", action="store_true", help="print the workers as JSON")
     start.set_defaults(func=run_start)
     declare_exits(
-        start, {0: "started", 2: "no Ray at the address, a pool of that name already runs, or a worker did not start"}
+        start,
+        {
+            0: "started",
+            2: "no Ray at the address, a pool of that name already runs, or a worker did not start",
+            130: "stopped by Ctrl-C (143: by SIGTERM); the workers it started are ended and no pool is left",
+        },
     )
 
     status = commands.add_parser(
@@ -109,11 +115,28 @@ def connected(command: str, args: argparse.Namespace, action: Callable[[], int])
         return 2
 
 
+class Terminated(BaseException):
+    """A SIGTERM to ``sandbox ray start``, raised where it runs so that the pool half started is
+    stopped (``start_pool``), as for Ctrl-C."""
+
+
+def terminated(number: int, frame: object) -> None:
+    raise Terminated
+
+
 def run_start(args: argparse.Namespace) -> int:
     def action() -> int:
         from sandbox.runner.executors.ray_warm import start_pool
 
-        rows = asyncio.run(start_pool(args.name, args.workers, args.attempts_per_worker))
+        signal.signal(signal.SIGTERM, terminated)  # after connect(), which puts back the handler it found
+        try:
+            rows = asyncio.run(start_pool(args.name, args.workers, args.attempts_per_worker))
+        except Terminated:
+            print(f"sandbox ray start: stopped (SIGTERM); pool {args.name!r} is not started", file=sys.stderr)
+            return 143
+        except KeyboardInterrupt:
+            print(f"sandbox ray start: stopped (Ctrl-C); pool {args.name!r} is not started", file=sys.stderr)
+            return 130
         show(rows, args.json)
         return 0
 

@@ -157,6 +157,10 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
         stop_pool(pool)
         why = str(exc) if isinstance(exc, WorkerDidNotStart) else f"a worker did not start: {said(exc)}"
         raise RayUnavailable(f"pool {pool!r} is not started: {why}") from exc
+    except BaseException:  # stopped while its browsers started (Ctrl-C, SIGTERM): no half-started pool is left
+        with contextlib.suppress(RayUnavailable):
+            stop_pool(pool)
+        raise
     return await pool_status(pool)
 
 
