@@ -711,3 +711,77 @@ async def test_a_cmd_agent_on_a_worker_runs_in_the_drivers_working_directory(loc
     assert attempt["status"] == "completed", attempt["error"]
     assert (ran.directory / "output.txt").read_text().strip() == str(tmp_path)
     assert reference.agent == "think:0.5:reference" and reference.qualified_pass
+
+
+async def test_a_stop_after_the_worker_answered_keeps_the_finished_attempt(local_ray, tmp_path):
+    """The batch's stop landed after the worker had sent its reply but before the driver read it:
+    ray.cancel did nothing, the worker's scratch folder was gone, and the finished attempt was
+    recorded as stopped before it began."""
+    pool = await RayPool.start(1)
+    try:
+        running = asyncio.ensure_future(
+            pool.run(
+                tmp_path / "attempt",
+                "controlled-form",
+                BatchAgent("reference", AgentOptions()),
+                AttemptSettings(time_limit=60),
+                attempt_number=1,
+                retries=0,
+            )  # fmt: skip
+        )
+        await asyncio.sleep(0.5)  # the attempt is sent
+        handle = pool.workers[0].handle
+        # the event loop held (no await) until the worker has answered: the driver has not resumed
+        while ray.get(handle.info.remote())["attempts"] < 1:
+            time.sleep(0.05)
+        time.sleep(1.0)  # its reply reaches the driver's object store
+        running.cancel()
+        with pytest.raises(AttemptStopped) as stopped:
+            await running
+    finally:
+        await pool.stop()
+    attempt = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
+    assert stopped.value.outcome.status == attempt["status"] == "completed", attempt.get("error")
+    assert attempt["ray_node"] and (tmp_path / "attempt" / "score.json").is_file()
+
+
+async def test_a_stop_while_a_retry_picks_its_worker_keeps_the_first_tries_record(local_ray, tmp_path):
+    """A stop while the retry chose its worker came as a plain cancellation: the folder held only
+    try-1/, no attempt.json."""
+    pool = await RayPool.start(1)
+    picks, picking_again = 0, asyncio.Event()
+    pick = pool.pick
+
+    async def slow_second_pick():  # the retry's choice takes a while (every worker busy, say)
+        nonlocal picks
+        picks += 1
+        if picks == 2:
+            picking_again.set()
+            await asyncio.sleep(60)
+        return await pick()
+
+    pool.pick = slow_second_pick  # type: ignore[method-assign]
+    try:
+        marker = tmp_path / "started"
+        running = asyncio.ensure_future(
+            pool.run(
+                tmp_path / "attempt",
+                "controlled-form",
+                BatchAgent(f"cmd:touch {marker}; sleep 30", AgentOptions()),
+                AttemptSettings(time_limit=60),
+                attempt_number=1,
+                retries=1,
+            )  # fmt: skip
+        )
+        while not marker.exists():
+            await asyncio.sleep(0.05)
+        ray.kill(pool.workers[0].handle)
+        await asyncio.wait_for(picking_again.wait(), 60)
+        running.cancel()
+        with pytest.raises(AttemptStopped) as stopped:
+            await running
+    finally:
+        await pool.stop()
+    attempt = json.loads((tmp_path / "attempt" / "attempt.json").read_text())
+    assert stopped.value.outcome.status == attempt["status"] == "stopped" and attempt["tries"] == 1
+    assert "ray worker died" in attempt["error"] and "stopped before the attempt could run again" in attempt["error"]

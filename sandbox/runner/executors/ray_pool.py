@@ -756,6 +756,14 @@ class RayPool:
             except RuntimeError as exc:  # no worker left to retry on: the earlier tries' reasons are kept
                 errors.append(str(exc))
                 return unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries - 1)
+            except asyncio.CancelledError:
+                if tries == 1:
+                    raise
+                # stopped while a worker for the next try was chosen: the earlier tries' record is kept
+                errors.append("the batch was stopped before the attempt could run again")
+                raise AttemptStopped(
+                    unfinished(directory, pack_id, agent.name, attempt_number, errors, node, tries - 1, STOPPED)
+                ) from None
             node = worker.node  # reserved by pick: worker.running counts this try
             scratch = new_scratch_name()
             ref = worker.handle.run.remote(
@@ -764,6 +772,10 @@ class RayPool:
             try:
                 reply = await ref
             except asyncio.CancelledError:  # the batch is being stopped: so is the attempt on its worker
+                finished = reply_ready(ref)
+                if finished is not None:  # its worker had answered (and removed its scratch folder): kept
+                    write_reply(directory, finished["files"], node, tries)
+                    raise AttemptStopped(AttemptOutcome(**{**finished["outcome"], "directory": directory})) from None
                 ray.cancel(ref)
                 recorded, began = await stopped_on_worker(directory, node, scratch, tries)
                 when = "while the attempt ran" if began else "before the attempt began (it waited for a free slot)"
@@ -826,6 +838,18 @@ class RayPool:
         for worker in self.workers:
             if worker.name is None:
                 ray.kill(worker.handle)
+
+
+def reply_ready(ref: Any) -> dict | None:
+    """The worker's reply, when it came before the batch's stop did (the driver had not yet resumed
+    to read it); None when the attempt still runs or raised."""
+    ready, _ = ray.wait([ref], timeout=0)
+    if not ready:
+        return None
+    try:
+        return ray.get(ref, timeout=0)
+    except (ray.exceptions.RayError, TimeoutError):
+        return None
 
 
 def end_worker(worker: Worker) -> None:
