@@ -7,6 +7,7 @@ name and stays in the pool. No Ray at the address, no pool of that name: exit 2,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -432,3 +433,61 @@ def test_a_start_stopped_while_its_browsers_start_leaves_no_pool(cluster, stop, 
     again = sandbox("ray", "start", "--address", cluster.address, "--name", name, "--workers", "1")
     assert again.returncode == 0, again.stderr
     stop_pool(name)
+
+
+async def gone(name: str) -> bool:
+    """Whether no live actor has that name (a killed one's name is freed within a few seconds)."""
+    for _ in range(100):
+        if ray_pool.named_actor(name) is None:
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+async def test_a_worker_added_while_its_pool_is_stopped_is_ended(cluster, monkeypatch):
+    """A batch added a worker for a free slot, then found the pool's record gone (`sandbox ray
+    stop` meanwhile): the worker ran on, in no record, unseen by the stop."""
+    await start_pool("added", workers=1)  # one worker, so the other node's slot is free
+    record = ray_warm.find_record("added")
+    real = ray_warm.start_worker
+    names = []
+
+    async def then_stopped(kind, node, name=None):
+        worker = await real(kind, node, name)
+        names.append(name)
+        ray.kill(record)  # `sandbox ray stop` lands while it started
+        return worker
+
+    monkeypatch.setattr(ray_warm, "start_worker", then_stopped)
+    running = ray_pool.RayPool([], ray_pool.worker_class(8), size=ray_pool.ALL_SLOTS, fill=False)
+    try:
+        with pytest.raises(ray.exceptions.RayError):
+            await ray_warm.following("added", record)(running)
+        assert len(names) == 1 and await gone(names[0])
+    finally:
+        with contextlib.suppress(RayUnavailable):
+            stop_pool("added")
+
+
+async def test_a_replacement_started_while_its_pool_is_stopped_is_ended(cluster, monkeypatch):
+    """A dead pool worker's replacement started as `sandbox ray stop` ran: the stop had ended the
+    worker of that name already, and the replacement ran on under it."""
+    await start_pool("refill", workers=1)
+    pool = await join_pool("refill")
+    assert pool is not None
+    (dead,) = pool.workers
+    real = ray_pool.start_worker
+
+    async def then_stopped(kind, node, name=None):
+        worker = await real(kind, node, name)
+        ray.kill(ray_warm.find_record("refill"))  # `sandbox ray stop` lands while it started
+        return worker
+
+    monkeypatch.setattr(ray_pool, "start_worker", then_stopped)
+    try:
+        ray_pool.end_worker(dead)
+        await pool.replace(dead)
+        assert pool.workers == [] and await gone(dead.name)
+    finally:
+        with contextlib.suppress(RayUnavailable):
+            stop_pool("refill")

@@ -729,6 +729,9 @@ class RayPool:
         places = self.free_places(1)
         if places:  # else the live nodes' slots are all taken: the pool follows the nodes
             replacement = await start_worker(self.kind, places[0], dead.name)
+            if dead.name and named_actor(dead.name.rpartition("/")[0]) is None:
+                ray.kill(replacement.handle)  # its pool was stopped while it started: `sandbox ray stop` missed it
+                return
             if dead.name is None or dead.name not in {worker.name for worker in self.workers}:
                 self.workers.append(replacement)  # else a look for new nodes took it from the pool meanwhile
 

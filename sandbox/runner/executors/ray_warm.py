@@ -250,7 +250,12 @@ def following(pool: str, record: Any) -> Callable[[RayPool], Awaitable[list[Work
         starts = [start_worker(running.kind, node, name) for name, node in new]
         added = started(await asyncio.gather(*starts, return_exceptions=True))
         if added:
-            await record.change.remote([worker.name for worker in added], [])
+            try:
+                await record.change.remote([worker.name for worker in added], [])
+            except ray.exceptions.RayError:  # the pool was stopped meanwhile: they are in no record, ended
+                for worker in added:
+                    ray.kill(worker.handle)
+                raise
         return added
 
     return grow
