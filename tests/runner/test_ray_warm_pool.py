@@ -491,3 +491,18 @@ async def test_a_replacement_started_while_its_pool_is_stopped_is_ended(cluster,
     finally:
         with contextlib.suppress(RayUnavailable):
             stop_pool("refill")
+
+
+async def test_a_start_takes_back_the_workers_a_following_pool_added(cluster):
+    """`sandbox ray start --name NAME` after its record was lost took back pool/NAME/<i> only: the
+    workers added for nodes that joined (pool/NAME/<node>.<k>) ran on, unseen by `status`."""
+    first = await start_pool("back")
+    node = first[0]["node"]
+    added = await ray_pool.start_worker(ray_pool.worker_class(8), node, f"pool/back/{node[:12]}.0")
+    ray.kill(ray_warm.find_record("back"))  # lost, as with its node
+    try:
+        again = await start_pool("back")
+        assert [row["worker"] for row in again] == [row["worker"] for row in first] + [added.name]
+        assert all(row["alive"] for row in again) and ray_warm.orphans("back") == []
+    finally:
+        stop_pool("back")

@@ -145,9 +145,11 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
     # and the pool was lost with that node (its workers running on, unseen).
     keep = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=head, soft=False)} if head else {}
     try:
-        ray.remote(num_cpus=0)(PoolRecord).options(
-            name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep
-        ).remote(names, capacity, workers is None, installed_version())
+        record = (
+            ray.remote(num_cpus=0)(PoolRecord)
+            .options(name=record_name(pool), namespace=NAMESPACE, lifetime="detached", **keep)
+            .remote(names, capacity, workers is None, installed_version())
+        )
     except ray.exceptions.ActorAlreadyExistsError as exc:  # another `sandbox ray start` made it since the check
         raise RayUnavailable(f"a pool named {pool!r} was started meanwhile by another `sandbox ray start`") from exc
     kind = worker_class(capacity)
@@ -161,7 +163,19 @@ async def start_pool(pool: str, workers: int | None = None, capacity: int = DEFA
         with contextlib.suppress(RayUnavailable):
             stop_pool(pool)
         raise
+    await take_back(pool, record, follow=workers is None)
     return await pool_status(pool)
+
+
+async def take_back(pool: str, record: Any, follow: bool) -> None:
+    """The workers left of a lost record that the new one does not name (those a pool following
+    the nodes added, ``pool/NAME/<node>.<k>``): recorded again when the pool follows the nodes,
+    ended when it keeps a set number; else they ran on, unseen by ``status``."""
+    left = orphans(pool)
+    if left and follow:
+        await record.change.remote(left, [])
+    for handle in [] if follow else filter(None, map(named_actor, left)):
+        ray.kill(handle)
 
 
 async def pool_status(pool: str) -> list[dict]:
