@@ -481,6 +481,7 @@ async def test_a_replacement_started_while_its_pool_is_stopped_is_ended(cluster,
     async def then_stopped(kind, node, name=None):
         worker = await real(kind, node, name)
         ray.kill(ray_warm.find_record("refill"))  # `sandbox ray stop` lands while it started
+        assert await gone("pool/refill")  # and has ended the record (its name is freed a moment later)
         return worker
 
     monkeypatch.setattr(ray_pool, "start_worker", then_stopped)

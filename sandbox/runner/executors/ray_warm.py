@@ -236,7 +236,7 @@ def check_version(pool: str, recorded: str | None, workers: dict[str, str | None
     a change to the mirrors) runs the code and mirrors it had then: refused, rather than attempts
     failing on mirrors changed since, and replacements running the new code beside the old."""
     ours = installed_version()
-    other = next(((f"its worker {name}", said) for name, said in workers.items() if said != ours), None)
+    other = next(((f"its worker {name}", version) for name, version in workers.items() if version != ours), None)
     if recorded != ours:
         other = ("its record", recorded or "none recorded")
     if other is not None:
