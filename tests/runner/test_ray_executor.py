@@ -31,7 +31,7 @@ from sandbox.runner.folders import AttemptFolder
 from sandbox.runner.folders import outcome as outcome_of
 from sandbox.runner.selection import interruption
 from tests.support.agents import TASK_PROMPT
-from tests.support.dying_workers import kill_during_the_first_try, scratch_folders
+from tests.support.dying_workers import hanging_attempt, kill_during_the_first_try, scratch_folders
 
 
 @pytest.fixture(scope="module")
@@ -150,19 +150,7 @@ async def test_a_stop_while_a_dead_workers_files_are_brought_back_records_the_at
     monkeypatch.setattr(ray_pool, "salvaged", slow_salvage)
     pool = await RayPool.start(1)
     try:
-        marker = tmp_path / "started"
-        running = asyncio.ensure_future(
-            pool.run(
-                tmp_path / "attempt",
-                "controlled-form",
-                BatchAgent(f"cmd:touch {marker}; sleep 30", AgentOptions()),
-                AttemptSettings(time_limit=60),
-                attempt_number=1,
-                retries=1,
-            )  # fmt: skip
-        )
-        while not marker.exists():
-            await asyncio.sleep(0.05)
+        running = await hanging_attempt(pool, tmp_path)
         ray.kill(pool.workers[0].handle)
         await asyncio.wait_for(salvaging.wait(), 60)
         running.cancel()
@@ -762,19 +750,7 @@ async def test_a_stop_while_a_retry_picks_its_worker_keeps_the_first_tries_recor
 
     pool.pick = slow_second_pick  # type: ignore[method-assign]
     try:
-        marker = tmp_path / "started"
-        running = asyncio.ensure_future(
-            pool.run(
-                tmp_path / "attempt",
-                "controlled-form",
-                BatchAgent(f"cmd:touch {marker}; sleep 30", AgentOptions()),
-                AttemptSettings(time_limit=60),
-                attempt_number=1,
-                retries=1,
-            )  # fmt: skip
-        )
-        while not marker.exists():
-            await asyncio.sleep(0.05)
+        running = await hanging_attempt(pool, tmp_path)
         ray.kill(pool.workers[0].handle)
         await asyncio.wait_for(picking_again.wait(), 60)
         running.cancel()

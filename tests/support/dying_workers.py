@@ -40,3 +40,25 @@ async def kill_during_the_first_try(pool: Any, folder: Path, retries: int, kill:
         await asyncio.sleep(0.05)
     kill()
     return await running
+
+
+async def hanging_attempt(pool: Any, folder: Path) -> asyncio.Future:
+    """One attempt on ``pool`` (in ``folder``/attempt, one retry allowed) whose agent hangs for 30 s,
+    returned as a future once the agent has begun."""
+    marker = folder / "started"
+    running = asyncio.ensure_future(
+        pool.run(
+            folder / "attempt",
+            "controlled-form",
+            BatchAgent(f"cmd:touch {marker}; sleep 30", AgentOptions()),
+            AttemptSettings(time_limit=60),
+            attempt_number=1,
+            retries=1,
+        )
+    )
+    while not marker.exists():
+        if running.done():  # it ended before its agent began: say why
+            running.result()
+            raise AssertionError("the attempt ended before its agent began")
+        await asyncio.sleep(0.05)
+    return running
