@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import Field
 
 from toolserver import pdf
-from toolserver.browser import REF_RE, evaluate
+from toolserver.browser import REF_RE, Tab, evaluate
 from toolserver.errors import PageUnresponsive
 from toolserver.registry import LENIENT_INT, ToolArgs, tool
 from toolserver.response import Response
-from toolserver.run import TabContext
+from toolserver.run import CallContext, TabContext
 from toolserver.tools._common import ask_page, settle
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "image/svg+xml")
@@ -57,6 +58,8 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
     if tab.pdf_pages is None and (tab.state or {}).get("type", HTML_TYPES[0]) in HTML_TYPES:
         asks.append(tab.page.aria_snapshot(mode="ai"))
     answers = await asyncio.gather(*asks, return_exceptions=True)
+    if len(answers) > 1 and isinstance(answers[1], PlaywrightTimeout) and not isinstance(answers[0], BaseException):
+        answers[1] = await asked_again(ctx, tab)
     # A hung page fails both at once: report it as unresponsive, not as a snapshot timeout.
     for failure in sorted(
         (r for r in answers if isinstance(r, BaseException)), key=lambda r: not isinstance(r, PageUnresponsive)
@@ -89,6 +92,15 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
         text = cut(text, args.max_chars)
         response.add(truncated=True)
     response.add(snapshot=text)
+
+
+async def asked_again(ctx: CallContext, tab: Tab) -> str:
+    """The accessibility snapshot once more, with twice the action timeout, after one that outlasted
+    the timeout on a page that answered the snapshot's other question: a machine busy with many
+    sessions (the first snapshot of a page is the slowest: Playwright's script is compiled in it).
+    A snapshot only reads, so asking again changes nothing; the second question waits for the
+    first's work in the page, then reads at once."""
+    return await tab.page.aria_snapshot(mode="ai", timeout=2 * ctx.run.config.action_timeout_ms)
 
 
 def cut(text: str, budget: int) -> str:
