@@ -56,10 +56,7 @@ class Dispatcher:
         self._ends: set[asyncio.Future] = set()  # runs' ends under way (held till done: ``end``)
 
     def _turn(self, run: Run) -> asyncio.Lock:
-        lock = self._turns.get(run)
-        if lock is None:
-            lock = self._turns[run] = asyncio.Lock()
-        return lock
+        return self._turns.setdefault(run, asyncio.Lock())
 
     async def call(self, run: Run, name: str, raw_args: Any) -> dict:
         """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}. A call
@@ -138,13 +135,13 @@ class Dispatcher:
         # (toolserver.floods); text that is not valid Unicode (a lone surrogate in a title) is escaped, and noted.
         limit = run.config.max_page_text_chars
         result, escaped = strict_json(cut_text(result, limit), "result")
-        error = cut_text(error, limit)
+        error, escaped_error = strict_json(cut_text(error, limit), "error")
         if self._in_flight.pop(run, None) is not flight:  # the run's end wrote its line (``write_unfinished``)
             return {"ok": False, "error": error or ended(run).to_json()}
         screenshot = run.media.after_call(ctx, run.registry.find(name), tab)
         suppressed = run.close_event_window(ctx)
         args, noted = traced_args(raw_args) if error and error["type"] == "invalid_arguments" else (raw_args, [])
-        escaped = [*noted, *escaped]
+        escaped = [*noted, *escaped, *escaped_error]
         run.write_call(CallRecord.model_construct(
             seq=ctx.seq, tool=name, args=args, ok=error is None, result=result, error=error,
             t_start=t_start, t_end=run.trace.now(), wall_start=wall_start, wall_end=wall_now(),
@@ -178,8 +175,11 @@ class Dispatcher:
     async def finish(self, run: Run, reason: str) -> None:
         assert run.ending is not None
         try:
-            await run.media.before_call(None)
-            await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))
+            try:  # a close that fails (a bug) is logged: the run ends all the same, its trace final
+                await run.media.before_call(None)
+                await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))
+            except Exception:
+                log.exception("run %s: closing its sessions failed", run.id)
             turn = self._turn(run)
             try:
                 await asyncio.wait_for(turn.acquire(), run.config.close_timeout_s)

@@ -29,6 +29,7 @@ plain and async tests can use it alike, with or without pytest-asyncio.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import json
@@ -75,9 +76,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sandbox_pack(pack_id): the pack sandbox_run uses when none is named")
-    missing = [str(root) for root in config.getoption("sandbox_mirrors", None) or () if not root.is_dir()]
+    roots = config.getoption("sandbox_mirrors", None) or ()
+    missing = [str(root) for root in roots if not root.is_dir()]
     if missing:  # said before any test, not as every test's failure
         raise pytest.UsageError(f"--sandbox-mirrors: no such mirror folder: {', '.join(missing)}")
+    if roots:  # a manifest that is not one, too (as `sandbox run --mirrors`)
+        from toolserver.contract.mirrors import MirrorStore
+
+        try:
+            MirrorStore.load(*roots)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--sandbox-mirrors: {exc}") from None
     out = config.getoption("sandbox_out", None)
     if out is not None:  # the folder pytest was started in: a test that changes folder sends no attempt elsewhere
         out = config.invocation_params.dir / out
@@ -344,7 +353,7 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox,
     runs one attempt and returns an ``Attempt``."""
     from sandbox.evaluation.scoring import ScoreReport
     from sandbox.runner.agents import AGENT_KINDS, AgentOptions, make_agent
-    from sandbox.runner.attempt import run_attempt
+    from sandbox.runner.attempt import RECORDING_ERROR, run_attempt
     from sandbox.runner.prices import finite_number
     from sandbox.runner.report import write_attempt_report
 
@@ -412,7 +421,10 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox,
                     continue  # else a file in the way above it, or one the attempt made later: said
                 raise
             break
-        write_attempt_report(directory)  # the page a failure message names
+        if outcome.status == RECORDING_ERROR:  # no score to give: said, where a traceback was
+            fail(f"{loaded.id} [{outcome.agent}]: {RECORDING_ERROR}: {outcome.reason}; its folder: {directory}")
+        with contextlib.suppress(OSError):  # a full disk: the attempt is recorded all the same
+            write_attempt_report(directory)  # the page a failure message names
         report = ScoreReport.model_validate_json((directory / "score.json").read_text(encoding="utf-8"))
         attempt_error = None
         if outcome.status != "completed":

@@ -36,6 +36,10 @@ from sandbox.runner.files import folder_file
 from toolserver.contract.trace import TYPED_MESSAGE, UNKNOWN_ERROR, CallRecord, normalise_call, parse_trace
 
 ZIP_MAGIC = b"PK\x03\x04"  # an Inspect .eval log is a zip file
+# What the sandbox's Inspect task keeps in a sample's metadata (sandbox.integrations.inspect), as a
+# log re-scored later reads it: the agent's time, a duration; why the model gave no answer (a limit)
+INSPECT_ELAPSED = "sandbox_elapsed_seconds"
+INSPECT_CUT_OFF = "sandbox_cut_off"
 TRACE_LINE_TYPES = {"run", "call", "event", "run_end"}
 KINDS_READ = (
     "an attempt folder, a trace (JSONL), an Inspect eval log (.eval or .json), or a JSON list of "
@@ -561,20 +565,39 @@ def inspect_recording(path: Path, sample_id: str | None) -> Recording:
     sample = samples[index]
     calls = tool_event_calls(sample.events) or message_calls(sample.messages)
     metadata, problems = header_read(sample.metadata or {}, ("pack", "site_key"), "the Inspect sample's")
-    output = sample.output.completion if sample.output else ""
-    if not output:
-        output = next((m.text for m in reversed(sample.messages) if m.role == "assistant" and m.text), "")
     return Recording(
         kind="Inspect log",
         path=path,
         calls=calls,
         pack=metadata.get("pack"),
         site_key=metadata.get("site_key") or site_key_of(calls),
-        output=output,
-        elapsed_seconds=sample.total_time,
+        output=inspect_answer(sample),
+        elapsed_seconds=inspect_elapsed(sample),
         sample=names[index],
         problems=problems,
     )
+
+
+def inspect_answer(sample: Any) -> str:
+    """The answer the sandbox's Inspect scorer scored: none (``""``) when the sample hit a limit or
+    the model's last turn made tool calls. A log of another task whose last output has no text gives
+    its last assistant text."""
+    output = sample.output
+    called = bool(output and output.choices and output.message.tool_calls)
+    if (sample.metadata or {}).get(INSPECT_CUT_OFF) or called:
+        return ""
+    return (output.completion if output else "") or next(
+        (m.text for m in reversed(sample.messages) if m.role == "assistant" and m.text), ""
+    )
+
+
+def inspect_elapsed(sample: Any) -> float | None:
+    """The agent's time as the sandbox's Inspect task kept it (from the connected server to the
+    answer); a log of another task, or one written by `sandbox export`, has the sample's time."""
+    kept = (sample.metadata or {}).get(INSPECT_ELAPSED)
+    if isinstance(kept, int | float) and not isinstance(kept, bool) and 0 <= kept < float("inf"):
+        return float(kept)
+    return sample.total_time
 
 
 def tool_event_calls(events: list[Any]) -> list[RecordedCall]:

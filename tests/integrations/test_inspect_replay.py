@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai import task_with
+from inspect_ai.log import write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from sandbox import FIXTURES_DIR
 from sandbox.integrations.inspect.tasks import controlled_form
 from sandbox.runner.agents.replay import substitute
-from sandbox.runner.recordings import load_recording
+from sandbox.runner.recordings import INSPECT_CUT_OFF, INSPECT_ELAPSED, load_recording
 from sandbox.runner.replay import replay
 from toolserver.contract.trace import read_trace
 
@@ -69,3 +70,22 @@ async def test_a_log_inspect_wrote_replays_without_divergence(sandbox, inspect_l
     # the re-score is the live score: every field right, and the wrong click one call too many
     assert report.rescore["field_accuracy"] == live_score.value["field_accuracy"] == 1.0
     assert "; ".join(report.rescore["reasons"]) == live_score.explanation == "gate(s) failed: tool_counts"
+
+
+def test_replay_reads_the_time_and_the_answer_the_live_scorer_used(inspect_log, tmp_path):
+    """Replay read the sample's whole time (the MCP server's start and scoring in it) and the last
+    assistant text, where the live scorer had the agent's time it kept and no answer for a sample a
+    limit stopped or whose last turn made tool calls: a re-score could pass what failed live."""
+    log, _, _ = inspect_log
+    kept = log.samples[0].metadata[INSPECT_ELAPSED]
+    recording = load_recording(log.location)
+    assert recording.elapsed_seconds == kept and kept < log.samples[0].total_time
+    assert recording.output == (RECORDED / "output.txt").read_text(encoding="utf-8")
+    cut = log.model_copy(deep=True)
+    cut.samples[0].metadata[INSPECT_CUT_OFF] = "token limit (100)"
+    write_eval_log(cut, tmp_path / "cut.eval")
+    assert load_recording(tmp_path / "cut.eval").output == ""
+    calling = log.model_copy(deep=True)
+    calling.samples[0].output = ModelOutput.for_tool_call(MODEL, "browser_snapshot", {})
+    write_eval_log(calling, tmp_path / "calling.eval")
+    assert load_recording(tmp_path / "calling.eval").output == ""

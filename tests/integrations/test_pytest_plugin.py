@@ -69,6 +69,9 @@ def test_unknown_pack(sandbox_run):
 def test_no_pack(sandbox_run):
     sandbox_run()
 
+def test_removed_folder(sandbox_run):
+    sandbox_run(pack="bid-intake", agent='cmd:rm -r "$SANDBOX_ATTEMPT_DIR"')
+
 class TestOne:
     def test_same_name(self, sandbox_run):
         sandbox_run(pack="bid-intake", agent="openai:scripted-browser-1")
@@ -288,7 +291,7 @@ def test_a_changed_mirror_fact_fails_the_example_naming_the_field(sessions):
 
 def test_bad_input_fails_with_what_to_do(sessions):
     result = sessions["bad"]
-    result.assert_outcomes(failed=22)
+    result.assert_outcomes(failed=23)
     result.stdout.fnmatch_lines_random(
         [  # no two tests share a default cassette
             "*no cassette at */test_bad/TestOne.test_same_name.yaml and*",
@@ -315,6 +318,9 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*time_limit=True: give a number of seconds above 0",
             "*unknown pack 'no-such-pack'*",
             "*sandbox_run needs a pack*",
+            # a traceback (no score.json to read) where the recording error is said
+            "*bid-intake [[]cmd:rm -r*: recording_error: the agent ended *, but its attempt could not be "
+            "recorded: *; its folder: */bid-intake-1",
         ]
     )
     # each said once: pytest.fail() inside an except block printed the caught error's failure too
@@ -403,6 +409,16 @@ async def test_the_pytest_plugin_refuses_a_mirror_folder_that_does_not_exist(tmp
     result = await run_pytest(tmp_path, "--sandbox-mirrors", str(tmp_path / "gone"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--sandbox-mirrors: no such mirror folder: {tmp_path / 'gone'}*"])
+
+
+async def test_the_pytest_plugin_refuses_a_mirror_folder_whose_manifest_is_not_one(tmp_path):
+    """It was every test's setup error (a ValueError), not one usage error before the tests."""
+    (tmp_path / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
+    (tmp_path / "mirror" / "example.org").mkdir(parents=True)
+    (tmp_path / "mirror" / "example.org" / "manifest.json").write_text('{"entries": 1}')
+    result = await run_pytest(tmp_path, "--sandbox-mirrors", str(tmp_path / "mirror"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(["*--sandbox-mirrors: */example.org/manifest.json: invalid mirror manifest: *"])
 
 
 def test_a_test_ids_folder_has_a_hash_of_the_id_whenever_its_name_is_not_the_id():

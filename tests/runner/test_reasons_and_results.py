@@ -74,6 +74,17 @@ def test_sandbox_run_prints_the_reason_after_the_table(tmp_path, capsys):
     assert (report.parent / "bid-intake-1" / "report.html").is_file()
 
 
+def test_sandbox_run_names_an_attempt_page_it_could_not_write(tmp_path, capsys):
+    """`sandbox report` named each attempt page it could not write; `sandbox run`, writing the same
+    pages, said nothing of one (the batch page only noted it)."""
+    agent = 'cmd:mkdir "$SANDBOX_ATTEMPT_DIR/report.html"'  # the page's name taken by a folder
+    code = main(["run", "bid-intake", "--agent", agent, "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "sandbox run: no page for bid-intake-1/: cannot write its page (" in captured.err, captured.err
+    assert captured.out.splitlines()[-1].startswith("report: "), captured.out
+
+
 def test_reasons_put_gates_with_seq_before_fields(capsys):
     folder = SAMPLES / "controlled-form-handmade-confirm-click"
     assert main(["score", str(folder), "--json"]) == 1

@@ -14,7 +14,7 @@ from sandbox.runner.task import InProcessClient
 from toolserver.contract.names import TOOL_NAMES, URL_BEARING_TOOLS
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
-from toolserver.errors import InvalidArguments
+from toolserver.errors import BrowserActionFailed, InvalidArguments
 from toolserver.formats import tool_definitions
 from toolserver.registry import ToolArgs, ToolRegistry, tool
 from toolserver.tools import ALL_TOOLS, default_registry
@@ -71,6 +71,25 @@ async def test_a_twelfth_tool_is_one_declaration(own_sandbox):
     calls = parse_trace(run.trace.text()).calls
     assert [(c.tool, c.ok) for c in calls] == [("list_tools", True), ("browser_echo", True), ("browser_echo", False)]
     assert calls[1].result == {"echo": "hi"}
+
+
+@tool("browser_quote", args=EchoArgs, title="Quote", scope="run", side_effect="read_only", description="Fail quoting.")
+async def browser_quote(ctx, args: EchoArgs, response) -> None:
+    raise BrowserActionFailed(f"the page said {args.text}")  # as a browser's message may quote page text
+
+
+async def test_an_error_quoting_text_that_is_not_unicode_is_escaped_and_noted(own_sandbox):
+    """A result's lone surrogate was escaped, an error's was not: the MCP SDK cannot write it (over
+    stdio the connection ended) and the trace line could not be read back as UTF-8."""
+    async with own_sandbox(registry=ToolRegistry([*ALL_TOOLS, browser_quote])) as own:
+        run = own.create_run(policy=Policy())
+        reply = await run.call("browser_quote", {"text": "bad \ud800 text"})
+        assert reply["error"]["message"] == "the page said bad \\ud800 text", reply
+        await run.close()
+    (call,) = parse_trace(run.trace.text()).calls
+    assert call.error.message == "the page said bad \\ud800 text"
+    assert sorted(call.escaped) == ["args.text", "error.message"]
+    run.trace.text().encode("utf-8")
 
 
 async def test_an_unknown_tool_lists_the_registry(run):

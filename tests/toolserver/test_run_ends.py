@@ -44,3 +44,24 @@ async def test_an_end_whose_caller_is_cancelled_still_writes_run_end(own_sandbox
             await asyncio.sleep(0.05)
         trace = parse_trace(run.trace.text())
         assert trace.end is not None and trace.end["reason"] == "idle_timeout", run.trace.text()[-500:]
+
+
+async def test_an_end_whose_close_fails_still_ends_the_run_and_the_idle_sweep_goes_on(own_sandbox, caplog):
+    """A failure other than the disk's (here the run's pictures, made to fail) came out of
+    ``run.close``: the idle sweep that called it ended for good, so no other idle run was ended,
+    and the failed run's trace had no ``run_end``."""
+    async with own_sandbox(http_run_idle_s=0.3) as own, http_client(own) as server:
+        failing = (await (await server.post("/runs", json={})).json())["run_id"]
+        idle = (await (await server.post("/runs", json={})).json())["run_id"]
+
+        async def fails(tool):
+            raise RuntimeError("the pictures failed")
+
+        own.runs[failing].media.before_call = fails  # this run only (an attribute of its own)
+        deadline = time.monotonic() + 5
+        while not (own.runs[failing].trace.closed and own.runs[idle].trace.closed) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        for run_id in (failing, idle):
+            trace = parse_trace(own.runs[run_id].trace.text())
+            assert trace.end is not None and trace.end["reason"] == "idle_timeout", run_id
+    assert "closing its sessions failed" in caplog.text

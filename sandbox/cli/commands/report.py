@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from sandbox.runner.report import NothingToReport, unreadable_pages, write_reports
+    from sandbox.runner.report import NothingToReport
 
     try:
         if args.junit:
@@ -44,17 +44,14 @@ def command(args: argparse.Namespace) -> int:
     except ValueError as exc:  # checked before the pages are written: nothing was written (as run --junit)
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
-    unwritten: list[str] = []  # the attempt pages that could not be written, and why
     try:
-        written = write_reports(args.folder, unwritten)
+        written = write_pages(args.folder, "report")
     except (NothingToReport, ValueError) as exc:
         print(f"sandbox report: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk, a read-only folder: the pages already there are left whole
         print(f"sandbox report: cannot write the report: {exc}", file=sys.stderr)
         return 3
-    for unread in [*unreadable_pages(args.folder), *unwritten]:
-        print(f"sandbox report: no page for {unread}", file=sys.stderr)
     print(
         f"report: {written[0]}"
         + (f" (and {len(written) - 1} attempt report{'s' if len(written) > 2 else ''})" if len(written) > 1 else "")
@@ -68,3 +65,15 @@ def command(args: argparse.Namespace) -> int:
             print(f"sandbox report: cannot write {args.junit}: {exc}", file=sys.stderr)
             return 3
     return 0
+
+
+def write_pages(folder: Path, command: str) -> list[Path]:
+    """A batch folder's pages (``write_reports``), each attempt page that could not be written or
+    whose folder could not be entered named on stderr, with why (``sandbox run`` and ``sandbox report``)."""
+    from sandbox.runner.report import unreadable_pages, write_reports
+
+    unwritten: list[str] = []
+    written = write_reports(folder, unwritten)
+    for unread in [*unreadable_pages(folder), *unwritten]:
+        print(f"sandbox {command}: no page for {unread}", file=sys.stderr)
+    return written

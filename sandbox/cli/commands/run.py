@@ -354,14 +354,14 @@ def command(args: argparse.Namespace) -> int:
             print(reasons)
         print(f"\nattempt folders: {outcomes[0].directory.parent if outcomes else args.out}")
     if outcomes:
+        from sandbox.cli.commands.report import write_pages
         from sandbox.runner.junit import write_junit
-        from sandbox.runner.report import write_reports
 
-        shown = sys.stderr if args.json else sys.stdout
+        shown, folder = (sys.stderr if args.json else sys.stdout), outcomes[0].directory.parent
         try:
-            print(f"report: {write_reports(outcomes[0].directory.parent)[0]}", file=shown)
+            print(f"report: {write_pages(folder, 'run')[0]}", file=shown)
             if args.junit:
-                print(f"junit: {write_junit(outcomes[0].directory.parent, args.junit)}", file=shown)
+                print(f"junit: {write_junit(folder, args.junit)}", file=shown)
         except OSError as exc:  # a full disk: the attempts are recorded; `sandbox report` writes these later
             print(f"sandbox run: cannot write the report ({exc}); `sandbox report` writes it later", file=sys.stderr)
     if stopped_by is not None:
