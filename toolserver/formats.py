@@ -55,14 +55,22 @@ def open_schema(schema: dict) -> dict:
 
 def with_nullable(schema: dict) -> dict:
     """The schema with ``"nullable": true`` beside each property that is ``anyOf [T, null]``
-    (OpenAPI's word for it, which JSON Schema validators ignore): smolagents' MCP adapter reads
-    ``anyOf`` as a required string unless it sees ``nullable``, and then cannot leave an
-    optional argument out."""
-    properties = {
-        name: {**prop, "nullable": True} if {"type": "null"} in prop.get("anyOf", ()) else prop
-        for name, prop in schema.get("properties", {}).items()
-    }
+    (OpenAPI's word for it): smolagents' MCP adapter reads ``anyOf`` as a required string unless it
+    sees ``nullable``, and then cannot leave an optional argument out. Beside it goes the ``type``
+    the ``anyOf`` allows (``["integer", "null"]``): Ajv, the JavaScript validator, refuses to
+    compile a schema whose ``nullable`` has no ``type``."""
+    properties = {name: said_nullable(prop) for name, prop in schema.get("properties", {}).items()}
     return {**schema, "properties": properties} if "properties" in schema else schema
+
+
+def said_nullable(prop: dict) -> dict:
+    members = prop.get("anyOf", ())
+    if {"type": "null"} not in members:
+        return prop
+    types = [member.get("type") for member in members]
+    if not all(isinstance(t, str) for t in types):  # no one type list says it: no nullable either
+        return prop
+    return {**prop, "type": list(dict.fromkeys(types)), "nullable": True}
 
 
 def to_openai(tool: dict) -> dict:

@@ -46,21 +46,59 @@ def test_each_format_has_the_contract_in_order_with_the_same_schemas():
     for source, m, o, a in zip(SCHEMAS, mcp, openai, anthropic, strict=True):
         jsonschema.Draft202012Validator.check_schema(source["input_schema"])
         assert o["function"]["parameters"] == a["input_schema"] == source["input_schema"]
-        # MCP adds only nullable: true, and leaves out the top-level additionalProperties: false that
+        # MCP adds only nullable: true and its type list, and leaves out the top-level additionalProperties: false that
         # google-genai's MCP tools cannot read (every tool failed: 'bool' object has no attribute 'items')
         assert "additionalProperties" not in m.input_schema and source["input_schema"]["additionalProperties"] is False
         closed = {**without_nullable(m.input_schema), "additionalProperties": False}
         assert closed == source["input_schema"]
         for name, prop in m.input_schema.get("properties", {}).items():
             assert prop.get("nullable", False) == ({"type": "null"} in prop.get("anyOf", ())), (source["name"], name)
+            if prop.get("nullable"):  # Ajv compiles no nullable without a type
+                assert prop["type"] == [member["type"] for member in prop["anyOf"]], (source["name"], name)
         assert m.title == source["title"] and m.annotations.open_world_hint is False
         assert set(a) == {"name", "description", "input_schema"}
 
 
 def without_nullable(schema: dict) -> dict:
     properties = schema.get("properties", {})
-    cleaned = {name: {k: v for k, v in prop.items() if k != "nullable"} for name, prop in properties.items()}
+    added = ("nullable", "type")  # type: beside nullable, the anyOf's types
+    cleaned = {
+        name: {k: v for k, v in prop.items() if not (k in added and prop.get("nullable"))}
+        for name, prop in properties.items()
+    }
     return {**schema, "properties": cleaned} if properties else schema
+
+
+AJV_CHECK = """
+const Ajv = require("ajv");
+const tools = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const said = {};
+for (const tool of tools) {
+  try {
+    const valid = new Ajv().compile(tool.inputSchema);
+    const nulls = valid({max_chars: null, ref: null, tab: null});
+    said[tool.name] = {none: valid({}), nulls: nulls, small: valid({max_chars: 5})};
+  } catch (error) { said[tool.name] = {error: error.message}; }
+}
+console.log(JSON.stringify(said));
+"""
+
+
+def test_ajv_compiles_every_mcp_tool_schema():
+    """Ajv (JavaScript's JSON Schema validator, which MCP gateways and clients compile tool schemas
+    with; the copy the MCP Inspector installs in node/) refused 7 of the 11 tools: '"nullable"
+    cannot be used without "type"'."""
+    node_dir = Path(__file__).resolve().parents[2] / "node"
+    assert (node_dir / "node_modules" / "ajv").is_dir(), "run `make node` (npm ci in node/)"
+    tools = json.dumps(tool_definitions("mcp", SCHEMAS))
+    done = subprocess.run(
+        ["node", "-e", AJV_CHECK], input=tools, capture_output=True, text=True, cwd=node_dir, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert [name for name, answer in said.items() if "error" in answer] == [], said
+    assert said["browser_snapshot"] == {"none": True, "nulls": True, "small": False}  # null is "not given"
+    assert said["browser_navigate"]["none"] is False  # url is required
 
 
 def test_an_unknown_format_or_pack_is_refused_by_name():
