@@ -3,9 +3,10 @@ infrastructure failed it (an injected fault that fails it, a browser crash, a fa
 dead Ray worker, the model endpoint refusing or failing after the agent's own retries, its batch
 stopped under it) is an *interruption*, and may be replaced; a wrong answer, a failed gate, an
 agent crashing on its own input or a time-out while working is a *genuine failure*, and never is.
-Broad on purpose: any such event in the trace of an attempt that did not qualify interrupts it,
-even when the agent went on after it (the trace cannot tell whether its wrong answer came from what
-the event lost; docs/guide/agents.md says so).
+Broad on purpose: any such event in an attempt's trace interrupts it, even when the agent went on
+after it (the trace cannot tell whether its answer came from what the event lost; docs/guide/agents.md
+says so). Decided without the attempt's score: replacing only the interrupted attempts that failed
+would raise the pass rate ("regardless of replacement score": an interrupted pass is re-run too).
 """
 
 from __future__ import annotations
@@ -32,9 +33,8 @@ INTERRUPTING_FAULTS = frozenset({"session-refused", "session-dies", "browser-cra
 
 
 def interruption(outcome: AttemptOutcome) -> str:
-    """Why the infrastructure interrupted this attempt, or "" (it completed, or failed on its own)."""
-    if outcome.qualified_pass:
-        return ""
+    """Why the infrastructure interrupted this attempt, or "" (it completed, or failed on its own),
+    whatever its score."""
     if outcome.status == STOPPED:
         return "the batch was stopped while it ran"
     if outcome.status == UNFINISHED:

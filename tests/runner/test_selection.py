@@ -173,7 +173,10 @@ async def test_a_late_response_interrupts_nothing_and_a_503_page_does(sandbox, t
         folder.mkdir()
         (folder / "trace.jsonl").write_text(run.trace.text(), encoding="utf-8")
         wrong = AttemptOutcome(FORM, "wrong", folder, "completed", 1.0, False, False, 0.0, 1, None, "a wrong answer")
+        passed = AttemptOutcome(FORM, "right", folder, "completed", 1.0, True, True, 1.0, 0, None, "qualified pass")
         said[spec] = interruption(wrong)
+        # decided without the score: re-running only the interrupted attempts that failed raised the pass rate
+        assert interruption(passed) == said[spec]
     assert said["mirror-delay:ms=5"] == ""
     assert said["mirror-5xx"].startswith("injected fault mirror-5xx:p=1: "), said
 
