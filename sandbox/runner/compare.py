@@ -55,8 +55,9 @@ def comparison(
         cost = row["mean_cost_usd"]
         row["mean_credits"] = None if cost is None else round(cost * credits_per_dollar, 2)
     rows.sort(key=rank_key)
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
+    for position, row in enumerate(rows):  # agents equal on every key share a rank (1, 1, 3)
+        tied = position > 0 and rank_key(rows[position - 1])[:-1] == rank_key(row)[:-1]
+        row["rank"] = rows[position - 1]["rank"] if tied else position + 1
     overlaps = unequal_counts(rows) + [
         f"{a['agent']} and {b['agent']}: their 95% intervals overlap, so the sample does not separate them"
         for a, b in zip(rows, rows[1:], strict=False)

@@ -107,6 +107,9 @@ def test_ranking_is_passes_then_cost_then_time_and_unknown_cost_is_never_zero():
     ranking = comparison(attempts)["ranking"]
     assert [r["agent"] for r in ranking] == ["cheap", "dear", "unpriced", "fast-fail"]
     assert ranking[2]["mean_cost_usd"] is None and ranking[0]["mean_cost_usd"] == 0.01
+    # agents equal on passes, cost and time share a rank (they were ranked 1 and 2 by name)
+    tied = comparison([attempt("b", True, 2.0, 0.1), attempt("a", True, 2.0, 0.1), attempt("c", True, 3.0, 0.1)])
+    assert [(r["agent"], r["rank"]) for r in tied["ranking"]] == [("a", 1), ("b", 1), ("c", 3)]
 
 
 def test_an_unknown_time_is_never_zero_seconds_in_the_median(tmp_path):
