@@ -56,9 +56,9 @@ def open_schema(schema: dict) -> dict:
 def with_nullable(schema: dict) -> dict:
     """The schema with ``"nullable": true`` beside each property that is ``anyOf [T, null]``
     (OpenAPI's word for it): smolagents' MCP adapter reads ``anyOf`` as a required string unless it
-    sees ``nullable``, and then cannot leave an optional argument out. Beside it goes the ``type``
-    the ``anyOf`` allows (``["integer", "null"]``): Ajv, the JavaScript validator, refuses to
-    compile a schema whose ``nullable`` has no ``type``."""
+    sees ``nullable``, and then cannot leave an optional argument out. Beside it goes ``T``'s
+    ``type`` (Ajv, the JavaScript validator, refuses to compile a ``nullable`` without a ``type``,
+    and reads ``nullable`` as allowing null); a type list there breaks mcp-use's converter."""
     properties = {name: said_nullable(prop) for name, prop in schema.get("properties", {}).items()}
     return {**schema, "properties": properties} if "properties" in schema else schema
 
@@ -67,10 +67,10 @@ def said_nullable(prop: dict) -> dict:
     members = prop.get("anyOf", ())
     if {"type": "null"} not in members:
         return prop
-    types = [member.get("type") for member in members]
-    if not all(isinstance(t, str) for t in types):  # no one type list says it: no nullable either
+    types = {member.get("type") for member in members} - {"null"}
+    if len(types) != 1 or not isinstance(only := next(iter(types)), str):  # no one type to say
         return prop
-    return {**prop, "type": list(dict.fromkeys(types)), "nullable": True}
+    return {**prop, "type": only, "nullable": True}
 
 
 def to_openai(tool: dict) -> dict:
