@@ -67,10 +67,10 @@ def said_nullable(prop: dict) -> dict:
     members = prop.get("anyOf", ())
     if {"type": "null"} not in members:
         return prop
-    types = {member.get("type") for member in members} - {"null"}
-    if len(types) != 1 or not isinstance(only := next(iter(types)), str):  # no one type to say
+    types = [member.get("type") for member in members if member != {"type": "null"}]
+    if len(types) != 1 or not isinstance(types[0], str):  # no one type to say (a type list included)
         return prop
-    return {**prop, "type": only, "nullable": True}
+    return {**prop, "type": types[0], "nullable": True}
 
 
 def to_openai(tool: dict) -> dict:

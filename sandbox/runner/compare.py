@@ -183,10 +183,11 @@ def unreplaced(attempts: list[dict[str, Any]]) -> list[str]:
         return []
     last = sum(a.get("selection") == "approved replacement" for a in left)
     rerun = f"; {last} of them the last re-run of its attempt, so a larger N runs more" if last else ""
+    failed = sum(not a.get("qualified_pass") for a in left)  # an interrupted pass is one too
     return [
         f"{len(left)} attempt(s) were interrupted by the infrastructure and not replaced (first: "
-        f"{left[0]['interruption'][:120]}); they count as failures here, where the benchmark ran approved "
-        f"replacements (`sandbox run --replace-interrupted N`{rerun})"
+        f"{left[0]['interruption'][:120]}); {failed} of them count as failures here, where the benchmark ran "
+        f"approved replacements (`sandbox run --replace-interrupted N`{rerun})"
     ]
 
 

@@ -71,6 +71,10 @@ def test_pack_versions_and_unreplaced_interruptions_are_said():
     )
     assert any(n.startswith("1 attempt(s) were interrupted by the infrastructure and not replaced") for n in notes)
     assert comparison(attempts)["ranking"][0]["median_seconds"] == 10.0  # the unfinished one's 0 s is no time
+    # an interrupted pass is interrupted too (run selection ignores the score), but it is no failure
+    passed = outcome(Path("x5"), interruption="injected fault mirror-5xx:p=1: a 503 page").to_json()
+    (note,) = [n for n in comparison([*attempts, passed])["overlaps"] if "interrupted" in n]
+    assert note.startswith("2 attempt(s) were interrupted") and "; 1 of them count as failures here" in note, note
 
 
 @pytest.mark.parametrize(
