@@ -96,19 +96,33 @@ async def test_a_spinning_page_gives_page_unresponsive_within_the_action_timeout
 async def test_a_first_snapshot_slowed_past_the_action_timeout_is_asked_again(bounded, hostile_root):
     """At 256 agents on 2 cores a fresh page's first snapshot (Playwright compiles its script in
     it) outlasted the 5 s action timeout on a page that then answered. Here Chromium's CPU is
-    slowed 50 times (about 3 s for the first snapshot of the calm page, 0.3 s for the next): the
-    snapshot is asked once more, with twice the time, and the call answers."""
+    slowed (at 50 times, about 3 s for the calm page's first snapshot, 0.3 s for the next, 0.7 s
+    for a plain question): the snapshot is asked once more, with twice the time, and answers. The
+    slowing is tuned per try: the title question must still answer within the timeout (else the
+    page is unresponsive and nothing is asked again), and the first snapshot must outlast it."""
     run = hostile_run(bounded, hostile_root)
     assert (await start_at(run, f"{HOSTILE}/calm"))["ok"]
-    page = run.current_session().active_tab.page
-    cdp = await page.context.new_cdp_session(page)
-    await cdp.send("Emulation.setCPUThrottlingRate", {"rate": 50})
-    began = time.monotonic()
-    reply = await run.call("browser_snapshot", {})
-    took = time.monotonic() - began
-    await cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
-    assert reply["ok"] and "[ref=" in reply["result"]["snapshot"], reply
-    assert took > BOUNDS["action_timeout_ms"] / 1000, f"the first snapshot took {took:.2f} s: not slowed enough"
+    timeout, rate, seen = BOUNDS["action_timeout_ms"] / 1000, 50.0, []
+    for _ in range(8):
+        assert (await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"}))["ok"]  # a new document
+        page = run.current_session().active_tab.page
+        cdp = await page.context.new_cdp_session(page)
+        await cdp.send("Emulation.setCPUThrottlingRate", {"rate": rate})
+        began = time.monotonic()
+        reply = await run.call("browser_snapshot", {})
+        took = time.monotonic() - began
+        await cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        await cdp.detach()
+        error = None if reply["ok"] else reply["error"]["type"]
+        seen.append((rate, round(took, 2), error))
+        if reply["ok"] and took > timeout:
+            assert "[ref=" in reply["result"]["snapshot"], reply
+            break  # slowed past the timeout, and answered: it was asked again
+        if error == "browser_action_failed" and took < 2 * timeout:  # failed at the first timeout
+            pytest.fail(f"the snapshot was not asked again: {reply} (tries: {seen})")
+        rate = rate * 1.6 if reply["ok"] else rate / 1.6  # too fast; or the page answered too slowly
+    else:
+        pytest.fail(f"no try slowed the first snapshot past the timeout with the page answering: {seen}")
     await run.close("deleted")
 
 
