@@ -63,6 +63,11 @@ class FaultPlan:
     faults: tuple[Fault, ...]
     seed: int = 0
 
+    @property
+    def label(self) -> str:
+        """The plan as ``--faults`` reads it, with its seed: ``mirror-5xx:p=1 (seed 0)``."""
+        return ",".join(fault.name for fault in self.faults) + f" (seed {self.seed})"
+
     def of(self, kind: str) -> Fault | None:
         return next((fault for fault in self.faults if fault.kind == kind), None)
 

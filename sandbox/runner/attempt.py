@@ -133,6 +133,9 @@ class AttemptRecord(BaseModel):
     chromium: str | None = Field(default=None, description="The Chromium executable the tool server drove.")
     mirror_checksum: str | None = Field(default=None, description="Checksum of the mirrors the run read.")
     pack_checksum: str | None = Field(default=None, description="Checksum of the executed pack's scoring files.")
+    faults: str | None = Field(
+        default=None, description="The faults injected into the batch (--faults) and their seed; null: none."
+    )
     pack_path: str | None = Field(
         default=None, description="A pack of your own: its folder (score and replay load it from there); null: bundled."
     )
@@ -200,6 +203,8 @@ class AttemptOutcome:
     replaces: str = ""  # an approved replacement: the folder of the attempt it replaces
     model: str | None = None  # the model the agent used, as it declared or reported it
     pack_checksum: str | None = None  # the executed pack's scoring files (two versions are not one workflow)
+    mirror_checksum: str | None = None  # the mirrors it read (two sets of pages are not one workflow either)
+    faults: str | None = None  # the batch's injected faults and seed (``FaultPlan.label``); None: none
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -438,6 +443,8 @@ def record_attempt(
         ran.cost,
         model=ran.model,
         pack_checksum=attempt.pack_checksum,
+        mirror_checksum=attempt.mirror_checksum,
+        faults=attempt.faults,
     )
 
 
@@ -466,6 +473,7 @@ def recorded_run_fields(sandbox, run, pack: Pack, ran: AgentRun, attempt_number:
         "chromium": sandbox.host.executable,
         "mirror_checksum": run.store.checksum(),
         "pack_checksum": pack.checksum(),
+        "faults": run.faults.plan.label if run.faults is not None else None,
         "pack_path": None if pack.dir.resolve().parent == PACKS_DIR.resolve() else str(pack.dir.resolve()),
     }
 

@@ -64,7 +64,7 @@ def comparison(
         if a["interval"][0] <= b["interval"][1] and b["interval"][0] <= a["interval"][1]
     ]
     historical = scored_as({str(a["pack"]) for items in by_agent.values() for a in items})
-    overlaps += versions_mixed(attempts) + unreplaced(attempts)
+    overlaps += versions_mixed(attempts) + faults_mixed(attempts) + unreplaced(attempts)
     matrix: dict[str, dict[str, dict[str, int]]] = {}  # by workflow: a historical pack's cell is its reviewed pack's
     for row in rows:
         cells: dict[str, dict[str, int]] = {}
@@ -162,17 +162,39 @@ def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:
 
 def versions_mixed(attempts: list[dict[str, Any]]) -> list[str]:
     """A note per executed pack whose attempts ran on more than one version of it (its scoring
-    files' checksum differs: an edited copy): their results do not compare."""
-    versions: dict[str, set[str]] = defaultdict(set)
+    files' checksum differs: an edited copy) or on more than one set of mirrors (the pages
+    differ): their results do not compare. An attempt recorded before its record said (no
+    checksum) is left out of the count."""
+    notes = []
+    for key, what, why in (
+        ("pack_checksum", "versions of the pack", "they were not scored alike; compare one version's batches"),
+        ("mirror_checksum", "sets of mirrors", "they did not read the same pages; compare batches on one set"),
+    ):
+        found: dict[str, set[str]] = defaultdict(set)
+        for attempt in attempts:
+            if attempt.get(key):
+                found[str(attempt["pack"])].add(str(attempt[key]))
+        notes += [
+            f"{pack}: its attempts ran on {len(sums)} {what} (checksums {', '.join(sorted(c[:12] for c in sums))}), "
+            f"so {why}"
+            for pack, sums in sorted(found.items())
+            if len(sums) > 1
+        ]
+    return notes
+
+
+def faults_mixed(attempts: list[dict[str, Any]]) -> list[str]:
+    """A note when the attempts ran under different injected faults (``--faults``), or some under
+    none: each agent's row then shows the faults it was given as much as the agent. An attempt
+    recorded before records said (no ``faults`` key) is left out."""
+    plans: dict[str, set[str]] = defaultdict(set)
     for attempt in attempts:
-        if attempt.get("pack_checksum"):
-            versions[str(attempt["pack"])].add(str(attempt["pack_checksum"]))
-    return [
-        f"{pack}: its attempts ran on {len(found)} versions of the pack (checksums "
-        f"{', '.join(sorted(c[:12] for c in found))}), so they were not scored alike; compare one version's batches"
-        for pack, found in sorted(versions.items())
-        if len(found) > 1
-    ]
+        if "faults" in attempt and attempt["agent"] is not None:
+            plans[str(attempt["agent"])].add(str(attempt["faults"] or "none"))
+    if len({plan for found in plans.values() for plan in found}) < 2:
+        return []
+    said = "; ".join(f"{agent}: {', '.join(sorted(found))}" for agent, found in sorted(plans.items()))
+    return [f"the attempts ran under different injected faults ({said}), so they did not meet the same failures"]
 
 
 def unreplaced(attempts: list[dict[str, Any]]) -> list[str]:

@@ -77,6 +77,26 @@ def test_pack_versions_and_unreplaced_interruptions_are_said():
     assert note.startswith("2 attempt(s) were interrupted") and "; 1 of them count as failures here" in note, note
 
 
+def test_mixed_mirrors_and_mixed_faults_are_said_and_records_that_do_not_say_are_left_out():
+    def notes(attempts: list[dict]) -> list[str]:  # of mirrors and faults only
+        return [n for n in comparison(attempts)["overlaps"] if "mirrors" in n or "faults" in n]
+
+    same = [outcome(Path(f"s{n}"), agent=agent, mirror_checksum="3" * 64, faults=None) for n, agent in enumerate("ab")]
+    assert notes([a.to_json() for a in same]) == []
+    attempts = [
+        *(a.to_json() for a in same),
+        outcome(Path("m"), agent="b", mirror_checksum="4" * 64, faults="mirror-5xx:p=1 (seed 0)").to_json(),
+    ]
+    mirrors, faults = notes(attempts)
+    assert mirrors.startswith(
+        "controlled-form: its attempts ran on 2 sets of mirrors (checksums 333333333333, 444444444444), so they did not"
+    )
+    assert faults.startswith("the attempts ran under different injected faults (a: none; b: mirror-5xx:p=1 (seed 0), ")
+    # A summary written before attempts said (no such keys): nothing is known, so nothing is said.
+    older = [{k: v for k, v in a.items() if k not in ("faults", "mirror_checksum")} for a in attempts[:2]]
+    assert notes([*older, attempts[2]]) == []
+
+
 @pytest.mark.parametrize(
     "edit",
     [

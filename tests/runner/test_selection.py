@@ -95,11 +95,14 @@ async def test_an_interrupted_attempt_is_replaced_once_and_the_counts_are_over_t
     )
     assert (rows["wrong"]["qualified_passes"], rows["wrong"]["attempts"], rows["wrong"]["replacements"]) == (0, 1, 0)
     assert {a["selection"] for a in summary["attempts"]} == {"replaced", "approved replacement", "selected"}
+    # Each attempt says the batch's faults and the mirrors it read: `sandbox compare` tells batches apart by them.
+    assert {a["faults"] for a in summary["attempts"]} == {f"session-dies:after=2:p=0.5 (seed {seed})"}
+    assert len({a["mirror_checksum"] for a in summary["attempts"]}) == 1 and summary["attempts"][0]["mirror_checksum"]
     # Without summary.json (an older batch, a file cut short), the folders give the same selection.
     (replaced.directory.parent / "summary.json").unlink()
     rebuilt = read_summary(replaced.directory.parent)
-    assert [(a["selection"], a["replaces"]) for a in rebuilt["attempts"]] == [
-        (a["selection"], a["replaces"]) for a in summary["attempts"]
+    assert [(a["selection"], a["replaces"], a["faults"]) for a in rebuilt["attempts"]] == [
+        (a["selection"], a["replaces"], a["faults"]) for a in summary["attempts"]
     ]
     assert comparison(rebuilt["attempts"])["ranking"] == summary["comparison"]["ranking"]
     # The report's headline and `sandbox results` count as the batch counted: the replaced one out.

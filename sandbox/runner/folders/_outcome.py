@@ -87,6 +87,8 @@ def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome
         cost_usd=attempt.cost_usd,
         model=(attempt.agent_details or {}).get("model"),
         pack_checksum=attempt.pack_checksum,
+        mirror_checksum=attempt.mirror_checksum,
+        faults=attempt.faults,
     )
 
 

@@ -38,6 +38,7 @@ ATTEMPT_KEYS: dict[str, Any] = {
 }  # fmt: skip
 OPTIONAL_ATTEMPT_KEYS: dict[str, Any] = {
     "cost_usd": NUMBER, "selection": str, "interruption": str, "reason": str, "replaces": str, "pack_checksum": str,
+    "mirror_checksum": str, "faults": str,
 }  # fmt: skip
 
 
