@@ -102,7 +102,8 @@ ATTEMPT_FILES: dict[str, str] = {
     "output.txt": "the agent's final answer, exactly as given",
     "score.json": "the score report: fields, evidence, gates, qualified pass, error-free",
     "score.txt": "the verdict for people: every wrong field, every gate failure, why it did not qualify",
-    "attempt.json": "pack, agent, site key, times, exit status, tool-call counts, token usage, versions, checksums, injected faults",
+    "attempt.json": "pack, agent, site key, times, exit status, tool-call counts, token usage, versions, checksums, "
+    "injected faults",
     "report.html": "the attempt's page: verdict, field table, gate violations, the timeline of calls",
     "shots/<seq>.png": "the active tab's viewport after call <seq> (`--screenshots`)",
     "agent.stderr.txt": "a `cmd:` agent's standard error (its last 16 MiB, once it ended)",
