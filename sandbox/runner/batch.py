@@ -213,6 +213,7 @@ async def run_batch(
 
     queued = time.monotonic()
     ended: dict[int, AttemptOutcome] = {}  # by job: what a stop of the batch keeps
+    reruns: dict[int, list[AttemptOutcome]] = {}  # by job, once the attempts ended: run selection's, as it goes
 
     async def one(index: int, pack: Pack, rep: int, agent: BatchAgent) -> AttemptOutcome:
         folder = f"{slug(agent.name)}--{pack.id}-{rep}" if several else f"{pack.id}-{rep}"
@@ -231,11 +232,18 @@ async def run_batch(
 
     rate = prices.credits_per_dollar if prices else DEFAULT_CREDITS_PER_DOLLAR
     attempts = [asyncio.ensure_future(one(index, *job)) for index, job in enumerate(jobs)]
-    reran: list[AttemptOutcome] = []  # run selection's list, filled as it goes: what a stop in it keeps
+    selecting: list[asyncio.Future] = []  # each job's run selection
     finished: list[AttemptOutcome] | None = None  # every attempt ended and recorded
     try:
-        outcomes = await asyncio.gather(*attempts)
-        outcomes = await replace_interrupted_attempts(list(outcomes), jobs, replace_interrupted, running, reran)
+        firsts = await asyncio.gather(*attempts)
+        # Run selection once every attempt ended (a full server has room then), re-runs as many at once as attempts.
+        reruns.update((index, []) for index in range(len(jobs)))
+        selecting += [
+            asyncio.ensure_future(rerun_interrupted(first, job, replace_interrupted, running, limit, reruns[index]))
+            for index, (first, job) in enumerate(zip(firsts, jobs, strict=True))
+        ]
+        await asyncio.gather(*selecting)
+        outcomes = [outcome for chain in reruns.values() for outcome in chain]
         write_summary_or_say(batch_dir, outcomes, rate)
         finished = list(outcomes)
     except asyncio.CancelledError:  # the batch was stopped: what ended is kept, and said
@@ -244,8 +252,12 @@ async def run_batch(
             this.uncancel()  # the stop becomes BatchStopped; what follows may await
         # gather cancelled every attempt once, and gave up at the first to end: the others are still
         # recording theirs (a second cancel would cut that short). Those waiting for a turn have ended.
-        await asyncio.wait(attempts)
-        kept = reran or [dataclasses.replace(o, interruption=interruption(o)) for _, o in sorted(ended.items())]
+        await asyncio.wait([*attempts, *selecting])
+        kept = [
+            outcome
+            for index, first in sorted(ended.items())
+            for outcome in reruns.get(index) or [dataclasses.replace(first, interruption=interruption(first))]
+        ]
         write_summary_or_say(batch_dir, kept, rate)
         raise BatchStopped(batch_dir, kept, len(jobs)) from None
     finally:
@@ -289,34 +301,45 @@ class BatchStopped(Exception):
         self.batch_dir, self.outcomes, self.jobs = batch_dir, outcomes, jobs
 
 
-async def replace_interrupted_attempts(
-    outcomes: list[AttemptOutcome], jobs: list, most: int, running, result: list[AttemptOutcome] | None = None
+async def rerun_interrupted(
+    first: AttemptOutcome,
+    job: tuple[Pack, int, BatchAgent],
+    most: int,
+    running,
+    limit: asyncio.Semaphore,
+    chain: list[AttemptOutcome],
 ) -> list[AttemptOutcome]:
-    """Run selection: an attempt the infrastructure interrupted is run again, at most ``most``
-    times; it stays in the batch (its folder too) as ``replaced``, and its re-run is an
-    ``approved replacement`` in its own folder (``<folder>-r<k>``). Genuine failures stay.
-    ``result`` is filled as it goes: when the batch is stopped during a re-run, it holds every
-    attempt, the re-run stopped included, and the stop goes on."""
-    result = [] if result is None else result
-    marked = [dataclasses.replace(outcome, interruption=interruption(outcome)) for outcome in outcomes]
-    for position, (current, (pack, rep, agent)) in enumerate(zip(marked, jobs, strict=True)):
-        first = current.directory
+    """Run selection for one job whose attempt ``first`` ended: an attempt the infrastructure
+    interrupted is run again, at most ``most`` times, each re-run waiting for its turn under the
+    batch's ``limit`` as any attempt does; it stays in the batch (its folder too) as
+    ``replaced``, and its re-run is an ``approved replacement`` in its own folder
+    (``<folder>-r<k>``). Genuine failures stay. ``chain`` is filled as it goes: when the batch is
+    stopped, it holds the job's attempts, a re-run stopped while it ran included (a re-run that had
+    not begun leaves the attempt before it selected), and the stop goes on."""
+    pack, rep, agent = job
+    current = dataclasses.replace(first, interruption=interruption(first))
+    begun = False
+    try:
         for k in range(1, most + 1):
             if not current.interruption:
                 break
-            result.append(dataclasses.replace(current, selection="replaced"))
-            try:
-                again = await run_or_record(running, pack, rep, first.parent / rerun_name(first.name, k), agent, 0.0)
-            except asyncio.CancelledError as stop:
-                if isinstance(stop, AttemptStopped):
-                    result.append(replacement(stop.outcome, current))
-                else:  # stopped before the re-run began: nothing replaces the attempt
-                    result[-1] = current
-                result.extend(marked[position + 1 :])
-                raise
+            folder, queued = first.directory.parent / rerun_name(first.directory.name, k), time.monotonic()
+            async with limit:
+                chain.append(dataclasses.replace(current, selection="replaced"))
+                begun = True
+                again = await run_or_record(running, pack, rep, folder, agent, time.monotonic() - queued)
+                begun = False
             current = replacement(again, current)
-        result.append(current)
-    return result
+    except asyncio.CancelledError as stop:
+        if isinstance(stop, AttemptStopped):
+            chain.append(replacement(stop.outcome, current))
+        elif begun:  # stopped before the re-run's attempt started: nothing replaces the attempt
+            chain[-1] = current
+        else:  # stopped while the re-run waited for its turn
+            chain.append(current)
+        raise
+    chain.append(current)
+    return chain
 
 
 def replacement(again: AttemptOutcome, replaced: AttemptOutcome) -> AttemptOutcome:

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sys
 import xml.etree.ElementTree as ET
+from datetime import datetime
 
 import pytest
 
@@ -319,9 +320,29 @@ async def test_a_batch_stopped_during_a_re_run_keeps_both_attempts(sandbox, tmp_
     assert [a["selection"] for a in summary["attempts"]] == ["replaced", "approved replacement"]
 
 
+async def test_re_runs_run_as_many_at_once_as_the_attempts_did(sandbox, tmp_path):
+    """Re-runs ran one after another once the batch had ended, however high its --concurrency."""
+    spec = "session-refused:p=0.5"
+    keys = [f"{FORM}:think:0.2:reference:{n}:{FORM}-{n}" for n in (1, 2)]
+    seed = seed_where(spec, dies=keys, lives=[f"{key}-r1" for key in keys])
+    faults = parse_faults(spec, seed)
+    outcomes = await run_batch([load_pack(FORM)], "think:0.2:reference", repeats=2, concurrency=2, out=tmp_path,
+                               progress=False, sandbox=sandbox, faults=faults, replace_interrupted=1)  # fmt: skip
+    reruns = [o for o in outcomes if o.selection == "approved replacement"]
+    assert [o.directory.name for o in reruns] == [f"{FORM}-1-r1", f"{FORM}-2-r1"]
+    assert all(o.qualified_pass for o in reruns), [o.reason for o in reruns]
+    spans = []
+    for rerun in reruns:
+        record = json.loads((rerun.directory / "attempt.json").read_text())
+        start = datetime.fromisoformat(record["started_at"]).timestamp()
+        spans.append((start, start + record["elapsed_seconds"]))
+    (_, first_ended), (second_began, _) = sorted(spans)
+    assert second_began < first_ended, spans  # both ran at once
+
+
 async def test_a_re_run_the_sandbox_cannot_run_is_its_own_error(tmp_path):
     from sandbox.runner.attempt import AttemptOutcome
-    from sandbox.runner.batch import replace_interrupted_attempts
+    from sandbox.runner.batch import rerun_interrupted
 
     class Refusing:  # an executor whose every run is refused, as a full server refuses one
         capacity = None
@@ -332,7 +353,7 @@ async def test_a_re_run_the_sandbox_cannot_run_is_its_own_error(tmp_path):
     pack, agent = load_pack(FORM), BatchAgent("reference", AgentOptions())
     first = AttemptOutcome(FORM, "reference", tmp_path / f"{FORM}-1", "crashed", 0.0, False, False, 0.0, 0, None,
                            "the sandbox could not run the attempt: TooManyRuns: 64 runs open")  # fmt: skip
-    outcomes = await replace_interrupted_attempts([first], [(pack, 1, agent)], 2, Refusing())
+    outcomes = await rerun_interrupted(first, (pack, 1, agent), 2, Refusing(), asyncio.Semaphore(1), [])
     assert [(o.directory.name, o.selection) for o in outcomes] == [
         (f"{FORM}-1", "replaced"),
         (f"{FORM}-1-r1", "replaced"),
@@ -344,7 +365,7 @@ async def test_a_re_run_the_sandbox_cannot_run_is_its_own_error(tmp_path):
 
 async def test_a_stop_before_a_re_run_began_leaves_the_attempt_selected(tmp_path):
     from sandbox.runner.attempt import AttemptOutcome
-    from sandbox.runner.batch import replace_interrupted_attempts
+    from sandbox.runner.batch import rerun_interrupted
 
     class StoppedAtOnce:  # the stop comes before the re-run's attempt starts: no attempt to record
         capacity = None
@@ -357,7 +378,7 @@ async def test_a_stop_before_a_re_run_began_leaves_the_attempt_selected(tmp_path
                            "the sandbox could not run the attempt: TooManyRuns: 64 runs open")  # fmt: skip
     kept: list = []
     with pytest.raises(asyncio.CancelledError):
-        await replace_interrupted_attempts([first], [(pack, 1, agent)], 1, StoppedAtOnce(), kept)
+        await rerun_interrupted(first, (pack, 1, agent), 1, StoppedAtOnce(), asyncio.Semaphore(1), kept)
     assert [(o.directory.name, o.selection) for o in kept] == [(f"{FORM}-1", "selected")]  # counted, not "replaced"
 
 
