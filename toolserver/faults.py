@@ -65,8 +65,10 @@ class FaultPlan:
 
     @property
     def label(self) -> str:
-        """The plan as ``--faults`` reads it, with its seed: ``mirror-5xx:p=1 (seed 0)``."""
-        return ",".join(fault.name for fault in self.faults) + f" (seed {self.seed})"
+        """The plan as ``--faults`` reads it, with its seed, the same for the same plan: faults in the
+        order of their kinds (each run draws by kind), values exact: ``mirror-5xx:p=1 (seed 0)``."""
+        faults = (fault.kind + "".join(f":{k}={exact(v)}" for k, v in fault.params.items()) for fault in self.faults)
+        return ",".join(sorted(faults)) + f" (seed {self.seed})"
 
     def of(self, kind: str) -> Fault | None:
         return next((fault for fault in self.faults if fault.kind == kind), None)
@@ -97,6 +99,12 @@ class RunFaults:
             return None
         self.decided.add(kind)
         return self.draw(kind)
+
+
+def exact(value: float) -> str:
+    """A parameter as short as it reads back the same (``1``, ``0.5``, ``0.12345671``)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def parse_faults(spec: str | None, seed: int = 0) -> FaultPlan | None:

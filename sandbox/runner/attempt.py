@@ -204,7 +204,7 @@ class AttemptOutcome:
     model: str | None = None  # the model the agent used, as it declared or reported it
     pack_checksum: str | None = None  # the executed pack's scoring files (two versions are not one workflow)
     mirror_checksum: str | None = None  # the mirrors it read (two sets of pages are not one workflow either)
-    faults: str | None = None  # the batch's injected faults and seed (``FaultPlan.label``); None: none
+    faults: str | None = None  # the batch's injected faults and seed (``FaultPlan.label``), "" none; None: unknown
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "directory": str(self.directory)}
@@ -444,7 +444,7 @@ def record_attempt(
         model=ran.model,
         pack_checksum=attempt.pack_checksum,
         mirror_checksum=attempt.mirror_checksum,
-        faults=attempt.faults,
+        faults=attempt.faults or "",
     )
 
 

@@ -35,7 +35,7 @@ from sandbox.runner.attempt import (
 )
 from sandbox.runner.compare import agent_labels, comparison, mean_calls, table
 from sandbox.runner.executors import AttemptSettings, BatchAgent, BatchPlan, parse_executor
-from sandbox.runner.files import rerun_name, write_file
+from sandbox.runner.files import rerun_name, rerun_of, write_file
 from sandbox.runner.prices import DEFAULT_CREDITS_PER_DOLLAR, Prices
 from sandbox.runner.selection import interruption
 from toolserver.contract.policy import PolicyMode
@@ -293,10 +293,14 @@ class BatchStopped(Exception):
     many attempts it had."""
 
     def __init__(self, batch_dir: Path, outcomes: list[AttemptOutcome], jobs: int) -> None:
-        stopped = sum(outcome.status == STOPPED for outcome in outcomes)
+        firsts = [outcome for outcome in outcomes if rerun_of(outcome.directory.name) is None]  # a re-run is no job
+        stopped = sum(outcome.status == STOPPED for outcome in firsts)
+        reruns = len(outcomes) - len(firsts)
+        rerun_stopped = sum(outcome.status == STOPPED for outcome in outcomes) - stopped
+        said = f"; {reruns} re-run(s) of interrupted attempts, {rerun_stopped} of them stopped" if reruns else ""
         super().__init__(
-            f"the batch was stopped: {len(outcomes) - stopped} of {jobs} attempts finished, {stopped} stopped while "
-            f"they ran, {jobs - len(outcomes)} not started; what ended is in {batch_dir}"
+            f"the batch was stopped: {len(firsts) - stopped} of {jobs} attempts finished, {stopped} stopped while "
+            f"they ran, {jobs - len(firsts)} not started{said}; what ended is in {batch_dir}"
         )
         self.batch_dir, self.outcomes, self.jobs = batch_dir, outcomes, jobs
 

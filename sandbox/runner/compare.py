@@ -162,35 +162,37 @@ def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:
 
 def versions_mixed(attempts: list[dict[str, Any]]) -> list[str]:
     """A note per executed pack whose attempts ran on more than one version of it (its scoring
-    files' checksum differs: an edited copy) or on more than one set of mirrors (the pages
-    differ): their results do not compare. An attempt recorded before its record said (no
-    checksum) is left out of the count."""
-    notes = []
-    for key, what, why in (
-        ("pack_checksum", "versions of the pack", "they were not scored alike; compare one version's batches"),
-        ("mirror_checksum", "sets of mirrors", "they did not read the same pages; compare batches on one set"),
-    ):
-        found: dict[str, set[str]] = defaultdict(set)
-        for attempt in attempts:
-            if attempt.get(key):
-                found[str(attempt["pack"])].add(str(attempt[key]))
-        notes += [
-            f"{pack}: its attempts ran on {len(sums)} {what} (checksums {', '.join(sorted(c[:12] for c in sums))}), "
-            f"so {why}"
-            for pack, sums in sorted(found.items())
-            if len(sums) > 1
-        ]
+    files' checksum differs: an edited copy), and one when the attempts read more than one set of
+    mirrors (the checksum covers every mirrored site, so which workflow's pages differ is not
+    known): their results do not compare. An attempt whose record says no checksum is left out."""
+    packs: dict[str, set[str]] = defaultdict(set)
+    for attempt in attempts:
+        if attempt.get("pack_checksum"):
+            packs[str(attempt["pack"])].add(str(attempt["pack_checksum"]))
+    notes = [
+        f"{pack}: its attempts ran on {len(found)} versions of the pack (checksums "
+        f"{', '.join(sorted(c[:12] for c in found))}), so they were not scored alike; compare one version's batches"
+        for pack, found in sorted(packs.items())
+        if len(found) > 1
+    ]
+    mirrors = {str(attempt["mirror_checksum"]) for attempt in attempts if attempt.get("mirror_checksum")}
+    if len(mirrors) > 1:
+        sums = ", ".join(sorted(c[:12] for c in mirrors))
+        notes.append(
+            f"the attempts read {len(mirrors)} sets of mirrors (checksums {sums}: other --mirrors, or an entry edited "
+            "or added), so a workflow's pages may have differed; compare batches run on one set"
+        )
     return notes
 
 
 def faults_mixed(attempts: list[dict[str, Any]]) -> list[str]:
     """A note when the attempts ran under different injected faults (``--faults``), or some under
     none: each agent's row then shows the faults it was given as much as the agent. An attempt
-    recorded before records said (no ``faults`` key) is left out."""
+    whose faults are not known (``null``: recorded before attempts said, or never run) is left out."""
     plans: dict[str, set[str]] = defaultdict(set)
     for attempt in attempts:
-        if "faults" in attempt and attempt["agent"] is not None:
-            plans[str(attempt["agent"])].add(str(attempt["faults"] or "none"))
+        if attempt.get("faults") is not None and attempt["agent"] is not None:
+            plans[str(attempt["agent"])].add(str(attempt["faults"]) or "none")
     if len({plan for found in plans.values() for plan in found}) < 2:
         return []
     said = "; ".join(f"{agent}: {', '.join(sorted(found))}" for agent, found in sorted(plans.items()))

@@ -77,11 +77,11 @@ def test_pack_versions_and_unreplaced_interruptions_are_said():
     assert note.startswith("2 attempt(s) were interrupted") and "; 1 of them count as failures here" in note, note
 
 
-def test_mixed_mirrors_and_mixed_faults_are_said_and_records_that_do_not_say_are_left_out():
+def test_mixed_mirrors_and_mixed_faults_are_said_and_attempts_that_do_not_say_are_left_out():
     def notes(attempts: list[dict]) -> list[str]:  # of mirrors and faults only
         return [n for n in comparison(attempts)["overlaps"] if "mirrors" in n or "faults" in n]
 
-    same = [outcome(Path(f"s{n}"), agent=agent, mirror_checksum="3" * 64, faults=None) for n, agent in enumerate("ab")]
+    same = [outcome(Path(f"s{n}"), agent=agent, mirror_checksum="3" * 64, faults="") for n, agent in enumerate("ab")]
     assert notes([a.to_json() for a in same]) == []
     attempts = [
         *(a.to_json() for a in same),
@@ -89,12 +89,29 @@ def test_mixed_mirrors_and_mixed_faults_are_said_and_records_that_do_not_say_are
     ]
     mirrors, faults = notes(attempts)
     assert mirrors.startswith(
-        "controlled-form: its attempts ran on 2 sets of mirrors (checksums 333333333333, 444444444444), so they did not"
+        "the attempts read 2 sets of mirrors (checksums 333333333333, 444444444444: other --mirrors, or an entry"
     )
     assert faults.startswith("the attempts ran under different injected faults (a: none; b: mirror-5xx:p=1 (seed 0), ")
-    # A summary written before attempts said (no such keys): nothing is known, so nothing is said.
+    # Faults unknown (null: a record written before attempts said, an attempt never run) and a
+    # summary written before (no such keys): nothing is known of them, so nothing is said.
+    unknown = outcome(Path("u"), agent="a", faults=None).to_json()
     older = [{k: v for k, v in a.items() if k not in ("faults", "mirror_checksum")} for a in attempts[:2]]
-    assert notes([*older, attempts[2]]) == []
+    assert notes([unknown, *older, attempts[2]]) == []
+
+
+def test_a_rebuilt_batch_knows_the_faults_of_the_records_that_say_them(tmp_path):
+    """An attempt.json written before attempts said their faults was read back as "no faults"."""
+    said, none, unsaid = (scored_attempt(tmp_path / "b" / f"controlled-form-{n}") for n in (1, 2, 3))
+    record = json.loads((said / "attempt.json").read_text())
+    (said / "attempt.json").write_text(json.dumps(record | {"faults": "mirror-5xx:p=1 (seed 0)"}))
+    (none / "attempt.json").write_text(json.dumps(record | {"faults": None}))  # a batch without faults
+    (unsaid / "attempt.json").write_text(json.dumps({k: v for k, v in record.items() if k != "faults"}))
+    faults = {Path(a["directory"]).name: a["faults"] for a in read_summary(tmp_path / "b")["attempts"]}
+    assert faults == {
+        "controlled-form-1": "mirror-5xx:p=1 (seed 0)",
+        "controlled-form-2": "",
+        "controlled-form-3": None,
+    }
 
 
 @pytest.mark.parametrize(

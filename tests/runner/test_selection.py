@@ -316,6 +316,8 @@ async def test_a_batch_stopped_during_a_re_run_keeps_both_attempts(sandbox, tmp_
         (f"{FORM}-1-r1", "approved replacement", "stopped"),
     ]
     assert stopped.value.outcomes[0].interruption.startswith("injected fault session-dies")
+    said = "1 of 1 attempts finished, 0 stopped while they ran, 0 not started; 1 re-run(s) of interrupted attempts, 1 "
+    assert said in str(stopped.value), stopped.value  # it said -1 not started
     summary = json.loads((stopped.value.batch_dir / "summary.json").read_text())
     assert [a["selection"] for a in summary["attempts"]] == ["replaced", "approved replacement"]
 

@@ -27,6 +27,16 @@ def test_a_fault_parameter_out_of_its_range_is_refused(spec, message):
         parse_faults(spec)
 
 
+def test_a_plans_label_is_the_same_for_the_same_plan_and_tells_close_values_apart():
+    """Attempts keep the label, and the comparison tells batches apart by it."""
+    one, other = parse_faults("mirror-5xx,mirror-delay:ms=500", 3), parse_faults("mirror-delay:ms=500,mirror-5xx", 3)
+    assert one is not None and other is not None
+    assert one.label == other.label == "mirror-5xx:p=1,mirror-delay:ms=500:p=1 (seed 3)"
+    close = [parse_faults(f"mirror-5xx:p={p}") for p in ("0.12345671", "0.12345674")]
+    assert close[0] is not None and close[1] is not None and close[0].label != close[1].label
+    assert close[0].label == "mirror-5xx:p=0.12345671 (seed 0)"
+
+
 def test_the_edges_of_the_ranges_are_taken():
     plan = parse_faults("mirror-delay:ms=0,session-dies:after=0:p=0,browser-crash:after=3.0")
     assert plan is not None

@@ -88,7 +88,7 @@ def outcome(folder: AttemptFolder, agents: Iterable[str] = ()) -> AttemptOutcome
         model=(attempt.agent_details or {}).get("model"),
         pack_checksum=attempt.pack_checksum,
         mirror_checksum=attempt.mirror_checksum,
-        faults=attempt.faults,
+        faults=(attempt.faults or "") if record is not None and "faults" in record.model_fields_set else None,
     )
 
 
