@@ -50,18 +50,14 @@ class Dispatcher:
     """Runs a server's tool calls. One per ``Sandbox``; every run it creates hands its calls here."""
 
     def __init__(self) -> None:
-        self._turns: weakref.WeakKeyDictionary[Run, asyncio.Lock] = weakref.WeakKeyDictionary()
         # The call holding a run's turn, with what its line needs should the run's end not wait for it
         self._in_flight: weakref.WeakKeyDictionary[Run, Flight] = weakref.WeakKeyDictionary()
         self._ends: set[asyncio.Future] = set()  # runs' ends under way (held till done: ``end``)
 
-    def _turn(self, run: Run) -> asyncio.Lock:
-        return self._turns.setdefault(run, asyncio.Lock())
-
     async def call(self, run: Run, name: str, raw_args: Any) -> dict:
         """Run one tool call; always returns {"ok": true, "result"} or {"ok": false, "error"}. A call
         whose turn came after its run's trace was finished never ran, and has no line."""
-        async with self._turn(run):
+        async with run.turn:
             await run.media.before_call(run.registry.find(name))  # the last picture, before this call acts
             if run.trace.closed:  # the run's end did not wait for the call before it (``write_unfinished``)
                 return {"ok": False, "error": ended(run).to_json()}
@@ -154,7 +150,7 @@ class Dispatcher:
     async def reject(self, run: Run, name: str, raw_args: Any, error: dict) -> None:
         """A call refused before it reached a tool: its line, after any call in flight; ``unknown_run``
         (no line) if its run's trace was finished meanwhile (while the body was read, or the turn awaited)."""
-        async with self._turn(run):
+        async with run.turn:
             if run.trace.closed:
                 raise ended(run)
             run.write_rejected(name, raw_args, error)
@@ -180,7 +176,7 @@ class Dispatcher:
                 await asyncio.gather(*(br.close_session(session) for session in list(run.sessions.values())))
             except Exception:
                 log.exception("run %s: closing its sessions failed", run.id)
-            turn = self._turn(run)
+            turn = run.turn
             try:
                 await asyncio.wait_for(turn.acquire(), run.config.close_timeout_s)
             except TimeoutError:

@@ -115,6 +115,7 @@ class Run:
         self.closed_by: dict[str, int] = {}  # session id -> the seq of the browser_close that closed it
         self.last_closed: str | None = None  # the session that was current when a browser_close closed it
         self.current: CallContext | None = None
+        self.turn = asyncio.Lock()  # held by the call running (the dispatcher's): one at a time
         self.seq = 0
         self.closed = False
         self.answered: tuple[str, dict] | None = None  # the output POST /answer scored, and its report
