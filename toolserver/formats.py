@@ -59,11 +59,12 @@ def with_nullable(schema: dict) -> dict:
     sees ``nullable``, and then cannot leave an optional argument out. Beside it goes ``T``'s
     ``type`` (Ajv, the JavaScript validator, refuses to compile a ``nullable`` without a ``type``,
     and reads ``nullable`` as allowing null); a type list there breaks mcp-use's converter."""
-    properties = {name: said_nullable(prop) for name, prop in schema.get("properties", {}).items()}
+    properties = {name: with_nullable_said(prop) for name, prop in schema.get("properties", {}).items()}
     return {**schema, "properties": properties} if "properties" in schema else schema
 
 
-def said_nullable(prop: dict) -> dict:
+def with_nullable_said(prop: dict) -> dict:
+    """A property ``anyOf [T, null]`` with ``"nullable": true`` and ``T``'s type beside it (``with_nullable``)."""
     members = prop.get("anyOf", ())
     if {"type": "null"} not in members:
         return prop
@@ -109,7 +110,7 @@ def strict_schema(schema: dict) -> dict:
         if "properties" in node:
             required = set(node.get("required", ()))
             out["properties"] = {
-                name: walk(prop) if name in required or has_default(prop) else nullable(prop_of(walk(prop)))
+                name: walk(prop) if name in required or has_default(prop) else or_null(prop_of(walk(prop)))
                 for name, prop in node["properties"].items()
             }
             out["required"] = list(node["properties"])
@@ -130,7 +131,8 @@ def prop_of(node: object) -> dict:
     return node
 
 
-def nullable(prop: dict) -> dict:
+def or_null(prop: dict) -> dict:
+    """``prop`` or null (``anyOf [prop, null]``), its title and description kept outside."""
     if {"type": "null"} in prop.get("anyOf", ()) or prop.get("type") == "null":
         return prop
     labels = {key: prop[key] for key in ("title", "description") if key in prop}

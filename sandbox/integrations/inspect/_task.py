@@ -18,12 +18,11 @@ from inspect_ai.util import LimitExceededError, sample_limits
 from sandbox.evaluation.packs import load_pack
 from sandbox.evaluation.scoring import score_attempt
 from sandbox.runner.attempt import new_site_key
-from sandbox.runner.recordings import INSPECT_CUT_OFF, INSPECT_ELAPSED
+from sandbox.runner.recordings import INSPECT_CUT_OFF as CUT_OFF  # why the model gave no answer (an Inspect limit)
+from sandbox.runner.recordings import INSPECT_ELAPSED as ELAPSED  # the agent's time, a duration
 from toolserver.contract.trace import read_trace
 
 TRACE_DIR = "sandbox_trace_dir"
-ELAPSED = INSPECT_ELAPSED  # the agent's time, a duration: a log re-scored later reads it as it was
-CUT_OFF = INSPECT_CUT_OFF  # why the model gave no answer (an Inspect limit), as a log re-scored later reads it
 
 
 def sandbox_task(pack_id: str, *, site_key: str | None = None, trace_root: str | None = None) -> Task:
