@@ -457,7 +457,8 @@ def format_reasons(attempts: list[dict]) -> str:
         [
             "not qualified:",
             *(
-                f"  {Path(a['directory']).name}: {selection_note(a)}{shown(a.get('reason') or 'no reason recorded')}"
+                f"  {shown(Path(a['directory']).name, inline=True)}: {shown(selection_note(a))}"
+                f"{shown(a.get('reason') or 'no reason recorded')}"
                 for a in failed
             ),
         ]

@@ -295,6 +295,7 @@ def cell_text(cell: dict[str, int] | None) -> str:
 def table(header: list[str], lines: list[list[str]]) -> str:
     """Columns aligned; each cell on one line, with the characters a terminal acts on escaped (an
     agent's name comes from attempt.json, which a batch folder from elsewhere may hold)."""
+    header = [shown(str(x), inline=True) for x in header]  # a pack's name (summary.json's) heads the grid
     lines = [[shown(str(x), inline=True) for x in line] for line in lines]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)

@@ -204,14 +204,14 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
     agent = counted.agent  # None: a damaged folder naming none, whose batch does not say it either
     header = (attempt.trace.header if attempt.trace else None) or {}
     site_key = (record.site_key if record else None) or header.get("site_key")
-    prompt = read_text(attempt.path, "prompt.txt")
+    problems = list(attempt.problems)
+    prompt = read_text(attempt.path, "prompt.txt", problems)
     output = attempt.output or ""
     calls = attempt.trace.calls if attempt.trace else []
     known = (record.started_at if record else None) or first_wall(calls)
     started = known or changed_at(attempt.path)  # its events need a time: else when its folder last changed
     elapsed = record.elapsed_seconds if record else None
     completed = ended_at(known, elapsed)
-    problems = list(attempt.problems)
     if completed is None and known and elapsed is not None:  # a time no date can hold: left out, and said
         problems.append(f"attempt.json field 'elapsed_seconds' ({elapsed:g} s) ends past any date: no completed_at")
     model = model_name(agent or "unknown")
@@ -232,7 +232,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
         **({"replaces": unicode_name(counted.replaces)} if counted.replaces else {}),
         **({"interruption": counted.interruption} if counted.interruption else {}),
     }
-    conversation = Conversation(prompt, calls, read_transcript(attempt.path), model, started, problems)
+    conversation = Conversation(prompt, calls, read_transcript(attempt.path, problems), model, started, problems)
     events: list[Event] = [
         SampleInitEvent(
             timestamp=parse_time(started),
@@ -524,15 +524,22 @@ def unicode_name(name: str) -> str:
     return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
-def read_text(folder: Path, name: str) -> str:
-    """The text of the folder's file ``name``; empty when it is not a file inside the folder (``folder_file``)."""
+def read_text(folder: Path, name: str, problems: list[str]) -> str:
+    """The text of the folder's file ``name``; empty when it is not a file inside the folder
+    (``folder_file``), or cannot be read (added to ``problems``)."""
     file, _ = folder_file(folder, name)
-    return file.read_text(encoding="utf-8", errors="replace") if file is not None else ""
+    if file is None:
+        return ""
+    try:
+        return file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        problems.append(f"{name} is unreadable ({exc.strerror or exc}): left out")
+        return ""
 
 
-def read_transcript(folder: Path) -> list[dict]:
+def read_transcript(folder: Path, problems: list[str]) -> list[dict]:
     """A model agent's ``transcript.jsonl``; lines that do not parse are left out."""
-    return list(transcript_entries(read_text(folder, TRANSCRIPT_FILE)))
+    return list(transcript_entries(read_text(folder, TRANSCRIPT_FILE, problems)))
 
 
 def transcript_entries(text: str) -> Iterator[dict]:
@@ -540,7 +547,7 @@ def transcript_entries(text: str) -> Iterator[dict]:
     for line in text.split("\n"):
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested deeper than Python reads
             continue
         if isinstance(entry, dict):
             yield entry

@@ -149,3 +149,19 @@ def test_an_agents_long_error_is_quoted_cut_short():
     """An agent's error (an exception's message, an API error's body): whole in attempt.json, cut in its reason."""
     [reason] = failure_reasons({"status": "crashed", "error": "RuntimeError: " + "x" * 100_000}, None)[:1]
     assert len(reason) < 2500 and "more characters)" in reason
+
+
+def test_the_grids_pack_names_and_the_reason_lines_folder_and_interruption_are_escaped():
+    """A pack name heading the workflow grid, and an attempt's folder name, its interruption (a model
+    endpoint's error text) and what it replaces, reached the terminal with their escape sequences."""
+    from sandbox.runner.batch import format_reasons
+    from sandbox.runner.compare import comparison, format_comparison
+
+    hostile = "p\x1b]0;PWN\x07"
+    attempt = {"pack": hostile, "agent": "a", "directory": f"/b/{hostile}-1-r1", "status": "completed",
+               "elapsed_seconds": 1.0, "qualified_pass": False, "error_free": False, "field_accuracy": 0.0,
+               "tool_calls": 1, "selection": "approved replacement", "replaces": "q\x1b[5m",
+               "interruption": "worker died \x1b[31mRED", "reason": "gate"}  # fmt: skip
+    printed = format_comparison(comparison([attempt])) + format_reasons([attempt])
+    assert "\x1b" not in printed and "\x07" not in printed, printed
+    assert "p\\x1b]0;PWN\\x07" in printed and "worker died \\x1b[31mRED" in printed and "q\\x1b[5m" in printed

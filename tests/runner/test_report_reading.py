@@ -155,3 +155,33 @@ def test_an_evaluation_error_says_what_rescoring_does_with_the_full_path(tmp_pat
     page = (folder / "report.html").read_text()
     assert f"<code>sandbox score &#39;{folder.resolve()}&#39;</code> prints the attempt's verdict" in page
     assert "does not rewrite this folder's score.json" in page
+
+
+def test_a_transcript_line_nested_past_pythons_reach_is_one_unreadable_entry(tmp_path):
+    """A line of 100,000 nested arrays raised RecursionError out of the page's transcript and the
+    export's (a traceback from `sandbox report`, the end of `sandbox run` and `sandbox export`)."""
+    folder = scored_attempt(tmp_path / "attempt")
+    deep = "[" * 100_000 + "]" * 100_000
+    (folder / TRANSCRIPT_FILE).write_text(f'{{"turn": 0, "role": "user"}}\n{deep}\n', encoding="utf-8")
+    assert [e.heading for e in transcript(AttemptFolder.load(folder), [])] == ["0 · user", "line 2 (unreadable)"]
+    assert list(transcript_entries(f'{deep}\n{{"role": "user"}}')) == [{"role": "user"}]
+
+
+def test_an_unreadable_prompt_or_transcript_is_a_problem_of_its_sample_not_a_traceback(capsys):
+    """`sandbox export` raised PermissionError out of its reader (the page's reader said so already)."""
+    from inspect_ai.log import read_eval_log
+
+    with open_folder() as made:
+        folder = scored_attempt(made / "controlled-form-1")
+        (folder / TRANSCRIPT_FILE).write_text('{"turn": 0, "role": "user"}\n')
+        assert main(["export", str(folder), "-o", str(made / "warm.json")]) == 0  # every module loaded
+        open_to_all(made)
+        for name in (TRANSCRIPT_FILE, "prompt.txt"):
+            (folder / name).chmod(0)
+        with as_nobody():
+            code = main(["export", str(folder), "-o", str(made / "log.json")])
+        assert code == 0, capsys.readouterr().err
+        (sample,) = read_eval_log(made / "log.json").samples
+    problems = sample.metadata["problems"]
+    assert "prompt.txt is unreadable (Permission denied): left out" in problems, problems
+    assert "transcript.jsonl is unreadable (Permission denied): left out" in problems, problems

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sandbox.cli.arguments import check_writable
 from sandbox.cli.exits import declare_exits
+from sandbox.evaluation.shown import shown
 
 
 def register(subparsers) -> None:
@@ -67,7 +68,7 @@ def command(args: argparse.Namespace) -> int:
         try:
             folder, note = resolve_batch(given)
             if note:
-                print(f"sandbox compare: {note}", file=sys.stderr)
+                print(f"sandbox compare: {shown(note, inline=True)}", file=sys.stderr)
             if any(folder.resolve() == seen.resolve() for seen, _ in batches):
                 print(f"sandbox compare: {given} is {folder} again: its attempts are counted once", file=sys.stderr)
                 continue
@@ -76,7 +77,7 @@ def command(args: argparse.Namespace) -> int:
             print(f"sandbox compare: {exc}", file=sys.stderr)
             return 2
         if data.get("note"):
-            print(f"sandbox compare: {data['note']}", file=sys.stderr)
+            print(f"sandbox compare: {shown(data['note'], inline=True)}", file=sys.stderr)
         batches.append((folder, data["attempts"]))
         if any(a.get("cost_usd") is not None for a in data["attempts"]):  # a batch that priced nothing has no rate
             rates.add(credits_of(data))
@@ -91,13 +92,12 @@ def command(args: argparse.Namespace) -> int:
         ran = "; ".join(
             f"{f} ran {', '.join(sorted(w)) or 'nothing'}" for (f, _), w in zip(batches, workflow_sets, strict=True)
         )
-        print(f"sandbox compare: nothing to compare: no workflow was run in every folder ({ran})", file=sys.stderr)
+        said = shown(ran, inline=True)
+        print(f"sandbox compare: nothing to compare: no workflow was run in every folder ({said})", file=sys.stderr)
         return 2
     if left_out:
-        print(
-            f"sandbox compare: not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}",
-            file=sys.stderr,
-        )
+        said = shown(f"not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}")
+        print(f"sandbox compare: {said}", file=sys.stderr)
     labels = batch_labels([folder for folder, _ in batches])
     attempts = [
         {**a, "agent": f"{a['agent']} @ {label}" if len(batches) > 1 and a["agent"] is not None else a["agent"]}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sandbox.cli.exits import declare_exits
-from sandbox.evaluation.shown import json_shown
+from sandbox.evaluation.shown import json_shown, shown
 
 
 def register(subparsers) -> None:
@@ -48,13 +48,13 @@ def command(args: argparse.Namespace) -> int:
     try:
         folder, note = resolve_batch(args.folder)
         if note:
-            print(f"sandbox results: {note}", file=sys.stderr)
+            print(f"sandbox results: {shown(note, inline=True)}", file=sys.stderr)
         data = read_summary(folder)
     except (FileNotFoundError, NotADirectoryError, ClosedFolder) as exc:
         print(f"sandbox results: {exc}", file=sys.stderr)
         return 2
     if data.get("note"):
-        print(f"sandbox results: {data['note']}", file=sys.stderr)
+        print(f"sandbox results: {shown(data['note'], inline=True)}", file=sys.stderr)
     if not data["attempts"]:
         print(f"sandbox results: {folder}'s summary.json lists no attempt (stopped before any ended)", file=sys.stderr)
         return 2

@@ -268,7 +268,7 @@ def transcript(folder: AttemptFolder, problems: list[str]) -> list[TranscriptEnt
             continue
         try:
             data = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested deeper than Python reads
             entries.append(TranscriptEntry(f"line {number} (unreadable)", clip(line, 2000)))
             continue
         if not isinstance(data, dict):
