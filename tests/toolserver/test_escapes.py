@@ -570,3 +570,22 @@ async def test_a_context_that_will_not_close_is_disposed_of_and_its_renderer_end
             await asyncio.sleep(0.1)
         assert not set(renderers(own)) & opened, "the renderer still runs 5 s after the run ended"
         assert parse_trace(run.trace.text()).end["reason"] == "closed"
+
+
+async def test_a_mailto_link_starts_no_program_of_the_machines(own_sandbox, hostile_root, tmp_path, monkeypatch):
+    """Chromium handed a page's mailto: URL to the desktop: it ran `xdg-settings` and then
+    `xdg-email` with the page's URL, found in PATH (which would open the user's mail program)."""
+    bin_dir, ran = tmp_path / "bin", tmp_path / "ran.txt"
+    bin_dir.mkdir()
+    for name in ("xdg-open", "xdg-email", "xdg-settings"):  # what a desktop would start, recording instead
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {ran}\n')
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    async with own_sandbox(own_browser=True) as own:  # launched with that PATH
+        run = hostile_run(own, hostile_root, "/mailto")
+        await start_hostile(run, "/mailto")  # the page sends its tab to a mailto: URL at load
+        reply = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), "write to us")})
+        assert reply["ok"], reply
+        await asyncio.sleep(1.0)  # Chromium asks the desktop after the navigation is refused to the web
+        await run.close()
+    assert not ran.exists(), ran.read_text()

@@ -92,3 +92,31 @@ def _driver_wrapper(own: str | None, temp_dir: Path | None) -> Path | None:
 def _wrapper_folder() -> Path:
     """Where the wrapper of a driver without a temporary folder lives (``start_playwright()``)."""
     return make_owned_dir("sandbox-driver-")  # removed at exit
+
+
+# The programs Chromium starts to hand a URL to the desktop: a page's mailto: link made it run
+# `xdg-settings` and then `xdg-email` with the page's URL (Debian's chromium 156, headless), which
+# would open the user's mail program. The browser finds these in PATH, first in a folder of stubs
+# that do nothing (they fail), so no page starts a program of the machine's.
+DESKTOP_LAUNCHERS = (
+    "xdg-open", "xdg-email", "xdg-settings", "xdg-mime", "gio", "gvfs-open", "gnome-open", "kde-open",
+    "kde-open5", "kfmclient", "exo-open", "x-www-browser", "www-browser", "sensible-browser",
+)  # fmt: skip
+
+
+def browser_env() -> dict[str, str] | None:
+    """The browser's environment: this process's, with ``DESKTOP_LAUNCHERS`` stubbed first in PATH
+    (None on Windows: the environment as it is)."""
+    if os.name != "posix":
+        return None
+    return {**os.environ, "PATH": os.pathsep.join((str(_launcher_stubs()), os.environ.get("PATH", os.defpath)))}
+
+
+@functools.cache
+def _launcher_stubs() -> Path:
+    folder = make_owned_dir("sandbox-driver-")  # removed at exit
+    for name in DESKTOP_LAUNCHERS:
+        stub = folder / name
+        stub.write_text("#!/bin/sh\n# the sandbox starts no desktop program for a page\nexit 1\n")
+        stub.chmod(0o755)
+    return folder

@@ -27,7 +27,7 @@ from toolserver.browser.chromium import (
     chromium_launch_args,
     resolve_chromium,
 )
-from toolserver.browser.driver import forget_temp_dir, new_temp_dir, start_playwright
+from toolserver.browser.driver import browser_env, forget_temp_dir, new_temp_dir, start_playwright
 from toolserver.browser.leftovers import sweep_once
 from toolserver.config import ServerConfig
 from toolserver.contract.mirrors import MirrorStore
@@ -101,6 +101,7 @@ class BrowserHost:
             headless=True,
             args=chromium_launch_args(self.backstop.url, trusted_spki=backstop_spki()),
             ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
+            env=browser_env(),  # no desktop program for a page's mailto: link
         )
         browser.on("disconnected", self._on_disconnected)
         self._probe = await browser.new_browser_cdp_session()
