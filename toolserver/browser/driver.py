@@ -104,7 +104,7 @@ DESKTOP_LAUNCHERS = (
 )  # fmt: skip
 
 
-def browser_env() -> dict[str, str] | None:
+def browser_env() -> dict[str, str | float | bool] | None:
     """The browser's environment: this process's, with ``DESKTOP_LAUNCHERS`` stubbed first in PATH
     (None on Windows: the environment as it is)."""
     if os.name != "posix":
