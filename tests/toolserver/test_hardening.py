@@ -600,6 +600,21 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(bounded, hostile_root):
 
 
 @pytest.mark.parametrize("block", [False, True])
+async def test_submit_events_a_page_makes_are_no_form_submission(bounded, hostile_root, block):
+    """A page's own `dispatchEvent(new Event('submit'))` submits nothing, and each was recorded as
+    a form submission (a POST that never happened, in a loop without end)."""
+    run = hostile_run(bounded, hostile_root, block=block)
+    assert (await start_at(run, f"{HOSTILE}/fake-submit"))["ok"]
+    snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
+    assert (await run.call("browser_click", {"ref": ref_of(snap, "fake")}))["ok"]
+    assert (await run.call("browser_click", {"ref": ref_of(snap, "send")}))["ok"]  # a real one
+    await run.close()
+    changes = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "state_change"]
+    submissions = [(c["name"], c["blocked"]) for c in changes if c["action"] == "form_submission"]
+    assert submissions == [(f"submit POST {HOSTILE}/sent", block)]  # unblocked, its POST is one more
+
+
+@pytest.mark.parametrize("block", [False, True])
 async def test_a_form_sent_by_its_submit_method_is_a_state_change(bounded, hostile_root, block):
     """form.submit() fires no submit event: a GET form sent so was a navigation only, and sent
     even when state changes were blocked."""

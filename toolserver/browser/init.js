@@ -106,6 +106,7 @@
     return info;
   };
   listen(window, 'submit', (event) => {
+    if (!event.isTrusted) return;  // one the page dispatched submits nothing (isTrusted is the event's own, unforgeable)
     const form = target(event);
     const info = {action: formAction(form) || '', method: upper(formMethod(form) || 'get')};
     if (BLOCK_STATE_CHANGES) { preventDefault(event); info.blocked = true; submission(form, submitterOf(event), info); }
