@@ -589,3 +589,20 @@ async def test_a_mailto_link_starts_no_program_of_the_machines(own_sandbox, host
         await asyncio.sleep(1.0)  # Chromium asks the desktop after the navigation is refused to the web
         await run.close()
     assert not ran.exists(), ran.read_text()
+
+
+async def test_a_pages_uncaught_errors_do_not_reach_the_driver(sandbox, hostile_root):
+    """Chromium handed each uncaught error and unhandled rejection (message and stack) to the one
+    driver every run shares, read or not: 100 KB errors in a loop held it."""
+    run = hostile_run(sandbox, hostile_root, "/error-flood")
+    await start_hostile(run, "/error-flood")
+    page = run.current_session().tabs["t1"].page
+    errors: list[object] = []
+    page.on("pageerror", lambda error: errors.append(error))  # what crosses the driver
+    reply = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), "throw")})
+    assert reply["ok"], reply
+    await asyncio.sleep(0.5)
+    title = (await run.call("browser_snapshot", {}))["result"]["title"]
+    await run.close()
+    assert title == "Errors seen: 100"  # the page's own listener still heard each error
+    assert errors == []

@@ -88,6 +88,13 @@
       'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeLog', 'timeEnd', 'timeStamp']) {
     try { console[name] = quiet; } catch (e) {}
   }
+  // The page's uncaught errors and unhandled rejections go nowhere either: Chromium hands each to the
+  // driver (message and stack), read or not, and a page throwing 2 MB errors in a loop would hold
+  // the driver every run shares. A cancelled error event is not reported; the page's own listeners
+  // still see it.
+  for (const type of ['error', 'unhandledrejection']) {
+    listen(window, type, (event) => { if (event.isTrusted && target(event) === window) preventDefault(event); }, true);
+  }
   // On window, in the capture phase, and first of all: no listener of the page comes before it.
   // A blocked submission never reaches the router, so its report says the URL it would have
   // requested (its submitter's formaction and formmethod count; a GET's query is its fields), which
