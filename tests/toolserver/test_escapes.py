@@ -606,3 +606,19 @@ async def test_a_pages_uncaught_errors_do_not_reach_the_driver(sandbox, hostile_
     await run.close()
     assert title == "Errors seen: 100"  # the page's own listener still heard each error
     assert errors == []
+
+
+async def test_a_page_opening_websockets_in_a_loop_is_refused_in_the_page_and_counted(sandbox, hostile_root):
+    """Each WebSocket a page opened crossed the driver every run shares several times (Playwright's
+    stand-in for routing it), however many a second, and no flood guard counted them."""
+    run = hostile_run(sandbox, hostile_root, "/socket-flood")
+    await start_hostile(run, "/socket-flood")
+    reply = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), "open")})
+    assert reply["ok"], reply
+    await asyncio.sleep(0.5)  # the counts of the refusals past the first 20 come within 200 ms
+    title = (await run.call("browser_snapshot", {}))["result"]["title"]
+    await run.close()
+    assert title == "Refused at once: 2000"
+    sockets = [e for e in parse_trace(run.trace.text()).events if e.data.get("resource_type") == "websocket"]
+    assert len(sockets) <= 25 and sockets[0].data["url"] == "wss://socket.sandbox.example/s0", sockets[:2]
+    assert sockets[0].data["reason"] == "websocket"

@@ -115,6 +115,9 @@ class PageReports:
         if kind == "webtransport":  # HTTP/3's CONNECT, over UDP
             url = urljoin(here, str(info.get("url", "")))
             return {"url": url, "method": "CONNECT", "resource_type": "webtransport", "reason": "webtransport"}
+        if kind == "websocket":
+            url = urljoin(here, str(info.get("url", "")))
+            return {"url": url, "method": "GET", "resource_type": "websocket", "reason": "websocket"}
         if kind == "popup_refused":
             url = urljoin(here, str(info.get("url", "")))
             return {"url": url, "method": "GET", "resource_type": "popup", "reason": "too_many_tabs"}

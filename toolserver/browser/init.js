@@ -442,6 +442,17 @@
     };
     try { define(window, 'WebTransport', {value: refuse, configurable: false, writable: false}); } catch (e) {}
   }
+  // WebSockets are refused in the page, each try recorded (the first 20 a document, then counts):
+  // Playwright's WebSocket routing put a stand-in here that crossed the driver every run shares
+  // several times for each socket, and a page opening thousands a second held it. One that gets
+  // past (a worker's, a new frame's) reaches the backstop, which refuses and records it.
+  if (window.WebSocket) {
+    const refuse = function WebSocket(url) {
+      refused('websocket', {url: said(url)});
+      throw new Exception('WebSocket is blocked in the offline sandbox', 'SecurityError');
+    };
+    try { define(window, 'WebSocket', {value: refuse, configurable: false, writable: false}); } catch (e) {}
+  }
   // Service workers are blocked; each registration attempt is recorded and rejected. On the
   // prototype, where Playwright's blocking put a register that resolves to undefined: every way
   // of calling it (navigator.serviceWorker.register, the prototype's, another frame's) comes here.

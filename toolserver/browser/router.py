@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Request, Route, WebSocketRoute
+from playwright.async_api import Frame, Request, Route
 
 from toolserver.browser.flooding import flooding
 from toolserver.browser.pdf_viewer import serve_pdf
@@ -337,9 +337,3 @@ class Router:
             await route.fulfill(status=204, body=b"")
         else:
             await route.abort("blockedbyclient")
-
-    async def refuse_websocket(self, ws: WebSocketRoute) -> None:
-        self.owner.record_event(
-            "blocked_request", {"url": ws.url, "method": "GET", "resource_type": "websocket", "reason": "websocket"}
-        )
-        await ws.close(code=1008, reason="offline sandbox: WebSocket refused")

@@ -169,7 +169,6 @@ class Session:
         )
         await context.add_init_script(script)
         await context.route("**/*", self.router.route)
-        await context.route_web_socket("**/*", self.router.refuse_websocket)
         context.on("page", self._on_new_page)
         self.active_tab_id = (await self.open_page()).id
 
