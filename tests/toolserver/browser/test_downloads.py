@@ -114,9 +114,14 @@ async def test_a_closed_sessions_downloads_being_written_are_cancelled_and_remov
     # before the run's end line.
     cut = [d for d in discarded(run) if d.get("reason") == "session_closed"]
     assert cut and all(d["in_flight"] for d in cut), discarded(run)[:3]
-    assert len(discarded(run)) <= len(began(run)) and lines[-1].get("type") == "run_end", (
+    # Past max_page_event_lines (50) in a window, begun downloads are counted, not written: on a
+    # quick machine more than 50 began before the close (61 were cut off, against 50 lines).
+    counted = sum(e.data["count"] for e in parse_trace(run.trace.text()).events if e.kind == "events_suppressed"
+                  and e.data["kind"] == "download")  # fmt: skip
+    assert len(discarded(run)) <= len(began(run)) + counted and lines[-1].get("type") == "run_end", (
         len(discarded(run)),
         len(began(run)),
+        counted,
         lines[-1],
     )
 
