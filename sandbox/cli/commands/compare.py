@@ -96,7 +96,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"sandbox compare: nothing to compare: no workflow was run in every folder ({said})", file=sys.stderr)
         return 2
     if left_out:
-        said = shown(f"not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}")
+        said = f"not every folder ran {', '.join(left_out)}: compared on {', '.join(sorted(common))}"
+        said = shown(said, inline=True)  # pack names from the folders' files, on one line as the other notes
         print(f"sandbox compare: {said}", file=sys.stderr)
     labels = batch_labels([folder for folder, _ in batches])
     attempts = [
