@@ -14,7 +14,7 @@ from toolserver.errors import BrowserActionFailed, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import PageState, Response
 from toolserver.run import TabContext
-from toolserver.tools._common import ask_page, guard_state_change, settle
+from toolserver.tools._common import act, ask_page, guard_state_change, settle
 
 MARKER = "data-sandbox-state-change"  # on a control (or around it) whose click changes state
 UNREAD_MARKER = "(unreadable)"  # the name of a marker whose element went away before it was read
@@ -193,7 +193,7 @@ async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) ->
             abandon(ctx, tab, clicking, ref)
         raise
     before = PageState(tab.id, tab.page.url, seen["title"])
-    await (clicking if clicking is not None else locator.click())
+    await act(ctx, clicking if clicking is not None else locator.click(), lambda ms: locator.click(timeout=ms))
     after = await settle(ctx, tab, marks.reported(seen), await read_state(tab, ctx.run.config))
     watch_final_state(ctx, tab, seen["final"], after)
     response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
@@ -230,7 +230,7 @@ async def browser_type(ctx: TabContext, args: TypeArgs, response: Response) -> N
             if not filling.done() and not counting.exception() and counting.result() != 1:
                 raise stale_ref(tab, args.element_ref)
         try:
-            await filling
+            await act(ctx, filling, lambda ms: locator.fill(args.text, timeout=ms))
         except PlaywrightError as exc:
             if any(said in str(exc) for said in NOT_A_FIELD):
                 raise BrowserActionFailed(
