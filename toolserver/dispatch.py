@@ -22,6 +22,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver import browser as br
 from toolserver.browser import first_line
+from toolserver.browser.call_log import action_failure
 from toolserver.contract.trace import CallRecord, strict_json, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
@@ -273,7 +274,7 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab
             return unresponsive.to_json()
         except PlaywrightError:
             pass
-    return BrowserActionFailed(first_line(str(exc))).to_json()
+    return BrowserActionFailed(action_failure(exc)).to_json()
 
 
 async def crashed_during(ctx: CallContext) -> dict | None:

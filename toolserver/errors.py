@@ -127,7 +127,7 @@ class ApprovalRequired(ToolError):
 
 
 class BrowserActionFailed(ToolError):
-    """Playwright refused the action (an element not visible, not editable, ...)."""
+    """Playwright refused the action; a wait past the action timeout says why (covered, hidden, disabled)."""
 
     type = "browser_action_failed"
 

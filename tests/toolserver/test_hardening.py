@@ -24,12 +24,12 @@ from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
+from toolserver.browser.call_log import never_acted
 from toolserver.browser.chromium import DEBIAN_HEADLESS_SHELL
 from toolserver.config import ServerConfig
 from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.run import Run
-from toolserver.tools._common import never_acted
 from toolserver.transports.guards import SANDBOX
 from toolserver.transports.http import create_app
 
@@ -232,6 +232,35 @@ async def test_a_click_held_before_acting_past_the_action_timeout_is_sent_again_
     assert reply["ok"], reply
     assert took > BOUNDS["action_timeout_ms"] / 1000  # past the first timeout: sent again
     assert await page.evaluate(ACTED_JS) == ["", "Clicks: 1"]
+    await run.close("deleted")
+
+
+@pytest.mark.parametrize(
+    "tool, name, reason, advice",
+    [
+        ("browser_click", "Under", "intercepts pointer events", "Another element covers it"),
+        ("browser_type", "Locked", "element is not enabled", "It is disabled"),
+    ],
+)
+async def test_an_action_that_waits_out_its_timeout_says_why_and_what_to_do(
+    bounded, hostile_root, tool, name, reason, advice
+):
+    """An element covered by another, or a disabled field: the error says why Playwright waited
+    (the last reason of its call log) and what to do, not only that the timeout passed. It is not
+    sent again: the page answered that the element was not ready."""
+    run = hostile_run(bounded, hostile_root)
+    assert (await start_at(run, f"{HOSTILE}/plain-form"))["ok"]
+    ref = ref_of((await run.call("browser_snapshot", {}))["result"]["snapshot"], name)
+    began = time.monotonic()
+    reply = await run.call(tool, {"ref": ref} | ({"text": "Ada"} if tool == "browser_type" else {}))
+    took = time.monotonic() - began
+    assert reply["error"]["type"] == "browser_action_failed", reply
+    message = reply["error"]["message"]
+    assert message.startswith("Locator.") and "Timeout 1500ms exceeded: " in message, message
+    assert reason in message and advice in message, message
+    assert took < 2 * BOUNDS["action_timeout_ms"] / 1000, took  # not sent again
+    (line,) = [call for call in parse_trace(run.trace.text()).calls if call.tool == tool]
+    assert line.error.message == message
     await run.close("deleted")
 
 

@@ -13,7 +13,8 @@ page sends), ``dialogs`` (answering dialogs, closing a tab that floods them), ``
 ``settling`` (the event-driven waits), ``reports`` (asking the page for its state report, bounded),
 ``owner`` (what those parts need of their session), ``tab`` (a tab's state), ``javascript`` (the
 ``.js`` files put into pages), ``chromium`` (which Chromium, with which flags, its renderers'
-memory). This module declares the public names.
+memory), ``call_log`` (what Playwright's call log says of a failed action). This module declares the
+public names.
 
 Imports only Playwright and the tool server's lower layers (config, errors, pdf, media,
 contract): never the dispatcher, tools, API or transports, nor anything of ``sandbox``.

@@ -8,6 +8,7 @@ from typing import Any
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver.browser import Marks, Tab, action_bound, bounded
+from toolserver.browser.call_log import never_acted
 from toolserver.errors import PolicyViolation
 from toolserver.run import CallContext, SessionContext
 
@@ -17,32 +18,6 @@ async def ask_page(ctx: CallContext, tab: Tab | None, awaitable: Any, what: str)
     action timeout: a spinning page is a ``page_unresponsive`` error, never a hung call. A
     question to ``tab`` ends as soon as its page crashes."""
     return await bounded(awaitable, action_bound(ctx.run.config), what, tab)
-
-
-# What a Playwright action's call log says before the action touches the page: waiting for the
-# element, finding it, and waiting for the page's first answer about it (or that answer being yes).
-BEFORE_ACTING = (
-    "waiting for locator(",
-    "locator resolved to ",
-    "fill(",
-    "attempting click action",
-    "attempting fill action",
-    "waiting for element to be visible, enabled and ",
-    "element is visible, enabled and ",
-    "scrolling into view if needed",
-    "done scrolling",
-)
-
-
-def never_acted(exc: BaseException) -> bool:
-    """Whether an action's timeout came before it touched the page: every line of its call log is
-    one said before acting. Any other line (the element found hidden or covered, a retry, the
-    click performed, a navigation awaited, a log in words this does not know) says no."""
-    if not isinstance(exc, PlaywrightTimeout):
-        return False
-    _, marked, log = str(exc).partition("Call log:")
-    lines = [line.strip().removeprefix("- ") for line in log.splitlines() if line.strip()]
-    return bool(marked and lines) and all(line.startswith(BEFORE_ACTING) for line in lines)
 
 
 async def act(ctx: CallContext, action: Awaitable, again: Callable[[float], Awaitable]) -> None:
