@@ -323,6 +323,8 @@ class Session:
         self.tabs.pop(tab.id, None)
         if self.active_tab_id not in self.tabs:
             self.active_tab_id = next(reversed(self.tabs), None)
+            if self.active_tab is not None:
+                self.active_tab.snapshot.after_close = tab.id
 
     # --- settling (toolserver.browser.settling) ----------------------------------------------
     def notify(self) -> None:

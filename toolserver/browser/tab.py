@@ -21,6 +21,9 @@ class Snapshot:
     id: str | None = None
     refs: frozenset[str] = frozenset()
     document: int = -1  # the tab's ``document`` when it was taken
+    # The tab whose page closed it and made this one current since (not the agent's choice): a
+    # ref then is not taken for this tab's, which may number other elements the same.
+    after_close: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,22 +132,10 @@ class Tab:
     def snapshot_id(self) -> str | None:
         return self.snapshot.id
 
-    @snapshot_id.setter
-    def snapshot_id(self, value: str | None) -> None:
-        self.snapshot.id = value
-
     @property
     def snapshot_refs(self) -> frozenset[str]:
         return self.snapshot.refs
 
-    @snapshot_refs.setter
-    def snapshot_refs(self, value: frozenset[str]) -> None:
-        self.snapshot.refs = value
-
     @property
     def snapshot_document(self) -> int:
         return self.snapshot.document
-
-    @snapshot_document.setter
-    def snapshot_document(self, value: int) -> None:
-        self.snapshot.document = value

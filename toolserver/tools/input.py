@@ -71,6 +71,11 @@ class TypeArgs(RefArgs):
 
 def ref_locator(tab: Tab, ref: str) -> Locator:
     """The locator of a ref from the tab's latest snapshot (checked without asking the page)."""
+    if tab.snapshot.after_close is not None:
+        raise UnknownRef(
+            f"tab {tab.snapshot.after_close} closed (its page closed it), so tab {tab.id} is the current tab now; "
+            f"ref {ref} is not taken for tab {tab.id}: capture a snapshot of it and use a ref from that"
+        )
     if tab.snapshot_id is None:
         raise UnknownRef(f"tab {tab.id} has no snapshot yet: capture one with browser_snapshot and use a ref from it")
     if tab.snapshot_document != tab.document:

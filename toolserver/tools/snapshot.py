@@ -10,6 +10,7 @@ from pydantic import Field
 
 from toolserver import pdf
 from toolserver.browser import REF_RE, Tab, evaluate
+from toolserver.browser.tab import Snapshot
 from toolserver.errors import PageUnresponsive
 from toolserver.registry import LENIENT_INT, ToolArgs, tool
 from toolserver.response import Response
@@ -83,8 +84,7 @@ async def browser_snapshot(ctx: TabContext, args: SnapshotArgs, response: Respon
         kind = "aria"
         text = aria if aria is not None else await tab.page.aria_snapshot(mode="ai")
         refs = frozenset(REF_RE.findall(text))
-    tab.snapshot_id = ctx.run.next_snapshot_id()
-    tab.snapshot_refs, tab.snapshot_document = refs, tab.document
+    tab.snapshot = Snapshot(ctx.run.next_snapshot_id(), refs, tab.document)
     response.add(snapshot_id=tab.snapshot_id).page(tab, info["title"]).tabs().add(format=kind)
     if tab.pdf_pages is not None:
         response.add(pdf_pages=len(tab.pdf_pages))

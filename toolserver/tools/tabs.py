@@ -93,6 +93,7 @@ async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response:
         raise crashed_tab(tab)
     await ask_page(ctx, tab, tab.page.bring_to_front(), "bringing the tab to the front")
     ctx.session.active_tab_id = tab.id  # once it is in front: a switch that fails switches nothing
+    tab.snapshot.after_close = None  # the agent's choice: its refs are its own again
     response.page(tab).tabs()
 
 
@@ -112,6 +113,8 @@ async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: R
     tab.closing = True  # a close its page reported (window.close()) is still the page's: ``PageCloses``
     await ask_page(ctx, None, tab.page.close(), "closing the tab")  # not ended by a crash: a crashed tab closes too
     session.forget_tab(tab)
+    if session.active_tab is not None:  # current by the agent's own close, which says so
+        session.active_tab.snapshot.after_close = None
     response.add(closed_tab=tab.id, active_tab=session.active_tab_id).tabs()
 
 

@@ -5,6 +5,7 @@ session and the other runs go on."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest_asyncio
@@ -109,6 +110,29 @@ async def test_a_tab_its_page_closes_is_recorded_and_the_tab_tools_say_it_is_clo
     assert by_page and {d["reason"] for d in by_page} == {"page"}, by_page
     assert by_page[0] == {"tab": "t2", "url": f"{HOSTILE}/popup-chain", "reason": "page"}
     assert "t1" not in {d["tab"] for d in by_page}
+
+
+async def test_a_ref_of_a_tab_its_page_closed_between_calls_never_acts_on_the_tab_now_current(sandbox, hostile_root):
+    """t2, a copy of t1's page, closes itself between calls: t1 becomes current unseen. Each page
+    numbers its refs alike, so t2's ref named t1's own button, and the click acted there. Now it is
+    refused with what happened and what to do; a snapshot of t1 makes its refs good again."""
+    run = hostile_run(sandbox, hostile_root, mode="observe")
+    await start_hostile(run, "/closer")
+    opener = ref_of(await snapshot_text(run), "Open a copy")
+    assert (await run.call("browser_click", {"ref": opener}))["ok"]
+    await run.call("browser_snapshot", {})  # t1's latest snapshot
+    assert (await run.call("browser_switch_tab", {"tab": "t2"}))["ok"]
+    copy = ref_of(await snapshot_text(run), "Open a copy")  # t2's, numbered as t1's
+    await run.current_session().tabs["t2"].page.evaluate("setTimeout(() => window.close(), 50)")  # its own timer
+    await run.current_session().until(lambda: "t2" not in run.current_session().tabs, time.monotonic() + 5)
+    reply = await run.call("browser_click", {"ref": copy})
+    assert reply["error"]["type"] == "stale_ref", reply
+    message = reply["error"]["message"]
+    assert "tab t2 closed" in message and "tab t1 is the current tab" in message and "snapshot" in message, message
+    assert len(run.current_session().tabs) == 1  # the click opened no copy from t1
+    again = ref_of(await snapshot_text(run), "Open a copy")
+    assert (await run.call("browser_click", {"ref": again}))["ok"]  # t1's own refs hold after its snapshot
+    await run.close()
 
 
 async def test_the_browsers_zygote_is_held_to_the_memory_cap_once_it_has_launched(own_sandbox):
