@@ -5,4 +5,4 @@
 // more). These leading comment lines are not sent to the page.
 (window.__sandboxState ? window.__sandboxState(__TURN__)
   : {seq: 0, top: true, title: document.title, type: document.contentType, ready: document.readyState, pending: 0,
-     navs: 0, opens: 0, downloads: 0, final: null})
+     navs: 0, opens: 0, downloads: 0, closes: 0, final: null})
