@@ -1,7 +1,8 @@
 """A tab call that fails says where the agent is: browser_open_tab whose page does not load
 leaves the new tab current and says so (a hang or crash of that page is answered as that tab's,
 and closing it is the advice), and browser_switch_tab cut short switches nothing. Before, the
-open's error did not say the current tab had moved, and a failed switch had moved it."""
+open's error did not say the current tab had moved, and a failed switch had moved it. A start
+whose first page fails says the session is open."""
 
 from __future__ import annotations
 
@@ -28,6 +29,25 @@ async def test_an_open_tab_whose_page_fails_to_load_leaves_the_current_tab_curre
     await run.close()
     (*_, opened, _) = parse_trace(run.trace.text()).calls
     assert (opened.tool, opened.tab, opened.error.message) == ("browser_open_tab", "t2", message)
+
+
+async def test_a_start_whose_first_page_fails_to_load_says_the_session_is_open_and_current(sandbox, tmp_path):
+    """The session was open and current, but the error said only that the page failed: an agent
+    started another, and a second browser context was held (a gate counting starts saw two)."""
+    run = sandbox.create_run(policy=Policy(mode="observe"), mirror_roots=(build_hostile_mirror(tmp_path / "h"),))
+    failed = await run.call("browser_start_session", {"provider": "kernel", "site_key": "h", "url": f"{HOSTILE}/fifo"})
+    assert failed["error"]["type"] == "browser_action_failed", failed
+    session = run.current_session().id
+    message = failed["error"]["message"]
+    assert message.endswith(
+        f". Session {session} was started and is the current session (tab t1): go on in it "
+        "(browser_navigate) rather than starting another."
+    ), message
+    assert failed["error"]["details"]["session_id"] == session
+    assert (await run.call("browser_navigate", {"url": f"{HOSTILE}/calm"}))["ok"]  # the advice works
+    await run.close()
+    (started, _) = parse_trace(run.trace.text()).calls
+    assert started.error.message == message
 
 
 async def test_a_switch_cut_short_switches_nothing(run):

@@ -9,7 +9,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver.browser import Marks, Tab, action_bound, bounded
 from toolserver.browser.call_log import never_acted
-from toolserver.errors import PolicyViolation
+from toolserver.errors import PolicyViolation, ToolError
 from toolserver.run import CallContext, SessionContext
 
 
@@ -31,6 +31,13 @@ async def act(ctx: CallContext, action: Awaitable, again: Callable[[float], Awai
         if not never_acted(exc):
             raise
         await again(2 * ctx.run.config.action_timeout_ms)
+
+
+def also_say(exc: ToolError, what: str) -> None:
+    """Add to a tool error's message what the call did before it failed (a session started, a tab
+    opened), so the agent knows what its next call acts on."""
+    exc.message = f"{exc.message.rstrip('.')}. {what}"
+    exc.args = (exc.message,)
 
 
 async def settle(ctx: SessionContext, tab: Tab, before: Marks | None = None, probe: dict | None = None) -> dict | None:

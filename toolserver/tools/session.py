@@ -12,10 +12,18 @@ from toolserver import capacity
 from toolserver.browser import first_line
 from toolserver.contract.site_keys import check_site_key
 from toolserver.dispatch import not_in_mirror
-from toolserver.errors import BrowserActionFailed, PolicyViolation, ProviderUnavailable, TooManySessions, UnknownRun
+from toolserver.errors import (
+    BrowserActionFailed,
+    PolicyViolation,
+    ProviderUnavailable,
+    ToolError,
+    TooManySessions,
+    UnknownRun,
+)
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import CallContext, Run
+from toolserver.tools._common import also_say
 
 KERNEL = "kernel"
 
@@ -120,7 +128,16 @@ async def browser_start_session(ctx: CallContext, args: StartSessionArgs, respon
         )
     tab = session.active_tab
     assert tab is not None, "a new session has its first tab"
-    went = await goto(ctx, tab, args.url) if args.url is not None else {"status": None, "title": None}
+    try:
+        went = await goto(ctx, tab, args.url) if args.url is not None else {"status": None, "title": None}
+    except ToolError as exc:  # said, so the agent navigates this session rather than starting another
+        also_say(
+            exc,
+            f"Session {session.id} was started and is the current session (tab {tab.id}): go on in it "
+            "(browser_navigate) rather than starting another.",
+        )
+        exc.details["session_id"] = session.id
+        raise
     response.page(tab, went["title"]).add(status=went["status"]).tabs()
 
 

@@ -15,7 +15,7 @@ from toolserver.registry import ToolArgs, tool
 from toolserver.response import Response
 from toolserver.run import CallContext, SessionContext
 from toolserver.session_errors import crashed_tab, no_open_tab, no_session
-from toolserver.tools._common import ask_page
+from toolserver.tools._common import also_say, ask_page
 from toolserver.tools.session import goto
 
 
@@ -73,8 +73,7 @@ async def browser_open_tab(ctx: SessionContext, args: OpenTabArgs, response: Res
         went = await goto(ctx, tab, args.url)
     except ToolError as exc:  # said, so the agent knows which tab its next call acts on
         was = f" (tab {before} is still open)" if before else ""
-        exc.message = f"{exc.message.rstrip('.')}. Tab {tab.id} was opened and is now the current tab{was}."
-        exc.args = (exc.message,)
+        also_say(exc, f"Tab {tab.id} was opened and is now the current tab{was}.")
         raise
     response.page(tab, went["title"]).changes().tabs().add(status=went["status"])
 
