@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -167,10 +167,14 @@ def check_capturable(url: str) -> None:
 
 
 def choose_responses(responses: Iterable[RecordedResponse]) -> tuple[list[RecordedResponse], list[str]]:
-    """One response per URL (fragment ignored): GET beats other methods, else the first wins."""
+    """One response per URL (fragment ignored): GET beats other methods, else the first wins; a
+    response that cannot answer its URL (``unstorable``) is left out, and said."""
     chosen: dict[str, RecordedResponse] = {}
     notes: list[str] = []
     for response in responses:
+        if refusal := unstorable(response):
+            notes.append(f"{response.url}: {refusal}; not recorded")
+            continue
         key = url_key(response.url)
         kept = chosen.get(key)
         if kept is None:
@@ -200,9 +204,25 @@ _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._~%+=,@-]")
 _MAX_STEM = 120
 
 
-def body_path_for(url: str, content_type: str, taken: dict[str, str]) -> str:
+def unstorable(response: RecordedResponse) -> str | None:
+    """Why a response cannot be the mirror's answer for its URL, or None. A 304 Not Modified has
+    no body (the browser answered from its cache): stored, it would answer every request with
+    nothing. A redirect whose location is no URL would fail every navigation to it."""
+    if response.status == 304:
+        return "a 304 Not Modified response has no body to mirror (record with the browser cache empty)"
+    if is_redirect(response.status, response.headers):
+        try:
+            urljoin(response.url, response.headers["location"])
+        except ValueError as exc:  # a bracketed host that is no IPv6 address
+            return f"its redirect location {response.headers['location'][:200]!r} is not a URL ({exc})"
+    return None
+
+
+def body_path_for(url: str, content_type: str, taken: dict[str, set[str]]) -> str:
     """A readable body path (``default_body_path``) made safe as a file name and unique in
-    its folder: ``taken`` maps body paths already used to their URL keys."""
+    its folder: ``taken`` maps body paths to the URL keys of the entries that keep using them.
+    A path is reused only when no other entry keeps it (one body file may serve several
+    entries, e.g. ``/`` and ``/index.html`` in a hand-made manifest)."""
     stem = _UNSAFE_NAME_CHARS.sub("_", default_body_path(url, content_type).removeprefix("bodies/"))
     if stem.startswith("."):
         stem = "_" + stem
@@ -210,9 +230,12 @@ def body_path_for(url: str, content_type: str, taken: dict[str, str]) -> str:
     suffix = Path(stem).suffix if len(Path(stem).suffix) <= 10 else ""
     if len(stem) > _MAX_STEM:  # long paths or queries: keep file names well under 255 bytes
         stem = f"{stem[: _MAX_STEM - 20]}__h{digest}{suffix}"
-    path = f"bodies/{stem}"
-    if taken.get(path, url_key(url)) != url_key(url):  # "/" and "/index.html", http vs https, ...
-        path = f"bodies/{stem.removesuffix(suffix)}__u{digest}{suffix}"
+    key, path = url_key(url), f"bodies/{stem}"
+    others = 1
+    while taken.get(path, set()) - {key}:  # "/" and "/index.html", http vs https, ...
+        more = f"_{others}" if others > 1 else ""  # a hand-made manifest may use the __u name too
+        path = f"bodies/{stem.removesuffix(suffix)}__u{digest}{more}{suffix}"
+        others += 1
     return path
 
 
@@ -269,10 +292,13 @@ def store_responses(
     check_root(into)
     report = report or StoreReport(into=into)
     chosen, notes = choose_responses(responses)
-    taken_by_folder: dict[str, dict[str, str]] = {}
+    taken_by_folder: dict[str, dict[str, set[str]]] = {}
     additions: dict[Path, list[tuple[MirrorEntry, bytes]]] = {}
     written: dict[str, list[str]] = {}
     folder_names = {response.url: host_folder_name(response.url) for response in chosen}  # all refused before a write
+    replaced: dict[str, set[str]] = {}  # each folder: the URL keys whose entries this change replaces
+    for response in chosen:
+        replaced.setdefault(folder_names[response.url], set()).add(url_key(response.url))
     for response in chosen:
         folder_name = folder_names[response.url]
         folder = into / folder_name
@@ -281,7 +307,10 @@ def store_responses(
         taken = taken_by_folder.get(folder_name)
         if taken is None:
             existing = read_manifest(folder / MANIFEST).entries if (folder / MANIFEST).exists() else []
-            taken = taken_by_folder[folder_name] = {e.body: url_key(e.url) for e in existing}
+            taken = taken_by_folder[folder_name] = {}
+            for kept in existing:  # a body file is free only once every entry using it is replaced
+                if url_key(kept.url) not in replaced[folder_name]:
+                    taken.setdefault(kept.body, set()).add(url_key(kept.url))
         content_type = response.content_type
         body_path = body_path_for(response.url, content_type, taken)
         headers = {k: v for k, v in response.headers.items() if k != "content-type"}
@@ -300,7 +329,7 @@ def store_responses(
             said = fields_said(exc, whole="(the entry)")
             raise CaptureError(f"{response.url}: cannot be a mirror entry: {said}; nothing was written") from exc
         additions.setdefault(folder, []).append((entry, body))
-        taken[body_path] = url_key(response.url)
+        taken.setdefault(body_path, set()).add(url_key(response.url))
         written.setdefault(folder_name, []).append(response.url)
     try:
         write_entries(additions)
@@ -354,37 +383,74 @@ class HarEntry(HarPart):
 
 
 def _har_body(
-    entry_url: str, status: int, headers: dict[str, str], content: HarContent, har_folder: Path
-) -> bytes | None:
-    """The response body of a HAR entry, or None when the HAR does not hold it."""
+    where: str, entry_url: str, status: int, headers: dict[str, str], content: HarContent, har_folder: Path
+) -> tuple[bytes | None, str | None]:
+    """The response body of a HAR entry (None when the HAR does not hold it) and a warning when its
+    text could not be written in its declared charset: it is then stored as UTF-8, and
+    ``headers``' content-type says so. ``where``: the entry (``FILE: log.entries[i]``) for a refusal."""
     if is_redirect(status, headers):
-        return b""
+        return b"", None
     if content.text is not None:
         if content.encoding == "base64":
             try:
-                return base64.b64decode(content.text, validate=True)
+                return base64.b64decode(content.text, validate=True), None
             except ValueError as exc:
                 raise CaptureError(f"{entry_url}: content.text is not valid base64: {exc}") from exc
         if content.encoding:
             raise CaptureError(f"{entry_url}: unknown content.encoding {content.encoding!r} (expected base64)")
-        charset = _charset(headers.get("content-type") or content.mime_type or "")
+        content_type = headers.get("content-type") or ""
+        charset = _charset(content_type)
         try:
-            return content.text.encode(charset)
-        except (LookupError, UnicodeEncodeError):
-            return content.text.encode("utf-8")
+            return content.text.encode(charset), None
+        except (LookupError, ValueError) as exc:  # no such codec, a character it lacks, idna's own UnicodeError
+            said = str(exc).splitlines()[0][:160] or type(exc).__name__
+        if content_type:
+            headers["content-type"] = _CHARSET.sub(r"\g<1>utf-8", content_type)
+        return content.text.encode("utf-8"), (
+            f"{entry_url}: its text cannot be written in charset {charset!r} ({said}); stored as UTF-8, "
+            "and its content-type now says charset=utf-8"
+        )
     if content.file:  # Playwright's record_har_content="attach": a file next to the HAR
-        path = (har_folder / content.file).resolve()
-        if path.is_relative_to(har_folder.resolve()) and path.is_file():
-            return path.read_bytes()
-        return None
+        try:
+            path = (har_folder / content.file).resolve()
+            if path.is_relative_to(har_folder.resolve()) and path.is_file():
+                return path.read_bytes(), None
+        except (OSError, RuntimeError, ValueError) as exc:  # unreadable; a link loop (3.11); a NUL byte
+            said = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            raise CaptureError(
+                f"{where}.response.content._file: cannot read {content.file!r} ({said}); "
+                "make it readable or remove the entry; nothing was written"
+            ) from exc
+        return None, None
     if content.size == 0:
-        return b""
-    return None
+        return b"", None
+    return None, None
+
+
+_CHARSET = re.compile(r"(charset=)[\"']?[\w.:-]+[\"']?", re.IGNORECASE)
 
 
 def _charset(content_type: str) -> str:
-    found = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
-    return found.group(1) if found else "utf-8"
+    found = _CHARSET.search(content_type)
+    return found.group(0).removeprefix(found.group(1)).strip("\"'") if found else "utf-8"
+
+
+def _lone_surrogate(entry: HarEntry) -> str | None:
+    """The first field of the entry that holds a lone surrogate (a JSON ``\\ud800`` escape without
+    its pair: no text a file, a URL or a manifest can hold), said with where it is; or None."""
+    stack: list[tuple[str, object]] = [("", entry.model_dump(by_alias=True, exclude_none=True))]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{at}.{key}".lstrip("."), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{at}.{index}", item) for index, item in reversed(list(enumerate(value))))
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"{at}: holds a lone surrogate ({value[exc.start]!a} at character {exc.start})"
+    return None
 
 
 def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
@@ -413,6 +479,11 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
         except ValidationError as exc:
             said = fields_said(exc, whole="(the entry)")
             raise CaptureError(f"{path}: log.entries[{index}] is not a HAR entry: {said}; nothing was written") from exc
+        if surrogate := _lone_surrogate(entry):
+            raise CaptureError(
+                f"{path}: log.entries[{index}].{surrogate}, which no file can hold; fix or remove the entry; "
+                "nothing was written"
+            )
         request, response = entry.request, entry.response
         url, method, status = request.url.split("#", 1)[0], request.method.upper(), response.status
         if status > 0 and not 100 <= status <= 599:
@@ -447,7 +518,9 @@ def read_har(path: Path) -> tuple[list[RecordedResponse], list[str]]:
             headers["location"] = response.redirect_url
         if "content-type" not in headers and content.mime_type and content.mime_type != "x-unknown":
             headers["content-type"] = content.mime_type
-        body = _har_body(url, status, headers, content, path.parent)
+        body, fallback = _har_body(f"{path}: log.entries[{index}]", url, status, headers, content, path.parent)
+        if fallback:
+            warnings.append(fallback)
         if body is None:
             warnings.append(
                 f"{url}: the HAR holds no response body for it (record with content embedded); not recorded"

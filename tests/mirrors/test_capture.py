@@ -352,7 +352,7 @@ def test_bad_usage_exits_2(tmp_path, capsys):
 def test_body_paths_stay_unique_short_and_inside_bodies():
     from sandbox.mirrors.capture import body_path_for
 
-    taken = {"bodies/a.html": "http://h/a.html"}
+    taken = {"bodies/a.html": {"http://h/a.html"}}
     assert body_path_for("http://h/a.html", "text/html", taken) == "bodies/a.html"  # same URL again
     other = body_path_for("https://h/a.html", "text/html", taken)  # same path, other URL
     assert other.startswith("bodies/a__u") and other.endswith(".html")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 
 def har_entry(url: str, text: str = "hello", status: int = 200, content: dict | None = None) -> dict:
     """A GET answered with ``text`` as text/plain (``content``: the response's content object instead)."""
@@ -15,3 +18,9 @@ def har_entry(url: str, text: str = "hello", status: int = 200, content: dict | 
             "redirectURL": "",
         },
     }
+
+
+def write_har(path: Path, *entries: dict) -> Path:
+    """A HAR file at ``path`` holding ``entries``."""
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": list(entries)}}))
+    return path

@@ -119,14 +119,23 @@ def unread_manifests(roots: tuple[Path, ...], bodies: set[Path]) -> list[str]:
 
 
 def redirect_problems(served: dict[str, tuple[Path, MirrorEntry]]) -> list[str]:
-    """Each redirect chain inside the mirror that loops or is longer than ``MAX_REDIRECTS``, said
-    once, at its first entry."""
+    """Each redirect whose location is no URL; each redirect chain inside the mirror that loops or is
+    longer than ``MAX_REDIRECTS``, said once, at its first entry."""
     problems: list[str] = []
     said: set[str] = set()
     for start, (manifest_path, entry) in served.items():
+        location = _location(served[start])
+        try:
+            urljoin(start, location or "")
+        except ValueError as exc:  # a bracketed host that is no IPv6 address: Chromium fails the navigation
+            problems.append(f"{manifest_path}: {entry.url}: redirect location {location!r} is not a URL ({exc})")
+    for start, (manifest_path, entry) in served.items():
         chain, url = [start], start
         while (location := _location(served.get(url))) is not None and len(chain) <= MAX_REDIRECTS:
-            url = url_key(urljoin(url, location))
+            try:
+                url = url_key(urljoin(url, location))
+            except ValueError:  # said above
+                break
             if url in chain:
                 if not said & set(chain):
                     problems.append(f"{manifest_path}: {entry.url}: redirect loop: {' -> '.join([*chain, url])}")
