@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,16 @@ PACK_FILES = (
 
 def resolve_pack_dir(ref: str | Path, packs_dir: Path | None = None) -> Path:
     """The folder of a pack id (in ``packs_dir``, default ``packs/``) or a folder path as given (a
-    path: ``./my-pack``, ``packs/my-pack``; a bare name is an id first)."""
+    path: ``./my-pack``, ``packs/my-pack``; a bare name is an id first; ``.`` and ``..`` are made
+    absolute, so that the folder has a name)."""
     path = Path(ref)
     # "./my-pack" is a path (its Path's parts are those of "my-pack", the id of a bundled pack).
     if isinstance(ref, str) and len(path.parts) == 1 and not path.is_absolute() and not ref.startswith((".", "~")):
         candidate = (packs_dir or PACKS_DIR) / ref
         if candidate.is_dir() or not path.is_dir():
             return candidate
+    if path.name in ("", ".."):  # "." or "..": the folder's own name is its pack id, its parent holds its scoring pack
+        return Path(os.path.abspath(path))
     return path
 
 
@@ -209,6 +213,14 @@ def _check_schema(schema: Any, path: Path) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise PackError(path, ".".join(str(p) for p in exc.absolute_path) or None, exc.message) from None
+    for where, _ in _refs(schema, (), ("$id",)):
+        if where != "$id":  # a nested $id starts a new base URI: its $refs would mean something else
+            raise PackError(
+                path,
+                where,
+                "$id below the schema's root is not supported (its $refs would resolve against it, not this "
+                "file); remove it, or give the schema one $id at its root",
+            )
     anchors = {value for key, value in _refs(schema, (), ("$anchor", "$dynamicAnchor"))}
     for where, ref in _refs(schema, ()):
         if not ref.startswith("#"):  # another document: fetching it would use the network
@@ -216,6 +228,16 @@ def _check_schema(schema: Any, path: Path) -> None:
         found = _pointed(schema, ref) if ref == "#" or ref.startswith("#/") else (ref[1:] in anchors or None)
         if found is None:
             raise PackError(path, where, f"$ref {ref!r} points nowhere in this schema")
+    cycle = _ref_cycle(schema)
+    if cycle:
+        where = next(where for where, ref in _refs(schema, ()) if ref == cycle[0])
+        raise PackError(
+            path,
+            where,
+            f"$ref cycle {' -> '.join(cycle)}: each refers to the next without descending into the value "
+            "(only through allOf, anyOf, oneOf, not, if/then/else or $ref), so validating would never end; "
+            "a recursive schema must recur through properties or items",
+        )
     if not _within_node_budget(schema):
         raise PackError(
             path,
@@ -225,6 +247,64 @@ def _check_schema(schema: Any, path: Path) -> None:
             "would not end in time",
         )
     _CHECKED_SCHEMAS.add(digest)
+
+
+# Keywords that apply a subschema to the same value: a $ref reached again through these alone
+# recurs without end (keywords that descend into a property or item end with the value).
+_IN_PLACE = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
+
+
+def _ref_cycle(schema: dict[str, Any]) -> list[str] | None:
+    """A chain of references, the first repeated at its end, that applies to one value without end
+    (``#/$defs/l1 -> #/$defs/l2 -> #/$defs/l1`` through allOf), or None."""
+    anchors = {
+        value: node
+        for node in _nodes(schema)
+        for key in ("$anchor", "$dynamicAnchor")
+        if isinstance(value := node.get(key), str)
+    }
+
+    def target(ref: str) -> Any:
+        return _pointed(schema, ref) if ref == "#" or ref.startswith("#/") else anchors.get(ref[1:])
+
+    def in_place_refs(node: Any) -> list[str]:
+        found, stack = [], [node]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            for key, value in node.items():
+                if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                    found.append(value)
+                elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
+                    stack.extend(value)
+                elif key == "dependentSchemas" and isinstance(value, dict):
+                    stack.extend(value.values())
+                elif key in _IN_PLACE:
+                    stack.append(value)
+        return found
+
+    following: dict[str, list[str]] = {}
+    done: set[str] = set()
+    for start in dict.fromkeys(ref for _, ref in _refs(schema, ())):  # in the order written: one cycle said
+        path: list[str] = []
+        stack: list[tuple[str, int]] = [(start, 0)]  # a depth-first walk without recursion
+        while stack:
+            ref, depth = stack.pop()
+            done.update(path[depth:])  # each walked to its end: no cycle from there
+            del path[depth:]
+            if ref in path:
+                return [*path[path.index(ref) :], ref]
+            if ref in done:
+                continue
+            path.append(ref)
+            if ref not in following:
+                following[ref] = in_place_refs(target(ref))
+            if not following[ref]:
+                done.add(ref)
+            stack.extend((after, depth + 1) for after in following[ref])
+        done.update(path)
+    return None
 
 
 def _within_node_budget(schema: dict[str, Any]) -> bool:
@@ -370,11 +450,20 @@ def _check_expected_against_schema(pack: Pack) -> None:
     an expected value no valid output may hold (wrong type, value outside the schema's enum)
     would fail every agent."""
     from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import UnknownType
+    from referencing.exceptions import Unresolvable
 
     validator = Draft202012Validator(pack.output_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     # "required" is left out: a required field with a rule is checked by _check_expected, and
     # one without a rule (evidence) is not part of an expected record.
-    errors = [e for e in validator.iter_errors(pack.expected) if e.validator != "required"]
+    try:
+        errors = [e for e in validator.iter_errors(pack.expected) if e.validator != "required"]
+    except (Unresolvable, UnknownType, RecursionError) as exc:  # what _check_schema did not foresee
+        said = "its references recur without end" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
+        said = f"{said[:160]}…" if len(said) > 160 else said  # a reference error quotes the whole schema
+        raise PackError(
+            pack.dir / "output.schema.json", None, f"cannot validate the expected records against it: {said}"
+        ) from None
     if errors:
         first = min(errors, key=lambda e: [str(p) for p in e.absolute_path])
         more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""

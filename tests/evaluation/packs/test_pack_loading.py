@@ -594,3 +594,80 @@ def test_a_fixture_that_is_a_folder_or_leads_out_of_the_pack_is_missing(broken, 
         pack.fixture_bytes("attachment_names")
     with pytest.raises(PackError, match="is a link leading out of the pack folder"):
         load_pack(folder, require_fixtures=True)
+
+
+def _cycle_through_all_of(schema: dict) -> None:
+    schema["$defs"].update(l1={"allOf": [{"$ref": "#/$defs/l2"}]}, l2={"allOf": [{"$ref": "#/$defs/l1"}]})
+    schema["items"]["allOf"] = [{"$ref": "#/$defs/l1"}]
+
+
+@pytest.mark.parametrize(
+    ("change", "cycle"),
+    [
+        (_cycle_through_all_of, "#/$defs/l2 -> #/$defs/l1 -> #/$defs/l2"),  # a RecursionError from load_pack
+        (lambda schema: schema["$defs"].update(n={"not": {"$ref": "#/$defs/n"}}), "#/$defs/n -> #/$defs/n"),
+        (lambda schema: schema.update(anyOf=[{"type": "string"}, {"$ref": "#"}]), "# -> #"),
+    ],
+)
+def test_a_ref_cycle_that_never_descends_is_refused(broken, change, cycle):
+    folder = broken("addenda-trace")
+    edit_json(folder / "output.schema.json", change)
+    with pytest.raises(PackError, match=re.escape(f"$ref cycle {cycle}: each refers to the next")) as error:
+        load_pack(folder)
+    assert error.value.file.endswith("output.schema.json") and error.value.field.endswith(".$ref")
+
+
+def test_a_schema_that_recurs_through_properties_loads(broken):
+    """A tree (each node's children are nodes) recurs through the value, and ends with it."""
+    folder = broken("addenda-trace")
+    node = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}
+    edit_json(
+        folder / "output.schema.json",
+        lambda schema: (
+            schema.update({"$id": "https://example.org/addenda.schema.json"}),  # an $id at the root is fine
+            schema["$defs"].update(node={"allOf": [{"$ref": "#/$defs/leaf"}], **node}, leaf={"type": "object"}),
+            schema["items"].update(allOf=[{"$ref": "#/$defs/node"}]),
+        ),
+    )
+    assert "node" in load_pack(folder).schema["$defs"]
+
+
+def test_an_id_below_the_root_is_refused(broken):
+    """Its $refs resolved against the nested $id, not the file: a PointerToNowhere traceback."""
+    folder = broken("addenda-trace")
+    edit_json(
+        folder / "output.schema.json",
+        lambda schema: (
+            schema["$defs"].update(record={"type": "object"}),
+            schema["items"].update({"$id": "https://example.org/item.json", "allOf": [{"$ref": "#/$defs/record"}]}),
+        ),
+    )
+    with pytest.raises(PackError, match=r"\$id below the schema's root is not supported") as error:
+        load_pack(folder)
+    assert error.value.file.endswith("output.schema.json") and error.value.field == "items.$id"
+
+
+def test_a_reference_the_validator_cannot_resolve_is_a_pack_error(broken):
+    """An anchor inside a const value is no anchor to the validator: a NoSuchAnchor traceback."""
+    folder = broken("addenda-trace")
+    edit_json(
+        folder / "output.schema.json",
+        lambda schema: (
+            schema["$defs"].update(example={"const": {"$anchor": "inside"}}),
+            schema["items"].update(allOf=[{"$ref": "#inside"}]),
+        ),
+    )
+    with pytest.raises(PackError, match="cannot validate the expected records against it: NoSuchAnchor") as error:
+        load_pack(folder)
+    assert error.value.file.endswith("output.schema.json")
+
+
+@pytest.mark.parametrize(("pack_id", "ref", "inside"), [("bid-intake", ".", ""), ("court-docket-p4", "..", "fixtures")])
+def test_a_pack_folder_named_from_inside_it_loads(tmp_path, monkeypatch, pack_id, ref, inside):
+    """`sandbox run .` in a pack folder said: pack_id 'bid-intake' does not match the folder name ''."""
+    for copied in (pack_id, "court-docket"):  # a historical pack's reviewed pack sits beside it
+        shutil.copytree(PACKS_DIR / copied, tmp_path / copied)
+    monkeypatch.chdir(tmp_path / pack_id / inside)
+    pack = load_pack(ref)
+    assert pack.id == pack_id and pack.dir == tmp_path / pack_id
+    assert pack.card.reviewed or pack.reviewed_pack.dir == tmp_path / "court-docket"
