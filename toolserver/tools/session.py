@@ -49,7 +49,7 @@ async def goto(ctx: CallContext, tab: br.Tab, url: str) -> dict:
         reply = await tab.page.goto(url, wait_until="load")
     except PlaywrightError as exc:
         if not started_download(ctx):
-            raise navigation_failure(ctx, url, exc) from exc
+            raise navigation_failure(ctx, tab, url, exc) from exc
     state = await ctx.session.settle(tab)
     return {"status": reply.status if reply else None, "title": state["title"] if state is not None else None}
 
@@ -72,9 +72,14 @@ def started_download(ctx: CallContext) -> bool:
     return any(e["kind"] == "state_change" and e["data"]["action"] == "download" for e in ctx.events)
 
 
-def navigation_failure(ctx: CallContext, url: str, exc: PlaywrightError) -> Exception:
-    """Why a navigation failed, from what the router recorded during this call."""
-    blocked = [e["data"] for e in ctx.events if e["kind"] == "blocked_request"]
+def navigation_failure(ctx: CallContext, tab: br.Tab, url: str, exc: PlaywrightError) -> Exception:
+    """Why a navigation failed, from the documents the router refused in its tab during this call
+    (a script or an image refused is none of its doing: a page slow to load is a timeout)."""
+    blocked = [
+        e["data"]
+        for e in ctx.events
+        if e["kind"] == "blocked_request" and e["tab"] == tab.id and e["data"].get("resource_type") == "document"
+    ]
     reason = blocked[-1].get("reason") if blocked else None
     if reason == "policy":
         return PolicyViolation(
