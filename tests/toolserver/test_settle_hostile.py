@@ -108,3 +108,21 @@ async def test_a_tab_flooding_dialogs_is_closed_and_the_session_goes_on(own_sand
     assert closed[0]["dialogs"] > 50 and closed[0]["seconds"] == 2.0, closed
     assert after["error"]["type"] == "no_tab", after
     assert opened["ok"], opened
+
+
+async def test_a_popup_slow_to_load_gives_the_click_its_own_tabs_title_not_the_popups(own_sandbox, hostile_root):
+    """Settling gave up on a popup still loading past settle_timeout_s and answered the popup's
+    state report for the tab clicked: its title (or none), and a final state checked against the
+    popup's. The timeout is recorded on the popup; the click's result is its own tab's."""
+    async with own_sandbox(settle_timeout_s=1.0) as own:
+        run = hostile_run(own, hostile_root, mode="observe")
+        await start_hostile(run, "/plain-form")
+        link = ref_of(await snapshot_text(run), "Slow popup")
+        clicked = await run.call("browser_click", {"ref": link})
+        await run.close()
+    assert clicked["ok"], clicked
+    assert (clicked["result"]["tab"], clicked["result"]["title"]) == ("t1", "Plain form"), clicked
+    assert not clicked["result"]["changes"].get("title_changed"), clicked
+    events = parse_trace(run.trace.text()).events
+    assert [(e.tab, e.data["waiting_for"]) for e in events if e.kind == "settle_timeout"] == [("t2", "popup")]
+    assert not [e for e in events if e.kind == "final_state_unchecked"]

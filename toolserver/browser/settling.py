@@ -162,15 +162,15 @@ class Settling:
                 waits.append(("close", lambda: tab.closed, grace))
         for what, ready, bound in waits:
             if not await self.until(ready, bound) and bound == deadline:
-                return self._timed_out(tab, started, what)
+                return self._timed_out(tab, tab, started, what)
         new_tabs = [t for t in tabs.values() if before is not None and t.id not in before.tabs]
         if before is not None and probe is not None and probe["opens"] > before.opens:
             for popup in new_tabs:
                 if not await self.popup_loaded(popup, deadline):
-                    return self._timed_out(popup, started, "popup")
+                    return self._timed_out(tab, popup, started, "popup")
         for waited in (tab, *new_tabs):
             if not await self.until_idle(waited, deadline):
-                return self._timed_out(waited, started, "page activity")
+                return self._timed_out(tab, waited, started, "page activity")
         return None if tab.closed else tab.activity.state
 
     async def popup_loaded(self, popup: Tab, deadline: float) -> bool:
@@ -204,8 +204,10 @@ class Settling:
                     self.take_state(tab, state)
         return True
 
-    def _timed_out(self, tab: Tab, started: float, what: str) -> dict | None:
-        state = tab.activity.state or {}
+    def _timed_out(self, tab: Tab, waited: Tab, started: float, what: str) -> dict | None:
+        """Record giving up on ``waited`` (the tab acted on, or a popup it opened); the state
+        report of the tab acted on (a popup's would give the call its title and final state)."""
+        state = waited.activity.state or {}
         self.owner.record_event(
             "settle_timeout",
             {
@@ -215,6 +217,6 @@ class Settling:
                 "page_requests_pending": state.get("pending"),
                 "ready_state": state.get("ready"),
             },
-            tab=tab,
+            tab=waited,
         )
         return None if tab.closed else tab.activity.state
