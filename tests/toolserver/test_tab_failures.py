@@ -80,3 +80,18 @@ async def test_a_switch_cut_short_switches_nothing(run):
     assert cut["error"]["type"] == "page_unresponsive", cut
     page = await snapshot(run)
     assert (page["tab"], page["url"]) == ("t2", f"{SITE}/second")
+
+
+async def test_an_empty_tab_or_session_id_is_not_given_as_for_a_ref(sandbox, tmp_path):
+    """Converters that send "" for an unset string: browser_close_tab(tab="") and
+    browser_close(session_id="") were refused ("no tab ''"), while "" for a ref is not given."""
+    run = sandbox.create_run(policy=Policy(mode="observe"), mirror_roots=(build_hostile_mirror(tmp_path / "h"),))
+    await start(run, f"{HOSTILE}/calm", site_key="h")
+    assert (await run.call("browser_open_tab", {"url": f"{HOSTILE}/closer"}))["ok"]
+    closed = await run.call("browser_close_tab", {"tab": ""})
+    assert closed["ok"] and closed["result"]["closed_tab"] == "t2", closed
+    ended = await run.call("browser_close", {"session_id": ""})
+    assert ended["ok"], ended
+    again = await run.call("browser_snapshot", {})
+    assert again["error"]["type"] == "no_session" and "closed by call 4 (browser_close)" in again["error"]["message"]
+    await run.close()

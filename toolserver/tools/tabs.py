@@ -106,7 +106,7 @@ async def browser_switch_tab(ctx: SessionContext, args: SwitchTabArgs, response:
 )
 async def browser_close_tab(ctx: SessionContext, args: CloseTabArgs, response: Response) -> None:
     session = ctx.session
-    tab = find_tab(ctx, args.tab) if args.tab is not None else session.active_tab
+    tab = find_tab(ctx, args.tab) if args.tab else session.active_tab  # "" as not given, as for a ref
     if tab is None:
         raise no_open_tab()
     tab.closing = True  # a close its page reported (window.close()) is still the page's: ``PageCloses``
@@ -136,7 +136,7 @@ async def browser_close(ctx: CallContext, args: CloseArgs, response: Response) -
                 "Call browser_close with neither session_id nor close_all to close this run's session."
             )
         targets = [s for s in run.sessions.values() if not s.closed]
-    elif args.session_id is not None:
+    elif args.session_id:  # "" as not given, as for a ref
         session = run.sessions.get(args.session_id)
         if session is None:
             raise UnknownSession(
