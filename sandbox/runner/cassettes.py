@@ -121,7 +121,40 @@ def api_of(tools: object) -> str | None:
 
 def tool_name(definition: dict) -> str:
     """A tool definition's name, in OpenAI (``function.name``) or Anthropic/MCP (``name``) form."""
-    return str(definition.get("function", {}).get("name") or definition.get("name"))
+    function = definition.get("function")
+    return str((function.get("name") if isinstance(function, dict) else None) or definition.get("name"))
+
+
+def check_recorded_tools(path: Path, tools: object) -> None:
+    """``CassetteMismatch`` unless the first request's tools are a list of tool definitions, an
+    OpenAI one's ``function`` a mapping (hand-edited to a text or null, it is no definition)."""
+    if not (isinstance(tools, list) and all(isinstance(tool, dict) for tool in tools)):
+        raise unreadable(path, "the first request's tools", tools, "a list of tool definitions")
+    for number, tool in enumerate(tools, 1):
+        if "function" in tool and not isinstance(tool["function"], dict):
+            what = f"the first request's tool {number}'s function"
+            raise unreadable(path, what, tool["function"], "a mapping of its name, description and parameters")
+
+
+def tools_differing(recorded: list[dict], offered: list[dict]) -> str:
+    """How the recorded tool definitions differ from those ``offered``, by tool name: tools only
+    one side has, schemas changed, a tool recorded twice, else the order."""
+    before, now = [tool_name(t) for t in recorded], [tool_name(t) for t in offered]
+    said = []
+    for what, names in (
+        ("not recorded", sorted(set(now) - set(before))),
+        ("no longer offered", sorted(set(before) - set(now))),
+        ("schema changed", sorted({tool_name(t) for t in offered if t not in recorded and tool_name(t) in before})),
+        ("recorded more than once", sorted({name for name in before if before.count(name) > 1})),
+    ):
+        if names:
+            said.append(f"{what}: {', '.join(names)}")
+    at = next((n for n in range(min(len(before), len(now))) if recorded[n] != offered[n]), None)
+    if not said and at is not None:  # the same definitions in another order
+        said.append(f"another order: tool {at + 1} was {before[at]}, now {now[at]}")
+    elif not said:
+        said.append(f"{len(before)} tools recorded, {len(now)} offered")
+    return "; ".join(said)
 
 
 def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
@@ -140,20 +173,16 @@ def check_cassette(path: Path, pack: Pack, tools: list[dict]) -> None:
             f"cassette {path} was recorded for {what} ({first_difference(pack, prompt)}): {RERECORD}"
         )
     recorded_tools = request.get("tools")
-    if recorded_tools is not None and not (
-        isinstance(recorded_tools, list) and all(isinstance(tool, dict) for tool in recorded_tools)
-    ):
-        raise unreadable(path, "the first request's tools", recorded_tools, "a list of tool definitions")
+    if recorded_tools is None:
+        return
+    check_recorded_tools(path, recorded_tools)
     recorded_api, wanted_api = api_of(recorded_tools), api_of(tools)
     if recorded_api and wanted_api and recorded_api != wanted_api:
         raise CassetteMismatch(
             f"cassette {path} was recorded by an {recorded_api} agent; this agent is an {wanted_api} one: {RERECORD}"
         )
-    if recorded_tools is not None and recorded_tools != tools:
-        changed = sorted({tool_name(t) for t in tools} ^ {tool_name(t) for t in recorded_tools}) or sorted(
-            tool_name(t) for t in tools if t not in recorded_tools
-        )
+    if recorded_tools != tools:
         raise CassetteMismatch(
             f"cassette {path} was recorded against other tool schemas than this sandbox "
-            f"offers (differing: {', '.join(changed)}): {RERECORD}"
+            f"offers ({tools_differing(recorded_tools, tools)}): {RERECORD}"
         )

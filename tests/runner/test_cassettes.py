@@ -15,7 +15,7 @@ import yaml
 from sandbox import PROJECT_ROOT
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import MODEL_TOOL_FORMATS
-from sandbox.runner.cassettes import CassetteMismatch, check_cassette
+from sandbox.runner.cassettes import RERECORD, CassetteMismatch, check_cassette
 from toolserver.formats import tool_definitions
 from toolserver.tools import default_registry
 
@@ -201,3 +201,55 @@ def test_a_path_that_cannot_hold_a_cassette_is_refused_in_every_record_mode(tmp_
     assert nothing_recorded(tmp_path / "empty.yaml") == f"the cassette {tmp_path}/empty.yaml is empty"
     assert nothing_recorded(tmp_path / "none.yaml") == f"no cassette at {tmp_path}/none.yaml"
     assert nothing_recorded(CASSETTE) is None
+
+
+@pytest.mark.parametrize(
+    "interaction",
+    ["!!python/object/new:_io.BytesIO {state: 5}", "!!python/object/apply:builtins.iter {args: 5}"],
+    ids=["bytesio", "iter"],
+)
+def test_a_python_tag_vcrpy_cannot_build_is_refused_as_unreadable(tmp_path, interaction):
+    """vcrpy's loader builds these tags (old cassettes' bodies); of other parts, its TypeError
+    escaped the check: a traceback from `sandbox run`, a crash in pytest."""
+    path = tmp_path / "tagged.yaml"
+    path.write_text(f"interactions:\n- {interaction}\nversion: 1\n", encoding="utf-8")
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    said = str(refused.value)
+    assert said.startswith(f"cassette {path} cannot be read: a Python tag in it holds what vcrpy cannot build (")
+    assert said.endswith(RERECORD), said
+
+
+@pytest.mark.parametrize("function", ["x", None, ["x"]], ids=["text", "null", "list"])
+def test_a_tool_definition_without_its_function_mapping_is_refused_as_unreadable(tmp_path, function):
+    """A hand-edited `"function": "x"` (or null) ended the check in an AttributeError."""
+    path = damaged(tmp_path, first_body(lambda body: body["tools"][2].update(function=function)))
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    assert str(refused.value).startswith(
+        f"cassette {path} cannot be read: the first request's tool 3's function is "
+    ), refused.value
+    assert "not a mapping of its name, description and parameters: re-record it" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda tools: tools.reverse(), f"(another order: tool 1 was {TOOLS[-1]['function']['name']}, now "),
+        (lambda tools: tools.append(tools[0]), f"(recorded more than once: {TOOLS[0]['function']['name']})"),
+        (lambda tools: tools.pop(1), f"(not recorded: {TOOLS[1]['function']['name']})"),
+        (
+            lambda tools: tools[0]["function"].update(description="old"),
+            f"(schema changed: {TOOLS[0]['function']['name']})",
+        ),
+    ],
+    ids=["order", "duplicate", "missing", "schema"],
+)
+def test_tools_that_differ_are_said_how(tmp_path, change, says):
+    """Tools recorded in another order, or one recorded twice, were "differing: " and nothing."""
+    path = damaged(tmp_path, first_body(lambda body: change(body["tools"])))
+    with pytest.raises(CassetteMismatch) as refused:
+        check_cassette(path, load_pack("bid-intake"), TOOLS)
+    said = str(refused.value)
+    assert said.startswith(f"cassette {path} was recorded against other tool schemas than this sandbox offers ")
+    assert says in said, said

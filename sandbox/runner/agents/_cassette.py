@@ -27,6 +27,7 @@ import contextvars
 import functools
 import json
 import os
+import re
 import secrets
 import weakref
 from collections import deque
@@ -78,6 +79,11 @@ def recorded_interactions(path: Path) -> list[dict]:
         mark = exc.problem_mark
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise CassetteUnreadable(f"cassette {path} cannot be read: {exc.problem or exc.context}{at}") from None
+    except (TypeError, LookupError) as exc:  # a Python tag vcrpy builds (an old BytesIO body) of other parts
+        raise CassetteUnreadable(
+            f"cassette {path} cannot be read: a Python tag in it holds what vcrpy cannot build "
+            f"({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     except (OSError, ValueError, yaml.YAMLError) as exc:  # not readable, not UTF-8, not YAML
         raise CassetteUnreadable(f"cassette {path} cannot be read: {str(exc).splitlines()[0][:200]}") from None
     if data is None:
@@ -213,7 +219,10 @@ def not_as_recorded(path: Path, what: str, value: object, wanted: str) -> str:
 def without_credentials(uri: str) -> str:
     """``uri`` without its user and password (``http://user:secret@proxy/v1``) and without the
     query parameters that carry a key (``NOT_RECORDED_QUERY_PARAMETERS``); the rest as it was."""
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # not a URL urllib can split (an unclosed "[" of an IPv6 host): its user part cut out
+        return re.sub(r"//[^/?#]*@", "//", uri, count=1)
     host = parts.netloc.rpartition("@")[2]
     kept = [
         pair
