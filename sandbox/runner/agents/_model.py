@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2  # the SDKs' HTTP library, and the one the cassettes (vcrpy) patch
 
-from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable
+from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable, without_credentials
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
@@ -27,6 +27,7 @@ MODEL_OPTIONS: tuple[AgentOption, ...] = (  # all of them
 )
 
 PREFLIGHT_TIMEOUT_S = 10.0
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")  # a URL in a message, to its end
 
 SYSTEM_PROMPT = (
     "You are a browser agent. Do the task using only the browser tools provided, following "
@@ -34,15 +35,12 @@ SYSTEM_PROMPT = (
 )
 
 
-def without_password(url: str) -> str:
-    """``url`` with the password in its user part shown as ``…``: attempt records and errors are
-    read, shared and published; an endpoint's password is no part of what they say."""
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, _ = re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")
-    name, colon, _ = userinfo.partition(":")
-    if not (sep and at and colon):
-        return url
-    return f"{scheme}://{name}:…@{rest[len(userinfo) + 1 :]}"
+def without_password(text: str) -> str:
+    """``text`` (a URL, or a message naming URLs) with every URL in it ``without_credentials``, the
+    rule the cassettes record by: no user or password, no query parameter that carries a key.
+    Attempt records and errors are read, shared and published; an endpoint's key is no part of
+    what they say."""
+    return URL.sub(lambda found: without_credentials(found.group()), text)
 
 
 class ModelAgent:
