@@ -101,12 +101,15 @@ def load_recording(path: Path, sample: str | None = None) -> Recording:
     ``ValueError`` (saying what was found and what is read, or which file cannot be read and why)
     when it cannot be replayed."""
     path = Path(path)
-    if path.is_dir():
-        recording = attempt_folder(path)
-    elif not path.is_file():
+    if not path.is_dir() and not path.is_file():
         raise FileNotFoundError(f"no trace at {path}: give {KINDS_READ}")
-    else:
-        recording = recording_file(path, sample)
+    try:
+        recording = attempt_folder(path) if path.is_dir() else recording_file(path, sample)
+    except RecursionError:  # json's decoder and the readers recurse per level: a hand-made or hostile file
+        raise ValueError(
+            f"{path} holds JSON nested too deeply to read (deeper than Python's recursion limit); "
+            f"replay reads {KINDS_READ}"
+        ) from None
     if sample is not None and recording.sample is None:
         raise ValueError(f"--sample picks a sample of an Inspect log; {path} is {article(recording.kind)}")
     if not recording.calls:

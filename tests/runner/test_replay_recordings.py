@@ -24,6 +24,12 @@ from sandbox.runner.replay import replay
 from tests.support.transcripts import anthropic_messages, openai_messages
 from toolserver.contract.trace import CallRecord, read_trace
 
+DEEP = "[" * 100_000 + "]" * 100_000
+TRACE_LINE = json.dumps({"seq": 1, "tool": "browser_snapshot", "args": {}, "ok": True, "result": {}})
+DEEP_ARGUMENTS = [
+    {"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "x", "arguments": DEEP}}]}
+]
+
 
 class Attempt:
     def __init__(self, folder: Path) -> None:
@@ -187,7 +193,12 @@ def test_replay_command_replays_a_transcript_and_names_its_source(attempt, tmp_p
         ("no-calls.json", '[{"role": "user", "content": "hi"}]', "holds 1 chat message but no tool call"),
         ("empty.jsonl", "\n", "is empty"),
         ("binary.bin", "\udcff", "is neither text nor an Inspect .eval log"),
+        # each was a RecursionError traceback (exit 1)
+        ("deep.json", DEEP, "holds JSON nested too deeply to read (deeper than Python's recursion limit)"),
+        ("deep-line.jsonl", f"{TRACE_LINE}\n{DEEP}\n", "holds JSON nested too deeply to read"),
+        ("deep-arguments.json", json.dumps(DEEP_ARGUMENTS), "holds JSON nested too deeply to read"),
     ],
+    ids=["garbled", "unknown", "no-calls", "empty", "binary", "deep", "deep-line", "deep-arguments"],
 )
 def test_unreadable_or_unknown_recordings_are_refused_with_exit_2(tmp_path, capsys, name, content, says):
     file = tmp_path / name
