@@ -273,3 +273,37 @@ async def test_a_cassette_without_interactions_is_recorded_into_as_none(sandbox,
     attempt = await record(sandbox, tmp_path / "runs", cassette, "once")
     assert attempt["status"] == "completed", attempt["error"]
     assert len(interactions(cassette)) == 8 and holds_recording(cassette) and nothing_recorded(cassette) is None
+
+
+async def test_an_error_answer_is_never_recorded(sandbox, tmp_path):
+    """Under new_episodes the endpoint's 404 (a model not found; a key refused, a request refused as
+    invalid likewise) was saved in the cassette and replayed from then on, the endpoint unasked."""
+    from sandbox.runner.agents._cassette import holds_recording
+
+    cassette = tmp_path / "recorded.yaml"
+    attempt = await record(sandbox, tmp_path / "runs", cassette, "new_episodes", "openai:no-such-model")
+    assert attempt["status"] == "error" and "NotFoundError" in attempt["error"], attempt
+    assert not holds_recording(cassette), cassette.read_text()
+
+
+async def test_an_error_answer_an_older_cassette_replays_is_said_to_come_from_it(sandbox, tmp_path):
+    """It was said as the endpoint's ("model API error at http://127.0.0.1:PORT/v1 (NotFoundError)"),
+    the endpoint never asked."""
+    data = yaml.safe_load(COMMITTED.read_text())
+    body = {"error": {"message": "The model does not exist", "type": "invalid_request_error"}}
+    data["interactions"][0]["response"].update(
+        status={"code": 404, "message": "Not Found"}, body={"string": json.dumps(body)}
+    )
+    cassette = tmp_path / "older.yaml"
+    cassette.write_text(yaml.safe_dump(data))
+    (outcome,) = await run_batch(
+        [load_pack("bid-intake")], AGENT, out=tmp_path / "runs", progress=False, sandbox=sandbox,
+        options=AgentOptions(cassette=cassette, record_mode="none"),
+    )  # fmt: skip
+    attempt = attempt_of(outcome)
+    assert attempt["status"] == "error", attempt
+    assert attempt["error"].startswith(
+        f"cassette {cassette} (record mode none) answered model request 1 with the error answer it holds as "
+        "interaction 1 (NotFoundError: "
+    ), attempt["error"]
+    assert "error answers are no longer recorded; " in attempt["error"] and "record" in attempt["error"].split("; ")[-1]

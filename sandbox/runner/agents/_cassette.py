@@ -190,15 +190,11 @@ def headers_said(headers: dict) -> dict[str, str]:
     }
 
 
-def retried(response: dict) -> bool:
-    """Whether the SDKs try the request again on this answer, as openai's and anthropic's do on
-    408, 409, 429 and 5xx unless its ``x-should-retry`` header says otherwise. Recorded, it would
-    hold the request twice, which a replay never asks for (it does not retry)."""
-    code = response["status"]["code"]
-    told = headers_said(response["headers"]).get("x-should-retry")
-    if code < 400 or told == "false":
-        return False
-    return told == "true" or code in (408, 409, 429) or code >= 500
+def answered_well(response: dict) -> bool:
+    """Whether the endpoint's answer is a success (2xx). Only those are recorded: an error (a key
+    refused, a model not found, a request refused as invalid, a rate limit the SDK retries) is
+    said by the attempt that met it, and recorded it would be replayed from then on."""
+    return 200 <= response["status"]["code"] < 300
 
 
 def body_bytes(body: object) -> bytes | None:
@@ -335,15 +331,15 @@ class Cassette:
         def recordable(response: dict) -> dict | None:
             """The response as recorded, without cookies, organisation or project; None (not
             recorded) for one a replay would refuse: a successful JSON answer that is not JSON (the
-            attempt fails on it now, and the cassette stays one that replays), or an answer the SDK
-            retries (a rate limit: the retry is recorded, and the request once)."""
+            attempt fails on it now, and the cassette stays one that replays), or an error answer
+            (``answered_well``; one the SDK retries has its retry recorded, and the request once)."""
             headers = response.get("headers", {})
             response["headers"] = {k: v for k, v in headers.items() if k.lower() not in NOT_RECORDED_RESPONSE_HEADERS}
             try:
                 check_response(path, 0, response)
             except CassetteUnreadable:
                 return None
-            return None if not loading and retried(response) else response
+            return None if not loading and not answered_well(response) else response
 
         recorder = vcr.VCR(
             record_mode=self.record_mode.value,
@@ -444,9 +440,33 @@ class Cassette:
             return exc
         return found
 
+    def replayed_error(self, exc: BaseException, request_number: int) -> str | None:
+        """When ``exc`` is the SDK's error for an error answer the cassette replayed, the attempt's
+        error, which says so; else None. Error answers are no longer recorded (``answered_well``),
+        so one the recording holds, played in this conversation, is an older recording's."""
+        code = getattr(exc, "status_code", None)
+        if self.path is None or self.recording is None or not isinstance(code, int):
+            return None
+        played = [
+            number
+            for number, (_, response) in enumerate(self.recording.data, 1)
+            if self.recording.play_counts[number - 1] and response["status"]["code"] == code
+        ]
+        if not played:
+            return None
+        return (
+            f"cassette {self.path} (record mode {self.record_mode}) answered model request {request_number} with "
+            f"the error answer it holds as interaction {played[-1]} ({type(exc).__name__}: {exc}): the endpoint "
+            f"did not answer it now, and error answers are no longer recorded; {self.rerecord_hint}"
+        )
+
     def describe_failure(self, exc: BaseException, request_number: int) -> str | None:
-        """The attempt's error when ``exc`` is the cassette's doing (``failure``), else None (a live
-        answer that is not JSON is the endpoint's)."""
+        """The attempt's error when ``exc`` is the cassette's doing (``failure``, or an error answer
+        it replayed: ``replayed_error``), else None (a live answer that is not JSON is the
+        endpoint's)."""
+        replayed = self.replayed_error(exc, request_number)
+        if replayed is not None:
+            return replayed
         found = self.failure(exc)
         if found is None or self.path is None:
             return None
