@@ -13,7 +13,7 @@ import yaml
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions
-from sandbox.runner.batch import run_batch
+from sandbox.runner.batch import AgentUnavailable, run_batch
 from sandbox.runner.executors import BatchAgent
 from tests.support.disks import fill, small_disk
 from tests.support.models import scripted_server
@@ -72,12 +72,28 @@ async def test_a_live_agent_beside_a_replaying_one_talks_to_its_endpoint(sandbox
     assert live["agent_details"]["turns"] == 8
 
 
+def moved(source: Path, cassette: Path, root: str, model: str | None = None) -> Path:
+    """``cassette``: a copy of ``source`` with its requests' server root (``http://127.0.0.1:PORT``)
+    made ``root`` and, given ``model``, their model that one (so each is a new request)."""
+    data = yaml.safe_load(source.read_text())
+    recorded = data["interactions"][0]["request"]["uri"].removesuffix("/v1/chat/completions")
+    for interaction in data["interactions"]:
+        request = interaction["request"]
+        request["uri"] = request["uri"].replace(recorded, root)
+        if model is not None:
+            request["body"] = json.dumps({**json.loads(request["body"]), "model": model})
+    cassette.write_text(yaml.safe_dump(data))
+    return cassette
+
+
 async def record(sandbox, out: Path, cassette: Path, mode: str, agent: str = AGENT, app=None, **options) -> dict:
     """One attempt of ``agent`` recording into ``cassette`` under ``mode``, against the scripted
-    model server (``app``: its app, changed); ``options``: run_batch's (``time_limit``) and the
-    agent's (``max_turns``)."""
-    time_limit = options.pop("time_limit", None)
+    model server (``app``: its app, changed); ``options``: run_batch's (``time_limit``), a
+    ``prepare(url)`` called with the server's URL, and the agent's (``max_turns``)."""
+    time_limit, prepare = options.pop("time_limit", None), options.pop("prepare", None)
     runner, url = await (served(app) if app is not None else scripted_server().start_server())
+    if prepare is not None:
+        prepare(url)
     try:
         agent_options = AgentOptions(base_url=f"{url}/v1", cassette=cassette, record_mode=mode, **options)
         (outcome,) = await run_batch(
@@ -93,10 +109,12 @@ async def record(sandbox, out: Path, cassette: Path, mode: str, agent: str = AGE
 async def test_new_episodes_cut_short_saves_what_it_added(sandbox, tmp_path, cut):
     """Unlike all and once, it adds to a recording: what it added is kept however it ended."""
     cassette = tmp_path / "recorded.yaml"
-    shutil.copy(COMMITTED, cassette)  # recorded at another port: every request is a new one
     cut_short = {"max_turns": 2} if cut == "turn limit" else {"time_limit": 1.0}
     agent = "think:0.3:openai:scripted-browser-1"
-    attempt = await record(sandbox, tmp_path / "runs", cassette, "new_episodes", agent, **cut_short)
+    attempt = await record(
+        sandbox, tmp_path / "runs", cassette, "new_episodes", agent, **cut_short,
+        prepare=lambda url: moved(COMMITTED, cassette, url, model="an-older-model"),  # every request a new one
+    )  # fmt: skip
     assert attempt["status"] == ("error" if cut == "turn limit" else "timeout"), attempt
     assert len(interactions(cassette)) > 8 and "was not saved" not in attempt["transcript"]
 
@@ -307,3 +325,85 @@ async def test_an_error_answer_an_older_cassette_replays_is_said_to_come_from_it
         "interaction 1 (NotFoundError: "
     ), attempt["error"]
     assert "error answers are no longer recorded; " in attempt["error"] and "record" in attempt["error"].split("; ")[-1]
+
+
+@pytest.fixture
+def elsewhere(monkeypatch):
+    """A scripted model server the environment names (``$OPENAI_BASE_URL``), and an API key."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-q7x-secret")
+
+    async def start() -> tuple:
+        runner, url = await scripted_server().start_server()
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+        return runner, url
+
+    return start
+
+
+def asked(app) -> list[str]:
+    """The requests ``app`` is asked, said as ``METHOD /path key``, as a middleware sees them."""
+    from aiohttp import web
+
+    seen: list[str] = []
+
+    @web.middleware
+    async def note(request: web.Request, handler):
+        seen.append(f"{request.method} {request.path} {request.headers.get('authorization')}")
+        return await handler(request)
+
+    app.middlewares.append(note)
+    return seen
+
+
+async def test_new_episodes_never_send_the_key_to_the_cassette_s_endpoint(sandbox, tmp_path, elsewhere):
+    """The cassette's recorded endpoint overrode $OPENAI_BASE_URL while recording: the batch's check
+    of the endpoint (GET /models), then the attempt, sent the API key to the cassette's host. Both
+    refuse now, before any request: the batch's check, and the attempt run alone."""
+    from sandbox.runner.agents import make_agent
+    from sandbox.runner.attempt import run_attempt
+
+    theirs = scripted_server().create_app()
+    seen = asked(theirs)
+    their_runner, their_url = await served(theirs)
+    our_runner, our_url = await elsewhere()
+    cassette = moved(COMMITTED, tmp_path / "theirs.yaml", their_url, model="an-older-model")
+    before = cassette.read_bytes()
+    options = AgentOptions(cassette=cassette, record_mode="new_episodes")
+    try:
+        refused = await make_agent(AGENT, options).preflight()
+        with pytest.raises(AgentUnavailable) as stopped:
+            await run_batch(
+                [load_pack("bid-intake")], AGENT, out=tmp_path, progress=False, sandbox=sandbox, options=options
+            )
+        outcome = await run_attempt(sandbox, load_pack("bid-intake"), make_agent(AGENT, options), tmp_path / "alone")
+    finally:
+        await their_runner.cleanup()
+        await our_runner.cleanup()
+    assert seen == [], seen
+    said = (
+        f"cassette {cassette} (record mode new_episodes) was recorded against {their_url}/v1, and this attempt's "
+        f"endpoint is {our_url}/v1: new episodes are recorded only where the recording was made. Point "
+        f"--base-url / $OPENAI_BASE_URL at {their_url}/v1, or record it again"
+    )
+    assert refused is not None and refused.startswith(said), refused
+    assert str(stopped.value) == refused
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert attempt["status"] == "error" and attempt["error"] == refused, attempt
+    assert cassette.read_bytes() == before
+
+
+async def test_a_replay_goes_to_the_cassette_s_endpoint_where_nothing_leaves(sandbox, tmp_path, elsewhere):
+    """A replay (record mode none, or once with a recording) answers every request from the
+    cassette: it goes where the cassette was recorded, whatever $OPENAI_BASE_URL says."""
+    our_runner, our_url = await elsewhere()
+    try:
+        for mode in ("none", "once"):
+            (outcome,) = await run_batch(
+                [load_pack("bid-intake")], AGENT, out=tmp_path / mode, progress=False, sandbox=sandbox,
+                options=AgentOptions(cassette=COMMITTED, record_mode=mode),
+            )  # fmt: skip
+            attempt = attempt_of(outcome)
+            assert attempt["status"] == "completed", attempt["error"]
+            assert attempt["agent_details"]["base_url"] != f"{our_url}/v1"
+    finally:
+        await our_runner.cleanup()

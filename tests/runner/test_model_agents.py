@@ -23,7 +23,7 @@ from sandbox.evaluation.packs import load_pack
 from sandbox.runner.agents import AgentOptions, RecordMode
 from sandbox.runner.agents._cassette import SITE_KEY_PLACEHOLDER
 from sandbox.runner.agents.openai_agent import parse_arguments
-from sandbox.runner.batch import BatchStopped, run_batch
+from sandbox.runner.batch import AgentUnavailable, BatchStopped, run_batch
 from tests.support.models import scripted_server
 from tests.support.serve import served
 from toolserver.contract.trace import read_trace
@@ -568,27 +568,37 @@ async def test_a_cassette_still_answers_when_model_faults_are_on(sandbox, tmp_pa
 
 
 @by_api
-async def test_new_episodes_records_at_the_endpoint_the_cassette_was_recorded_against(
+async def test_new_episodes_records_only_at_the_endpoint_the_cassette_was_recorded_against(
     sandbox, tmp_path, api, monkeypatch
 ):
     """With no --base-url, new_episodes sent the requests the cassette could not answer to the
-    SDK's default endpoint (api.openai.com, api.anthropic.com): out to the real network. Here
-    the SDK's variable names a closed port, which the old code used."""
+    cassette's endpoint, whatever the SDK's variable said, and the API key with them. Now the
+    configured endpoint is used: another than the cassette's is refused before any request (here
+    a closed port, which the old code never tried), the cassette's own records there."""
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
-    monkeypatch.setenv(f"{api.kind.upper()}_BASE_URL", f"http://127.0.0.1:{closed}{api.base_path}")
+    variable = f"{api.kind.upper()}_BASE_URL"
     runner, url = await scripted_server().start_server()
     try:
         cassette = cassette_copy(api, tmp_path, lambda data: data.update(interactions=data["interactions"][:1]), url)
+        monkeypatch.setenv(variable, f"http://127.0.0.1:{closed}{api.base_path}")
+        with pytest.raises(AgentUnavailable) as refused:  # the batch's check, before any attempt
+            await run_one(sandbox, api, tmp_path / "refused", cassette=cassette, record_mode="new_episodes")
+        monkeypatch.setenv(variable, f"{url}{api.base_path}")
         outcome = await run_one(sandbox, api, tmp_path / "runs", cassette=cassette, record_mode="new_episodes")
     finally:
         await runner.cleanup()
+    assert str(refused.value).startswith(
+        f"cassette {cassette} (record mode new_episodes) was recorded against {url}{api.base_path}, and this "
+        f"attempt's endpoint is http://127.0.0.1:{closed}{api.base_path}: new episodes are recorded only where"
+    ), refused.value
+    assert f"Point --base-url / ${variable} at {url}{api.base_path}, or " in str(refused.value)
     attempt, calls, _ = attempt_of(outcome)
     assert attempt["status"] == "completed", attempt["error"]
-    assert attempt["agent_details"]["base_url"] == f"{url}{api.base_path}"
+    assert attempt["agent_details"]["base_url"].rstrip("/") == f"{url}{api.base_path}"
     assert calls == expected_calls(attempt["site_key"])
     recorded = yaml.safe_load(cassette.read_text())["interactions"]
     assert len(recorded) == 8 and all(i["request"]["uri"] == f"{url}{api.endpoint}" for i in recorded)

@@ -230,6 +230,20 @@ def without_credentials(uri: str) -> str:
     return urlunsplit(parts._replace(netloc=host, query="&".join(kept)))
 
 
+def same_endpoint(one: str, other: str) -> bool:
+    """Whether two base URLs name one endpoint: their scheme, host, port and path, without
+    credentials, case (of scheme and host) or a trailing slash."""
+    try:
+        one_parts, other_parts = (urlsplit(without_credentials(url).rstrip("/")) for url in (one, other))
+    except ValueError:  # not one urllib can split (an unclosed "[")
+        return one.rstrip("/") == other.rstrip("/")
+    return (one_parts.scheme.lower(), one_parts.netloc.lower(), one_parts.path) == (
+        other_parts.scheme.lower(),
+        other_parts.netloc.lower(),
+        other_parts.path,
+    )
+
+
 def recorded_without_credentials(request):
     """vcrpy's ``before_record_request``: the request's URI ``without_credentials``. vcrpy passes
     every request made through it before matching it too, so a replay matches as recorded."""
@@ -413,10 +427,18 @@ class Cassette:
         )
 
     def recorded_base_url(self, cassette, endpoint_path: str) -> str | None:
-        """The endpoint the cassette was recorded against, when it is read (every record mode but
-        ``all``): replays need no flag, and ``new_episodes`` records the rest where the recording
-        was made, never at the SDK's default endpoint. ``cassette``: vcrpy's, once loaded; before
-        (the endpoint check), the file's first request."""
+        """The endpoint the cassette was recorded against, when it replays every request
+        (``replaying``): a replay needs no flag, and nothing leaves the process. Recording (also
+        new episodes) goes to the endpoint configured, never to one a cassette names: the API key
+        goes with the request (``recording_endpoint``). ``cassette``: vcrpy's, once loaded."""
+        if not self.replaying:
+            return None
+        return self.recording_endpoint(cassette, endpoint_path)
+
+    def recording_endpoint(self, cassette, endpoint_path: str) -> str | None:
+        """The endpoint of the recording the file holds, which a mode that reads it (every one but
+        ``all``) adds to or replays; None when there is none. ``cassette``: vcrpy's, once loaded;
+        before, the file's first request."""
         if self.path is None or self.record_mode is RecordMode.ALL:
             return None
         if cassette is not None:
@@ -430,6 +452,21 @@ class Cassette:
         if isinstance(uri, str) and uri.endswith(endpoint_path):
             return uri[: -len(endpoint_path)]
         return None
+
+    def other_endpoint(self, endpoint: str, endpoint_path: str, how_to_point: str) -> str | None:
+        """Recording new episodes at ``endpoint`` into a recording made at another (its scheme,
+        host, port or path): why not, or None. Its requests would all be new ones, and the
+        cassette would mix two endpoints, of which a replay goes to the first only."""
+        if self.replaying:
+            return None
+        recorded = self.recording_endpoint(None, endpoint_path)
+        if recorded is None or same_endpoint(recorded, endpoint):
+            return None
+        return (
+            f"cassette {self.path} (record mode {self.record_mode}) was recorded against {recorded}, and this "
+            f"attempt's endpoint is {without_credentials(endpoint)}: new episodes are recorded only where the "
+            f"recording was made. Point {how_to_point} at {recorded}, or {self.rerecord_hint}"
+        )
 
     def failure(self, exc: BaseException) -> BaseException | None:
         """What makes ``exc`` a failed model request rather than a crash: the cassette's miss behind

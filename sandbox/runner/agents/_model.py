@@ -59,9 +59,10 @@ class ModelAgent:
         self.cassette = Cassette(self.options.cassette, self.options.record_mode, self.options.rerecord_hint)
 
     def base_url(self, cassette) -> str | None:
-        """``--base-url``; the endpoint the cassette was recorded against (replaying it, or
-        recording new episodes into it); the SDK's environment variable; else None (the SDK's
-        default)."""
+        """``--base-url``; the endpoint the cassette was recorded against, when it replays every
+        request (record mode ``none``, or ``once`` with a recording); the SDK's environment
+        variable; else None (the SDK's default). A recording goes to the endpoint configured, never
+        to one a cassette names, which would be sent the API key (``Cassette.other_endpoint``)."""
         return (
             self.options.base_url
             or self.cassette.recorded_base_url(cassette, self.endpoint_path)
@@ -72,7 +73,7 @@ class ModelAgent:
     def endpoint_decided(self) -> AgentOptions:
         """The options with the endpoint this process chooses (``base_url``) written in, for the agent
         made elsewhere (a Ray worker, whose environment is another): ``$OPENAI_BASE_URL`` or
-        ``$ANTHROPIC_BASE_URL`` here, unless ``--base-url`` or the cassette's recording chooses."""
+        ``$ANTHROPIC_BASE_URL`` here, unless ``--base-url`` or the cassette's replay chooses."""
         chosen = os.environ.get(self.base_url_env)
         if self.options.base_url or not chosen or self.cassette.recorded_base_url(None, self.endpoint_path):
             return self.options
@@ -111,7 +112,22 @@ class ModelAgent:
         (``run_attempt``)."""
         return self.cassette.turn()
 
+    async def endpoint_refused(self) -> str | None:
+        """Why the attempt may not record new episodes into its cassette (a recording made at
+        another endpoint than the one configured, or the SDK's default), or None."""
+        if self.cassette.path is None or self.cassette.replaying:
+            return None
+        endpoint = self.base_url(None)
+        if endpoint is None:  # the SDK's default, as its client says it
+            client = self.sdk_client({"api_key": "sk-local", "max_retries": 0})
+            endpoint = str(client.base_url)
+            await client.close()
+        return self.cassette.other_endpoint(endpoint, self.endpoint_path, f"--base-url / ${self.base_url_env}")
+
     async def run(self, task: AgentTask) -> AgentResult:
+        refused = await self.endpoint_refused()
+        if refused is not None:  # before any request: none may carry the key to the cassette's host
+            return AgentResult(output="", status="error", details=self.details(None), error=refused)
         try:
             async with self.cassette.turn(), self.cassette.use(task.site_key) as cassette:
                 result = await self.converse(task, cassette)
@@ -149,9 +165,13 @@ class ModelAgent:
     async def preflight(self) -> str | None:
         """Before a batch: can the endpoint be reached at all? (None: yes, or a cassette answers.)
         Only a connection failure or a time-out counts: an endpoint that answers the model list with
-        an error (no ``/models`` route, a key refused) is reached."""
+        an error (no ``/models`` route, a key refused) is reached. A cassette recorded against
+        another endpoint than the one configured is said first (``endpoint_refused``)."""
         if self.cassette.replaying:
             return None
+        refused = await self.endpoint_refused()
+        if refused is not None:
+            return refused
         client = self.sdk_client({**self.client_options(None), "max_retries": 0, "timeout": PREFLIGHT_TIMEOUT_S})
         unreachable, answered = self.sdk_errors()
         try:

@@ -2,11 +2,12 @@
 optionally recorded to / replayed from a vcrpy cassette (``_cassette``, shared with ``openai:``).
 
 Endpoint (first that applies): ``--base-url`` (any Messages-compatible gateway, e.g.
-``http://127.0.0.1:4000`` for a local proxy); when a cassette's recording is replayed or added to
-(``new_episodes``), the endpoint it was recorded against; ``$ANTHROPIC_BASE_URL``; the SDK's
-default. The API key is ``$ANTHROPIC_API_KEY``, else the placeholder ``sk-local`` a local gateway
-accepts. ``scripts/scripted_model_server.py`` serves the Messages API with a scripted policy
-instead of a model.
+``http://127.0.0.1:4000`` for a local proxy); when a cassette's recording is replayed (``none``,
+or ``once`` with a recording), the endpoint it was recorded against; ``$ANTHROPIC_BASE_URL``; the
+SDK's default. A recording never goes to a cassette's endpoint (``_model.ModelAgent.base_url``).
+The API key is ``$ANTHROPIC_API_KEY``, else the placeholder ``sk-local`` a local gateway accepts.
+``scripts/scripted_model_server.py`` serves the Messages API with a scripted policy instead of a
+model.
 
 The tools are the sandbox's contract in Anthropic's format (``toolserver.formats``, the source of
 ``sandbox tools --format anthropic``). Every ``tool_use`` block goes through ``task.client`` (the

@@ -3,9 +3,10 @@ chat-completions endpoint, optionally recorded to / replayed from a vcrpy casset
 
 Endpoint (first that applies):
 1. ``--base-url`` (``AgentOptions.base_url``);
-2. when a cassette that holds a recording is read (record mode ``none``, ``once`` or
-   ``new_episodes``): the endpoint it was recorded against, so replays need no flag and new
-   episodes are recorded where the others were;
+2. when a cassette's recording is replayed (record mode ``none``, or ``once`` with a
+   recording): the endpoint it was recorded against, so replays need no flag; a recording never
+   goes to a cassette's endpoint, which would be sent the key (``new_episodes`` into a cassette
+   recorded elsewhere is refused: ``_cassette.Cassette.other_endpoint``);
 3. ``$OPENAI_BASE_URL``;
 4. the SDK's default (api.openai.com).
 The sandbox itself never needs the network. The offline way to run a real model is a local
