@@ -456,6 +456,7 @@ async def test_a_worker_added_while_its_pool_is_stopped_is_ended(cluster, monkey
         worker = await real(kind, node, name)
         names.append(name)
         ray.kill(record)  # `sandbox ray stop` lands while it started
+        assert await gone("pool/added")  # and has ended the record (a kill ends it a moment later: it raced)
         return worker
 
     monkeypatch.setattr(ray_warm, "start_worker", then_stopped)
