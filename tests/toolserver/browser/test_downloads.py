@@ -174,7 +174,11 @@ async def test_a_download_flood_writes_a_bounded_number_of_download_lines(own_sa
     assert suppressed["download"] > 0 and suppressed["download_discarded"] > 0, suppressed
     # those begun as the session closed are past the count too: said so, and bounded (they were
     # session_closed, each written)
-    assert {e.data["reason"] for e in trace.events if e.kind == "download_discarded"} == {"max_downloads"}
+    # (the two the cap let begin may still be in flight at the close on a busy machine: those two are
+    # session_closed, each written; CI's run once saw one)
+    reasons = Counter(e.data["reason"] for e in trace.events if e.kind == "download_discarded")
+    assert set(reasons) <= {"max_downloads", "session_closed"} and reasons["session_closed"] <= 2, reasons
+    assert reasons["max_downloads"] > 0, reasons
 
 
 FLOOD = 6  # 200 MB blobs the page downloads in the crash tests: about 3 s of writing here, all in flight at once
