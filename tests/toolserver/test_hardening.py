@@ -188,9 +188,9 @@ async def test_a_first_typing_slowed_past_the_action_timeout_before_acting_is_se
             break  # slowed past the timeout, and acted once: it was sent again
         if error == "browser_action_failed" and took < 2 * timeout and acted == ["", "Clicks: 0"]:
             pytest.fail(f"the action failed at the first timeout without acting, and was not sent again: {seen}")
-        # Too gentle: it acted within the timeout (or its text arrived after it). Too harsh: the page
-        # did not answer, or the typing sent again outlasted its own time too. The next rate lies between.
-        if reply["ok"] or acted != ["", "Clicks: 0"]:
+        # Too gentle: it acted within the timeout. Too harsh: the page did not answer, or the typing
+        # sent again outlasted its own time too (its text may arrive after it). The next rate lies between.
+        if reply["ok"]:
             fast = rate
         else:
             slow = rate
