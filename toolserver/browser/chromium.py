@@ -147,27 +147,40 @@ def cap_renderer_memory(browser_pid: int, megabytes: int, problems: list[str] | 
     Chromium's zygote runs under one of its own: every zygote in the tree is held). Not on the
     zygote marked ``--no-zygote-sandbox``, which forks the GPU process that composites every
     session's pages. Returns the zygotes held (none where /proc or ``prlimit`` is missing); a
-    zygote that could not be held (not ours to limit) is said in ``problems``, the others held."""
+    zygote that could not be held (not ours to limit) is said in ``problems``, the others held.
+
+    The tree is read again after a reading that held a zygote (three readings at most): a child
+    forked after /proc was read but before its parent was held escaped the hold; one forked after
+    inherits it. (A zygote's child is a zygote by its title until it names itself a renderer.)"""
     if not hasattr(resource, "prlimit"):
         return []
-    held = []
-    for pid in _descendants(browser_pid):
-        try:
-            # Chromium rewrites its children's titles into one string of space-separated switches.
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
-        except OSError:  # ended meanwhile
-            continue
-        if b"--type=zygote" in argv and b"--no-zygote-sandbox" not in argv:
-            try:
-                resource.prlimit(pid, resource.RLIMIT_DATA, (megabytes << 20, megabytes << 20))
-            except ProcessLookupError:  # ended meanwhile
-                continue
-            except OSError as exc:  # not ours to limit (another user's process)
-                if problems is not None:
-                    problems.append(f"zygote {pid}: {exc}")
-                continue
-            held.append(pid)
+    held: list[int] = []
+    for _ in range(3):
+        now = [pid for pid in _descendants(browser_pid) if pid not in held and _hold_zygote(pid, megabytes, problems)]
+        if not now:
+            break
+        held += now
     return held
+
+
+def _hold_zygote(pid: int, megabytes: int, problems: list[str] | None) -> bool:
+    """Hold ``pid`` to ``megabytes`` of data if it is a zygote that forks renderers."""
+    try:
+        # Chromium rewrites its children's titles into one string of space-separated switches.
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+    except OSError:  # ended meanwhile
+        return False
+    if b"--type=zygote" not in argv or b"--no-zygote-sandbox" in argv:
+        return False
+    try:
+        resource.prlimit(pid, resource.RLIMIT_DATA, (megabytes << 20, megabytes << 20))
+    except ProcessLookupError:  # ended meanwhile
+        return False
+    except OSError as exc:  # not ours to limit (another user's process)
+        if problems is not None:
+            problems.append(f"zygote {pid}: {exc}")
+        return False
+    return True
 
 
 def _descendants(root: int) -> list[int]:

@@ -4,15 +4,20 @@ switches the sandbox drops are not there."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from playwright._impl._driver import compute_driver_executable
 
 from tests.support.calls import start
 from tests.support.processes import descendant_argvs
-from toolserver.browser.chromium import DISABLED_FEATURES, DROPPED_PLAYWRIGHT_SWITCHES
+from toolserver.browser.chromium import DISABLED_FEATURES, DROPPED_PLAYWRIGHT_SWITCHES, cap_renderer_memory
 
 
 def playwright_disabled_features() -> set[str]:
@@ -61,3 +66,48 @@ async def test_a_session_gets_no_browser_ui_page_of_its_own(run):
     ui = [target["url"] for target in targets if target["type"] == "browser_ui" or "top-chrome" in target["url"]]
     assert [target for target in targets if target["type"] == "page"], targets  # the listing works
     assert ui == []
+
+
+# A stand-in for a browser whose zygote forks: a process (the "browser") runs one titled as a
+# zygote, which forks a child a millisecond for 0.6 s, each keeping its title, then says so.
+BROWSER = "import subprocess, sys; subprocess.run([sys.executable, '-c', sys.argv[1], '--type=zygote'])"
+ZYGOTE = (
+    "import os, sys, time\n"
+    "end = time.monotonic() + 0.6\n"
+    "while time.monotonic() < end:\n"
+    "    if os.fork() == 0:\n"
+    "        time.sleep(20); os._exit(0)\n"
+    "    time.sleep(0.001)\n"
+    "print('done', flush=True); time.sleep(20)\n"
+)
+
+
+def data_limit(pid: int) -> str:
+    line = next(x for x in Path(f"/proc/{pid}/limits").read_text().splitlines() if x.startswith("Max data size"))
+    return line.split()[3]
+
+
+def test_a_zygote_forked_while_the_tree_is_read_is_held_too():
+    """The zygotes were held in one reading of /proc: a child a zygote forked after /proc was read
+    but before its parent was held kept no limit (in one full run, one of the browser's zygotes
+    had none). The tree is read again after a reading that held one."""
+    browser = subprocess.Popen(
+        [sys.executable, "-c", BROWSER, ZYGOTE],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(descendant_argvs(browser.pid)) < 20 and time.monotonic() < deadline:  # forking
+            time.sleep(0.005)
+        held = cap_renderer_memory(browser.pid, 4096)
+        assert browser.stdout is not None and browser.stdout.readline() == "done\n"  # no more forks
+        zygotes = [pid for pid, argv in descendant_argvs(browser.pid).items() if "--type=zygote" in argv]
+        assert len(zygotes) > 100 and held, (len(zygotes), held)
+        unheld = [pid for pid in zygotes if data_limit(pid) != str(4096 << 20)]
+        assert not unheld, f"{len(unheld)} of {len(zygotes)} not held"
+    finally:
+        for pid in [*descendant_argvs(browser.pid), browser.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        browser.wait()
