@@ -305,13 +305,13 @@ async def test_batches_at_once_on_a_pool_spread_over_its_workers(cluster, tmp_pa
                 batch.run(tmp_path / name, "controlled-form", agent, settings, attempt_number=1, retries=0)
             )
 
-        running = attempt(first, "a", f"touch {tmp_path / 'began'}; sleep 3")
+        running = attempt(first, "a", f"touch {tmp_path / 'began'}; sleep 5")
         while not (tmp_path / "began").exists():
             await asyncio.sleep(0.05)
         await asyncio.gather(running, attempt(second, "b", "true"))
         assert sorted(row["attempts"] for row in await pool_status("shared")) == [1, 1]
         wait = json.loads((tmp_path / "b" / "attempt.json").read_text())["dispatch_wait_seconds"]
-        assert wait < 1.0, wait
+        assert wait < 2.5, wait  # not behind the first (5 s); a busy machine's actor call takes tenths
     finally:
         stop_pool("shared")
 

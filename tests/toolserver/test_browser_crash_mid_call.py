@@ -119,7 +119,7 @@ async def test_a_page_that_starts_spinning_while_a_click_settles_is_page_unrespo
         await run.call("browser_close_tab", {})
         await run.close()
     assert reply["ok"] is False and reply["error"]["type"] == "page_unresponsive", reply
-    assert took < 4.0, took  # asked at 1 s, unanswered for 2 s
+    assert took < 8.0, took  # asked at 1 s, unanswered for 2 s: about 3 s, more on a busy machine
 
 
 async def test_a_question_to_a_crashed_page_fails_at_once(sandbox):

@@ -22,7 +22,9 @@ from toolserver.contract.policy import Policy
 from toolserver.contract.trace import parse_trace
 from toolserver.faults import parse_faults
 
-LATE_MS = 1500  # every mirrored answer comes this late: the call is still settling when the page crashes
+# Every mirrored answer comes this late: the call is still settling when the page crashes (the
+# crash, a new CDP session's question, can take most of a second on a busy machine).
+LATE_MS = 2500
 # The call's questions to the page once its request is out answer within this: then it is settling
 # (a question asked after the crash fails at once: test_browser_crash_mid_call.py).
 ASKED_S = 0.3
@@ -84,7 +86,7 @@ async def test_a_call_whose_page_crashes_while_it_settles_answers_page_crashed(s
     waited = time.monotonic() - crashed_at
     await run.close()
     assert reply["ok"] is False and reply["error"]["type"] == "page_crashed", reply
-    assert waited < 1.0, waited  # the crash ends the settle wait at once
+    assert waited < 2.0, waited  # the crash ends the settle wait at once, not with the late answer
     assert tab.id in reply["error"]["message"] and "browser_close_tab" in reply["error"]["message"], reply
     line = parse_trace(run.trace.text()).calls[-1]
     crashes = [e["tab"] for e in line.events if e["kind"] == "page_crashed"]  # t1 too, when they share a renderer

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import pytest
@@ -39,10 +40,17 @@ def violations(run: Run) -> list[dict]:
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "policy_violation"]
 
 
+async def until(ready: Callable[[], object], seconds: float = 15) -> None:
+    """Until ``ready()`` is true, or ``seconds`` have passed (a page's timers on a busy machine)."""
+    deadline = time.monotonic() + seconds
+    while not ready() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+
+
 async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refused(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, "/frame-host", "/frame-hop")
     await start_hostile(run, "/frame-host")
-    await asyncio.sleep(0.5)  # the frame's own timer sends it to /secret
+    await until(lambda: violations(run))  # the frame's own timer sends it to /secret
     text = await snapshot_text(run)
     assert "SECRET-PAGE-TEXT" not in text
     (violation,) = violations(run)
@@ -53,7 +61,7 @@ async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refu
 async def test_in_observe_mode_the_frame_navigation_is_recorded_and_shown(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, "/frame-host", "/frame-hop", mode="observe")
     await start_hostile(run, "/frame-host")
-    await asyncio.sleep(0.5)
+    await until(lambda: violations(run))
     assert "SECRET-PAGE-TEXT" in await snapshot_text(run)
     assert [v["url"] for v in violations(run)] == [f"{HOSTILE}/secret"]
     await run.close()
@@ -63,7 +71,7 @@ async def test_a_frame_redirected_off_the_allow_list_is_the_frames_violation(san
     # It was recorded with the origin "redirect", which the gates take for the top frame's own.
     run = hostile_run(sandbox, hostile_root, "/frame-redirect-host", "/to-secret")
     await start_hostile(run, "/frame-redirect-host")
-    await asyncio.sleep(0.5)
+    await until(lambda: violations(run))
     text = await snapshot_text(run)
     await run.close()
     assert "SECRET-PAGE-TEXT" not in text
@@ -75,7 +83,7 @@ async def test_a_top_frame_blob_document_is_refused_recorded_and_never_read(sand
     await start_hostile(run, "/blob-nav")
     clicked = await run.call("browser_click", {"ref": ref_of(await snapshot_text(run), 'button "Show"')})
     assert clicked["ok"], clicked
-    await asyncio.sleep(0.3)
+    await until(lambda: violations(run))
     text = await snapshot_text(run)
     assert "SECRET-PAGE-TEXT" not in text and "Blocked by the sandbox" in text
     (violation,) = violations(run)
@@ -104,10 +112,15 @@ async def test_a_popup_whose_first_document_is_a_blob_is_refused_recorded_and_ne
 async def test_requests_from_workers_reach_the_sessions_backstop_and_are_recorded(sandbox, hostile_root):
     run = hostile_run(sandbox, hostile_root, "/worker-escape")
     await start_hostile(run, "/worker-escape")
-    await asyncio.sleep(1.0)  # the workers' fetches and WebSockets
+
+    def escaped_lines() -> list[dict]:
+        return [e.data for e in parse_trace(run.trace.text()).events if e.data.get("reason") == "escaped_interception"]
+
+    await until(lambda: any("exfil.sandbox.example" in e["url"] for e in escaped_lines()))  # fetches, WebSockets
+    await asyncio.sleep(0.5)  # the other workers' (each refused at the backstop: no line waited for)
     text = await snapshot_text(run)
     assert "fetch 200" not in text and "ws open" not in text
-    escaped = [e.data for e in parse_trace(run.trace.text()).events if e.data.get("reason") == "escaped_interception"]
+    escaped = escaped_lines()
     assert escaped and all(e["resource_type"] == "unrouted" for e in escaped)
     assert any("exfil.sandbox.example" in e["url"] for e in escaped), escaped
     await run.close()
@@ -143,8 +156,8 @@ async def test_the_sessions_backstop_hears_its_pages_until_their_context_is_clos
     past the router found the port closed, or whoever had bound it since."""
     run = hostile_run(sandbox, hostile_root, "/worker-ticks")
     await start_hostile(run, "/worker-ticks")
-    await asyncio.sleep(0.3)  # the worker posts every 10 ms
     session = next(iter(run.sessions.values()))
+    await until(lambda: session.backstop.seen > 20)  # the worker posts every 10 ms, once under way
     before = session.backstop.seen
     assert (await run.call("browser_close", {}))["ok"]
     assert session.backstop.seen > before
@@ -204,7 +217,11 @@ async def test_a_flooding_page_grows_its_trace_by_a_bounded_amount(own_sandbox, 
 async def flood_run(sandbox: Sandbox, hostile_root) -> None:
     run = hostile_run(sandbox, hostile_root, "/flood")
     await start_hostile(run, "/flood")
-    await asyncio.sleep(1.5)  # about 250 refusals a second, no call in flight
+    # About 250 refusals a second, fewer on a busy machine; no call in flight. Past 200 counted
+    # unwritten, each of the three hosts has spent its lines (the page cycles through them).
+    suppressed, deadline = run.budgets["blocked_request"].suppressed, time.monotonic() + 30
+    while sum(suppressed.values()) <= 200 and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
     size = len(run.trace.text())
     await asyncio.sleep(1.5)
     assert len(run.trace.text()) == size  # the window's budget is spent: counted, not written
@@ -290,11 +307,11 @@ async def test_frames_flooding_refusals_leave_the_top_frames_own_violation_its_l
 async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sandbox, hostile_root):
     """About 1,000 requests a second from one page stalled every run on the server (a quiet run's
     snapshot took 7 s, then page_unresponsive; a new session elsewhere failed after 30 s)."""
-    async with own_sandbox(max_page_requests=200) as own:
+    async with own_sandbox(max_page_requests=100) as own:  # far below the flood's pace on a busy machine too
         flooding, quiet = hostile_run(own, hostile_root, "/request-flood"), hostile_run(own, hostile_root, "/calm")
         await start_hostile(flooding, "/request-flood")
         await start_hostile(quiet, "/calm")
-        for _ in range(50):
+        for _ in range(200):
             closed = [e.data for e in parse_trace(flooding.trace.text()).events if e.kind == "tab_closed"]
             if closed:
                 break
@@ -304,7 +321,7 @@ async def test_a_tab_flooding_requests_is_closed_and_the_other_runs_go_on(own_sa
         await flooding.close()
         await quiet.close()
     assert [(c["tab"], c["reason"], c["url"]) for c in closed] == [("t1", "request_flood", f"{HOSTILE}/request-flood")]
-    assert closed[0]["requests"] > 200 and closed[0]["seconds"] == 2.0
+    assert closed[0]["requests"] > 100 and closed[0]["seconds"] == 2.0
     assert after["error"]["type"] == "no_tab" and "no open tab" in after["error"]["message"], after
 
 

@@ -43,7 +43,8 @@ def hostile_root(tmp_path_factory):
 
 @pytest_asyncio.fixture
 async def bounded(own_sandbox):
-    """A sandbox with the tighter bounds, on the shared warm browser."""
+    """A sandbox with the tighter bounds, on the shared warm browser: for the tests of those bounds
+    only (a busy machine's question to a page can take 1.5 s); the others use the shared sandbox."""
     async with own_sandbox(**BOUNDS) as own:
         yield own
 
@@ -589,8 +590,8 @@ async def test_a_server_stopping_on_a_frozen_browser_kills_it_before_closing_its
 # --- items 8 and 9: every trace line strict JSON ----------------------------------------------------
 
 
-async def test_a_title_that_is_not_unicode_is_escaped_and_noted(bounded, hostile_root):
-    run = hostile_run(bounded, hostile_root)
+async def test_a_title_that_is_not_unicode_is_escaped_and_noted(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root)
     reply = await start_at(run, f"{HOSTILE}/surrogate")
     assert reply["ok"] and reply["result"]["title"] == "bad \\ud800 title"
     await run.close()
@@ -712,20 +713,20 @@ async def test_downloads_are_state_changes_and_their_bytes_are_capped(own_sandbo
         await run.close()
 
 
-async def test_blocked_downloads_write_nothing(bounded, hostile_root):
-    run = hostile_run(bounded, hostile_root, block=True)
+async def test_blocked_downloads_write_nothing(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/downloads"))["ok"]
-    before = artifact_bytes(bounded)
+    before = artifact_bytes(sandbox)
     await click_three_blobs(run)
     changes = download_changes(await trace_events(run, lambda events: len(download_changes(events)) == 3))
     await asyncio.sleep(0.3)  # time for bytes a refused download might still write
-    assert artifact_bytes(bounded) - before < 1 << 20
+    assert artifact_bytes(sandbox) - before < 1 << 20
     assert len(changes) == 3 and all(c["blocked"] for c in changes)
     await run.close()
 
 
-async def test_a_page_cannot_forge_the_sandboxs_reports(bounded, hostile_root):
-    run = hostile_run(bounded, hostile_root, block=True)
+async def test_a_page_cannot_forge_the_sandboxs_reports(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/forger"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     assert (await run.call("browser_click", {"ref": ref_of(snap, "forge")}))["ok"]
@@ -738,10 +739,10 @@ async def test_a_page_cannot_forge_the_sandboxs_reports(bounded, hostile_root):
 
 
 @pytest.mark.parametrize("block", [False, True])
-async def test_submit_events_a_page_makes_are_no_form_submission(bounded, hostile_root, block):
+async def test_submit_events_a_page_makes_are_no_form_submission(sandbox, hostile_root, block):
     """A page's own `dispatchEvent(new Event('submit'))` submits nothing, and each was recorded as
     a form submission (a POST that never happened, in a loop without end)."""
-    run = hostile_run(bounded, hostile_root, block=block)
+    run = hostile_run(sandbox, hostile_root, block=block)
     assert (await start_at(run, f"{HOSTILE}/fake-submit"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     assert (await run.call("browser_click", {"ref": ref_of(snap, "fake")}))["ok"]
@@ -753,10 +754,10 @@ async def test_submit_events_a_page_makes_are_no_form_submission(bounded, hostil
 
 
 @pytest.mark.parametrize("block", [False, True])
-async def test_a_form_sent_by_its_submit_method_is_a_state_change(bounded, hostile_root, block):
+async def test_a_form_sent_by_its_submit_method_is_a_state_change(sandbox, hostile_root, block):
     """form.submit() fires no submit event: a GET form sent so was a navigation only, and sent
     even when state changes were blocked."""
-    run = hostile_run(bounded, hostile_root, block=block)
+    run = hostile_run(sandbox, hostile_root, block=block)
     assert (await start_at(run, f"{HOSTILE}/scripted-submit"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     reply = await run.call("browser_click", {"ref": ref_of(snap, "Send")})
@@ -770,8 +771,8 @@ async def test_a_form_sent_by_its_submit_method_is_a_state_change(bounded, hosti
     ]
 
 
-async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(bounded, hostile_root):
-    run = hostile_run(bounded, hostile_root, block=True)
+async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(sandbox, hostile_root):
+    run = hostile_run(sandbox, hostile_root, block=True)
     assert (await start_at(run, f"{HOSTILE}/tojson"))["ok"]
     snap = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     reply = await run.call("browser_click", {"ref": ref_of(snap, "send")})
@@ -785,10 +786,10 @@ async def test_a_pages_tojson_cannot_change_what_the_sandboxs_reports_say(bounde
     assert not [e for e in trace.events if e.kind in ("server_fault", "settle_timeout")]
 
 
-async def test_a_page_that_breaks_the_built_ins_is_read_and_driven_as_any_other(bounded, hostile_root, tmp_path):
+async def test_a_page_that_breaks_the_built_ins_is_read_and_driven_as_any_other(sandbox, hostile_root, tmp_path):
     """/saboteur breaks, after its load, every built-in the sandbox's page script uses later, and
     what Playwright's own page.evaluate needs (Array's iterator, Function.prototype.call)."""
-    run = bounded.create_run(
+    run = sandbox.create_run(
         policy=Policy(mode="observe", block_state_changes=True), mirror_roots=(hostile_root,), screenshot_dir=tmp_path
     )
     assert (await start_at(run, f"{HOSTILE}/saboteur"))["ok"]

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import shutil
+import time
 
 from pydantic import Field
 
@@ -37,11 +38,12 @@ async def trace_of(server, run_id: str):
 
 
 async def test_an_abandoned_http_run_ends_and_frees_its_place(own_sandbox):
-    async with own_sandbox(http_run_idle_s=0.4, max_runs=2) as own, http_client(own) as server:
+    async with own_sandbox(http_run_idle_s=1.5, max_runs=2) as own, http_client(own) as server:
         abandoned = (await (await server.post("/runs", json={})).json())["run_id"]
         busy = (await (await server.post("/runs", json={})).json())["run_id"]
         assert (await server.post("/runs", json={})).status == 429  # full
-        for _ in range(8):  # 1.2 s of calls 0.15 s apart: never idle for 0.4 s
+        deadline = time.monotonic() + 15
+        while not own.runs[abandoned].closed and time.monotonic() < deadline:  # calls 0.15 s apart
             assert (await server.post(f"/runs/{busy}/tools/list_tools", json={})).status == 200
             await asyncio.sleep(0.15)
         assert own.runs[abandoned].closed and not own.runs[busy].closed
@@ -54,11 +56,11 @@ async def test_an_abandoned_http_run_ends_and_frees_its_place(own_sandbox):
 
 async def test_a_call_in_flight_longer_than_the_idle_bound_keeps_the_run(own_sandbox):
     registry = ToolRegistry([*ALL_TOOLS, browser_pause])
-    async with own_sandbox(http_run_idle_s=0.3, registry=registry) as own, http_client(own) as server:
+    async with own_sandbox(http_run_idle_s=0.6, registry=registry) as own, http_client(own) as server:
         run_id = (await (await server.post("/runs", json={})).json())["run_id"]
-        paused = await server.post(f"/runs/{run_id}/tools/browser_pause", json={"seconds": 1.2})
+        paused = await server.post(f"/runs/{run_id}/tools/browser_pause", json={"seconds": 1.5})
         assert (await paused.json())["ok"] and not own.runs[run_id].closed
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(2.0)
         trace = await trace_of(server, run_id)
         assert [c.tool for c in trace.calls] == ["browser_pause"] and trace.end["reason"] == "idle_timeout"
 

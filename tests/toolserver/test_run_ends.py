@@ -22,12 +22,13 @@ async def test_the_runs_that_ended_first_are_forgotten_first(own_sandbox, tmp_pa
 
 
 async def test_joining_a_named_run_counts_as_activity(own_sandbox):
-    async with own_sandbox(named_run_idle_s=0.6) as own, http_client(own) as server:
+    # Seconds, not tenths: a loaded machine's sweep and round trips take tenths.
+    async with own_sandbox(named_run_idle_s=3.0) as own, http_client(own) as server:
         made = await (await server.post("/runs", json={"name": "shared"})).json()
-        await asyncio.sleep(0.45)
+        await asyncio.sleep(2.0)
         joined = await server.post("/runs", json={"name": "shared"})
         assert joined.status == 200 and (await joined.json())["run_id"] == made["run_id"]
-        await asyncio.sleep(0.45)  # 0.9 s after it was made, 0.45 s after the join
+        await asyncio.sleep(2.0)  # 4 s after it was made, 2 s after the join
         tools = await server.get(f"/runs/{made['run_id']}/tools")
         assert tools.status == 200, await tools.text()
 

@@ -114,17 +114,24 @@ async def late_actions(run, seconds: float = 5.0) -> list:
     return await events_once_seen(run, "late_action", seconds)
 
 
+async def bring_back(run) -> None:
+    """Put back what the typing page's "take away" removed (the test, not a timer: a timer's half
+    second could pass before a loaded machine's next call found the ref stale)."""
+    await run.current_session().active_tab.page.evaluate("away.forEach((el) => document.body.append(el))")
+
+
 @pytest.mark.parametrize("tool", ["browser_click", "browser_type"])
 async def test_an_action_sent_before_its_ref_proved_stale_is_recorded_when_its_element_comes_back(run, tool):
     # A run that does not block state changes sends the click with its questions, and typing
     # with its own; neither can be taken back when the ref proves stale. The element comes back
-    # half a second later, the action waiting for it acts: that is in the trace, in the failed call's name.
+    # after the reply, the action waiting for it acts: that is in the trace, in the failed call's name.
     await start(run, f"{SITE}/typing")
     text = (await snapshot(run))["snapshot"]
     ref = ref_of(text, 'button "Count"' if tool == "browser_click" else 'textbox "Back"')
-    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "take away"')}))["ok"]
     reply = await run.call(tool, {"ref": ref} | ({"text": "late"} if tool == "browser_type" else {}))
     assert reply["error"]["type"] == "stale_ref", reply
+    await bring_back(run)
     [late] = await late_actions(run)
     assert late.data == {"tool": tool, "ref": ref} and late.seq == parse_trace(run.trace.text()).calls[-1].seq
     page = run.sessions[run.current_session_id].active_tab.page
@@ -134,13 +141,14 @@ async def test_an_action_sent_before_its_ref_proved_stale_is_recorded_when_its_e
 
 async def test_a_late_click_on_a_marked_control_is_a_state_change(run):
     # The click is sent before its ref proves stale; the control, marked as state-changing
-    # around it, comes back half a second later and the click acts. The page reports the click on
+    # around it, comes back after the reply and the click acts. The page reports the click on
     # a marked control as it happens, so it is a state change like any other, not only a late action.
     await start(run, f"{SITE}/typing")
     text = (await snapshot(run))["snapshot"]
     send = ref_of(text, 'button "Send"')
-    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+    assert (await run.call("browser_click", {"ref": ref_of(text, 'button "take away"')}))["ok"]
     assert (await run.call("browser_click", {"ref": send}))["error"]["type"] == "stale_ref"
+    await bring_back(run)
     [late] = await late_actions(run)
     [change] = await events_once_seen(run, "state_change")
     assert change.data == {
@@ -160,9 +168,10 @@ async def test_a_run_that_blocks_state_changes_clicks_only_a_ref_it_found(sandbo
     try:
         await start(run, f"{SITE}/typing")
         text = (await snapshot(run))["snapshot"]
-        assert (await run.call("browser_click", {"ref": ref_of(text, 'button "away briefly"')}))["ok"]
+        assert (await run.call("browser_click", {"ref": ref_of(text, 'button "take away"')}))["ok"]
         reply = await run.call("browser_click", {"ref": ref_of(text, 'button "Count"')})
         assert reply["error"]["type"] == "stale_ref", reply
+        await bring_back(run)
         assert await late_actions(run, seconds=1.5) == []
         assert await run.sessions[run.current_session_id].active_tab.page.get_attribute("#count", "data-n") is None
     finally:

@@ -43,7 +43,7 @@ async def test_an_xhr_that_ends_without_a_loadend_leaves_nothing_pending(sandbox
     took = time.monotonic() - began
     await run.close()
     assert said in text, text
-    assert timeouts(run) == [] and took < 3, (timeouts(run), took)
+    assert timeouts(run) == [] and took < 4.5, (timeouts(run), took)  # a wait for the popup: 5 s
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ async def test_a_load_into_a_named_frame_is_no_popup_to_wait_for(sandbox, hostil
     text = await snapshot_text(run)
     await run.close()
     assert clicked["ok"] and len(clicked["result"]["tabs"]) == 1, clicked
-    assert timeouts(run) == [] and took < 3, (timeouts(run), took)
+    assert timeouts(run) == [] and took < 4.5, (timeouts(run), took)  # a wait for the popup: 5 s
     assert ("Calm" in text) == (control != 'button "Open and close"'), text
 
 
@@ -92,11 +92,11 @@ async def test_a_tab_that_crashes_mid_settle_ends_the_wait_at_once(sandbox, host
 async def test_a_tab_flooding_dialogs_is_closed_and_the_session_goes_on(own_sandbox, hostile_root):
     # Before, alert() in a loop cost a round trip on the one driver for each dialog, for as long as
     # the page was open, with no call running.
-    async with own_sandbox(max_page_dialogs=50) as own:
+    async with own_sandbox(max_page_dialogs=20) as own:  # in a 2 s window: a busy machine's nagger passes it too
         run = hostile_run(own, hostile_root, "/nagger", "/calm", mode="observe")
         await start_hostile(run, "/nagger")
         session = run.current_session()
-        for _ in range(50):
+        for _ in range(200):
             closed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "tab_closed"]
             if closed and not session.tabs:  # recorded, and gone (a call racing the close is another matter)
                 break
@@ -105,7 +105,7 @@ async def test_a_tab_flooding_dialogs_is_closed_and_the_session_goes_on(own_sand
         opened = await run.call("browser_open_tab", {"url": "https://hostile.sandbox.example/calm"})
         await run.close()
     assert [(c["tab"], c["reason"]) for c in closed] == [("t1", "dialog_flood")], closed
-    assert closed[0]["dialogs"] > 50 and closed[0]["seconds"] == 2.0, closed
+    assert closed[0]["dialogs"] > 20 and closed[0]["seconds"] == 2.0, closed
     assert after["error"]["type"] == "no_tab", after
     assert opened["ok"], opened
 
