@@ -73,6 +73,7 @@ def comparison(
             cell["attempts"] += 1
             cell["passes"] += bool(attempt["qualified_pass"])
         matrix[row["agent"]] = dict(sorted(cells.items()))
+    overlaps += workflows_differ(matrix)
     return {
         "ranking": rows,
         "overlaps": overlaps,
@@ -146,10 +147,21 @@ def mean_calls(counts: list[int | None]) -> float | None:
 def rank_key(row: dict[str, Any]) -> tuple:
     """The qualified-pass rate (higher first: with the same number of attempts each, as in the
     benchmark, the count of passes), then mean cost (less first; unknown last), then median time
-    (less first; unknown last)."""
+    (less first; unknown last). Equal rates of unequal counts (10 of 20, 5 of 10) go on to cost."""
     cost, seconds = row["mean_cost_usd"], row["median_seconds"]
     rate = row["qualified_passes"] / row["attempts"]
-    return (-rate, -row["qualified_passes"], cost is None, cost or 0.0, seconds is None, seconds or 0.0, row["agent"])
+    return (-rate, cost is None, cost or 0.0, seconds is None, seconds or 0.0, row["agent"])
+
+
+def workflows_differ(matrix: dict[str, dict[str, Any]]) -> list[str]:
+    """A note when the agents did not all run the same workflows (folders gathered by hand, a
+    stopped batch): their rates are then over different tasks."""
+    every = {pack for cells in matrix.values() for pack in cells}
+    missing = {agent: sorted(every - set(cells)) for agent, cells in matrix.items()}
+    if not any(missing.values()):
+        return []
+    said = "; ".join(f"{agent} none of {', '.join(packs)}" for agent, packs in missing.items() if packs)
+    return [f"the agents did not all run the same workflows ({said}): their rates are over different tasks"]
 
 
 def unequal_counts(rows: list[dict[str, Any]]) -> list[str]:

@@ -366,6 +366,19 @@ def test_a_summary_listing_a_folder_that_is_now_a_link_is_rebuilt(tmp_path):
     assert "lists the attempt folder(s) controlled-form-2/, now symbolic links (not read): rebuilt" in data["note"]
 
 
+def test_a_summary_naming_a_folder_longer_than_a_file_name_is_rebuilt(tmp_path):
+    """Looking the folder up raised OSError (File name too long) through `sandbox compare`."""
+    batch = tmp_path / "batch"
+    scored_attempt(batch / "controlled-form-1", traced=True)
+    write_summary(batch, [outcome(folder) for folder in batch_attempts(batch)])
+    summary = json.loads((batch / "summary.json").read_text())
+    summary["attempts"].append(summary["attempts"][0] | {"directory": "/" + "a" * 5000})
+    (batch / "summary.json").write_text(json.dumps(summary))
+    data = read_summary(batch)
+    assert [Path(a["directory"]).name for a in data["attempts"]] == ["controlled-form-1"]
+    assert "names an attempt folder that cannot be looked up ([Errno 36] File name too long" in data["note"]
+
+
 def test_a_link_added_beside_a_summarys_attempts_is_named(tmp_path):
     """A link added to a batch with a summary.json was left out in silence by every reader."""
     batch, outside = linked_batch(tmp_path)

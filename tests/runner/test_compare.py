@@ -170,8 +170,37 @@ def test_agents_with_different_numbers_of_attempts_are_ranked_by_pass_rate_with_
     comp = comparison(attempts("ten-of-thirty", 10, 30) + attempts("six-of-six", 6, 6))
     assert [r["agent"] for r in comp["ranking"]] == ["six-of-six", "ten-of-thirty"]
     assert comp["overlaps"][0].startswith("the agents ran different numbers of attempts (six-of-six 6, ten-of-thirty")
+
+    # Equal rates go on to cost, as the notes and the docs say: the agent of more attempts came
+    # first, its count of passes ranked before the cost.
+    cheap = [a | {"cost_usd": 0.01} for a in attempts("cheap", 5, 10)]
+    dear = [a | {"cost_usd": 0.02} for a in attempts("dear", 10, 20)]
+    assert [r["agent"] for r in comparison(dear + cheap)["ranking"]] == ["cheap", "dear"]
     equal = comparison(attempts("a", 3, 5) + attempts("b", 4, 5))
     assert [r["agent"] for r in equal["ranking"]] == ["b", "a"] and "different numbers" not in str(equal["overlaps"])
+
+
+def test_agents_that_ran_different_workflows_are_ranked_with_a_note():
+    """Agents of folders gathered by hand, or of a stopped batch, that ran different workflows were
+    ranked against each other with no note (with equal counts, nothing said they differed)."""
+
+    def attempts(agent, pack, passes, n):
+        return [
+            {
+                "agent": agent, "pack": pack, "qualified_pass": i < passes, "error_free": True,
+                "field_accuracy": 1.0, "elapsed_seconds": 1.0, "tool_calls": 3, "status": "completed",
+            }
+            for i in range(n)
+        ]  # fmt: skip
+
+    comp = comparison(attempts("a", "bid-intake", 5, 5) + attempts("b", "sec-contract", 0, 5))
+    assert [r["agent"] for r in comp["ranking"]] == ["a", "b"]
+    assert comp["overlaps"] == [
+        "the agents did not all run the same workflows (a none of sec-contract; b none of bid-intake): "
+        "their rates are over different tasks"
+    ]
+    same = comparison(attempts("a", "bid-intake", 5, 5) + attempts("b", "bid-intake", 0, 5))
+    assert not [note for note in same["overlaps"] if "workflows" in note], same["overlaps"]
 
 
 async def test_three_agents_in_one_batch_are_interleaved_ranked_and_their_wait_is_not_timed(sandbox, tmp_path):

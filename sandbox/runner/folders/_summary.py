@@ -156,6 +156,16 @@ def stored_summary(batch_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
         problem = "not valid JSON (nested too deep)"
     if problem is not None:  # edited
         return None, f"{file} is unreadable ({problem}); rebuilt from the attempt folders"
+    try:
+        return folders_agree(data, batch_dir, file)
+    except OSError as exc:  # a folder name the file system will not look up (longer than it takes)
+        said = str(exc).splitlines()[0][:200]
+        return None, f"{file} names an attempt folder that cannot be looked up ({said}); rebuilt from the folders"
+
+
+def folders_agree(data: dict[str, Any], batch_dir: Path, file: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``stored_summary``'s answer for a summary that reads well: as it is, when the attempt
+    folders beside it are the ones it lists and still back it."""
     if unlisted := unlisted_folders(data, batch_dir):
         return None, (
             f"{file} does not list the attempt folder(s) {', '.join(f'{n}/' for n in unlisted)} beside it "
