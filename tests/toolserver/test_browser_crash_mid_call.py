@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
 
 from playwright.async_api import Error as PlaywrightError
 
 from tests.support.calls import ref_of
+from tests.support.polling import until
 from tests.support.processes import drivers, kill_new_driver
 from tests.support.site import SITE
 from toolserver import browser as br
@@ -26,12 +26,7 @@ async def crash_browser(own) -> None:
     cdp = await own.host.browser.new_browser_cdp_session()
     with contextlib.suppress(Exception):  # the connection goes down with the browser
         await asyncio.wait_for(cdp.send("Browser.crash"), 2.0)
-    await asyncio.wait_for(until(lambda: own.host.crashes > 0), 10)
-
-
-async def until(ready: Callable[[], bool]) -> None:
-    while not ready():
-        await asyncio.sleep(0.01)
+    assert await until(lambda: own.host.crashes > 0, 10, step=0.01)
 
 
 async def test_a_browser_crash_closes_no_tab_by_its_page(own_sandbox):
@@ -58,7 +53,7 @@ async def settling_click(own):
     session = run.current_session()
     snapshot = (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     call = asyncio.ensure_future(run.call("browser_click", {"ref": ref_of(snapshot, 'button "xhr"')}))
-    await asyncio.wait_for(until(lambda: session.settling.inflight > 0), 10)
+    assert await until(lambda: session.settling.inflight > 0, 10, step=0.01)
     await asyncio.sleep(0.3)
     assert not call.done()
     return run, call
@@ -130,7 +125,7 @@ async def test_a_question_to_a_crashed_page_fails_at_once(sandbox):
     tab = run.current_session().active_tab
     cdp = await tab.page.context.new_cdp_session(tab.page)
     crashing = asyncio.ensure_future(cdp.send("Page.crash"))  # its answer never comes
-    await asyncio.wait_for(until(lambda: tab.crashed), 10)
+    assert await until(lambda: tab.crashed, 10, step=0.01)
     crashing.cancel()
     began = time.monotonic()
     with contextlib.suppress(PlaywrightError):
@@ -149,12 +144,12 @@ async def test_a_tab_whose_close_failed_is_still_recorded_when_its_page_closes_i
     assert (await run.call("browser_start_session", {"provider": "kernel", "url": f"{SITE}/settle"}))["ok"]
     session = run.current_session()
     await session.active_tab.page.evaluate("window.open(location.href)")
-    await asyncio.wait_for(until(lambda: "t2" in session.tabs), 10)
+    assert await until(lambda: "t2" in session.tabs, 10, step=0.01)
     popup = session.tabs["t2"]
     await popup.page.wait_for_load_state("load")
     popup.closing = True  # as a browser_close_tab that failed leaves it
     await popup.page.evaluate("window.close()")
-    await asyncio.wait_for(until(lambda: popup.closed), 10)
+    assert await until(lambda: popup.closed, 10, step=0.01)
     await run.close()
     closed = [e.data for e in parse_trace(run.trace.text()).events if e.kind == "tab_closed"]
     assert closed == [{"tab": "t2", "url": f"{SITE}/settle", "reason": "page"}], closed

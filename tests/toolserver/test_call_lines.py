@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.support.hostile import HOSTILE, build_hostile_mirror
+from tests.support.polling import until
 from tests.support.sandboxes import http_client
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
@@ -137,9 +138,7 @@ async def test_an_answer_is_scored_off_the_event_loop_and_the_run_stays_answered
         run_id = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
         other = (await (await client.post("/runs", json={"pack": "controlled-form"})).json())["run_id"]
         answering = asyncio.ensure_future(client.post(f"/runs/{run_id}/answer", json={"output": "{}"}))
-        deadline = time.monotonic() + 10
-        while not scoring.threads and time.monotonic() < deadline:  # the answer is being scored
-            await asyncio.sleep(0.05)
+        await until(lambda: scoring.threads, 10)  # the answer is being scored
         began = time.monotonic()
         listed = await client.post(f"/runs/{other}/tools/list_tools", json={})
         waited = time.monotonic() - began  # on the event loop, the 4 s of scoring were waited for too

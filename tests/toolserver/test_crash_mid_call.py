@@ -9,12 +9,12 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
 
 import pytest
 
 from tests.support.calls import ref_of
 from tests.support.hostile import build_hostile_mirror, hostile_run, start_hostile
+from tests.support.polling import until
 from tests.support.processes import descendant_argvs
 from tests.support.site import SITE
 from toolserver.capacity import process_tree
@@ -40,11 +40,6 @@ async def crash(tab) -> None:
     crashing.cancel()
     with contextlib.suppress(BaseException):
         await crashing
-
-
-async def until(ready: Callable[[], bool]) -> None:
-    while not ready():
-        await asyncio.sleep(0.01)
 
 
 def loaded(session, path: str) -> bool:
@@ -76,7 +71,7 @@ async def test_a_call_whose_page_crashes_while_it_settles_answers_page_crashed(s
         args = {"url": f"{SITE}/on-load"}
         settling = lambda: loaded(session, "/on-load")  # noqa: E731
     call = asyncio.ensure_future(run.call(tool, args))
-    await asyncio.wait_for(until(settling), 10)
+    assert await until(settling, 10, step=0.01)
     await asyncio.sleep(ASKED_S)
     assert not call.done()
     tab = session.active_tab
@@ -111,7 +106,7 @@ async def test_a_question_to_a_page_that_crashes_ends_at_the_crash(own_sandbox, 
         for pid in process_tree(browser)[1:]:
             if "--type=renderer" in argvs.get(pid, []):
                 os.kill(pid, signal.SIGKILL)
-        await asyncio.wait_for(until(lambda: tab.crashed), 10)
+        assert await until(lambda: tab.crashed, 10, step=0.01)
         crashed_at = time.monotonic()
         reply = await asyncio.wait_for(call, 10)
         waited = time.monotonic() - crashed_at

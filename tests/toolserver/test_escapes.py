@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import pytest
@@ -24,6 +23,7 @@ from tests.support.hostile import (
     snapshot_text,
     start_hostile,
 )
+from tests.support.polling import until
 from tests.support.processes import descendant_argvs
 from toolserver.api import Sandbox
 from toolserver.capacity import process_tree
@@ -38,13 +38,6 @@ def hostile_root(tmp_path_factory):
 
 def violations(run: Run) -> list[dict]:
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == "policy_violation"]
-
-
-async def until(ready: Callable[[], object], seconds: float = 15) -> None:
-    """Until ``ready()`` is true, or ``seconds`` have passed (a page's timers on a busy machine)."""
-    deadline = time.monotonic() + seconds
-    while not ready() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
 
 
 async def test_an_allowed_frame_that_navigates_itself_off_the_allow_list_is_refused(sandbox, hostile_root):
@@ -193,9 +186,8 @@ async def test_posts_a_page_sends_as_it_is_left_are_recorded_with_their_method_a
     def changed() -> set[str]:
         return {e.data["name"] for e in parse_trace(run.trace.text()).events if e.kind == "state_change"}
 
-    deadline = time.monotonic() + 10  # each arrives on its own connection, in its own time (later on a busy machine)
-    while time.monotonic() < deadline and not wanted <= changed():
-        await asyncio.sleep(0.1)
+    # each arrives on its own connection, in its own time (later on a busy machine)
+    await until(lambda: wanted <= changed(), 10, step=0.1)
     await run.close()
     events = parse_trace(run.trace.text()).events
     escaped = {e.data["url"]: e.data["method"] for e in events if e.data.get("reason") == "escaped_interception"}
@@ -219,9 +211,8 @@ async def flood_run(sandbox: Sandbox, hostile_root) -> None:
     await start_hostile(run, "/flood")
     # About 250 refusals a second, fewer on a busy machine; no call in flight. Past 200 counted
     # unwritten, each of the three hosts has spent its lines (the page cycles through them).
-    suppressed, deadline = run.budgets["blocked_request"].suppressed, time.monotonic() + 30
-    while sum(suppressed.values()) <= 200 and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
+    suppressed = run.budgets["blocked_request"].suppressed
+    await until(lambda: sum(suppressed.values()) > 200, 30, step=0.1)
     size = len(run.trace.text())
     await asyncio.sleep(1.5)
     assert len(run.trace.text()) == size  # the window's budget is spent: counted, not written

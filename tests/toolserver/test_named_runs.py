@@ -14,6 +14,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from tests.support.calls import handshake_then, ref_of
+from tests.support.polling import until
 from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
 from toolserver.faults import parse_faults
@@ -84,9 +85,7 @@ async def test_an_idle_named_run_ends_and_a_busy_one_does_not(own_sandbox):
                 await mcp.call_tool("browser_snapshot", {})
             await asyncio.sleep(0.3)
         assert not own.runs[run_id].closed and len(own.runs) == 1
-        deadline = time.monotonic() + 15
-        while not own.runs[run_id].closed and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await until(lambda: own.runs[run_id].closed, 15, step=0.1)
         assert own.runs[run_id].closed and own.named_run("idle") is None
         trace = parse_trace(await (await server.get(f"/runs/{run_id}/trace")).text())
         assert trace.end["reason"] == "idle_timeout" and len(trace.calls) == 4

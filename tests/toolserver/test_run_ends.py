@@ -6,8 +6,8 @@ before the joiner's first call); and an end whose caller is cancelled still writ
 from __future__ import annotations
 
 import asyncio
-import time
 
+from tests.support.polling import until
 from tests.support.sandboxes import http_client
 from toolserver.contract.trace import parse_trace
 
@@ -40,9 +40,7 @@ async def test_an_end_whose_caller_is_cancelled_still_writes_run_end(own_sandbox
         ending = asyncio.ensure_future(run.close("idle_timeout"))
         await asyncio.sleep(0)  # the end has begun (its sessions closing)
         ending.cancel()
-        deadline = time.monotonic() + 10
-        while not run.trace.closed and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await until(lambda: run.trace.closed, 10)
         trace = parse_trace(run.trace.text())
         assert trace.end is not None and trace.end["reason"] == "idle_timeout", run.trace.text()[-500:]
 
@@ -59,9 +57,7 @@ async def test_an_end_whose_close_fails_still_ends_the_run_and_the_idle_sweep_go
             raise RuntimeError("the pictures failed")
 
         own.runs[failing].media.before_call = fails  # this run only (an attribute of its own)
-        deadline = time.monotonic() + 5
-        while not (own.runs[failing].trace.closed and own.runs[idle].trace.closed) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await until(lambda: own.runs[failing].trace.closed and own.runs[idle].trace.closed, 5)
         for run_id in (failing, idle):
             trace = parse_trace(own.runs[run_id].trace.text())
             assert trace.end is not None and trace.end["reason"] == "idle_timeout", run_id

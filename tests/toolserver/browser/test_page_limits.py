@@ -12,6 +12,7 @@ import pytest_asyncio
 
 from tests.support.calls import ref_of
 from tests.support.hostile import HOSTILE, build_hostile_mirror, hostile_run, snapshot_text, start_hostile
+from tests.support.polling import until
 from tests.support.processes import descendant_argvs
 from toolserver.contract.trace import parse_trace
 
@@ -28,9 +29,8 @@ async def test_a_chain_of_popups_grows_the_trace_by_a_bounded_amount(own_sandbox
         run = hostile_run(own, hostile_root, "/popup-chain", mode="observe")
         await start_hostile(run, "/popup-chain")
         suppressed = run.budgets["tab_opened"].suppressed
-        deadline = time.monotonic() + 30  # about 7 popups a second, fewer on a busy machine
-        while sum(suppressed.values()) <= 3 and time.monotonic() < deadline:  # no call in flight
-            await asyncio.sleep(0.1)
+        # about 7 popups a second, fewer on a busy machine; no call in flight
+        await until(lambda: sum(suppressed.values()) > 3, 30, step=0.1)
         snapshot = await run.call("browser_snapshot", {})
         await run.close()
     assert snapshot["ok"], snapshot

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.calls import ref_of
+from tests.support.polling import until
 from tests.support.site import make_pdf
 from tests.support.traces import strict_lines
 from toolserver import pdf
@@ -74,13 +75,6 @@ def events_of(run: Run, kind: str) -> list[dict]:
     return [e.data for e in parse_trace(run.trace.text()).events if e.kind == kind]
 
 
-async def until(check, tries: int = 200) -> None:
-    for _ in range(tries):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-
-
 async def test_a_big_pdfs_text_is_extracted_while_other_runs_are_answered(sandbox, router_root):
     """pypdf ran on the event loop: every run on the server waited out a big PDF's extraction."""
     reader, other = router_run(sandbox, router_root), router_run(sandbox, router_root)
@@ -88,13 +82,13 @@ async def test_a_big_pdfs_text_is_extracted_while_other_runs_are_answered(sandbo
     await start(other, "/calm")
     begun, ended = pdf.extractions()
     opening = asyncio.ensure_future(reader.call("browser_navigate", {"url": f"{ROUTER}/big.pdf"}))
-    await until(lambda: pdf.extractions()[0] > begun, tries=400)
+    await until(lambda: pdf.extractions()[0] > begun, seconds=20)
     answered = await other.call("browser_snapshot", {})
     assert answered["ok"], answered
     assert pdf.extractions() == (begun + 1, ended)  # answered while the extraction still ran
     opened = await opening
     assert opened["ok"], opened
-    await until(lambda: pdf.extractions()[1] > ended, tries=600)
+    await until(lambda: pdf.extractions()[1] > ended, seconds=30)
     text = (await reader.call("browser_snapshot", {}))["result"]["snapshot"]
     assert f"Page {PDF_PAGES} of {PDF_PAGES}" in text and f"the last page of {router_root.name}" in text
     await reader.close()

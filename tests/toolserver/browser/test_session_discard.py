@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from tests.support.polling import until
 from tests.support.site import SITE
 from toolserver.browser import lifecycle
 
@@ -24,15 +25,6 @@ def freeze(pids: list[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-
-
-async def until(ready, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not ready():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
 
 
 @pytest.mark.parametrize("frozen", ["before-the-context-is-made", "once-it-is-made"])
