@@ -147,7 +147,7 @@ def cap_renderer_memory(browser_pid: int, megabytes: int, problems: list[str] | 
     Chromium's zygote runs under one of its own: every zygote in the tree is held). Not on the
     zygote marked ``--no-zygote-sandbox``, which forks the GPU process that composites every
     session's pages. Returns the zygotes held (none where /proc or ``prlimit`` is missing); a
-    zygote that could not be held (not ours to limit) is said in ``problems``, the others held.
+    zygote that could not be held (not ours to limit) is said once in ``problems``, the others held.
 
     The tree is read again after a reading that held a zygote (three readings at most): a child
     forked after /proc was read but before its parent was held escaped the hold; one forked after
@@ -155,15 +155,18 @@ def cap_renderer_memory(browser_pid: int, megabytes: int, problems: list[str] | 
     if not hasattr(resource, "prlimit"):
         return []
     held: list[int] = []
+    said: list[str] = []
     for _ in range(3):
-        now = [pid for pid in _descendants(browser_pid) if pid not in held and _hold_zygote(pid, megabytes, problems)]
+        now = [pid for pid in _descendants(browser_pid) if pid not in held and _hold_zygote(pid, megabytes, said)]
         if not now:
             break
         held += now
+    if problems is not None:
+        problems += dict.fromkeys(said)  # a zygote refused at each reading is said once
     return held
 
 
-def _hold_zygote(pid: int, megabytes: int, problems: list[str] | None) -> bool:
+def _hold_zygote(pid: int, megabytes: int, problems: list[str]) -> bool:
     """Hold ``pid`` to ``megabytes`` of data if it is a zygote that forks renderers."""
     try:
         # Chromium rewrites its children's titles into one string of space-separated switches.
@@ -177,8 +180,7 @@ def _hold_zygote(pid: int, megabytes: int, problems: list[str] | None) -> bool:
     except ProcessLookupError:  # ended meanwhile
         return False
     except OSError as exc:  # not ours to limit (another user's process)
-        if problems is not None:
-            problems.append(f"zygote {pid}: {exc}")
+        problems.append(f"zygote {pid}: {exc}")
         return False
     return True
 

@@ -5,6 +5,7 @@ switches the sandbox drops are not there."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -13,9 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from playwright._impl._driver import compute_driver_executable
 
 from tests.support.calls import start
+from tests.support.nobody import NOBODY
 from tests.support.processes import descendant_argvs
 from toolserver.browser.chromium import DISABLED_FEATURES, DROPPED_PLAYWRIGHT_SWITCHES, cap_renderer_memory
 
@@ -106,6 +109,58 @@ def test_a_zygote_forked_while_the_tree_is_read_is_held_too():
         assert len(zygotes) > 100 and held, (len(zygotes), held)
         unheld = [pid for pid in zygotes if data_limit(pid) != str(4096 << 20)]
         assert not unheld, f"{len(unheld)} of {len(zygotes)} not held"
+    finally:
+        for pid in [*descendant_argvs(browser.pid), browser.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        browser.wait()
+
+
+# A stand-in for a browser with two zygotes, one of them nobody's (titled by the shell's $0).
+TWO_ZYGOTES = (
+    "import subprocess, sys\n"
+    "zygote = ['sh', '-c', 'sleep 20; true', '--type=zygote']\n"
+    "nobodys = subprocess.Popen(zygote, user=65534, group=65534, extra_groups=[])\n"
+    "roots = subprocess.Popen(zygote)\n"
+    "print(nobodys.pid, roots.pid, flush=True)\n"
+    "nobodys.wait(); roots.wait()\n"
+)
+
+
+def cap_as_nobody(browser: int) -> tuple[list[int], list[str]]:
+    """``cap_renderer_memory`` called by a forked child that became nobody (real user too: prlimit
+    checks it), whose modules are already imported (nobody may not read the Python install)."""
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        try:
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+            problems: list[str] = []
+            held = cap_renderer_memory(browser, 4096, problems)
+            os.write(writing, json.dumps([held, problems]).encode())
+        finally:
+            os._exit(0)
+    os.close(writing)
+    with os.fdopen(reading) as said:
+        held, problems = json.loads(said.read())
+    os.waitpid(child, 0)
+    return held, problems
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting another user's process takes root")
+def test_a_zygote_not_ours_to_hold_is_said_once():
+    """A zygote that could not be held was said again at each reading of the tree after the first
+    (the tree is read again after a reading that held another zygote)."""
+    browser = subprocess.Popen([sys.executable, "-c", TWO_ZYGOTES], stdout=subprocess.PIPE, text=True)
+    try:
+        assert browser.stdout is not None
+        nobodys, roots = map(int, browser.stdout.readline().split())
+        held, problems = cap_as_nobody(browser.pid)
+        assert held == [nobodys], held  # it can hold its own
+        assert problems == [f"zygote {roots}: [Errno 1] Operation not permitted"], problems
+        assert data_limit(nobodys) == str(4096 << 20) and data_limit(roots) == "unlimited"
     finally:
         for pid in [*descendant_argvs(browser.pid), browser.pid]:
             with contextlib.suppress(ProcessLookupError):
