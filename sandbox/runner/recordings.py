@@ -66,7 +66,7 @@ class RecordedCall:
         return cls(
             seq=call.seq,
             tool=call.tool,
-            args=call.args,
+            args=parse_arguments(call.args),  # a minimal trace's may be JSON text, as OpenAI's are
             ok=call.ok if answered else None,
             result=call.result,
             # a minimal trace's error text that names no type (``UNKNOWN_ERROR``): its type is not compared
@@ -101,10 +101,15 @@ def load_recording(path: Path, sample: str | None = None) -> Recording:
     ``ValueError`` (saying what was found and what is read, or which file cannot be read and why)
     when it cannot be replayed."""
     path = Path(path)
-    if not path.is_dir() and not path.is_file():
+    try:
+        is_folder = path.is_dir()
+        found = is_folder or path.is_file()
+    except OSError as exc:  # a name too long, a folder not ours to enter
+        raise ValueError(f"{path} cannot be looked up: {exc.strerror or exc}") from None
+    if not found:
         raise FileNotFoundError(f"no trace at {path}: give {KINDS_READ}")
     try:
-        recording = attempt_folder(path) if path.is_dir() else recording_file(path, sample)
+        recording = attempt_folder(path) if is_folder else recording_file(path, sample)
     except RecursionError:  # json's decoder and the readers recurse per level: a hand-made or hostile file
         raise ValueError(
             f"{path} holds JSON nested too deeply to read (deeper than Python's recursion limit); "
@@ -162,6 +167,7 @@ HEADER_TYPES: dict[str, tuple[type, str]] = {  # what replay reads of a trace he
     "policy": (str, "a policy mode"),
     "block_state_changes": (bool, "true or false"),
     "mirror_checksum": (str, "a checksum"),
+    "pack_path": (str, "a folder's path"),  # an exported Inspect sample's: a pack of the user's own
 }
 
 
@@ -200,9 +206,14 @@ def calls_not_read(text: str, calls: list[CallRecord]) -> list[dict[str, Any]]:
             data = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(data, dict) or data.get("type", "call") != "call":
+        if not isinstance(data, dict):
             continue
+        kind = data.get("type", "call")
+        if kind in ("run", "event", "run_end") or (kind != "call" and not {"seq", "tool"} & data.keys()):
+            continue  # another kind of line, or one of no kind a trace has that is no call's either
         try:
+            if kind != "call":
+                raise ValueError(f"its type is {described(kind)}, not 'call'")
             call = CallRecord.model_validate(normalise_call(data))
         except Exception as exc:  # what parse_trace left out: its problem line says it too
             seq, tool = data.get("seq"), data.get("tool")
@@ -222,6 +233,8 @@ def calls_not_read(text: str, calls: list[CallRecord]) -> list[dict[str, Any]]:
     for entry in waiting:  # after the last call read
         entry["seq"] = last + 1
     seqs, unread = sorted({call.seq for call in calls}), {entry["seq"] for entry in found}
+    if seqs and seqs[0] > 1:  # a trace's seqs start at 1: its first call lines are gone
+        seqs.insert(0, 0)
     for before, after in zip(seqs, seqs[1:], strict=False):
         between = range(before + 1, after)  # looked through only as far as the unread lines go
         first = next((seq for seq in between if seq not in unread), None)
@@ -229,9 +242,10 @@ def calls_not_read(text: str, calls: list[CallRecord]) -> list[dict[str, Any]]:
             continue
         last = next(seq for seq in reversed(between) if seq not in unread)
         span = f"seq {first}" if first == last else f"seqs {first}-{last}"
+        where = f"before seq {after}" if before == 0 else f"between seq {before} and {after}"
         found.append(
             {"seq": first, "tool": "?", "difference": f"{NOT_REPLAYED}: the trace holds no call of {span} "
-             f"(between seq {before} and {after}: a line deleted?)"}
+             f"({where}: a line deleted?)"}
         )  # fmt: skip
     return sorted(found, key=lambda entry: entry["seq"])
 
@@ -303,7 +317,7 @@ def recording_file(path: Path, sample: str | None) -> Recording:
     if raw.startswith(ZIP_MAGIC):
         return inspect_recording(path, sample)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark some editors write is not the first line's
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is neither text nor an Inspect .eval log ({exc}); replay reads {KINDS_READ}") from exc
     if not text.strip():
@@ -337,15 +351,21 @@ def trace_file(text: str, path: Path) -> Recording:
 
 
 def first_line(text: str) -> Any:
-    line = next((line for line in text.split("\n") if line.strip()), "")
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError:
-        return None
+    """The first line of ``text`` that is JSON (a trace's garbled first line leaves the rest a trace)."""
+    for line in text.split("\n"):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
 
 
 def is_trace_line(data: Any) -> bool:
-    return isinstance(data, dict) and (data.get("type") in TRACE_LINE_TYPES or {"seq", "tool"} <= data.keys())
+    if not isinstance(data, dict):
+        return False
+    kind = data.get("type")
+    return (isinstance(kind, str) and kind in TRACE_LINE_TYPES) or {"seq", "tool"} <= data.keys()
 
 
 # --- what a tool result says ----------------------------------------------------------------
@@ -369,6 +389,8 @@ def answered(call: RecordedCall, parts: list[str], is_error: bool | None) -> Rec
             return replace(call, ok=False, error_type=single["type"])
         typed = TYPED_MESSAGE.match(" ".join(parts))
         return replace(call, ok=False, error_type=typed.group(1) if typed else None)
+    if not found and not texts:  # no text at all (empty content, blocks of no text): the outcome alone, if flagged
+        return replace(call, ok=None if is_error is None else True)
     result: dict[str, Any] = {}
     for parsed in found:
         result.update(parsed)
@@ -462,7 +484,7 @@ def described(value: Any) -> str:
 
 def openai_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[list[RecordedCall], str]:
     calls: list[RecordedCall] = []
-    waiting: dict[str, int] = {}  # tool_call_id -> index in calls
+    waiting: dict[Any, int] = {}  # tool_call_id (``waiting_key``) -> index in calls
     output = ""
     for number, message in enumerate(messages, 1):
         role = message.get("role")
@@ -485,7 +507,7 @@ def openai_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[l
                         args=parse_arguments(function.get("arguments")),
                     )
                 )
-                waiting[str(tool_call.get("id"))] = len(calls) - 1
+                waiting[waiting_key(tool_call.get("id"), len(calls))] = len(calls) - 1
         elif role == "tool":
             index = answer_index(waiting, message.get("tool_call_id"))
             if index is not None:
@@ -495,7 +517,7 @@ def openai_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[l
 
 def anthropic_calls(messages: list[dict[str, Any]], problems: list[str]) -> tuple[list[RecordedCall], str]:
     calls: list[RecordedCall] = []
-    waiting: dict[str, int] = {}
+    waiting: dict[Any, int] = {}
     output = ""
     for number, message in enumerate(messages, 1):
         content = message.get("content")
@@ -510,7 +532,7 @@ def anthropic_calls(messages: list[dict[str, Any]], problems: list[str]) -> tupl
             for block in blocks:
                 if block.get("type") == "tool_use":
                     calls.append(RecordedCall(seq=len(calls) + 1, tool=str(block.get("name")), args=block.get("input")))
-                    waiting[str(block.get("id"))] = len(calls) - 1
+                    waiting[waiting_key(block.get("id"), len(calls))] = len(calls) - 1
         for block in blocks:
             if block.get("type") == "tool_result":
                 index = answer_index(waiting, block.get("tool_use_id"))
@@ -520,9 +542,15 @@ def anthropic_calls(messages: list[dict[str, Any]], problems: list[str]) -> tupl
     return calls, output
 
 
-def answer_index(waiting: dict[str, int], call_id: Any) -> int | None:
+def waiting_key(call_id: Any, seq: int) -> Any:
+    """A call's key among those waiting for a result: its id as text; a call without one its own
+    key (each one of them used to overwrite the last: their results went to the wrong calls)."""
+    return str(call_id) if call_id is not None else ("no id", seq)
+
+
+def answer_index(waiting: dict[Any, int], call_id: Any) -> int | None:
     """The call a result answers: by its id, else the oldest one still waiting."""
-    if str(call_id) in waiting:
+    if call_id is not None and str(call_id) in waiting:
         return waiting.pop(str(call_id))
     if waiting:
         oldest = min(waiting, key=waiting.__getitem__)
@@ -567,12 +595,13 @@ def inspect_recording(path: Path, sample_id: str | None) -> Recording:
         raise ValueError(f"{path} has no sample {sample_id!r}; its samples: {shown} (give one with --sample ID)")
     sample = samples[index]
     calls = tool_event_calls(sample.events) or message_calls(sample.messages)
-    metadata, problems = header_read(sample.metadata or {}, ("pack", "site_key"), "the Inspect sample's")
+    metadata, problems = header_read(sample.metadata or {}, ("pack", "site_key", "pack_path"), "the Inspect sample's")
+    own = metadata.get("pack_path")  # a pack of the user's own, loaded from its folder (as an attempt folder's)
     return Recording(
         kind="Inspect log",
         path=path,
         calls=calls,
-        pack=metadata.get("pack"),
+        pack=(own if own and Path(own).is_dir() else None) or metadata.get("pack"),
         site_key=metadata.get("site_key") or site_key_of(calls),
         output=inspect_answer(sample),
         elapsed_seconds=inspect_elapsed(sample),

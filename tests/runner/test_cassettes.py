@@ -20,6 +20,7 @@ from toolserver.formats import tool_definitions
 from toolserver.tools import default_registry
 
 CASSETTE = PROJECT_ROOT / "fixtures" / "cassettes" / "openai-bid-intake.yaml"
+DEEP = "[" * 100_000 + "]" * 100_000
 TOOLS = tool_definitions(MODEL_TOOL_FORMATS["openai"], default_registry().schemas())
 
 
@@ -61,9 +62,14 @@ def first_body(change: Callable[[dict], None]) -> Callable[[dict], None]:
         (lambda data: data["interactions"][0]["request"].update(method=["POST"]), "request method is list"),
         (lambda data: data["interactions"][1]["request"].update(uri={"a": 1}), "interaction 2's request uri is dict"),
         (lambda data: data["interactions"][2]["request"].update(headers=["x"]), "3's request headers is list"),
+        # vcrpy's loader failed on it, every attempt: TypeError: Request.__init__() got an unexpected keyword argument
+        (lambda data: data["interactions"][1]["request"].update(note="x"), "interaction 2's request has 'note', which"),
+        # a RecursionError traceback from the check, in every record mode
+        (lambda data: data["interactions"][0]["request"].update(body=DEEP), "it holds YAML or JSON nested too deeply"),
     ],
     ids=["interactions", "interaction", "request", "response", "messages", "tools"]
-    + ["no-interactions", "uri", "status-message", "header", "method-list", "uri-mapping", "headers-list"],
+    + ["no-interactions", "uri", "status-message", "header", "method-list", "uri-mapping", "headers-list"]
+    + ["request-key", "deep-body"],
 )
 def test_a_cassette_of_the_wrong_structure_is_refused_saying_where(tmp_path, damage, says):
     """Each ended in an AttributeError traceback (exit 1 from `sandbox run`, a crash in pytest)."""
@@ -194,6 +200,8 @@ def test_a_path_that_cannot_hold_a_cassette_is_refused_in_every_record_mode(tmp_
     for path, says in [
         (tmp_path / "folder.yaml", f"cassette {tmp_path}/folder.yaml is a folder, not a file: pass the path of a"),
         (tmp_path / "a-file" / "c.yaml", f"cassette {tmp_path}/a-file/c.yaml cannot be written: {tmp_path}/a-file is"),
+        # an OSError traceback (Errno 36) from `sandbox run` and the pytest plugin
+        (tmp_path / ("x" * 300), f"cassette {tmp_path}/{'x' * 300} cannot be looked up: File name too long"),
     ]:
         with pytest.raises(CassetteMismatch) as refused:
             nothing_recorded(path)

@@ -57,7 +57,7 @@ async def test_replay_report_marks_the_first_divergence(sandbox, tmp_path, capsy
     assert await asyncio.to_thread(main, ["replay", str(folder), "--report"]) == 1  # the CLI runs its own loop
     printed = capsys.readouterr().out
     assert f"first divergence at seq {call['seq']} (browser_snapshot): .result.snapshot: first difference" in printed
-    assert "Grovel" in printed and "Gravel" in printed
+    assert "Grovel" in printed and "Gravel" in printed and "no divergence" not in printed
     assert printed.splitlines()[-1] == f"report: {folder / 'replay-report.html'}"
     page, context, _ = await open_report(sandbox, folder / "replay-report.html")
     try:

@@ -26,6 +26,7 @@ from toolserver.contract.trace import CallRecord, read_trace
 
 DEEP = "[" * 100_000 + "]" * 100_000
 TRACE_LINE = json.dumps({"seq": 1, "tool": "browser_snapshot", "args": {}, "ok": True, "result": {}})
+TYPE_LIST = json.dumps({"type": ["call"], "seq": 1, "tool": "browser_snapshot", "args": {}})
 DEEP_ARGUMENTS = [
     {"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "x", "arguments": DEEP}}]}
 ]
@@ -99,9 +100,13 @@ async def test_a_changed_result_in_an_inspect_log_is_the_first_divergence(sandbo
     assert report.first_divergence["difference"].startswith(".result.snapshot: first difference")
 
 
-async def test_a_minimal_trace_of_another_harness_is_compared_on_the_fields_it_gives(sandbox, attempt, tmp_path):
+@pytest.mark.parametrize("args_as", ["object", "JSON text"])
+async def test_a_minimal_trace_of_another_harness_is_compared_on_the_fields_it_gives(
+    sandbox, attempt, tmp_path, args_as
+):
     """The trace concept page's minimal format gives the start's provider alone: the fields the
-    sandbox adds (profile, session id, status, ...) are not a divergence there."""
+    sandbox adds (profile, session id, status, ...) are not a divergence there. Its ``args`` may
+    be JSON text, as OpenAI-style harnesses store them (each such call was refused on replay)."""
     header = {
         "type": "run",
         "pack": "controlled-form",
@@ -109,7 +114,8 @@ async def test_a_minimal_trace_of_another_harness_is_compared_on_the_fields_it_g
     }
     lines = [header]
     for call in attempt.calls:
-        line = {"seq": call.seq, "tool": call.tool, "args": call.args, "ok": call.ok}
+        args = json.dumps(call.args) if args_as == "JSON text" else call.args
+        line = {"seq": call.seq, "tool": call.tool, "args": args, "ok": call.ok}
         if call.tool == "browser_start_session":
             line["result"] = {"provider": call.result["provider"]}
         lines.append(line)
@@ -197,8 +203,10 @@ def test_replay_command_replays_a_transcript_and_names_its_source(attempt, tmp_p
         ("deep.json", DEEP, "holds JSON nested too deeply to read (deeper than Python's recursion limit)"),
         ("deep-line.jsonl", f"{TRACE_LINE}\n{DEEP}\n", "holds JSON nested too deeply to read"),
         ("deep-arguments.json", json.dumps(DEEP_ARGUMENTS), "holds JSON nested too deeply to read"),
+        # a TypeError traceback (unhashable type: 'list')
+        ("type-list.jsonl", f"{TYPE_LIST}\n{TYPE_LIST}\n", "records no tool call: there is nothing to replay"),
     ],
-    ids=["garbled", "unknown", "no-calls", "empty", "binary", "deep", "deep-line", "deep-arguments"],
+    ids=["garbled", "unknown", "no-calls", "empty", "binary", "deep", "deep-line", "deep-arguments", "type-list"],
 )
 def test_unreadable_or_unknown_recordings_are_refused_with_exit_2(tmp_path, capsys, name, content, says):
     file = tmp_path / name
@@ -279,6 +287,76 @@ def test_a_garbled_openai_tool_call_is_said_not_a_traceback(tmp_path, capsys, me
         f"sandbox replay: {file} (OpenAI messages) records no tool call: there is nothing to replay"
     )
     assert says in error and "not replayed" in error, error
+
+
+def trace_line(seq: int, **more: object) -> str:
+    return json.dumps({"seq": seq, "tool": "browser_snapshot", "args": {}, **more}) + "\n"
+
+
+def test_a_trace_file_with_a_byte_order_mark_or_a_garbled_first_line_is_read(tmp_path):
+    """Each was refused as "not valid JSON nor a JSONL trace" (exit 2), though the same trace in its
+    attempt folder replayed."""
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + (trace_line(1) + trace_line(2)).encode())
+    assert [call.seq for call in load_recording(marked).calls] == [1, 2]
+    garbled = tmp_path / "garbled.jsonl"
+    garbled.write_text('{"seq": 1, "tool": "browser_snap\n' + trace_line(2), encoding="utf-8")
+    recording = load_recording(garbled)
+    assert recording.kind == "trace" and [call.seq for call in recording.calls] == [2]
+    assert recording.not_read[0]["difference"].startswith("recorded, not replayed: the trace holds no call of seq 1")
+
+
+def test_a_trace_missing_its_first_calls_or_with_a_call_of_a_garbled_type_diverges_there(tmp_path):
+    """Only a seq missing between two calls read was a divergence: a trace without its first
+    lines, or with a call line whose type was garbled, replayed to "no divergence" and exit 0."""
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(trace_line(3) + trace_line(4), encoding="utf-8")
+    (missing,) = load_recording(cut).not_read
+    assert missing == {
+        "seq": 1,
+        "tool": "?",
+        "difference": "recorded, not replayed: the trace holds no call of seqs 1-2 (before seq 3: a line deleted?)",
+    }
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(trace_line(1) + trace_line(2, type="cal") + trace_line(3), encoding="utf-8")
+    (unread,) = load_recording(typo).not_read
+    assert unread["seq"] == 2 and unread["tool"] == "browser_snapshot", unread
+    assert unread["difference"] == (
+        "recorded, not replayed: trace line 2 cannot be read (ValueError: its type is str \"cal\", not 'call')"
+    )
+
+
+def test_chat_results_without_text_or_calls_without_ids_are_read_as_they_were(tmp_path):
+    """An empty result was read as the result {}, a false divergence from every real one; calls
+    without ids each overwrote the last one waiting, so a call got another's result."""
+    openai = [
+        {"role": "assistant", "tool_calls": [{"function": {"name": "browser_navigate", "arguments": "{}"}}]},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "browser_snapshot", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"url": "A"}'},
+        {"role": "tool", "content": '{"url": "B"}'},
+        {"role": "assistant", "tool_calls": [{"id": "c3", "function": {"name": "browser_snapshot", "arguments": ""}}]},
+        {"role": "tool", "tool_call_id": "c3", "content": ""},
+    ]
+    calls = load_recording(write_json(tmp_path / "openai.json", openai)).calls
+    assert [(c.tool, c.ok, c.result) for c in calls] == [
+        ("browser_navigate", True, {"url": "A"}),
+        ("browser_snapshot", True, {"url": "B"}),
+        ("browser_snapshot", None, None),  # no text, no error flag: not compared
+    ]
+    use = {"type": "tool_use", "id": "t1", "name": "browser_snapshot", "input": {}}
+    anthropic = [
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": []}]},
+    ]
+    (call,) = load_recording(write_json(tmp_path / "anthropic.json", anthropic)).calls
+    assert (call.ok, call.result) == (True, None)  # the outcome alone: is_error says it was not one
+
+
+def test_a_recording_path_that_cannot_be_looked_up_is_said_with_exit_2(tmp_path, capsys):
+    """An OSError traceback (Errno 36, File name too long)."""
+    path = tmp_path / ("x" * 300)
+    assert main(["replay", str(path), "--pack", "controlled-form"]) == 2
+    assert capsys.readouterr().err == f"sandbox replay: {path} cannot be looked up: File name too long\n"
 
 
 def test_an_anthropic_block_that_is_no_mapping_is_skipped_and_said(tmp_path):

@@ -254,7 +254,7 @@ def print_report(report, as_json: bool) -> None:
             f"{report.not_read} recorded call(s) could not be read or are missing, and were not replayed: the "
             "calls after them ran on another state"
         )
-    else:
+    elif not report.first_divergence:
         print("no divergence: every compared result matches the recording (ids and times ignored)")
     if report.other_pack:
         print(

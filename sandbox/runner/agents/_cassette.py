@@ -69,6 +69,16 @@ def recorded_interactions(path: Path) -> list[dict]:
     file holds none. ``CassetteUnreadable`` says what is wrong where: a file that is not a
     cassette, a part missing or of another type, a response body that is not the JSON its headers
     say, a request recorded twice."""
+    try:
+        return checked_interactions(path)
+    except RecursionError:  # YAML's and JSON's readers recurse per level: a hand-made or hostile file
+        raise CassetteUnreadable(
+            f"cassette {path} cannot be read: it holds YAML or JSON nested too deeply (deeper than Python's "
+            "recursion limit)"
+        ) from None
+
+
+def checked_interactions(path: Path) -> list[dict]:
     from vcr.serializers import yamlserializer  # vcrpy's own YAML loader, so we read what it reads
 
     if Path(path).is_dir():
@@ -121,13 +131,21 @@ def missing_part(path: Path, number: int, part: str, key: str, holds: str) -> Ca
     )
 
 
+REQUEST_KEYS = ("method", "uri", "body", "headers")
+
+
 def check_request(path: Path, number: int, request: dict) -> None:
     """A request as vcrpy replays it: a method and a uri (texts), a body, headers (a mapping); a body
     its content-type says is JSON a JSON object (the conversation matcher judges it: one that is not
     would match any request, and the cassette would replay for another model or task)."""
-    for key in ("method", "uri", "body", "headers"):
+    for key in REQUEST_KEYS:
         if key not in request:
             raise missing_part(path, number, "request", key, "method, uri, body and headers")
+    if other := sorted(map(str, request.keys() - set(REQUEST_KEYS))):  # vcrpy builds its Request of them all
+        raise CassetteUnreadable(
+            f"cassette {path} cannot be read: interaction {number}'s request has {', '.join(map(repr, other))}, "
+            "which vcrpy's requests do not hold (they hold method, uri, body and headers alone)"
+        )
     for key, kind, holds in (("method", str, "a text"), ("uri", str, "a text"), ("headers", dict, "a mapping")):
         if not isinstance(request[key], kind):
             what = f"interaction {number}'s request {key}"
@@ -275,11 +293,16 @@ def _holds_interactions(path: str, mtime_ns: int, size: int, inode: int) -> bool
 
 def path_problem(path: Path) -> str | None:
     """Why a cassette cannot be at ``path`` at all (read or written), or None."""
-    if path.exists() and not path.is_file():
-        return f"cassette {path} is a {'folder' if path.is_dir() else 'special file'}, not a file"
-    for folder in path.parents:
-        if folder.exists():
-            return None if folder.is_dir() else f"cassette {path} cannot be written: {folder} is a file, not a folder"
+    try:
+        if path.exists() and not path.is_file():
+            return f"cassette {path} is a {'folder' if path.is_dir() else 'special file'}, not a file"
+        for folder in path.parents:
+            if folder.exists():
+                return (
+                    None if folder.is_dir() else f"cassette {path} cannot be written: {folder} is a file, not a folder"
+                )
+    except OSError as exc:  # a name too long, a folder not ours to enter
+        return f"cassette {path} cannot be looked up: {exc.strerror or exc}"
     return None
 
 
