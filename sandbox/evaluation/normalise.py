@@ -13,6 +13,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from fractions import Fraction
 from typing import Any
 
+from sandbox.evaluation.shown import short_repr
+
 
 class NotComparable(ValueError):
     """The value has the wrong type or form for the rule; the message says what was expected."""
@@ -54,7 +56,7 @@ def normalise_enum(value: Any, *, enum_values: Sequence[str] = (), **_: Any) -> 
     if not isinstance(value, str):
         raise NotComparable(f"expected one of the enum strings, got {describe(value)}")
     if value not in enum_values:
-        raise NotComparable(f"{value!r} is not one of {list(enum_values)}")
+        raise NotComparable(f"{short_repr(value)} is not one of {list(enum_values)}")
     return value
 
 
@@ -69,11 +71,11 @@ def normalise_date(value: Any, **_: Any) -> Hashable:
         raise NotComparable(f"expected a YYYY-MM-DD date string, got {describe(value)}")
     match = _DATE.fullmatch(value)
     if not match:
-        raise NotComparable(f"{value!r} is not a YYYY-MM-DD date")
+        raise NotComparable(f"{short_repr(value)} is not a YYYY-MM-DD date")
     try:
         return date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError as exc:
-        raise NotComparable(f"{value!r} is not a valid date ({exc})") from None
+        raise NotComparable(f"{short_repr(value)} is not a valid date ({exc})") from None
 
 
 _DATETIME = re.compile(
@@ -94,12 +96,12 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
         raise NotComparable(f"expected an ISO 8601 date-time string, got {describe(value)}")
     match = _DATETIME.fullmatch(value)
     if not match:
-        raise NotComparable(f"{value!r} is not an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss[.fff]±hh:mm)")
+        raise NotComparable(f"{short_repr(value)} is not an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss[.fff]±hh:mm)")
     try:
         year, month, day, hour, minute, second = (int(match[i]) for i in range(1, 7))
         wall = datetime(year, month, day, hour, minute, second)
     except ValueError as exc:
-        raise NotComparable(f"{value!r} is not a valid date-time ({exc})") from None
+        raise NotComparable(f"{short_repr(value)} is not a valid date-time ({exc})") from None
     digits = (match[7] or "").rstrip("0")  # trailing zeros do not change the instant
     if len(digits) > MAX_FRACTION_DIGITS:
         raise NotComparable(
@@ -115,7 +117,7 @@ def normalise_datetime(value: Any, **_: Any) -> Hashable:
     else:
         hours, minutes = int(offset[1:3]), int(offset[4:6])
         if hours > 23 or minutes > 59:
-            raise NotComparable(f"{value!r} has an invalid UTC offset")
+            raise NotComparable(f"{short_repr(value)} has an invalid UTC offset")
         delta = timedelta(hours=hours, minutes=minutes) * (1 if offset[0] == "+" else -1)
     instant = wall.replace(tzinfo=timezone(delta)) - _EPOCH
     return ("instant", int(instant.total_seconds()) + fraction)

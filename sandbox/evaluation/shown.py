@@ -6,7 +6,9 @@ isolates, so ``got "abc"`` cannot be made to read as another value) are written 
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")  # line breaks and tabs kept
@@ -28,3 +30,18 @@ def json_shown(text: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``, which escapes C0 controls only) with the
     rest of those characters as JSON escapes (``\\u009b``, ``\\u202e``): the same JSON, safe to print."""
     return JSON_UNESCAPED.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def short_json(value: Any, limit: int = 120) -> str:
+    """``value`` as JSON for a message, cut to ``limit`` characters (``...`` marks the cut): an
+    agent's megabyte argument does not make a megabyte report."""
+    return _cut(json.dumps(value, default=str), limit)
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (``...`` marks the cut)."""
+    return _cut(repr(value), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

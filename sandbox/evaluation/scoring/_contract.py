@@ -17,6 +17,7 @@ line break.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -129,12 +130,12 @@ def _error(parsed: ParsedOutput, code: str, message: str) -> ParsedOutput:
     return parsed
 
 
-def _fence_encloses(text: str, begin: int, end: int) -> bool:
-    """Whether the nearest non-blank line before ``begin`` or after ``end`` (marker positions)
-    is a fence line: a fence around the markers. A fence elsewhere in prose is tolerated."""
-    before = text[:begin].rstrip().rpartition("\n")[2]
-    after = text[end:].lstrip().partition("\n")[0]
-    return bool(_FENCE.match(before) or _FENCE.match(after))
+def _fence_encloses(text: str, begin: int) -> bool:
+    """Whether a Markdown code block is open at ``begin`` (the BEGIN marker's position): an odd
+    number of fence lines before it, the last one opening a block the markers are in. A block
+    closed before the markers, or opened after them, is prose, and tolerated (the nearest line
+    was looked at: a block's closing fence just before BEGIN failed the contract)."""
+    return len(_FENCE.findall(text, 0, begin)) % 2 == 1
 
 
 def parse_output(text: Any, pack: Pack) -> ParsedOutput:
@@ -159,7 +160,7 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
     start = opening + len(BEGIN)
     body = text[start:stop]
     fenced = bool(_FENCE.search(body))
-    if fenced or _fence_encloses(text, opening, stop + len(END)):
+    if fenced or _fence_encloses(text, opening):
         _error(parsed, "markdown_fence", "a Markdown code fence wraps the JSON; emit the JSON between the markers bare")
     if fenced:
         body = _FENCE_LINE.sub("", body)
@@ -175,8 +176,9 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
             position = start + exc.pos
             line = text.count("\n", 0, position) + 1
             column = position - (text.rfind("\n", 0, position) + 1) + 1
-        else:
-            line, column = exc.lineno, exc.colno
+        else:  # the fence lines were emptied, not taken out: the body's lines are still the output's
+            line = text.count("\n", 0, start) + exc.lineno
+            column = exc.colno + (start - (text.rfind("\n", 0, start) + 1) if exc.lineno == 1 else 0)
         return _error(
             parsed,
             "invalid_json",
@@ -192,11 +194,11 @@ def parse_output(text: Any, pack: Pack) -> ParsedOutput:
             f"{cut(where, 120)}: key {cut(json.dumps(key), 120)} appears more than once in one object; "
             "give each key once (the report shows the last value)",
         )
-    errors = sorted(
-        schema_validator(pack).iter_errors(parsed.data), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
-    )
+    # the first errors alone: every error of a long garbled answer took gigabytes and a minute
+    first = itertools.islice(schema_validator(pack).iter_errors(parsed.data), MAX_SCHEMA_ERRORS + 1)
+    errors = sorted(first, key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     for error in errors[:MAX_SCHEMA_ERRORS]:
         _error(parsed, "schema_violation", _schema_message(error))
     if len(errors) > MAX_SCHEMA_ERRORS:
-        _error(parsed, "schema_violation", f"... and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
+        _error(parsed, "schema_violation", f"... and more schema errors (the first {MAX_SCHEMA_ERRORS} are listed)")
     return parsed

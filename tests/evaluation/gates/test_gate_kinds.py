@@ -145,6 +145,10 @@ def test_start_session_arguments(form, start, message):
         ({"fallback": "auto"}, ["fallback"]),
         ({"backup": "Browserbase"}, ["backup"]),
         ({"allow_fallback": False, "fallback_provider": None}, []),  # explicitly not requested
+        # inside a list or an object: each passed (a trace of another harness's)
+        ({"providers": ["kernel", "browserbase"]}, ["providers"]),
+        ({"options": {"fallback": True, "provider": "browserbase"}}, ["options"]),
+        ({"options": {"fallback": False, "retries": [1, {"delay": None}]}}, []),
     ],
 )
 def test_requesting_browserbase_or_fallback_fails(form, extra, failing):
@@ -257,6 +261,19 @@ def test_open_tab_url_is_checked(ecfr):
 def test_non_string_url_fails(ecfr):
     b = TraceBuilder().start(ECFR_BEFORE).navigate(ECFR_AFTER).navigate(ECFR_VERSIONS)
     b.call("browser_navigate", {"url": ["x"]}, error="invalid")
+    b.snapshot().snapshot().snapshot().close()
+    assert ("allowed_urls", 4) in failures(ecfr, b)
+
+
+def test_a_refused_call_with_a_null_url_opened_nothing(ecfr):
+    """It failed allowed_urls ("url null is not an allowed resource URL"), where the same call
+    without a url (null is not given, as the tools read it) did not: a failed call opened nothing."""
+    b = TraceBuilder().start(ECFR_BEFORE).navigate(ECFR_AFTER).navigate(ECFR_VERSIONS)
+    b.call("browser_navigate", {"url": None}, error="invalid")
+    b.snapshot().snapshot().snapshot().close()
+    assert ("allowed_urls", 4) not in failures(ecfr, b)
+    b = TraceBuilder().start(ECFR_BEFORE).navigate(ECFR_AFTER).navigate(ECFR_VERSIONS)
+    b.call("browser_navigate", {"url": None}, result={})  # one that succeeded cannot be checked
     b.snapshot().snapshot().snapshot().close()
     assert ("allowed_urls", 4) in failures(ecfr, b)
 

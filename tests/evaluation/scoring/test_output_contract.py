@@ -78,10 +78,17 @@ def test_a_fence_next_to_the_markers_fails(form, before, after):
     assert codes(report) == ["markdown_fence"] and report.field_accuracy == 1.0
 
 
-def test_a_fence_in_the_prose_is_tolerated(form):
-    """Only a fence in or around the markers wraps the JSON; one in the text outside does not."""
-    prose = "I ran:\n```\nbrowser_navigate(url)\n```\nThe result follows.\n"
-    after = "\nNotes:\n~~~\nno errors\n~~~\n"
+@pytest.mark.parametrize(
+    "prose, after",
+    [
+        ("I ran:\n```\nbrowser_navigate(url)\n```\nThe result follows.\n", "\nNotes:\n~~~\nno errors\n~~~\n"),
+        # the nearest line was looked at: a block's closing fence was taken for one around the markers
+        ("Summary:\n```\nstep 1\n```\n\n", "\n```\nstep 2\n```\n"),
+    ],
+    ids=["apart", "just-before-and-after"],
+)
+def test_a_fence_in_the_prose_is_tolerated(form, prose, after):
+    """Only a fence in or around the markers wraps the JSON; a block in the text outside does not."""
     report = score(form, attempt_output(cited_record(form), before=prose, after=after))
     assert report.output_contract.ok and report.qualified_pass, report.reasons
 
@@ -90,6 +97,14 @@ def test_invalid_json(form):
     report = score(form, 'BENCHMARK_JSON_BEGIN\n[{"record_id": "controlled-form-react-v1",}]\nBENCHMARK_JSON_END')
     assert codes(report) == ["invalid_json"] and "output line 2, column 43" in report.output_contract.errors[0].message
     assert not report.qualified_pass
+
+
+def test_invalid_fenced_json_is_placed_in_the_output_too(form):
+    """Counted from the text between the markers, where the output's line was said."""
+    text = 'Prose.\nMore.\nBENCHMARK_JSON_BEGIN\n```json\n[{"record_id": "x",}]\n```\nBENCHMARK_JSON_END'
+    report = score(form, text)
+    assert codes(report) == ["markdown_fence", "invalid_json"], codes(report)
+    assert "(output line 5, column 20)" in report.output_contract.errors[1].message
 
 
 @pytest.mark.parametrize(
@@ -271,4 +286,24 @@ def test_an_agents_huge_values_are_cut_in_the_report(form):
     ]
     assert "is not of type 'string'" in " ".join(e.message for e in report.output_contract.errors)
     assert sum(len(r) for r in report.reasons) < 3_000
+    assert len(describe_score(report)) < 20_000
+
+
+def test_a_long_garbled_answer_lists_its_first_schema_errors(form):
+    """Every schema error was built and sorted before 20 were listed: 200,000 empty objects took a
+    minute and 2.5 GB; 20,000 here."""
+    report = score(form, "BENCHMARK_JSON_BEGIN\n[" + ",".join(["{}"] * 20_000) + "]\nBENCHMARK_JSON_END")
+    messages = [e.message for e in report.output_contract.errors]
+    assert len(messages) == 21 and messages[-1] == "... and more schema errors (the first 20 are listed)", messages[-3:]
+
+
+def test_a_huge_value_a_field_cannot_compare_is_cut_in_its_detail(form):
+    """The detail held the whole value: a 1 MB enum value made a 1 MB line of the score text."""
+    from sandbox.evaluation.scoring import describe_score
+
+    record = cited_record(form)
+    record["workflow"]["final_state"] = "x" * 1_000_000
+    report = score(form, attempt_output(record))
+    (field,) = [f for f in report.fields if f.name == "workflow.final_state"]
+    assert not field.correct and "is not one of" in field.detail and len(field.detail) < 400, len(field.detail)
     assert len(describe_score(report)) < 20_000
