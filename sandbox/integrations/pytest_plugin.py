@@ -76,7 +76,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sandbox_pack(pack_id): the pack sandbox_run uses when none is named")
-    roots = config.getoption("sandbox_mirrors", None) or ()
+    # the folder pytest was started in, for the roots and the out folder alike: a test that changes
+    # folder (before the sandbox starts, or while it reads a page's body) changes neither
+    roots = tuple(config.invocation_params.dir / root for root in config.getoption("sandbox_mirrors", None) or ())
+    if roots:
+        config.option.sandbox_mirrors = roots
     missing = [str(root) for root in roots if not root.is_dir()]
     if missing:  # said before any test, not as every test's failure
         raise pytest.UsageError(f"--sandbox-mirrors: no such mirror folder: {', '.join(missing)}")
@@ -88,10 +92,13 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(f"--sandbox-mirrors: {exc}") from None
     out = config.getoption("sandbox_out", None)
-    if out is not None:  # the folder pytest was started in: a test that changes folder sends no attempt elsewhere
+    if out is not None:
         out = config.invocation_params.dir / out
-        if out.exists() and not out.is_dir():
-            raise pytest.UsageError(f"--sandbox-out: {out} is not a folder: give a folder for the attempt folders")
+        if in_the_way := next((f for f in (out, *out.parents) if f.exists() and not f.is_dir()), None):
+            raise pytest.UsageError(
+                f"--sandbox-out: {out} is not a folder{'' if in_the_way == out else f' ({in_the_way} is a file)'}: "
+                "give a folder for the attempt folders"
+            )
         config.option.sandbox_out = out
 
 
@@ -283,7 +290,7 @@ def resolve_pack(request: pytest.FixtureRequest, pack: str | None) -> Pack:
     try:
         return load_pack(pack_id)
     except PackError as exc:
-        fail(f"unknown pack {pack_id!r}: {exc}")
+        fail(f"pack {pack_id!r} cannot be loaded: {exc}")
 
 
 def marker_pack(marker: pytest.Mark) -> str | None:

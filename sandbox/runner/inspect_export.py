@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import inspect_ai
 from inspect_ai.dataset import Sample
@@ -65,8 +65,9 @@ from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from sandbox import __version__
+from sandbox.evaluation.packs import PackError, load_pack
 from sandbox.runner.agents import AGENT_KINDS, AgentSpecError
-from sandbox.runner.attempt import AttemptOutcome
+from sandbox.runner.attempt import RECORDING_ERROR, STOPPED, AttemptOutcome, AttemptRecord
 from sandbox.runner.files import folder_file
 from sandbox.runner.folders import (
     AttemptFolder,
@@ -157,15 +158,16 @@ def results(samples: list[EvalSample]) -> EvalResults:
     the means."""
     counted = [sample for sample in samples if (sample.metadata or {}).get("selection") != "replaced"]
     values = [found for found in map(score_values, counted) if found is not None]
+    names = dict.fromkeys(name for value in values for name in value)  # an unscored attempt may lack one
     scores = [
         EvalScore(
             name=name,
             scorer=SCORER,
-            scored_samples=len(values),
-            unscored_samples=len(counted) - len(values),
-            metrics={"mean": EvalMetric(name="mean", value=statistics.fmean(value[name] for value in values))},
+            scored_samples=len(given := [value[name] for value in values if name in value]),
+            unscored_samples=len(counted) - len(given),
+            metrics={"mean": EvalMetric(name="mean", value=statistics.fmean(given))},
         )
-        for name in (values[0] if values else {})
+        for name in names
     ]
     replaced = {"replaced_samples": len(samples) - len(counted)}  # total = scored + unscored + replaced
     return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores, metadata=replaced)
@@ -227,6 +229,7 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
         "elapsed_seconds": elapsed,
         "mirror_checksum": record.mirror_checksum if record else None,
         "pack_checksum": record.pack_checksum if record else None,
+        **({"pack_path": unicode_name(record.pack_path)} if record and record.pack_path else {}),
         "problems": problems,
         "selection": counted.selection,
         **({"replaces": unicode_name(counted.replaces)} if counted.replaces else {}),
@@ -249,28 +252,68 @@ def attempt_sample(attempt: AttemptFolder, counted: AttemptOutcome) -> EvalSampl
     messages = [*conversation.messages, ChatMessageAssistant(content=output, model=model)]
     usage = token_usage(record.token_usage if record else None)
     status = record.status if record else None
-    return EvalSample(
-        id=name,
-        epoch=1,
-        input=prompt,
-        target=pack,
-        messages=messages,
-        output=ModelOutput.from_content(model=model, content=output),
-        scores={SCORER: score},
-        metadata=metadata,
-        events=events,
-        model_usage={model: usage} if usage else {},
-        started_at=known,  # None: not known
-        completed_at=completed,
-        total_time=elapsed,
-        working_time=elapsed,
-        error=EvalError(message=record.error or status or "", traceback="", traceback_ansi="")
-        if record and status in ("error", "crashed")
-        else None,
-        limit=EvalSampleLimit(type="time", limit=float(record.time_limit_seconds or 0))
-        if record and status == "timeout"
-        else None,
+    return utf8_sample(
+        EvalSample(
+            id=name,
+            epoch=1,
+            input=prompt,
+            target=pack,
+            messages=messages,
+            output=ModelOutput.from_content(model=model, content=output),
+            scores={SCORER: score},
+            metadata=metadata,
+            events=events,
+            model_usage={model: usage} if usage else {},
+            started_at=known,  # None: not known
+            completed_at=completed,
+            total_time=elapsed,
+            working_time=elapsed,
+            error=EvalError(message=record.error or status or "", traceback="", traceback_ansi="")
+            if record and status in ("error", "crashed", RECORDING_ERROR)
+            else None,
+            limit=sample_limit(record),
+        )
     )
+
+
+def sample_limit(record: AttemptRecord | None) -> EvalSampleLimit | None:
+    """The limit an attempt ended at: the time limit, or the operator's when its batch was stopped
+    (Inspect's own sentinel, 1, as its limit)."""
+    if record is None:
+        return None
+    if record.status == "timeout":
+        return EvalSampleLimit(type="time", limit=float(record.time_limit_seconds or 0))
+    if record.status == STOPPED:
+        return EvalSampleLimit(type="operator", limit=1, reason=record.error or "the batch was stopped while it ran")
+    return None
+
+
+def utf8_sample(sample: EvalSample) -> EvalSample:
+    """``sample``, or when a text in it holds a lone surrogate (half of a model's emoji, which JSON
+    keeps as ``\\ud83d`` and Python reads back as it was), a copy with each such text escaped: the
+    log is UTF-8, and one such character failed the whole batch's export."""
+    dumped = sample.model_dump()
+    fixed = escaped(dumped)
+    return sample if fixed is dumped else EvalSample.model_validate(fixed)
+
+
+def escaped(value: Any) -> Any:
+    """``value`` with its texts' lone surrogates written as escapes (``\\ud83d``); the same object
+    when none has any."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", errors="backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        pairs = [(escaped(key), escaped(item)) for key, item in value.items()]
+        same = all(k is key and i is item for (k, i), (key, item) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, (list, tuple)):
+        items = [escaped(item) for item in value]
+        return value if all(i is item for i, item in zip(items, value, strict=True)) else type(value)(items)
+    return value
 
 
 def sample_score(attempt: AttemptFolder, output: str, counted: AttemptOutcome, damage: list[str]) -> Score:
@@ -282,15 +325,30 @@ def sample_score(attempt: AttemptFolder, output: str, counted: AttemptOutcome, d
     damaged, the critical failures rest on the answer and are kept; either way its gates are not ok
     (they cannot be checked). An attempt with no score.json (unfinished, stopped, a damaged one
     set aside) is scored as `sandbox results` counts it: no pass, its field accuracy (0), gates not
-    ok, its reasons the results' (``counted.reason``)."""
+    ok, its reasons the results' (``counted.reason``), every critical field of its pack a failure
+    (left out when the pack cannot be loaded: not counted as none)."""
     if attempt.score is None:
+        every = critical_fields(attempt, counted)
+        value = {"qualified_pass": 0.0, "field_accuracy": counted.field_accuracy, "gates_ok": 0.0}
+        if every is not None:
+            value["critical_failures"] = float(len(every))
         return Score(
-            value={"qualified_pass": 0.0, "field_accuracy": counted.field_accuracy, "critical_failures": 0.0,
-                   "gates_ok": 0.0},
+            value=value,
             answer=output[:ANSWER_LIMIT],
             explanation=counted.reason or "no score.json: the attempt was not scored",
-            metadata={"status": counted.status, "scored": False, "score_report": None},
-        )  # fmt: skip
+            metadata={
+                "status": counted.status,  # the results' (unfinished, stopped, crashed, ...): no verdict was made
+                "scored": False,
+                "qualified_pass": False,
+                "error_free": False,
+                "field_accuracy": counted.field_accuracy,
+                "gates_ok": None,  # never checked
+                "gate_failures": [],
+                "critical_fields": [],
+                "critical_failures": every,
+                "score_report": None,
+            },
+        )
     report = attempt.score
     gates = report.get("gates") or {}
     fields = [field for field in report.get("fields") or [] if isinstance(field, dict)]
@@ -320,6 +378,17 @@ def sample_score(attempt: AttemptFolder, output: str, counted: AttemptOutcome, d
             "score_report": report,
         },
     )
+
+
+def critical_fields(attempt: AttemptFolder, counted: AttemptOutcome) -> list[str] | None:
+    """The critical fields of the pack the attempt ran (from its own folder when the record names
+    one), or None when that pack cannot be loaded."""
+    record = attempt.attempt if attempt.counted else None
+    try:
+        pack = load_pack((record.pack_path if record else None) or counted.pack)
+    except (PackError, OSError, ValueError):
+        return None
+    return [rule.name for rule in pack.rules.field_rules if rule.critical]
 
 
 @dataclass
@@ -373,6 +442,10 @@ class Conversation:
                         error=call_error(call),
                     )
                 )
+        final = final_turn(transcript) if turns else None
+        if final is not None:  # the turn that answered: its tokens are the attempt's too
+            when = call_time(calls[-1], "wall_end", parse_time(started), problems) if calls else parse_time(started)
+            self.events.append(self.model_event(ChatMessageAssistant(content=final.text, model=model), final, when))
 
     def model_event(self, assistant: ChatMessageAssistant, turn: Turn, when: datetime) -> ModelEvent:
         stop = turn.stop_reason if turn.stop_reason in ("stop", "max_tokens", "tool_calls") else "unknown"
@@ -415,6 +488,16 @@ def model_turns(transcript: list[dict], calls: list[CallRecord]) -> list[Turn]:
         for call in entry.get("tool_calls") or []
     ]
     return turns if named == [call.tool for call in calls] else []
+
+
+def final_turn(transcript: list[dict]) -> Turn | None:
+    """The transcript's last assistant turn when it made no tool call: the one that answered (a
+    model agent cut short by its time limit has none)."""
+    said = [entry for entry in transcript if entry.get("role") == "assistant"]
+    if not said or said[-1].get("tool_calls"):
+        return None
+    last = said[-1]
+    return Turn(last.get("content") or "", [], last.get("finish_reason"), token_usage(last.get("usage")))
 
 
 def well_formed(entry: dict) -> bool:
@@ -487,6 +570,10 @@ def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
     """OpenAI's (prompt/completion) or Anthropic's and cmd: agents' (input/output) token counts as
     Inspect's, whose ``input_tokens`` leaves out the cached input (``input_tokens_cache_read``) and
@@ -497,11 +584,13 @@ def token_usage(usage: dict[str, Any] | None) -> ModelUsage | None:
 
     def count(*keys: str) -> int:  # a damaged transcript's "abc" counts none
         found = next((usage[key] for key in keys if usage.get(key)), 0)
-        return int(found) if isinstance(found, int) and not isinstance(found, bool) else 0
+        return found if is_count(found) else 0
 
     made = count("output_tokens", "completion_tokens")
     if "prompt_tokens" in usage:
-        read, written = count("cached_tokens"), 0
+        details = usage.get("prompt_tokens_details")  # a turn's usage as the SDK dumps it (the total's is flat)
+        nested = details.get("cached_tokens") if isinstance(details, dict) else None
+        read, written = count("cached_tokens") or (nested if is_count(nested) else 0), 0
         given = max(count("prompt_tokens") - read, 0)
     else:
         read, written = count("cache_read_input_tokens", "cached_input_tokens"), count("cache_creation_input_tokens")

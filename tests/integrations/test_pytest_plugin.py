@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sandbox import PROJECT_ROOT
+from sandbox import MIRRORS_DIR, PROJECT_ROOT
 from tests.support.mirrors import mirror_with_changes
 from tests.support.models import scripted_server
 
@@ -313,13 +313,13 @@ def test_bad_input_fails_with_what_to_do(sessions):
             "*time_limit=-1: give a number of seconds above 0",
             "*time_limit=nan: give a number of seconds above 0",
             "*time_limit=True: give a number of seconds above 0",
-            "*unknown pack 'no-such-pack'*",
+            "*pack 'no-such-pack' cannot be loaded: */packs/no-such-pack: no such pack folder*",
             "*sandbox_run needs a pack*",
         ]
     )
     # each said once: pytest.fail() inside an except block printed the caught error's failure too
     assert "During handling of the above exception" not in result.stdout.str()
-    assert result.stdout.str().count("unknown pack 'no-such-pack'") == 2  # its section and the summary
+    assert result.stdout.str().count("pack 'no-such-pack' cannot be") == 2  # its section and the (cut) summary
 
 
 def test_recording_a_cassette_against_the_scripted_server_then_replaying_it(sessions):
@@ -501,6 +501,10 @@ MISUSED = """
 import os
 import pytest
 
+@pytest.fixture(scope="session", autouse=True)
+def elsewhere(tmp_path_factory):  # before the sandbox starts, which reads --sandbox-mirrors then
+    os.chdir(tmp_path_factory.mktemp("elsewhere"))
+
 def test_record_mode_of_a_scripted_agent(sandbox_run):
     sandbox_run(pack="controlled-form", record_mode="bogus")
 
@@ -516,15 +520,19 @@ def test_marker_keyword_and_a_changed_folder(sandbox_run, tmp_path, monkeypatch)
 async def test_misused_options_are_refused_and_a_relative_out_is_pytests_folders(tmp_path):
     """record_mode= of an agent with no cassette was taken in silence; the marker's keyword form
     was ignored ("sandbox_run needs a pack"); a relative --sandbox-out was taken from the folder
-    the test had changed to, and a file given as --sandbox-out failed every test with a FileExistsError."""
+    the test had changed to, and a file given as --sandbox-out failed every test with a FileExistsError
+    (one in the way above it, every test with a NotADirectoryError). A relative --sandbox-mirrors
+    was read from the folder the test had changed to: no mirror was found."""
     misused, blocked = tmp_path / "misused", tmp_path / "blocked"
     misused.mkdir(), blocked.mkdir()
     (misused / "test_misused.py").write_text(MISUSED)
+    (misused / "own-mirrors").symlink_to(MIRRORS_DIR)
     (blocked / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
     (blocked / "out").write_text("a file")
-    result, refused = await asyncio.gather(
-        run_pytest(misused, "-q", "-s", *QUIET, "--sandbox-out", "attempts"),
+    result, refused, under = await asyncio.gather(
+        run_pytest(misused, "-q", "-s", *QUIET, "--sandbox-out", "attempts", "--sandbox-mirrors", "own-mirrors"),
         run_pytest(blocked, "-q", *QUIET, "--sandbox-out", "out"),
+        run_pytest(blocked, "-q", *QUIET, "--sandbox-out", "out/attempts"),
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -536,4 +544,8 @@ async def test_misused_options_are_refused_and_a_relative_out_is_pytests_folders
     result.stdout.fnmatch_lines([f"*ATTEMPT {folder / 'controlled-form-1'}*"])
     assert (folder / "controlled-form-1" / "score.json").is_file()
     assert refused.ret == pytest.ExitCode.USAGE_ERROR, refused.stdout.str()[-2000:]
-    refused.stderr.fnmatch_lines([f"*--sandbox-out: {blocked / 'out'} is not a folder*"])
+    refused.stderr.fnmatch_lines([f"*--sandbox-out: {blocked / 'out'} is not a folder: give a folder*"])
+    assert under.ret == pytest.ExitCode.USAGE_ERROR, under.stdout.str()[-2000:]
+    under.stderr.fnmatch_lines(
+        [f"*--sandbox-out: {blocked / 'out' / 'attempts'} is not a folder ({blocked / 'out'} is a file)*"]
+    )

@@ -181,13 +181,16 @@ async def test_a_model_agent_attempt_keeps_its_turns_and_usage(sandbox, tmp_path
     turns = [json.loads(line) for line in (folder / "transcript.jsonl").read_text().splitlines()]
     turns = [t for t in turns if t.get("role") == "assistant"]
     assert await asyncio.to_thread(main, ["export", str(folder)]) == 0
-    (sample,) = read_eval_log(folder / "inspect.eval").samples
+    (sample,) = read_eval_log(folder / "inspect.eval", resolve_attachments=True).samples
     models = [event for event in sample.events if event.event == "model"]
-    assert len(models) == len([t for t in turns if t["tool_calls"]])
+    assert len(models) == len(turns) and not turns[-1]["tool_calls"]  # the answering turn too (it had none)
     assert all(event.model == "openai/scripted-browser-1" for event in models)
-    assert [e.output.usage.input_tokens for e in models] == [
-        t["usage"]["prompt_tokens"] for t in turns if t["tool_calls"]
-    ]
+    assert [e.output.usage.input_tokens for e in models] == [t["usage"]["prompt_tokens"] for t in turns]
+    assert models[-1].output.message.text == turns[-1]["content"]
+    assert (
+        sum(e.output.usage.output_tokens for e in models)
+        == sample.model_usage["openai/scripted-browser-1"].output_tokens
+    )
     made = [[call.id for call in m.tool_calls] for m in sample.messages if m.role == "assistant" and m.tool_calls]
     assert made == [[call["id"] for call in t["tool_calls"]] for t in turns if t["tool_calls"]]
     attempt = json.loads((folder / "attempt.json").read_text())
@@ -353,7 +356,9 @@ def test_an_elapsed_time_no_date_can_hold_leaves_the_end_out_and_says_so(tmp_pat
 def test_an_attempt_with_no_score_is_a_sample_the_means_count_as_results_do(tmp_path):
     """Two passes and a crashed attempt (no score.json) gave results 2/3 and an export of 1.0: a
     sample with no score was left out of the means; so was one unfinished and one whose
-    score.json is damaged."""
+    score.json is damaged. Each then counted no critical failure, fewer than a scored wrong
+    answer's: every critical field of its pack is one (as with a record not counted), and its
+    score's metadata has the keys a scored one's has."""
     from sandbox.runner.attempt import AttemptRecord
     from sandbox.runner.folders import read_summary
     from sandbox.runner.inspect_export import export_inspect_log
@@ -380,8 +385,12 @@ def test_an_attempt_with_no_score_is_a_sample_the_means_count_as_results_do(tmp_
     for name, said in [("controlled-form-3", "agent crashed: worker died"), ("controlled-form-4", "no score.json"),
                        ("controlled-form-5", "taken as not scored")]:  # fmt: skip
         score = samples[name].scores["sandbox_scorer"]
-        assert score.value == {"qualified_pass": 0.0, "field_accuracy": 0.0, "critical_failures": 0.0, "gates_ok": 0.0}
+        assert score.value == {"qualified_pass": 0.0, "field_accuracy": 0.0, "critical_failures": 12.0, "gates_ok": 0.0}
         assert said in score.explanation, (name, score.explanation)
+        assert len(score.metadata["critical_failures"]) == 12 and score.metadata["error_free"] is False
+        scored = samples["controlled-form-1"].scores["sandbox_scorer"].metadata
+        assert scored.keys() - {"scored"} <= score.metadata.keys(), scored.keys() - score.metadata.keys()
+    assert means["critical_failures"] == pytest.approx(3 * 12 / 5), means
 
 
 def test_a_call_time_that_is_no_time_dates_its_event_at_the_start_and_is_said(tmp_path, capsys):
@@ -423,6 +432,9 @@ def test_cached_tokens_are_inspects_and_a_wrapped_model_agent_is_named_by_its_mo
     assert model_name("no-such-kind:x") == "sandbox/no-such-kind:x"
     openai = token_usage({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "cached_tokens": 60})
     assert (openai.input_tokens, openai.input_tokens_cache_read, openai.total_tokens) == (40, 60, 105)
+    # a turn's usage in the transcript, as the SDK dumps it: its cached input was read as fresh
+    turn = token_usage({"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 60}})
+    assert (turn.input_tokens, turn.input_tokens_cache_read, turn.total_tokens) == (40, 60, 105)
     anthropic = token_usage(
         {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 60, "cache_creation_input_tokens": 7}
     )
@@ -443,3 +455,64 @@ def test_cached_tokens_are_inspects_and_a_wrapped_model_agent_is_named_by_its_mo
     assert log.eval.model == "openai/gpt-4o"
     used = log.stats.model_usage["openai/gpt-4o"]
     assert (used.input_tokens, used.input_tokens_cache_read, used.output_tokens, used.total_tokens) == (10, 50, 4, 64)
+
+
+def test_a_lone_surrogate_in_an_attempt_is_escaped_not_the_end_of_the_export(tmp_path):
+    """Half of a model's emoji, kept by JSON as an escape (``"\\ud83d"``) in its transcript, failed
+    the whole batch's export: Inspect writes UTF-8 (exit 2, no log for any attempt)."""
+    folder = shutil.copytree(FIXTURES_DIR / "attempts" / "reference" / "bid-intake", tmp_path / "bid-intake-1")
+    turns = [
+        {"role": "assistant", "content": "thinking \ud83d here", "finish_reason": "tool_calls",
+         "tool_calls": [{"id": f"c{call.seq}", "name": call.tool, "arguments": "{}"}]}
+        for call in read_trace(folder / "trace.jsonl").calls
+    ]  # fmt: skip
+    (folder / "transcript.jsonl").write_text("".join(json.dumps(turn) + "\n" for turn in turns), encoding="utf-8")
+    assert main(["export", str(folder), "-o", str(tmp_path / "log.eval")]) == 0
+    (sample,) = read_eval_log(tmp_path / "log.eval").samples
+    said = [m.text for m in sample.messages if m.role == "assistant" and m.tool_calls]
+    assert said and set(said) == {"thinking \\ud83d here"}, said[:2]
+
+
+@pytest.mark.parametrize(
+    "status, error, limit",
+    [
+        ("timeout", None, ("time", 600.0)),
+        ("stopped", None, ("operator", 1.0)),  # was a sample that ended as any other
+        ("recording_error", "recording_error: the disk is full", None),  # so was this
+        ("crashed", "worker died", None),
+        ("completed", None, None),
+    ],
+)
+def test_an_attempt_that_did_not_end_on_its_own_is_inspects_error_or_limit(tmp_path, status, error, limit):
+    from sandbox.runner.attempt import AttemptRecord
+    from sandbox.runner.inspect_export import export_inspect_log
+    from tests.support.attempt_folders import scored_attempt
+
+    said = {"recording_error": "recording_error: the disk is full", "crashed": "worker died"}.get(status)
+    record = AttemptRecord(
+        pack="controlled-form", agent="a", status=status, error=said, elapsed_seconds=3.0, time_limit_seconds=600
+    )
+    folder = scored_attempt(tmp_path / "controlled-form-1", record=record.to_json().encode())
+    target, _ = export_inspect_log(folder, tmp_path / "log.json")
+    (sample,) = read_eval_log(target).samples
+    assert (sample.error.message if sample.error else None) == error
+    assert ((sample.limit.type, sample.limit.limit) if sample.limit else None) == limit
+
+
+def test_a_pack_of_the_users_own_is_named_by_its_folder_for_replay(tmp_path):
+    """The export kept the pack's id alone: `sandbox replay` of the log loaded the bundled pack of
+    that id (or none), where replaying the attempt folder loads the user's own."""
+    from sandbox.runner.attempt import AttemptRecord
+    from sandbox.runner.inspect_export import export_inspect_log
+    from sandbox.runner.recordings import load_recording
+    from tests.support.attempt_folders import scored_attempt
+
+    own = shutil.copytree(load_pack("controlled-form").dir, tmp_path / "my packs" / "controlled-form")
+    record = AttemptRecord(
+        pack="controlled-form", agent="a", status="completed", elapsed_seconds=3.0, pack_path=str(own)
+    )
+    folder = scored_attempt(tmp_path / "controlled-form-1", record=record.to_json().encode())
+    target, _ = export_inspect_log(folder, tmp_path / "log.eval")
+    (sample,) = read_eval_log(target).samples
+    assert sample.metadata["pack_path"] == str(own)
+    assert load_recording(target).pack == str(own) == load_recording(folder).pack
