@@ -115,8 +115,9 @@ async def test_a_popup_slow_to_load_gives_the_click_its_own_tabs_title_not_the_p
     state report for the tab clicked: its title (or none), and a final state checked against the
     popup's. The timeout is recorded on the popup; the click's result is its own tab's. (The popup
     is waited for up to 2 s; its page holds its load for 4 s. In about 2 clicks in 5 its script
-    spins before the click's own question to its page is answered: the popup shares the opener's
-    renderer (same site), so that question waits the 4 s out and settling finds the popup loaded;
+    spins before the click's own question to its page is answered: the popup, same site, likely
+    shares the opener's renderer (inferred from the times, not checked), so that question waits the
+    4 s out and settling finds the popup loaded;
     such a click took 4.2 s, one whose wait gave up 3.1 s. The click is tried until one gives up.)"""
     tries = []
     async with own_sandbox(settle_timeout_s=2.0, popup_grace_s=2.0) as own:
