@@ -64,7 +64,7 @@ def first_request(path: Path) -> dict | None:
         if isinstance(body, (str, bytes)) and body:
             try:
                 request = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
                 return None
             return request if isinstance(request, dict) else None
     return None

@@ -636,7 +636,7 @@ def transcript_entries(text: str) -> Iterator[dict]:
     for line in text.split("\n"):
         try:
             entry = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested deeper than Python reads
+        except (ValueError, RecursionError):  # not JSON, a number past 4,300 digits, or nested deeper than Python reads
             continue
         if isinstance(entry, dict):
             yield entry

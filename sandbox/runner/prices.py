@@ -126,9 +126,15 @@ def tokens(usage: dict | None) -> tuple[int, int, int, int] | None:
     return _counts(usage)
 
 
+UNCOUNTED = "turns_without_usage"  # in a model agent's token_usage: turns the endpoint gave no counts for
+
+
 def usage_problem(usage: dict | None) -> str | None:
-    """Why a usage's counts cannot be priced (an endpoint that reports more cached tokens than
-    prompt tokens, a negative count), or None: its cost is then unknown, never negative."""
+    """Why a usage's counts cannot be priced (a turn the endpoint gave no counts for, an endpoint
+    that reports more cached tokens than prompt tokens, a negative count), or None: its cost is
+    then unknown, never zero or negative."""
+    if usage and usage.get(UNCOUNTED):
+        return f"the endpoint gave no token counts for {usage[UNCOUNTED]} model turn(s): the cost is unknown"
     counted = _counts(usage) if usage else None
     if usage is None or counted is None or min(counted) >= 0:
         return None

@@ -356,7 +356,7 @@ def first_line(text: str) -> Any:
         if line.strip():
             try:
                 return json.loads(line)
-            except json.JSONDecodeError:
+            except ValueError:  # a number past 4,300 digits too
                 continue
     return None
 
@@ -407,7 +407,7 @@ def parse_object(text: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # a number past 4,300 digits too
         return None
     return data if isinstance(data, dict) else None
 
@@ -447,7 +447,7 @@ def parse_arguments(arguments: Any) -> Any:
         return arguments if arguments is not None else {}
     try:
         return json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
+    except ValueError:  # a number past 4,300 digits too
         return arguments
 
 

@@ -171,3 +171,8 @@ def test_a_usage_file_that_cannot_be_read_says_why_in_the_attempts_details(tmp_p
     assert reported_usage(usage)[1]["usage_problem"] == f"usage.json is over {1024 * 1024} bytes: not read"
     usage.write_bytes(b'{"input_tokens": 1, "model": "\xff"}')  # not UTF-8
     assert reported_usage(usage)[1]["usage_problem"].startswith("usage.json is unreadable: 'utf-8' codec")
+    usage.write_text(json.dumps({"input_tokens": 10, "cache_read_input_tokens": 5000, "output_tokens": 1}))
+    assert reported_usage(usage) == ({"input_tokens": 10, "cache_read_input_tokens": 5000, "output_tokens": 1}, {})
+    usage.unlink()
+    os.mkfifo(usage)  # opening it waited for a writer: the event loop, and every attempt of the batch, with it
+    assert reported_usage(usage) == (None, {"usage_problem": "usage.json is not a regular file: not read"})

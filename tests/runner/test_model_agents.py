@@ -134,6 +134,10 @@ def test_arguments_that_are_not_json_pass_through_unchanged():
     assert parse_arguments('{"url": "https://x"}') == {"url": "https://x"}
     assert parse_arguments("") == {} and parse_arguments(None) == {}
     assert parse_arguments('{"url": ') == '{"url": '
+    # each ended the attempt as crashed, the call never traced
+    huge, deep = '{"n": ' + "1" * 5000 + "}", "[" * 100_000 + "]" * 100_000
+    assert parse_arguments(huge) == huge and parse_arguments(deep) == deep
+    assert parse_arguments({"url": "https://x"}) == {"url": "https://x"}  # an endpoint's object, not JSON text
 
 
 @by_api
@@ -602,3 +606,76 @@ async def test_new_episodes_records_only_at_the_endpoint_the_cassette_was_record
     assert calls == expected_calls(attempt["site_key"])
     recorded = yaml.safe_load(cassette.read_text())["interactions"]
     assert len(recorded) == 8 and all(i["request"]["uri"] == f"{url}{api.endpoint}" for i in recorded)
+
+
+OPENAI_ANSWER = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
+ANTHROPIC_ANSWER = {"id": "m", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn"}
+STOPPED = {"index": 0, "finish_reason": "stop"}
+GARBLED = [  # each ended the attempt as crashed, its traceback the error
+    ("openai", {"choices": [{**STOPPED, "message": None}]}, "its first choice has no message"),
+    (
+        "openai",
+        {"choices": [{**STOPPED, "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}]}}]},
+        "its message's content is list, not text",  # some compatible servers send parts
+    ),
+    (
+        "openai",
+        {"choices": [{**STOPPED, "message": {"role": "assistant", "content": "x"}}], "usage": [1, 2]},
+        "its usage is list, not an object",
+    ),
+    (
+        "openai",
+        {
+            "choices": [{**STOPPED, "message": {"role": "assistant", "content": "x"}}],
+            "usage": {"prompt_tokens": "abc", "completion_tokens": 1, "total_tokens": 1},
+        },
+        "its usage prompt_tokens is 'abc', not a count",
+    ),
+    ("anthropic", {"content": [{"type": "text", "text": "x"}], "usage": None}, "it has no usage"),
+    ("anthropic", {"content": None, "usage": {"input_tokens": 1, "output_tokens": 1}}, "its content is NoneType"),
+    (
+        "anthropic",
+        {"content": [{"type": "text", "text": None}], "usage": {"input_tokens": 1, "output_tokens": 1}},
+        "a text block holds no text",
+    ),
+]
+
+
+@pytest.mark.parametrize("kind, answer, says", GARBLED, ids=[f"{k}-{n}" for n, (k, _, _) in enumerate(GARBLED)])
+async def test_an_endpoint_answer_unlike_the_apis_is_an_error_saying_how(sandbox, tmp_path, kind, answer, says):
+    from aiohttp import web
+
+    api = next(api for api in APIS if api.kind == kind)
+    body = {**(OPENAI_ANSWER if kind == "openai" else ANTHROPIC_ANSWER), **answer}
+
+    async def answering(request: web.Request) -> web.Response:
+        return web.json_response(body)
+
+    app = web.Application()
+    app.router.add_post(api.endpoint, answering)
+    runner, url = await served(app)
+    try:
+        attempt, calls, _ = attempt_of(await run_one(sandbox, api, tmp_path, base_url=f"{url}{api.base_path}"))
+    finally:
+        await runner.cleanup()
+    assert attempt["status"] == "error", attempt
+    assert attempt["error"].startswith("the model endpoint's answer is not the ") and says in attempt["error"], attempt
+    assert calls == []
+
+
+def test_a_turn_without_token_counts_makes_the_cost_unknown_not_zero():
+    """A turn without usage was skipped, and missing counts were 0: a partial total was priced as
+    known (usage {} as $0), where the cost boundary says unknown, never zero."""
+    from types import SimpleNamespace
+
+    from sandbox.runner.agents._model import add_usage
+    from sandbox.runner.agents.openai_agent import USAGE_KEYS
+    from sandbox.runner.prices import tokens, usage_problem
+
+    counted = add_usage(None, SimpleNamespace(prompt_tokens=10, completion_tokens=2, total_tokens=12), USAGE_KEYS)
+    assert tokens(counted) == (10, 0, 0, 2) and usage_problem(counted) is None
+    for turn in (None, SimpleNamespace(total_tokens=50), SimpleNamespace(prompt_tokens=5, completion_tokens=None)):
+        total = add_usage(counted, turn, USAGE_KEYS)
+        assert tokens(total) is None, (turn, total)
+        assert usage_problem(total) == "the endpoint gave no token counts for 1 model turn(s): the cost is unknown"
+    assert usage_problem(add_usage(None, None, USAGE_KEYS)) is not None  # the first turn too

@@ -167,6 +167,30 @@ def test_a_transcript_line_nested_past_pythons_reach_is_one_unreadable_entry(tmp
     assert list(transcript_entries(f'{deep}\n{{"role": "user"}}')) == [{"role": "user"}]
 
 
+def test_a_number_past_pythons_digit_limit_is_unreadable_not_the_end_of_the_report(tmp_path):
+    """json.loads raises a plain ValueError for it, which neither reader caught: `sandbox report`
+    stopped at the attempt's page (exit 2), after the batch page had linked to it."""
+    folder = scored_attempt(tmp_path / "attempt")
+    huge = '{"turn": 1, "n": 1' + "0" * 5000 + "}"
+    (folder / TRANSCRIPT_FILE).write_text(f'{{"turn": 0, "role": "user"}}\n{huge}\n', encoding="utf-8")
+    assert [e.heading for e in transcript(AttemptFolder.load(folder), [])] == ["0 · user", "line 2 (unreadable)"]
+    assert list(transcript_entries(f'{huge}\n{{"role": "user"}}')) == [{"role": "user"}]
+    (folder / "attempt.json").write_text('{"pack": "controlled-form", "elapsed_seconds": 1' + "0" * 5000 + "}")
+    loaded = AttemptFolder.load(folder)
+    assert any(p.startswith("attempt.json is not valid JSON (Exceeds the limit") for p in loaded.problems), (
+        loaded.problems
+    )
+
+
+def test_a_transcript_that_is_a_folder_or_a_link_out_is_said_on_the_page(tmp_path):
+    """It was left out unsaid, where the page promises to list a transcript it cannot read."""
+    folder = scored_attempt(tmp_path / "attempt")
+    (folder / TRANSCRIPT_FILE).mkdir()
+    problems: list[str] = []
+    assert transcript(AttemptFolder.load(folder), problems) == []
+    assert problems == ["transcript.jsonl is a folder, not a file: no transcript shown"]
+
+
 def test_an_unreadable_prompt_or_transcript_is_a_problem_of_its_sample_not_a_traceback(capsys):
     """`sandbox export` raised PermissionError out of its reader (the page's reader said so already)."""
     from inspect_ai.log import read_eval_log

@@ -14,6 +14,7 @@ import httpx2  # the SDKs' HTTP library, and the one the cassettes (vcrpy) patch
 
 from sandbox.runner.agents._cassette import Cassette, CassetteUnreadable, without_credentials
 from sandbox.runner.agents._kinds import AgentOption, AgentOptions
+from sandbox.runner.prices import UNCOUNTED
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 
@@ -245,15 +246,36 @@ def add_usage(total: dict[str, int] | None, usage: Any, keys: tuple[str, ...]) -
     counted inside ``prompt_tokens``; Anthropic's ``cache_read_input_tokens`` and
     ``cache_creation_input_tokens``, beside ``input_tokens``): the cost boundary prices them
     apart (``sandbox.runner.prices``)."""
+    total = dict(total or dict.fromkeys(keys, 0))
+    if usage is None or any(getattr(usage, key, None) is None for key in keys if key != "total_tokens"):
+        # a turn whose counts the endpoint did not give: the attempt's cost is unknown, never priced as 0
+        total[UNCOUNTED] = total.get(UNCOUNTED, 0) + 1
     if usage is None:
         return total
-    total = dict(total or dict.fromkeys(keys, 0))
     for key in keys:
         total[key] += int(getattr(usage, key, 0) or 0)
     for key, cached in cached_input(usage).items():
         if cached:
             total[key] = total.get(key, 0) + cached
     return total
+
+
+def garbled_usage(usage: Any, keys: tuple[str, ...]) -> str | None:
+    """Why an endpoint's usage is not what the API returns, or None (the SDKs build their objects
+    without checking the answer: a list, or a count that is text, ended the attempt as crashed)."""
+    if usage is None:
+        return None
+    if not callable(getattr(usage, "model_dump", None)):
+        return f"its usage is {type(usage).__name__}, not an object"
+    for key in keys:
+        value = getattr(usage, key, None)
+        if value is not None and (type(value) is not int or value < 0):
+            return f"its usage {key} is {value!r:.40}, not a count"
+    try:
+        cached_input(usage)
+    except (TypeError, ValueError):
+        return "its usage's cached input counts are not counts"
+    return None
 
 
 def cached_input(usage: Any) -> dict[str, int]:

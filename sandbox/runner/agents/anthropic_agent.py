@@ -24,7 +24,7 @@ import json
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
-from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
+from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage, garbled_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
@@ -72,6 +72,9 @@ class AnthropicAgent(ModelAgent):
                     return self.request_failed(exc, output, usage, details, transcript)
                 details["turns"] += 1
                 transcript.turn = details["turns"]
+                if (why := garbled(response)) is not None:
+                    error = f"the model endpoint's answer is not the Messages API's: {why}"
+                    return AgentResult(output=output, status="error", error=error, token_usage=usage, details=details)
                 details["stop_reason"] = response.stop_reason
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
                 task.spent.token_usage, task.spent.model = usage, self.model  # what a time-out still costs
@@ -140,6 +143,24 @@ class AnthropicAgent(ModelAgent):
         import anthropic
 
         return anthropic.APIConnectionError, anthropic.AnthropicError
+
+
+def garbled(response: Any) -> str | None:
+    """Why an endpoint's answer is not what the Messages API returns, or None (the SDK builds its
+    objects without checking: no usage, null content, a text block of no text each ended the
+    attempt as crashed)."""
+    if not isinstance(response.content, list):
+        return f"its content is {type(response.content).__name__}, not a list of blocks"
+    for block in response.content:
+        if not isinstance(getattr(block, "type", None), str):
+            return "a content block has no type"
+        if block.type == "text" and not isinstance(getattr(block, "text", None), str):
+            return "a text block holds no text"
+        if block.type == "tool_use" and not isinstance(getattr(block, "name", None), str):
+            return "a tool_use block names no tool"
+    if response.usage is None:
+        return "it has no usage"
+    return garbled_usage(response.usage, USAGE_KEYS)
 
 
 @agent_kind("anthropic", usage="anthropic:MODEL", uses=MODEL_OPTIONS)

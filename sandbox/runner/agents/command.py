@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -175,7 +176,11 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
     its ``model``, or the ``usage_problem`` when it wrote something else (its cost is then unknown,
     never zero, and the attempt says why)."""
     try:
-        with open(path, "rb") as handle:
+        # not blocking: a FIFO the agent left there would hold the event loop, and every attempt
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None, {"usage_problem": f"{USAGE_FILE} is not a regular file: not read"}
             raw = handle.read(MAX_USAGE_BYTES + 1)  # never all of it: an agent may write gigabytes
         if len(raw) > MAX_USAGE_BYTES:
             return None, {"usage_problem": f"{USAGE_FILE} is over {MAX_USAGE_BYTES} bytes: not read"}
@@ -188,10 +193,19 @@ def reported_usage(path) -> tuple[dict[str, int] | None, dict[str, str]]:
         return None, {"usage_problem": f"{USAGE_FILE} is unreadable: {(str(exc).splitlines() or [''])[0][:200]}"}
     if not isinstance(data, dict):
         return None, {"usage_problem": f"{USAGE_FILE} is not a JSON object"}
-    keys = ("input_tokens", "cached_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    # Anthropic's own name for the cached input is taken too: it was dropped unsaid, its tokens never priced
+    keys = (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    )
     counts = {key: data[key] for key in keys if type(data.get(key)) is int and data[key] >= 0}  # not a bool
     facts = {"model": data["model"]} if isinstance(data.get("model"), str) else {}
     bad = [key for key in keys if key in data and key not in counts]
+    if "cached_input_tokens" in counts and "cache_read_input_tokens" in counts:  # one count, two names
+        bad.append("cached_input_tokens and cache_read_input_tokens both given")
     if bad or "input_tokens" not in counts:
         said = ", ".join(bad) if bad else "input_tokens missing"
         facts["usage_problem"] = f"{USAGE_FILE}: {said} (token counts are whole numbers of at least 0)"

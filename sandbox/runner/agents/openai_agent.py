@@ -41,7 +41,7 @@ import json
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
-from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage
+from sandbox.runner.agents._model import MODEL_OPTIONS, SYSTEM_PROMPT, ModelAgent, add_usage, garbled_usage
 from sandbox.runner.task import AgentResult, AgentTask
 from sandbox.runner.transcript import Transcript
 from toolserver.formats import tool_definitions
@@ -60,14 +60,33 @@ CUT_SHORT = {  # a turn that ended so is no final answer, even with text and no 
 }
 
 
-def parse_arguments(raw: str | None) -> Any:
-    """The model's JSON arguments; the raw string when they are not JSON (the sandbox rejects it)."""
-    if raw is None or not raw.strip():
+def parse_arguments(raw: Any) -> Any:
+    """The model's JSON arguments; the raw value when they are not JSON text (the sandbox rejects
+    what is no object: a number past Python's 4,300 digits, nesting past its recursion limit, an
+    endpoint's object where the API sends text all ended the attempt as crashed)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
+    if not isinstance(raw, str):
+        return raw
     try:
         return json.loads(raw)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is the digit limit's
         return raw
+
+
+def garbled(response: Any) -> str | None:
+    """Why an endpoint's answer is not what the Chat Completions API returns, or None (the SDK
+    builds its objects without checking: a null message, a list for content, a usage that is no
+    object each ended the attempt as crashed)."""
+    if response.choices:
+        message = response.choices[0].message
+        if message is None or not hasattr(message, "content"):
+            return "its first choice has no message"
+        if message.content is not None and not isinstance(message.content, str):
+            return f"its message's content is {type(message.content).__name__}, not text"
+        if message.tool_calls is not None and not isinstance(message.tool_calls, list):
+            return f"its message's tool_calls is {type(message.tool_calls).__name__}, not a list"
+    return garbled_usage(response.usage, USAGE_KEYS)
 
 
 def names_function(call: object) -> TypeGuard[ChatCompletionMessageFunctionToolCall]:
@@ -112,6 +131,9 @@ class OpenAIAgent(ModelAgent):
                     )
                 details["turns"] += 1
                 transcript.turn = details["turns"]
+                if (why := garbled(response)) is not None:
+                    error = f"the model endpoint's answer is not the Chat Completions API's: {why}"
+                    return AgentResult(output=output, status="error", error=error, token_usage=usage, details=details)
                 usage = add_usage(usage, response.usage, USAGE_KEYS)
                 task.spent.token_usage, task.spent.model = usage, self.model  # what a time-out still costs
                 if not response.choices:

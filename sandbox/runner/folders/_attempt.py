@@ -187,6 +187,8 @@ class AttemptFolder:
             problem = f"{name} is not valid JSON ({exc})"
         except RecursionError:  # nested deeper than Python's json reads: no file the runner writes
             problem = f"{name} is not valid JSON (nested too deep)"
+        except ValueError as exc:  # a number past Python's 4,300 digits: no file the runner writes either
+            problem = f"{name} is not valid JSON ({str(exc)[:120]})"
         if problem is not None:
             self.problems.append(problem)
             return None, problem

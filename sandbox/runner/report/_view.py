@@ -253,8 +253,10 @@ class TranscriptEntry:
 def transcript(folder: AttemptFolder, problems: list[str]) -> list[TranscriptEntry]:
     """``transcript.jsonl`` (model agents): one entry per line; a line that does not parse is shown as is.
     A file that cannot be read is added to ``problems`` (the page lists it), not raised."""
-    file, _ = folder_file(folder.path, "transcript.jsonl")  # a link out of the folder is not read
+    file, odd = folder_file(folder.path, "transcript.jsonl")  # a link out of the folder is not read
     if file is None:
+        if odd is not None:  # a folder, a link out of the attempt folder: said, as the page promises
+            problems.append(f"{odd}: no transcript shown")
         return []
     try:
         text = file.read_text(encoding="utf-8", errors="replace")
@@ -268,7 +270,7 @@ def transcript(folder: AttemptFolder, problems: list[str]) -> list[TranscriptEnt
             continue
         try:
             data = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested deeper than Python reads
+        except (ValueError, RecursionError):  # not JSON, a number past 4,300 digits, nested deeper than Python reads
             entries.append(TranscriptEntry(f"line {number} (unreadable)", clip(line, 2000)))
             continue
         if not isinstance(data, dict):
