@@ -236,16 +236,21 @@ async def run_agent(agent: Agent, task: AgentTask, limit: float, started: float)
     try:
         return await asyncio.wait_for(agent.run(task), timeout=limit)
     except TimeoutError:
-        error = f"stopped at the attempt's time limit ({limit:g} s)"
-        return AgentResult(output="", status="timeout", error=error, token_usage=task.spent.token_usage)
+        return ended_early(task, "timeout", f"stopped at the attempt's time limit ({limit:g} s)")
     except Exception as exc:  # a crashed agent never stops the batch
-        error = f"{type(exc).__name__}: {exc}"
-        return AgentResult(output="", status="crashed", error=error, token_usage=task.spent.token_usage)
+        return ended_early(task, "crashed", f"{type(exc).__name__}: {exc}")
     except asyncio.CancelledError:  # the batch is being stopped: this attempt is recorded first
         uncancel()
-        stopped_after = time.monotonic() - started
-        error = f"the batch was stopped after {stopped_after:.1f} s"
-        return AgentResult(output="", status=STOPPED, error=error, token_usage=task.spent.token_usage)
+        return ended_early(task, STOPPED, f"the batch was stopped after {time.monotonic() - started:.1f} s")
+
+
+def ended_early(task: AgentTask, status: str, error: str) -> AgentResult:
+    """The result of an agent that did not end on its own: what it had spent, and said of itself
+    (a ``cmd:`` agent's ``usage_problem``), up to then."""
+    spent = task.spent
+    return AgentResult(
+        output="", status=status, error=error, token_usage=spent.token_usage, details=dict(spent.details)
+    )
 
 
 def uncancel() -> None:

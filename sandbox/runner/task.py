@@ -94,6 +94,7 @@ class Spent:
 
     token_usage: dict[str, int] | None = None
     model: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # what the agent says of itself (a usage_problem)
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,17 @@ async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
     assert "time limit" in attempt["error"]
 
 
+async def test_a_timed_out_agent_keeps_what_its_usage_file_said(sandbox, tmp_path):
+    """Its tokens and model were kept, its usage_problem dropped: the cost unknown, and not why."""
+    bad = 'cmd:echo \'{"model": "m", "input_tokens": 1.5}\' > "$SANDBOX_ATTEMPT_DIR/usage.json"; sleep 60'
+    (outcome,) = await run_batch(
+        [load_pack("controlled-form")], bad, out=tmp_path, progress=False, sandbox=sandbox, time_limit=2
+    )
+    attempt = json.loads((outcome.directory / "attempt.json").read_text())
+    assert attempt["status"] == "timeout", attempt
+    assert attempt["agent_details"]["usage_problem"].startswith("usage.json: input_tokens"), attempt["agent_details"]
+
+
 # A process the agent starts that leaves its process group (setsid) and keeps its stdout and stderr
 # open: it records its pid, then sleeps; the agent itself then answers at once, or hangs.
 ESCAPING = (

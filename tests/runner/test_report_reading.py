@@ -144,6 +144,37 @@ def test_a_long_timeline_shows_its_ends_and_the_calls_pointed_to(tmp_path):
     assert len(page) < 20 * 1_000_000
 
 
+def test_a_loop_of_failing_calls_with_many_events_and_a_long_transcript_keeps_its_page_small(tmp_path):
+    """A gate failing every call of a loop pointed to each one, a call's events and result keys
+    were all listed, and every transcript line was shown: 3,000 such calls made a page of 5.8 MB,
+    20,000 events 8.7 MB, 3,000 turns 17.9 MB."""
+    folder = scored_attempt(tmp_path / "attempt")
+    header, *lines = (folder / "trace.jsonl").read_text().splitlines()
+    call = next(json.loads(line) for line in lines if json.loads(line).get("type") == "call")
+    events = [
+        {"kind": "state_change", "seq": 1, "t": 0, "wall": "", "data": {"name": f"POST /{n}"}} for n in range(5000)
+    ]
+    wide = {f"key{n}": n for n in range(5000)}
+    calls = [json.dumps({**call, "seq": 1, "events": events, "result": wide})]
+    calls += [json.dumps({**call, "seq": seq, "tool": "browser_bogus"}) for seq in range(2, 3001)]
+    (folder / "trace.jsonl").write_text("\n".join([header, *calls]) + "\n")
+    score = json.loads((folder / "score.json").read_text())
+    failures = [{"gate": "permitted_tools", "message": "not permitted", "seq": seq} for seq in range(2, 3001)]
+    score["gates"].update(ok=False, failures=failures)
+    (folder / "score.json").write_text(json.dumps(score))
+    (folder / TRANSCRIPT_FILE).write_text(
+        "".join(json.dumps({"turn": n, "role": "assistant"}) + "\n" for n in range(3000))
+    )
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    shown = re.findall(r'<article class="[^"]*" id="call-(\d+)"', page)
+    assert len(shown) == 2 * TIMELINE_ENDS + 100, len(shown)
+    assert "4950 more events not shown (trace.jsonl has them)" in page
+    assert "4960 more keys not shown (the full JSON has them)" in page
+    assert "transcript.jsonl has 3000 lines: its first 400 are shown (the file has them all)" in page
+    assert len(page) < 3_000_000, len(page)
+
+
 def test_an_evaluation_error_says_what_rescoring_does_with_the_full_path(tmp_path):
     """It said "Fix it, then re-score: `sandbox score <folder name>`": the name works only from the
     batch folder, and `sandbox score` prints a verdict, never rewrites score.json."""

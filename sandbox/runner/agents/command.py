@@ -86,7 +86,7 @@ class CommandAgent:
                 keep_stderr_tail(task.workdir / "agent.stderr.txt")
                 if task.workdir is not None:  # what it reported using up to then still costs
                     task.spent.token_usage, facts = reported_usage(task.workdir / USAGE_FILE)
-                    task.spent.model = facts.get("model")
+                    task.spent.model, task.spent.details = facts.get("model"), facts  # a usage_problem too
                 raise
             end_group(process.pid)  # what it left running in its group ends with it
             stdout_file.seek(0)
@@ -139,14 +139,18 @@ def tell_guard(line: str) -> None:
     """Tell the guard a process group (started once, by the first ``cmd:`` agent of this process)."""
     global _guard
     if _guard is None or _guard.poll() is not None:
-        _guard = subprocess.Popen(
-            [sys.executable, "-c", GUARD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # not in the terminal's Ctrl-C, nor in a kill of this process's group
-            close_fds=True,
-        )
+        try:
+            _guard = subprocess.Popen(
+                [sys.executable, "-c", GUARD],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not in the terminal's Ctrl-C, nor in a kill of this process's group
+                close_fds=True,
+            )
+        except OSError:  # no process or file to spare: raised, it left the agent just started unended
+            _guard = None
+            return  # the agents' own ends still kill their groups
     assert _guard.stdin is not None
     with contextlib.suppress(OSError):  # a guard gone: the agents' own ends still kill their groups
         _guard.stdin.write(f"{line}\n".encode())

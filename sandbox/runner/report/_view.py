@@ -5,6 +5,7 @@ killed run shows what there is and names what is missing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import urllib.parse
@@ -24,6 +25,13 @@ FIELD_CHARS = 2_000  # a field's expected or got value in the table
 # the replay's divergence points to: a call's view is up to ~25 KB, so a 10,000-call trace made a
 # page of ~300 MB; at most 2 x 100 calls keep it under ~5 MB, and trace.jsonl has every call.
 TIMELINE_ENDS = 100
+# The rest of a page's bounds: a gate failing every call of a loop pointed to each one (3,000
+# calls made a 5.8 MB page), a call's events and result keys were all listed (20,000 state changes
+# made 8.7 MB), and a transcript of 3,000 turns made 17.9 MB.
+POINTED_CALLS = 100  # of the calls between the ends, those a gate failure points to, shown whole
+CALL_EVENTS = 50  # a call's events listed
+SUMMARY_KEYS = 40  # a result's top-level keys in its summary
+TRANSCRIPT_ENTRIES = 400  # a transcript's lines shown (its first)
 
 
 def href(path: str) -> str:
@@ -67,10 +75,13 @@ def result_summary(result: dict[str, Any] | None) -> list[tuple[str, str]]:
     """Each top-level key of a result, its value cut short (a snapshot's text is cut, not shown whole)."""
     if not result:
         return []
-    return [
-        (key, clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), SUMMARY_CHARS))
-        for key, value in result.items()
+    rows = [
+        (str(key), clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), SUMMARY_CHARS))
+        for key, value in itertools.islice(result.items(), SUMMARY_KEYS)
     ]
+    if len(result) > SUMMARY_KEYS:
+        rows.append(("…", f"{len(result) - SUMMARY_KEYS} more keys not shown (the full JSON has them)"))
+    return rows
 
 
 @dataclass
@@ -115,7 +126,7 @@ def _events(call: CallRecord) -> list[EventView]:
     """The call's events; a kind that is no name (a damaged or edited trace's ``["x"]``) shown as its
     JSON text, never highlighted."""
     views = []
-    for event in call.events:
+    for event in call.events[:CALL_EVENTS]:
         kind = event.get("kind", "?")
         views.append(
             EventView(
@@ -123,6 +134,10 @@ def _events(call: CallRecord) -> list[EventView]:
                 clip(json.dumps(event.get("data", {}), ensure_ascii=False), 400),
                 isinstance(kind, str) and kind in HIGHLIGHTED_EVENTS,
             )
+        )
+    if len(call.events) > CALL_EVENTS:
+        views.append(
+            EventView("…", f"{len(call.events) - CALL_EVENTS} more events not shown (trace.jsonl has them)", False)
         )
     return views
 
@@ -160,7 +175,10 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
         if isinstance(failure.get("seq"), int):  # a call's; None: no single call is at fault
             gates.setdefault(failure["seq"], []).append(f"{failure['gate']}: {failure['message']}")
     calls = folder.trace.calls
-    pointed = {*gates, divergence.get("seq")} if divergence else set(gates)
+    between = {call.seq for call in calls[TIMELINE_ENDS : len(calls) - TIMELINE_ENDS]}
+    pointed: set[Any] = set(sorted(seq for seq in gates if seq in between)[:POINTED_CALLS])
+    if divergence:
+        pointed.add(divergence.get("seq"))
     views: list[CallView | LeftOut] = []
     for index, call in enumerate(calls):
         if TIMELINE_ENDS <= index < len(calls) - TIMELINE_ENDS and call.seq not in pointed:
@@ -179,10 +197,10 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
                 args=clip(json.dumps(call.args, ensure_ascii=False), 2000),
                 summary=result_summary(call.result),
                 result=as_json(call.result),
-                error=f"{call.error.type}: {call.error.message}" if call.error else None,
+                error=clip(f"{call.error.type}: {call.error.message}", 2000) if call.error else None,
                 seconds=round(call.t_end - call.t_start, 3),
-                url_before=call.url_before,
-                url_after=call.url_after,
+                url_before=clip(call.url_before, 2000) if call.url_before else call.url_before,
+                url_after=clip(call.url_after, 2000) if call.url_after else call.url_after,
                 events=_events(call),
                 screenshot=screenshot,
                 screenshot_problem=unshown,
@@ -265,9 +283,12 @@ def transcript(folder: AttemptFolder, problems: list[str]) -> list[TranscriptEnt
         return []
     entries = []
     # split at newlines only: an older writer left U+2028 and the like raw inside a line's strings
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    if len(lines) > TRANSCRIPT_ENTRIES:
+        problems.append(
+            f"transcript.jsonl has {len(lines)} lines: its first {TRANSCRIPT_ENTRIES} are shown (the file has them all)"
+        )
+    for number, line in lines[:TRANSCRIPT_ENTRIES]:
         try:
             data = json.loads(line)
         except (ValueError, RecursionError):  # not JSON, a number past 4,300 digits, nested deeper than Python reads
