@@ -175,6 +175,19 @@ def test_a_loop_of_failing_calls_with_many_events_and_a_long_transcript_keeps_it
     assert len(page) < 3_000_000, len(page)
 
 
+def test_a_call_whose_times_make_no_duration_shows_it_unknown(tmp_path):
+    """It showed ``nan s`` (and ``-3.0 s`` for times that ran backwards)."""
+    folder = scored_attempt(tmp_path / "attempt")
+    header, *lines = (folder / "trace.jsonl").read_text().splitlines()
+    found = [n for n, line in enumerate(lines) if json.loads(line).get("type") == "call"]
+    lines[found[0]] = json.dumps({**json.loads(lines[found[0]]), "t_end": float("nan")})
+    lines[found[1]] = json.dumps({**json.loads(lines[found[1]]), "t_start": 5.0, "t_end": 2.0})
+    (folder / "trace.jsonl").write_text("\n".join([header, *lines]) + "\n")
+    write_reports(folder)
+    page = (folder / "report.html").read_text()
+    assert page.count("time unknown") == 2 and "nan s" not in page and "-3.0 s" not in page
+
+
 def test_an_evaluation_error_says_what_rescoring_does_with_the_full_path(tmp_path):
     """It said "Fix it, then re-score: `sandbox score <folder name>`": the name works only from the
     batch folder, and `sandbox score` prints a verdict, never rewrites score.json."""

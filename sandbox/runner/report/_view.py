@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import urllib.parse
 from dataclasses import dataclass, field
@@ -100,7 +101,7 @@ class CallView:
     summary: list[tuple[str, str]]
     result: str
     error: str | None
-    seconds: float
+    seconds: float | None  # None: the trace's times are no duration (NaN, infinite, backwards)
     url_before: str | None
     url_after: str | None
     events: list[EventView]
@@ -198,7 +199,7 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
                 summary=result_summary(call.result),
                 result=as_json(call.result),
                 error=clip(f"{call.error.type}: {call.error.message}", 2000) if call.error else None,
-                seconds=round(call.t_end - call.t_start, 3),
+                seconds=duration(call.t_start, call.t_end),
                 url_before=clip(call.url_before, 2000) if call.url_before else call.url_before,
                 url_after=clip(call.url_after, 2000) if call.url_after else call.url_after,
                 events=_events(call),
@@ -209,6 +210,12 @@ def timeline(folder: AttemptFolder, divergence: dict | None = None) -> list[Call
             )
         )
     return views
+
+
+def duration(start: float, end: float) -> float | None:
+    """A call's seconds, or None when its times make none (a damaged trace's NaN showed ``nan s``)."""
+    seconds = end - start
+    return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _evidence(pack, name: str, failures: dict[str, str]) -> str | None:
