@@ -663,6 +663,28 @@ async def test_an_endpoint_answer_unlike_the_apis_is_an_error_saying_how(sandbox
     assert calls == []
 
 
+async def test_a_negative_token_count_leaves_the_attempt_its_answer_and_its_cost_unknown(sandbox, tmp_path):
+    """Counts that do not add up make the cost unknown (``usage_problem``), not the attempt an error."""
+    from aiohttp import web
+
+    api = APIS[0]
+    usage = {"prompt_tokens": -5, "completion_tokens": 1, "total_tokens": -4}
+    body = {**OPENAI_ANSWER, "choices": [{**STOPPED, "message": {"role": "assistant", "content": "x"}}], "usage": usage}
+
+    async def answering(request: web.Request) -> web.Response:
+        return web.json_response(body)
+
+    app = web.Application()
+    app.router.add_post(api.endpoint, answering)
+    runner, url = await served(app)
+    try:
+        attempt, _, output = attempt_of(await run_one(sandbox, api, tmp_path, base_url=f"{url}{api.base_path}"))
+    finally:
+        await runner.cleanup()
+    assert attempt["status"] == "completed" and output == "x", attempt
+    assert attempt["cost_usd"] is None, attempt
+
+
 def test_a_turn_without_token_counts_makes_the_cost_unknown_not_zero():
     """A turn without usage was skipped, and missing counts were 0: a partial total was priced as
     known (usage {} as $0), where the cost boundary says unknown, never zero."""

@@ -269,7 +269,7 @@ def garbled_usage(usage: Any, keys: tuple[str, ...]) -> str | None:
         return f"its usage is {type(usage).__name__}, not an object"
     for key in keys:
         value = getattr(usage, key, None)
-        if value is not None and (type(value) is not int or value < 0):
+        if value is not None and type(value) is not int:  # a negative count is priced as unknown, not an error
             return f"its usage {key} is {value!r:.40}, not a count"
     try:
         cached_input(usage)
