@@ -402,7 +402,8 @@ class AttemptWorker:
             files = {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
             return {"outcome": {**outcome.__dict__, "directory": None}, "files": files}
         except AttemptStopped as stopped:  # the batch's stop, recorded: kept for the driver's ``salvage``, a while
-            (scratch / RECORDED).write_text(json.dumps({**stopped.outcome.__dict__, "directory": None}))
+            # whole or not at all: the driver reads it as soon as it is there (one CI run read it empty)
+            write_file(scratch / RECORDED, json.dumps({**stopped.outcome.__dict__, "directory": None}))
             kept = True
             asyncio.get_running_loop().call_later(2 * STOP_GRACE_S, shutil.rmtree, scratch, True)
             raise
