@@ -104,12 +104,19 @@ DESKTOP_LAUNCHERS = (
 )  # fmt: skip
 
 
-def browser_env() -> dict[str, str | float | bool] | None:
-    """The browser's environment: this process's, with ``DESKTOP_LAUNCHERS`` stubbed first in PATH
-    (None on Windows: the environment as it is)."""
+def browser_env(temp_dir: Path | None = None) -> dict[str, str | float | bool] | None:
+    """The browser's environment: this process's, with ``DESKTOP_LAUNCHERS`` stubbed first in PATH,
+    and with ``temp_dir`` its TMPDIR (None on Windows: the environment as it is). Playwright gives
+    the browser this environment, not its driver's: without ``temp_dir``, Chromium writes its
+    temporary files (a 200 MB blob a page downloads, whole) in the system's, where a killed browser
+    leaves them."""
     if os.name != "posix":
         return None
-    return {**os.environ, "PATH": os.pathsep.join((str(_launcher_stubs()), os.environ.get("PATH", os.defpath)))}
+    env: dict[str, str | float | bool] = {**os.environ}
+    env["PATH"] = os.pathsep.join((str(_launcher_stubs()), os.environ.get("PATH", os.defpath)))
+    if temp_dir is not None:
+        env["TMPDIR"] = str(temp_dir)
+    return env
 
 
 @functools.cache

@@ -76,6 +76,7 @@ class BrowserHost:
         self._stopping = False
         self._probe: CDPSession | None = None  # the browser's own CDP session, for ``responsive``
         self.temp_dir: Path | None = None  # the driver's TMPDIR: its browser's profile folder, downloads
+        self._browser_temp_dir: Path | None = None  # the browser's TMPDIR, in temp_dir
         self._renderers_capped: Browser | None = None  # the browser whose zygote is held to the memory cap
         self._renderers_warned: Browser | None = None  # the browser said to be uncapped (once)
 
@@ -101,7 +102,7 @@ class BrowserHost:
             headless=True,
             args=chromium_launch_args(self.backstop.url, trusted_spki=backstop_spki()),
             ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
-            env=browser_env(),  # no desktop program for a page's mailto: link
+            env=browser_env(await self._new_browser_temp_dir()),  # no desktop program for a page's mailto: link
         )
         browser.on("disconnected", self._on_disconnected)
         self._probe = await browser.new_browser_cdp_session()
@@ -109,6 +110,18 @@ class BrowserHost:
         self.launches += 1
         await self._cap_renderers_at_launch(browser)
         return browser
+
+    async def _new_browser_temp_dir(self) -> Path | None:
+        """A folder in the driver's for the browser about to launch, its TMPDIR; the previous
+        browser's, dead by now (crashed, or its driver gone), is removed with what it left."""
+        old, self._browser_temp_dir = self._browser_temp_dir, None
+        if old is not None:
+            await asyncio.to_thread(shutil.rmtree, old, True)
+        if self.temp_dir is None:
+            return None
+        self._browser_temp_dir = self.temp_dir / f"chromium-{self.launches + 1}"
+        self._browser_temp_dir.mkdir(exist_ok=True)
+        return self._browser_temp_dir
 
     def _cap_renderers(self, browser: Browser, *, warn: bool = True) -> bool:
         """Hold the browser's renderers to ``max_renderer_memory_mb``, before a session starts one

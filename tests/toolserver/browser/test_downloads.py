@@ -199,14 +199,25 @@ async def writing_downloads(own: Sandbox, run, count: int) -> None:
     raise AssertionError(f"{len(began(run))} downloads began, {len(download_files(own))} files: fewer than {count}")
 
 
+def temporary_folder(browser: int) -> Path:
+    """The TMPDIR of the browser process ``browser``."""
+    env = dict(v.split("=", 1) for v in Path(f"/proc/{browser}/environ").read_text().split("\0") if "=" in v)
+    return Path(env["TMPDIR"])
+
+
 async def test_downloads_cut_off_by_a_browser_crash_are_said_once_and_removed(own_sandbox, hostile_root):
     """A download Chromium was writing when it crashed had a download line and none after: the
-    trace showed a download that never ended, and its partial file stayed on disk."""
+    trace showed a download that never ended, and its partial file stayed on disk. Chromium's own
+    temporary files (each blob it downloads, written whole) stayed in the system's temporary
+    folder, 200 MB each: 30 after one run of this module."""
     async with own_sandbox(own_browser=True, max_download_bytes=4 << 30) as own:  # room for all: none cut for bytes
         run = crashing_run(own, hostile_root)
         await start_hostile(run, f"/download-flood#{FLOOD}")  # call 1
         await writing_downloads(own, run, 2)
         writing = download_files(own)
+        (browser,) = own.host.browser_pids()
+        temporary = temporary_folder(browser)
+        assert own.host.temp_dir is not None and temporary.parent == own.host.temp_dir, temporary
         assert (await run.call("browser_snapshot", {}))["ok"]  # call 2: Chromium crashes after it
         for _ in range(250):  # up to 5 s: the crash is reported by the browser's disconnection
             if own.host.crashes:
@@ -215,6 +226,10 @@ async def test_downloads_cut_off_by_a_browser_crash_are_said_once_and_removed(ow
         await asyncio.sleep(0.5)  # Playwright fails the downloads a moment after
         left, count, kept = writing & download_files(own), len(began(run)), run.download_bytes
         await run.close()
+        again = hostile_run(own, hostile_root, "/calm")
+        await start_hostile(again, "/calm")  # on the browser relaunched: the dead one's folder is removed
+        await again.close()
+        assert not temporary.exists(), sorted(temporary.iterdir())
     dropped = discarded(run)
     assert own.host.crashes == 1 and kept == 0, (own.host.crashes, kept)  # none finished before the crash
     assert [d["reason"] for d in dropped] == ["browser_crashed"] * count, (count, dropped)
