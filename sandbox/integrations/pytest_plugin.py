@@ -415,6 +415,10 @@ def sandbox_run(request: pytest.FixtureRequest, sandbox_host: BackgroundSandbox,
         except ValueError as exc:
             fail(str(exc))
         base = Path(out) / folder_of_test(request.node.nodeid) if out else tmp_path
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a folder that cannot be written: said, where a traceback was
+            fail(f"--sandbox-out: the test's attempt folders cannot be made in {base}: {exc.strerror or exc}")
         while True:  # beside an earlier session's attempt, kept, or one another process made just now
             directory = base / f"{loaded.id}-{next(counter)}"
             if directory.exists():

@@ -107,6 +107,8 @@ ATTEMPT_FILES: dict[str, str] = {
     "report.html": "the attempt's page: verdict, field table, gate violations, the timeline of calls",
     "shots/<seq>.png": "the active tab's viewport after call <seq> (`--screenshots`)",
     "agent.stderr.txt": "a `cmd:` agent's standard error (its last 16 MiB, once it ended)",
+    "agent.stdout.txt": "what a `cmd:` agent ended at its time limit (or by a stop) had printed on stdout, its "
+    "first 16 MiB: not an answer, never scored",
     "usage.json": "a `cmd:` agent's own report of its model and tokens (`input_tokens` without the cached ones, "
     "`cached_input_tokens`, `output_tokens`), which `--prices` costs",
     "transcript.jsonl": "a model agent's whole conversation (messages, tool calls, usage per turn)",

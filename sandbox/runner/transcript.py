@@ -20,11 +20,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolserver.contract.trace import escape_line_breaks
+
 TRANSCRIPT_FILE = "transcript.jsonl"
 _TAIL_BLOCK = 65536
-# Characters ``str.splitlines`` (and many JSONL readers) end a line at, which JSON may carry raw in
-# a string: written as escapes, as the trace writer does, so one line is one message.
-_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 class Transcript:
@@ -36,7 +35,8 @@ class Transcript:
         if self.path is None:
             return
         with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as file:
-            line = json.dumps({"turn": self.turn, **entry}, ensure_ascii=False, default=str).translate(_LINE_BREAKS)
+            # the characters JSONL readers end a line at are escapes, as in the trace: one line, one message
+            line = escape_line_breaks(json.dumps({"turn": self.turn, **entry}, ensure_ascii=False, default=str))
             file.write(line + "\n")
 
 

@@ -529,10 +529,13 @@ async def test_misused_options_are_refused_and_a_relative_out_is_pytests_folders
     (misused / "own-mirrors").symlink_to(MIRRORS_DIR)
     (blocked / "test_nothing.py").write_text("def test_nothing(sandbox_run):\n    pass\n")
     (blocked / "out").write_text("a file")
-    result, refused, under = await asyncio.gather(
+    (unwritable := tmp_path / "unwritable").mkdir()
+    (unwritable / "test_attempt.py").write_text("def test_attempt(sandbox_run):\n    sandbox_run('controlled-form')\n")
+    result, refused, under, unmade = await asyncio.gather(
         run_pytest(misused, "-q", "-s", *QUIET, "--sandbox-out", "attempts", "--sandbox-mirrors", "own-mirrors"),
         run_pytest(blocked, "-q", *QUIET, "--sandbox-out", "out"),
         run_pytest(blocked, "-q", *QUIET, "--sandbox-out", "out/attempts"),
+        run_pytest(unwritable, "-q", *QUIET, "--sandbox-out", "/proc/sandbox-out"),  # no folder made there, by root too
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -549,3 +552,8 @@ async def test_misused_options_are_refused_and_a_relative_out_is_pytests_folders
     under.stderr.fnmatch_lines(
         [f"*--sandbox-out: {blocked / 'out' / 'attempts'} is not a folder ({blocked / 'out'} is a file)*"]
     )
+    unmade.assert_outcomes(failed=1)  # said as the test's failure, not a traceback
+    unmade.stdout.fnmatch_lines(
+        ["*--sandbox-out: the test's attempt folders cannot be made in /proc/sandbox-out/test_attempt.py*"]
+    )
+    assert "Traceback" not in unmade.stdout.str() and "def run(" not in unmade.stdout.str(), unmade.stdout.str()

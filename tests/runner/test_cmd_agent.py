@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
+from sandbox.runner.report import write_attempt_report
 from tests.support.processes import wait_until_gone
 from toolserver.contract.trace import read_trace
 
@@ -51,6 +52,7 @@ async def test_hung_agent_times_out_and_its_process_is_gone(sandbox, tmp_path):
         [load_pack("controlled-form")], HUNG, out=tmp_path, progress=False, sandbox=sandbox, time_limit=2
     )
     assert outcome.status == "timeout"
+    assert not (outcome.directory / "agent.stdout.txt").exists()  # it printed nothing
     group = int((outcome.directory / "agent.pid").read_text())  # the agent runs in its own session
     assert await wait_until_gone(group) == []
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
@@ -66,6 +68,19 @@ async def test_a_timed_out_agent_keeps_what_its_usage_file_said(sandbox, tmp_pat
     attempt = json.loads((outcome.directory / "attempt.json").read_text())
     assert attempt["status"] == "timeout", attempt
     assert attempt["agent_details"]["usage_problem"].startswith("usage.json: input_tokens"), attempt["agent_details"]
+
+
+async def test_what_a_timed_out_agent_printed_is_kept_apart_from_its_answer(sandbox, tmp_path):
+    """It was dropped with the temporary file its stdout went to: a user reproducing a timeout did
+    not see how far the agent got."""
+    agent = "cmd:echo step 1 done; printf 'BENCHMARK_JSON_BEGIN'; sleep 60"
+    (outcome,) = await run_batch(
+        [load_pack("controlled-form")], agent, out=tmp_path, progress=False, sandbox=sandbox, time_limit=2
+    )
+    assert outcome.status == "timeout"
+    assert (outcome.directory / "agent.stdout.txt").read_text() == "step 1 done\nBENCHMARK_JSON_BEGIN"
+    assert (outcome.directory / "output.txt").read_text() == ""  # not an answer
+    assert 'href="agent.stdout.txt"' in write_attempt_report(outcome.directory).read_text()  # linked
 
 
 # A process the agent starts that leaves its process group (setsid) and keeps its stdout and stderr

@@ -675,6 +675,18 @@ async def test_a_negative_token_count_leaves_the_attempt_its_answer(sandbox, tmp
     assert attempt["status"] == "completed" and output == "x", attempt
 
 
+async def test_a_turn_asking_only_for_custom_tools_is_an_error_not_an_empty_answer(sandbox, tmp_path):
+    """A turn whose tool calls named no function (custom tool calls, which the sandbox never
+    offers) completed with its content as the answer: those calls were dropped without a word."""
+    custom = {"id": "call_1", "type": "custom", "custom": {"name": "browser_snapshot", "input": "{}"}}
+    message = {"role": "assistant", "content": None, "tool_calls": [custom]}
+    body = {**OPENAI_ANSWER, "choices": [{**STOPPED, "finish_reason": "tool_calls", "message": message}]}
+    attempt, calls, _ = await answered_by(sandbox, APIS[0], tmp_path, body)
+    assert attempt["status"] == "error", attempt
+    assert attempt["error"].startswith("the model's 1 tool call(s) name no function (custom tool calls)"), attempt
+    assert calls == []
+
+
 def test_a_turn_without_token_counts_makes_the_cost_unknown_not_zero():
     """A turn without usage was skipped, and missing counts were 0: a partial total was priced as
     known (usage {} as $0), where the cost boundary says unknown, never zero."""

@@ -7,7 +7,8 @@ SANDBOX_ATTEMPT_DIR (its attempt folder, for files it wants kept, and ``usage.js
 may report its model tokens for the cost boundary) in its environment, calls
 ``POST $SANDBOX_URL/runs/$SANDBOX_RUN_ID/tools/<name>`` or the MCP tools, and prints its final
 answer on stdout. It is killed (with its process group) at the pack's time limit; what it leaves
-running in its group when it exits is killed then.
+running in its group when it exits is killed then. What an agent killed at its time limit had
+printed is kept in ``agent.stdout.txt`` (not its answer: it is not scored).
 
 Its answer is read up to ``MAX_OUTPUT_BYTES`` (16 MiB): an agent that prints more ends as an
 error, its first 16 MiB kept as its output. ``agent.stderr.txt`` keeps the last
@@ -30,6 +31,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+from typing import IO
 
 from sandbox.runner.agents._kinds import AgentOptions, agent_kind
 from sandbox.runner.task import AgentResult, AgentTask
@@ -84,6 +87,7 @@ class CommandAgent:
                     end_group(spawning.result().pid)
                     await spawning.result().wait()
                 keep_stderr_tail(task.workdir / "agent.stderr.txt")
+                keep_cut_off_stdout(stdout_file, task.workdir / CUT_OFF_STDOUT)
                 if task.workdir is not None:  # what it reported using up to then still costs
                     task.spent.token_usage, facts = reported_usage(task.workdir / USAGE_FILE)
                     task.spent.model, task.spent.details = facts.get("model"), facts  # a usage_problem too
@@ -116,6 +120,20 @@ def end_group(pid: int) -> None:
 
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024  # of an agent's stdout, read as its answer
+CUT_OFF_STDOUT = "agent.stdout.txt"  # what an agent cut off had printed: not an answer
+
+
+def keep_cut_off_stdout(stdout_file: IO[bytes], path: Path) -> None:
+    """What an agent ended at its time limit (or by a stop) had printed, its first
+    ``MAX_OUTPUT_BYTES``, kept in ``path`` for the reader (never scored); nothing when it printed
+    nothing. Before, it was dropped with the temporary file."""
+    stdout_file.seek(0)
+    printed = stdout_file.read(MAX_OUTPUT_BYTES)
+    if printed:
+        with contextlib.suppress(OSError):  # a full disk: the timeout is still recorded
+            path.write_bytes(printed)
+
+
 MAX_STDERR_BYTES = 16 * 1024 * 1024  # of its stderr, kept in agent.stderr.txt (its end)
 
 # The guard: a process of its own session, told each agent's process group as it starts ("+PID")

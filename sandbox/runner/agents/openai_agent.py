@@ -25,8 +25,8 @@ schemas never adds a line to the measured trace. Every tool call the model makes
 passed through as the raw string, so the sandbox rejects and records them as sent; empty
 arguments mean ``{}``. Tool results go back whole, as the JSON the tool server answers. The final
 answer is the first message that asks for no tool, unless it stopped at the token limit
-(``finish_reason`` ``length``), at a content filter, or is a refusal (``message.refusal``): then
-the attempt is an error saying so.
+(``finish_reason`` ``length``), at a content filter, is a refusal (``message.refusal``), or asks
+only for tools that are no function (custom tool calls): then the attempt is an error saying so.
 
 Cassettes (vcrpy): see ``sandbox.runner.agents._cassette`` (shared with ``anthropic:``).
 
@@ -163,6 +163,12 @@ class OpenAIAgent(ModelAgent):
                 )
                 if message.refusal:
                     error = f"the model refused: {message.refusal!r}"
+                    return self.cut_short(output, usage, details, transcript, error)
+                if not calls and message.tool_calls:  # only calls of no function: none the sandbox offered
+                    error = (
+                        f"the model's {len(message.tool_calls)} tool call(s) name no function (custom tool calls): "
+                        "the sandbox offers functions only, so none was made"
+                    )
                     return self.cut_short(output, usage, details, transcript, error)
                 if not calls and choice.finish_reason in CUT_SHORT:
                     error = f"{CUT_SHORT[choice.finish_reason]} (finish_reason {choice.finish_reason!r})"

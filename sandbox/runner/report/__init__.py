@@ -51,6 +51,7 @@ LINKED_FILES = (
     "score.json",
     "prompt.txt",
     "agent.stderr.txt",
+    "agent.stdout.txt",
     "transcript.jsonl",
 )
 # each session's Playwright trace: playwright-trace.zip, then -2, -3... (toolserver.media)
