@@ -24,7 +24,7 @@ from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
-from toolserver.browser.call_log import never_acted
+from toolserver.browser.call_log import action_failure, never_acted
 from toolserver.browser.chromium import DEBIAN_HEADLESS_SHELL
 from toolserver.config import ServerConfig
 from toolserver.contract.policy import Policy
@@ -155,6 +155,37 @@ SCROLLED = (
 def test_an_action_is_sent_again_only_when_its_call_log_shows_it_never_acted(message, sent_again):
     assert never_acted(PlaywrightTimeout(message)) is sent_again
     assert never_acted(PlaywrightError(WAITED)) is False  # not a timeout
+
+
+PERFORMED = SCROLLED + "    - performing click action\n"
+
+
+@pytest.mark.parametrize(
+    "message, says",
+    [
+        (PERFORMED, "the click was sent to the page, which had not confirmed it when the time ran out"),
+        (
+            PERFORMED + "    - click action done\n    - waiting for scheduled navigations to finish\n",
+            "the click was done",
+        ),
+        (CHECKING + "    - <div></div> intercepts pointer events\n", "Another element covers it"),  # not sent
+        (  # sent once, covered, and not sent again before the time ran out: it did not act
+            PERFORMED + "    - <div></div> intercepts pointer events\n  - retrying click action\n"
+            "    - waiting for element to be visible, enabled and stable\n",
+            None,
+        ),
+    ],
+)
+def test_a_click_that_timed_out_after_it_was_sent_says_it_may_have_acted(message, says):
+    """At 256 agents a click on the form's Next timed out after it was sent, and acted: the agent
+    read "Timeout 5000ms exceeded" alone, and one that clicked again would have skipped a step."""
+    said = action_failure(PlaywrightTimeout(message))
+    assert said.startswith("Locator.click: Timeout 5000ms exceeded"), said
+    if says is None:
+        assert "click was" not in said, said
+    else:
+        assert says in said, said
+    assert action_failure(PlaywrightError(PERFORMED)) == "Locator.click: Timeout 5000ms exceeded."  # not a timeout
 
 
 ACTED_JS = "[document.getElementById('name').value, document.getElementById('clicks').textContent]"
