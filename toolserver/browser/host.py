@@ -102,7 +102,8 @@ class BrowserHost:
             headless=True,
             args=chromium_launch_args(self.backstop.url, trusted_spki=backstop_spki()),
             ignore_default_args=list(DROPPED_PLAYWRIGHT_SWITCHES),
-            env=browser_env(await self._new_browser_temp_dir()),  # no desktop program for a page's mailto: link
+            # its own TMPDIR (what a crash leaves goes with it), and no desktop program for a page's mailto: link
+            env=browser_env(await self._new_browser_temp_dir()),
         )
         browser.on("disconnected", self._on_disconnected)
         self._probe = await browser.new_browser_cdp_session()
