@@ -127,7 +127,8 @@ class ApprovalRequired(ToolError):
 
 
 class BrowserActionFailed(ToolError):
-    """Playwright refused the action; a wait past the action timeout says why (covered, hidden, disabled)."""
+    """Playwright refused the action; a wait past the action timeout says why (covered, hidden, disabled),
+    or that the click was sent and may have acted (take a snapshot before clicking again)."""
 
     type = "browser_action_failed"
 
