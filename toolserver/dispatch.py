@@ -23,7 +23,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from toolserver import browser as br
 from toolserver.browser import first_line
 from toolserver.browser.call_log import action_failure
-from toolserver.contract.trace import CallRecord, strict_json, wall_now
+from toolserver.contract.lines import strict_json
+from toolserver.contract.trace import CallRecord, wall_now
 from toolserver.errors import (
     BrowserActionFailed,
     ChromiumUnavailable,

@@ -127,8 +127,7 @@ class ApprovalRequired(ToolError):
 
 
 class BrowserActionFailed(ToolError):
-    """Playwright refused the action; a wait past the action timeout says why (covered, hidden, disabled),
-    or that the click was sent and may have acted (take a snapshot before clicking again)."""
+    """Playwright refused the action; a timeout says why (covered, hidden, disabled) or that a click may have acted."""
 
     type = "browser_action_failed"
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolserver.contract.trace import escape_line_breaks
+from toolserver.contract.lines import escape_line_breaks
 
 TRANSCRIPT_FILE = "transcript.jsonl"
 _TAIL_BLOCK = 65536

@@ -356,7 +356,13 @@ async def test_a_close_cut_short_by_the_call_timeout_still_closes_its_context(ow
         assert time.monotonic() - began < 15
         assert browser.contexts == [], browser.contexts
         lines = strict_lines(run.trace.text())
-        assert [line["type"] for line in lines][-2:] == ["call", "run_end"]
+        # the close's line, then the run's end (an event between them: Chromium's own request for
+        # the page's /favicon.ico, refused at the backstop, may come at any time; one CI run saw it)
+        calls = [line for line in lines if line["type"] != "event"]
+        assert [(line["type"], line.get("tool")) for line in calls][-2:] == [
+            ("call", "browser_close"),
+            ("run_end", None),
+        ]
 
 
 async def test_a_tab_closed_under_its_failing_call_gives_an_error_and_its_line(bounded, hostile_root):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from toolserver.contract.trace import RunHeader, TraceWriter, encode_line, parse_trace, strict_json
+from toolserver.contract.lines import encode_line, strict_json
+from toolserver.contract.trace import RunHeader, TraceWriter, parse_trace
 
 
 def strict(line: str) -> dict:
