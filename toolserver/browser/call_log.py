@@ -61,7 +61,8 @@ def click_sent(lines: list[str]) -> str | None:
 
 
 # What a click whose timeout came after it was sent may have done: an agent that clicks again
-# would click twice (a form's Next, a step skipped). Seen at 256 agents on 2 cores.
+# would click twice (a form's Next, a step skipped). Seen at 256 agents on 2 cores. browser_click
+# succeeds instead when the click acted (``click_arrived``): done, or counted by its page.
 CLICK_SENT = {
     "sent": "the click was sent to the page, which had not confirmed it when the time ran out (a busy machine, "
     "or a page slow to answer), so it may have acted. Take a snapshot before clicking again.",

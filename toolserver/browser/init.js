@@ -130,7 +130,7 @@
   // What the page is doing, so the sandbox waits exactly as long as it is busy (no fixed pause):
   // scripted requests until their answers were read and handled (a task turn after the body was
   // read), and the navigations, popups and downloads it started.
-  const net = {pending: 0, navs: 0, opens: 0, downloads: 0, closes: 0, seq: 0};
+  const net = {pending: 0, navs: 0, opens: 0, downloads: 0, closes: 0, clicks: 0, seq: 0};
   const top = window === window.top;
   const finalState = () => {
     const marked = queryAll(document, '[data-sandbox-final-state]');
@@ -149,8 +149,8 @@
   const title = () => cut(titleOf(document));
   const state = () => ({seq: ++net.seq, top, title: title(), type: typeOf(document),
                         ready: readyOf(document), pending: net.pending, navs: net.navs, opens: net.opens,
-                        downloads: net.downloads, closes: net.closes, final: finalState(), refresh: refreshing(),
-                        paint: SHOTS ? paint() : null});
+                        downloads: net.downloads, closes: net.closes, clicks: net.clicks, final: finalState(),
+                        refresh: refreshing(), paint: SHOTS ? paint() : null});
   // The state report (toolserver.browser.reports): now, or (later) a task turn from now, when
   // what the last input event started (timers of 0 ms, promise chains) has begun.
   define(window, '__sandboxState', {value: (turn) => turn
@@ -217,11 +217,15 @@
     if (value !== null && typeof value !== 'string') unread = true, value = null;
     report('input', {...state(), value, ...(unread ? {value_unread: true} : {})});
   });
-  // A click on a control marked as a state-changing action (the marker on it or around it) is
-  // reported as it happens, so a click the sandbox sent is checked even if it acted after its
-  // call had failed. A run that blocks state changes checks the marker before it clicks instead.
+  // Trusted clicks are counted (the state report's clicks): a click whose call outlasted its
+  // timeout after it was sent acted if the count rose. A click on a control marked as a
+  // state-changing action (the marker on it or around it) is reported as it happens, so a click
+  // the sandbox sent is checked even if it acted after its call had failed. A run that blocks
+  // state changes checks the marker before it clicks instead.
   listen(window, 'click', (event) => {
-    if (!event.isTrusted || BLOCK_STATE_CHANGES) return;
+    if (!event.isTrusted) return;
+    net.clicks++;
+    if (BLOCK_STATE_CHANGES) return;
     const path = composedPath(event);
     for (let i = 0; i < path.length && path[i] !== window; i++) {  // the path ends with the window, no node
       const node = path[i];

@@ -7,10 +7,12 @@ import time
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import Field, model_validator
 
-from toolserver.browser import STATE_NOW_JS, Tab, action_bound, evaluate, read_state
-from toolserver.errors import BrowserActionFailed, UnknownRef
+from toolserver.browser import STATE_JS, STATE_NOW_JS, Tab, action_bound, bounded, evaluate, read_state
+from toolserver.browser.call_log import click_sent, log_lines
+from toolserver.errors import BrowserActionFailed, ToolError, UnknownRef
 from toolserver.registry import ToolArgs, tool
 from toolserver.response import PageState, Response
 from toolserver.run import TabContext
@@ -171,7 +173,7 @@ def watch_final_state(ctx: TabContext, tab: Tab, before: str | None, after: dict
 )
 async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) -> None:
     tab, ref = ctx.tab, args.element_ref
-    locator = ref_locator(tab, ref)
+    locator, document = ref_locator(tab, ref), tab.document
     # A run that blocks state changes must know whether the control is marked before it clicks.
     # Any other run sends the click at once, after the questions: the page answers them first, so
     # they still tell how it stood before the click, and the click waits for no round trip. Its
@@ -198,10 +200,31 @@ async def browser_click(ctx: TabContext, args: ClickArgs, response: Response) ->
             abandon(ctx, tab, clicking, ref)
         raise
     before = PageState(tab.id, tab.page.url, seen["title"])
-    await act(ctx, clicking if clicking is not None else locator.click(), lambda ms: locator.click(timeout=ms))
+    try:
+        await act(ctx, clicking if clicking is not None else locator.click(), lambda ms: locator.click(timeout=ms))
+    except PlaywrightTimeout as exc:
+        if not await click_arrived(ctx, tab, seen, document, exc):
+            raise
     after = await settle(ctx, tab, marks.reported(seen), await read_state(tab, ctx.run.config))
     watch_final_state(ctx, tab, seen["final"], after)
     response.page(tab, after["title"] if after is not None else None).changes(before).tabs()
+
+
+async def click_arrived(ctx: TabContext, tab: Tab, seen: dict, document: int, exc: PlaywrightTimeout) -> bool:
+    """Whether a click whose action timeout came after Playwright sent it acted after all: its
+    log says it was done, or the page (the same document) counted a trusted click since ``seen``,
+    its state before the click (init.js). On a busy machine the page may confirm a click only
+    after the timeout; an agent told it failed would click again (a form's step skipped)."""
+    sent = click_sent(log_lines(exc) or [])
+    if sent == "done":
+        return True
+    if sent is None or "clicks" not in seen:
+        return False
+    try:  # a task turn later: the click's own handlers, and what they started, have run
+        now = await bounded(evaluate(tab, STATE_JS), ctx.run.config.responsive_probe_s, "reading the page", tab)
+    except (PlaywrightError, ToolError):  # navigating, closed or unresponsive: the error says what it can
+        return False
+    return tab.document == document and now.get("clicks", 0) > seen["clicks"]
 
 
 # Playwright's words when fill() meets an element that takes no text (a button, a checkbox, a link).
