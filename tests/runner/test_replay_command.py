@@ -152,10 +152,11 @@ async def test_replay_until_holds_the_session_open_on_its_port(capsys):
     port = free_port()
     args = ["replay", str(SAMPLES / "reference" / "bid-intake"), "--until", "2", "--hold", "6", "--port", str(port)]
     replaying = asyncio.ensure_future(asyncio.to_thread(main, args))
-    deadline = time.monotonic() + 60
-    while "the session is open" not in (said := capsys.readouterr().out) and not replaying.done():
+    deadline, said = time.monotonic() + 60, ""
+    while "the session is open" not in (said := said + capsys.readouterr().out) and not replaying.done():
         assert time.monotonic() < deadline, said
         await asyncio.sleep(0.2)
+    assert "the recorded output is not re-scored: --until stops the replay before the answer" in said, said
     run = said.split("/runs/")[1].split("/")[0]
     async with ClientSession() as http:
         reply = await (await http.post(f"http://127.0.0.1:{port}/runs/{run}/tools/browser_snapshot", json={})).json()

@@ -66,7 +66,8 @@ def register(subparsers) -> None:
     declare_exits(
         p,
         {
-            0: "no divergence and a qualified re-score (a bare trace, with no answer to re-score: no divergence)",
+            0: "no divergence and a qualified re-score (a bare trace, with no answer to re-score, or --until, "
+            "which stops before the answer: no divergence)",
             1: "a divergence (also a recorded call that cannot be read, or a seq missing), or a re-score "
             "that does not qualify",
             2: "bad usage: no trace, an unreadable or unrecognised recording, no such sample, unknown pack, "
@@ -269,6 +270,8 @@ def print_report(report, as_json: bool) -> None:
         )
     if not report.answer_recorded:
         print("no recorded answer (a trace without its attempt folder): only the calls are compared")
+    elif report.rescore is None:  # --until: the run is held open, not ended
+        print("the recorded output is not re-scored: --until stops the replay before the answer")
     if report.rescore:
         r = report.rescore
         print(
