@@ -8,7 +8,8 @@ no reordering, no fragment) and its quote occurs in that source's fixture text:
 With ``normalize_quote_whitespace`` runs of whitespace in both texts become one space. With
 ``normalize_linebreak_hyphenation`` a word broken as ``accom-<line break>modation`` is
 found as ``accommodation``, as ``accom-modation`` (a real hyphen at a line end) and as the
-source's own ``accom- modation``; soft hyphens are dropped.
+source's own ``accom- modation``; soft hyphens are dropped; a quote spanning several broken words
+may join some and keep the others' hyphens.
 """
 
 from __future__ import annotations
@@ -99,16 +100,39 @@ def visible_text(html: str) -> str:
 
 
 _BROKEN_WORD = re.compile(r"(?<=\w)-[ \t]*\r?\n\s*(?=\w)")
+_BREAK = "\x00"  # a word broken at a line end, in the last haystack: quoted joined or with its hyphen
 
 
 def _haystacks(text: str, source: EvidenceSource) -> tuple[str, ...]:
+    """The texts a quote is searched in: the source's own; with hyphenation normalised, its broken
+    words all joined, all hyphenated, and (last) each marked ``_BREAK`` for ``_found``."""
     variants = [text]
     if source.normalize_linebreak_hyphenation:
-        variants.append(_BROKEN_WORD.sub("", text.replace("\u00ad", "")))
+        unsoft = text.replace("\u00ad", "")
+        variants.append(_BROKEN_WORD.sub("", unsoft))
         variants.append(_BROKEN_WORD.sub("-", text))
+        variants.append(_BROKEN_WORD.sub(_BREAK, unsoft))
     if source.normalize_quote_whitespace:
         variants = [collapse_whitespace(v) for v in variants]
     return tuple(dict.fromkeys(variants))
+
+
+def _found(needle: str, haystacks: tuple[str, ...], source: EvidenceSource) -> bool:
+    """Whether ``needle`` occurs in a haystack; with hyphenation normalised, also when it quotes
+    some broken words joined and others with their hyphen (each break matches either)."""
+    if any(needle in haystack for haystack in haystacks):
+        return True
+    if not source.normalize_linebreak_hyphenation or len(needle) > len(haystacks[-1]):
+        return False  # (a quote longer than the source is not in it, and no pattern is made of it)
+    pattern = []
+    for before, char in zip(" " + needle[:-1], needle, strict=True):
+        if char == "-":
+            pattern.append(f"[-{_BREAK}]")
+            continue
+        if before.isalnum() and char.isalnum():
+            pattern.append(f"{_BREAK}?")
+        pattern.append(re.escape(char))
+    return re.search("".join(pattern), haystacks[-1]) is not None
 
 
 def source_haystacks(pack: Pack, name: str) -> tuple[str, ...]:
@@ -169,7 +193,7 @@ def _check_citation(ctx: _Context, citation: Any, names: list[str]) -> tuple[str
             ctx.missing_fixtures.add(f"{exc.file} ({exc.message})" if there else exc.file)
             problems.append(f"cannot check source {name!r}: {exc}")
             continue
-        if any(needle in h for h in haystacks):
+        if _found(needle, haystacks, source):
             return None, (url, needle)
         problems.append(f"quote not found in source {name!r} ({source.path})")
     return "; ".join(problems), None

@@ -180,6 +180,9 @@ def test_any_accepted_alternative_source_is_valid(custom_pack):
         "a religious accom-\nmodation to show",
         "in a well-known sense",  # a real hyphen at a line end is kept
         "in a wellknown sense",
+        # two broken words, one quoted joined and one with its hyphen
+        "a religious accommodation to show undue hardship in a well-known sense",
+        "a religious accom-modation to show undue hardship in a wellknown sense",
     ],
 )
 def test_linebreak_hyphenation_is_normalised(custom_pack, quote):
