@@ -104,12 +104,17 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
                 return found
         return None
     if isinstance(recorded, list) and isinstance(replayed, list):
+        shorter = min(len(recorded), len(replayed))
+        counts = ""
         if len(recorded) != len(replayed):
-            return f"{path}: {len(recorded)} items recorded, {len(replayed)} replayed"
+            counts = f" ({len(recorded)} items recorded, {len(replayed)} replayed)"
         for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
             found = first_difference(a, b, f"{path}[{i}]")
             if found:
-                return found
+                return found + counts
+        if counts:  # the shorter list is the longer one's beginning: its first item beyond
+            extra, said = (recorded, "missing in replay") if len(recorded) > shorter else (replayed, "new in replay")
+            return f"{path}[{shorter}]: {said}: {short_repr(extra[shorter])}{counts}"
         return None
     if recorded != replayed:
         where = path or "(value)"

@@ -22,7 +22,7 @@ from sandbox import FIXTURES_DIR, PROJECT_ROOT
 from sandbox.cli import main
 from sandbox.evaluation.packs import load_pack
 from sandbox.runner.batch import run_batch
-from sandbox.runner.replay import first_difference
+from sandbox.runner.replay import first_difference, short_repr
 from tests.support.attempt_folders import scored_attempt
 from tests.support.reports import open_report
 from tests.support.serve import free_port
@@ -39,6 +39,15 @@ def test_a_long_text_difference_is_shown_where_it_is():
     assert "City São Paulo" in message and "City Sao Paulo" in message
     assert "Enter Personal Details\\n- heading" not in message.split("\n")[1][:20]  # not the beginning
     assert first_difference({"n": 1}, {"n": 2}) == ".n: recorded 1, replayed 2"
+
+
+def test_a_list_of_another_length_names_the_item_that_differs():
+    one, two = {"id": "t1", "url": "https://a.example/"}, {"id": "t2", "url": "https://b.example/"}
+    assert first_difference({"tabs": [one]}, {"tabs": [one, two]}) == (
+        f".tabs[1]: new in replay: {short_repr(two)} (1 items recorded, 2 replayed)"
+    )
+    assert first_difference({"tabs": [one, two]}, {"tabs": [one]}).startswith(".tabs[1]: missing in replay: ")
+    assert first_difference({"n": [1, 2]}, {"n": [3]}) == ".n[0]: recorded 1, replayed 3 (2 items recorded, 1 replayed)"
 
 
 async def test_replay_report_marks_the_first_divergence(sandbox, tmp_path, capsys):
