@@ -270,7 +270,7 @@ async def test_a_click_held_before_acting_past_the_action_timeout_is_sent_again_
 async def test_a_click_the_page_received_after_the_action_timeout_succeeds(bounded, hostile_root):
     """At 256 agents on 2 cores a click on the form's Next outlasted its action timeout after it
     was sent, and acted; the agent read an error. Here the button's click handler holds the page
-    past the timeout (1.9 s against 1.5 s): the page counted the trusted click, so the call
+    past the timeout (1.7 s against 1.5 s): the page counted the trusted click, so the call
     succeeds, after the timeout, with the page as the click left it and one click made."""
     run = hostile_run(bounded, hostile_root)
     assert (await start_at(run, f"{HOSTILE}/slow-click"))["ok"]
@@ -288,7 +288,7 @@ async def test_a_click_the_page_received_after_the_action_timeout_succeeds(bound
 
 async def test_a_click_done_whose_navigation_outlasts_the_action_timeout_succeeds(bounded, hostile_root):
     """A click Playwright saw done, whose navigation the page held past the action timeout (its
-    next task spins 1.9 s against 1.5 s): it acted, so the call succeeds with the new page."""
+    next task spins 1.7 s against 1.5 s): it acted, so the call succeeds with the new page."""
     run = hostile_run(bounded, hostile_root)
     assert (await start_at(run, f"{HOSTILE}/slow-click"))["ok"]
     ref = ref_of((await run.call("browser_snapshot", {}))["result"]["snapshot"], "Go")
