@@ -267,37 +267,30 @@ async def test_a_click_held_before_acting_past_the_action_timeout_is_sent_again_
     await run.close("deleted")
 
 
-async def test_a_click_the_page_received_after_the_action_timeout_succeeds(bounded, hostile_root):
+@pytest.mark.parametrize(
+    "name, url, clicks",
+    [
+        ("Next", "/slow-click", "Clicks: 1"),  # sent: its handler holds the page, which then counts the click
+        ("Go", "/calm", None),  # done: its navigation commits only after the page's next task lets go
+    ],
+)
+async def test_a_click_that_acted_after_the_action_timeout_succeeds(bounded, hostile_root, name, url, clicks):
     """At 256 agents on 2 cores a click on the form's Next outlasted its action timeout after it
-    was sent, and acted; the agent read an error. Here the button's click handler holds the page
-    past the timeout (1.7 s against 1.5 s): the page counted the trusted click, so the call
-    succeeds, after the timeout, with the page as the click left it and one click made."""
+    was sent, and acted; the agent read an error. Here the page holds the click past the timeout
+    (1.7 s against 1.5 s): Next's click handler spins, so the page counts the trusted click only
+    after the timeout; Go's navigation commits after it, though Playwright saw the click done. The
+    call succeeds, after the timeout, with the page as the click left it."""
     run = hostile_run(bounded, hostile_root)
     assert (await start_at(run, f"{HOSTILE}/slow-click"))["ok"]
-    ref = ref_of((await run.call("browser_snapshot", {}))["result"]["snapshot"], "button")
+    ref = ref_of((await run.call("browser_snapshot", {}))["result"]["snapshot"], name)
     began = time.monotonic()
     reply = await run.call("browser_click", {"ref": ref})
     took = time.monotonic() - began
     assert reply["ok"], reply
-    assert took > BOUNDS["action_timeout_ms"] / 1000, took  # past the timeout: confirmed, not done in time
-    page = run.current_session().active_tab.page
-    assert await page.evaluate("document.getElementById('clicks').textContent") == "Clicks: 1"
-    assert "Clicks: 1" in (await run.call("browser_snapshot", {}))["result"]["snapshot"]
-    await run.close("deleted")
-
-
-async def test_a_click_done_whose_navigation_outlasts_the_action_timeout_succeeds(bounded, hostile_root):
-    """A click Playwright saw done, whose navigation the page held past the action timeout (its
-    next task spins 1.7 s against 1.5 s): it acted, so the call succeeds with the new page."""
-    run = hostile_run(bounded, hostile_root)
-    assert (await start_at(run, f"{HOSTILE}/slow-click"))["ok"]
-    ref = ref_of((await run.call("browser_snapshot", {}))["result"]["snapshot"], "Go")
-    began = time.monotonic()
-    reply = await run.call("browser_click", {"ref": ref})
-    took = time.monotonic() - began
-    assert reply["ok"], reply
-    assert took > BOUNDS["action_timeout_ms"] / 1000, took
-    assert reply["result"]["url"] == f"{HOSTILE}/calm", reply
+    assert took > BOUNDS["action_timeout_ms"] / 1000, took  # past the timeout: it acted, not in time
+    assert reply["result"]["url"] == f"{HOSTILE}{url}", reply
+    if clicks:
+        assert clicks in (await run.call("browser_snapshot", {}))["result"]["snapshot"]
     await run.close("deleted")
 
 
