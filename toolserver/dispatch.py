@@ -22,7 +22,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from toolserver import browser as br
 from toolserver.browser import first_line
-from toolserver.browser.call_log import action_failure
+from toolserver.browser.call_log import action_failure, log_details
 from toolserver.contract.lines import strict_json
 from toolserver.contract.trace import CallRecord, wall_now
 from toolserver.errors import (
@@ -275,7 +275,7 @@ async def browser_error(ctx: CallContext, exc: PlaywrightError, began_on: br.Tab
             return unresponsive.to_json()
         except PlaywrightError:
             pass
-    return BrowserActionFailed(action_failure(exc)).to_json()
+    return BrowserActionFailed(action_failure(exc), **log_details(exc)).to_json()
 
 
 async def crashed_during(ctx: CallContext) -> dict | None:

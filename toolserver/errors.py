@@ -127,7 +127,8 @@ class ApprovalRequired(ToolError):
 
 
 class BrowserActionFailed(ToolError):
-    """Playwright refused the action; a timeout says why (covered, hidden, disabled) or that a click may have acted."""
+    """Playwright refused the action; a timeout says why (covered, hidden, disabled) or that a click
+    may have acted. `details.call_log`: the last lines of Playwright's call log, where the time went."""
 
     type = "browser_action_failed"
 
@@ -146,9 +147,8 @@ class BrowserCrashed(ToolError):
 
 
 class PageCrashed(ToolError):
-    """The tab's page crashed, during this call or before it (its renderer ended: out of memory, a
-    page Chromium could not lay out; recorded as a `page_crashed` event): close the tab
-    (`browser_close_tab`) and open another."""
+    """The tab's page crashed, during this call or before it (its renderer ended, out of memory or
+    otherwise; a `page_crashed` event): close the tab (`browser_close_tab`) and open another."""
 
     type = "page_crashed"
 

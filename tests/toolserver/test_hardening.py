@@ -24,7 +24,7 @@ from tests.support.sandboxes import http_client
 from tests.support.site import SITE
 from tests.support.traces import strict_lines
 from toolserver.api import Sandbox
-from toolserver.browser.call_log import action_failure, never_acted
+from toolserver.browser.call_log import action_failure, log_details, never_acted
 from toolserver.browser.chromium import DEBIAN_HEADLESS_SHELL
 from toolserver.config import ServerConfig
 from toolserver.contract.policy import Policy
@@ -188,6 +188,19 @@ def test_a_click_that_timed_out_after_it_was_sent_says_it_may_have_acted(message
     assert action_failure(PlaywrightError(PERFORMED)) == "Locator.click: Timeout 5000ms exceeded."  # not a timeout
 
 
+def test_a_failed_actions_details_keep_its_call_logs_last_lines():
+    """Cut at 200 characters a line, folded steps with their counts, the last 12 lines."""
+    steps = "".join(f"    - step {i}\n" for i in range(20))
+    exc = PlaywrightTimeout(PERFORMED + "    - 3 × waiting for element to be visible\n" + steps + "    - " + "x" * 300)
+    log = log_details(exc)["call_log"]
+    assert len(log) == 12 and log[0] == "step 9" and log[-1] == "x" * 199 + "…", log
+    assert (
+        "3 × waiting for element to be visible"
+        in log_details(PlaywrightTimeout(PERFORMED + "    - 3 × waiting for element to be visible\n"))["call_log"]
+    )
+    assert log_details(PlaywrightTimeout("Locator.click: Timeout 5000ms exceeded.")) == {}  # no log
+
+
 ACTED_JS = "[document.getElementById('name').value, document.getElementById('clicks').textContent]"
 
 
@@ -318,8 +331,10 @@ async def test_an_action_that_waits_out_its_timeout_says_why_and_what_to_do(
     assert message.startswith("Locator.") and "Timeout 1500ms exceeded: " in message, message
     assert reason in message and advice in message, message
     assert took < 2 * BOUNDS["action_timeout_ms"] / 1000, took  # not sent again
+    log = reply["error"]["details"]["call_log"]  # the log's last lines, as evidence
+    assert 2 <= len(log) <= 12 and any(reason in said for said in log), log
     (line,) = [call for call in parse_trace(run.trace.text()).calls if call.tool == tool]
-    assert line.error.message == message
+    assert line.error.message == message and line.error.details == {"call_log": log}
     await run.close("deleted")
 
 

@@ -31,14 +31,28 @@ WAITED_BECAUSE = (
 )
 REPEATED = re.compile(r"^\d+ × ")  # a step the log folded: "2 × waiting for element ..."
 SAID_AT_MOST = 200  # characters of the log's line (an element's markup, the page's) kept in a message
+LOG_TAIL = 12  # the call log's last lines a failed action's details keep: where its time went
 
 
-def log_lines(exc: BaseException) -> list[str] | None:
-    """The call log's lines, without their indents and dashes; None when the error has no log."""
+def log_lines(exc: BaseException, folds: bool = False) -> list[str] | None:
+    """The call log's lines, without their indents and dashes (and, unless ``folds``, the count
+    of a step the log folded); None when the error has no log."""
     _, marked, log = str(exc).partition("Call log:")
     if not marked:
         return None
-    return [REPEATED.sub("", line.strip().removeprefix("- ")) for line in log.splitlines() if line.strip()]
+    lines = [line.strip().removeprefix("- ") for line in log.splitlines() if line.strip()]
+    return lines if folds else [REPEATED.sub("", line) for line in lines]
+
+
+def shown(line: str) -> str:
+    return line if len(line) <= SAID_AT_MOST else line[: SAID_AT_MOST - 1] + "…"
+
+
+def log_details(exc: BaseException) -> dict:
+    """A failed action's details: its call log's last ``LOG_TAIL`` lines (``call_log``), each cut
+    at ``SAID_AT_MOST``; none when the error has no log."""
+    lines = log_lines(exc, folds=True)
+    return {"call_log": [shown(line) for line in lines[-LOG_TAIL:]]} if lines else {}
 
 
 def never_acted(exc: BaseException) -> bool:
@@ -83,6 +97,5 @@ def action_failure(exc: BaseException) -> str:
     for line in reversed(lines or ()):
         for said, advice in WAITED_BECAUSE:
             if said in line:
-                shown = line if len(line) <= SAID_AT_MOST else line[: SAID_AT_MOST - 1] + "…"
-                return f"{first.rstrip('.')}: {shown}. {advice}"
+                return f"{first.rstrip('.')}: {shown(line)}. {advice}"
     return first
