@@ -164,10 +164,6 @@ PERFORMED = SCROLLED + "    - performing click action\n"
     "message, says",
     [
         (PERFORMED, "the click was sent to the page, which had not confirmed it when the time ran out"),
-        (
-            PERFORMED + "    - click action done\n    - waiting for scheduled navigations to finish\n",
-            "the click was done",
-        ),
         (CHECKING + "    - <div></div> intercepts pointer events\n", "Another element covers it"),  # not sent
         (  # sent once, covered, and not sent again before the time ran out: it did not act
             PERFORMED + "    - <div></div> intercepts pointer events\n  - retrying click action\n"

@@ -75,14 +75,12 @@ def click_sent(lines: list[str]) -> str | None:
 
 
 # What a click whose timeout came after it was sent may have done: an agent that clicks again
-# would click twice (a form's Next, a step skipped). Seen at 256 agents on 2 cores. browser_click
-# succeeds instead when the click acted (``click_arrived``): done, or counted by its page.
-CLICK_SENT = {
-    "sent": "the click was sent to the page, which had not confirmed it when the time ran out (a busy machine, "
-    "or a page slow to answer), so it may have acted. Take a snapshot before clicking again.",
-    "done": "the click was done, and the page had not finished what it started when the time ran out. Take a "
-    "snapshot to see where it stands before clicking again.",
-}
+# would click twice (a form's Next, a step skipped). Seen at 256 agents on 2 cores. A click that
+# acted (done, or counted by its page: ``click_arrived``) is no error: browser_click succeeds.
+CLICK_SENT = (
+    "the click was sent to the page, which had not confirmed it when the time ran out (a busy machine, "
+    "or a page slow to answer), so it may have acted. Take a snapshot before clicking again."
+)
 
 
 def action_failure(exc: BaseException) -> str:
@@ -92,8 +90,8 @@ def action_failure(exc: BaseException) -> str:
     text = str(exc).strip()
     first = text.splitlines()[0] if text else "browser error"
     lines = log_lines(exc) if isinstance(exc, PlaywrightTimeout) else None
-    if lines and (sent := click_sent(lines)):
-        return f"{first.rstrip('.')}: {CLICK_SENT[sent]}"
+    if lines and click_sent(lines) == "sent":
+        return f"{first.rstrip('.')}: {CLICK_SENT}"
     for line in reversed(lines or ()):
         for said, advice in WAITED_BECAUSE:
             if said in line:
